@@ -1,0 +1,39 @@
+# One command each: `make render` renders the example sites, `make test` runs every check.
+# Each target creates .venv on first use.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed-stamp
+
+.PHONY: render test lint fmt golden bench clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+render: $(STAMP)
+	$(BIN)/nvcregen render
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest -q
+
+fmt: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+# Refresh golden files after an intended output change; review `git diff tests/golden` after.
+golden: $(STAMP)
+	$(BIN)/pytest -q tests/test_golden.py --update-golden
+
+bench: $(STAMP)
+	$(BIN)/python -m tools.bench
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

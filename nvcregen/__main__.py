@@ -1,0 +1,5 @@
+"""Run the command line as `python -m nvcregen`."""
+
+from nvcregen.cli import main
+
+main()
