@@ -1,0 +1,86 @@
+"""Load the catalog folder into typed entries, with diagnostics for bad entries."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel
+
+from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, TestEntry
+from nvcregen.errors import Diagnostic, NvcregenError, has_errors
+from nvcregen.resources import data_dir
+from nvcregen.spec.load import load_file
+from nvcregen.validate.parse import parse_model
+
+M = TypeVar("M", bound=BaseModel)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Every catalog entry, keyed for look-up, with the file each came from."""
+
+    hardware: dict[str, HardwareEntry]
+    tests: dict[str, TestEntry]
+    baselines: dict[str, Baseline]
+    images: DefaultImages
+    origins: dict[str, str] = field(default_factory=dict)
+
+    def find_hardware(self, model: str) -> HardwareEntry | None:
+        """Return the entry for a model name such as `H20-3e` (case and spaces ignored)."""
+        return self.hardware.get(model_key(model))
+
+    def origin(self, kind: str, name: str) -> str:
+        """Return the catalog-relative file an entry came from, e.g. `tests/dcgm-l1.yaml`."""
+        return self.origins[f"{kind}/{name}"]
+
+
+def model_key(model: str) -> str:
+    """Normalise a GPU model name for look-up: `RTX PRO 6000` -> `rtx-pro-6000`."""
+    return "-".join(model.lower().replace("_", " ").replace("-", " ").split())
+
+
+def load_catalog(root: Path | None = None) -> Catalog:
+    """Read and validate the catalog; raise `NvcregenError` when any entry is invalid."""
+    root = root or data_dir("catalog")
+    diags: list[Diagnostic] = []
+    origins: dict[str, str] = {}
+    hardware = _load_folder(
+        root, "hardware", HardwareEntry, diags, origins, lambda e: model_key(e.model)
+    )
+    tests = _load_folder(root, "tests", TestEntry, diags, origins, lambda e: e.name)
+    baselines = _load_folder(root, "baselines", Baseline, diags, origins, lambda e: e.name)
+    images = _load_one(root / "images.yaml", "images.yaml", DefaultImages, diags)
+    if has_errors(diags) or images is None:
+        raise NvcregenError(diags)
+    return Catalog(hardware, tests, baselines, images, origins)
+
+
+def _load_folder(
+    root: Path,
+    kind: str,
+    model: type[M],
+    diags: list[Diagnostic],
+    origins: dict[str, str],
+    key: object,
+) -> dict[str, M]:
+    entries: dict[str, M] = {}
+    for file in sorted((root / kind).glob("*.yaml")):
+        rel = f"{kind}/{file.name}"
+        entry = _load_one(file, f"catalog/{rel}", model, diags)
+        if entry is not None:
+            name = key(entry)  # type: ignore[operator]
+            entries[name] = entry
+            origins[f"{kind}/{name}"] = rel
+    return entries
+
+
+def _load_one(file: Path, display: str, model: type[M], diags: list[Diagnostic]) -> M | None:
+    doc, load_diags = load_file(file, display)
+    diags.extend(load_diags)
+    if doc is None:
+        return None
+    entry, parse_diags = parse_model(doc, model, code="NVC220")
+    diags.extend(parse_diags)
+    return entry

@@ -1,0 +1,137 @@
+"""Typed catalog entries: GPU hardware, readiness tests and measured baselines."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field
+
+from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
+
+TestKind = Literal["nccl", "dcgm", "training"]
+ImageRole = Literal["nccl", "dcgm", "training"]
+
+
+class NvcreDefaults(StrictModel):
+    """What NVCRE 0.7.0 itself knows about a GPU model."""
+
+    known: bool
+    arch: str | None = None
+    gpus_per_node: int = 4
+    mlnx_per_node: int = 0
+
+
+class TypicalNics(StrictModel):
+    """NICs such nodes are usually built with; a site states its own."""
+
+    count: int
+    speed: Bandwidth
+    fabric: Literal["roce", "ib", "tcp", "roce-or-ib"]
+
+
+class HardwareEntry(StrictModel):
+    """One GPU model as Kubernetes and NVCRE see it."""
+
+    model: str
+    product_labels: list[str] = Field(min_length=1)
+    label_certain: bool = True
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)]
+    memory_gb: Annotated[int, Field(ge=1, alias="memoryGB")]
+    form_factor: Literal["SXM", "PCIe", "Superchip"]
+    nvlink: str | None = None
+    nvlink_bandwidth: Bandwidth | None = None
+    power_watts: Annotated[int, Field(ge=1)]
+    typical_nics: TypicalNics | None = None
+    nvcre: NvcreDefaults
+    notes: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(min_length=1)
+
+
+class NcclParams(StrictModel):
+    """nccl-tests parameters for a collective."""
+
+    binary: str
+    test_type: str
+    min_bytes: Size = "8B"
+    max_bytes: Size = "16GiB"
+    step_factor: Annotated[int, Field(ge=2)] = 2
+    iterations: Annotated[int, Field(ge=1)] = 100
+    cycles: Annotated[int, Field(ge=1)] = 10
+
+
+class DcgmParams(StrictModel):
+    """A DCGM diagnostic run."""
+
+    level: Annotated[int, Field(ge=1, le=4)]
+    needs_hostengine: bool = False
+
+
+class TrainingParams(StrictModel):
+    """A checkpointed training run whose goodput is measured."""
+
+    max_steps: Annotated[int, Field(ge=1)]
+    save_interval: Annotated[int, Field(ge=1)]
+    storage_size: str
+
+
+class NvcreCategory(StrictModel):
+    """The NVCRE catalog category a test maps to, when NVCRE has one."""
+
+    domain: str
+    variant: str
+    log_profile: str | None = None
+    hostengine: str | None = None
+
+
+class TestEntry(StrictModel):
+    """One readiness test and how it becomes NVCRE objects."""
+
+    name: str
+    title: str
+    kind: TestKind
+    scopes: list[Scope] = Field(min_length=1)
+    transport: Literal["fabric", "socket", "none"]
+    image: ImageRole
+    timeout: Duration
+    measurement: Literal["bandwidth", "goodput", "none"]
+    nvcre: NvcreCategory | None = None
+    nccl: NcclParams | None = None
+    dcgm: DcgmParams | None = None
+    training: TrainingParams | None = None
+    notes: list[str] = Field(default_factory=list)
+    sources: list[str] = Field(min_length=1)
+
+
+class BaselineRound(StrictModel):
+    """One measured round."""
+
+    busbw: float
+    time_us: float | None = None
+
+
+class Baseline(StrictModel):
+    """A measured reference figure with provenance: evidence, not a threshold."""
+
+    name: str
+    model: str
+    nodes: Annotated[int, Field(ge=1)]
+    gpus_per_node: Annotated[int, Field(ge=1)]
+    test: str
+    scope: Scope
+    transport: Literal["IB", "Socket", "NVLink"]
+    at: Size
+    unit: Literal["GB/s"] = "GB/s"
+    rounds: list[BaselineRound] = Field(min_length=1)
+    nccl_version: str | None = None
+    image: str | None = None
+    measured: str
+    sources: list[str] = Field(min_length=1)
+    notes: list[str] = Field(default_factory=list)
+
+
+class DefaultImages(StrictModel):
+    """Images used for a role when a site does not pin its own."""
+
+    nccl: Image
+    dcgm: Image
+    training: Image

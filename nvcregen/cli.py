@@ -1,0 +1,98 @@
+"""The `nvcregen` command line: click commands only, each calling one API function."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nvcregen import __version__
+from nvcregen.errors import Diagnostic, ExitCode, has_errors
+
+FORMATS = click.Choice(["text", "json"])
+SITES = click.argument("sites", nargs=-1, type=click.Path(path_type=Path, dir_okay=False))
+FORMAT = click.option(
+    "--format", "fmt", type=FORMATS, default="text", help="How to print diagnostics."
+)
+STRICT = click.option("--strict", is_flag=True, help="Treat tag-only images as errors.")
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="nvcregen")
+def main() -> None:
+    """Compile GPU cluster Site specs into validated NVCRE readiness manifests."""
+
+
+@main.command()
+@SITES
+@FORMAT
+@STRICT
+def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
+    """Load and check sites only (every site under sites/ when none is named)."""
+    from nvcregen.compile.pipeline import Options
+    from nvcregen.project import compile_sites
+
+    results = compile_sites(Path.cwd(), list(sites), Options(strict=strict))
+    diags = [d for r in results for d in r.diagnostics]
+    _emit(diags, fmt, wrote="nothing written (validate)")
+    sys.exit(ExitCode.INVALID if has_errors(diags) else ExitCode.OK)
+
+
+@main.command()
+@SITES
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("out"),
+    show_default=True,
+    help="Output folder.",
+)
+@click.option(
+    "--check", is_flag=True, help="Compare with the output folder in memory; write nothing."
+)
+@FORMAT
+@STRICT
+def render(sites: tuple[Path, ...], out_dir: Path, check: bool, fmt: str, strict: bool) -> None:
+    """Compile sites, check every object, and write out/<site>/ atomically."""
+    from nvcregen.compile.pipeline import Options
+    from nvcregen.project import render as render_project
+
+    outcome = render_project(Path.cwd(), list(sites), out_dir, Options(strict=strict), check=check)
+    if has_errors(outcome.diagnostics):
+        _emit(outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/")
+        sys.exit(ExitCode.INVALID)
+    if check:
+        _emit(outcome.diagnostics, fmt, wrote=f"{len(outcome.drift)} files differ")
+        for drift in outcome.drift:
+            click.echo(f"{drift.path}: {drift.change}", err=True)
+            if drift.diff:
+                click.echo(drift.diff, err=True, nl=False)
+        if outcome.drift:
+            click.echo(
+                f"nvcregen: {out_dir.as_posix()}/ is out of date; run `nvcregen render`", err=True
+            )
+        sys.exit(ExitCode.DRIFT if outcome.drift else ExitCode.OK)
+    written = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written) or "nothing changed"
+    _emit(outcome.diagnostics, fmt, wrote=f"wrote {written}")
+    sys.exit(ExitCode.OK)
+
+
+@main.command()
+def schema() -> None:
+    """Print the JSON Schema of Site files (schemas/site.v1alpha1.json)."""
+    from nvcregen.spec.schema import site_json_schema_text
+
+    click.echo(site_json_schema_text(), nl=False)
+
+
+def _emit(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:
+    from nvcregen.output import JsonRenderer, TextRenderer, summary
+
+    ordered = sorted(diags, key=Diagnostic.sort_key)
+    if fmt == "json":
+        click.echo(JsonRenderer().render(ordered), nl=False)
+        return
+    click.echo(TextRenderer(Path.cwd()).render(ordered), err=True, nl=False)
+    click.echo(summary(ordered, wrote=wrote), err=True, nl=False)

@@ -1,0 +1,56 @@
+"""Label, annotate and order generated objects (pure)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from nvcregen.compile.manifest import Manifest
+from nvcregen.spec.v1alpha1 import Site
+
+LABEL_PREFIX = "nvcregen.io/"
+MANAGED_BY = {"app.kubernetes.io/managed-by": "nvcregen"}
+# Readiness objects hold results until `nvcregen collect` has archived them, so no sync
+# may prune them: Argo CD and Flux each have their own opt-out.
+PRUNE_PROTECTION = {
+    "argocd.argoproj.io/sync-options": "Prune=false",
+    "kustomize.toolkit.fluxcd.io/prune": "disabled",
+}
+PROTECTED_COMPONENTS = frozenset({"readiness"})
+KIND_ORDER = (
+    "CustomResourceDefinition",
+    "Namespace",
+    "LogProfile",
+    "Certification",
+    "WorkloadRun",
+)
+
+
+def postprocess(manifests: list[Manifest], site: Site, source_file: str) -> list[Manifest]:
+    """Return labelled, annotated copies of `manifests` in a fixed kind-then-name order."""
+    labelled = [_label(m, site, source_file) for m in manifests]
+    return sorted(labelled, key=lambda m: (m.component, _kind_rank(m.kind), m.kind, m.name))
+
+
+def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
+    obj = copy.deepcopy(manifest.obj)
+    meta = obj["metadata"]
+    labels = {**MANAGED_BY, f"{LABEL_PREFIX}site": site.metadata.name}
+    labels.update(site.metadata.labels)
+    labels.update(_workload_labels(obj))
+    meta["labels"] = {**meta.get("labels", {}), **labels}
+    annotations = {f"{LABEL_PREFIX}source": f"{source_file}#{manifest.source}"}
+    if manifest.component in PROTECTED_COMPONENTS:
+        annotations |= PRUNE_PROTECTION
+    meta["annotations"] = {**meta.get("annotations", {}), **annotations}
+    return Manifest(obj, manifest.component, manifest.source, manifest.catalog, manifest.notes)
+
+
+def _workload_labels(obj: dict[str, Any]) -> dict[str, str]:
+    """The nvcregen labels put on an object's TrainJobs, so the object carries them too."""
+    labels = obj.get("spec", {}).get("workloadMetadata", {}).get("labels", {})
+    return {k: v for k, v in labels.items() if k.startswith(LABEL_PREFIX)}
+
+
+def _kind_rank(kind: str) -> int:
+    return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)

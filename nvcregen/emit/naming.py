@@ -1,0 +1,12 @@
+"""Derive each generated object's file path from the object itself."""
+
+from __future__ import annotations
+
+from nvcregen.compile.manifest import Manifest
+
+INDEX_FILE = "index.json"
+
+
+def manifest_path(manifest: Manifest) -> str:
+    """Return `<component>/<kind>-<name>.yaml`, relative to `out/<site>/`."""
+    return f"{manifest.component}/{manifest.kind.lower()}-{manifest.name}.yaml"

@@ -1,0 +1,292 @@
+"""The Site input language, `nvcregen.io/v1alpha1`: frozen pydantic models.
+
+These models are the single source of `schemas/site.v1alpha1.json`
+(`nvcregen.spec.schema.site_json_schema`); a test fails when the two drift.
+Unit-bearing fields are strings in the schema (with a pattern editors can use)
+and are parsed by `nvcregen.units` where they are used.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.alias_generators import to_camel
+
+API_VERSION = "nvcregen.io/v1alpha1"
+KIND = "Site"
+
+Scope = Literal["intra-node", "inter-node"]
+Fabric = Literal["roce", "ib", "tcp"]
+Transport = Literal["IB", "Socket"]
+
+_DNS_LABEL = r"^[a-z]([-a-z0-9]*[a-z0-9])?$"
+_DNS_SUBDOMAIN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+_DURATION = r"^([0-9]+(h|m|s|ms))+$"
+_SIZE = r"^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|kB|B)$"
+_BANDWIDTH = r"^[0-9]+(\.[0-9]+)? ?([KMGT](i?B|b)/s|Gbps)$"
+_COMPARISON = r"^(>=|>|<=|<|==) ?[0-9]+(\.[0-9]+)? ?[A-Za-z/%]*$"
+_DIGEST = r"^sha256:[a-f0-9]{64}$"
+_IMAGE = r"^[a-z0-9]+([._:/-][a-zA-Z0-9_.-]+)*(@sha256:[a-f0-9]{64})?$"
+_RESOURCE_NAME = (
+    r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/"
+    r"[a-zA-Z0-9]([-A-Za-z0-9_.]{0,61}[a-zA-Z0-9])?$"
+)
+
+
+def _unit(kind: str, pattern: str, example: str) -> object:
+    """Field metadata for a unit-bearing string; `x-nvcregen-unit` names its parser."""
+    return Field(
+        pattern=pattern, json_schema_extra={"x-nvcregen-unit": kind, "examples": [example]}
+    )
+
+
+Name = Annotated[str, Field(pattern=_DNS_LABEL, min_length=1, max_length=32)]
+NodeName = Annotated[str, Field(pattern=_DNS_SUBDOMAIN, min_length=1, max_length=253)]
+Duration = Annotated[str, _unit("duration", _DURATION, "30m")]
+Size = Annotated[str, _unit("size", _SIZE, "1GiB")]
+Bandwidth = Annotated[str, _unit("bandwidth", _BANDWIDTH, "200Gb/s")]
+BandwidthComparison = Annotated[str, _unit("bandwidth-comparison", _COMPARISON, ">= 380 GB/s")]
+RatioComparison = Annotated[str, _unit("ratio-comparison", _COMPARISON, ">= 0.9")]
+Digest = Annotated[str, Field(pattern=_DIGEST)]
+Image = Annotated[str, Field(pattern=_IMAGE, max_length=512)]
+
+
+class StrictModel(BaseModel):
+    """Base for every spec model: frozen, camelCase keys, unknown keys forbidden."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, alias_generator=to_camel, validate_by_name=False
+    )
+
+
+class Metadata(StrictModel):
+    """Identity of a site; `name` becomes `out/<name>/` and the default `cluster` label."""
+
+    name: Name
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class KubernetesSpec(StrictModel):
+    """The cluster's Kubernetes minor version; it selects core schemas and compatibility."""
+
+    version: Annotated[str, Field(pattern=r"^1\.(2[5-9]|3[0-7])$", examples=["1.30"])]
+
+
+class ChartSpec(StrictModel):
+    """Where the NVCRE Helm chart comes from, pinned by version and digest."""
+
+    ref: str = "oci://ghcr.io/nvidia/cluster-readiness-engine"
+    version: str = "0.7.0"
+    digest: Digest | None = None
+    archive: str | None = None
+
+
+class ManagerImage(StrictModel):
+    """The NVCRE controller image; pin it by digest."""
+
+    repository: str = "ghcr.io/nvidia/cluster-readiness-engine/manager"
+    digest: Digest | None = None
+
+
+class NvcreSpec(StrictModel):
+    """Which NVCRE to install and where its readiness objects live."""
+
+    version: Literal["0.7.0"] = "0.7.0"
+    namespace: Name = "nvcre"
+    chart: ChartSpec = Field(default_factory=ChartSpec)
+    image: ManagerImage = Field(default_factory=ManagerImage)
+
+
+class TrainerDependency(StrictModel):
+    """Kubeflow Trainer, which runs every NVCRE workload as a TrainJob."""
+
+    version: Literal["2.2.1"] = "2.2.1"
+    managed: bool = True
+
+
+class JobSetDependency(StrictModel):
+    """JobSet is a shared CRD: with `managed: false` nvcregen never emits or upgrades it."""
+
+    version: Literal["0.11.0"] = "0.11.0"
+    managed: bool = False
+
+
+class PrometheusDependency(StrictModel):
+    """The Prometheus Operator and the labels its Prometheus selects monitors by."""
+
+    operator: bool = True
+    selector: dict[str, str] = Field(default_factory=lambda: {"release": "prometheus"})
+
+
+class DcgmDependency(StrictModel):
+    """A standalone DCGM hostengine (`host:port`); DCGM level 4 needs one."""
+
+    hostengine: Annotated[str, Field(pattern=r"^[a-z0-9.-]+:[0-9]{1,5}$")] | None = None
+
+
+class Dependencies(StrictModel):
+    """Components NVCRE relies on, and who owns them."""
+
+    trainer: TrainerDependency = Field(default_factory=TrainerDependency)
+    jobset: JobSetDependency = Field(default_factory=JobSetDependency)
+    prometheus: PrometheusDependency = Field(default_factory=PrometheusDependency)
+    dcgm: DcgmDependency = Field(default_factory=DcgmDependency)
+
+
+class Images(StrictModel):
+    """Workload images by role; unset roles use the catalog's default image."""
+
+    mirror: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")] | None = None
+    nccl: Image | None = None
+    dcgm: Image | None = None
+    training: Image | None = None
+
+
+class Nics(StrictModel):
+    """The NICs of each node in a pool, as the GPU workloads should use them."""
+
+    count: Annotated[int, Field(ge=0, le=32)]
+    fabric: Fabric
+    speed: Bandwidth
+    hcas: list[Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.:-]+$")]] = Field(default_factory=list)
+    resource_name: Annotated[str, Field(pattern=_RESOURCE_NAME, max_length=253)] | None = None
+    socket_interface: Annotated[str, Field(pattern=r"^[=^]?[a-zA-Z0-9_.,-]+$")] | None = None
+    gid_index: Annotated[int, Field(ge=0, le=255)] | None = None
+
+
+class Topology(StrictModel):
+    """GPU and NIC topology as `nvidia-smi topo -m` reports it."""
+
+    nvlink: Annotated[str, Field(pattern=r"^NV[0-9]+$")] | None = None
+    numa: list[list[Annotated[int, Field(ge=0, le=63)]]] = Field(default_factory=list)
+    nic_affinity: Literal["PIX", "PXB", "PHB", "NODE", "SYS"] | None = None
+
+
+class NodePool(StrictModel):
+    """A set of identical GPU nodes, named explicitly or by a label selector.
+
+    A selector pool states `nodeCount`, the number of nodes it is expected to match,
+    so the plan's budget can be checked before anything runs.
+    """
+
+    name: Name
+    model: Annotated[str, Field(min_length=1, max_length=64)]
+    product_labels: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = None
+    nodes: list[NodeName] | None = Field(default=None, min_length=1, max_length=4096)
+    selector: dict[str, str] | None = None
+    node_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
+    gpus_per_node: Annotated[int, Field(ge=1, le=16)] | None = None
+    nics: Nics | None = None
+    topology: Topology | None = None
+
+    @model_validator(mode="after")
+    def _nodes_or_selector(self) -> NodePool:
+        if (self.nodes is None) == (self.selector is None):
+            raise ValueError("a node pool names its nodes with exactly one of nodes or selector")
+        return self
+
+
+class Stage(StrictModel):
+    """One step of the staged readiness plan; it becomes one Certification."""
+
+    name: Name
+    scope: Scope
+    pool: Name | None = None
+    tests: list[Annotated[str, Field(pattern=_DNS_LABEL, max_length=40)]] = Field(min_length=1)
+    nodes_per_job: Annotated[int, Field(ge=1, le=4096)] | None = None
+    timeout_per_job: Duration | None = None
+    pin_transport: bool = False
+
+
+class Window(StrictModel):
+    """The test window: concurrency, wall-clock deadline and GPU-hour budget."""
+
+    max_concurrent_jobs: Annotated[int, Field(ge=1, le=1024)] = 1
+    deadline: Duration
+    gpu_hours: Annotated[float, Field(gt=0, le=1_000_000)]
+    retests: Annotated[int, Field(ge=0, le=10)] = 0
+
+
+class Readiness(StrictModel):
+    """What runs, in which order, and within which budget."""
+
+    trigger: Literal["manual", "on-sync"] = "manual"
+    window: Window
+    rounds: Annotated[int, Field(ge=1, le=100)] = 3
+    stages: list[Stage] = Field(min_length=1, max_length=32)
+
+
+class Threshold(StrictModel):
+    """A typed pass criterion for one test at one scope (and optionally one size)."""
+
+    test: Annotated[str, Field(pattern=_DNS_LABEL, max_length=40)]
+    scope: Scope
+    transport: Transport | None = None
+    at: Size | None = None
+    busbw: BandwidthComparison | None = None
+    algbw: BandwidthComparison | None = None
+    goodput: RatioComparison | None = None
+    baseline: Name | None = None
+    note: Annotated[str, Field(max_length=200)] | None = None
+
+
+class TlsSpec(StrictModel):
+    """TLS for scraping the controller; verification stays on unless the site says so."""
+
+    insecure_skip_verify: bool = False
+    server_name: str | None = None
+    ca_secret: Annotated[str, Field(pattern=_DNS_SUBDOMAIN)] | None = None
+
+
+class ServiceMonitorSpec(StrictModel):
+    """How Prometheus scrapes the NVCRE controller."""
+
+    labels: dict[str, str] = Field(default_factory=lambda: {"release": "prometheus"})
+    interval: Duration | None = None
+    scrape_timeout: Duration | None = None
+    honor_labels: bool = True
+    tls: TlsSpec = Field(default_factory=TlsSpec)
+
+
+class Monitoring(StrictModel):
+    """Monitoring objects to generate."""
+
+    service_monitor: ServiceMonitorSpec = Field(default_factory=ServiceMonitorSpec)
+    recording_rules: bool = True
+    dashboards: bool = True
+
+
+class GitOps(StrictModel):
+    """The GitOps controller that applies `out/<site>/`."""
+
+    engine: Literal["argocd", "flux"] = "argocd"
+    repo_url: Annotated[str, Field(pattern=r"^(https|ssh)://\S+$")] | None = Field(
+        default=None, alias="repoURL"
+    )
+    target_revision: str = "main"
+    path: str | None = None
+
+
+class SiteSpec(StrictModel):
+    """Everything about one cluster site."""
+
+    cluster: Annotated[str, Field(min_length=1, max_length=63)]
+    kubernetes: KubernetesSpec
+    nvcre: NvcreSpec = Field(default_factory=NvcreSpec)
+    dependencies: Dependencies = Field(default_factory=Dependencies)
+    images: Images = Field(default_factory=Images)
+    node_pools: list[NodePool] = Field(min_length=1, max_length=64)
+    readiness: Readiness
+    thresholds: list[Threshold] = Field(default_factory=list)
+    monitoring: Monitoring = Field(default_factory=Monitoring)
+    gitops: GitOps = Field(default_factory=GitOps)
+
+
+class Site(StrictModel):
+    """A `Site` file: one cluster site's hardware, plan and thresholds."""
+
+    api_version: Literal["nvcregen.io/v1alpha1"]
+    kind: Literal["Site"]
+    metadata: Metadata
+    spec: SiteSpec

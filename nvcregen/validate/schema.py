@@ -1,0 +1,170 @@
+"""Validate a loaded Site against `schemas/site.v1alpha1.json`, with actionable messages."""
+
+from __future__ import annotations
+
+import difflib
+import json
+from collections.abc import Iterator, Mapping
+from functools import cache
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import ValidationError
+
+from nvcregen import units
+from nvcregen.errors import Diagnostic, Severity
+from nvcregen.resources import data_dir
+from nvcregen.spec.positions import Document, pointer
+from nvcregen.spec.schema import SCHEMA_FILE
+
+SCHEMA_REF = f"schemas/{SCHEMA_FILE}"
+_YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
+_PATTERN_HINTS = {
+    "^[a-z]([-a-z0-9]*[a-z0-9])?$": "use lowercase letters, digits and '-', starting with a letter",
+    "^1\\.(2[5-9]|3[0-7])$": 'write the minor version as a quoted string, e.g. "1.30"',
+}
+
+
+@cache
+def site_validator() -> Draft202012Validator:
+    """Return the compiled validator for Site files (built once per process)."""
+    schema = json.loads((data_dir("schemas") / SCHEMA_FILE).read_text(encoding="utf-8"))
+    return Draft202012Validator(schema)
+
+
+def validate_schema(doc: Document) -> list[Diagnostic]:
+    """Return every schema violation in `doc`, each at the line that caused it."""
+    diags = [d for err in site_validator().iter_errors(doc.data) for d in _explain(doc, err)]
+    return sorted(set(diags), key=Diagnostic.sort_key)
+
+
+def _explain(doc: Document, err: ValidationError) -> Iterator[Diagnostic]:
+    where = pointer(err.absolute_path)
+    if err.validator == "additionalProperties":
+        yield from _unknown_keys(doc, err, where)
+        return
+    message, hint = _message(doc, err, where)
+    yield Diagnostic(
+        span=doc.span(where),
+        severity=Severity.ERROR,
+        code=_CODES.get(str(err.validator), "NVC200"),
+        message=message,
+        path=where,
+        hint=hint,
+        notes=(f"{SCHEMA_REF}#{pointer(err.absolute_schema_path)}",),
+    )
+
+
+_CODES = {
+    "required": "NVC201",
+    "type": "NVC202",
+    "enum": "NVC203",
+    "const": "NVC203",
+    "pattern": "NVC204",
+    "minimum": "NVC205",
+    "maximum": "NVC205",
+    "exclusiveMinimum": "NVC205",
+    "exclusiveMaximum": "NVC205",
+    "minItems": "NVC206",
+    "maxItems": "NVC206",
+    "minLength": "NVC207",
+    "maxLength": "NVC207",
+}
+
+
+def _unknown_keys(doc: Document, err: ValidationError, where: str) -> Iterator[Diagnostic]:
+    allowed = sorted(err.schema.get("properties", {}))  # type: ignore[union-attr]
+    assert isinstance(err.instance, Mapping)
+    for key in sorted(set(err.instance) - set(allowed)):
+        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
+        at = pointer([*err.absolute_path, key])
+        yield Diagnostic(
+            span=doc.span(at, key=True),
+            severity=Severity.ERROR,
+            code="NVC208",
+            message=f"unknown key '{key}'",
+            path=at,
+            hint=hint,
+        )
+
+
+def _message(doc: Document, err: ValidationError, where: str) -> tuple[str, str]:
+    schema: Mapping[str, Any] = err.schema if isinstance(err.schema, Mapping) else {}
+    value = err.instance
+    if err.validator == "required":
+        missing = str(err.message).split("'")[1]
+        return f"missing required key '{missing}'", _describe(schema, missing)
+    if err.validator == "type":
+        return _type_message(doc, where, value, str(err.validator_value))
+    if err.validator in {"enum", "const"}:
+        return _choice_message(value, err)
+    if err.validator == "pattern":
+        return _pattern_message(value, schema, str(err.validator_value))
+    return str(err.message), ""
+
+
+def _type_message(doc: Document, where: str, value: object, expected: str) -> tuple[str, str]:
+    raw = doc.raw.get(where)
+    shown = raw if raw is not None else json.dumps(value)
+    if expected == "string" and raw is not None:
+        return (
+            f"{raw} was read as {_kind(value)} {json.dumps(value)}, not as text",
+            f'quote it: "{raw}"',
+        )
+    if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLEANS:
+        return f"'{value}' is text in YAML 1.2, not a boolean", "write true or false"
+    return f"{shown} is not of type '{expected}'", ""
+
+
+def _kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "the boolean"
+    if value is None:
+        return "null"
+    return "the number"
+
+
+def _choice_message(value: object, err: ValidationError) -> tuple[str, str]:
+    options = err.validator_value if err.validator == "enum" else [err.validator_value]
+    names = [str(o) for o in options]  # type: ignore[union-attr]
+    close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
+    hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(names)}"
+    if len(names) == 1:
+        return f"{json.dumps(value)} must be '{names[0]}'", hint
+    return f"{json.dumps(value)} is not one of: {', '.join(names)}", hint
+
+
+def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> tuple[str, str]:
+    unit = schema.get("x-nvcregen-unit")
+    if isinstance(unit, str) and isinstance(value, str):
+        problem = check_unit(unit, value)
+        if problem is not None:
+            return problem
+    examples = schema.get("examples") or []
+    hint = _PATTERN_HINTS.get(pattern) or (f"for example: {examples[0]}" if examples else "")
+    return f"{json.dumps(value)} does not match the expected form {pattern}", hint
+
+
+def check_unit(unit: str, value: str) -> tuple[str, str] | None:
+    """Parse a unit-bearing value; return (message, hint) when it is wrong."""
+    try:
+        if unit == "size":
+            units.parse_size(value)
+        elif unit == "bandwidth":
+            units.parse_bandwidth(value)
+        elif unit == "duration":
+            units.parse_duration(value)
+        elif unit == "bandwidth-comparison":
+            units.parse_comparison(value, unit_kind="bandwidth")
+        elif unit == "ratio-comparison":
+            units.parse_comparison(value, unit_kind="ratio")
+    except units.UnitError as exc:
+        return exc.message, exc.hint
+    return None
+
+
+def _describe(schema: Mapping[str, Any], key: str) -> str:
+    prop = schema.get("properties", {}).get(key, {})
+    examples = prop.get("examples") if isinstance(prop, Mapping) else None
+    return f"for example: {key}: {examples[0]}" if examples else f"add '{key}:' here"

@@ -1,0 +1,1 @@
+"""Maintenance commands run from the repository root (`python -m tools.<name>`)."""
