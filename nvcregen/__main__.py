@@ -1,5 +1,5 @@
 """Run the command line as `python -m nvcregen`."""
 
-from nvcregen.cli import main
+from nvcregen.cli import entrypoint
 
-main()
+entrypoint()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -96,3 +97,18 @@ def _emit(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:
         return
     click.echo(TextRenderer(Path.cwd()).render(ordered), err=True, nl=False)
     click.echo(summary(ordered, wrote=wrote), err=True, nl=False)
+
+
+def entrypoint() -> None:
+    """Run the command line; an unexpected failure is reported as a bug, not a traceback."""
+    try:
+        main()
+    except Exception as exc:
+        if os.environ.get("NVCREGEN_DEBUG"):
+            raise
+        click.echo(
+            f"nvcregen: internal error: {type(exc).__name__}: {exc}\n"
+            "  this is a bug in nvcregen; rerun with NVCREGEN_DEBUG=1 to see where, and report it",
+            err=True,
+        )
+        sys.exit(ExitCode.INTERNAL)

@@ -12,6 +12,7 @@ class ExitCode(enum.IntEnum):
     OK = 0
     DRIFT = 1
     INVALID = 2
+    INTERNAL = 70  # EX_SOFTWARE: a bug in nvcregen, reported without a traceback
 
 
 class Severity(enum.StrEnum):

@@ -39,6 +39,7 @@ class TextRenderer:
             text += f"{gutter} | {' ' * (span.column - 1)}{'^' * width}\n"
         if diag.path:
             text += f"   = at {diag.path}\n"
+        text += "".join(f"   = note: {note}\n" for note in diag.notes)
         if diag.hint:
             text += f"   = hint: {diag.hint}\n"
         return text

@@ -19,6 +19,14 @@ from nvcregen.spec.schema import SCHEMA_FILE
 
 SCHEMA_REF = f"schemas/{SCHEMA_FILE}"
 _YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
+_TYPE_HINTS = {
+    "integer": "write a whole number, without quotes",
+    "number": "write a number, without quotes",
+    "boolean": "write true or false",
+    "array": "write a list: [a, b] or one '- item' per line",
+    "object": "write a mapping: one 'key: value' per line",
+    "string": "write text; quote it if it looks like a number or a boolean",
+}
 _PATTERN_HINTS = {
     "^[a-z]([-a-z0-9]*[a-z0-9])?$": "use lowercase letters, digits and '-', starting with a letter",
     "^1\\.(2[5-9]|3[0-7])$": 'write the minor version as a quoted string, e.g. "1.30"',
@@ -51,7 +59,7 @@ def _explain(doc: Document, err: ValidationError) -> Iterator[Diagnostic]:
         message=message,
         path=where,
         hint=hint,
-        notes=(f"{SCHEMA_REF}#{pointer(err.absolute_schema_path)}",),
+        notes=(f"schema: {SCHEMA_REF}#{_defining_model(err)}",),
     )
 
 
@@ -70,6 +78,19 @@ _CODES = {
     "minLength": "NVC207",
     "maxLength": "NVC207",
 }
+
+
+def _defining_model(err: ValidationError) -> str:
+    """Name the `$defs` entry (or the root) whose rule failed, following `$ref`s."""
+    root: Mapping[str, Any] = site_validator().schema  # type: ignore[assignment]
+    node: Any = root
+    where = ""
+    for step in list(err.absolute_schema_path)[:-1]:
+        if isinstance(node, Mapping) and "$ref" in node:
+            where = str(node["$ref"]).removeprefix("#")
+            node = root["$defs"][where.rsplit("/", 1)[-1]]
+        node = node[step] if isinstance(node, Mapping | list) else None
+    return where or "/"
 
 
 def _unknown_keys(doc: Document, err: ValidationError, where: str) -> Iterator[Diagnostic]:
@@ -114,7 +135,7 @@ def _type_message(doc: Document, where: str, value: object, expected: str) -> tu
         )
     if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLEANS:
         return f"'{value}' is text in YAML 1.2, not a boolean", "write true or false"
-    return f"{shown} is not of type '{expected}'", ""
+    return f"{shown} is not of type '{expected}'", _TYPE_HINTS.get(expected, "")
 
 
 def _kind(value: object) -> str:

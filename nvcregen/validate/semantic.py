@@ -346,7 +346,7 @@ def _check_budget(site: Site, catalog: Catalog, report: _Report) -> None:
         report.add(
             "/spec/readiness/window/deadline",
             "NVC313",
-            f"the plan's worst case takes {budget.wall_hours:.2f} h, past the deadline of "
+            f"the plan's worst case takes {_hours(budget.wall_hours)}, past the deadline of "
             f"{window.deadline}",
             "raise maxConcurrentJobs or the deadline, or cut rounds or tests",
         )
