@@ -89,7 +89,10 @@ def _defining_model(err: ValidationError) -> str:
         if isinstance(node, Mapping) and "$ref" in node:
             where = str(node["$ref"]).removeprefix("#")
             node = root["$defs"][where.rsplit("/", 1)[-1]]
-        node = node[step] if isinstance(node, Mapping | list) else None
+        if isinstance(node, Mapping):
+            node = node.get(step)
+        elif isinstance(node, list) and isinstance(step, int):
+            node = node[step]
     return where or "/"
 
 
