@@ -81,6 +81,25 @@ def render(sites: tuple[Path, ...], out_dir: Path, check: bool, fmt: str, strict
 
 
 @main.command()
+@click.argument("out_dir", type=click.Path(path_type=Path, file_okay=False), default=Path("out"))
+@FORMAT
+@STRICT
+def check(out_dir: Path, fmt: str, strict: bool) -> None:
+    """Validate a rendered tree offline against the upstream schemas and nvcregen's checks."""
+    from nvcregen.catalog.load import load_catalog
+    from nvcregen.check.tree import check_tree
+
+    if not out_dir.is_dir():
+        click.echo(
+            f"nvcregen: {out_dir.as_posix()}/ does not exist; run `nvcregen render`", err=True
+        )
+        sys.exit(ExitCode.INVALID)
+    diags = check_tree(out_dir, Path.cwd(), load_catalog(), strict=strict)
+    _emit(diags, fmt, wrote=f"checked {out_dir.as_posix()}/")
+    sys.exit(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
+
+
+@main.command()
 def schema() -> None:
     """Print the JSON Schema of Site files (schemas/site.v1alpha1.json)."""
     from nvcregen.spec.schema import site_json_schema_text

@@ -47,9 +47,20 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
     paths = discover_sites(root, given)
     if not paths:
         where = Span(f"{SITES_DIR}/")
-        return [CompileResult(SITES_DIR, diagnostics=[Diagnostic(
-            where, Severity.ERROR, "NVC100", "no site files found",
-            hint="add sites/<name>.yaml, or name the site files to use")])]  # fmt: skip
+        return [
+            CompileResult(
+                SITES_DIR,
+                diagnostics=[
+                    Diagnostic(
+                        where,
+                        Severity.ERROR,
+                        "NVC100",
+                        "no site files found",
+                        hint="add sites/<name>.yaml, or name the site files to use",
+                    )
+                ],
+            )
+        ]
     try:
         catalog = load_catalog()
     except NvcregenError as exc:

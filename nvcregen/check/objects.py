@@ -2,11 +2,28 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
+from nvcregen.check.findings import Finding
+from nvcregen.check.policy import check_policies
 from nvcregen.check.schemas import default_registry
 from nvcregen.compile.manifest import Manifest
-from nvcregen.errors import Diagnostic, Severity
+from nvcregen.errors import Diagnostic
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+
+# Reported against the site line by the semantic checks already (NVC314).
+_SITE_LEVEL_CODES = frozenset({"NVC621"})
+
+
+def object_findings(
+    obj: Mapping[str, Any], *, kube_version: str = "1.30", strict: bool = False
+) -> list[Finding]:
+    """Every problem of one object: its upstream schema, then nvcregen's policies."""
+    problems = default_registry().validate(obj, kube_version=kube_version)
+    findings = [Finding(p.pointer, p.code, p.message) for p in problems]
+    return findings + check_policies(obj, strict=strict)
 
 
 def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> list[Diagnostic]:
@@ -15,16 +32,18 @@ def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> lis
     A problem here is a bug in nvcregen or its catalog rather than in the site, but
     the site line still tells the user which part of their plan is affected.
     """
-    registry = default_registry()
+    version = site.spec.kubernetes.version
     return [
         Diagnostic(
             doc.span(manifest.source),
-            Severity.ERROR,
-            problem.code,
-            f"generated {manifest.kind} {manifest.name}: {problem.message}",
+            finding.severity,
+            finding.code,
+            f"generated {manifest.kind} {manifest.name}: {finding.message}",
             manifest.source,
-            "this is a bug in nvcregen or its catalog; please report it with the site file",
+            finding.hint or "this is a bug in nvcregen or its catalog; please report it",
+            (f"in the object at {finding.pointer}",),
         )
         for manifest in manifests
-        for problem in registry.validate(manifest.obj, kube_version=site.spec.kubernetes.version)
+        for finding in object_findings(manifest.obj, kube_version=version)
+        if finding.code not in _SITE_LEVEL_CODES
     ]

@@ -83,12 +83,13 @@ def _check_units(site: Site, report: _Report) -> None:
             comparison = units.parse_comparison(value, unit_kind="bandwidth")
             if "Gb" in comparison.written or "bps" in comparison.written:
                 report.add(
-                    where, "NVC316",
+                    where,
+                    "NVC316",
                     f"{comparison.written} is in bits per second; compiled as "
                     f"{comparison.op} {units.format_gbs(comparison.value)} GB/s (bytes), "
                     "the unit nccl-tests report",
                     severity=Severity.INFO,
-                )  # fmt: skip
+                )
 
 
 def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
@@ -106,20 +107,22 @@ def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
             continue
         if pool.gpus_per_node and pool.gpus_per_node != hardware.gpus_per_node:
             report.add(
-                f"{at}/gpusPerNode", "NVC315",
+                f"{at}/gpusPerNode",
+                "NVC315",
                 f"{pool.gpus_per_node} GPUs per node differs from the catalog's "
                 f"{hardware.gpus_per_node} for {hardware.model}",
                 "fine for a smaller shape; check `kubectl get node -o yaml` allocatable",
                 severity=Severity.WARNING,
-            )  # fmt: skip
+            )
         if not hardware.label_certain and pool.product_labels is None:
             report.add(
-                f"{at}/model", "NVC317",
+                f"{at}/model",
+                "NVC317",
                 f"the nvidia.com/gpu.product label for {hardware.model} is not confirmed "
                 f"(catalog assumes {', '.join(hardware.product_labels)})",
                 "check a node (kubectl get node -L nvidia.com/gpu.product); set productLabels",
                 severity=Severity.INFO,
-            )  # fmt: skip
+            )
         if pool.nodes is None and pool.node_count is None:
             report.add(
                 f"{at}/selector",

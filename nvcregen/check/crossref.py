@@ -1,0 +1,104 @@
+"""Checks across the objects of one output tree: references, identities, counts (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from nvcregen.check.findings import Finding
+from nvcregen.check.policy import walk
+from nvcregen.spec.positions import pointer
+
+# LogProfiles the NVCRE 0.7.0 chart installs (templates/*.yaml): they exist on any
+# cluster with NVCRE, so references to them need no generated object.
+BUILTIN_LOG_PROFILES = frozenset(
+    {"nccl-bandwidth", "nccl-loopback", "megatron-training", "megatron-bridge", "nemo-4-training"}
+)
+COUNTED_KINDS = frozenset({"Certification", "WorkloadRun"})
+
+
+@dataclass(frozen=True)
+class Located:
+    """An object and the file it was read from."""
+
+    file: str
+    obj: Mapping[str, Any]
+
+    @property
+    def identity(self) -> tuple[str, str, str, str]:
+        """(apiVersion group, kind, namespace, name): what the API server keys it by."""
+        meta = self.obj.get("metadata") or {}
+        group = str(self.obj.get("apiVersion", "")).rpartition("/")[0]
+        return (
+            group,
+            str(self.obj.get("kind")),
+            str(meta.get("namespace", "")),
+            str(meta.get("name")),
+        )
+
+
+@dataclass(frozen=True)
+class PoolCounts:
+    """What a pool has per node, for checking the counts objects request."""
+
+    gpus: int
+    nics: int
+
+
+def check_log_profiles(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
+    """Every `logProfileRef` names a generated LogProfile or one the chart installs."""
+    known = BUILTIN_LOG_PROFILES | {
+        str(o.obj["metadata"]["name"]) for o in objects if o.obj.get("kind") == "LogProfile"
+    }
+    for located in objects:
+        refs = [(p, v) for p, v in walk(located.obj) if p and p[-1] == "logProfileRef"]
+        for path, value in refs:
+            if isinstance(value, str) and value not in known:
+                message = f"LogProfile '{value}' is neither generated nor installed by the chart"
+                hint = "add the test's LogProfile, or use a built-in one"
+                yield located.file, Finding(pointer(path), "NVC630", message, hint=hint)
+
+
+def check_identities(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
+    """No two files define the same object."""
+    seen: dict[tuple[str, str, str, str], str] = {}
+    for located in objects:
+        first = seen.setdefault(located.identity, located.file)
+        if first != located.file:
+            _, kind, _, name = located.identity
+            yield (
+                located.file,
+                Finding("/metadata/name", "NVC633", f"{kind} {name} is also defined in {first}"),
+            )
+
+
+def check_counts(located: Located, pool: PoolCounts) -> Iterator[Finding]:
+    """GPU and NIC counts are explicit and match the pool the object's stage runs on."""
+    if located.obj.get("kind") not in COUNTED_KINDS:
+        return
+    spec = located.obj.get("spec") or {}
+    places: list[tuple[str, Mapping[str, Any]]] = [("/spec", spec)]
+    for index, category in enumerate(spec.get("categories") or []):
+        places.append((f"/spec/categories/{index}/options", category.get("options") or {}))
+    for where, block in places:
+        yield from _counts_in(where, block, pool)
+
+
+def _counts_in(where: str, block: Mapping[str, Any], pool: PoolCounts) -> Iterator[Finding]:
+    gpus = block.get("gpusPerNode")
+    if gpus != pool.gpus:
+        yield Finding(
+            f"{where}/gpusPerNode",
+            "NVC631",
+            f"gpusPerNode is {gpus}, but the pool has {pool.gpus} GPUs per node",
+            hint="NVCRE falls back to 4 GPUs for models it does not know; write the count",
+        )
+    nics = block.get("mlnxPerNode")
+    if not isinstance(nics, int) or nics > pool.nics:
+        yield Finding(
+            f"{where}/mlnxPerNode",
+            "NVC631",
+            f"mlnxPerNode is {nics}, but the pool has {pool.nics} RDMA NICs per node",
+            hint="write mlnxPerNode explicitly: 0 to opt out, at most the pool's NIC count",
+        )

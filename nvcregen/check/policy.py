@@ -1,0 +1,94 @@
+"""nvcregen's own policies for generated objects, one object at a time (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from nvcregen.check.findings import Finding
+from nvcregen.errors import Severity
+from nvcregen.spec.positions import pointer
+
+OLD_GROUP = "cre.nvidia.com"
+IMAGE_KEYS = frozenset({"image"})
+
+
+def walk(
+    value: Any, path: tuple[str | int, ...] = ()
+) -> Iterator[tuple[tuple[str | int, ...], Any]]:
+    """Yield (path, value) for every node of JSON-like data, depth first, in key order."""
+    yield path, value
+    if isinstance(value, Mapping):
+        for key in sorted(value):
+            yield from walk(value[key], (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from walk(item, (*path, index))
+
+
+def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Finding]:
+    """Return every policy finding for one object."""
+    findings = list(_api_group(obj))
+    findings += _secret_values(obj)
+    for path, value in walk(obj):
+        findings += _node(path, value, strict=strict)
+    return findings
+
+
+def _api_group(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    api = str(obj.get("apiVersion", ""))
+    if api.split("/", 1)[0] == OLD_GROUP:
+        yield Finding(
+            "/apiVersion",
+            "NVC624",
+            f"{api} is NVCRE's pre-rename API group",
+            hint="use nvcre.nvidia.com/v1alpha1",
+        )
+
+
+def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    if obj.get("kind") == "Secret" and obj.get("apiVersion") == "v1":
+        for key in ("data", "stringData"):
+            if obj.get(key):
+                yield Finding(
+                    f"/{key}",
+                    "NVC623",
+                    "a Secret with values must not be in out/",
+                    hint="reference an existing Secret by name instead",
+                )
+
+
+def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Finding]:
+    where = pointer(path)
+    key = path[-1] if path else None
+    found: list[Finding] = []
+    if isinstance(value, str) and "_gbps" in value:
+        found.append(
+            Finding(
+                where,
+                "NVC620",
+                f"'{value}' uses a deprecated _gbps metric name",
+                hint="use the _gbs names: GB/s, bytes per second",
+            )
+        )
+    if key in IMAGE_KEYS and isinstance(value, str) and "@sha256:" not in value:
+        found.append(
+            Finding(
+                where,
+                "NVC621",
+                f"image {value} is pinned by tag only",
+                Severity.ERROR if strict else Severity.WARNING,
+                "append @sha256:<digest> so every node runs the same bytes",
+            )
+        )
+    if key == "insecureSkipVerify" and value is True:
+        found.append(
+            Finding(
+                where,
+                "NVC622",
+                "TLS certificate verification is off",
+                Severity.WARNING,
+                "verify the chain with a CA and serverName instead",
+            )
+        )
+    return found

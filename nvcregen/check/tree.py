@@ -1,0 +1,159 @@
+"""`nvcregen check`: validate a rendered output tree offline, file by file and as a whole."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvcregen.catalog.load import Catalog
+from nvcregen.check.crossref import (
+    Located,
+    PoolCounts,
+    check_counts,
+    check_identities,
+    check_log_profiles,
+)
+from nvcregen.check.findings import Finding
+from nvcregen.check.objects import object_findings
+from nvcregen.compile.plan import resolve_pools, stage_pool_name
+from nvcregen.emit.naming import INDEX_FILE
+from nvcregen.errors import Diagnostic, Severity, Span
+from nvcregen.spec.load import load_file
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.parse import parse_model
+
+STAGE_LABEL = "nvcregen.io/stage"
+
+
+@dataclass(frozen=True)
+class SiteFacts:
+    """What checking a site's output needs from the site: its Kubernetes version, its pools."""
+
+    kube_version: str
+    stage_pools: dict[str, PoolCounts]
+
+
+@dataclass(frozen=True)
+class TreeFile:
+    """A generated file, its object, and what the site's index says about it."""
+
+    doc: Document
+    located: Located
+    origin: str | None
+    site_dir: Path | None
+
+
+def check_tree(
+    out_dir: Path, root: Path, catalog: Catalog, *, strict: bool = False
+) -> list[Diagnostic]:
+    """Check every YAML file under `out_dir`; report at the generated file's lines.
+
+    Each diagnostic also names the site line the object came from (via `index.json`),
+    so a reviewer can jump from a bad object to the plan that produced it.
+    """
+    files, diags = _load_tree(out_dir, root)
+    by_path = {f.located.file: f for f in files}
+    facts = {d: _site_facts(d, root, catalog) for d in {f.site_dir for f in files} if d}
+    found: list[tuple[str, Finding]] = []
+    for file in files:
+        site = facts.get(file.site_dir) if file.site_dir else None
+        version = site.kube_version if site else "1.30"
+        findings = object_findings(file.located.obj, kube_version=version, strict=strict)
+        found += [(file.located.file, f) for f in findings]
+        if site is not None:
+            found += [(file.located.file, f) for f in _counts(file, site)]
+    objects = [f.located for f in files]
+    found += list(check_log_profiles(objects))
+    for site_dir in sorted({f.site_dir for f in files}, key=str):
+        # Each site is its own cluster: names only need to be unique within one.
+        found += list(check_identities([f.located for f in files if f.site_dir == site_dir]))
+    diags += [_diagnostic(by_path[path], finding) for path, finding in found]
+    return sorted(set(diags), key=Diagnostic.sort_key)
+
+
+def _load_tree(out_dir: Path, root: Path) -> tuple[list[TreeFile], list[Diagnostic]]:
+    files: list[TreeFile] = []
+    diags: list[Diagnostic] = []
+    for path in sorted(out_dir.rglob("*.yaml")):
+        if any(part.startswith(".") for part in path.relative_to(out_dir).parts):
+            continue
+        shown = _shown(path, root)
+        doc, load_diags = load_file(path, shown)
+        diags += load_diags
+        if doc is None or not isinstance(doc.data, dict) or "kind" not in doc.data:
+            if doc is not None:
+                diags.append(Diagnostic(Span(shown), Severity.ERROR, "NVC600",
+                                        "not a Kubernetes object (no kind)"))  # fmt: skip
+            continue
+        site_dir = next((p for p in path.parents if (p / INDEX_FILE).is_file()), None)
+        files.append(TreeFile(doc, Located(shown, doc.data), _origin(path, site_dir), site_dir))
+    return files, diags
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _index(site_dir: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((site_dir / INDEX_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _origin(path: Path, site_dir: Path | None) -> str | None:
+    """`sites/x.yaml:41` for a generated file, from its site's index."""
+    if site_dir is None:
+        return None
+    index = _index(site_dir)
+    entry = index.get("files", {}).get(path.relative_to(site_dir).as_posix())
+    source = index.get("source", {}).get("file")
+    if not isinstance(entry, dict) or not source:
+        return None
+    return f"{source}:{entry['source']['line']} ({entry['source']['pointer']})"
+
+
+def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
+    labels = (file.located.obj.get("metadata") or {}).get("labels") or {}
+    pool = site.stage_pools.get(str(labels.get(STAGE_LABEL)))
+    return check_counts(file.located, pool) if pool is not None else iter(())
+
+
+def _site_facts(site_dir: Path, root: Path, catalog: Catalog) -> SiteFacts | None:
+    """Load the site behind `site_dir` (per its index) and map each stage to its pool."""
+    source = _index(site_dir).get("source", {}).get("file")
+    if not source or not (root / source).is_file():
+        return None
+    doc, _ = load_file(root / source, source)
+    site = parse_model(doc, Site)[0] if doc is not None else None
+    if site is None:
+        return None
+    pools = resolve_pools(site, catalog)
+    counts: dict[str, PoolCounts] = {}
+    for stage in site.spec.readiness.stages:
+        pool = pools.get(stage_pool_name(site, stage))
+        if pool is not None:
+            nics = pool.spec.nics.count if pool.spec.nics is not None else 0
+            counts[stage.name] = PoolCounts(pool.gpus_per_node, nics)
+    return SiteFacts(site.spec.kubernetes.version, counts)
+
+
+def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:
+    notes = (f"generated from {file.origin}",) if file.origin else ()
+    return Diagnostic(
+        file.doc.span(finding.pointer),
+        finding.severity,
+        finding.code,
+        finding.message,
+        finding.pointer,
+        finding.hint,
+        notes,
+    )
