@@ -8,6 +8,7 @@ from typing import Any
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import check_policies
 from nvcregen.check.schemas import default_registry
+from nvcregen.check.webhooks import webhook_findings
 from nvcregen.compile.manifest import Manifest
 from nvcregen.errors import Diagnostic
 from nvcregen.spec.positions import Document
@@ -20,10 +21,10 @@ _SITE_LEVEL_CODES = frozenset({"NVC621"})
 def object_findings(
     obj: Mapping[str, Any], *, kube_version: str = "1.30", strict: bool = False
 ) -> list[Finding]:
-    """Every problem of one object: its upstream schema, then nvcregen's policies."""
+    """Every problem of one object: upstream schema, webhook rules, nvcregen's policies."""
     problems = default_registry().validate(obj, kube_version=kube_version)
     findings = [Finding(p.pointer, p.code, p.message) for p in problems]
-    return findings + check_policies(obj, strict=strict)
+    return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
 
 
 def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> list[Diagnostic]:

@@ -18,6 +18,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.objects import object_findings
+from nvcregen.check.webhooks import check_runtimes
 from nvcregen.compile.plan import resolve_pools, stage_pool_name
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.errors import Diagnostic, Severity, Span
@@ -67,7 +68,7 @@ def check_tree(
         if site is not None:
             found += [(file.located.file, f) for f in _counts(file, site)]
     objects = [f.located for f in files]
-    found += list(check_log_profiles(objects))
+    found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
     for site_dir in sorted({f.site_dir for f in files}, key=str):
         # Each site is its own cluster: names only need to be unique within one.
         found += list(check_identities([f.located for f in files if f.site_dir == site_dir]))

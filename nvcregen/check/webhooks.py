@@ -1,0 +1,176 @@
+"""Rules upstream admission webhooks enforce, which no CRD schema shows (pure).
+
+Implemented (see docs/design/0002-webhook-rules.md for the sources):
+
+- Trainer TrainJob: `runtimeRef.kind` is TrainingRuntime or ClusterTrainingRuntime; the
+  runtime exists among the generated objects (namespaced: in the same namespace) or is
+  one the site declares as installed; `trainer.env` avoids the torch-reserved `PET_*`
+  names; the name leaves room for JobSet's derived pod names (`-launcher-0-0-xxxxx`).
+- Trainer runtimes: `runtimePatches[].manager` is a domain-prefixed path.
+- JobSet: the first replicated job has no `dependsOn`; `dependsOn` names existing jobs;
+  `<jobset>-<replicatedJob>-<index>` stays a 63-character RFC 1035 label.
+- Argo CD: `argocd.argoproj.io/sync-wave` is an integer written as a string.
+- Any object: its compact JSON stays under the 262,144-byte client-side apply annotation
+  limit unless it is applied server-side.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from nvcregen.check.crossref import Located
+from nvcregen.check.findings import Finding
+from nvcregen.errors import Severity
+
+TRAINER_GROUP = "trainer.kubeflow.org"
+RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
+RESERVED_TORCH_ENV = frozenset(
+    {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
+)
+POD_SUFFIX = len("-launcher-0-0-abcde")
+LABEL_MAX = 63
+APPLY_ANNOTATION_LIMIT = 262_144
+_RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_DOMAIN_PATH = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+/\S+$")
+_SYNC_WAVE = re.compile(r"^-?[0-9]+$")
+
+
+def webhook_findings(obj: Mapping[str, Any]) -> list[Finding]:
+    """Every single-object webhook rule that applies to `obj`."""
+    kind = obj.get("kind")
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    findings = list(_sync_wave(obj)) + list(_size(obj))
+    if group == TRAINER_GROUP and kind == "TrainJob":
+        findings += _trainjob(obj)
+    if group == "jobset.x-k8s.io" and kind == "JobSet":
+        findings += _jobset(obj)
+    return findings
+
+
+def check_runtimes(
+    objects: list[Located], declared: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, Finding]]:
+    """Each TrainJob's runtime is generated (same namespace if namespaced) or declared."""
+    generated = {
+        (
+            str(o.obj["kind"]),
+            str(o.obj["metadata"].get("namespace", "")),
+            str(o.obj["metadata"]["name"]),
+        )
+        for o in objects
+        if o.obj.get("kind") in RUNTIME_KINDS
+    }
+    for located in objects:
+        if located.obj.get("kind") != "TrainJob":
+            continue
+        ref = (located.obj.get("spec") or {}).get("runtimeRef") or {}
+        kind = str(ref.get("kind", "ClusterTrainingRuntime"))
+        namespace = (
+            str(located.obj["metadata"].get("namespace", "")) if kind == "TrainingRuntime" else ""
+        )
+        if (kind, namespace, str(ref.get("name"))) not in generated and ref.get(
+            "name"
+        ) not in declared:
+            yield (
+                located.file,
+                Finding(
+                    "/spec/runtimeRef/name",
+                    "NVC651",
+                    f"{kind} '{ref.get('name')}' is neither generated nor declared as installed",
+                    hint="the Trainer webhook rejects a TrainJob whose runtime does not exist yet",
+                ),
+            )
+
+
+def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    spec = obj.get("spec") or {}
+    kind = (spec.get("runtimeRef") or {}).get("kind", "ClusterTrainingRuntime")
+    if kind not in RUNTIME_KINDS:
+        yield Finding(
+            "/spec/runtimeRef/kind",
+            "NVC650",
+            f"unsupported runtime kind '{kind}'",
+            hint="use TrainingRuntime or ClusterTrainingRuntime",
+        )
+    for index, env in enumerate((spec.get("trainer") or {}).get("env") or []):
+        if env.get("name") in RESERVED_TORCH_ENV:
+            yield Finding(
+                f"/spec/trainer/env/{index}/name",
+                "NVC652",
+                f"{env['name']} is set by the torch plugin and may not be overridden",
+            )
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    if len(name) + POD_SUFFIX > LABEL_MAX or not _RFC1035.match(name):
+        yield Finding(
+            "/metadata/name",
+            "NVC653",
+            f"TrainJob name '{name}' leaves no room for JobSet's pod names",
+            hint=f"use an RFC 1035 label of at most {LABEL_MAX - POD_SUFFIX} characters",
+        )
+    for index, patch in enumerate(spec.get("runtimePatches") or []):
+        if not _DOMAIN_PATH.match(str(patch.get("manager", ""))):
+            yield Finding(
+                f"/spec/runtimePatches/{index}/manager",
+                "NVC654",
+                "runtime patch manager must be a domain-prefixed path",
+                hint="for example nvcregen.io/readiness",
+            )
+
+
+def _jobset(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    jobs = (obj.get("spec") or {}).get("replicatedJobs") or []
+    names = [str(job.get("name")) for job in jobs]
+    for index, job in enumerate(jobs):
+        depends = [str(d.get("name")) for d in job.get("dependsOn") or []]
+        if depends and index == 0:
+            yield Finding(
+                "/spec/replicatedJobs/0/dependsOn",
+                "NVC655",
+                "the first replicated job cannot depend on another",
+            )
+        for missing in sorted(set(depends) - set(names)):
+            yield Finding(
+                f"/spec/replicatedJobs/{index}/dependsOn",
+                "NVC655",
+                f"dependsOn names '{missing}', which is not a replicated job",
+            )
+        derived = f"{name}-{job.get('name')}-{max(0, int(job.get('replicas', 1)) - 1)}"
+        if len(derived) > LABEL_MAX or not _RFC1035.match(derived):
+            yield Finding(
+                "/metadata/name",
+                "NVC656",
+                f"job name '{derived}' derived from this JobSet exceeds {LABEL_MAX} characters",
+            )
+
+
+def _sync_wave(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    wave = annotations.get("argocd.argoproj.io/sync-wave")
+    if wave is not None and not (isinstance(wave, str) and _SYNC_WAVE.match(wave)):
+        yield Finding(
+            "/metadata/annotations/argocd.argoproj.io~1sync-wave",
+            "NVC657",
+            f"sync wave {wave!r} must be an integer written as a string",
+            hint='quote it, e.g. "-1"',
+        )
+
+
+def _size(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    size = len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
+    options = str(
+        ((obj.get("metadata") or {}).get("annotations") or {}).get(
+            "argocd.argoproj.io/sync-options", ""
+        )
+    )
+    if size > APPLY_ANNOTATION_LIMIT and "ServerSideApply=true" not in options:
+        yield Finding(
+            "",
+            "NVC658",
+            f"{size} bytes: too large for client-side apply's annotation",
+            Severity.WARNING,
+            "apply it server-side (Argo CD: ServerSideApply=true)",
+        )
