@@ -65,7 +65,12 @@ def render(sites: tuple[Path, ...], out_dir: Path, check: bool, fmt: str, strict
         _emit(outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/")
         sys.exit(ExitCode.INVALID)
     if check:
-        _emit(outcome.diagnostics, fmt, wrote=f"{len(outcome.drift)} files differ")
+        count = len(outcome.drift)
+        _emit(
+            outcome.diagnostics,
+            fmt,
+            wrote=f"{count} file{' differs' if count == 1 else 's differ'}",
+        )
         for drift in outcome.drift:
             click.echo(f"{drift.path}: {drift.change}", err=True)
             if drift.diff:
@@ -75,8 +80,12 @@ def render(sites: tuple[Path, ...], out_dir: Path, check: bool, fmt: str, strict
                 f"nvcregen: {out_dir.as_posix()}/ is out of date; run `nvcregen render`", err=True
             )
         sys.exit(ExitCode.DRIFT if outcome.drift else ExitCode.OK)
-    written = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written) or "nothing changed"
-    _emit(outcome.diagnostics, fmt, wrote=f"wrote {written}")
+    written = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
+    _emit(
+        outcome.diagnostics,
+        fmt,
+        wrote=f"wrote {written}" if written else f"{out_dir.as_posix()}/ unchanged",
+    )
     sys.exit(ExitCode.OK)
 
 

@@ -75,7 +75,7 @@ def _check_unique_names(results: list[CompileResult]) -> list[CompileResult]:
     for result in results:
         if result.site and result.tree is not None and result.site in seen:
             diag = Diagnostic(
-                Span(result.source),
+                result.name_span or Span(result.source),
                 Severity.ERROR,
                 "NVC503",
                 f"site name '{result.site}' is also used by {seen[result.site]}",

@@ -11,7 +11,7 @@ from nvcregen.compile.plan import plan
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness import readiness_manifests
 from nvcregen.emit.tree import Tree, to_tree
-from nvcregen.errors import Diagnostic, has_errors
+from nvcregen.errors import Diagnostic, Span, has_errors
 from nvcregen.spec.load import load_file
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.parse import parse_model
@@ -34,6 +34,7 @@ class CompileResult:
     site: str | None = None
     tree: Tree | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    name_span: Span | None = None
 
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
@@ -58,4 +59,4 @@ def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     tree = to_tree(site.metadata.name, manifests, doc, display)  # canonical YAML + index.json
-    return CompileResult(display, site.metadata.name, tree, diags)
+    return CompileResult(display, site.metadata.name, tree, diags, doc.span("/metadata/name"))

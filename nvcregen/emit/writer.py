@@ -27,11 +27,16 @@ class Drift:
 
 
 def read_tree(site_dir: Path) -> Tree:
-    """Read every file under a site folder into a tree (paths relative, '/'-separated)."""
+    """Read every file under a site folder into a tree (paths relative, '/'-separated).
+
+    Bytes are decoded without newline translation, and bytes that are not UTF-8 become
+    U+FFFD, so a CRLF line ending or a binary file shows as a difference instead of being
+    hidden or failing the run.
+    """
     if not site_dir.is_dir():
         return {}
     return {
-        file.relative_to(site_dir).as_posix(): file.read_text(encoding="utf-8")
+        file.relative_to(site_dir).as_posix(): file.read_bytes().decode("utf-8", "replace")
         for file in sorted(site_dir.rglob("*"))
         if file.is_file()
     }
@@ -92,17 +97,20 @@ def check_ownership(out_dir: Path, site: str, tree: Tree) -> list[Diagnostic]:
 def write_tree(out_dir: Path, site: str, tree: Tree) -> bool:
     """Replace `out/<site>/` with `tree` atomically; return False when nothing changed.
 
-    The new folder is written beside the old one and swapped in by rename, so a
-    reader (or a crash) sees the old tree or the new one, never a mix.
+    The new folder is written beside the old one and swapped in by two renames, so a
+    reader sees the old tree or the new one, never a mix. A crash between the renames
+    leaves the old tree in `.nvcregen-<site>.old`; the next run puts it back first.
     """
     site_dir = out_dir / site
+    tmp = out_dir / f"{_TMP_PREFIX}{site}.new"
+    old = out_dir / f"{_TMP_PREFIX}{site}.old"
+    if old.is_dir() and not site_dir.exists():
+        old.rename(site_dir)  # recover from a crash between the two renames
+    for leftover in (tmp, old):  # from a run that crashed, even when nothing else changed
+        shutil.rmtree(leftover, ignore_errors=True)
     if read_tree(site_dir) == tree:
         return False
     out_dir.mkdir(parents=True, exist_ok=True)
-    tmp = out_dir / f"{_TMP_PREFIX}{site}.new"
-    old = out_dir / f"{_TMP_PREFIX}{site}.old"
-    for leftover in (tmp, old):
-        shutil.rmtree(leftover, ignore_errors=True)
     for path, text in sorted(tree.items()):
         _write_file(tmp / path, text)
     if site_dir.exists():

@@ -1,0 +1,280 @@
+"""The command line end to end, in a scratch project: exit codes and what is printed first."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from nvcregen import __version__
+from nvcregen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = "h20-3e-lab"
+SITE_FILE = ROOT / "sites" / f"{SITE}.yaml"
+COMMITTED = ROOT / "out" / SITE
+CERT = "readiness/certification-h20-3e-lab-two-node-cda097b6.yaml"
+REFRESH_SCHEMA = "nvcregen schema > schemas/site.v1alpha1.json"
+
+Files = dict[str, bytes]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project holding sites/h20-3e-lab.yaml, as the current directory."""
+    (tmp_path / "sites").mkdir()
+    shutil.copyfile(SITE_FILE, tmp_path / "sites" / SITE_FILE.name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> Result:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def first_line(result: Result) -> str:
+    return result.output.splitlines()[0]
+
+
+def first_error(result: Result) -> str:
+    return next(line for line in result.output.splitlines() if ": error[" in line)
+
+
+def last_line(result: Result) -> str:
+    return result.output.splitlines()[-1]
+
+
+def files(folder: Path) -> Files:
+    """Every file under `folder` (relative path -> bytes); folders show as b'<dir>'."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes() if p.is_file() else b"<dir>"
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+def add_broken_site(project: Path, name: str = "broken.yaml") -> None:
+    """A copy of the valid site with kind Cluster (line 6, column 7) and its own name."""
+    text = SITE_FILE.read_text()
+    text = text.replace("kind: Site\n", "kind: Cluster\n").replace(
+        f"  name: {SITE}\n", "  name: broken-lab\n"
+    )
+    (project / "sites" / name).write_text(text)
+
+
+def test_version() -> None:
+    result = run("--version")
+    assert result.exit_code == 0
+    assert result.output == f"nvcregen, version {__version__}\n"
+
+
+# validate
+
+
+def test_validate_valid_site(project: Path) -> None:
+    result = run("validate")
+    assert result.exit_code == 0
+    assert last_line(result) == "nvcregen: no problems; nothing written (validate)"
+    assert not (project / "out").exists()
+
+
+def test_validate_broken_site(project: Path) -> None:
+    add_broken_site(project)
+    result = run("validate", "sites/broken.yaml")
+    assert result.exit_code == 2
+    assert re.fullmatch(r"sites/broken\.yaml:6:7: error\[NVC203\]: .+", first_line(result))
+    assert "6 | kind: Cluster" in result.output
+    assert last_line(result).startswith("nvcregen: 1 error in 1 file;")
+
+
+def test_validate_every_site_fails_when_one_is_broken(project: Path) -> None:
+    add_broken_site(project)
+    result = run("validate")
+    assert result.exit_code == 2
+    assert first_line(result).startswith("sites/broken.yaml:6:7: error[NVC203]: ")
+
+
+def test_validate_json(project: Path) -> None:
+    add_broken_site(project)
+    result = run("validate", "--format", "json", "sites/broken.yaml")
+    assert result.exit_code == 2
+    diags = json.loads(result.stdout)
+    assert isinstance(diags, list)
+    assert diags
+    fields = ["file", "line", "column", "severity", "code", "path", "message", "hint"]
+    assert all(list(d) == fields for d in diags)
+    first = diags[0]
+    assert (first["file"], first["line"], first["column"]) == ("sites/broken.yaml", 6, 7)
+    assert (first["severity"], first["code"], first["path"]) == ("error", "NVC203", "/kind")
+    assert first["message"]
+
+
+def test_validate_json_of_a_valid_site_is_an_array(project: Path) -> None:
+    result = run("validate", "--format", "json")
+    assert result.exit_code == 0
+    diags = json.loads(result.stdout)
+    assert isinstance(diags, list)
+    assert all(d["severity"] != "error" for d in diags)
+
+
+# render and render --check
+
+
+def test_render_writes_the_site_folder(project: Path) -> None:
+    result = run("render")
+    assert result.exit_code == 0
+    assert last_line(result) == f"nvcregen: no problems; wrote out/{SITE}/"
+    assert sorted(p.name for p in (project / "out").iterdir()) == [SITE]
+    assert files(project / "out" / SITE) == files(COMMITTED)
+
+
+def test_render_again_changes_nothing(project: Path) -> None:
+    assert run("render").exit_code == 0
+    before = {p: p.stat().st_mtime_ns for p in (project / "out").rglob("*")}
+    result = run("render")
+    assert result.exit_code == 0
+    assert "wrote out/" not in result.output
+    assert {p: p.stat().st_mtime_ns for p in (project / "out").rglob("*")} == before
+
+
+def test_check_after_render_passes(project: Path) -> None:
+    assert run("render").exit_code == 0
+    result = run("render", "--check")
+    assert result.exit_code == 0
+    assert last_line(result) == "nvcregen: no problems; 0 files differ"
+
+
+def test_check_reports_an_edited_file(project: Path) -> None:
+    assert run("render").exit_code == 0
+    edited = project / "out" / SITE / CERT
+    edited.write_text(edited.read_text().replace("mlnxPerNode: 8", "mlnxPerNode: 0", 1))
+    before = files(project)
+
+    result = run("render", "--check")
+
+    assert result.exit_code == 1
+    shown = f"out/{SITE}/{CERT}"
+    assert f"{shown}: changed\n--- a/{shown}\n+++ b/{shown}\n" in result.output
+    assert "\n-        mlnxPerNode: 0\n+        mlnxPerNode: 8\n" in result.output
+    assert last_line(result) == "nvcregen: out/ is out of date; run `nvcregen render`"
+    assert files(project) == before
+
+
+def test_check_reports_a_deleted_file(project: Path) -> None:
+    assert run("render").exit_code == 0
+    (project / "out" / SITE / CERT).unlink()
+    before = files(project)
+
+    result = run("render", "--check")
+
+    assert result.exit_code == 1
+    assert f"out/{SITE}/{CERT}: added\n" in result.output
+    assert "1 files differ" in result.output or "1 file differs" in result.output
+    assert files(project) == before
+
+
+def test_check_without_out_writes_nothing(project: Path) -> None:
+    before = files(project)
+    result = run("render", "--check")
+    assert result.exit_code == 1
+    assert f"out/{SITE}/index.json: added" in result.output
+    assert files(project) == before
+    assert not (project / "out").exists()
+
+
+def test_render_writes_nothing_when_any_site_is_broken(project: Path) -> None:
+    add_broken_site(project)
+    result = run("render")
+    assert result.exit_code == 2
+    assert first_line(result).startswith("sites/broken.yaml:6:7: error[NVC203]: ")
+    assert last_line(result).endswith("; nothing written to out/")
+    assert not (project / "out").exists()
+
+
+def test_render_to_another_folder(project: Path) -> None:
+    result = run("render", "--out", "other/")
+    assert result.exit_code == 0
+    assert last_line(result) == f"nvcregen: no problems; wrote other/{SITE}/"
+    assert not (project / "out").exists()
+    assert files(project / "other" / SITE) == files(COMMITTED)
+
+    assert run("render", "--check", "--out", "other/").exit_code == 0
+    assert run("render", "--check").exit_code == 1  # out/ was never written
+
+    (project / "other" / SITE / CERT).write_text("edited: true\n")
+    result = run("render", "--check", "--out", "other/")
+    assert result.exit_code == 1
+    assert f"other/{SITE}/{CERT}: changed" in result.output
+
+
+def test_render_refuses_a_folder_with_a_hand_added_file(project: Path) -> None:
+    (project / "sites" / "l20-pool.yaml").write_text((ROOT / "sites" / "l20-pool.yaml").read_text())
+    assert run("render", f"sites/{SITE}.yaml").exit_code == 0
+    site_dir = project / "out" / SITE
+    (site_dir / "NOTES.md").write_text("my notes\n")
+    # An edit render would normally overwrite: it must survive the refusal.
+    (site_dir / CERT).write_text("edited: true\n")
+    before = files(project)
+
+    result = run("render")
+
+    assert result.exit_code == 2
+    assert first_line(result) == (
+        f"out/{SITE}/NOTES.md:1:1: error[NVC502]: "
+        "this file was not written by nvcregen; refusing to replace the folder"
+    )
+    assert last_line(result).endswith("; nothing written to out/")
+    assert files(project) == before
+    assert not (project / "out" / "l20-pool").exists()
+
+
+def test_render_refuses_two_sites_with_one_name(project: Path) -> None:
+    shutil.copyfile(SITE_FILE, project / "sites" / "h20-copy.yaml")
+    for command in (["validate"], ["render"]):
+        result = run(*command)
+        assert result.exit_code == 2
+        assert first_error(result) == (
+            f"sites/h20-copy.yaml:8:9: error[NVC503]: "
+            f"site name '{SITE}' is also used by sites/{SITE}.yaml"
+        )
+        assert "   = at /metadata/name\n" in result.output
+    assert not (project / "out").exists()
+
+
+@pytest.mark.parametrize("sites_folder", [True, False], ids=["empty-sites", "no-sites-folder"])
+def test_no_sites(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, sites_folder: bool) -> None:
+    if sites_folder:
+        (tmp_path / "sites").mkdir()
+    monkeypatch.chdir(tmp_path)
+    for command in (["validate"], ["render"], ["render", "--check"]):
+        result = run(*command)
+        assert result.exit_code == 2
+        assert first_line(result) == "sites/:1:1: error[NVC100]: no site files found"
+    assert sorted(p.name for p in tmp_path.iterdir()) == (["sites"] if sites_folder else [])
+
+
+# the schema and the committed sites
+
+
+def test_schema_drift() -> None:
+    result = run("schema")
+    assert result.exit_code == 0
+    committed = (ROOT / "schemas" / "site.v1alpha1.json").read_text()
+    assert json.loads(result.output) == json.loads(committed), (
+        f"schemas/site.v1alpha1.json is out of date; refresh it with `{REFRESH_SCHEMA}`"
+    )
+    assert result.output == committed, f"formatting differs; refresh with `{REFRESH_SCHEMA}`"
+
+
+@pytest.mark.parametrize("site", sorted(p.name for p in (ROOT / "sites").glob("*.y*ml")))
+def test_every_site_names_the_schema(site: str) -> None:
+    first = (ROOT / "sites" / site).read_text().splitlines()[0]
+    prefix = "# yaml-language-server: $schema="
+    assert first.startswith(prefix)
+    target = (ROOT / "sites" / first.removeprefix(prefix).strip()).resolve()
+    assert target == (ROOT / "schemas" / "site.v1alpha1.json").resolve()
