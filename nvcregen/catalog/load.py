@@ -51,7 +51,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
     )
     tests = _load_folder(root, "tests", TestEntry, diags, origins, lambda e: e.name)
     baselines = _load_folder(root, "baselines", Baseline, diags, origins, lambda e: e.name)
-    images = _load_one(root / "images.yaml", "images.yaml", DefaultImages, diags)
+    images = _load_one(root / "images.yaml", "catalog/images.yaml", DefaultImages, diags)
     if has_errors(diags) or images is None:
         raise NvcregenError(diags)
     return Catalog(hardware, tests, baselines, images, origins)

@@ -90,9 +90,9 @@ def _category(unit: TestUnit) -> Obj:
         "nodesPerJob": unit.nodes_per_job,
         "timeoutPerJob": units.format_duration(unit.timeout_ms),
         "image": unit.image,
+        "testScale": _test_scale(unit),
     }
     if unit.test.kind == "nccl":
-        options["testScale"] = "intra-node" if unit.stage.scope == "intra-node" else "full-scale"
         options.update(_nccl_options(unit))
     if unit.test.training is not None:
         options.update(
@@ -129,7 +129,7 @@ def workload_run(site: Site, unit: TestUnit) -> Manifest:
         **counts(unit),
         "target": target(unit.pool),
         "orchestration": {
-            "testScale": "intra-node" if unit.stage.scope == "intra-node" else "full-scale",
+            "testScale": _test_scale(unit),
             "repeatCount": site.spec.readiness.rounds,
             "maxConcurrent": window.max_concurrent_jobs,
             "timeoutPerJob": units.format_duration(unit.timeout_ms),
@@ -171,10 +171,25 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
             hostengine=site.spec.dependencies.dcgm.hostengine
             if unit.test.dcgm.needs_hostengine
             else None,
-            deadline_s=max(60, unit.timeout_ms // 1000 - 60),
+            deadline_s=_dcgm_deadline_s(unit.timeout_ms),
         )
         return {"framework": {"exec": {"command": ["/bin/bash", "-c", script]}}}
     raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
+
+
+def _dcgm_deadline_s(timeout_ms: int) -> int:
+    """The outer deadline of a DCGM run, in seconds: well inside the job's timeout.
+
+    A minute before the timeout, or half of a timeout under two minutes, so that with
+    `--kill-after=10s` a hung diagnostic is stopped (and its output logged) before NVCRE
+    gives up on the job; for any timeout over 20 s. Never 0, which `timeout` reads as none.
+    """
+    seconds = timeout_ms // 1000
+    return max(1, min(60, seconds // 2), seconds - 60)
+
+
+def _test_scale(unit: TestUnit) -> str:
+    return "intra-node" if unit.stage.scope == "intra-node" else "full-scale"
 
 
 def _threshold_map(unit: TestUnit) -> dict[str, str]:

@@ -120,6 +120,13 @@ def _message(doc: Document, err: ValidationError, where: str) -> tuple[str, str]
         missing = str(err.message).split("'")[1]
         return f"missing required key '{missing}'", _describe(schema, missing)
     if err.validator == "type":
+        unit, raw = schema.get("x-nvcregen-unit"), doc.raw.get(where)
+        number = isinstance(value, int | float) and not isinstance(value, bool)
+        if isinstance(unit, str) and raw is not None and number:
+            # `speed: 200` is a number without its unit; quoting it would not help.
+            problem = check_unit(unit, raw)
+            if problem is not None:
+                return problem
         return _type_message(doc, where, value, str(err.validator_value))
     if err.validator in {"enum", "const"}:
         return _choice_message(value, err)
