@@ -11,6 +11,7 @@ from pydantic import BaseModel
 from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, TestEntry
 from nvcregen.errors import Diagnostic, NvcregenError, has_errors
 from nvcregen.resources import data_dir
+from nvcregen.spec.fast import fast_document
 from nvcregen.spec.load import load_file
 from nvcregen.validate.parse import parse_model
 
@@ -77,6 +78,12 @@ def _load_folder(
 
 
 def _load_one(file: Path, display: str, model: type[M], diags: list[Diagnostic]) -> M | None:
+    fast = fast_document(file, display)
+    if fast is not None:
+        entry, _ = parse_model(fast, model, code="NVC220")
+        if entry is not None:
+            return entry
+    # Something is wrong: load again, keeping positions, to say where.
     doc, load_diags = load_file(file, display)
     diags.extend(load_diags)
     if doc is None:

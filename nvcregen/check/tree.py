@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,12 +18,12 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.objects import object_findings
+from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.compile.plan import resolve_pools, stage_pool_name
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.errors import Diagnostic, Severity, Span
-from nvcregen.spec.load import load_file
-from nvcregen.spec.positions import Document
+from nvcregen.spec.fast import fast_document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.parse import parse_model
 
@@ -42,19 +42,25 @@ class SiteFacts:
 class TreeFile:
     """A generated file, its object, and what the site's index says about it."""
 
-    doc: Document
+    file: GeneratedFile
     located: Located
     origin: str | None
     site_dir: Path | None
 
 
 def check_tree(
-    out_dir: Path, root: Path, catalog: Catalog, *, strict: bool = False
+    out_dir: Path,
+    root: Path,
+    catalog: Catalog,
+    *,
+    strict: bool = False,
+    server: Callable[[list[Located]], list[tuple[str, Finding]]] | None = None,
 ) -> list[Diagnostic]:
     """Check every YAML file under `out_dir`; report at the generated file's lines.
 
     Each diagnostic also names the site line the object came from (via `index.json`),
-    so a reviewer can jump from a bad object to the plan that produced it.
+    so a reviewer can jump from a bad object to the plan that produced it. `server`,
+    when given (see `nvcregen.check.server`), also dry-runs the objects on a cluster.
     """
     files, diags = _load_tree(out_dir, root)
     by_path = {f.located.file: f for f in files}
@@ -69,6 +75,8 @@ def check_tree(
             found += [(file.located.file, f) for f in _counts(file, site)]
     objects = [f.located for f in files]
     found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
+    if server is not None:
+        found += server(objects)
     for site_dir in sorted({f.site_dir for f in files}, key=str):
         # Each site is its own cluster: names only need to be unique within one.
         found += list(check_identities([f.located for f in files if f.site_dir == site_dir]))
@@ -79,20 +87,28 @@ def check_tree(
 def _load_tree(out_dir: Path, root: Path) -> tuple[list[TreeFile], list[Diagnostic]]:
     files: list[TreeFile] = []
     diags: list[Diagnostic] = []
+    indexes: dict[Path, dict[str, Any]] = {}
     for path in sorted(out_dir.rglob("*.yaml")):
         if any(part.startswith(".") for part in path.relative_to(out_dir).parts):
             continue
-        shown = _shown(path, root)
-        doc, load_diags = load_file(path, shown)
-        diags += load_diags
-        if doc is None or not isinstance(doc.data, dict) or "kind" not in doc.data:
-            if doc is not None:
-                diags.append(Diagnostic(Span(shown), Severity.ERROR, "NVC600",
-                                        "not a Kubernetes object (no kind)"))  # fmt: skip
+        generated = GeneratedFile(path, _shown(path, root))
+        data = generated.data
+        if data is None:  # libyaml could not read it: let the careful loader say why
+            diags += generated.loaded[1] or [_not_object(generated.shown, "not valid YAML")]
+            continue
+        if not isinstance(data, dict) or "kind" not in data:
+            diags.append(_not_object(generated.shown, "not a Kubernetes object (no kind)"))
             continue
         site_dir = next((p for p in path.parents if (p / INDEX_FILE).is_file()), None)
-        files.append(TreeFile(doc, Located(shown, doc.data), _origin(path, site_dir), site_dir))
+        if site_dir is not None and site_dir not in indexes:
+            indexes[site_dir] = _index(site_dir)
+        origin = _origin(path, site_dir, indexes.get(site_dir, {})) if site_dir else None
+        files.append(TreeFile(generated, Located(generated.shown, data), origin, site_dir))
     return files, diags
+
+
+def _not_object(shown: str, message: str) -> Diagnostic:
+    return Diagnostic(Span(shown), Severity.ERROR, "NVC600", message)
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -110,11 +126,8 @@ def _index(site_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _origin(path: Path, site_dir: Path | None) -> str | None:
+def _origin(path: Path, site_dir: Path, index: dict[str, Any]) -> str | None:
     """`sites/x.yaml:41` for a generated file, from its site's index."""
-    if site_dir is None:
-        return None
-    index = _index(site_dir)
     entry = index.get("files", {}).get(path.relative_to(site_dir).as_posix())
     source = index.get("source", {}).get("file")
     if not isinstance(entry, dict) or not source:
@@ -133,7 +146,7 @@ def _site_facts(site_dir: Path, root: Path, catalog: Catalog) -> SiteFacts | Non
     source = _index(site_dir).get("source", {}).get("file")
     if not source or not (root / source).is_file():
         return None
-    doc, _ = load_file(root / source, source)
+    doc = fast_document(root / source, source)
     site = parse_model(doc, Site)[0] if doc is not None else None
     if site is None:
         return None
@@ -150,7 +163,7 @@ def _site_facts(site_dir: Path, root: Path, catalog: Catalog) -> SiteFacts | Non
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:
     notes = (f"generated from {file.origin}",) if file.origin else ()
     return Diagnostic(
-        file.doc.span(finding.pointer),
+        file.file.document.span(finding.pointer),
         finding.severity,
         finding.code,
         finding.message,

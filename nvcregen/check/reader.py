@@ -1,0 +1,49 @@
+"""Read generated files fast with libyaml; load positions only for files with problems."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from nvcregen.errors import Diagnostic
+from nvcregen.spec.fast import parse_fast
+from nvcregen.spec.load import load_document
+from nvcregen.spec.positions import Document
+
+
+class GeneratedFile:
+    """One file of an output tree: its bytes, its data, and (on demand) its positions.
+
+    Parsing with libyaml is an order of magnitude faster than the position-keeping
+    loader, and almost every generated file is fine, so positions are only worked out
+    when a diagnostic has to name a line. PyYAML reads YAML 1.1, as Kubernetes does.
+    """
+
+    def __init__(self, path: Path, shown: str) -> None:
+        self.path = path
+        self.shown = shown
+        self.raw = path.read_bytes()
+
+    @cached_property
+    def data(self) -> Any:
+        """The parsed object, or None when libyaml cannot parse the file."""
+        try:
+            return parse_fast(self.raw)
+        except yaml.YAMLError:
+            return None
+
+    @cached_property
+    def loaded(self) -> tuple[Document | None, list[Diagnostic]]:
+        """The position-keeping load, with its diagnostics."""
+        return load_document(self.raw, self.shown)
+
+    @property
+    def document(self) -> Document:
+        """Positions for diagnostics (a file libyaml read is also valid for this loader)."""
+        doc = self.loaded[0]
+        if doc is None:
+            return Document(self.shown, "", self.data, {}, {}, {})
+        return doc

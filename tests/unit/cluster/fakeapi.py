@@ -1,0 +1,235 @@
+"""A stand-in for kube-apiserver that speaks exactly the calls nvcregen's dry-run makes.
+
+No kube-apiserver can run on the machines these tests run on, so the tests drive the
+real `kubernetes` client against this small HTTP server (`http.server` on 127.0.0.1, a
+random port, in a thread). It answers:
+
+- discovery: `GET /api/v1` and `GET /apis/<group>/<version>` with an `APIResourceList`
+  (404 `Status` for a group-version it does not serve). nvcregen never asks for `/api`
+  or `/apis`: it looks up one group-version at a time;
+- server-side apply: `PATCH <group-version>[/namespaces/<ns>]/<plural>/<name>`, which it
+  only accepts as a dry-run apply patch. It echoes a valid object (200), answers a
+  configured refusal (e.g. 422 with `details.causes`), 404 for a resource it does not
+  serve, and 429 once for names in `throttle_once`.
+
+Every request is recorded (method, path, query, content type, authorization, body), so
+tests assert what the client really sent.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+TOKEN = "test-token"
+NVCRE = "nvcre.nvidia.com/v1alpha1"
+
+
+def resource(plural: str, kind: str, *, namespaced: bool) -> dict[str, Any]:
+    """One entry of an APIResourceList, as kube-apiserver writes it."""
+    return {
+        "name": plural,
+        "singularName": kind.lower(),
+        "namespaced": namespaced,
+        "kind": kind,
+        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"],
+    }
+
+
+def served_by_default() -> dict[str, list[dict[str, Any]]]:
+    """Core v1 (two kinds) and the NVCRE CRDs, each with a status subresource."""
+    nvcre = [
+        resource("certifications", "Certification", namespaced=True),
+        resource("certifications/status", "Certification", namespaced=True),
+        resource("workloadruns", "WorkloadRun", namespaced=True),
+        resource("logprofiles", "LogProfile", namespaced=False),
+    ]
+    core = [
+        resource("namespaces", "Namespace", namespaced=False),
+        resource("configmaps", "ConfigMap", namespaced=True),
+    ]
+    return {"v1": core, NVCRE: nvcre}
+
+
+def status(
+    code: int, reason: str, message: str, causes: list[dict[str, str]] | None = None
+) -> dict[str, Any]:
+    """A `Status` failure body as kube-apiserver writes it."""
+    body: dict[str, Any] = {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+    if causes is not None:
+        body["details"] = {"causes": causes}
+    return body
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    content_type: str
+    authorization: str
+    body: Any
+
+
+@dataclass
+class FakeApiServer:
+    """What the server serves and refuses, and every request it received."""
+
+    url: str = ""
+    token: str = TOKEN
+    served: dict[str, list[dict[str, Any]]] = field(default_factory=served_by_default)
+    reject: dict[str, tuple[int, dict[str, Any]]] = field(default_factory=dict)
+    throttle_once: set[str] = field(default_factory=set)
+    always: tuple[int, dict[str, Any]] | None = None
+    received: list[Received] = field(default_factory=list)
+
+    def patches(self) -> list[Received]:
+        """The PATCH requests received, in order."""
+        return [r for r in self.received if r.method == "PATCH"]
+
+    def answer(self, request: Received) -> tuple[int, dict[str, Any]]:
+        """The status and JSON body for one request."""
+        if request.authorization != f"Bearer {self.token}":
+            return 401, status(401, "Unauthorized", "Unauthorized")
+        if self.always is not None:
+            return self.always
+        gv, rest = _split(request.path)
+        if gv not in self.served:
+            return 404, status(404, "NotFound", "the server could not find the requested resource")
+        if request.method == "GET" and not rest:
+            listing = {"kind": "APIResourceList", "groupVersion": gv, "resources": self.served[gv]}
+            return 200, listing
+        if request.method == "PATCH":
+            return self._apply(gv, rest, request)
+        return 405, status(405, "MethodNotAllowed", f"{request.method} is not supported here")
+
+    def _apply(self, gv: str, rest: list[str], request: Received) -> tuple[int, dict[str, Any]]:
+        namespaced = len(rest) == 4 and rest[0] == "namespaces"
+        plural, name = (rest[2], rest[3]) if namespaced else (rest[0], rest[-1])
+        known = {(r["name"], r["namespaced"]) for r in self.served[gv]}
+        if len(rest) not in {2, 4} or (plural, namespaced) not in known:
+            return 404, status(404, "NotFound", "the server could not find the requested resource")
+        if request.content_type != "application/apply-patch+yaml":
+            return 415, status(415, "UnsupportedMediaType", request.content_type)
+        if request.query.get("dryRun") != ["All"]:
+            return 500, status(500, "InternalError", "this fake server only does dry-runs")
+        if name in self.throttle_once:
+            self.throttle_once.discard(name)
+            return 429, status(429, "TooManyRequests", "too many requests, try again")
+        if name in self.reject:
+            return self.reject[name]
+        return 200, request.body
+
+
+def _split(path: str) -> tuple[str, list[str]]:
+    """`/apis/g/v/namespaces/ns/p/n` -> (`g/v`, [`namespaces`, `ns`, `p`, `n`])."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:1] == ["api"] and len(parts) >= 2:
+        return parts[1], parts[2:]
+    if parts[:1] == ["apis"] and len(parts) >= 3:
+        return f"{parts[1]}/{parts[2]}", parts[3:]
+    return "", parts
+
+
+class _Server(ThreadingHTTPServer):
+    fake: FakeApiServer
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def _handle(self) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        request = Received(
+            self.command,
+            url.path,
+            parse_qs(url.query),
+            self.headers.get("Content-Type", ""),
+            self.headers.get("Authorization", ""),
+            json.loads(raw) if raw else None,
+        )
+        self.server.fake.received.append(request)
+        code, body = self.server.fake.answer(request)
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        if code == 429:
+            self.send_header("Retry-After", "1")
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep the test output quiet."""
+
+
+@contextmanager
+def serve() -> Iterator[FakeApiServer]:
+    """Run a fake API server on 127.0.0.1 (a free port) for the duration of a test."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    fake = FakeApiServer(url=f"http://127.0.0.1:{server.server_address[1]}")
+    server.fake = fake
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def closed_port_url() -> str:
+    """A URL on 127.0.0.1 where nothing listens (connections are refused)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def write_kubeconfig(path: Path, url: str, down_url: str) -> Path:
+    """A kubeconfig with two contexts: `ctx` (the fake server, namespace `team`, current)
+    and `down` (a closed port). JSON is YAML, so it is written as JSON."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "ctx",
+        "clusters": [
+            {"name": "fake", "cluster": {"server": url, "insecure-skip-tls-verify": True}},
+            {"name": "gone", "cluster": {"server": down_url, "insecure-skip-tls-verify": True}},
+        ],
+        "users": [{"name": "tester", "user": {"token": TOKEN}}],
+        "contexts": [
+            {"name": "ctx", "context": {"cluster": "fake", "user": "tester", "namespace": "team"}},
+            {"name": "down", "context": {"cluster": "gone", "user": "tester"}},
+        ],
+    }
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return path

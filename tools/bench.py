@@ -1,0 +1,107 @@
+"""`make bench`: time nvcregen on a synthetic fleet and print ratios against baselines.
+
+Every figure is measured in the same run on the same machine, so only the ratios are
+meaningful; absolute seconds depend on the machine. Goals:
+
+- `render` of N sites costs at most 60x one site (start-up amortised);
+- `nvcregen check` of the fleet's tree runs at most 4x the time it takes libyaml
+  merely to parse the same files (the parse floor).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+_NAME = re.compile(r"^(  name|  cluster): (\S+)$", re.MULTILINE)
+_PATH = re.compile(r"^(    path): out/(\S+)$", re.MULTILINE)
+
+
+def make_fleet(target: Path, count: int) -> list[Path]:
+    """Clone the example sites under new names until there are `count` sites."""
+    sources = sorted((ROOT / "sites").glob("*.yaml"))
+    (target / "sites").mkdir(parents=True)
+    made = []
+    for index in range(count):
+        source = sources[index % len(sources)]
+        suffix = f"-{index:03d}"
+        text = _NAME.sub(rf"\1: \2{suffix}", source.read_text())
+        text = _PATH.sub(rf"\1: out/\2{suffix}", text)
+        path = target / "sites" / f"{source.stem[:24]}{suffix}.yaml"
+        path.write_text(text)
+        made.append(path)
+    return made
+
+
+def timed(action: Callable[[], object], repeat: int = 3) -> float:
+    """Best wall time of `repeat` runs, in seconds."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        action()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def nvcregen(cwd: Path, *args: str) -> None:
+    """Run the real command line in a subprocess, as a user or CI would."""
+    result = subprocess.run(
+        [sys.executable, "-m", "nvcregen", *args], cwd=cwd, capture_output=True, check=False
+    )
+    if result.returncode not in {0, 1}:
+        raise SystemExit(f"nvcregen {' '.join(args)} failed:\n{result.stderr.decode()}")
+
+
+def parse_floor(files: list[Path]) -> None:
+    """Parse every file with libyaml and nothing else: the least any checker must do."""
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    for file in files:
+        yaml.load(file.read_bytes(), Loader=loader)
+
+
+def main() -> None:
+    """Build the fleet, time each scenario, print a table of ratios."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sites", type=int, default=100)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="nvcregen-bench-"))
+    try:
+        _run(work, args.sites)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run(work: Path, count: int) -> None:
+    fleet = make_fleet(work, count)
+    one = timed(lambda: nvcregen(work, "render", str(fleet[0]), "--out", "one"))
+    render_all = timed(lambda: nvcregen(work, "render", "--out", "out"), repeat=1)
+    noop = timed(lambda: nvcregen(work, "render", "--check", "--out", "out"))
+    files = sorted((work / "out").rglob("*.yaml"))
+    floor = timed(lambda: parse_floor(files))
+    check = timed(lambda: nvcregen(work, "check", "out"), repeat=1)
+    rows = [
+        ("render 1 site (baseline)", one, 1.0, None),
+        (f"render {count} sites", render_all, render_all / one, 60.0),
+        (f"render --check {count} sites, nothing changed", noop, noop / render_all, None),
+        (f"parse {len(files)} objects with libyaml (baseline)", floor, 1.0, None),
+        (f"check {len(files)} objects", check, check / floor, 4.0),
+    ]
+    print(f"{'scenario':52} {'seconds':>9} {'ratio':>8} {'goal':>7}")
+    for label, seconds, ratio, goal in rows:
+        mark = "" if goal is None else f"<= {goal:g}x {'ok' if ratio <= goal else 'MISSED'}"
+        print(f"{label:52} {seconds:9.3f} {ratio:7.2f}x {mark}")
+    print(f"check rate: {len(files) / check:.0f} objects/s")
+
+
+if __name__ == "__main__":
+    main()
