@@ -90,7 +90,9 @@ def server_findings(objects: list[Located], client: Cluster) -> list[tuple[str, 
 
     """
     found: list[tuple[str, Finding]] = []
-    for done, located in enumerate(objects):
+    # CRDs first, as a GitOps controller applies them, so their CRs are judged after them.
+    ordered = sorted(objects, key=lambda o: o.obj.get("kind") != "CustomResourceDefinition")
+    for done, located in enumerate(ordered):
         try:
             result = dry_run_apply(client, located.obj)
         except ServerUnreachableError as exc:

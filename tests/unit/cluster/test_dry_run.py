@@ -293,3 +293,53 @@ def test_an_unreachable_server_is_one_finding_not_one_per_object(
     assert (file, finding.code, finding.pointer) == ("a.yaml", "NVC642", "")
     assert "dry-run stopped after 0 of 3 objects" in finding.message
     assert len(slept) == 2  # one object's attempts, not three objects'
+
+
+def test_a_cel_rejection_reaches_the_user_with_the_rule_message(
+    fake: FakeApiServer, cluster: Cluster
+) -> None:
+    """What an API server answers when an x-kubernetes-validations rule fails on apply."""
+    cause = {
+        "reason": "FieldValueInvalid",
+        "field": "spec.workloadMetadata.labels",
+        "message": 'Invalid value: "object": label keys must not use the nvcre.nvidia.com/ prefix',
+    }
+    body = status(422, "Invalid", 'Certification.nvcre.nvidia.com "x" is invalid', [cause])
+    fake.reject["x"] = (422, body)
+    findings = server_findings([Located("c.yaml", certification("x"))], cluster)
+    assert [(f.code, f.pointer) for _, f in findings] == [
+        ("NVC640", "/spec/workloadMetadata/labels")
+    ]
+    assert "must not use the nvcre.nvidia.com/ prefix" in findings[0][1].message
+
+
+def test_a_conflict_is_reported_not_retried(fake: FakeApiServer, cluster: Cluster) -> None:
+    fake.reject["x"] = (409, status(409, "Conflict", "Apply failed with 1 conflict"))
+    findings = server_findings([Located("c.yaml", certification("x"))], cluster)
+    assert [f.code for _, f in findings] == ["NVC640"]
+    assert "Apply failed with 1 conflict" in findings[0][1].message
+    assert "field manager" in findings[0][1].hint
+    assert len(fake.patches()) == 1
+
+
+def test_crds_are_dry_run_before_the_objects_that_need_them(
+    fake: FakeApiServer, cluster: Cluster
+) -> None:
+    crd = {
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "certifications.nvcre.nvidia.com"},
+    }
+    fake.served["apiextensions.k8s.io/v1"] = [
+        {
+            "name": "customresourcedefinitions",
+            "kind": "CustomResourceDefinition",
+            "namespaced": False,
+        }
+    ]
+    objects = [Located("c.yaml", certification("x")), Located("crd.yaml", crd)]
+    server_findings(objects, cluster)
+    assert [p.path.split("/")[-2] for p in fake.patches()] == [
+        "customresourcedefinitions",
+        "certifications",
+    ]
