@@ -104,30 +104,31 @@ def render(sites: tuple[Path, ...], out_dir: Path, check: bool, fmt: str, strict
     type=click.Path(path_type=Path, dir_okay=False),
     help="Kubeconfig for --server (default: $KUBECONFIG, then ~/.kube/config).",
 )
+@click.option(
+    "--base",
+    metavar="GIT-REF",
+    help="Check updates against the objects at this revision (transition rules, oldSelf).",
+)
 def check(
-    out_dir: Path, fmt: str, strict: bool, context: str | None, kubeconfig: Path | None
+    out_dir: Path,
+    fmt: str,
+    strict: bool,
+    context: str | None,
+    kubeconfig: Path | None,
+    base: str | None,
 ) -> None:
     """Validate a rendered tree offline against the upstream schemas and nvcregen's checks."""
-    from nvcregen.catalog.load import load_catalog
-    from nvcregen.check.server import server_check
-    from nvcregen.check.tree import check_tree
-    from nvcregen.cluster import ClusterError
+    from nvcregen.check.run import CheckOptions, CheckSetupError, run_check
 
     if kubeconfig is not None and context is None:
         raise click.UsageError("--kubeconfig needs --server CONTEXT")
-    if not out_dir.is_dir():
-        click.echo(
-            f"nvcregen: {out_dir.as_posix()}/ does not exist; run `nvcregen render`", err=True
-        )
-        sys.exit(ExitCode.INVALID)
+    options = CheckOptions(out_dir, Path.cwd(), strict, context, kubeconfig, base)
     try:
-        server = server_check(context, kubeconfig) if context is not None else None
-    except ClusterError as exc:
+        diags, done = run_check(options)
+    except CheckSetupError as exc:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
-    diags = check_tree(out_dir, Path.cwd(), load_catalog(), strict=strict, server=server)
-    where = f" and dry-ran it on context '{context}'" if context else ""
-    _emit(diags, fmt, wrote=f"checked {out_dir.as_posix()}/{where}")
+    _emit(diags, fmt, wrote=done)
     sys.exit(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import check_policies
 from nvcregen.check.schemas import default_registry
 from nvcregen.check.webhooks import webhook_findings
 from nvcregen.compile.manifest import Manifest
-from nvcregen.errors import Diagnostic
+from nvcregen.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -19,12 +20,49 @@ _SITE_LEVEL_CODES = frozenset({"NVC621"})
 
 
 def object_findings(
-    obj: Mapping[str, Any], *, kube_version: str = "1.30", strict: bool = False
+    obj: Mapping[str, Any],
+    *,
+    kube_version: str = "1.30",
+    strict: bool = False,
+    old: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
-    """Every problem of one object: upstream schema, webhook rules, nvcregen's policies."""
+    """Every problem of one object, as an API server and nvcregen's policies see it.
+
+    Args:
+        obj: The object.
+        kube_version: Selects the core Kubernetes schemas.
+        strict: Tag-only images become errors.
+        old: The object's previous version, for transition rules; None checks as a create.
+
+    Returns:
+        Structural schema problems, failed and unchecked CEL rules, webhook-only rules,
+        then policy findings.
+
+    """
     problems = default_registry().validate(obj, kube_version=kube_version)
     findings = [Finding(p.pointer, p.code, p.message) for p in problems]
+    if not problems:  # CEL rules assume a structurally valid object, as the server does
+        findings += [_cel_finding(r) for r in evaluate_rules(obj, old=old) if _reported(r)]
     return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
+
+
+def _reported(result: CelResult) -> bool:
+    return result.status in {"failed", "unchecked"}
+
+
+def _cel_finding(result: CelResult) -> Finding:
+    if result.status == "unchecked":
+        return Finding(
+            result.pointer,
+            "NVC611",
+            f"CEL rule not checked offline ({result.reason}): {result.rule}",
+            Severity.WARNING,
+            "the API server will evaluate it; `nvcregen check --server` does so now",
+        )
+    hint = ""
+    if uses_old_self(result.rule):
+        hint = "this change needs a new object name: the field is immutable once created"
+    return Finding(result.pointer, "NVC610", f"{result.message} (rule: {result.rule})", hint=hint)
 
 
 def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> list[Diagnostic]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,13 +55,17 @@ def check_tree(
     *,
     strict: bool = False,
     server: Callable[[list[Located]], list[tuple[str, Finding]]] | None = None,
+    old: Mapping[str, Any] | None = None,
 ) -> list[Diagnostic]:
     """Check every YAML file under `out_dir`; report at the generated file's lines.
 
     Each diagnostic also names the site line the object came from (via `index.json`),
     so a reviewer can jump from a bad object to the plan that produced it. `server`,
     when given (see `nvcregen.check.server`), also dry-runs the objects on a cluster.
+    `old` maps a file (as shown) to its previous object, for CEL transition rules;
+    files without one are checked as creates.
     """
+    old = old or {}
     files, diags = _load_tree(out_dir, root)
     by_path = {f.located.file: f for f in files}
     facts = {d: _site_facts(d, root, catalog) for d in {f.site_dir for f in files} if d}
@@ -69,7 +73,9 @@ def check_tree(
     for file in files:
         site = facts.get(file.site_dir) if file.site_dir else None
         version = site.kube_version if site else "1.30"
-        findings = object_findings(file.located.obj, kube_version=version, strict=strict)
+        findings = object_findings(
+            file.located.obj, kube_version=version, strict=strict, old=old.get(file.located.file)
+        )
         found += [(file.located.file, f) for f in findings]
         if site is not None:
             found += [(file.located.file, f) for f in _counts(file, site)]
@@ -171,3 +177,12 @@ def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:
         finding.hint,
         notes,
     )
+
+
+def shown_files(out_dir: Path, root: Path) -> list[str]:
+    """The YAML files `check_tree` reads, named as it names them."""
+    return [
+        _shown(path, root)
+        for path in sorted(out_dir.rglob("*.yaml"))
+        if not any(part.startswith(".") for part in path.relative_to(out_dir).parts)
+    ]

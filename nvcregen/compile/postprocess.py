@@ -11,9 +11,10 @@ from nvcregen.spec.v1alpha1 import Site
 LABEL_PREFIX = "nvcregen.io/"
 MANAGED_BY = {"app.kubernetes.io/managed-by": "nvcregen"}
 # Readiness objects hold results until `nvcregen collect` has archived them, so no sync
-# may prune them: Argo CD and Flux each have their own opt-out.
+# may prune them, nor may deleting their Argo CD Application delete them: Argo CD and
+# Flux each have their own opt-out.
 PRUNE_PROTECTION = {
-    "argocd.argoproj.io/sync-options": "Prune=false",
+    "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
 }
 PROTECTED_COMPONENTS = frozenset({"readiness"})

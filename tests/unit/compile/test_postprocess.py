@@ -12,7 +12,7 @@ from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness import readiness_manifests
 
 PRUNE = {
-    "argocd.argoproj.io/sync-options": "Prune=false",
+    "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",
     "kustomize.toolkit.fluxcd.io/prune": "disabled",
 }
 
