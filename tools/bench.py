@@ -73,22 +73,33 @@ def main() -> None:
     """Build the fleet, time each scenario, print a table of ratios."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sites", type=int, default=100)
+    parser.add_argument("--check-objects", type=int, default=4000)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nvcregen-bench-"))
     try:
-        _run(work, args.sites)
+        _run(work, args.sites, args.check_objects)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _run(work: Path, count: int) -> None:
-    fleet = make_fleet(work, count)
-    one = timed(lambda: nvcregen(work, "render", str(fleet[0]), "--out", "one"))
-    render_all = timed(lambda: nvcregen(work, "render", "--out", "out"), repeat=1)
-    noop = timed(lambda: nvcregen(work, "render", "--check", "--out", "out"))
-    files = sorted((work / "out").rglob("*.yaml"))
+def _check_tree(work: Path, per_site: float, objects: int) -> list[Path]:
+    """Render a fleet large enough for a check of about `objects` objects."""
+    big = work / "big"
+    make_fleet(big, max(1, round(objects / per_site)))
+    nvcregen(big, "render", "--out", "out")
+    return sorted((big / "out").rglob("*.yaml"))
+
+
+def _run(work: Path, count: int, objects: int) -> None:
+    fleet = make_fleet(work / "fleet", count)
+    here = work / "fleet"
+    one = timed(lambda: nvcregen(here, "render", str(fleet[0]), "--out", "one"))
+    render_all = timed(lambda: nvcregen(here, "render", "--out", "out"), repeat=1)
+    noop = timed(lambda: nvcregen(here, "render", "--check", "--out", "out"))
+    per_site = len(list((here / "out").rglob("*.yaml"))) / count
+    files = _check_tree(work, per_site, objects)
     floor = timed(lambda: parse_floor(files))
-    check = timed(lambda: nvcregen(work, "check", "out"), repeat=1)
+    check = timed(lambda: nvcregen(work / "big", "check", "out"), repeat=1)
     rows = [
         ("render 1 site (baseline)", one, 1.0, None),
         (f"render {count} sites", render_all, render_all / one, 60.0),

@@ -19,10 +19,31 @@ JsonValue = dict[str, "JsonValue"] | list["JsonValue"] | str | int | float | boo
 
 
 def to_json(value: object) -> tuple[JsonValue, list[Problem]]:
-    """Return a plain-JSON copy of `value` and the problems with values JSON cannot hold."""
+    """Return a plain-JSON copy of `value` and the problems with values JSON cannot hold.
+
+    Data that is plain JSON already (what libyaml and nvcregen's own compiler produce)
+    is returned as it is, not copied: validators only read it.
+    """
+    if _plain(value):
+        return value, []  # type: ignore[return-value]
     issues: list[Issue] = []
     data = _copy(value, (), issues)
     return data, [issue.at() for issue in issues]
+
+
+_PLAIN_SCALARS = (str, int, bool, type(None))
+
+
+def _plain(value: object) -> bool:
+    """Whether `value` is made only of dict, list, str, int, bool, None and finite floats."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())  # type: ignore[attr-defined]
+    if kind is list:
+        return all(_plain(item) for item in value)  # type: ignore[attr-defined]
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    return kind in _PLAIN_SCALARS
 
 
 def _copy(value: object, path: JsonPath, issues: list[Issue]) -> JsonValue:

@@ -30,9 +30,35 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     """Return every policy finding for one object."""
     findings = list(_api_group(obj))
     findings += _secret_values(obj)
-    for path, value in walk(obj):
+    for path, value in _suspects(obj, ()):
         findings += _node(path, value, strict=strict)
     return findings
+
+
+def _suspects(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], Any]]:
+    """The nodes a policy might object to; cheap tests only, since almost all pass.
+
+    A plain recursive scan: this runs on every node of every object `check` reads.
+    """
+    found: list[tuple[tuple[str | int, ...], Any]] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(item, str):
+                if "_gbps" in item or (key in IMAGE_KEYS and "@sha256:" not in item):
+                    found.append(((*path, key), item))
+            elif item is True:
+                if key == "insecureSkipVerify":
+                    found.append(((*path, key), item))
+            elif isinstance(item, dict | list):
+                found += _suspects(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                if "_gbps" in item:
+                    found.append(((*path, index), item))
+            elif isinstance(item, dict | list):
+                found += _suspects(item, (*path, index))
+    return found
 
 
 def _api_group(obj: Mapping[str, Any]) -> Iterator[Finding]:

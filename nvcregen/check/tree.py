@@ -17,8 +17,9 @@ from nvcregen.check.crossref import (
     check_log_profiles,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.objects import object_findings
+from nvcregen.check.parallel import Job, check_objects
 from nvcregen.check.reader import GeneratedFile
+from nvcregen.check.schemas import DEFAULT_KUBE_VERSION
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.compile.plan import resolve_pools, stage_pool_name
 from nvcregen.emit.naming import INDEX_FILE
@@ -70,47 +71,73 @@ def check_tree(
     by_path = {f.located.file: f for f in files}
     facts = {d: _site_facts(d, root, catalog) for d in {f.site_dir for f in files} if d}
     found: list[tuple[str, Finding]] = []
-    for file in files:
-        site = facts.get(file.site_dir) if file.site_dir else None
-        version = site.kube_version if site else "1.30"
-        findings = object_findings(
-            file.located.obj, kube_version=version, strict=strict, old=old.get(file.located.file)
-        )
+    jobs = [Job(f.located.obj, _version(facts, f), strict, old.get(f.located.file)) for f in files]
+    for file, findings in zip(files, check_objects(jobs), strict=True):
         found += [(file.located.file, f) for f in findings]
+        site = facts.get(file.site_dir) if file.site_dir else None
         if site is not None:
             found += [(file.located.file, f) for f in _counts(file, site)]
     objects = [f.located for f in files]
     found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
     if server is not None:
         found += server(objects)
-    for site_dir in sorted({f.site_dir for f in files}, key=str):
+    by_site: dict[Path | None, list[Located]] = {}
+    for file in files:
+        by_site.setdefault(file.site_dir, []).append(file.located)
+    for site_objects in by_site.values():
         # Each site is its own cluster: names only need to be unique within one.
-        found += list(check_identities([f.located for f in files if f.site_dir == site_dir]))
+        found += list(check_identities(site_objects))
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
+
+
+def _version(facts: Mapping[Path, SiteFacts | None], file: TreeFile) -> str:
+    site = facts.get(file.site_dir) if file.site_dir else None
+    return site.kube_version if site else DEFAULT_KUBE_VERSION
 
 
 def _load_tree(out_dir: Path, root: Path) -> tuple[list[TreeFile], list[Diagnostic]]:
     files: list[TreeFile] = []
     diags: list[Diagnostic] = []
+    site_dirs: dict[Path, Path | None] = {}
     indexes: dict[Path, dict[str, Any]] = {}
-    for path in sorted(out_dir.rglob("*.yaml")):
-        if any(part.startswith(".") for part in path.relative_to(out_dir).parts):
-            continue
-        generated = GeneratedFile(path, _shown(path, root))
+    for path, shown in _tree_files(out_dir, root):
+        generated = GeneratedFile(path, shown)
         data = generated.data
         if data is None:  # libyaml could not read it: let the careful loader say why
-            diags += generated.loaded[1] or [_not_object(generated.shown, "not valid YAML")]
+            diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
             continue
         if not isinstance(data, dict) or "kind" not in data:
-            diags.append(_not_object(generated.shown, "not a Kubernetes object (no kind)"))
+            diags.append(_not_object(shown, "not a Kubernetes object (no kind)"))
             continue
-        site_dir = next((p for p in path.parents if (p / INDEX_FILE).is_file()), None)
+        site_dir = _site_dir(path.parent, site_dirs)
         if site_dir is not None and site_dir not in indexes:
             indexes[site_dir] = _index(site_dir)
-        origin = _origin(path, site_dir, indexes.get(site_dir, {})) if site_dir else None
-        files.append(TreeFile(generated, Located(generated.shown, data), origin, site_dir))
+        origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
+        files.append(TreeFile(generated, Located(shown, data), origin, site_dir))
     return files, diags
+
+
+def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
+    """Every YAML file under `out_dir` (hidden folders skipped), with its shown name."""
+    base = _shown(out_dir, root)
+    found = []
+    for path in sorted(out_dir.rglob("*.yaml")):
+        relative = path.relative_to(out_dir)
+        if not any(part.startswith(".") for part in relative.parts):
+            found.append((path, f"{base}/{relative.as_posix()}"))
+    return found
+
+
+def _site_dir(folder: Path, known: dict[Path, Path | None]) -> Path | None:
+    """The nearest folder at or above `folder` holding an index.json (cached per folder)."""
+    if folder not in known:
+        has_index = (folder / INDEX_FILE).is_file()
+        parent = folder.parent
+        known[folder] = (
+            folder if has_index else (None if parent == folder else _site_dir(parent, known))
+        )
+    return known[folder]
 
 
 def _not_object(shown: str, message: str) -> Diagnostic:
@@ -181,8 +208,4 @@ def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:
 
 def shown_files(out_dir: Path, root: Path) -> list[str]:
     """The YAML files `check_tree` reads, named as it names them."""
-    return [
-        _shown(path, root)
-        for path in sorted(out_dir.rglob("*.yaml"))
-        if not any(part.startswith(".") for part in path.relative_to(out_dir).parts)
-    ]
+    return [shown for _, shown in _tree_files(out_dir, root)]
