@@ -74,12 +74,20 @@ class KubernetesSpec(StrictModel):
 
 
 class ChartSpec(StrictModel):
-    """Where the NVCRE Helm chart comes from, pinned by version and digest."""
+    """Where the NVCRE Helm chart comes from, pinned by version and digest.
+
+    `digest` is the chart's OCI manifest digest in the registry (what Flux's
+    OCIRepository `ref.digest` and `helm pull ...@sha256:` name). `archive` is a local
+    `.tgz` of the chart (relative to the site file) to render in-process instead of
+    referencing the registry; `sha256` is that file's own hash (`sha256sum FILE`),
+    which must match before anything is rendered from it.
+    """
 
     ref: str = "oci://ghcr.io/nvidia/cluster-readiness-engine"
     version: str = "0.7.0"
     digest: Digest | None = None
     archive: str | None = None
+    sha256: Digest | None = None
 
 
 class ManagerImage(StrictModel):
@@ -96,6 +104,7 @@ class NvcreSpec(StrictModel):
     namespace: Name = "nvcre"
     chart: ChartSpec = Field(default_factory=ChartSpec)
     image: ManagerImage = Field(default_factory=ManagerImage)
+    pdb: bool = False  # a PodDisruptionBudget (minAvailable 1): blocks drains with one replica
 
 
 class TrainerDependency(StrictModel):
@@ -258,14 +267,30 @@ class Monitoring(StrictModel):
 
 
 class GitOps(StrictModel):
-    """The GitOps controller that applies `out/<site>/`."""
+    """The GitOps controller that applies `out/<site>/`.
+
+    Without `repoURL` no GitOps objects are generated. `repoURL` may be scp-style
+    (`git@host:org/repo.git`) for Argo CD only; Flux needs `ssh://git@host/org/repo.git`.
+    `targetRevision` is a branch, a `refs/...` name or a commit SHA. `path` is the folder
+    of this site's output inside the repository (default `out/<name>`). `secretRef` names
+    the Secret in `flux-system` holding Flux's Git credentials (Flux only: Argo CD reads
+    repository credentials from its own repository Secrets).
+    """
 
     engine: Literal["argocd", "flux"] = "argocd"
-    repo_url: Annotated[str, Field(pattern=r"^(https|ssh)://\S+$")] | None = Field(
-        default=None, alias="repoURL"
-    )
-    target_revision: str = "main"
-    path: str | None = None
+    repo_url: (
+        Annotated[str, Field(pattern=r"^((https|ssh)://\S+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:\S+)$")]
+        | None
+    ) = Field(default=None, alias="repoURL")
+    target_revision: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")] = "main"
+    path: (
+        Annotated[
+            str,
+            Field(pattern=r"^(\./)?[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*/?$"),
+        ]
+        | None
+    ) = None
+    secret_ref: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
 
 
 class SiteSpec(StrictModel):
