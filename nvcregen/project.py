@@ -65,6 +65,7 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
         catalog = load_catalog()
     except NvcregenError as exc:
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
+    options = Options(strict=options.strict, root=root)
     results = [compile_site(p, display_path(p, root), catalog, options) for p in paths]
     return _check_unique_names(results)
 

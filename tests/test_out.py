@@ -121,7 +121,7 @@ def test_wrong_group_pattern() -> None:
 def test_index_lists_exactly_the_files(site: str) -> None:
     index = json.loads((OUT / site / "index.json").read_text(encoding="utf-8"))
     present = {p.relative_to(OUT / site).as_posix() for p in (OUT / site).rglob("*") if p.is_file()}
-    assert set(index["files"]) == present - {"index.json"}
+    assert set(index["files"]) == present - {"index.json", "images.txt"}
     assert index["site"] == site
     for path, entry in index["files"].items():
         obj = load(f"{site}/{path}")

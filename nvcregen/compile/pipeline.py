@@ -7,9 +7,10 @@ from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.check.objects import check_manifests
+from nvcregen.compile.helm import HelmError
+from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.plan import plan
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness import readiness_manifests
 from nvcregen.emit.tree import Tree, to_tree
 from nvcregen.errors import Diagnostic, Span, has_errors
 from nvcregen.spec.load import load_file
@@ -21,9 +22,16 @@ from nvcregen.validate.semantic import check_references
 
 @dataclass(frozen=True)
 class Options:
-    """The tool's own options; everything else belongs in the site file."""
+    """The tool's own options; everything else belongs in the site file.
+
+    Attributes:
+        strict: Tag-only images are errors, not warnings.
+        root: The project folder; a site's `nvcre.chart.archive` is relative to it.
+
+    """
 
     strict: bool = False
+    root: Path = Path()
 
 
 @dataclass(frozen=True)
@@ -37,7 +45,9 @@ class CompileResult:
     name_span: Span | None = None
 
 
-def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
+def compile_site(  # noqa: PLR0911 - one early return per failing stage keeps the chain flat
+    path: Path, display: str, catalog: Catalog, options: Options
+) -> CompileResult:
     """Compile one site file into an in-memory tree of manifests."""
     doc, diags = load_file(path, display)  # bytes -> data + positions
     if doc is None:
@@ -50,13 +60,18 @@ def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -
     if site is None:
         return CompileResult(display, diagnostics=diags)
     diags += check_references(site, catalog, doc, strict=options.strict)  # catalog, units, budget
+    diags += check_layers(site, doc)  # dependency versions, GitOps settings
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     test_units = plan(site, catalog)  # what runs where, in site order
-    manifests = readiness_manifests(site, test_units)  # Certifications, WorkloadRuns, LogProfiles
+    try:
+        manifests = site_manifests(site, catalog, test_units, options.root)  # every layer
+    except HelmError as exc:  # the chart archive cannot be verified or rendered
+        return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
     manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
     diags += check_manifests(manifests, site, doc)  # upstream schemas, before anything is written
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
-    tree = to_tree(site.metadata.name, manifests, doc, display)  # canonical YAML + index.json
+    images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites
+    tree = to_tree(site.metadata.name, manifests, doc, display, images)  # YAML + index.json
     return CompileResult(display, site.metadata.name, tree, diags, doc.span("/metadata/name"))

@@ -41,7 +41,8 @@ def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
     labels.update(_workload_labels(obj))
     meta["labels"] = {**meta.get("labels", {}), **labels}
     annotations = {f"{LABEL_PREFIX}source": f"{source_file}#{manifest.source}"}
-    if manifest.component in PROTECTED_COMPONENTS:
+    # Deleting a namespace deletes the readiness objects in it, so namespaces are protected too.
+    if manifest.component in PROTECTED_COMPONENTS or manifest.kind == "Namespace":
         annotations |= PRUNE_PROTECTION
     meta["annotations"] = {**meta.get("annotations", {}), **annotations}
     return Manifest(obj, manifest.component, manifest.source, manifest.catalog, manifest.notes)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from nvcregen.compile.manifest import Manifest
 
 INDEX_FILE = "index.json"
+IMAGES_FILE = "images.txt"
+# Files nvcregen writes besides the objects the index lists.
+EXTRA_FILES = frozenset({INDEX_FILE, IMAGES_FILE})
 
 
 def manifest_path(manifest: Manifest) -> str:

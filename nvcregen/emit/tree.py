@@ -8,7 +8,7 @@ import json
 from nvcregen import __version__
 from nvcregen.compile.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.emit.naming import INDEX_FILE, manifest_path
+from nvcregen.emit.naming import IMAGES_FILE, INDEX_FILE, manifest_path
 from nvcregen.errors import Diagnostic, NvcregenError, Severity
 from nvcregen.spec.positions import Document
 
@@ -23,7 +23,9 @@ def file_header(source: str) -> str:
     )
 
 
-def to_tree(site: str, manifests: list[Manifest], doc: Document, source: str) -> Tree:
+def to_tree(
+    site: str, manifests: list[Manifest], doc: Document, source: str, images: str = ""
+) -> Tree:
     """Render every manifest as canonical YAML at its derived path, and add the index.
 
     The index maps each file to the site line and the catalog entries it came from,
@@ -44,6 +46,8 @@ def to_tree(site: str, manifests: list[Manifest], doc: Document, source: str) ->
         "files": entries,
     }
     tree[INDEX_FILE] = json.dumps(index, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    if images:
+        tree[IMAGES_FILE] = images
     return tree
 
 

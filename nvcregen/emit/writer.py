@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from nvcregen.emit.naming import INDEX_FILE
+from nvcregen.emit.naming import EXTRA_FILES, INDEX_FILE
 from nvcregen.emit.tree import Tree
 from nvcregen.errors import Diagnostic, Severity, Span
 
@@ -51,7 +51,7 @@ def owned_files(site_dir: Path) -> set[str] | None:
         files = json.loads(index.read_text(encoding="utf-8")).get("files", {})
     except (ValueError, AttributeError):
         return None
-    return {*files, INDEX_FILE} if isinstance(files, dict) else None
+    return {*files, *EXTRA_FILES} if isinstance(files, dict) else None
 
 
 def diff_tree(out_dir: Path, site: str, tree: Tree) -> list[Drift]:

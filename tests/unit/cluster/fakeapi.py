@@ -44,7 +44,7 @@ def resource(plural: str, kind: str, *, namespaced: bool) -> dict[str, Any]:
 
 
 def served_by_default() -> dict[str, list[dict[str, Any]]]:
-    """Core v1 (two kinds) and the NVCRE CRDs, each with a status subresource."""
+    """Core v1, RBAC, the NVCRE CRDs (one with a status subresource), Argo CD and Flux."""
     nvcre = [
         resource("certifications", "Certification", namespaced=True),
         resource("certifications/status", "Certification", namespaced=True),
@@ -54,8 +54,33 @@ def served_by_default() -> dict[str, list[dict[str, Any]]]:
     core = [
         resource("namespaces", "Namespace", namespaced=False),
         resource("configmaps", "ConfigMap", namespaced=True),
+        resource("serviceaccounts", "ServiceAccount", namespaced=True),
     ]
-    return {"v1": core, NVCRE: nvcre}
+    rbac = [
+        resource("clusterroles", "ClusterRole", namespaced=False),
+        resource("clusterrolebindings", "ClusterRoleBinding", namespaced=False),
+        resource("roles", "Role", namespaced=True),
+        resource("rolebindings", "RoleBinding", namespaced=True),
+    ]
+    argo = [
+        resource("applications", "Application", namespaced=True),
+        resource("appprojects", "AppProject", namespaced=True),
+    ]
+    flux_sources = [
+        resource("gitrepositories", "GitRepository", namespaced=True),
+        resource("ocirepositories", "OCIRepository", namespaced=True),
+    ]
+    return {
+        "v1": core,
+        "rbac.authorization.k8s.io/v1": rbac,
+        NVCRE: nvcre,
+        "argoproj.io/v1alpha1": argo,
+        "source.toolkit.fluxcd.io/v1": flux_sources,
+        "kustomize.toolkit.fluxcd.io/v1": [
+            resource("kustomizations", "Kustomization", namespaced=True)
+        ],
+        "helm.toolkit.fluxcd.io/v2": [resource("helmreleases", "HelmRelease", namespaced=True)],
+    }
 
 
 def status(

@@ -1,0 +1,52 @@
+"""Every output layer of a site, in apply order: CRDs, platform, monitoring, readiness, GitOps."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvcregen.catalog.load import Catalog
+from nvcregen.compile.gitops import check_gitops, gitops_manifests
+from nvcregen.compile.helm import HelmRenderer, select_renderer
+from nvcregen.compile.imagelist import catalog_images, dependency_images, images_txt
+from nvcregen.compile.manifest import Manifest
+from nvcregen.compile.plan import TestUnit
+from nvcregen.compile.platform import check_platform, platform_manifests
+from nvcregen.compile.readiness import readiness_manifests
+from nvcregen.errors import Diagnostic
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+
+LAYER_ORDER = ("crds", "platform", "monitoring", "readiness")
+
+
+def check_layers(site: Site, doc: Document) -> list[Diagnostic]:
+    """Layer-specific site checks: dependency versions, GitOps settings."""
+    return check_platform(site, doc) + check_gitops(site, doc)
+
+
+def site_manifests(
+    site: Site, catalog: Catalog, test_units: list[TestUnit], root: Path
+) -> list[Manifest]:
+    """Build every layer; the GitOps layer applies the others in `LAYER_ORDER`.
+
+    Raises:
+        HelmError: the site's chart archive cannot be verified or rendered.
+
+    """
+    manifests = platform_manifests(site, _renderer(site), base_dir=root)
+    manifests += readiness_manifests(site, test_units)
+    present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
+    return manifests + gitops_manifests(site, present, manifests)
+
+
+def image_list(
+    site: Site, catalog: Catalog, test_units: list[TestUnit], manifests: list[Manifest]
+) -> str:
+    """`images.txt`: every image the site will pull, for mirroring an offline site."""
+    extra = catalog_images(site, catalog, test_units) + dependency_images(site)
+    return images_txt([m.obj for m in manifests], extra)
+
+
+def _renderer(site: Site) -> HelmRenderer | None:
+    # Importing the Helm SDK loads a large shared library: only when a chart is rendered.
+    return select_renderer() if site.spec.nvcre.chart.archive is not None else None
