@@ -15,8 +15,8 @@ from nvcregen.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
-# Reported against the site line by the semantic checks already (NVC314).
-_SITE_LEVEL_CODES = frozenset({"NVC621"})
+# Reported against the site line by the site checks already (NVC314 images, NVC331 TLS).
+_SITE_LEVEL_CODES = frozenset({"NVC621", "NVC622"})
 
 
 def object_findings(

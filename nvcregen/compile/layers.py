@@ -9,6 +9,7 @@ from nvcregen.compile.gitops import check_gitops, gitops_manifests
 from nvcregen.compile.helm import HelmRenderer, select_renderer
 from nvcregen.compile.imagelist import catalog_images, dependency_images, images_txt
 from nvcregen.compile.manifest import Manifest
+from nvcregen.compile.monitoring import check_monitoring, monitoring_manifests
 from nvcregen.compile.plan import TestUnit
 from nvcregen.compile.platform import check_platform, platform_manifests
 from nvcregen.compile.readiness import readiness_manifests
@@ -20,8 +21,8 @@ LAYER_ORDER = ("crds", "platform", "monitoring", "readiness")
 
 
 def check_layers(site: Site, doc: Document) -> list[Diagnostic]:
-    """Layer-specific site checks: dependency versions, GitOps settings."""
-    return check_platform(site, doc) + check_gitops(site, doc)
+    """Layer-specific site checks: dependency versions, scraping, GitOps settings."""
+    return check_platform(site, doc) + check_monitoring(site, doc) + check_gitops(site, doc)
 
 
 def site_manifests(
@@ -34,6 +35,7 @@ def site_manifests(
 
     """
     manifests = platform_manifests(site, _renderer(site), base_dir=root)
+    manifests += monitoring_manifests(site, test_units)
     manifests += readiness_manifests(site, test_units)
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
     return manifests + gitops_manifests(site, present, manifests)

@@ -123,19 +123,12 @@ def _role_and_binding(
 def nvcre_values(site: Site) -> Obj:
     """The NVCRE chart values a site implies (chart keys per NVCRE 0.7.0's values.yaml)."""
     nvcre = site.spec.nvcre
-    monitor_spec = site.spec.monitoring.service_monitor
     image: Obj = {"repository": mirrored(nvcre.image.repository, site.spec.images.mirror)}
     if nvcre.image.digest:
         image["digest"] = nvcre.image.digest
-    monitor: Obj = {
-        "enabled": site.spec.dependencies.prometheus.operator,
-        "labels": dict(monitor_spec.labels),
-        "honorLabels": monitor_spec.honor_labels,
-    }
-    if monitor_spec.interval:
-        monitor["interval"] = monitor_spec.interval
-    if monitor_spec.scrape_timeout:
-        monitor["scrapeTimeout"] = monitor_spec.scrape_timeout
+    # The chart's ServiceMonitor skips TLS verification and cannot be told otherwise;
+    # the monitoring layer generates one that verifies (nvcregen.compile.monitoring).
+    monitor: Obj = {"enabled": False}
     values: Obj = {
         "nameOverride": NVCRE_RELEASE,
         "manager": {"image": image},

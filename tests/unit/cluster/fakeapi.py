@@ -44,7 +44,7 @@ def resource(plural: str, kind: str, *, namespaced: bool) -> dict[str, Any]:
 
 
 def served_by_default() -> dict[str, list[dict[str, Any]]]:
-    """Core v1, RBAC, the NVCRE CRDs (one with a status subresource), Argo CD and Flux."""
+    """Core v1, RBAC, NVCRE (one with a status subresource), Argo CD, Flux, Prometheus."""
     nvcre = [
         resource("certifications", "Certification", namespaced=True),
         resource("certifications/status", "Certification", namespaced=True),
@@ -55,6 +55,7 @@ def served_by_default() -> dict[str, list[dict[str, Any]]]:
         resource("namespaces", "Namespace", namespaced=False),
         resource("configmaps", "ConfigMap", namespaced=True),
         resource("serviceaccounts", "ServiceAccount", namespaced=True),
+        resource("secrets", "Secret", namespaced=True),
     ]
     rbac = [
         resource("clusterroles", "ClusterRole", namespaced=False),
@@ -80,6 +81,10 @@ def served_by_default() -> dict[str, list[dict[str, Any]]]:
             resource("kustomizations", "Kustomization", namespaced=True)
         ],
         "helm.toolkit.fluxcd.io/v2": [resource("helmreleases", "HelmRelease", namespaced=True)],
+        "monitoring.coreos.com/v1": [
+            resource("servicemonitors", "ServiceMonitor", namespaced=True),
+            resource("prometheusrules", "PrometheusRule", namespaced=True),
+        ],
     }
 
 
