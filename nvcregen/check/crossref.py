@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcregen.check.findings import Finding
-from nvcregen.check.policy import walk
+from nvcregen.check.policy import find_key
 from nvcregen.spec.positions import pointer
 
 # LogProfiles the NVCRE 0.7.0 chart installs (templates/*.yaml): they exist on any
@@ -52,8 +52,7 @@ def check_log_profiles(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
         str(o.obj["metadata"]["name"]) for o in objects if o.obj.get("kind") == "LogProfile"
     }
     for located in objects:
-        refs = [(p, v) for p, v in walk(located.obj) if p and p[-1] == "logProfileRef"]
-        for path, value in refs:
+        for path, value in find_key(located.obj, "logProfileRef"):
             if isinstance(value, str) and value not in known:
                 message = f"LogProfile '{value}' is neither generated nor installed by the chart"
                 hint = "add the test's LogProfile, or use a built-in one"

@@ -13,17 +13,22 @@ OLD_GROUP = "cre.nvidia.com"
 IMAGE_KEYS = frozenset({"image"})
 
 
-def walk(
-    value: Any, path: tuple[str | int, ...] = ()
-) -> Iterator[tuple[tuple[str | int, ...], Any]]:
-    """Yield (path, value) for every node of JSON-like data, depth first, in key order."""
-    yield path, value
-    if isinstance(value, Mapping):
-        for key in sorted(value):
-            yield from walk(value[key], (*path, key))
+def find_key(
+    value: Any, key: str, path: tuple[str | int, ...] = ()
+) -> list[tuple[tuple[str | int, ...], Any]]:
+    """Every (path, value) under a mapping key named `key`, anywhere in JSON-like data."""
+    found: list[tuple[tuple[str | int, ...], Any]] = []
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name == key:
+                found.append(((*path, name), item))
+            if isinstance(item, dict | list):
+                found += find_key(item, key, (*path, name))
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from walk(item, (*path, index))
+            if isinstance(item, dict | list):
+                found += find_key(item, key, (*path, index))
+    return found
 
 
 def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Finding]:

@@ -25,7 +25,11 @@ class GeneratedFile:
     def __init__(self, path: Path, shown: str) -> None:
         self.path = path
         self.shown = shown
-        self.raw = path.read_bytes()
+
+    @cached_property
+    def raw(self) -> bytes:
+        """The file's bytes, read on first use."""
+        return self.path.read_bytes()
 
     @cached_property
     def data(self) -> Any:

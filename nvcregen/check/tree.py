@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from nvcregen.check.crossref import (
     check_log_profiles,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import Job, check_objects
+from nvcregen.check.parallel import FileJob, check_files, is_object
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.schemas import DEFAULT_KUBE_VERSION
 from nvcregen.check.webhooks import check_runtimes
@@ -47,6 +47,7 @@ class TreeFile:
     located: Located
     origin: str | None
     site_dir: Path | None
+    findings: list[Finding] = field(default_factory=list)
 
 
 def check_tree(
@@ -66,17 +67,9 @@ def check_tree(
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
-    old = old or {}
-    files, diags = _load_tree(out_dir, root)
+    files, diags = _read_tree(out_dir, root, catalog, strict, old or {})
     by_path = {f.located.file: f for f in files}
-    facts = {d: _site_facts(d, root, catalog) for d in {f.site_dir for f in files} if d}
-    found: list[tuple[str, Finding]] = []
-    jobs = [Job(f.located.obj, _version(facts, f), strict, old.get(f.located.file)) for f in files]
-    for file, findings in zip(files, check_objects(jobs), strict=True):
-        found += [(file.located.file, f) for f in findings]
-        site = facts.get(file.site_dir) if file.site_dir else None
-        if site is not None:
-            found += [(file.located.file, f) for f in _counts(file, site)]
+    found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
     found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
     if server is not None:
@@ -91,31 +84,38 @@ def check_tree(
     return sorted(set(diags), key=Diagnostic.sort_key)
 
 
-def _version(facts: Mapping[Path, SiteFacts | None], file: TreeFile) -> str:
-    site = facts.get(file.site_dir) if file.site_dir else None
-    return site.kube_version if site else DEFAULT_KUBE_VERSION
-
-
-def _load_tree(out_dir: Path, root: Path) -> tuple[list[TreeFile], list[Diagnostic]]:
+def _read_tree(
+    out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
+) -> tuple[list[TreeFile], list[Diagnostic]]:
+    """Read and check every object of the tree; what is not an object is a diagnostic."""
+    listed = _tree_files(out_dir, root)
+    site_dirs: dict[Path, Path | None] = {}
+    where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
+    indexes = {d: _index(d) for d in set(where) if d is not None}
+    facts = {d: _site_facts(index, root, catalog) for d, index in indexes.items()}
+    jobs = [
+        FileJob(path, _version(facts.get(d) if d else None), strict, old.get(shown))
+        for (path, shown), d in zip(listed, where, strict=True)
+    ]
     files: list[TreeFile] = []
     diags: list[Diagnostic] = []
-    site_dirs: dict[Path, Path | None] = {}
-    indexes: dict[Path, dict[str, Any]] = {}
-    for path, shown in _tree_files(out_dir, root):
+    for (path, shown), site_dir, result in zip(listed, where, check_files(jobs), strict=True):
         generated = GeneratedFile(path, shown)
-        data = generated.data
-        if data is None:  # libyaml could not read it: let the careful loader say why
+        if result.data is None:  # libyaml could not read it: let the careful loader say why
             diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
-            continue
-        if not isinstance(data, dict) or "kind" not in data:
+        elif not is_object(result.data):
             diags.append(_not_object(shown, "not a Kubernetes object (no kind)"))
-            continue
-        site_dir = _site_dir(path.parent, site_dirs)
-        if site_dir is not None and site_dir not in indexes:
-            indexes[site_dir] = _index(site_dir)
-        origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
-        files.append(TreeFile(generated, Located(shown, data), origin, site_dir))
+        else:
+            site = facts.get(site_dir) if site_dir else None
+            origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
+            file = TreeFile(generated, Located(shown, result.data), origin, site_dir)
+            counts = list(_counts(file, site)) if site is not None else []
+            files.append(replace(file, findings=[*result.findings, *counts]))
     return files, diags
+
+
+def _version(site: SiteFacts | None) -> str:
+    return site.kube_version if site else DEFAULT_KUBE_VERSION
 
 
 def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
@@ -159,7 +159,7 @@ def _index(site_dir: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _origin(path: Path, site_dir: Path, index: dict[str, Any]) -> str | None:
+def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:
     """`sites/x.yaml:41` for a generated file, from its site's index."""
     entry = index.get("files", {}).get(path.relative_to(site_dir).as_posix())
     source = index.get("source", {}).get("file")
@@ -174,9 +174,9 @@ def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 
-def _site_facts(site_dir: Path, root: Path, catalog: Catalog) -> SiteFacts | None:
-    """Load the site behind `site_dir` (per its index) and map each stage to its pool."""
-    source = _index(site_dir).get("source", {}).get("file")
+def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteFacts | None:
+    """Load the site a folder's index names and map each of its stages to its pool."""
+    source = index.get("source", {}).get("file")
     if not source or not (root / source).is_file():
         return None
     doc = fast_document(root / source, source)
