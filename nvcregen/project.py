@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.compile.pipeline import CompileResult, Options, compile_site
+from nvcregen.emit.cache import fresh_sites
 from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
 from nvcregen.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 
@@ -21,6 +22,7 @@ class RenderOutcome:
     diagnostics: list[Diagnostic]
     written: list[str] = field(default_factory=list)
     drift: list[Drift] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)  # sites --check found fresh uncompiled
 
 
 def display_path(path: Path, root: Path) -> str:
@@ -94,12 +96,22 @@ def _check_unique_names(results: list[CompileResult]) -> list[CompileResult]:
 
 
 def render(
-    root: Path, given: list[Path], out_dir: Path, options: Options, *, check: bool
+    root: Path,
+    given: list[Path],
+    out_dir: Path,
+    options: Options,
+    *,
+    check: bool,
+    cache: bool = True,
 ) -> RenderOutcome:
     """Compile all sites; unless every one is valid, write nothing.
 
-    With `check`, compare with `out_dir` in memory and report drift instead of writing.
+    With `check`, compare with `out_dir` in memory and report drift instead of writing;
+    with `cache` too, sites whose inputs and files match their index are not compiled
+    (`emit/cache.py`).
     """
+    if check and cache:
+        return _check_cached(root, given, out_dir, options)
     results = compile_sites(root, given, options)
     diags = [d for r in results for d in r.diagnostics]
     if has_errors(diags):
@@ -113,3 +125,21 @@ def render(
         return RenderOutcome(results, diags + ownership)
     written = [site for site, tree in trees.items() if write_tree(out_dir, site, tree)]
     return RenderOutcome(results, diags, written=written)
+
+
+def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options) -> RenderOutcome:
+    """`render --check`, compiling only the sites whose folders are not provably fresh."""
+    paths = discover_sites(root, given)
+    shown = {display_path(p, root): p for p in paths}
+    if len(shown) < len(paths) or not paths:  # nothing to skip; let compile_sites report it
+        return render(root, given, out_dir, options, check=True, cache=False)
+    fresh = fresh_sites(out_dir, shown, root, strict=options.strict)
+    stale = [p for s, p in shown.items() if s not in fresh]
+    outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None
+    if outcome is None:
+        return RenderOutcome([], [], cached=sorted(fresh.values()))
+    if any(r.site in fresh.values() for r in outcome.results):  # a new file reuses a name
+        return render(root, given, out_dir, options, check=True, cache=False)
+    return RenderOutcome(
+        outcome.results, outcome.diagnostics, drift=outcome.drift, cached=sorted(fresh.values())
+    )

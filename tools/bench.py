@@ -4,6 +4,9 @@ Every figure is measured in the same run on the same machine, so only the ratios
 meaningful; absolute seconds depend on the machine. Goals:
 
 - `render` of N sites costs at most 60x one site (start-up amortised);
+- a no-op `render --check` of the N sites costs at most 15% of rendering them (the
+  input-hash cache skips sites whose inputs and files are unchanged);
+- `nvcregen --version` imports neither the kubernetes client nor Helm;
 - `nvcregen check` of the fleet's tree runs at most 4x the time it takes libyaml
   merely to parse the same files (the parse floor).
 """
@@ -62,6 +65,26 @@ def nvcregen(cwd: Path, *args: str) -> None:
         raise SystemExit(f"nvcregen {' '.join(args)} failed:\n{result.stderr.decode()}")
 
 
+HEAVY = ("kubernetes", "urllib3", "helm_python", "jsonschema", "pydantic", "ruamel")
+_PROBE = f"""
+import sys
+import nvcregen.cli
+try:
+    nvcregen.cli.main(["--version"])
+except SystemExit:
+    pass
+print(" ".join(sorted({{m.split(".")[0] for m in sys.modules}} & set({HEAVY!r}))))
+"""
+
+
+def heavy_imports() -> str:
+    """The heavy packages `nvcregen --version` imports (none is the goal)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()[-1].strip()
+
+
 def parse_floor(files: list[Path]) -> None:
     """Parse every file with libyaml and nothing else: the least any checker must do."""
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -96,6 +119,8 @@ def _run(work: Path, count: int, objects: int) -> None:
     one = timed(lambda: nvcregen(here, "render", str(fleet[0]), "--out", "one"))
     render_all = timed(lambda: nvcregen(here, "render", "--out", "out"), repeat=1)
     noop = timed(lambda: nvcregen(here, "render", "--check", "--out", "out"))
+    python = timed(lambda: subprocess.run([sys.executable, "-c", "pass"], check=True))
+    startup = timed(lambda: nvcregen(here, "--version"))
     per_site = len(list((here / "out").rglob("*.yaml"))) / count
     files = _check_tree(work, per_site, objects)
     floor = timed(lambda: parse_floor(files))
@@ -103,7 +128,9 @@ def _run(work: Path, count: int, objects: int) -> None:
     rows = [
         ("render 1 site (baseline)", one, 1.0, None),
         (f"render {count} sites", render_all, render_all / one, 60.0),
-        (f"render --check {count} sites, nothing changed", noop, noop / render_all, None),
+        (f"render --check {count} sites, nothing changed", noop, noop / render_all, 0.15),
+        ("python -c pass (baseline)", python, 1.0, None),
+        ("nvcregen --version", startup, startup / python, None),
         (f"parse {len(files)} objects with libyaml (baseline)", floor, 1.0, None),
         (f"check {len(files)} objects", check, check / floor, 4.0),
     ]
@@ -112,6 +139,9 @@ def _run(work: Path, count: int, objects: int) -> None:
         mark = "" if goal is None else f"<= {goal:g}x {'ok' if ratio <= goal else 'MISSED'}"
         print(f"{label:52} {seconds:9.3f} {ratio:7.2f}x {mark}")
     print(f"check rate: {len(files) / check:.0f} objects/s")
+    heavy = heavy_imports()
+    lazy = f"imports {heavy}: MISSED" if heavy else "imports none of " + ", ".join(HEAVY) + ": ok"
+    print(f"nvcregen --version {lazy}")
 
 
 if __name__ == "__main__":

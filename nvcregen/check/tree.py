@@ -29,6 +29,9 @@ from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.parse import parse_model
 
 STAGE_LABEL = "nvcregen.io/stage"
+# out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
+# by a server dry-run: NVCRE, not the user, creates those objects).
+PREVIEW_DIR = "preview"
 
 
 @dataclass(frozen=True)
@@ -63,7 +66,8 @@ def check_tree(
 
     Each diagnostic also names the site line the object came from (via `index.json`),
     so a reviewer can jump from a bad object to the plan that produced it. `server`,
-    when given (see `nvcregen.check.server`), also dry-runs the objects on a cluster.
+    when given (see `nvcregen.check.server`), also dry-runs the objects on a cluster,
+    except the preview (`out/<site>/preview/`), which no one applies.
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
@@ -73,7 +77,7 @@ def check_tree(
     objects = [f.located for f in files]
     found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
     if server is not None:
-        found += server(objects)
+        found += server([f.located for f in files if not is_preview(f)])
     by_site: dict[Path | None, list[Located]] = {}
     for file in files:
         by_site.setdefault(file.site_dir, []).append(file.located)
@@ -112,6 +116,13 @@ def _read_tree(
             counts = list(_counts(file, site)) if site is not None else []
             files.append(replace(file, findings=[*result.findings, *counts]))
     return files, diags
+
+
+def is_preview(file: TreeFile) -> bool:
+    """Whether a file is in its site's `preview/` folder, outside the apply set."""
+    if file.site_dir is None:
+        return False
+    return file.file.path.relative_to(file.site_dir).parts[0] == PREVIEW_DIR
 
 
 def _version(site: SiteFacts | None) -> str:

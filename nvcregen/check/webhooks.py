@@ -6,7 +6,11 @@ Implemented (see docs/design/0002-webhook-rules.md for the sources):
   runtime exists among the generated objects (namespaced: in the same namespace) or is
   one the site declares as installed; `trainer.env` avoids the torch-reserved `PET_*`
   names; the name leaves room for JobSet's derived pod names (`-launcher-0-0-xxxxx`).
-- Trainer runtimes: `runtimePatches[].manager` is a domain-prefixed path.
+- Trainer runtimes: `runtimePatches[].manager` is a domain-prefixed path; a replicated
+  job labelled as a TrainJob step has one replica and the container the step needs (`node`
+  for `trainer`); the JobSet template's `dependsOn` rules below. Across objects: every
+  replicated job a TrainJob's runtime patch names exists in the runtime, and an MPI
+  runtime with `runLauncherAsNode` has both `launcher` and `node` when `numNodes >= 2`.
 - JobSet: the first replicated job has no `dependsOn`; `dependsOn` names existing jobs;
   `<jobset>-<replicatedJob>-<index>` stays a 63-character RFC 1035 label.
 - Argo CD: `argocd.argoproj.io/sync-wave` is an integer written as a string.
@@ -31,6 +35,13 @@ RESERVED_TORCH_ENV = frozenset(
     {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
 )
 POD_SUFFIX = len("-launcher-0-0-abcde")
+ANCESTOR = f"{TRAINER_GROUP}/trainjob-ancestor-step"
+# The container each TrainJob step's replicated job must hold (Trainer's runtime webhook).
+STEP_CONTAINERS = {
+    "trainer": "node",
+    "dataset-initializer": "dataset-initializer",
+    "model-initializer": "model-initializer",
+}
 LABEL_MAX = 63
 APPLY_ANNOTATION_LIMIT = 262_144
 _RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -45,6 +56,8 @@ def webhook_findings(obj: Mapping[str, Any]) -> list[Finding]:
     findings = list(_sync_wave(obj)) + list(_size(obj))
     if group == TRAINER_GROUP and kind == "TrainJob":
         findings += _trainjob(obj)
+    if group == TRAINER_GROUP and kind in RUNTIME_KINDS:
+        findings += _runtime(obj)
     if group == "jobset.x-k8s.io" and kind == "JobSet":
         findings += _jobset(obj)
     return findings
@@ -59,7 +72,7 @@ def check_runtimes(
             str(o.obj["kind"]),
             str(o.obj["metadata"].get("namespace", "")),
             str(o.obj["metadata"]["name"]),
-        )
+        ): o.obj
         for o in objects
         if o.obj.get("kind") in RUNTIME_KINDS
     }
@@ -71,9 +84,10 @@ def check_runtimes(
         namespace = (
             str(located.obj["metadata"].get("namespace", "")) if kind == "TrainingRuntime" else ""
         )
-        if (kind, namespace, str(ref.get("name"))) not in generated and ref.get(
-            "name"
-        ) not in declared:
+        runtime = generated.get((kind, namespace, str(ref.get("name"))))
+        if runtime is not None:
+            yield from ((located.file, f) for f in _layout(located.obj, runtime))
+        elif ref.get("name") not in declared:
             yield (
                 located.file,
                 Finding(
@@ -120,24 +134,86 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
             )
 
 
-def _jobset(obj: Mapping[str, Any]) -> Iterator[Finding]:
-    name = str((obj.get("metadata") or {}).get("name", ""))
-    jobs = (obj.get("spec") or {}).get("replicatedJobs") or []
+def _layout(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> Iterator[Finding]:
+    """NVC660: a TrainJob fits its runtime's replicated jobs (Trainer's JobSet and MPI plugins)."""
+    spec = trainjob.get("spec") or {}
+    runtime_spec = runtime.get("spec") or {}
+    names = {str(j.get("name")) for j in _replicated_jobs(runtime_spec)}
+    for index, patch in enumerate(spec.get("runtimePatches") or []):
+        for j, job in enumerate(_replicated_jobs(patch.get("trainingRuntimeSpec") or {})):
+            if str(job.get("name")) not in names:
+                yield Finding(
+                    f"/spec/runtimePatches/{index}/trainingRuntimeSpec/template/spec/"
+                    f"replicatedJobs/{j}/name",
+                    "NVC660",
+                    f"runtime patch names replicated job '{job.get('name')}', "
+                    "which the runtime does not have",
+                )
+    mpi = (runtime_spec.get("mlPolicy") or {}).get("mpi") or {}
+    nodes = (spec.get("trainer") or {}).get("numNodes", 1)
+    if mpi.get("runLauncherAsNode") and nodes >= 2 and not {"launcher", "node"} <= names:
+        yield Finding(
+            "/spec/trainer/numNodes",
+            "NVC660",
+            f"numNodes {nodes} needs the runtime's 'launcher' and 'node' jobs "
+            "(MPI with runLauncherAsNode)",
+        )
+
+
+def _replicated_jobs(runtime_spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """`template.spec.replicatedJobs` of a runtime's spec (or a patch's trainingRuntimeSpec)."""
+    template = runtime_spec.get("template") or {}
+    return list((template.get("spec") or {}).get("replicatedJobs") or [])
+
+
+def _runtime(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    """NVC659: each TrainJob step's job has one replica and the container the step needs."""
+    jobs = _replicated_jobs(obj.get("spec") or {})
+    base = "/spec/template/spec/replicatedJobs"
+    for index, job in enumerate(jobs):
+        template = job.get("template") or {}
+        step = ((template.get("metadata") or {}).get("labels") or {}).get(ANCESTOR)
+        if step is None:
+            continue
+        if job.get("replicas", 1) != 1:
+            yield Finding(f"{base}/{index}/replicas", "NVC659", f"the {step} job needs 1 replica")
+        pod = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
+        containers = {str(c.get("name")) for c in pod.get("containers") or []}
+        wanted = STEP_CONTAINERS.get(str(step))
+        if wanted is not None and wanted not in containers:
+            yield Finding(
+                f"{base}/{index}",
+                "NVC659",
+                f"the {step} job needs a container named '{wanted}'",
+                hint="Trainer puts the TrainJob's fields on that container",
+            )
+    yield from _depends_on(jobs, base)
+
+
+def _depends_on(jobs: list[Mapping[str, Any]], base: str) -> Iterator[Finding]:
+    """NVC655: the first job depends on nothing; `dependsOn` names existing jobs."""
     names = [str(job.get("name")) for job in jobs]
     for index, job in enumerate(jobs):
         depends = [str(d.get("name")) for d in job.get("dependsOn") or []]
         if depends and index == 0:
             yield Finding(
-                "/spec/replicatedJobs/0/dependsOn",
+                f"{base}/0/dependsOn",
                 "NVC655",
                 "the first replicated job cannot depend on another",
             )
         for missing in sorted(set(depends) - set(names)):
             yield Finding(
-                f"/spec/replicatedJobs/{index}/dependsOn",
+                f"{base}/{index}/dependsOn",
                 "NVC655",
                 f"dependsOn names '{missing}', which is not a replicated job",
             )
+
+
+def _jobset(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    name = str((obj.get("metadata") or {}).get("name", ""))
+    jobs = (obj.get("spec") or {}).get("replicatedJobs") or []
+    yield from _depends_on(jobs, "/spec/replicatedJobs")
+    for job in jobs:
         derived = f"{name}-{job.get('name')}-{max(0, int(job.get('replicas', 1)) - 1)}"
         if len(derived) > LABEL_MAX or not _RFC1035.match(derived):
             yield Finding(

@@ -12,17 +12,23 @@ from nvcregen.compile.manifest import Manifest
 from nvcregen.compile.monitoring import check_monitoring, monitoring_manifests
 from nvcregen.compile.plan import TestUnit
 from nvcregen.compile.platform import check_platform, platform_manifests
+from nvcregen.compile.preview import preview_manifests
 from nvcregen.compile.readiness import readiness_manifests
+from nvcregen.compile.trainer import trainer_manifests
 from nvcregen.errors import Diagnostic
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
+# The layers GitOps applies. "preview" (NVCRE mode: what NVCRE will create, for review)
+# is written to out/<site>/preview/ but is deliberately not one of them.
 LAYER_ORDER = ("crds", "platform", "monitoring", "readiness")
 
 
 def check_layers(site: Site, doc: Document) -> list[Diagnostic]:
     """Layer-specific site checks: dependency versions, scraping, GitOps settings."""
-    return check_platform(site, doc) + check_monitoring(site, doc) + check_gitops(site, doc)
+    # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
+    monitoring = check_monitoring(site, doc) if site.spec.readiness.engine == "nvcre" else []
+    return check_platform(site, doc) + monitoring + check_gitops(site, doc)
 
 
 def site_manifests(
@@ -35,8 +41,13 @@ def site_manifests(
 
     """
     manifests = platform_manifests(site, _renderer(site), base_dir=root)
-    manifests += monitoring_manifests(site, test_units)
-    manifests += readiness_manifests(site, test_units)
+    if site.spec.readiness.engine == "trainer":
+        # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).
+        manifests += trainer_manifests(site, test_units)
+    else:
+        manifests += monitoring_manifests(site, test_units)
+        readiness = readiness_manifests(site, test_units)
+        manifests += readiness + preview_manifests(readiness)
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
     return manifests + gitops_manifests(site, present, manifests)
 
@@ -51,4 +62,5 @@ def image_list(
 
 def _renderer(site: Site) -> HelmRenderer | None:
     # Importing the Helm SDK loads a large shared library: only when a chart is rendered.
-    return select_renderer() if site.spec.nvcre.chart.archive is not None else None
+    nvcre = site.spec.readiness.engine == "nvcre"
+    return select_renderer() if nvcre and site.spec.nvcre.chart.archive is not None else None

@@ -11,9 +11,10 @@ from nvcregen.compile.helm import HelmError
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.plan import plan
 from nvcregen.compile.postprocess import postprocess
+from nvcregen.emit.cache import Stamp, chart_bytes, input_key
 from nvcregen.emit.tree import Tree, to_tree
-from nvcregen.errors import Diagnostic, Span, has_errors
-from nvcregen.spec.load import load_file
+from nvcregen.errors import Diagnostic, Severity, Span, has_errors
+from nvcregen.spec.load import load_document, read_site_bytes
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.parse import parse_model
 from nvcregen.validate.schema import validate_schema
@@ -45,11 +46,19 @@ class CompileResult:
     name_span: Span | None = None
 
 
-def compile_site(  # noqa: PLR0911 - one early return per failing stage keeps the chain flat
-    path: Path, display: str, catalog: Catalog, options: Options
-) -> CompileResult:
+def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
     """Compile one site file into an in-memory tree of manifests."""
-    doc, diags = load_file(path, display)  # bytes -> data + positions
+    raw, diags = read_site_bytes(path, display)
+    if raw is None:
+        return CompileResult(display, diagnostics=diags)
+    return compile_source(raw, display, catalog, options)
+
+
+def compile_source(  # noqa: PLR0911 - one early return per failing stage keeps the chain flat
+    raw: bytes, display: str, catalog: Catalog, options: Options
+) -> CompileResult:
+    """Compile the bytes of one site file, named `display`, into an in-memory tree."""
+    doc, diags = load_document(raw, display)  # bytes -> data + positions
     if doc is None:
         return CompileResult(display, diagnostics=diags)
     diags += validate_schema(doc)  # schemas/site.v1alpha1.json
@@ -73,5 +82,12 @@ def compile_site(  # noqa: PLR0911 - one early return per failing stage keeps th
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites
-    tree = to_tree(site.metadata.name, manifests, doc, display, images)  # YAML + index.json
+    stamp = _stamp(raw, site, options.root, diags)  # lets `render --check` skip it next time
+    tree = to_tree(site.metadata.name, manifests, doc, display, images, stamp)  # + index.json
     return CompileResult(display, site.metadata.name, tree, diags, doc.span("/metadata/name"))
+
+
+def _stamp(raw: bytes, site: Site, root: Path, diags: list[Diagnostic]) -> Stamp:
+    """The input key (site and chart bytes; `emit/cache.py` adds the rest) and warnings."""
+    key = input_key(raw, chart_bytes(root, site.spec.nvcre.chart.archive))
+    return Stamp(key, sum(d.severity is Severity.WARNING for d in diags))

@@ -4,7 +4,9 @@ NVCRE itself is either rendered here from a pinned chart archive (`nvcre.chart.a
 its CRDs going to the "crds" component) or referenced from its OCI registry through the
 site's GitOps engine (Flux OCIRepository + HelmRelease, or an Argo CD Application).
 Kubeflow Trainer is always a reference, and only when the site manages it; JobSet comes
-with Trainer's chart (`jobset.install`) only when the site manages JobSet too.
+with Trainer's chart (`jobset.install`) only when the site manages JobSet too. In trainer
+mode (`readiness.engine: trainer`) NVCRE is not installed and the collector may also
+read TrainJobs and Jobs.
 """
 
 from __future__ import annotations
@@ -72,7 +74,9 @@ def platform_manifests(
     """
     nvcre = site.spec.nvcre
     manifests = [namespace(nvcre.namespace, "/spec/nvcre/namespace"), *collector_rbac(site)]
-    if nvcre.chart.archive is not None:
+    if site.spec.readiness.engine == "trainer":
+        pass  # the plan runs as Trainer objects and Jobs: no NVCRE to install
+    elif nvcre.chart.archive is not None:
         manifests += rendered_nvcre(site, renderer, base_dir or Path.cwd())
     else:
         manifests += nvcre_reference(site)
@@ -97,6 +101,11 @@ def collector_rbac(site: Site) -> list[Manifest]:
         {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": READ},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
     ]
+    if site.spec.readiness.engine == "trainer":  # the runs are TrainJobs and Jobs
+        namespace_rules += [
+            {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
+            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": READ},
+        ]
     objects: list[Obj] = [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(COLLECTOR, ns)},
         *_role_and_binding("ClusterRole", None, cluster_rules, ns),

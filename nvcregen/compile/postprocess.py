@@ -24,6 +24,9 @@ KIND_ORDER = (
     "LogProfile",
     "Certification",
     "WorkloadRun",
+    "TrainingRuntime",  # before the TrainJobs that reference it
+    "TrainJob",
+    "Job",
 )
 
 

@@ -164,25 +164,30 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
             },
         }
     if unit.test.dcgm is not None:
-        script = render_template(
-            "dcgm-diag.sh.j2",
-            level=unit.test.dcgm.level,
-            gpus=unit.pool.gpus_per_node,
-            hostengine=site.spec.dependencies.dcgm.hostengine
-            if unit.test.dcgm.needs_hostengine
-            else None,
-            deadline_s=_dcgm_deadline_s(unit.timeout_ms),
-        )
-        return {"framework": {"exec": {"command": ["/bin/bash", "-c", script]}}}
+        return {"framework": {"exec": {"command": ["/bin/bash", "-c", dcgm_script(site, unit)]}}}
     raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
 
 
-def _dcgm_deadline_s(timeout_ms: int) -> int:
-    """The outer deadline of a DCGM run, in seconds: well inside the job's timeout.
+def dcgm_script(site: Site, unit: TestUnit) -> str:
+    """The DCGM diagnostic script: a hostengine in the pod (or the site's), an outer deadline."""
+    dcgm = unit.test.dcgm
+    assert dcgm is not None
+    return render_template(
+        "dcgm-diag.sh.j2",
+        level=dcgm.level,
+        gpus=unit.pool.gpus_per_node,
+        hostengine=site.spec.dependencies.dcgm.hostengine if dcgm.needs_hostengine else None,
+        deadline_s=outer_deadline_s(unit.timeout_ms),
+    )
+
+
+def outer_deadline_s(timeout_ms: int) -> int:
+    """The outer deadline of a run, in seconds: well inside the job's timeout.
 
     A minute before the timeout, or half of a timeout under two minutes, so that with
-    `--kill-after=10s` a hung diagnostic is stopped (and its output logged) before NVCRE
-    gives up on the job; for any timeout over 20 s. Never 0, which `timeout` reads as none.
+    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
+    up on the job (or, in trainer mode, the test has had its time); for any timeout over
+    20 s. Never 0, which `timeout` reads as none.
     """
     seconds = timeout_ms // 1000
     return max(1, min(60, seconds // 2), seconds - 60)

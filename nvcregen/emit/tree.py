@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import hashlib
-import json
 
 from nvcregen import __version__
 from nvcregen.compile.manifest import Manifest
+from nvcregen.emit.cache import Stamp, dump_index, seal_index
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.emit.naming import IMAGES_FILE, INDEX_FILE, manifest_path
 from nvcregen.errors import Diagnostic, NvcregenError, Severity
@@ -24,12 +24,18 @@ def file_header(source: str) -> str:
 
 
 def to_tree(
-    site: str, manifests: list[Manifest], doc: Document, source: str, images: str = ""
+    site: str,
+    manifests: list[Manifest],
+    doc: Document,
+    source: str,
+    images: str = "",
+    stamp: Stamp | None = None,
 ) -> Tree:
     """Render every manifest as canonical YAML at its derived path, and add the index.
 
     The index maps each file to the site line and the catalog entries it came from,
-    so a reviewer (and `nvcregen check`) can trace any object back to its cause.
+    so a reviewer (and `nvcregen check`) can trace any object back to its cause. With a
+    `stamp`, it also records the input key and every file's digest (`emit/cache.py`).
     """
     tree: Tree = {}
     entries: dict[str, object] = {}
@@ -45,9 +51,9 @@ def to_tree(
         "source": {"file": source, "sha256": hashlib.sha256(doc.text.encode()).hexdigest()},
         "files": entries,
     }
-    tree[INDEX_FILE] = json.dumps(index, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     if images:
         tree[IMAGES_FILE] = images
+    tree[INDEX_FILE] = dump_index(index) if stamp is None else seal_index(index, tree, stamp)
     return tree
 
 

@@ -55,15 +55,20 @@ def load_file(file: Path, display: str) -> tuple[Document | None, list[Diagnosti
         an unreadable file is reported as NVC100.
 
     """
+    raw, diags = read_site_bytes(file, display)
+    return (None, diags) if raw is None else load_document(raw, display)
+
+
+def read_site_bytes(file: Path, display: str) -> tuple[bytes | None, list[Diagnostic]]:
+    """Read a site file's bytes (at most one more than `MAX_BYTES`); NVC100 if unreadable."""
     try:
         with file.open("rb") as handle:
-            raw = handle.read(MAX_BYTES + 1)  # enough to tell that it is too large
+            return handle.read(MAX_BYTES + 1), []  # enough to tell that it is too large
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         msg = f"cannot read the file: {reason}"
         hint = "check that the path names a readable file"
         return None, [Diagnostic(Span(display), Severity.ERROR, "NVC100", msg, hint=hint)]
-    return load_document(raw, display)
 
 
 def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnostic]]:

@@ -218,8 +218,14 @@ class Window(StrictModel):
 
 
 class Readiness(StrictModel):
-    """What runs, in which order, and within which budget."""
+    """What runs, in which order, and within which budget.
 
+    `engine` is what runs the plan: `nvcre` compiles it to NVCRE Certifications and
+    WorkloadRuns; `trainer` to Kubeflow Trainer TrainingRuntimes and TrainJobs and plain
+    batch/v1 Jobs, with NVCRE not installed (docs/design/0003-trainer-mode.md).
+    """
+
+    engine: Literal["nvcre", "trainer"] = "nvcre"
     trigger: Literal["manual", "on-sync"] = "manual"
     window: Window
     rounds: Annotated[int, Field(ge=1, le=100)] = 3

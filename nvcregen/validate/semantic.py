@@ -14,6 +14,7 @@ from nvcregen.errors import Diagnostic, Severity, has_errors
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import check_unit
+from nvcregen.validate.trainer import trainer_mode_problems
 
 _MEASURES = {"busbw": "bandwidth", "algbw": "bandwidth", "goodput": "goodput"}
 
@@ -49,6 +50,7 @@ def check_references(
     _check_stages(site, catalog, report)
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
+    report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
     if not has_errors(report.diagnostics):
         _check_budget(site, catalog, report)
     return sorted(report.diagnostics, key=Diagnostic.sort_key)

@@ -108,3 +108,82 @@ def test_runtime_must_exist_in_the_same_namespace() -> None:
     assert list(check_runtimes([job, Located("rt.yaml", runtime)])) == []
     assert [f.code for _, f in check_runtimes([job, Located("rt.yaml", elsewhere)])] == ["NVC651"]
     assert list(check_runtimes([job], declared=frozenset({"rt"}))) == []
+
+
+def runtime(*jobs: dict[str, Any], launcher_as_node: bool = True) -> dict[str, Any]:
+    return {
+        "apiVersion": "trainer.kubeflow.org/v1alpha1",
+        "kind": "TrainingRuntime",
+        "metadata": {"name": "rt", "namespace": "nvcre"},
+        "spec": {
+            "mlPolicy": {"mpi": {"runLauncherAsNode": launcher_as_node}},
+            "template": {"spec": {"replicatedJobs": list(jobs)}},
+        },
+    }
+
+
+def rjob(name: str, container: str = "node", step: str | None = None, **extra: Any) -> Any:
+    template: dict[str, Any] = {
+        "spec": {"template": {"spec": {"containers": [{"name": container}]}}}
+    }
+    if step is not None:
+        template["metadata"] = {"labels": {"trainer.kubeflow.org/trainjob-ancestor-step": step}}
+    return {"name": name, "template": template, **extra}
+
+
+def test_a_trainer_step_needs_one_replica_and_a_node_container() -> None:
+    good = runtime(rjob("node"), rjob("launcher", step="trainer", dependsOn=[{"name": "node"}]))
+    assert codes(good) == []
+    wrong_container = runtime(rjob("launcher", container="main", step="trainer"))
+    assert [(f.code, f.pointer) for f in webhook_findings(wrong_container)] == [
+        ("NVC659", "/spec/template/spec/replicatedJobs/0")
+    ]
+    assert codes(runtime(rjob("launcher", step="trainer", replicas=2))) == ["NVC659"]
+    # Jobs that are no TrainJob step may hold any container.
+    assert codes(runtime(rjob("node", container="sshd"))) == []
+
+
+def test_runtime_templates_follow_jobset_dependency_rules() -> None:
+    first = runtime(rjob("launcher", step="trainer", dependsOn=[{"name": "node"}]), rjob("node"))
+    assert codes(first) == ["NVC655"]
+    missing = runtime(rjob("node"), rjob("launcher", step="trainer", dependsOn=[{"name": "x"}]))
+    assert [f.pointer for f in webhook_findings(missing)] == [
+        "/spec/template/spec/replicatedJobs/1/dependsOn"
+    ]
+
+
+def patch_of(*names: str) -> dict[str, Any]:
+    jobs = [{"name": name} for name in names]
+    return {
+        "manager": "nvcregen.io/placement",
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}},
+    }
+
+
+def layout(job: dict[str, Any], rt: dict[str, Any]) -> list[tuple[str, str]]:
+    found = check_runtimes([Located("job.yaml", job), Located("rt.yaml", rt)])
+    return [(f.code, f.pointer) for _, f in found]
+
+
+def test_runtime_patches_name_jobs_the_runtime_has() -> None:
+    both = runtime(rjob("node"), rjob("launcher", step="trainer"))
+    assert layout(trainjob(runtimePatches=[patch_of("launcher", "node")]), both) == []
+    only_launcher = runtime(rjob("launcher", step="trainer"))
+    job = trainjob(trainer={"numNodes": 1}, runtimePatches=[patch_of("launcher", "node")])
+    assert layout(job, only_launcher) == [
+        (
+            "NVC660",
+            "/spec/runtimePatches/0/trainingRuntimeSpec/template/spec/replicatedJobs/1/name",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("nodes", "launcher_as_node", "bad"), [(1, True, False), (2, True, True), (2, False, False)]
+)
+def test_mpi_launcher_as_node_needs_launcher_and_node_for_two_nodes(
+    nodes: int, launcher_as_node: bool, bad: bool
+) -> None:
+    rt = runtime(rjob("launcher", step="trainer"), launcher_as_node=launcher_as_node)
+    found = layout(trainjob(trainer={"numNodes": nodes}), rt)
+    assert (found == [("NVC660", "/spec/trainer/numNodes")]) is bad

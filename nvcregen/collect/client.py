@@ -1,0 +1,287 @@
+"""Perform `collect`'s LIST and DELETE calls with the official kubernetes client.
+
+This module only sends what `collect/requests.py` decided. The client comes from
+`nvcregen.cluster.connect` (the optional `cluster` extra, imported lazily there), and
+requests go through its `ApiClient` as plain HTTP, so each answer's status and
+`Retry-After` header are seen as the server sent them.
+
+- Every call is retried a bounded number of times on 429, 5xx, connection errors and
+  timeouts, waiting `Retry-After` (capped) or an exponential backoff between attempts.
+- A LIST is paginated with `limit` and `continue`. When the server answers 410 Gone to a
+  continue token (it expired, so the rest of the list is no longer consistent with the
+  first pages), the listing starts over from the first page, a bounded number of times.
+- A listing that cannot be completed raises `ApiCallError`: a caller never sees a part
+  of a list, so a partial read can never be archived as complete.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from nvcregen.cluster.client import Cluster
+from nvcregen.collect.objects import ListRecord, Obj
+from nvcregen.collect.requests import DeleteRequest, ListRequest
+
+RETRYABLE = frozenset({429, 500, 502, 503, 504})
+MAX_PAGES = 10_000  # a server that keeps handing out continue tokens is broken
+RBAC_HINT = (
+    "; reading needs the read-only RBAC of the platform layer (ServiceAccount, ClusterRole "
+    "and Role `nvcregen-collector`)"
+)
+
+PageHook = Callable[[ListRequest, int], None]
+
+
+class ApiCallError(Exception):
+    """A call failed for good: refused, or still failing after every retry."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How hard to try.
+
+    Attributes:
+        attempts: Tries per request, the first included.
+        backoff: Seconds before the second try; doubled before each later one.
+        max_backoff: Longest backoff between two tries.
+        max_retry_after: Longest wait a `Retry-After` header may ask for.
+        timeout: Connect and read timeout of one request, in seconds.
+        restarts: How often a listing starts over after its continue token expired.
+
+    """
+
+    attempts: int = 5
+    backoff: float = 0.5
+    max_backoff: float = 8.0
+    max_retry_after: float = 60.0
+    timeout: tuple[float, float] = (5.0, 30.0)
+    restarts: int = 3
+
+
+@dataclass(frozen=True)
+class Listing:
+    """Every item of one complete listing, and how it was read."""
+
+    items: list[Obj]
+    record: ListRecord
+
+
+DeleteStatus = Literal["deleted", "gone", "conflict", "refused"]
+
+
+@dataclass(frozen=True)
+class DeleteOutcome:
+    """What the server did with one DELETE."""
+
+    request: DeleteRequest
+    status: DeleteStatus
+    code: int
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class _Answer:
+    status: int
+    body: Any
+    retry_after: str | None = None
+
+
+class _ExpiredError(Exception):
+    """The continue token of a listing expired (410 Gone)."""
+
+
+def list_objects(
+    cluster: Cluster, request: ListRequest, policy: RetryPolicy, on_page: PageHook | None = None
+) -> Listing:
+    """Read every page of one listing.
+
+    Args:
+        cluster: A client from `nvcregen.cluster.connect`.
+        request: What to list.
+        policy: Retries, timeouts and restarts.
+        on_page: Called after each page with the number of items read so far.
+
+    Returns:
+        Every item, consistent with one resourceVersion. A kind the server does not
+        serve (404) gives no items and a record with `served=False`.
+
+    Raises:
+        ApiCallError: When a page cannot be read after every retry, the server refuses
+            the listing, or its continue token expires more than `policy.restarts` times.
+
+    """
+    for restart in range(policy.restarts + 1):
+        try:
+            return _list_once(cluster, request, policy, restart, on_page)
+        except _ExpiredError:
+            continue
+    raise ApiCallError(
+        f"listing {request}: the continue token expired {policy.restarts + 1} times "
+        "(410 Gone); the list changes faster than it can be read"
+    )
+
+
+def _list_once(
+    cluster: Cluster,
+    request: ListRequest,
+    policy: RetryPolicy,
+    restarts: int,
+    on_page: PageHook | None,
+) -> Listing:
+    items: list[Obj] = []
+    token, version, pages = "", "", 0
+    while pages < MAX_PAGES:
+        answer = _call(cluster, policy, "GET", request.path(), request.query(token))
+        if answer.status == 410 and token:
+            raise _ExpiredError
+        if answer.status == 404 and not token:
+            record = ListRecord(
+                request.kind, request.namespace, request.label_selector, "", 0, 0, 0, served=False
+            )
+            return Listing([], record)
+        if answer.status != 200 or not isinstance(answer.body, dict):
+            hint = RBAC_HINT if answer.status == 403 else ""
+            raise ApiCallError(f"listing {request}: {_failure(answer)}{hint}")
+        items += _items(answer.body, request)
+        meta = answer.body.get("metadata") or {}
+        version = version or str(meta.get("resourceVersion") or "")
+        token, pages = str(meta.get("continue") or ""), pages + 1
+        if on_page is not None:
+            on_page(request, len(items))
+        if not token:
+            record = ListRecord(
+                request.kind,
+                request.namespace,
+                request.label_selector,
+                version,
+                len(items),
+                pages,
+                restarts,
+            )
+            return Listing(items, record)
+    raise ApiCallError(f"listing {request}: more than {MAX_PAGES} pages")
+
+
+def _items(body: dict[str, Any], request: ListRequest) -> list[Obj]:
+    """A page's items, with the apiVersion and kind that list items may leave out."""
+    items = body.get("items")
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ApiCallError(f"listing {request}: the answer has no list of items")
+    defaults = {"apiVersion": request.api_version, "kind": request.kind}
+    return [
+        item if {"apiVersion", "kind"} <= item.keys() else {**defaults, **item} for item in items
+    ]
+
+
+def delete_object(cluster: Cluster, request: DeleteRequest, policy: RetryPolicy) -> DeleteOutcome:
+    """Delete one object if it is still the archived version (uid and resourceVersion).
+
+    Returns:
+        `deleted` (200/202), `gone` (404: nothing to delete), `conflict` (409: it
+        changed since it was archived, so it was kept) or `refused` (anything else,
+        including a call that failed after every retry).
+
+    """
+    try:
+        answer = _call(cluster, policy, "DELETE", request.path(), (), request.body())
+    except ApiCallError as exc:
+        return DeleteOutcome(request, "refused", 0, str(exc))
+    if answer.status in {200, 202}:
+        return DeleteOutcome(request, "deleted", answer.status)
+    status: DeleteStatus = {404: "gone", 409: "conflict"}.get(answer.status, "refused")  # type: ignore[assignment]
+    return DeleteOutcome(request, status, answer.status, _failure(answer))
+
+
+def _call(
+    cluster: Cluster,
+    policy: RetryPolicy,
+    method: str,
+    path: str,
+    query: Sequence[tuple[str, str]],
+    body: dict[str, Any] | None = None,
+) -> _Answer:
+    """Send one request; retry 429, 5xx, connection errors and timeouts, then give up."""
+    failures = _connection_errors()
+    problem = ""
+    for attempt in range(1, policy.attempts + 1):
+        answer: _Answer | None = None
+        try:
+            answer = _send(cluster, policy, method, path, query, body)
+        except failures as exc:
+            problem = f"no answer ({_reason(exc)})"
+        else:
+            if answer.status not in RETRYABLE:
+                return answer
+            problem = _failure(answer)
+        if attempt < policy.attempts:
+            cluster.sleep(_delay(answer, attempt, policy))
+    raise ApiCallError(
+        f"{method} {path} on {cluster.host} (context '{cluster.context}') failed "
+        f"{policy.attempts} times; last: {problem}"
+    )
+
+
+def _send(
+    cluster: Cluster,
+    policy: RetryPolicy,
+    method: str,
+    path: str,
+    query: Sequence[tuple[str, str]],
+    body: dict[str, Any] | None,
+) -> _Answer:
+    headers = {"Accept": "application/json"}
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+    request = cluster.api.param_serialize(
+        method=method,
+        resource_path=path,
+        query_params=list(query),
+        header_params=headers,
+        body=body,
+        auth_settings=["BearerToken"],
+    )
+    response = cluster.api.call_api(*request, _request_timeout=policy.timeout)
+    raw = response.read() or b""
+    try:
+        data: Any = json.loads(raw)
+    except ValueError:
+        data = raw.decode("utf-8", "replace").strip()[:500]
+    return _Answer(int(response.status), data, response.headers.get("Retry-After"))
+
+
+def _connection_errors() -> tuple[type[Exception], ...]:
+    """What the client raises when no answer came back (refused, reset, timed out, TLS)."""
+    import urllib3
+    from kubernetes.client.exceptions import ApiException
+
+    return (urllib3.exceptions.HTTPError, OSError, ApiException)
+
+
+def _delay(answer: _Answer | None, attempt: int, policy: RetryPolicy) -> float:
+    """Seconds before the next try: the server's Retry-After (capped), else backoff."""
+    if answer is not None and answer.retry_after:
+        try:
+            return min(max(float(answer.retry_after), 0.0), policy.max_retry_after)
+        except ValueError:
+            pass  # an HTTP date: fall back to the backoff
+    return min(policy.backoff * 2.0 ** (attempt - 1), policy.max_backoff)
+
+
+def _reason(exc: Exception) -> str:
+    """The useful part of a urllib3 error, without the connection object's repr."""
+    text = str(getattr(exc, "reason", None) or exc)
+    return text.split(">: ", 1)[1] if text.startswith("<") and ">: " in text else text
+
+
+def _failure(answer: _Answer) -> str:
+    """HTTP status and the `Status` message of a refusal."""
+    body = answer.body
+    message = ""
+    if isinstance(body, dict):
+        message = str(body.get("message") or body.get("reason") or "")
+    elif body:
+        message = str(body)
+    return f"HTTP {answer.status}" + (f": {message}" if message else "")

@@ -1,0 +1,205 @@
+"""What `nvcregen collect` reads and deletes for a site: plain requests, no I/O.
+
+A site's readiness objects (Certifications, WorkloadRuns) carry the label
+`nvcregen.io/site`, so they are listed with a label selector. Everything NVCRE makes
+from them is found by ownership instead, since NVCRE does not copy our labels onto
+Workflows, measurements or ConfigMaps (only onto TrainJobs, via workloadMetadata). So a
+collection is two passes:
+
+1. `owner_requests`: the site's Certifications and WorkloadRuns, and the Workflows in
+   NVCRE's namespace (their owners are checked afterwards);
+2. `result_requests`: BandwidthMeasurements and GoodputMeasurements in that namespace
+   and in every namespace the site's Workflows run Jobs in; ConfigMaps (node results,
+   report snapshots) and ReportExports in NVCRE's namespace, where their owners are.
+
+`reclaim_requests` names what `--reclaim` may delete: only the Certifications and
+WorkloadRuns that carry this site's label; Kubernetes garbage collection removes what
+NVCRE made from them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from nvcregen.collect.objects import labels_of, metadata
+from nvcregen.spec.v1alpha1 import Site
+
+NVCRE_API = "nvcre.nvidia.com/v1alpha1"
+SITE_LABEL = "nvcregen.io/site"
+PAGE_SIZE = 250  # objects per LIST page: small enough for large status blocks
+# kind -> (apiVersion, plural); the collector's RBAC (compile/platform.py) grants these.
+RESOURCES: dict[str, tuple[str, str]] = {
+    "Certification": (NVCRE_API, "certifications"),
+    "WorkloadRun": (NVCRE_API, "workloadruns"),
+    "Workflow": (NVCRE_API, "workflows"),
+    "BandwidthMeasurement": (NVCRE_API, "bandwidthmeasurements"),
+    "GoodputMeasurement": (NVCRE_API, "goodputmeasurements"),
+    "ReportExport": (NVCRE_API, "reportexports"),
+    "ConfigMap": ("v1", "configmaps"),
+}
+OWNER_KINDS = ("Certification", "WorkloadRun")
+RECLAIMABLE = frozenset(OWNER_KINDS)
+
+
+def _collection_path(api_version: str, plural: str, namespace: str | None) -> str:
+    base = f"/apis/{api_version}" if "/" in api_version else f"/api/{api_version}"
+    scope = f"/namespaces/{quote(namespace, safe='')}" if namespace else ""
+    return f"{base}{scope}/{plural}"
+
+
+@dataclass(frozen=True)
+class ListRequest:
+    """One paginated LIST: a kind in one namespace (None: all namespaces), maybe by label."""
+
+    kind: str
+    namespace: str | None
+    label_selector: str = ""
+    limit: int = PAGE_SIZE
+
+    @property
+    def api_version(self) -> str:
+        """The kind's apiVersion."""
+        return RESOURCES[self.kind][0]
+
+    @property
+    def plural(self) -> str:
+        """The kind's resource name."""
+        return RESOURCES[self.kind][1]
+
+    def path(self) -> str:
+        """The collection's URL path."""
+        return _collection_path(self.api_version, self.plural, self.namespace)
+
+    def query(self, continue_token: str = "") -> list[tuple[str, str]]:
+        """The query of one page: `limit`, the label selector, and the continue token."""
+        query = [("limit", str(self.limit))]
+        if self.label_selector:
+            query.append(("labelSelector", self.label_selector))
+        if continue_token:
+            query.append(("continue", continue_token))
+        return query
+
+    def __str__(self) -> str:
+        where = f" in {self.namespace}" if self.namespace else " in all namespaces"
+        selector = f" ({self.label_selector})" if self.label_selector else ""
+        return f"{self.plural}{where}{selector}"
+
+
+@dataclass(frozen=True)
+class DeleteRequest:
+    """One DELETE of an archived object, only if it is still the version archived."""
+
+    kind: str
+    namespace: str
+    name: str
+    uid: str
+    resource_version: str
+
+    def path(self) -> str:
+        """The object's URL path."""
+        api_version, plural = RESOURCES[self.kind]
+        return f"{_collection_path(api_version, plural, self.namespace)}/{quote(self.name)}"
+
+    def body(self) -> dict[str, Any]:
+        """DeleteOptions: background cascade; preconditions pin the archived uid and version.
+
+        A changed object (a new resourceVersion) or a new object under the same name (a
+        new uid) makes the server answer 409 Conflict and delete nothing.
+        """
+        preconditions = {"uid": self.uid}
+        if self.resource_version:
+            preconditions["resourceVersion"] = self.resource_version
+        return {
+            "apiVersion": "v1",
+            "kind": "DeleteOptions",
+            "propagationPolicy": "Background",
+            "preconditions": preconditions,
+        }
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.namespace}/{self.name}"
+
+
+def site_selector(site: Site) -> str:
+    """The label selector of a site's readiness objects."""
+    return f"{SITE_LABEL}={site.metadata.name}"
+
+
+def owner_requests(site: Site, limit: int = PAGE_SIZE) -> tuple[ListRequest, ...]:
+    """First pass: the site's Certifications and WorkloadRuns, and NVCRE's Workflows."""
+    namespace = site.spec.nvcre.namespace
+    selector = site_selector(site)
+    return (
+        ListRequest("Certification", namespace, selector, limit),
+        ListRequest("WorkloadRun", namespace, selector, limit),
+        ListRequest("Workflow", namespace, limit=limit),
+    )
+
+
+def job_namespaces(workflows: Iterable[Mapping[str, Any]]) -> set[str]:
+    """Namespaces the Workflows run their Jobs in (spec.namespace, status.namespace)."""
+    found: set[str] = set()
+    for workflow in workflows:
+        for part in ("spec", "status"):
+            section = workflow.get(part)
+            if isinstance(section, Mapping) and section.get("namespace"):
+                found.add(str(section["namespace"]))
+    return found
+
+
+def result_requests(
+    site: Site, workflows: Iterable[Mapping[str, Any]], limit: int = PAGE_SIZE
+) -> tuple[ListRequest, ...]:
+    """Second pass: measurements, node-result and snapshot ConfigMaps, ReportExports.
+
+    Args:
+        site: The site.
+        workflows: The site's Workflows from the first pass.
+        limit: Objects per page.
+
+    Returns:
+        The LIST requests, measurements first, in a stable order.
+
+    """
+    home = site.spec.nvcre.namespace
+    namespaces = sorted({home} | job_namespaces(workflows))
+    measurements = [
+        ListRequest(kind, ns, limit=limit)
+        for kind in ("BandwidthMeasurement", "GoodputMeasurement")
+        for ns in namespaces
+    ]
+    rest = (
+        ListRequest("ConfigMap", home, limit=limit),
+        ListRequest("ReportExport", home, limit=limit),
+    )
+    return (*measurements, *rest)
+
+
+def reclaim_requests(site: Site, archived: Iterable[Mapping[str, Any]]) -> list[DeleteRequest]:
+    """DELETEs for the archived objects that carry this site's label, and nothing else.
+
+    Only Certifications and WorkloadRuns in the site's NVCRE namespace qualify, and only
+    with a uid (an object without one was not read from a cluster).
+    """
+    requests = []
+    for obj in archived:
+        meta = metadata(obj)
+        if (
+            obj.get("kind") in RECLAIMABLE
+            and labels_of(obj).get(SITE_LABEL) == site.metadata.name
+            and meta.get("namespace") == site.spec.nvcre.namespace
+            and meta.get("uid")
+        ):
+            requests.append(
+                DeleteRequest(
+                    str(obj["kind"]),
+                    str(meta["namespace"]),
+                    str(meta["name"]),
+                    str(meta["uid"]),
+                    str(meta.get("resourceVersion") or ""),
+                )
+            )
+    return sorted(requests, key=lambda r: (r.kind, r.namespace, r.name))

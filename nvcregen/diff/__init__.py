@@ -1,0 +1,1 @@
+"""`nvcregen diff`: what a change to the sites does, in hardware terms and object by object."""

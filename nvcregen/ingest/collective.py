@@ -1,0 +1,69 @@
+"""Which collective an nccl-tests log measured, from the evidence the log has.
+
+In order: the `# Collective test starting: all_reduce_perf` header of newer nccl-tests,
+a `..._perf` binary on a captured command line, the test's source file in a failure
+trace (`Test failure all_reduce.cu:90`), and last the log's file name (`allgather-...`),
+since old logs print no name at all.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from pathlib import PurePath
+
+COLLECTIVES = (
+    "all_reduce",
+    "all_gather",
+    "alltoall",
+    "reduce_scatter",
+    "broadcast",
+    "reduce",
+    "gather",
+    "scatter",
+    "sendrecv",
+    "hypercube",
+)
+_ALIASES = {name.replace("_", ""): name for name in COLLECTIVES} | {
+    "all2all": "alltoall",
+    "alltoallv": "alltoall",
+}
+_NAMES = "|".join(sorted(COLLECTIVES, key=len, reverse=True))
+_BINARY = re.compile(rf"\b(?P<name>{_NAMES})_perf\w*")
+_SOURCE = re.compile(rf"\bTest failure (?P<name>{_NAMES})\.cu\b")
+
+
+def collective_from_binary(binary: str) -> str | None:
+    """The collective of an nccl-tests binary name such as `all_reduce_perf_mpi`."""
+    match = _BINARY.search(binary.rsplit("/", 1)[-1])
+    return match["name"] if match else None
+
+
+def find_collective(lines: Iterable[str], source: str) -> str | None:
+    """Find the collective a log measured.
+
+    Args:
+        lines: The log's lines.
+        source: The log's file name ("" to skip the file-name fallback).
+
+    Returns:
+        A name from COLLECTIVES, or None when nothing tells.
+
+    """
+    from_trace: str | None = None
+    for line in lines:
+        if match := _BINARY.search(line):
+            return match["name"]
+        if from_trace is None and (match := _SOURCE.search(line)):
+            from_trace = match["name"]
+    return from_trace or _from_file_name(source)
+
+
+def _from_file_name(source: str) -> str | None:
+    if not source:
+        return None
+    for word in re.split(r"[^A-Za-z0-9_]+", PurePath(source).name.lower()):
+        name = _ALIASES.get(word.removesuffix("_perf").replace("_", ""))
+        if name is not None:
+            return name
+    return None

@@ -1,0 +1,179 @@
+"""Read `dcgmi diag` results: the JSON of `-j` (DCGM 3.x and 4.x) and the text tables.
+
+DCGM 3.x JSON sits under `"DCGM GPU Diagnostic"` with `"version"` inside it and results
+keyed by `gpu_ids` (a string `"0,1,2"` or a bare number) or `gpu_id`; DCGM 4.x puts it
+under `"DCGM Diagnostic"` with results keyed by `entity_id`, a `test_summary` per test and
+the version in `metadata`. Log noise before the JSON, `null` entries between tests and
+mixed-case statuses are all allowed. JSON that does not decode (an excerpt cut mid-key,
+an elided `{"..."}`) is salvaged test by test and the run marked truncated. Text tables are
+read by `dcgm_text.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from nvcregen.ingest.dcgm_results import (
+    find_level,
+    result_word,
+    run_status,
+    unique,
+    worst,
+)
+from nvcregen.ingest.dcgm_text import BORDER, parse_dcgm_text
+from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest, IngestFormatError
+
+_ROOT_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
+_ROOT = re.compile(r'"DCGM (?:GPU )?Diagnostic"\s*:')
+_OBJECT_START = re.compile(r"^[ \t]*\{", re.MULTILINE)
+_CATEGORY = re.compile(r'"category"\s*:\s*"(?P<value>[^"\\]*)"')
+_NAME = re.compile(r'"name"\s*:\s*"(?P<value>[^"\\]*)"')
+_VERSION = re.compile(r'"version"\s*:\s*"(?P<value>[^"\\]*)"')
+
+
+def parse_dcgm(text: str, source: str) -> list[DcgmRun]:
+    """Read every `dcgmi diag` result in a file.
+
+    Args:
+        text: The captured output (JSON or text table, log noise allowed).
+        source: The name to record as each run's `file`.
+
+    Returns:
+        The runs in file order.
+
+    Raises:
+        IngestFormatError: The text holds neither DCGM diagnostic JSON nor a result table.
+
+    """
+    if _ROOT.search(text) or '"test_categories"' in text:
+        return _json_runs(text, source)
+    if any(BORDER.match(line.strip()) for line in text.splitlines()):
+        runs = parse_dcgm_text(text, source)
+        if runs:
+            return runs
+    raise IngestFormatError("not dcgmi diag output: no diagnostic JSON and no result table")
+
+
+def _json_runs(text: str, source: str) -> list[DcgmRun]:
+    decoder = json.JSONDecoder()
+    runs: list[DcgmRun] = []
+    end = 0
+    for start in _OBJECT_START.finditer(text):
+        if start.end() <= end:
+            continue
+        try:
+            doc, end = decoder.raw_decode(text, start.end() - 1)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(doc, dict) and any(key in doc for key in _ROOT_KEYS):
+            runs.append(_run_from_json(doc, text[:end], source))
+    return runs or [_salvage(text, source)]
+
+
+def _run_from_json(doc: dict[str, object], text: str, source: str) -> DcgmRun:
+    body = _dict(doc.get("DCGM Diagnostic")) or _dict(doc.get("DCGM GPU Diagnostic"))
+    tests: list[DcgmTest] = []
+    for category in _list(body.get("test_categories")):
+        cat = _dict(category)
+        name = str(cat.get("category", ""))
+        tests += [_test(_dict(t), name) for t in _list(cat.get("tests")) if _dict(t)]
+    version = body.get("version") or _dict(doc.get("metadata")).get("version")
+    error = body.get("runtime_error")
+    errors = (str(error),) if error else ()
+    return DcgmRun(
+        file=source,
+        format="json",
+        status=run_status(tests, runtime_error=bool(error), truncated=False),
+        tests=tuple(tests),
+        dcgm_version=str(version) if version else None,
+        level=find_level(text),
+        errors=errors,
+    )
+
+
+def _test(obj: dict[str, object], category: str) -> DcgmTest:
+    gpus: list[DcgmGpuResult] = []
+    errors: list[str] = []
+    info: list[str] = []
+    words: list[str] = []
+    for item in _list(obj.get("results")):
+        result = _dict(item)
+        if not result:
+            continue  # DCGM 3.x prints null between entries
+        word = result_word(result.get("status"))
+        notes = _messages(result.get("info"))
+        words.append(word)
+        errors += _messages(result.get("warnings")) + _messages(result.get("warning"))
+        info += notes
+        gpus += [DcgmGpuResult(gpu, word, notes) for gpu in _gpu_ids(result)]
+    summary = _dict(obj.get("test_summary")).get("status")
+    return DcgmTest(
+        name=str(obj.get("name", "")),
+        category=category,
+        result=result_word(summary) if summary else worst(words),
+        gpus=tuple(gpus),
+        errors=unique(errors),
+        info=unique(info),
+    )
+
+
+def _gpu_ids(result: dict[str, object]) -> list[int]:
+    """GPU ids of a result: `gpu_ids` ("0,1,2" or 0), `gpu_id` ("0"), or a GPU `entity_id`."""
+    group = result.get("entity_group")
+    if group is not None and str(group).upper() != "GPU":
+        return []
+    raw = next((result[key] for key in ("gpu_ids", "gpu_id", "entity_id") if key in result), None)
+    if isinstance(raw, bool) or raw is None:
+        return []
+    if isinstance(raw, int):
+        return [raw]
+    return [int(part) for part in re.findall(r"\d+", str(raw))]
+
+
+def _messages(value: object) -> tuple[str, ...]:
+    """Message strings of a `warnings`/`info` value: a string, or a list of strings/objects."""
+    items = value if isinstance(value, list) else [value]
+    found: list[str] = []
+    for item in items:
+        if isinstance(item, str) and item.strip():
+            found.append(item.strip())
+        elif isinstance(item, dict):
+            text = item.get("warning") or item.get("message") or item.get("info")
+            if isinstance(text, str) and text.strip():
+                found.append(text.strip())
+    return tuple(found)
+
+
+def _salvage(text: str, source: str) -> DcgmRun:
+    """Read what a cut or hand-edited JSON result still holds, test by test."""
+    decoder = json.JSONDecoder()
+    tests: list[DcgmTest] = []
+    categories = [(m.start(), m["value"]) for m in _CATEGORY.finditer(text)]
+    for match in _NAME.finditer(text):
+        brace = text.rfind("{", 0, match.start())
+        try:
+            obj, _ = decoder.raw_decode(text, brace)
+        except json.JSONDecodeError:
+            continue
+        category = next((v for at, v in reversed(categories) if at < match.start()), "")
+        if isinstance(obj, dict) and obj.get("name") == match["value"]:
+            tests.append(_test(obj, category))
+    version = _VERSION.search(text)
+    return DcgmRun(
+        file=source,
+        format="json",
+        status=run_status(tests, runtime_error=False, truncated=True),
+        tests=tuple(tests),
+        dcgm_version=version["value"] if version else None,
+        level=find_level(text),
+        errors=("the JSON does not decode (cut short or edited); read test by test",),
+    )
+
+
+def _dict(value: object) -> dict[str, object]:
+    return value if isinstance(value, dict) else {}
+
+
+def _list(value: object) -> list[object]:
+    return value if isinstance(value, list) else []

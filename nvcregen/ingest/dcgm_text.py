@@ -1,0 +1,202 @@
+"""Read the boxed result table `dcgmi diag` prints without `-j` (DCGM 3.x and 4.x).
+
+```
++---------------------------+------------------------------------------------+
+| Diagnostic                | Result                                         |
+|-----  Metadata  ----------+------------------------------------------------|
+| DCGM Version              | 4.2.3                                          |
++-----  Integration  -------+------------------------------------------------+
+| pcie                      | Fail                                           |
+| Warning                   | There was an internal error during the test:   |
+|                           | 'A child process (152) exited with non-zero s  |
+|                           | GPU0: Pass                                     |
+```
+
+A test row names the test and its result (3.x may add ` - All` or ` - GPUs: 0, 1`);
+`Warning` and `Info` rows start a message that continues on rows with an empty left
+cell. DCGM wraps messages at a fixed width in the middle of words, so the chunks are
+joined as they are. 4.x lists `GPUn: Result` rows under a test. A table without its
+closing border is truncated.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from nvcregen.ingest.dcgm_results import (
+    UNKNOWN,
+    find_level,
+    result_word,
+    run_status,
+    unique,
+    worst,
+)
+from nvcregen.ingest.lines import strip_prefix
+from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest
+
+BORDER = re.compile(r"^\+[-=+]+\+$")
+_SECTION = re.compile(r"^[|+]-+\s+(?P<name>\S(?:.*?\S)?)\s+-+\+-*[|+]$")
+_GPU_ROW = re.compile(r"^GPU\s*(?P<id>\d+)\s*:\s*(?P<result>\S.*)$")
+_RESULT = re.compile(r"^(?P<word>[A-Za-z]+(?: Run)?)\s*(?:-\s*(?P<scope>.*))?$")
+_MESSAGE_ROWS = {"warning": "errors", "warnings": "errors", "error": "errors", "info": "info"}
+
+
+@dataclass
+class _Test:
+    name: str
+    category: str
+    result: str
+    gpus: list[DcgmGpuResult] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    info: list[str] = field(default_factory=list)
+
+    def freeze(self) -> DcgmTest:
+        """The test row's own verdict; the worst GPU result when the row has none."""
+        result = self.result
+        if result == UNKNOWN:
+            result = worst(g.result for g in self.gpus)
+        errors, info = unique(self.errors), unique(self.info)
+        return DcgmTest(self.name, self.category, result, tuple(self.gpus), errors, info)
+
+
+@dataclass
+class _Table:
+    """One table while it is read."""
+
+    split: int | None = None
+    width: int | None = None
+    section: str = ""
+    metadata: dict[str, str] = field(default_factory=dict)
+    tests: list[_Test] = field(default_factory=list)
+    message: tuple[str, list[str]] | None = None  # (kind, chunks)
+    closed: bool = False
+    lines: list[str] = field(default_factory=list)
+
+
+def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
+    """Read every result table in a text output.
+
+    Args:
+        text: The captured output; lines outside tables are ignored except a
+            `dcgmi diag -r N` command line, which gives the level.
+        source: The name to record as each run's `file`.
+
+    Returns:
+        One run per table that holds at least one test or metadata row.
+
+    """
+    tables = [_Table()]
+    for raw in text.splitlines():
+        line = strip_prefix(raw).strip()
+        if _is_header(line) and (tables[-1].tests or tables[-1].metadata):
+            tables.append(_Table())
+        tables[-1].lines.append(raw)
+        _read_line(tables[-1], line)
+    return [_freeze(t, source) for t in tables if t.tests or t.metadata]
+
+
+def _is_header(line: str) -> bool:
+    return re.fullmatch(r"\|\s*Diagnostic\s*\|\s*Result\s*\|", line) is not None
+
+
+def _read_line(table: _Table, line: str) -> None:
+    if not line.startswith(("|", "+")):
+        return
+    table.closed = False
+    if section := _SECTION.match(line):
+        _flush(table)
+        table.section = section["name"]
+    elif BORDER.match(line):
+        _measure(table, line)
+        table.closed = True
+    elif line.endswith("|") and not _is_header(line):
+        left, cell = _cells(table, line)
+        if left:
+            _named_row(table, left, cell)
+        else:
+            _continuation(table, cell)
+
+
+def _measure(table: _Table, border: str) -> None:
+    """Learn the column split and the message chunk width from a border line."""
+    if table.split is None and "+" in border[1:-1]:
+        table.split = border.index("+", 1)
+        table.width = len(border) - table.split - 2 - 3  # one blank before, two after
+
+
+def _cells(table: _Table, line: str) -> tuple[str, str]:
+    split = table.split
+    if split is None or split >= len(line) or line[split] != "|":
+        split = line.find("|", 1)
+    return line[1:split].strip(), line[split + 1 : -1]
+
+
+def _named_row(table: _Table, left: str, cell: str) -> None:
+    _flush(table)
+    kind = _MESSAGE_ROWS.get(left.lower())
+    if table.section.lower() == "metadata":
+        table.metadata[left] = cell.strip()
+    elif kind is not None and table.tests:
+        table.message = (kind, [_chunk(table, cell)])
+    else:
+        test = _Test(left, table.section, UNKNOWN)
+        _apply_result(test, cell.strip())
+        table.tests.append(test)
+
+
+def _continuation(table: _Table, cell: str) -> None:
+    right = cell.strip()
+    gpu = _GPU_ROW.match(right)
+    if gpu is not None and table.tests:
+        _flush(table)
+        word = result_word(gpu["result"])
+        table.tests[-1].gpus.append(DcgmGpuResult(int(gpu["id"]), word))
+    elif table.message is not None:
+        table.message[1].append(_chunk(table, cell))
+    elif table.tests and _RESULT.match(right):
+        _apply_result(table.tests[-1], right)  # 3.x: a second `Fail - GPU: 3` line
+
+
+def _chunk(table: _Table, cell: str) -> str:
+    """The text of a message cell, keeping the blank a fixed-width wrap may end on."""
+    text = cell[1:]
+    return text[: table.width] if table.width else text
+
+
+def _apply_result(test: _Test, right: str) -> None:
+    match = _RESULT.match(right)
+    if match is None:
+        test.result = right or UNKNOWN
+        return
+    word = result_word(match["word"])
+    scope = match["scope"] or ""
+    test.result = worst([test.result, word]) if test.result != UNKNOWN else word
+    if scope.upper().startswith("GPU"):
+        test.gpus += [DcgmGpuResult(int(i), word) for i in re.findall(r"\d+", scope)]
+
+
+def _flush(table: _Table) -> None:
+    """Finish the message being read and attach it to the last test."""
+    if table.message is None:
+        return
+    kind, chunks = table.message
+    text = " ".join("".join(chunks).split())
+    if text and table.tests:
+        getattr(table.tests[-1], kind).append(text)
+    table.message = None
+
+
+def _freeze(table: _Table, source: str) -> DcgmRun:
+    _flush(table)
+    tests = [test.freeze() for test in table.tests]
+    errors = () if table.closed else ("the table has no closing border: output cut short",)
+    return DcgmRun(
+        file=source,
+        format="text",
+        status=run_status(tests, runtime_error=False, truncated=not table.closed),
+        tests=tuple(tests),
+        dcgm_version=table.metadata.get("DCGM Version") or None,
+        level=find_level("\n".join(table.lines)),
+        errors=errors,
+    )

@@ -1,0 +1,225 @@
+"""Records read from raw nccl-tests and DCGM outputs: frozen, with their JSON form.
+
+Field names follow the `nvcregen ingest --format json` contract of issue #5: sizes in
+bytes, times in microseconds, bandwidths in GB/s as nccl-tests prints them, and `None`
+(JSON null) wherever the log prints `N/A` or says nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+RunStatus = Literal["ok", "failed", "truncated"]
+"""`ok`: the run finished and passed; `failed`: the log shows a failure; `truncated`: it
+ends before the run finished (no `Avg bus bandwidth` summary, a cut row, cut JSON)."""
+
+Json = dict[str, object]
+
+
+class IngestFormatError(ValueError):
+    """The text is not an output this parser reads (say, a DCGM table given to `nccl`)."""
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One half of an nccl-tests row: out-of-place or in-place.
+
+    Attributes:
+        time_us: Time per iteration in microseconds.
+        algbw_gbs: Algorithm bandwidth, GB/s.
+        busbw_gbs: Bus bandwidth, GB/s (the figure comparable across collectives).
+        wrong: The `#wrong` count (or the old `error` value); None where it says N/A.
+
+    """
+
+    time_us: float | None
+    algbw_gbs: float | None
+    busbw_gbs: float | None
+    wrong: int | float | None
+
+    def to_json(self) -> Json:
+        """The JSON object of this measurement."""
+        return {
+            "time_us": self.time_us,
+            "algbw_gbs": self.algbw_gbs,
+            "busbw_gbs": self.busbw_gbs,
+            "wrong": self.wrong,
+        }
+
+
+@dataclass(frozen=True)
+class NcclRow:
+    """One result row of an nccl-tests table (one message size)."""
+
+    size_bytes: int
+    count: int
+    type: str
+    redop: str | None
+    out_of_place: Measurement
+    in_place: Measurement
+
+    def to_json(self) -> Json:
+        """The JSON object of this row."""
+        return {
+            "size_bytes": self.size_bytes,
+            "count": self.count,
+            "type": self.type,
+            "redop": self.redop,
+            "out_of_place": self.out_of_place.to_json(),
+            "in_place": self.in_place.to_json(),
+        }
+
+
+@dataclass(frozen=True)
+class NcclRun:
+    """One nccl-tests run read from a log.
+
+    Attributes:
+        file: The log it came from, as named on the command line.
+        collective: `all_reduce`, `all_gather`, `alltoall`, ... or `unknown`.
+        status: ok, failed or truncated.
+        errors: Why the run failed or is truncated, in the log's words where it has them.
+        transports: Sorted network names from NCCL_DEBUG lines (`IB`, `Socket`, ...);
+            empty when the log shows none (NVLink/SHM only, or no NCCL_DEBUG).
+        avg_busbw_gbs: The `Avg bus bandwidth` summary, None when the log has none.
+        rows: The result rows in log order.
+        gdrdma: Whether a `via NET/.../GDRDMA` line shows GPUDirect RDMA in use.
+        nccl_versions: Distinct `NCCL version` strings the log prints, in order seen.
+
+    """
+
+    file: str
+    collective: str
+    status: RunStatus
+    errors: tuple[str, ...]
+    transports: tuple[str, ...]
+    avg_busbw_gbs: float | None
+    rows: tuple[NcclRow, ...]
+    gdrdma: bool = False
+    nccl_versions: tuple[str, ...] = ()
+
+    def to_json(self) -> Json:
+        """The JSON object of this run, exactly the fields of the ingest contract."""
+        return {
+            "file": self.file,
+            "collective": self.collective,
+            "status": self.status,
+            "errors": list(self.errors),
+            "transports": list(self.transports),
+            "avg_busbw_gbs": self.avg_busbw_gbs,
+            "rows": [row.to_json() for row in self.rows],
+        }
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """Medians over rounds (runs) of one collective at one message size.
+
+    Each median is taken over that figure's own per-round values; no bandwidth is ever
+    derived from other medians. `spread` is (max - min) / median of the bus bandwidths,
+    None when the median is zero.
+    """
+
+    collective: str
+    size_bytes: int
+    rounds: int
+    median_busbw_gbs: float | None
+    median_algbw_gbs: float | None
+    median_time_us: float | None
+    spread: float | None
+
+    def to_json(self) -> Json:
+        """The JSON object of this summary item."""
+        return {
+            "collective": self.collective,
+            "size_bytes": self.size_bytes,
+            "rounds": self.rounds,
+            "median_busbw_gbs": self.median_busbw_gbs,
+            "median_algbw_gbs": self.median_algbw_gbs,
+            "median_time_us": self.median_time_us,
+            "spread": self.spread,
+        }
+
+
+@dataclass(frozen=True)
+class DcgmGpuResult:
+    """The result of one test on one GPU, where the output names the GPU."""
+
+    id: int
+    result: str
+    info: tuple[str, ...] = ()
+
+    def to_json(self) -> Json:
+        """The JSON object of this GPU result."""
+        return {"id": self.id, "result": self.result, "info": list(self.info)}
+
+
+@dataclass(frozen=True)
+class DcgmTest:
+    """One DCGM diagnostic test (plugin) and its result.
+
+    Attributes:
+        name: The test name as printed (`PCIe`, `pcie`, `GPU Memory`, ...).
+        category: Deployment, Integration, Hardware, Stress, Custom, ... or "".
+        result: Pass, Fail, Skip or Warn (another word is kept as printed).
+        gpus: Per-GPU results, when the output lists GPUs.
+        errors: Warning messages of the test.
+        info: Info messages of the test.
+
+    """
+
+    name: str
+    category: str
+    result: str
+    gpus: tuple[DcgmGpuResult, ...] = ()
+    errors: tuple[str, ...] = ()
+    info: tuple[str, ...] = ()
+
+    def to_json(self) -> Json:
+        """The JSON object of this test."""
+        return {
+            "name": self.name,
+            "category": self.category,
+            "result": self.result,
+            "gpus": [gpu.to_json() for gpu in self.gpus],
+            "errors": list(self.errors),
+            "info": list(self.info),
+        }
+
+
+@dataclass(frozen=True)
+class DcgmRun:
+    """One `dcgmi diag` result, from its JSON (`-j`) or its text table.
+
+    Attributes:
+        file: The file it came from, as named on the command line.
+        format: `json` or `text`.
+        status: failed when a test failed (or DCGM reported a runtime error), truncated
+            when the output is cut short, else ok.
+        tests: Tests in output order.
+        dcgm_version: DCGM version when the output gives it.
+        level: Diagnostic level (`-r N`/`--run N`) when the captured command shows it.
+        errors: Run-level problems: runtime errors, truncation.
+
+    """
+
+    file: str
+    format: Literal["json", "text"]
+    status: RunStatus
+    tests: tuple[DcgmTest, ...]
+    dcgm_version: str | None = None
+    level: int | None = None
+    errors: tuple[str, ...] = ()
+
+    def to_json(self) -> Json:
+        """The JSON object of this run; `dcgm_version` and `level` only when known."""
+        out: Json = {"file": self.file, "format": self.format}
+        if self.dcgm_version is not None:
+            out["dcgm_version"] = self.dcgm_version
+        if self.level is not None:
+            out["level"] = self.level
+        out["status"] = self.status
+        out["errors"] = list(self.errors)
+        out["tests"] = [test.to_json() for test in self.tests]
+        return out

@@ -1,0 +1,214 @@
+"""Read nccl-tests output (`all_reduce_perf` and friends) into runs with rows and a status.
+
+A log is read line by line after launcher prefixes are removed (`lines.py`). A run starts
+at the top of the file, and again at a banner (`# nThread ... nGpus ...` or
+`# Collective test starting`) once the previous run has shown its table. Everything else
+attaches to the current run: NCCL_DEBUG lines (transport, NCCL version), the column
+header, rows, the `Out of bounds values` and `Avg bus bandwidth` summary, and failures
+(`Test NCCL failure`, `Test CUDA failure`, `.. host pid N: Test failure`).
+
+A run is `failed` when the log shows a failure, a non-zero `#wrong`, an out-of-bounds
+count, or several single-process tests printing into one table; `truncated` when it ends
+before the `Avg bus bandwidth` line or on a cut row; `ok` otherwise.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from nvcregen.ingest.collective import collective_from_binary, find_collective
+from nvcregen.ingest.lines import logical_lines
+from nvcregen.ingest.models import IngestFormatError, NcclRow, NcclRun, RunStatus
+from nvcregen.ingest.table import Columns, RowError, is_row, parse_header, parse_row
+from nvcregen.ingest.transport import detect_transports
+
+_DEBUG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
+_STARTING = re.compile(r"Collective test starting:\s*(?P<binary>\S+)")
+_CONCLUDED = re.compile(r"Collective test concluded")
+_BANNER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+")
+_OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<word>\w*)")
+_AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(?P<value>\S+)")
+_FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure\b.*")
+_STACK = re.compile(r"\bTest failure\b.*")
+_WARN = re.compile(r"\bNCCL WARN\s+(?P<message>.*?)\s*$")
+_VERSION = re.compile(r"\bNCCL version (?P<version>\S+)")
+
+
+@dataclass
+class _Run:
+    """A run while it is being read (mutable; frozen into NcclRun at the end)."""
+
+    lines: list[str] = field(default_factory=list)
+    phase: str = "preamble"  # preamble -> table -> done
+    banners: int = 0
+    binary: str | None = None
+    columns: Columns | None = None
+    rows: list[NcclRow] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)
+    stack: list[str] = field(default_factory=list)
+    out_of_bounds: list[str] = field(default_factory=list)
+    avg_busbw: list[float | None] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    cut: bool = False
+    versions: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def has_evidence(self) -> bool:
+        """Whether anything nccl-tests prints was seen."""
+        seen = (self.banners, self.binary, self.columns, self.rows, self.failures)
+        return any(seen) or any((self.stack, self.avg_busbw, self.out_of_bounds))
+
+
+def parse_nccl(text: str, source: str) -> list[NcclRun]:
+    """Read every nccl-tests run in a log.
+
+    Args:
+        text: The log as captured (prefixes from srun -l, mpirun --tag-output or pdsh
+            allowed; NCCL_DEBUG lines may be interleaved).
+        source: The name to record as each run's `file`.
+
+    Returns:
+        The runs in log order.
+
+    Raises:
+        IngestFormatError: Nothing in the text looks like nccl-tests output.
+
+    """
+    lines = logical_lines(text)
+    runs = _split_runs(lines)
+    if not any(run.has_evidence for run in runs):
+        raise IngestFormatError(
+            "not nccl-tests output: no banner, column header, result row or test failure"
+        )
+    fallback = find_collective(lines, source) or "unknown"
+    return [_freeze(run, source, fallback) for run in runs if run.has_evidence]
+
+
+def _split_runs(lines: list[str]) -> list[_Run]:
+    runs = [_Run()]
+    for line in lines:
+        starts = _STARTING.search(line) or (_BANNER.search(line) and not _DEBUG.search(line))
+        if starts and runs[-1].phase != "preamble":
+            runs.append(_Run())
+        runs[-1].lines.append(line)
+        _read_line(runs[-1], line)
+    return runs
+
+
+def _read_line(run: _Run, line: str) -> None:
+    """Attach one line to the run being read."""
+    if _DEBUG.search(line):
+        _read_debug(run, line)
+    elif match := _STARTING.search(line):
+        run.binary = match["binary"]
+    elif _BANNER.search(line):
+        run.banners += 1
+    elif _CONCLUDED.search(line):
+        run.phase = "done"
+    elif (columns := parse_header(line)) is not None:
+        run.columns = columns
+        if run.phase == "preamble":
+            run.phase = "table"
+    else:
+        _read_result(run, line)
+
+
+def _read_result(run: _Run, line: str) -> None:
+    """Attach a summary, failure, version or row line."""
+    if match := _OUT_OF_BOUNDS.search(line):
+        if int(match["count"]) or match["word"].upper() == "FAILED":
+            run.out_of_bounds.append(f"Out of bounds values: {match['count']} {match['word']}")
+    elif match := _AVG_BUSBW.search(line):
+        run.avg_busbw.append(_float_or_none(match["value"]))
+        run.phase = "done"
+    elif match := _FAILURE.search(line):
+        run.failures.append(match[0].strip())
+        run.phase = "done"
+    elif match := _STACK.search(line):
+        run.stack.append(match[0].strip())
+    elif match := _VERSION.search(line):
+        run.versions.append(match["version"])
+    elif is_row(line):
+        _read_row(run, line)
+
+
+def _read_row(run: _Run, line: str) -> None:
+    if run.phase == "preamble":
+        run.phase = "table"
+    try:
+        run.rows.append(parse_row(line, run.columns))
+    except RowError as exc:
+        run.cut = run.cut or exc.cut
+        run.problems.append(str(exc))
+
+
+def _read_debug(run: _Run, line: str) -> None:
+    if match := _VERSION.search(line):
+        run.versions.append(match["version"])
+    elif match := _WARN.search(line):
+        run.warnings.append(f"NCCL WARN {match['message']}")
+
+
+def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
+    transport = detect_transports(run.lines)
+    failures = _failures(run)
+    truncated = not run.avg_busbw or run.cut
+    status: RunStatus = "failed" if failures else "truncated" if truncated else "ok"
+    errors = failures + run.problems
+    if status == "truncated" and not run.avg_busbw:
+        errors.append("no 'Avg bus bandwidth' line: the log ends before the run finished")
+    named = collective_from_binary(run.binary) if run.binary else None
+    return NcclRun(
+        file=source,
+        collective=named or find_collective(run.lines, "") or fallback,
+        status=status,
+        errors=tuple(_unique(errors)),
+        transports=transport.transports,
+        avg_busbw_gbs=run.avg_busbw[0] if run.avg_busbw else None,
+        rows=tuple(run.rows),
+        gdrdma=transport.gdrdma,
+        nccl_versions=tuple(_unique(run.versions)),
+    )
+
+
+def _failures(run: _Run) -> list[str]:
+    """Every reason the log gives for calling the run failed, most specific first."""
+    found = run.failures + run.out_of_bounds + _wrong_rows(run.rows)
+    if not run.failures:
+        found += run.stack  # the trace says where, when no failure line says why
+    if run.banners > 1:
+        found.append(
+            f"{run.banners} separate test processes printed into one table (one banner "
+            "each): nccl-tests was likely launched by mpirun without MPI support, so "
+            "each process ran alone and the rows cannot be told apart"
+        )
+    return found + run.warnings if found else []
+
+
+def _wrong_rows(rows: list[NcclRow]) -> list[str]:
+    """One message per row whose `#wrong` count is not zero."""
+    found = []
+    for row in rows:
+        halves = (("out-of-place", row.out_of_place), ("in-place", row.in_place))
+        wrong = [f"{half} {m.wrong}" for half, m in halves if _is_wrong(m.wrong)]
+        if wrong:
+            found.append(f"{row.size_bytes} bytes: #wrong {', '.join(wrong)}")
+    return found
+
+
+def _is_wrong(value: int | float | None) -> bool:
+    """A non-zero `#wrong` count; the old float `error` column is judged by its summary."""
+    return isinstance(value, int) and value > 0
+
+
+def _float_or_none(value: str) -> float | None:
+    try:
+        return float(value)
+    except ValueError:
+        return None
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(items))

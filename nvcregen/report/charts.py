@@ -1,0 +1,159 @@
+"""Charts of an archive (pure): bandwidth against message size per test, stage and transport.
+
+One chart per (stage, test, recorded transport) of bandwidth.csv, in the order the
+archive lists them. Each group of nodes gets a color: one thin line per round (dashed
+when the round is not final) and a thick median line, the median taken size by size
+over the final rounds only, as the verdicts are. Bus bandwidth is always drawn; an
+algorithm-bandwidth chart is added where a threshold compares algbw. Thresholds of the
+same test and stage are drawn as horizontal lines at their bound (GB/s), marked at
+their message size.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from nvcregen.report.archive import Archive, BandwidthRow, RunSummary, ThresholdVerdict
+from nvcregen.report.plot import Chart, Rule, Series, SeriesKind, layout, value_label
+
+PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288")
+METRICS = {"busbw": "bus bandwidth", "algbw": "algorithm bandwidth"}
+ChartKey = tuple[str, str, str, tuple[str, ...]]  # stage, scope, test, transports
+
+
+@dataclass(frozen=True)
+class LegendEntry:
+    """A legend line: what a color and a line style stand for."""
+
+    label: str
+    color: str
+    kind: SeriesKind
+
+
+@dataclass(frozen=True)
+class ChartView:
+    """One chart with its headings and legend."""
+
+    anchor: str
+    test: str
+    stage: str
+    scope: str
+    metric: str
+    transport: str
+    chart: Chart
+    legend: tuple[LegendEntry, ...]
+
+
+def charts(archive: Archive) -> list[ChartView]:
+    """Every chart of an archive, in the order its bandwidth rows come."""
+    keyed: dict[ChartKey, list[BandwidthRow]] = {}
+    for row in archive.bandwidth:
+        keyed.setdefault((row.stage, row.scope, row.test, row.transports), []).append(row)
+    views: list[ChartView] = []
+    for key, rows in keyed.items():
+        stage, _, test, _ = key
+        rules = [t for t in archive.verdicts.thresholds if t.test == test and t.stage == stage]
+        metrics = ["busbw"] + (["algbw"] if any(t.field == "algbw" for t in rules) else [])
+        run = next((r for r in archive.summary.runs if (r.stage, r.test) == (stage, test)), None)
+        views += [
+            _view(key, rows, rules, metric, run, len(views) + i) for i, metric in enumerate(metrics)
+        ]
+    return views
+
+
+def _view(
+    key: ChartKey,
+    rows: Sequence[BandwidthRow],
+    thresholds: Sequence[ThresholdVerdict],
+    metric: str,
+    run: RunSummary | None,
+    number: int,
+) -> ChartView:
+    stage, scope, test, transports = key
+    series = bandwidth_series(rows, metric)
+    rules = threshold_rules([t for t in thresholds if t.field == metric])
+    return ChartView(
+        anchor=f"chart-{number + 1}",
+        test=test,
+        stage=stage,
+        scope=scope,
+        metric=METRICS[metric],
+        transport=transport_text(transports, run),
+        chart=layout(series, rules, f"{METRICS[metric]} (GB/s)"),
+        legend=legend(series),
+    )
+
+
+def bandwidth_series(rows: Sequence[BandwidthRow], metric: str) -> list[Series]:
+    """Per group: a line per round, then the median line over its final rounds."""
+    groups = list(dict.fromkeys(r.group for r in rows))
+    series = []
+    for index, group in enumerate(groups):
+        color = PALETTE[index % len(PALETTE)]
+        mine = [r for r in rows if r.group == group]
+        rounds = dict.fromkeys((r.round, r.measurement) for r in mine)
+        for number, measurement in rounds:
+            points = [r for r in mine if (r.round, r.measurement) == (number, measurement)]
+            final = all(r.finality == "final" for r in points)
+            label = f"{group or 'all nodes'} round {number if number is not None else '?'}"
+            if not final:
+                label += f" ({points[0].finality}: {points[0].reason})"
+            kind: SeriesKind = "round" if final else "provisional"
+            series.append(Series(label, _points(points, metric), color, kind))
+        median = median_points([r for r in mine if r.finality == "final"], metric)
+        if median:
+            series.append(Series(f"{group or 'all nodes'} median", median, color, "median"))
+    return series
+
+
+def median_points(rows: Sequence[BandwidthRow], metric: str) -> tuple[tuple[int, float], ...]:
+    """Size by size, the median of one figure over the rounds that measured that size."""
+    by_size: dict[int, list[float]] = {}
+    for row in rows:
+        by_size.setdefault(row.size_bytes, []).append(_value(row, metric))
+    return tuple((size, statistics.median(v)) for size, v in sorted(by_size.items()))
+
+
+def _points(rows: Sequence[BandwidthRow], metric: str) -> tuple[tuple[int, float], ...]:
+    return tuple(sorted((r.size_bytes, _value(r, metric)) for r in rows))
+
+
+def _value(row: BandwidthRow, metric: str) -> float:
+    return row.algbw if metric == "algbw" else row.busbw
+
+
+def threshold_rules(thresholds: Sequence[ThresholdVerdict]) -> list[Rule]:
+    """Thresholds with a bound, as rules labelled with the comparison as the site wrote it."""
+    rules = []
+    for t in thresholds:
+        if t.bound is None:
+            continue
+        label = f"{t.field} {t.comparison}"
+        if t.unit and t.unit not in t.comparison:
+            label += f" (= {value_label(t.bound)} {t.unit})"
+        label += f" at {t.at}" if t.at else " (best size)"
+        rules.append(Rule(t.bound, t.size_bytes, f"{label}: {t.word}", t.word))
+    return rules
+
+
+def transport_text(recorded: Sequence[str], run: RunSummary | None) -> str:
+    """What the rounds ran over, and what the site expected."""
+    text = f"over {', '.join(recorded)}" if recorded else "transport not recorded"
+    if run is not None and run.expected_transport:
+        text += f"; expected {run.expected_transport}"
+    if run is not None and run.pinned_transport:
+        text += f"; NCCL_NET pinned to {run.pinned_transport}"
+    return text
+
+
+def legend(series: Sequence[Series]) -> tuple[LegendEntry, ...]:
+    """The medians by group, then one entry per line style for the rounds."""
+    entries = [LegendEntry(s.label, s.color, "median") for s in series if s.kind == "median"]
+    grey = "#777777"
+    if any(s.kind == "round" for s in series):
+        entries.append(LegendEntry("one round (final)", grey, "round"))
+    if any(s.kind == "provisional" for s in series):
+        entries.append(LegendEntry("one round (not final)", grey, "provisional"))
+    return tuple(entries)

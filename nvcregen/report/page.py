@@ -1,0 +1,90 @@
+"""The HTML page: `templates/report.html.j2` rendered with autoescaping and strict variables.
+
+The page is self-contained: inline CSS, inline SVG, no script, no external resource, so
+it opens from a file, an artifact store or an air-gapped laptop. Everything the page
+shows is computed before rendering (`charts.py`, `tables.py`); the template only lays
+it out, and escapes every value it writes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+
+import jinja2
+
+from nvcregen.report.archive import Archive, ExportVerdict, Image
+from nvcregen.report.charts import ChartView, charts
+from nvcregen.report.folder import RunEntry
+from nvcregen.report.tables import (
+    GoodputTable,
+    NodeRow,
+    RunRow,
+    VerdictRow,
+    goodput_tables,
+    node_rows,
+    provenance_rows,
+    run_rows,
+    verdict_rows,
+)
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the template shows."""
+
+    site: str
+    run_id: str
+    word: str
+    counts: tuple[tuple[str, int], ...]
+    verdicts: tuple[VerdictRow, ...]
+    runs: tuple[RunRow, ...]
+    charts: tuple[ChartView, ...]
+    nodes: tuple[NodeRow, ...]
+    goodput: tuple[GoodputTable, ...]
+    exports: tuple[ExportVerdict, ...]
+    provenance: tuple[tuple[str, str], ...]
+    images: tuple[Image, ...]
+    folder_runs: tuple[tuple[str, bool, bool], ...]
+    notes: tuple[str, ...]
+
+
+@cache
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("nvcregen.report", "templates"),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+
+
+def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
+    """The page of one archive; `runs` lists every run of its site folder."""
+    s = archive.summary
+    return Page(
+        site=s.site,
+        run_id=s.run_id,
+        word=s.verdict,
+        counts=tuple((w, s.counts.get(w, 0)) for w in ("pass", "incomplete", "fail")),
+        verdicts=tuple(verdict_rows(archive)),
+        runs=tuple(run_rows(archive)),
+        charts=tuple(charts(archive)),
+        nodes=tuple(node_rows(archive)),
+        goodput=tuple(goodput_tables(archive)),
+        exports=archive.verdicts.exports,
+        provenance=tuple(provenance_rows(archive)),
+        images=archive.provenance.images,
+        folder_runs=tuple(
+            (r.run_id, r.path == archive.path, not r.problems) for r in runs if len(runs) > 1
+        ),
+        notes=(*s.notes, *s.problems),
+    )
+
+
+def render_page(page: Page) -> str:
+    """The HTML text of a page."""
+    return _environment().get_template("report.html.j2").render(page=page)

@@ -1,0 +1,68 @@
+"""`nvcregen report RESULTS_DIR --out DIR`: verify the archive, then write the page and summary.
+
+    locate   -> the run folder (RESULTS_DIR, or the newest run of a site folder)
+    verify   -> every file against SHA256SUMS; a run that does not verify is refused
+    read     -> summary.json, verdicts.json, provenance.json, bandwidth.csv
+    write    -> DIR/index.html and DIR/summary.md, each replaced atomically
+
+The output depends only on the archive: no clock is read, and the same archive gives
+the same bytes.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvcregen.report.archive import read_archive
+from nvcregen.report.folder import ReportError, verified_run
+from nvcregen.report.markdown import summary_markdown
+from nvcregen.report.page import build_page, render_page
+
+PAGE = "index.html"
+SUMMARY = "summary.md"
+
+
+@dataclass(frozen=True)
+class Report:
+    """What was written, from which run, and the run's overall verdict."""
+
+    run: Path
+    files: tuple[Path, ...]
+    site: str
+    run_id: str
+    word: str
+
+
+def write_report(results_dir: Path, out_dir: Path) -> Report:
+    """Verify the run RESULTS_DIR names and write its page and summary into `out_dir`.
+
+    Raises:
+        ReportError: When no run is found, the run does not verify, a file cannot be
+            read as collect writes it, or the output cannot be written.
+
+    """
+    located = verified_run(results_dir)
+    if out_dir.resolve().is_relative_to(located.run.resolve()):
+        raise ReportError(f"--out {out_dir} is inside the archive, which would then not verify")
+    archive = read_archive(located.run)
+    texts = {
+        PAGE: render_page(build_page(archive, located.runs)),
+        SUMMARY: summary_markdown(archive, located.runs),
+    }
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        files = tuple(_replace(out_dir / name, text) for name, text in texts.items())
+    except OSError as exc:
+        raise ReportError(f"cannot write the report into {out_dir}: {exc}") from exc
+    s = archive.summary
+    return Report(located.run, files, s.site, s.run_id, s.verdict)
+
+
+def _replace(path: Path, text: str) -> Path:
+    """Write a file beside its place, then rename it over the old one."""
+    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    tmp.write_text(text, encoding="utf-8", newline="\n")
+    tmp.replace(path)
+    return path

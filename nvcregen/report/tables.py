@@ -1,0 +1,228 @@
+"""The report's tables (pure): verdicts, runs, nodes, goodput and provenance, as plain text.
+
+Both the HTML page and summary.md are written from these rows, so they always agree.
+Numbers keep four significant digits; ratios are shown as percentages where the site
+wrote them as ratios (spread).
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from nvcregen.report.archive import (
+    Archive,
+    GoodputRound,
+    Reason,
+    RunSummary,
+    ThresholdVerdict,
+)
+
+NONE = "—"
+
+
+@dataclass(frozen=True)
+class ReasonText:
+    """One reason of a verdict."""
+
+    word: str
+    message: str
+
+
+@dataclass(frozen=True)
+class VerdictRow:
+    """One threshold comparison for one stage."""
+
+    word: str
+    test: str
+    scope: str
+    stage: str
+    check: str
+    transport: str
+    medians: tuple[str, ...]
+    reasons: tuple[ReasonText, ...]
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One planned test of one stage, as NVCRE finished it."""
+
+    word: str
+    stage: str
+    test: str
+    source: str
+    state: str
+    reasons: tuple[ReasonText, ...]
+
+
+@dataclass(frozen=True)
+class NodeRow:
+    """A node a run excluded or failed, and why."""
+
+    stage: str
+    test: str
+    node: str
+    status: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class GoodputTable:
+    """The training rounds of one run: goodput, its components, and their medians."""
+
+    stage: str
+    test: str
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    median: tuple[str, ...]
+
+
+def number(value: float | None) -> str:
+    """A number with four significant digits, or a dash."""
+    return NONE if value is None else f"{value:.4g}"
+
+
+def percent(value: float | None) -> str:
+    """A ratio as a percentage with one decimal, or a dash."""
+    return NONE if value is None else f"{value * 100:.1f}%"
+
+
+def _reasons(reasons: Sequence[Reason]) -> tuple[ReasonText, ...]:
+    return tuple(ReasonText(r.word, r.message or r.code) for r in reasons)
+
+
+def verdict_rows(archive: Archive) -> list[VerdictRow]:
+    """Every threshold verdict, in the order verdicts.json lists them."""
+    return [
+        VerdictRow(
+            word=t.word,
+            test=t.test,
+            scope=t.scope,
+            stage=t.stage or NONE,
+            check=check_text(t),
+            transport=transport_text(t),
+            medians=medians(t),
+            reasons=_reasons(t.reasons),
+        )
+        for t in archive.verdicts.thresholds
+    ]
+
+
+def check_text(t: ThresholdVerdict) -> str:
+    """What a threshold compares: `busbw >= 420 GB/s at 1GiB`, or the transport alone."""
+    if t.field == "transport" or not t.comparison:
+        return "transport only"
+    text = f"{t.field} {t.comparison}"
+    if t.field in {"busbw", "algbw"}:
+        text += f" at {t.at}" if t.at else " at the best size"
+    return text
+
+
+def transport_text(t: ThresholdVerdict) -> str:
+    """Expected and seen transports over a threshold's groups."""
+    if t.field == "goodput":
+        return NONE  # a training run records no network
+    checks = [g.transport for g in t.groups]
+    expected = next((c.expected for c in checks if c.expected), None)
+    pinned = next((c.pinned for c in checks if c.pinned), None)
+    seen = sorted({s for c in checks for s in c.seen})
+    if expected is None and not seen and pinned is None:
+        return NONE
+    parts = [f"expected {expected}"] if expected else []
+    parts += [f"pinned {pinned}"] if pinned else []
+    parts.append(f"seen {', '.join(seen)}" if seen else "not recorded")
+    return " · ".join(parts)
+
+
+def medians(t: ThresholdVerdict) -> tuple[str, ...]:
+    """Per group: the median of the compared figure, and its spread over the rounds."""
+    found = []
+    for group in t.groups:
+        figure = next((f for f in group.figures if f.name == t.field), None)
+        if figure is None or figure.median is None:
+            continue
+        unit = f" {figure.unit}" if figure.unit else ""
+        text = f"{number(figure.median)}{unit} over {len(figure.rounds)} rounds"
+        if figure.spread is not None:
+            text += f", spread {percent(figure.spread)}"
+        found.append(f"{group.group}: {text}" if group.group else text)
+    return tuple(found)
+
+
+def run_rows(archive: Archive) -> list[RunRow]:
+    """Every run verdict, in the order verdicts.json lists them."""
+    return [
+        RunRow(r.word, r.stage, r.test, r.source or NONE, r.state, _reasons(r.reasons))
+        for r in archive.verdicts.runs
+    ]
+
+
+def node_rows(archive: Archive) -> list[NodeRow]:
+    """Excluded nodes (with the Workflow's reason), then failed nodes, run by run."""
+    rows = []
+    for run in archive.summary.runs:
+        why = run.exclusion_reason or "no reason given"
+        rows += [NodeRow(run.stage, run.test, n, "excluded", why) for n in run.excluded_nodes]
+        for node in run.failed_nodes:
+            reason = f"{node.reason}: {node.message}" if node.message else node.reason
+            rows.append(NodeRow(run.stage, run.test, node.name, "failed", reason or NONE))
+    return rows
+
+
+_COMPONENTS: tuple[tuple[str, Callable[[GoodputRound], float | None]], ...] = (
+    ("goodput", lambda g: g.ratio),
+    ("training (s)", lambda g: g.components.training),
+    ("lost work (s)", lambda g: g.components.lost_work),
+    ("resume (s)", lambda g: g.components.resume),
+    ("reschedule (s)", lambda g: g.components.reschedule),
+    ("checkpoint save (s)", lambda g: g.components.checkpoint_save),
+    ("step time (s)", lambda g: g.avg_step_time_sec),
+    ("TFLOPS per GPU", lambda g: g.avg_tflops_per_gpu),
+    ("interruptions", lambda g: None if g.interruptions is None else float(g.interruptions)),
+)
+
+
+def goodput_tables(archive: Archive) -> list[GoodputTable]:
+    """One table per run with training rounds; medians over final rounds, column by column."""
+    return [_goodput_table(run) for run in archive.summary.runs if run.goodput]
+
+
+def _goodput_table(run: RunSummary) -> GoodputTable:
+    headers = ("group", "round", "finality", *(name for name, _ in _COMPONENTS))
+    rows = tuple(
+        (
+            g.group or NONE,
+            str(g.iteration) if g.iteration is not None else NONE,
+            g.finality if g.finality == "final" else f"{g.finality} ({g.reason})",
+            *(number(read(g)) for _, read in _COMPONENTS),
+        )
+        for g in run.goodput
+    )
+    final = [g for g in run.goodput if g.finality == "final"]
+    median = (
+        "median",
+        f"{len(final)} final",
+        NONE,
+        *(_median(final, read) for _, read in _COMPONENTS),
+    )
+    return GoodputTable(run.stage, run.test, headers, rows, median)
+
+
+def _median(rounds: Sequence[GoodputRound], read: Callable[[GoodputRound], float | None]) -> str:
+    values = [v for v in (read(g) for g in rounds) if v is not None]
+    return number(statistics.median(values)) if values else NONE
+
+
+def provenance_rows(archive: Archive) -> list[tuple[str, str]]:
+    """Where the results come from, as (label, value) pairs."""
+    p, s = archive.provenance, archive.summary
+    return [
+        ("site", p.site.name),
+        ("site file", p.site.file or NONE),
+        ("site file sha256", p.site.sha256 or NONE),
+        ("run id", s.run_id),
+        ("collected from", p.collected_from or s.collected_from or NONE),
+        ("nvcregen", p.nvcregen or NONE),
+        ("NCCL", ", ".join(p.nccl_versions) or "not stated in the logs"),
+    ]

@@ -1,0 +1,202 @@
+"""The results archive: `results/<site>/<run-id>/`, written once, atomically, and verified.
+
+Layout (every path '/'-separated, relative to the run folder):
+
+    objects/<kind>/<namespace>/<name>.yaml   each object exactly as read (canonical YAML;
+                                             `_cluster` for cluster-scoped objects)
+    summary.json       runs, nodes, measurements with their finality
+    bandwidth.csv      test, stage, group, round, size: algbw, busbw, samples, transport
+    verdicts.json      pass / fail / incomplete per threshold, run and report export
+    provenance.json    site file sha256, nvcregen version, listings, images, NCCL
+    SHA256SUMS         `sha256sum -c` format, for every other file
+
+The run id is `<latest time in the objects>-<12 hex>`, the hex a hash of the site file
+and the objects, so collecting the same state twice names the same folder, and a folder
+is never written over: it is built beside its final place and renamed into it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from nvcregen.collect.objects import CLUSTER_SCOPE, Obj, content_digest, key_of
+from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
+
+SUMS = "SHA256SUMS"
+REQUIRED = ("summary.json", "bandwidth.csv", "verdicts.json", "provenance.json")
+OBJECTS = "objects"
+_TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$")
+_TIME_FIELDS = frozenset({"creationTimestamp", "completionTime", "lastTransitionTime"})
+_SUM_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
+
+
+@dataclass(frozen=True)
+class Archive:
+    """An archive in memory: its run id and every file's bytes."""
+
+    run_id: str
+    files: dict[str, bytes]
+
+
+@dataclass(frozen=True)
+class Written:
+    """Where an archive is, whether this run wrote it, and what verification found."""
+
+    path: Path
+    state: Literal["written", "exists"]
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def verified(self) -> bool:
+        """The folder matches its SHA256SUMS, file for file."""
+        return not self.problems
+
+
+def object_path(obj: Mapping[str, Any]) -> str:
+    """Where an object goes: objects/<kind>/<namespace or _cluster>/<name>.yaml."""
+    key = key_of(obj)
+    return f"{OBJECTS}/{key.kind.lower()}/{key.namespace or CLUSTER_SCOPE}/{key.name}.yaml"
+
+
+def run_id(objects: Sequence[Obj], site_sha256: str) -> str:
+    """`<YYYYMMDDTHHMMSSZ>-<12 hex>` from the latest timestamp in the objects and a hash.
+
+    The time is the latest creation, completion or condition time found (`undated`
+    when there is none): no clock is read, so the same state gives the same id.
+    """
+    times = [t for obj in objects for t in _times(obj)]
+    stamp = max(times, default="undated")
+    digest = hashlib.sha256(f"{site_sha256}:{content_digest(objects)}".encode()).hexdigest()
+    return f"{stamp}-{digest[:12]}"
+
+
+def _times(data: object) -> list[str]:
+    found = []
+    if isinstance(data, Mapping):
+        for key, value in data.items():
+            match = _TIME.match(value) if isinstance(value, str) and key in _TIME_FIELDS else None
+            if match:
+                found.append("{}{}{}T{}{}{}Z".format(*match.groups()))
+            else:
+                found += _times(value)
+    elif isinstance(data, list):
+        for item in data:
+            found += _times(item)
+    return found
+
+
+def build_archive(run: str, objects: Sequence[Obj], texts: Mapping[str, str]) -> Archive:
+    """Every file of an archive, SHA256SUMS included.
+
+    Args:
+        run: The run id.
+        objects: The site's objects as read.
+        texts: The other files by name (summary.json, ...).
+
+    Raises:
+        ValueError: When two objects would share a file (same kind, namespace and name).
+
+    """
+    files: dict[str, bytes] = {}
+    for obj in objects:
+        path = object_path(obj)
+        if path in files:
+            raise ValueError(f"two objects are {key_of(obj)}")
+        files[path] = dump_yaml(obj).encode("utf-8")
+    files |= {name: text.encode("utf-8") for name, text in texts.items()}
+    files[SUMS] = sums(files).encode("utf-8")
+    return Archive(run, files)
+
+
+def sums(files: Mapping[str, bytes]) -> str:
+    """SHA256SUMS text (`<hex>  <path>` per file, sorted by path)."""
+    lines = [f"{hashlib.sha256(data).hexdigest()}  {path}" for path, data in sorted(files.items())]
+    return "\n".join(lines) + "\n"
+
+
+def write_archive(site_dir: Path, archive: Archive) -> Written:
+    """Write an archive as `<site_dir>/<run id>/` unless that folder exists; verify it.
+
+    The files are written (and fsynced) into a hidden folder beside the target, which
+    is then renamed into place, so a reader never sees half an archive. An existing
+    folder is left as it is and only verified.
+
+    Raises:
+        OSError: When the files cannot be written (the hidden folder is removed).
+
+    """
+    final = site_dir / archive.run_id
+    if final.exists():
+        return Written(final, "exists", verify_archive(final))
+    site_dir.mkdir(parents=True, exist_ok=True)
+    tmp = site_dir / f".{archive.run_id}.tmp-{os.getpid()}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        for path, data in sorted(archive.files.items()):
+            _write_file(tmp / path, data)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # no half-written archive is left behind
+        raise
+    try:
+        tmp.rename(final)
+    except OSError:  # another collection of the same state got there first
+        shutil.rmtree(tmp, ignore_errors=True)
+        return Written(final, "exists", verify_archive(final))
+    return Written(final, "written", verify_archive(final))
+
+
+def _write_file(file: Path, data: bytes) -> None:
+    file.parent.mkdir(parents=True, exist_ok=True)
+    with file.open("wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def verify_archive(folder: Path) -> list[str]:
+    """Re-read an archive and check it against its SHA256SUMS.
+
+    Returns:
+        Every problem: a missing or unparsable SHA256SUMS, a listed file missing or with
+        another hash, a file not listed, a required file absent. Empty when it verifies.
+
+    """
+    try:
+        lines = (folder / SUMS).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        return [f"{SUMS} cannot be read: {exc}"]
+    listed: dict[str, str] = {}
+    problems = []
+    for number, line in enumerate(lines, 1):
+        match = _SUM_LINE.match(line)
+        if match is None:
+            problems.append(f"{SUMS} line {number} is not `<sha256>  <path>`")
+            continue
+        listed[match[2]] = match[1]
+    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
+    present.discard(SUMS)
+    for path, digest in sorted(listed.items()):
+        if path not in present:
+            problems.append(f"{path} is listed in {SUMS} but missing")
+        elif hashlib.sha256((folder / path).read_bytes()).hexdigest() != digest:
+            problems.append(f"{path} does not match its sha256 in {SUMS}")
+    problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
+    problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
+    return problems
+
+
+def archived_objects(folder: Path) -> list[Obj]:
+    """The objects of an archive, read back from their YAML files."""
+    objects = []
+    for file in sorted((folder / OBJECTS).rglob("*.yaml")):
+        data = load_yaml_plain(file.read_text(encoding="utf-8"))
+        if isinstance(data, dict):
+            objects.append(data)
+    return objects

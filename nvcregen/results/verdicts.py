@@ -1,0 +1,387 @@
+"""Verdicts: pass, fail or incomplete, per threshold, run and report export (pure).
+
+A site threshold names a test, a scope and optionally a message size (`at`) and a
+transport. Each of its comparisons (busbw, algbw, goodput) is judged per stage that
+runs the test at that scope, and within a stage per group of nodes (each node alone for
+intra-node runs), over the group's rounds:
+
+1. transport gate: when RDMA (IB) is expected and a round ran over Socket (or the
+   reverse), the verdict is `fail` with reason `transport`, however fast it was;
+2. a round whose Job failed (`JobFailed`) fails; a provisional round (still
+   `Measuring`, `NoDataCollected`, ...) or a missing one makes the verdict
+   `incomplete`: a provisional measurement never passes;
+3. with every round final, the median of the figure over the rounds is compared.
+
+The worst group decides; `incomplete` ranks between `pass` and `fail`.
+"""
+
+from __future__ import annotations
+
+import enum
+import operator
+from collections.abc import Callable, Sequence
+from itertools import groupby
+
+from nvcregen import units
+from nvcregen.results.figures import Figure, bandwidth_figures, goodput_figures
+from nvcregen.results.models import (
+    BandwidthMeasurement,
+    Finality,
+    GoodputMeasurement,
+    Measurement,
+    RunState,
+    StatusModel,
+)
+from nvcregen.results.payloads import ReportExportResult, Verification
+from nvcregen.results.runs import RunResult, RunSet
+from nvcregen.spec.v1alpha1 import Site, Threshold
+
+_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+    ">=": operator.ge,
+    ">": operator.gt,
+    "<=": operator.le,
+    "<": operator.lt,
+    "==": operator.eq,
+}
+_FIELDS = ("busbw", "algbw", "goodput")
+
+
+class Word(enum.StrEnum):
+    """A verdict."""
+
+    PASS = "pass"
+    INCOMPLETE = "incomplete"
+    FAIL = "fail"
+
+
+_RANK = {Word.PASS: 0, Word.INCOMPLETE: 1, Word.FAIL: 2}
+
+
+def worst(words: Sequence[Word]) -> Word:
+    """The worst of some verdicts (pass when there are none)."""
+    return max(words, key=_RANK.__getitem__, default=Word.PASS)
+
+
+class Reason(StatusModel):
+    """Why a verdict is what it is: a stable code and a sentence."""
+
+    code: str
+    word: Word
+    message: str
+
+
+class Transport(StatusModel):
+    """What a threshold expects and what its rounds used (NCCL network names)."""
+
+    expected: str | None = None
+    seen: tuple[str, ...] = ()
+    pinned: str | None = None
+    checked: bool = False
+
+
+class GroupVerdict(StatusModel):
+    """One group's verdict over its rounds."""
+
+    group: str
+    nodes: tuple[str, ...] = ()
+    word: Word
+    reasons: tuple[Reason, ...] = ()
+    rounds: int = 0
+    final_rounds: int = 0
+    figures: tuple[Figure, ...] = ()
+    transport: Transport = Transport()
+
+
+class ThresholdVerdict(StatusModel):
+    """One comparison of one site threshold, for one stage."""
+
+    threshold: int
+    test: str
+    scope: str
+    stage: str
+    field: str
+    comparison: str = ""
+    bound: float | None = None
+    unit: str = ""
+    at: str | None = None
+    size_bytes: int | None = None
+    word: Word
+    reasons: tuple[Reason, ...] = ()
+    groups: tuple[GroupVerdict, ...] = ()
+
+
+class RunVerdict(StatusModel):
+    """One planned test of one stage, as NVCRE finished it."""
+
+    stage: str
+    scope: str
+    test: str
+    source: str = ""
+    state: RunState
+    word: Word
+    reasons: tuple[Reason, ...] = ()
+
+
+class ExportVerdict(StatusModel):
+    """Whether a ReportExport's saved report verified against its sha256."""
+
+    name: str
+    source: str
+    verification: Verification
+    word: Word
+    detail: str = ""
+
+
+class Verdicts(StatusModel):
+    """Every verdict of a collection, and the overall one."""
+
+    word: Word
+    thresholds: tuple[ThresholdVerdict, ...] = ()
+    runs: tuple[RunVerdict, ...] = ()
+    exports: tuple[ExportVerdict, ...] = ()
+
+    def counts(self) -> dict[str, int]:
+        """How many verdicts of each word."""
+        words = [v.word for v in self.thresholds] + [v.word for v in self.runs]
+        words += [v.word for v in self.exports]
+        return {str(w): words.count(w) for w in Word}
+
+
+def judge(site: Site, runs: RunSet) -> Verdicts:
+    """Judge a site's runs against its thresholds, and each run and export by itself."""
+    thresholds = [
+        verdict
+        for index, threshold in enumerate(site.spec.thresholds)
+        for verdict in judge_threshold(index, threshold, runs.runs, site.spec.readiness.rounds)
+    ]
+    run_verdicts = [judge_run(run) for run in runs.runs]
+    exports = [judge_export(export) for export in runs.exports]
+    words = [v.word for v in thresholds] + [v.word for v in run_verdicts]
+    words += [v.word for v in exports]
+    if runs.problems:
+        words.append(Word.INCOMPLETE)
+    return Verdicts(
+        word=worst(words),
+        thresholds=tuple(thresholds),
+        runs=tuple(run_verdicts),
+        exports=tuple(exports),
+    )
+
+
+def judge_threshold(
+    index: int, threshold: Threshold, runs: Sequence[RunResult], rounds: int
+) -> list[ThresholdVerdict]:
+    """Verdicts of one threshold: per comparison it makes, per stage that runs its test."""
+    matching = [r for r in runs if r.test == threshold.test and r.scope == threshold.scope]
+    fields = [f for f in _FIELDS if getattr(threshold, f) is not None] or ["transport"]
+    size = units.parse_size(threshold.at) if threshold.at else None
+    verdicts = []
+    for field in fields:
+        base = _base(index, threshold, field, size)
+        if not matching:
+            reason = _reason(
+                "not-planned", Word.INCOMPLETE, "no stage runs this test at this scope"
+            )
+            verdicts.append(ThresholdVerdict(**base, stage="", word=reason.word, reasons=(reason,)))
+        for run in matching:
+            groups = _judge_groups(threshold, field, size, run, rounds)
+            verdicts.append(
+                ThresholdVerdict(
+                    **base,
+                    stage=run.stage,
+                    word=worst([g.word for g in groups]),
+                    reasons=_summary_reasons(groups),
+                    groups=groups,
+                )
+            )
+    return verdicts
+
+
+def _summary_reasons(groups: Sequence[GroupVerdict]) -> tuple[Reason, ...]:
+    """The reasons that decided: every non-pass one, else the passes (one per group)."""
+    named = len(groups) > 1
+    reasons = [
+        r.model_copy(update={"message": f"{g.group}: {r.message}"}) if named else r
+        for g in groups
+        for r in g.reasons
+    ]
+    decisive = [r for r in reasons if r.word is not Word.PASS]
+    return tuple(decisive or reasons)
+
+
+def _base(index: int, threshold: Threshold, field: str, size: int | None) -> dict[str, object]:
+    base: dict[str, object] = {
+        "threshold": index,
+        "test": threshold.test,
+        "scope": threshold.scope,
+        "field": field,
+        "at": threshold.at,
+        "size_bytes": size,
+    }
+    if field in _FIELDS:
+        kind: units.UnitKind = "ratio" if field == "goodput" else "bandwidth"
+        comparison = units.parse_comparison(getattr(threshold, field), unit_kind=kind)
+        base |= {"comparison": comparison.written, "bound": comparison.value}
+        base["unit"] = comparison.unit
+    return base
+
+
+def _judge_groups(
+    threshold: Threshold, field: str, size: int | None, run: RunResult, rounds: int
+) -> tuple[GroupVerdict, ...]:
+    measurements: Sequence[Measurement] = run.goodput if field == "goodput" else run.bandwidth
+    if not measurements:
+        word = Word.FAIL if run.state is RunState.FAILED else Word.INCOMPLETE
+        why = f"no measurement ({run.state}{': ' + run.reason if run.reason else ''})"
+        return (GroupVerdict(group="", word=word, reasons=(_reason("no-measurement", word, why),)),)
+    ordered = sorted(measurements, key=lambda m: m.group)
+    return tuple(
+        _judge_group(threshold, field, size, run, list(members), rounds)
+        for _, members in groupby(ordered, key=lambda m: m.group)
+    )
+
+
+def _judge_group(
+    threshold: Threshold,
+    field: str,
+    size: int | None,
+    run: RunResult,
+    members: list[Measurement],
+    rounds: int,
+) -> GroupVerdict:
+    transport, reasons = _transport(threshold, run, members)
+    reasons += _finality(members, rounds)
+    final = [m for m in members if m.finality is Finality.FINAL]
+    figures = _figures(field, size, final)
+    if field in _FIELDS and not any(r.word is not Word.PASS for r in reasons):
+        reasons.append(_compare(threshold, field, size, final, figures))
+    return GroupVerdict(
+        group=members[0].group,
+        nodes=members[0].nodes,
+        word=worst([r.word for r in reasons]),
+        reasons=tuple(reasons),
+        rounds=len(members),
+        final_rounds=len(final),
+        figures=figures,
+        transport=transport,
+    )
+
+
+def _figures(field: str, size: int | None, final: Sequence[Measurement]) -> tuple[Figure, ...]:
+    if field == "goodput":
+        return goodput_figures([m for m in final if isinstance(m, GoodputMeasurement)])
+    return bandwidth_figures([m for m in final if isinstance(m, BandwidthMeasurement)], size)
+
+
+def _transport(
+    threshold: Threshold, run: RunResult, members: Sequence[Measurement]
+) -> tuple[Transport, list[Reason]]:
+    """The transport gate: expected network vs the networks the rounds recorded."""
+    expected = threshold.transport or run.expected_transport
+    bandwidth = [m for m in members if isinstance(m, BandwidthMeasurement)]
+    seen = tuple(sorted({t for m in bandwidth for t in m.transports}))
+    used = set(seen) or ({run.pinned_transport} if run.pinned_transport else set())
+    check = Transport(expected=expected, seen=seen, pinned=run.pinned_transport)
+    if expected is None or not bandwidth:
+        return check, []  # goodput records no network
+    if not used:
+        note = f"transport not recorded by the measurements; {expected} not verified"
+        return check, [_reason("transport-unverified", Word.PASS, note)]
+    wrong = sorted(used - {expected})
+    checked = check.model_copy(update={"checked": True})
+    if wrong:
+        want = "IB (RDMA)" if expected == "IB" else expected
+        why = f"expected {want}, but the rounds ran over {', '.join(wrong)}"
+        return checked, [_reason("transport", Word.FAIL, why)]
+    how = "recorded by the measurements" if seen else "pinned with NCCL_NET"
+    return checked, [_reason("transport-checked", Word.PASS, f"ran over {expected} ({how})")]
+
+
+def _finality(members: Sequence[Measurement], rounds: int) -> list[Reason]:
+    reasons = []
+    for m in members:
+        where = f"round {m.iteration} ({m.ref.name})"
+        if m.finality is Finality.NOT_EVALUATED:
+            reasons.append(_reason("job-failed", Word.FAIL, f"{where}: not evaluated, {m.reason}"))
+        elif m.finality is Finality.PROVISIONAL:
+            reasons.append(
+                _reason("provisional", Word.INCOMPLETE, f"{where}: provisional, {m.reason}")
+            )
+    final = sum(m.finality is Finality.FINAL for m in members)
+    if final < rounds and not any(r.word is Word.FAIL for r in reasons):
+        reasons.append(_reason("rounds", Word.INCOMPLETE, f"{final} of {rounds} rounds final"))
+    return reasons
+
+
+def _compare(
+    threshold: Threshold,
+    field: str,
+    size: int | None,
+    final: Sequence[Measurement],
+    figures: Sequence[Figure],
+) -> Reason:
+    name = "goodput" if field == "goodput" else field
+    found = next((f for f in figures if f.name == name), None)
+    if found is None or len(found.rounds) < len(final) or found.median is None:
+        where = f"at {units.format_size(size)}" if size is not None else "in the results"
+        missing = len(final) - (len(found.rounds) if found else 0)
+        return _reason(
+            "size-not-measured", Word.INCOMPLETE, f"{missing} final round(s) have no {name} {where}"
+        )
+    kind: units.UnitKind = "ratio" if field == "goodput" else "bandwidth"
+    comparison = units.parse_comparison(getattr(threshold, field), unit_kind=kind)
+    unit = f" {comparison.unit}" if comparison.unit else ""
+    shown = f"{found.median:.6g}{unit}"
+    bound = f"{comparison.op} {comparison.value:g}{unit}"
+    written = f" (written {comparison.written})" if comparison.written != bound else ""
+    text = f"median {name} {shown} over {len(found.rounds)} rounds, needs {bound}{written}"
+    if _OPERATORS[comparison.op](found.median, comparison.value):
+        return _reason("met", Word.PASS, text)
+    return _reason("threshold", Word.FAIL, text)
+
+
+def judge_run(run: RunResult) -> RunVerdict:
+    """A run's verdict from NVCRE's own outcome, excluded and failed nodes included."""
+    reasons = []
+    outcome = f"{run.reason}: {run.message}" if run.message else run.reason
+    if run.state is RunState.FAILED:
+        reasons.append(_reason("failed", Word.FAIL, outcome or "NVCRE marked it failed"))
+    elif run.state is not RunState.SUCCEEDED:
+        code = "not-found" if run.reason == "NotFound" else str(run.state)
+        reasons.append(_reason(code, Word.INCOMPLETE, outcome or str(run.state)))
+    for node in run.failed_nodes:
+        text = f"{node.name}: {node.reason}" + (f" ({node.message})" if node.message else "")
+        reasons.append(_reason("failed-node", Word.FAIL, text))
+    if run.excluded_nodes:
+        why = run.exclusion_reason or "no reason given"
+        text = f"{', '.join(run.excluded_nodes)} not tested: {why}"
+        reasons.append(_reason("excluded-nodes", Word.INCOMPLETE, text))
+    reasons += [_reason("unreadable", Word.INCOMPLETE, p) for p in run.problems]
+    return RunVerdict(
+        stage=run.stage,
+        scope=run.scope,
+        test=run.test,
+        source=run.source.name if run.source else "",
+        state=run.state,
+        word=worst([r.word for r in reasons]),
+        reasons=tuple(reasons),
+    )
+
+
+def judge_export(export: ReportExportResult) -> ExportVerdict:
+    """A ReportExport passes when its snapshot matches its sha256 and size."""
+    word = {
+        Verification.VERIFIED: Word.PASS,
+        Verification.MISMATCH: Word.FAIL,
+    }.get(export.verification, Word.INCOMPLETE)
+    return ExportVerdict(
+        name=export.ref.name,
+        source=export.source,
+        verification=export.verification,
+        word=word,
+        detail=export.detail,
+    )
+
+
+def _reason(code: str, word: Word, message: str) -> Reason:
+    return Reason(code=code, word=word, message=message)

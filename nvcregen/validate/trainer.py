@@ -1,0 +1,67 @@
+"""Semantic checks that apply only in trainer mode (`readiness.engine: trainer`).
+
+- NVC321 (error): a DCGM test on a selector pool. Trainer mode runs each DCGM level as a
+  Job pinned to each node by name, and a selector pool names none.
+- NVC322 (error): a test with no trainer-mode form (checkpointed training needs NVCRE's
+  catalog entry and its goodput measurement).
+- NVC323 (warning): an NCCL test on a selector pool runs as one TrainJob per round on
+  whichever nodes the scheduler picks, not on every node (group) of the pool.
+
+Tests and pools that other checks already reject (unknown names) are skipped here.
+"""
+
+from __future__ import annotations
+
+from nvcregen.catalog.load import Catalog
+from nvcregen.compile.plan import stage_pool_name
+from nvcregen.errors import Diagnostic, Severity
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+
+ENGINE = "/spec/readiness/engine"
+
+
+def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnostic]:
+    """Every trainer-mode problem of a site; none in NVCRE mode."""
+    if site.spec.readiness.engine != "trainer":
+        return []
+    pools = {p.name: p for p in site.spec.node_pools}
+    found: list[Diagnostic] = []
+    for i, stage in enumerate(site.spec.readiness.stages):
+        pool = pools.get(stage_pool_name(site, stage))
+        for j, name in enumerate(stage.tests):
+            test = catalog.tests.get(name)
+            if test is None or pool is None:
+                continue
+            where = f"/spec/readiness/stages/{i}/tests/{j}"
+            if test.nccl is None and test.dcgm is None:
+                message = f"{name} has no trainer-mode form: it needs NVCRE's catalog entry"
+                hint = "remove it from this stage, or run the plan with readiness.engine: nvcre"
+                found.append(_diagnostic(doc, where, "NVC322", message, hint))
+            elif test.dcgm is not None and pool.nodes is None:
+                message = (
+                    f"{name} runs as a Job pinned to each node in trainer mode, but pool "
+                    f"'{pool.name}' selects its nodes by label and names none"
+                )
+                hint = f"list the nodes of pool '{pool.name}' (nodes: [...]) or use engine: nvcre"
+                found.append(_diagnostic(doc, where, "NVC321", message, hint))
+            elif test.nccl is not None and pool.nodes is None:
+                message = (
+                    f"{name} runs as one TrainJob per round on any {pool.name} nodes the "
+                    "scheduler picks, not on every node of the pool"
+                )
+                hint = f"list the nodes of pool '{pool.name}' to test each node (group) in turn"
+                found.append(_diagnostic(doc, where, "NVC323", message, hint, Severity.WARNING))
+    return found
+
+
+def _diagnostic(
+    doc: Document,
+    where: str,
+    code: str,
+    message: str,
+    hint: str,
+    severity: Severity = Severity.ERROR,
+) -> Diagnostic:
+    notes = (f"readiness.engine is trainer ({ENGINE})",)
+    return Diagnostic(doc.span(where), severity, code, message, where, hint, notes)

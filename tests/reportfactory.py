@@ -1,0 +1,251 @@
+"""Results archives for the report tests, written with the layout `nvcregen collect` documents.
+
+`nvcregen/results/archive.py` documents the folder (objects/, summary.json,
+bandwidth.csv, verdicts.json, provenance.json, SHA256SUMS); these builders write it
+directly, without collect's code, so the report is tested against the file contract.
+`sample_run` is a failing two-node run with everything the page shows: rounds over IB
+and one over Socket (a transport failure), a provisional round, an algbw threshold,
+excluded and failed nodes, goodput, and names that need escaping.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import importlib.util
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+MIB, GIB = 1 << 20, 1 << 30
+SIZES = (MIB, 64 * MIB, GIB)
+CSV_COLUMNS = [
+    *("stage", "scope", "test", "group", "round", "measurement", "finality", "reason"),
+    *("size_bytes", "time_us", "algbw_gbs", "busbw_gbs", "samples", "transport"),
+]
+Obj = dict[str, Any]
+NASTY = "<script>alert('x')</script> | *bold* _it_ `code`"
+
+
+def bw_rows(
+    group: str,
+    rnd: int,
+    busbw: tuple[float, ...],
+    *,
+    finality: str = "final",
+    reason: str = "JobSucceeded",
+    transport: str = "IB",
+    stage: str = "two-node",
+    test: str = "nccl-all-reduce",
+) -> list[dict[str, object]]:
+    """bandwidth.csv rows of one round: one per size of SIZES (algbw = busbw / 1.875)."""
+    return [
+        {
+            "stage": stage,
+            "scope": "inter-node" if stage == "two-node" else "intra-node",
+            "test": test,
+            "group": group,
+            "round": rnd,
+            "measurement": f"{test}-{group}-{rnd}-job-bw",
+            "finality": finality,
+            "reason": reason,
+            "size_bytes": size,
+            "time_us": "",
+            "algbw_gbs": f"{value / 1.875:g}",
+            "busbw_gbs": f"{value:g}",
+            "samples": 10,
+            "transport": transport,
+        }
+        for size, value in zip(SIZES, busbw, strict=True)
+    ]
+
+
+def reason(code: str, word: str, message: str) -> Obj:
+    """A verdict reason."""
+    return {"code": code, "word": word, "message": message}
+
+
+def figure(name: str, rounds: list[float], median: float, unit: str = "GB/s") -> Obj:
+    """A figure over rounds."""
+    spread = (max(rounds) - min(rounds)) / median
+    return {"name": name, "unit": unit, "rounds": rounds, "median": median, "spread": spread}
+
+
+def group(word: str, reasons: list[Obj], figures: list[Obj], seen: list[str]) -> Obj:
+    """One group's verdict over three rounds of nodes a and b."""
+    return {
+        "group": "group-0",
+        "nodes": ["node-a", "node-b"],
+        "word": word,
+        "reasons": reasons,
+        "rounds": 3,
+        "final_rounds": 2,
+        "figures": figures,
+        "transport": {"expected": "IB", "seen": seen, "pinned": None, "checked": bool(seen)},
+    }
+
+
+def threshold(
+    index: int,
+    field: str,
+    comparison: str,
+    bound: float,
+    at: str | None,
+    word: str,
+    groups: list[Obj],
+) -> Obj:
+    """One threshold verdict of the two-node stage."""
+    return {
+        "threshold": index,
+        "test": "training-goodput" if field == "goodput" else "nccl-all-reduce",
+        "scope": "inter-node",
+        "stage": "two-node",
+        "field": field,
+        "comparison": comparison,
+        "bound": bound,
+        "unit": "" if field == "goodput" else "GB/s",
+        "at": at,
+        "size_bytes": {"1GiB": GIB, "64MiB": 64 * MIB}.get(at or ""),
+        "word": word,
+        "reasons": [r for g in groups for r in g["reasons"] if r["word"] != "pass"],
+        "groups": groups,
+    }
+
+
+def sample_verdicts() -> Obj:
+    """verdicts.json of the sample run: busbw and algbw fail on transport, goodput passes."""
+    transport = reason("transport", "fail", "expected IB (RDMA), but the rounds ran over Socket")
+    busbw = figure("busbw", [363.76, 427.58], 395.67)
+    algbw = figure("algbw", [155.2, 160.0], 157.6)
+    good = figure("goodput", [0.942373, 0.95], 0.9461865, unit="")
+    return {
+        "word": "fail",
+        "thresholds": [
+            threshold(1, "busbw", ">= 2880 Gb/s", 360.0, "1GiB", "fail",
+                      [group("fail", [transport], [busbw, algbw], ["IB", "Socket"])]),
+            threshold(2, "algbw", ">= 150 GB/s", 150.0, "64MiB", "fail",
+                      [group("fail", [transport], [busbw, algbw], ["IB", "Socket"])]),
+            threshold(3, "goodput", ">= 0.9", 0.9, None, "pass",
+                      [group("pass", [reason("met", "pass", "goodput 0.9462")], [good], [])]),
+        ],
+        "runs": [
+            {"stage": "two-node", "scope": "inter-node", "test": "nccl-all-reduce",
+             "source": "lab-two-node-0002", "state": "failed", "word": "fail",
+             "reasons": [reason("failed-node", "fail", f"node-<b>: {NASTY}")]},
+        ],
+        "exports": [],
+    }  # fmt: skip
+
+
+def sample_summary() -> Obj:
+    """summary.json of the sample run."""
+    gp = [
+        {"group": "group-0", "iteration": i, "finality": f, "reason": r, "ratio": ratio,
+         "components": {"training": 1000.0, "lost_work": 20.0, "resume": 10.0,
+                        "reschedule": 0.0, "checkpoint_save": save},
+         "avg_step_time_sec": 1.95, "avg_tflops_per_gpu": 295.0, "interruptions": 1}
+        for i, f, r, ratio, save in (
+            (1, "final", "JobSucceeded", 0.942373, 27.627),
+            (2, "final", "JobSucceeded", 0.95, 20.0),
+            (3, "provisional", "Measuring", None, None),
+        )
+    ]  # fmt: skip
+    run = {
+        "stage": "two-node",
+        "scope": "inter-node",
+        "test": "nccl-all-reduce",
+        "expected_transport": "IB",
+        "state": "failed",
+        "excluded_nodes": ["node-c"],
+        "exclusion_reason": "NodeNotReady: <taint> & cordoned",
+        "failed_nodes": [{"name": "node-<b>", "reason": "ThresholdViolation", "message": NASTY}],
+    }
+    training = {"stage": "two-node", "scope": "inter-node", "test": "training-goodput",
+                "expected_transport": "IB", "state": "succeeded", "goodput": gp}  # fmt: skip
+    return {
+        "site": "edge-lab",
+        "run_id": "20261014T130100Z-0123456789ab",
+        "verdict": "fail",
+        "counts": {"pass": 1, "incomplete": 0, "fail": 3},
+        "collected_from": "folder export",
+        "runs": [run, training],
+        "problems": [],
+        "notes": ["the cluster serves no ReportExport (its CRD is not installed)"],
+    }
+
+
+def sample_provenance() -> Obj:
+    """provenance.json of the sample run."""
+    image = "nvcr.io/nvidia/pytorch:26.01-py3@sha256:" + "4c" * 32
+    return {
+        "site": {"name": "edge-lab", "file": "sites/edge-lab.yaml", "sha256": "ab" * 32},
+        "nvcregen": "0.1.0",
+        "collected_from": "folder export",
+        "images": [{"image": image, "digest": "sha256:" + "4c" * 32, "objects": []}],
+        "nccl_versions": ["2.27.3"],
+    }
+
+
+def sample_rows() -> list[dict[str, object]]:
+    """bandwidth.csv of the sample: rounds 1 and 2 over IB (2 final), round 3 over Socket."""
+    return [
+        *bw_rows("group-0", 1, (36.38, 291.01, 363.76)),
+        *bw_rows("group-0", 2, (42.76, 342.06, 427.58)),
+        *bw_rows("group-0", 4, (40.0, 300.0, 410.0), finality="provisional", reason="Measuring"),
+        *bw_rows("group-0", 3, (0.3, 2.0, 2.25), transport="Socket"),
+    ]
+
+
+def csv_text(rows: list[dict[str, object]]) -> str:
+    """bandwidth.csv text."""
+    out = io.StringIO()
+    writer = csv.DictWriter(out, CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(rows)
+    return out.getvalue()
+
+
+def write_run(folder: Path, files: dict[str, str]) -> Path:
+    """Write a run folder's files and its SHA256SUMS (sha256sum -c format, sorted)."""
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    lines = [f"{hashlib.sha256((folder / n).read_bytes()).hexdigest()}  {n}" for n in sorted(files)]
+    (folder / "SHA256SUMS").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def sample_files(**changes: Any) -> dict[str, str]:
+    """The sample run's files; keyword arguments replace summary, verdicts, provenance or rows."""
+    parts = {
+        "summary": sample_summary(),
+        "verdicts": sample_verdicts(),
+        "provenance": sample_provenance(),
+        "rows": sample_rows(),
+    } | changes
+    return {
+        "objects/certification/nvcre/lab-two-node-0002.yaml": "kind: Certification\n",
+        "summary.json": json.dumps(parts["summary"], indent=2, sort_keys=True) + "\n",
+        "verdicts.json": json.dumps(parts["verdicts"], indent=2, sort_keys=True) + "\n",
+        "provenance.json": json.dumps(parts["provenance"], indent=2, sort_keys=True) + "\n",
+        "bandwidth.csv": csv_text(parts["rows"]),
+    }
+
+
+def sample_run(
+    results: Path, run_id: str = "20261014T130100Z-0123456789ab", **changes: Any
+) -> Path:
+    """Write the sample run as results/edge-lab/<run_id>/ and return its folder."""
+    return write_run(results / "edge-lab" / run_id, sample_files(**changes))
+
+
+def lab_module() -> Any:
+    """collect's own fixture (tests/unit/collect/labstate.py): the lab site's cluster state."""
+    path = ROOT / "tests" / "unit" / "collect" / "labstate.py"
+    spec = importlib.util.spec_from_file_location("labstate_for_report", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

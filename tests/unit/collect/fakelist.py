@@ -1,0 +1,287 @@
+"""A stand-in for kube-apiserver that speaks exactly the calls `nvcregen collect` makes.
+
+No kube-apiserver can run on the machines these tests run on (no binaries, no
+containers), so the tests drive the real `kubernetes` client against this small HTTP
+server (`http.server` on 127.0.0.1, a random port, in a thread). It answers:
+
+- LIST: `GET /api/v1[/namespaces/<ns>]/configmaps` and
+  `GET /apis/nvcre.nvidia.com/v1alpha1[/namespaces/<ns>]/<plural>`, with `labelSelector`
+  (`key=value` and `key` terms, comma-separated), `limit` and `continue` (an opaque
+  offset token; items sorted by namespace and name, as etcd returns them). Built-in list
+  items carry no apiVersion or kind, custom resources do, as the real server does;
+- DELETE: `DELETE <collection>/<name>` with `DeleteOptions`; `preconditions.uid` and
+  `preconditions.resourceVersion` that do not match answer 409 Conflict.
+
+Faults are scripted per collection: an HTTP status (500, 429 with a Retry-After header,
+410 Gone for a request with a continue token), or a delay before answering (a client
+read timeout). Every request is recorded, so tests assert what was really sent.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+TOKEN = "collector-token"
+PLURALS = {
+    "certifications": "Certification",
+    "workloadruns": "WorkloadRun",
+    "workflows": "Workflow",
+    "bandwidthmeasurements": "BandwidthMeasurement",
+    "goodputmeasurements": "GoodputMeasurement",
+    "reportexports": "ReportExport",
+    "configmaps": "ConfigMap",
+}
+
+
+def status(code: int, reason: str, message: str) -> dict[str, Any]:
+    """A `Status` failure body as kube-apiserver writes it."""
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": reason,
+        "code": code,
+    }
+
+
+@dataclass
+class Fault:
+    """A scripted misbehaviour for requests to one collection (by plural)."""
+
+    plural: str
+    code: int = 0  # 0: answer normally (after `delay`)
+    times: int = 1
+    method: str = "GET"
+    on_continue: bool = False  # only requests that carry a continue token
+    retry_after: str | None = None
+    delay: float = 0.0
+
+
+@dataclass(frozen=True)
+class Received:
+    """One request as the server saw it."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    body: Any
+
+
+@dataclass
+class FakeKube:
+    """Objects served, faults to inject, and every request received."""
+
+    url: str = ""
+    objects: list[dict[str, Any]] = field(default_factory=list)
+    faults: list[Fault] = field(default_factory=list)
+    served: set[str] = field(default_factory=lambda: set(PLURALS))
+    received: list[Received] = field(default_factory=list)
+    deleted: list[tuple[str, str, str]] = field(default_factory=list)
+    resource_version: str = "1000"
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def lists(self, plural: str | None = None) -> list[Received]:
+        """The GET requests received (for one plural)."""
+        return [
+            r
+            for r in self.received
+            if r.method == "GET" and (plural is None or r.path.endswith(f"/{plural}"))
+        ]
+
+    def deletes(self) -> list[Received]:
+        """The DELETE requests received."""
+        return [r for r in self.received if r.method == "DELETE"]
+
+    def answer(self, request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
+        """Status, JSON body and extra headers for one request."""
+        if authorization != f"Bearer {TOKEN}":
+            return 401, status(401, "Unauthorized", "Unauthorized"), {}
+        route = _route(request.path)
+        if route is None or route[1] not in self.served:
+            return 404, status(404, "NotFound", "the server could not find the resource"), {}
+        namespace, plural, name = route
+        fault = self._fault(request, plural)
+        if fault is not None:
+            time.sleep(fault.delay)
+            if fault.code:
+                headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+                return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), headers
+        if request.method == "GET" and name is None:
+            return self._list(request, namespace, plural)
+        if request.method == "DELETE" and name is not None and namespace is not None:
+            return self._delete(request, namespace, plural, name)
+        return 405, status(405, "MethodNotAllowed", request.method), {}
+
+    def _fault(self, request: Received, plural: str) -> Fault | None:
+        with self.lock:
+            for fault in self.faults:
+                if (
+                    fault.times > 0
+                    and fault.plural == plural
+                    and fault.method == request.method
+                    and (not fault.on_continue or "continue" in request.query)
+                ):
+                    fault.times -= 1
+                    return fault
+        return None
+
+    def _list(
+        self, request: Received, namespace: str | None, plural: str
+    ) -> tuple[int, Any, dict[str, str]]:
+        selector = (request.query.get("labelSelector") or [""])[0]
+        items = sorted(
+            (o for o in self.objects if _matches(o, plural, namespace, selector)),
+            key=lambda o: (o["metadata"].get("namespace", ""), o["metadata"]["name"]),
+        )
+        token = (request.query.get("continue") or [""])[0]
+        start = json.loads(base64.b64decode(token))["offset"] if token else 0
+        limit = int((request.query.get("limit") or ["0"])[0]) or len(items)
+        page = items[start : start + limit]
+        meta: dict[str, Any] = {"resourceVersion": self.resource_version}
+        if start + limit < len(items):
+            meta["continue"] = base64.b64encode(
+                json.dumps({"offset": start + limit}).encode()
+            ).decode()
+            meta["remainingItemCount"] = len(items) - start - limit
+        if plural == "configmaps":  # built-in list items leave out apiVersion and kind
+            page = [{k: v for k, v in o.items() if k not in {"apiVersion", "kind"}} for o in page]
+        kind = PLURALS[plural]
+        api = "v1" if plural == "configmaps" else "nvcre.nvidia.com/v1alpha1"
+        return 200, {"apiVersion": api, "kind": f"{kind}List", "metadata": meta, "items": page}, {}
+
+    def _delete(
+        self, request: Received, namespace: str, plural: str, name: str
+    ) -> tuple[int, Any, dict[str, str]]:
+        with self.lock:
+            found = [
+                o
+                for o in self.objects
+                if _matches(o, plural, namespace, "") and o["metadata"]["name"] == name
+            ]
+            if not found:
+                return 404, status(404, "NotFound", f'{plural} "{name}" not found'), {}
+            obj = found[0]
+            pre = (request.body or {}).get("preconditions") or {}
+            meta = obj["metadata"]
+            for key in ("uid", "resourceVersion"):
+                if key in pre and pre[key] != meta.get(key):
+                    message = f"Precondition failed: {key} in precondition: {pre[key]}, "
+                    message += f"{key} in object meta: {meta.get(key)}"
+                    return 409, status(409, "Conflict", message), {}
+            self.objects.remove(obj)
+            self.deleted.append((PLURALS[plural], namespace, name))
+            return 200, obj, {}
+
+
+def _route(path: str) -> tuple[str | None, str, str | None] | None:
+    """(namespace, plural, name) of a collection or object path."""
+    parts = [p for p in path.split("/") if p]
+    if parts[:2] == ["api", "v1"]:
+        rest = parts[2:]
+    elif parts[:3] == ["apis", "nvcre.nvidia.com", "v1alpha1"]:
+        rest = parts[3:]
+    else:
+        return None
+    namespace = None
+    if len(rest) >= 3 and rest[0] == "namespaces":
+        namespace, rest = rest[1], rest[2:]
+    if not rest or len(rest) > 2 or rest[0] not in PLURALS:
+        return None
+    return namespace, rest[0], rest[1] if len(rest) == 2 else None
+
+
+def _matches(obj: dict[str, Any], plural: str, namespace: str | None, selector: str) -> bool:
+    meta = obj.get("metadata") or {}
+    if obj.get("kind") != PLURALS[plural]:
+        return False
+    if namespace is not None and meta.get("namespace") != namespace:
+        return False
+    labels = meta.get("labels") or {}
+    for term in filter(None, selector.split(",")):
+        key, _, value = term.partition("=")
+        if key not in labels or ("=" in term and labels[key] != value):
+            return False
+    return True
+
+
+class _Server(ThreadingHTTPServer):
+    fake: FakeKube
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _Server
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def _handle(self) -> None:
+        url = urlsplit(self.path)
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        request = Received(
+            self.command, url.path, parse_qs(url.query), json.loads(raw) if raw else None
+        )
+        self.server.fake.received.append(request)
+        code, body, headers = self.server.fake.answer(
+            request, self.headers.get("Authorization", "")
+        )
+        data = json.dumps(body).encode()
+        try:
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client timed out and went away
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Keep the test output quiet."""
+
+
+@contextmanager
+def serve(objects: list[dict[str, Any]]) -> Iterator[FakeKube]:
+    """Run a fake API server on 127.0.0.1 (a free port) serving `objects`."""
+    server = _Server(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    fake = FakeKube(url=f"http://127.0.0.1:{server.server_address[1]}", objects=objects)
+    server.fake = fake
+    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
+    thread.start()
+    try:
+        yield fake
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def write_kubeconfig(path: Path, url: str) -> Path:
+    """A kubeconfig whose current context `lab` talks to the fake server."""
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "lab",
+        "clusters": [{"name": "fake", "cluster": {"server": url}}],
+        "users": [{"name": "collector", "user": {"token": TOKEN}}],
+        "contexts": [{"name": "lab", "context": {"cluster": "fake", "user": "collector"}}],
+    }
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return path

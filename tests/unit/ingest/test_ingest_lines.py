@@ -1,0 +1,84 @@
+"""Launcher prefixes, table layouts and transports, one line at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from nvcregen.ingest.lines import strip_prefix
+from nvcregen.ingest.table import Columns, RowError, parse_header, parse_row
+from nvcregen.ingest.transport import detect_transports
+
+ROW = "  1073741824     268435456     float     sum      -1   4511.2  238.02  446.28      0"
+ROW += "   4520.9  237.50  445.32      0"
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("[1,0]<stdout>:# Avg bus bandwidth    : 156.742 ", "# Avg bus bandwidth    : 156.742"),
+        ("0:            8             2     float", "           8             2     float"),
+        (" 12: # Out of bounds values : 0 OK", "# Out of bounds values : 0 OK"),
+        ("vm-07-05: #  Rank  0 Group  0", "#  Rank  0 Group  0"),
+        ("[2025-06-12 16:57:52] gpu0301:842624:842643 [0] misc/nvmlwrap.cc:74 NCCL WARN x",
+         "gpu0301:842624:842643 [0] misc/nvmlwrap.cc:74 NCCL WARN x"),
+        ("n013:101855:101885 [0] NCCL INFO Using network IB",
+         "n013:101855:101885 [0] NCCL INFO Using network IB"),
+        ("    8     2     float     sum", "    8     2     float     sum"),
+        ("node-a: 0: [1,3]<stderr>:x", "x"),
+    ],
+)  # fmt: skip
+def test_strip_prefix(line: str, expected: str) -> None:
+    assert strip_prefix(line) == expected
+
+
+def test_header_layouts() -> None:
+    new = parse_header(
+        "#       size   count  type   redop    root     time   algbw   busbw  #wrong"
+    )
+    old = parse_header("#  size  count  type  time  algbw  busbw  error  time  algbw  busbw  error")
+    assert new == Columns(("size", "count", "type", "redop", "root"), "#wrong")
+    assert old == Columns(("size", "count", "type"), "error")
+    assert parse_header("#        (B)    (elements)      (us)  (GB/s)  (GB/s)") is None
+
+
+def test_row_and_its_cut_form() -> None:
+    columns = parse_header("size count type redop root time algbw busbw #wrong")
+    row = parse_row(ROW, columns)
+    assert (row.size_bytes, row.redop, row.out_of_place.busbw_gbs, row.in_place.wrong) == (
+        1073741824,
+        "sum",
+        446.28,
+        0,
+    )
+    with pytest.raises(RowError) as cut:
+        parse_row(ROW.rsplit(" ", 1)[0], columns)
+    assert cut.value.cut
+    with pytest.raises(RowError) as bad:
+        parse_row(ROW.replace("446.28", "n/a"), None)
+    assert not bad.value.cut
+
+
+def test_row_without_header_infers_root_or_redop() -> None:
+    root_only = parse_row("8 2 float 0 45.82 0.00 0.00 N/A 38.17 0.00 0.00 N/A", None)
+    redop_only = parse_row("8 2 float sum 45.82 0.00 0.00 0 38.17 0.00 0.00 0", None)
+    assert (root_only.redop, redop_only.redop) == (None, "sum")
+
+
+def test_transports() -> None:
+    lines = [
+        "h:1:2 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+        "h:1:2 [0] NCCL INFO Using network Socket",
+    ]
+    assert detect_transports(lines).transports == ("Socket",)
+    efa = detect_transports(
+        [
+            "h:1:2 [0] NCCL INFO Using network AWS Libfabric",
+            "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/AWS Libfabric/0/GDRDMA",
+            "h:1:2 [0] NCCL INFO NET/Plugin: Loaded net plugin",
+        ]
+    )
+    assert (efa.transports, efa.gdrdma) == (("AWS Libfabric",), True)
+    nvlink = detect_transports(["h:1:2 [0] NCCL INFO Channel 00 : 0[0] -> 1[1] via P2P/IPC"])
+    assert (nvlink.transports, nvlink.gdrdma) == ((), False)
+    topology = ["h:1:2 [0] NCCL INFO NET/1 :GPU/81000 (3/24.000000/PHB) NET/0 (5/3.125000/SYS)"]
+    assert detect_transports(topology).transports == ()
