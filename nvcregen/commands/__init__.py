@@ -1,0 +1,1 @@
+"""Command groups of the nvcregen command line, registered on `nvcregen.cli.main`."""

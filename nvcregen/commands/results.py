@@ -1,0 +1,135 @@
+"""Commands that read results back: `collect`, `ingest`, `report`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nvcregen.commands.common import FORMAT, FORMATS, emit
+from nvcregen.errors import ExitCode
+
+
+@click.command()
+@click.option("--site", required=True, metavar="SITE", help="Site name (sites/SITE.yaml) or file.")
+@click.option("--context", metavar="CTX", help="Read this kubeconfig context's cluster.")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Kubeconfig for --context (default: $KUBECONFIG, then ~/.kube/config).",
+)
+@click.option(
+    "--from",
+    "from_dir",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    metavar="DIR",
+    help="Read exported objects (YAML or JSON, lists or single objects) from this folder.",
+)
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("results"),
+    show_default=True,
+    help="Archives go to OUT/<site>/<run-id>/.",
+)
+@click.option(
+    "--reclaim",
+    is_flag=True,
+    help="Once the archive verified, delete the site's Certifications and WorkloadRuns.",
+)
+@FORMAT
+def collect(
+    site: str,
+    context: str | None,
+    kubeconfig: Path | None,
+    from_dir: Path | None,
+    out_dir: Path,
+    reclaim: bool,
+    fmt: str,
+) -> None:
+    """Archive a site's results with verdicts: 0 all pass, 1 fail or incomplete, 2 error."""
+    from nvcregen.collect.output import TerminalProgress, render_json, render_text, summary_line
+    from nvcregen.collect.run import CollectError, CollectOptions
+    from nvcregen.collect.run import collect as run_collect
+
+    if (context is None) == (from_dir is None):
+        raise click.UsageError("give exactly one of --context CTX or --from DIR")
+    if reclaim and from_dir is not None:
+        raise click.UsageError("--reclaim deletes from a cluster: it needs --context")
+    if kubeconfig is not None and context is None:
+        raise click.UsageError("--kubeconfig needs --context CTX")
+    progress = TerminalProgress() if sys.stderr.isatty() and fmt == "text" else None
+    options = CollectOptions(
+        site, out_dir, Path.cwd(), context, kubeconfig, from_dir, reclaim, on_page=progress
+    )
+    try:
+        outcome = run_collect(options)
+    except CollectError as exc:
+        if exc.diagnostics:
+            emit(exc.diagnostics, fmt, wrote="nothing collected")
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    finally:
+        if progress is not None:
+            progress.close()
+    click.echo(render_json(outcome) if fmt == "json" else render_text(outcome), nl=False)
+    click.echo(summary_line(outcome), err=True, nl=False)
+    sys.exit(outcome.exit_code)
+
+
+@click.command()
+@click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--out",
+    "out_dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    default=Path("report"),
+    show_default=True,
+    help="Write OUT/index.html and OUT/summary.md.",
+)
+def report(results_dir: Path, out_dir: Path) -> None:
+    """Page and summary of a run (RESULTS_DIR, or a site folder's newest): 0 written, 2 refused."""
+    from nvcregen.report.folder import ReportError
+    from nvcregen.report.run import write_report
+
+    try:
+        written = write_report(results_dir, out_dir)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    click.echo(f"{written.site} {written.run_id}: {written.word}")
+    for file in written.files:
+        click.echo(f"wrote {file}")
+
+
+@click.command()
+@click.argument("kind", type=click.Choice(["nccl", "dcgm"]))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
+@click.option(
+    "--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format."
+)
+def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None:
+    """Read raw nccl-tests or `dcgmi diag` outputs into runs (and medians over rounds)."""
+    import json
+
+    from nvcregen.ingest.render import render_text
+    from nvcregen.ingest.run import ingest_files
+    from nvcregen.units import UnitError, parse_size
+
+    try:
+        size = None if at is None else parse_size(at)
+    except UnitError as exc:
+        hint = f" ({exc.hint})" if exc.hint else ""
+        raise click.BadParameter(exc.message + hint, param_hint="--at") from exc
+    result = ingest_files("nccl" if kind == "nccl" else "dcgm", files, size)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(render_text(result), nl=False)
+    if result.diagnostics:
+        read = len(files) - len({d.span.file for d in result.diagnostics})
+        emit(list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files")
+        sys.exit(ExitCode.INVALID)
