@@ -6,11 +6,13 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
+from nvcregen.check.crossref import Located, check_identities, check_log_profiles
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import check_policies
 from nvcregen.check.schemas import default_registry
-from nvcregen.check.webhooks import webhook_findings
+from nvcregen.check.webhooks import check_runtimes, webhook_findings
 from nvcregen.compile.manifest import Manifest
+from nvcregen.emit.naming import manifest_path
 from nvcregen.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -72,7 +74,7 @@ def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> lis
     the site line still tells the user which part of their plan is affected.
     """
     version = site.spec.kubernetes.version
-    return [
+    per_object = [
         Diagnostic(
             doc.span(manifest.source),
             finding.severity,
@@ -85,4 +87,23 @@ def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> lis
         for manifest in manifests
         for finding in object_findings(manifest.obj, kube_version=version)
         if finding.code not in _SITE_LEVEL_CODES
+    ]
+    return per_object + _across(manifests, doc)
+
+
+def _across(manifests: list[Manifest], doc: Document) -> list[Diagnostic]:
+    """The cross-object checks `nvcregen check` runs, so render never writes what it rejects."""
+    by_path = {manifest_path(m): m for m in manifests}
+    located = [Located(path, m.obj) for path, m in by_path.items()]
+    found = [*check_log_profiles(located), *check_identities(located), *check_runtimes(located)]
+    return [
+        Diagnostic(
+            doc.span(by_path[path].source),
+            finding.severity,
+            finding.code,
+            f"generated {path}: {finding.message}",
+            by_path[path].source,
+            finding.hint or "this is a bug in nvcregen or its catalog; please report it",
+        )
+        for path, finding in found
     ]

@@ -1,0 +1,50 @@
+"""render runs the same cross-object checks as `nvcregen check`, before writing anything."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from sitefactory import catalog, parse
+
+from nvcregen.check.objects import check_manifests
+from nvcregen.compile.layers import site_manifests
+from nvcregen.compile.manifest import Manifest
+from nvcregen.compile.plan import plan
+from nvcregen.compile.postprocess import postprocess
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+
+SITE = Path(__file__).resolve().parents[3] / "sites" / "h20-3e-lab.yaml"
+
+
+def _manifests() -> tuple[list[Manifest], Site, Document]:
+    site, doc = parse(SITE.read_text(encoding="utf-8"))
+    built = site_manifests(site, catalog(), plan(site, catalog()), root=Path())
+    return postprocess(built, site, "sites/h20-3e-lab.yaml"), site, doc
+
+
+def test_a_compiled_site_passes_every_render_check() -> None:
+    manifests, site, doc = _manifests()
+    assert [d for d in check_manifests(manifests, site, doc) if d.is_error] == []
+
+
+def test_a_dangling_log_profile_reference_stops_render() -> None:
+    manifests, site, doc = _manifests()
+    broken = []
+    for manifest in manifests:
+        obj = copy.deepcopy(manifest.obj)
+        if obj["kind"] == "WorkloadRun" and "bandwidthMeasurement" in obj["spec"]:
+            obj["spec"]["bandwidthMeasurement"]["logProfileRef"] = "missing-profile"
+        broken.append(Manifest(obj, manifest.component, manifest.source, manifest.catalog))
+    assert broken != manifests
+    codes = {d.code for d in check_manifests(broken, site, doc) if d.is_error}
+    assert "NVC630" in codes
+
+
+def test_an_object_generated_twice_stops_render() -> None:
+    manifests, site, doc = _manifests()
+    first = next(m for m in manifests if m.kind == "Certification")
+    twin = Manifest(copy.deepcopy(first.obj), "platform", first.source)
+    codes = {d.code for d in check_manifests([*manifests, twin], site, doc)}
+    assert "NVC633" in codes
