@@ -87,6 +87,7 @@ class _Answer:
     status: int
     body: Any
     retry_after: str | None = None
+    raw: bytes = b""
 
 
 class _ExpiredError(Exception):
@@ -195,6 +196,27 @@ def delete_object(cluster: Cluster, request: DeleteRequest, policy: RetryPolicy)
     return DeleteOutcome(request, status, answer.status, _failure(answer))
 
 
+def read_text(
+    cluster: Cluster, path: str, query: Sequence[tuple[str, str]], policy: RetryPolicy
+) -> bytes | None:
+    """GET a plain-text subresource (a pod's log) with the same retries as a LIST.
+
+    Returns:
+        The body byte for byte; None when the server answers 404 (the pod is gone).
+
+    Raises:
+        ApiCallError: When the server refuses, or still fails after every retry.
+
+    """
+    answer = _call(cluster, policy, "GET", path, query, accept="*/*")
+    if answer.status == 404:
+        return None
+    if answer.status != 200:
+        hint = RBAC_HINT if answer.status == 403 else ""
+        raise ApiCallError(f"GET {path}: {_failure(answer)}{hint}")
+    return answer.raw
+
+
 def _call(
     cluster: Cluster,
     policy: RetryPolicy,
@@ -202,6 +224,7 @@ def _call(
     path: str,
     query: Sequence[tuple[str, str]],
     body: dict[str, Any] | None = None,
+    accept: str = "application/json",
 ) -> _Answer:
     """Send one request; retry 429, 5xx, connection errors and timeouts, then give up."""
     failures = _connection_errors()
@@ -209,7 +232,7 @@ def _call(
     for attempt in range(1, policy.attempts + 1):
         answer: _Answer | None = None
         try:
-            answer = _send(cluster, policy, method, path, query, body)
+            answer = _send(cluster, policy, method, path, query, body, accept)
         except failures as exc:
             problem = f"no answer ({_reason(exc)})"
         else:
@@ -231,8 +254,9 @@ def _send(
     path: str,
     query: Sequence[tuple[str, str]],
     body: dict[str, Any] | None,
+    accept: str = "application/json",
 ) -> _Answer:
-    headers = {"Accept": "application/json"}
+    headers = {"Accept": accept}
     if body is not None:
         headers["Content-Type"] = "application/json"
     request = cluster.api.param_serialize(
@@ -249,7 +273,7 @@ def _send(
         data: Any = json.loads(raw)
     except ValueError:
         data = raw.decode("utf-8", "replace").strip()[:500]
-    return _Answer(int(response.status), data, response.headers.get("Retry-After"))
+    return _Answer(int(response.status), data, response.headers.get("Retry-After"), raw)
 
 
 def _connection_errors() -> tuple[type[Exception], ...]:

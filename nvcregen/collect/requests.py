@@ -39,6 +39,10 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "GoodputMeasurement": (NVCRE_API, "goodputmeasurements"),
     "ReportExport": (NVCRE_API, "reportexports"),
     "ConfigMap": ("v1", "configmaps"),
+    # trainer mode: the runs and their pods, whose logs are the results
+    "TrainJob": ("trainer.kubeflow.org/v1alpha1", "trainjobs"),
+    "Job": ("batch/v1", "jobs"),
+    "Pod": ("v1", "pods"),
 }
 OWNER_KINDS = ("Certification", "WorkloadRun")
 RECLAIMABLE = frozenset(OWNER_KINDS)

@@ -146,6 +146,10 @@ def collect(options: CollectOptions) -> CollectOutcome:
     if options.reclaim and options.from_dir is not None:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
     loaded = load_site(options.root, options.site)
+    if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
+        from nvcregen.collect.trainer import collect_trainer
+
+        return collect_trainer(loaded, options)
     cluster = None if options.from_dir is not None else _connect(options)
     snapshot = (
         read_folder_or_fail(options.from_dir)

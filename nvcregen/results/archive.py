@@ -8,6 +8,7 @@ Layout (every path '/'-separated, relative to the run folder):
     bandwidth.csv      test, stage, group, round, size: algbw, busbw, samples, transport
     verdicts.json      pass / fail / incomplete per threshold, run and report export
     provenance.json    site file sha256, nvcregen version, listings, images, NCCL
+    logs/<ns>/<name>.log   trainer mode: each pod log read, byte for byte
     SHA256SUMS         `sha256sum -c` format, for every other file
 
 The run id is `<latest time in the objects>-<12 hex>`, the hex a hash of the site file
@@ -92,13 +93,19 @@ def _times(data: object) -> list[str]:
     return found
 
 
-def build_archive(run: str, objects: Sequence[Obj], texts: Mapping[str, str]) -> Archive:
+def build_archive(
+    run: str,
+    objects: Sequence[Obj],
+    texts: Mapping[str, str],
+    blobs: Mapping[str, bytes] | None = None,
+) -> Archive:
     """Every file of an archive, SHA256SUMS included.
 
     Args:
         run: The run id.
         objects: The site's objects as read.
         texts: The other files by name (summary.json, ...).
+        blobs: Files kept byte for byte (trainer mode's logs, `logs/<ns>/<name>.log`).
 
     Raises:
         ValueError: When two objects would share a file (same kind, namespace and name).
@@ -111,6 +118,7 @@ def build_archive(run: str, objects: Sequence[Obj], texts: Mapping[str, str]) ->
             raise ValueError(f"two objects are {key_of(obj)}")
         files[path] = dump_yaml(obj).encode("utf-8")
     files |= {name: text.encode("utf-8") for name, text in texts.items()}
+    files |= dict(blobs or {})
     files[SUMS] = sums(files).encode("utf-8")
     return Archive(run, files)
 

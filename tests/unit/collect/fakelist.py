@@ -9,6 +9,9 @@ server (`http.server` on 127.0.0.1, a random port, in a thread). It answers:
   (`key=value` and `key` terms, comma-separated), `limit` and `continue` (an opaque
   offset token; items sorted by namespace and name, as etcd returns them). Built-in list
   items carry no apiVersion or kind, custom resources do, as the real server does;
+- trainer mode: LISTs of `trainer.kubeflow.org/v1alpha1` trainjobs, `batch/v1` jobs and
+  `v1` pods, and `GET /api/v1/namespaces/<ns>/pods/<pod>/log?container=<c>` answering
+  the text in `logs` (404 when there is none);
 - DELETE: `DELETE <collection>/<name>` with `DeleteOptions`; `preconditions.uid` and
   `preconditions.resourceVersion` that do not match answer 409 Conflict.
 
@@ -32,6 +35,7 @@ from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 TOKEN = "collector-token"
+NVCRE = "nvcre.nvidia.com/v1alpha1"
 PLURALS = {
     "certifications": "Certification",
     "workloadruns": "WorkloadRun",
@@ -40,7 +44,13 @@ PLURALS = {
     "goodputmeasurements": "GoodputMeasurement",
     "reportexports": "ReportExport",
     "configmaps": "ConfigMap",
+    "trainjobs": "TrainJob",
+    "jobs": "Job",
+    "pods": "Pod",
 }
+APIS = {"configmaps": "v1", "pods": "v1", "jobs": "batch/v1"}
+APIS["trainjobs"] = "trainer.kubeflow.org/v1alpha1"
+BUILT_IN = frozenset({"configmaps", "pods", "jobs"})
 
 
 def status(code: int, reason: str, message: str) -> dict[str, Any]:
@@ -90,6 +100,7 @@ class FakeKube:
     received: list[Received] = field(default_factory=list)
     deleted: list[tuple[str, str, str]] = field(default_factory=list)
     resource_version: str = "1000"
+    logs: dict[tuple[str, str, str], bytes] = field(default_factory=dict)  # ns, pod, container
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def lists(self, plural: str | None = None) -> list[Received]:
@@ -105,7 +116,12 @@ class FakeKube:
         return [r for r in self.received if r.method == "DELETE"]
 
     def answer(self, request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
-        """Status, JSON body and extra headers for one request."""
+        """Status, body (JSON, or bytes for a log) and extra headers for one request."""
+        if request.path.endswith("/log") and authorization == f"Bearer {TOKEN}":
+            return self._log(request)
+        return self._api(request, authorization)
+
+    def _api(self, request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
         if authorization != f"Bearer {TOKEN}":
             return 401, status(401, "Unauthorized", "Unauthorized"), {}
         route = _route(request.path)
@@ -137,6 +153,20 @@ class FakeKube:
                     return fault
         return None
 
+    def _log(self, request: Received) -> tuple[int, Any, dict[str, str]]:
+        """A pod's log as text (bytes are sent as they are), or 404."""
+        parts = request.path.split("/")  # /api/v1/namespaces/<ns>/pods/<pod>/log
+        if parts[1:3] != ["api", "v1"] or len(parts) != 8:
+            return 404, status(404, "NotFound", "no such path"), {}
+        container = (request.query.get("container") or [""])[0]
+        fault = self._fault(request, "pods/log")
+        if fault is not None and fault.code:
+            return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), {}
+        found = self.logs.get((parts[4], parts[6], container))
+        if found is None:
+            return 404, status(404, "NotFound", f'pods "{parts[6]}" not found'), {}
+        return 200, found, {}
+
     def _list(
         self, request: Received, namespace: str | None, plural: str
     ) -> tuple[int, Any, dict[str, str]]:
@@ -155,10 +185,10 @@ class FakeKube:
                 json.dumps({"offset": start + limit}).encode()
             ).decode()
             meta["remainingItemCount"] = len(items) - start - limit
-        if plural == "configmaps":  # built-in list items leave out apiVersion and kind
+        if plural in BUILT_IN:  # built-in list items leave out apiVersion and kind
             page = [{k: v for k, v in o.items() if k not in {"apiVersion", "kind"}} for o in page]
         kind = PLURALS[plural]
-        api = "v1" if plural == "configmaps" else "nvcre.nvidia.com/v1alpha1"
+        api = APIS.get(plural, "nvcre.nvidia.com/v1alpha1")
         return 200, {"apiVersion": api, "kind": f"{kind}List", "metadata": meta, "items": page}, {}
 
     def _delete(
@@ -190,7 +220,7 @@ def _route(path: str) -> tuple[str | None, str, str | None] | None:
     parts = [p for p in path.split("/") if p]
     if parts[:2] == ["api", "v1"]:
         rest = parts[2:]
-    elif parts[:3] == ["apis", "nvcre.nvidia.com", "v1alpha1"]:
+    elif parts[:1] == ["apis"] and "/".join(parts[1:3]) in {*APIS.values(), NVCRE}:
         rest = parts[3:]
     else:
         return None
@@ -240,10 +270,11 @@ class _Handler(BaseHTTPRequestHandler):
         code, body, headers = self.server.fake.answer(
             request, self.headers.get("Authorization", "")
         )
-        data = json.dumps(body).encode()
+        data = body if isinstance(body, bytes) else json.dumps(body).encode()
+        kind = "text/plain" if isinstance(body, bytes) else "application/json"
         try:
             self.send_response(code)
-            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Type", kind)
             self.send_header("Content-Length", str(len(data)))
             for name, value in headers.items():
                 self.send_header(name, value)

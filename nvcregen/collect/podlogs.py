@@ -1,0 +1,125 @@
+"""Trainer mode from a cluster: the site's TrainJobs and Jobs, their pods, and their logs.
+
+Three paginated LISTs in the site's namespace, all with `labelSelector=nvcregen.io/site=
+SITE` (TrainJobs, Jobs, and the pods: their templates carry the site label), then one
+`GET /api/v1/namespaces/<ns>/pods/<pod>/log?container=<c>` per run:
+
+- a TrainJob's launcher pod is the one JobSet labels `jobset.sigs.k8s.io/jobset-name=
+  <trainjob>` and `jobset.sigs.k8s.io/replicatedjob-name=launcher`; its container is
+  `node` (where Trainer puts the TrainJob's command);
+- a DCGM Job's pod is the one labelled `batch.kubernetes.io/job-name=<job>` (or the
+  older `job-name`); its container is `dcgm-diag`.
+
+The newest pod of a run is read. Every call is retried as `client.py` does; a run
+without a pod yet, or whose pod is gone (404), is a note and counts as missing (its
+verdict is `incomplete`); any other failure stops the collection before anything is
+written, as a failed LIST does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+from urllib.parse import quote
+
+from nvcregen.cluster.client import Cluster, ClusterError, connect
+from nvcregen.collect.client import ApiCallError, list_objects, read_text
+from nvcregen.collect.objects import Obj, Snapshot, labels_of, metadata
+from nvcregen.collect.requests import SITE_LABEL, ListRequest
+from nvcregen.compile.dcgmjob import CONTAINER as DCGM_CONTAINER
+from nvcregen.compile.mpi import LAUNCHER, NODE
+from nvcregen.results.logruns import RunLog
+
+if TYPE_CHECKING:
+    from nvcregen.collect.run import CollectOptions
+    from nvcregen.spec.v1alpha1 import Site
+
+JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
+REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
+JOB_NAME = ("batch.kubernetes.io/job-name", "job-name")
+KINDS = ("TrainJob", "Job", "Pod")
+
+
+def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog], Snapshot]:
+    """The launcher and DCGM logs of a site's runs, and its TrainJobs and Jobs.
+
+    Raises:
+        CollectError: When the cluster cannot be reached, a listing cannot be completed,
+            or a log cannot be read (other than a pod that is gone).
+
+    """
+    from nvcregen.collect.run import CollectError
+
+    namespace, selector = site.spec.nvcre.namespace, f"{SITE_LABEL}={site.metadata.name}"
+    try:
+        cluster = connect(options.context, options.kubeconfig, sleep=options.sleep)
+        listings = [
+            list_objects(
+                cluster,
+                ListRequest(kind, namespace, selector, options.page_size),
+                options.policy,
+                options.on_page,
+            )
+            for kind in KINDS
+        ]
+        runs = [o for listing in listings[:2] for o in listing.items]
+        logs, notes = _read_logs(cluster, runs, listings[2].items, options)
+    except ClusterError as exc:
+        raise CollectError(str(exc)) from exc
+    except ApiCallError as exc:
+        raise CollectError(
+            f"could not read the cluster completely, nothing archived: {exc}"
+        ) from exc
+    notes += [
+        f"the cluster serves no {listing.record.kind} (its CRD is not installed)"
+        for listing in listings
+        if not listing.record.served
+    ]
+    records = tuple(listing.record for listing in listings)
+    snapshot = Snapshot(tuple(runs), f"context {cluster.context}", records, tuple(notes))
+    return logs, snapshot
+
+
+def _read_logs(
+    cluster: Cluster, runs: Sequence[Obj], pods: Sequence[Obj], options: CollectOptions
+) -> tuple[list[RunLog], list[str]]:
+    logs: list[RunLog] = []
+    notes: list[str] = []
+    for run in runs:
+        meta = metadata(run)
+        name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
+        pod, container = pod_of(run, pods)
+        if pod is None:
+            notes.append(f"{run.get('kind')} {name}: no pod yet, no log")
+            continue
+        path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
+        data = read_text(cluster, path, [("container", container)], options.policy)
+        if data is None:
+            notes.append(f"{run.get('kind')} {name}: pod {pod} is gone, no log")
+            continue
+        logs.append(RunLog(namespace, name, data))
+    return logs, notes
+
+
+def pod_of(run: Obj, pods: Sequence[Obj]) -> tuple[str | None, str]:
+    """The newest pod whose log holds a run's results, and the container to read."""
+    name = metadata(run).get("name")
+    if run.get("kind") == "TrainJob":
+        container = NODE
+
+        def mine(pod: Obj) -> bool:
+            labels = labels_of(pod)
+            return labels.get(JOBSET_NAME) == name and labels.get(REPLICATED_JOB) == LAUNCHER
+
+    else:
+        container = DCGM_CONTAINER
+
+        def mine(pod: Obj) -> bool:
+            return any(labels_of(pod).get(key) == name for key in JOB_NAME)
+
+    found = sorted(
+        (str(metadata(p).get("creationTimestamp") or ""), str(metadata(p).get("name")))
+        for p in pods
+        if mine(p)
+    )
+    return (found[-1][1] if found else None), container

@@ -1,0 +1,145 @@
+"""`nvcregen collect` for `readiness.engine: trainer` sites: results from pod logs.
+
+There are no NVCRE objects to read: the results are the launcher logs of the site's
+TrainJobs (nccl-tests output) and the logs of its DCGM Jobs (`dcgmi diag --json`).
+They are read from a folder of saved logs (`--from DIR`) or from the cluster
+(`collect/podlogs.py`), placed and parsed with the `ingest` parsers
+(`results/logruns.py`), judged with the same verdicts as NVCRE mode, and archived the
+same way, the logs themselves included (`logs/<namespace>/<name>.log`, checksummed).
+
+Saved-logs folder (`--from DIR`):
+
+    DIR/logs/<namespace>/<name>.log   one log per TrainJob or Job (`kubectl logs`),
+                                      named after the TrainJob, the Job or the pod;
+                                      `DIR/logs/<name>.log` means the site's namespace
+    DIR/**/*.yaml|yml|json            optional: the exported TrainJobs and Jobs
+                                      (`kubectl get trainjobs,jobs -l
+                                      nvcregen.io/site=SITE -o yaml`), for their labels
+                                      and a `Failed` condition
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nvcregen.collect.objects import Obj, Snapshot, labels_of
+from nvcregen.collect.requests import SITE_LABEL
+from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
+from nvcregen.results.archive import build_archive, run_id, write_archive
+from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
+from nvcregen.results.summary import bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.verdicts import Verdicts, judge
+
+if TYPE_CHECKING:
+    from nvcregen.collect.run import CollectOptions, CollectOutcome, LoadedSite
+
+LOG_SUFFIXES = frozenset({".log", ".txt"})
+RUN_KINDS = frozenset({"TrainJob", "Job"})
+
+
+def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutcome:
+    """Collect, judge and archive a trainer-mode site's results from its logs.
+
+    Raises:
+        CollectError: When the folder or the cluster cannot be read, or the archive
+            cannot be written; nothing is archived then.
+
+    """
+    from nvcregen.collect.run import CollectError, CollectOutcome
+
+    site = loaded.site
+    if options.reclaim:
+        raise CollectError("--reclaim deletes NVCRE objects: a trainer-mode site has none")
+    namespace = site.spec.nvcre.namespace
+    if options.from_dir is not None:
+        logs, snapshot = read_log_folder(options.from_dir, namespace)
+    else:
+        from nvcregen.collect.podlogs import read_cluster_logs
+
+        logs, snapshot = read_cluster_logs(site, options)
+    objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
+    rounds = site.spec.readiness.rounds
+    results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
+    verdicts = judge(site, results.runs)
+    texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
+    run = _run_id(objects, logs, loaded.file.sha256)
+    archive = build_archive(run, objects, texts, {log.path: log.data for log in logs})
+    site_dir = options.out_dir / site.metadata.name
+    try:
+        written = write_archive(site_dir, archive)
+    except OSError as exc:
+        raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
+    return CollectOutcome(site.metadata.name, written, verdicts, notes=snapshot.notes)
+
+
+def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapshot]:
+    """The saved logs under `folder/logs/` and the objects exported beside them.
+
+    Raises:
+        CollectError: When there is no log, or an exported file does not parse.
+
+    """
+    from nvcregen.collect.run import CollectError
+
+    root = folder / LOGS
+    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)
+    if not files:
+        raise CollectError(f"{root}: no saved logs (<namespace>/<name>.log) to read")
+    logs = []
+    for file in files:
+        parts = file.relative_to(root).parts
+        where = parts[0] if len(parts) > 1 else namespace
+        try:
+            logs.append(RunLog(where, file.stem, file.read_bytes()))
+        except OSError as exc:
+            raise CollectError(f"{file}: cannot be read: {exc}") from exc
+    exported = [p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES]
+    if not exported:
+        return logs, Snapshot((), f"folder {folder.name}")
+    try:
+        return logs, read_folder(folder)
+    except SourceError as exc:
+        raise CollectError("\n".join(exc.problems)) from exc
+
+
+def _is_site_run(obj: Obj, site: str) -> bool:
+    return obj.get("kind") in RUN_KINDS and labels_of(obj).get(SITE_LABEL) == site
+
+
+def _run_id(objects: Sequence[Obj], logs: Sequence[RunLog], site_sha256: str) -> str:
+    """`run_id` of the objects, its hash also covering every log: same logs, same id."""
+    digest = hashlib.sha256()
+    for log in sorted(logs, key=lambda item: item.path):
+        digest.update(f"{log.path}\0{hashlib.sha256(log.data).hexdigest()}\n".encode())
+    return run_id(objects, f"{site_sha256}:{digest.hexdigest()}")
+
+
+def _texts(
+    loaded: LoadedSite,
+    snapshot: Snapshot,
+    objects: list[Obj],
+    logs: Sequence[RunLog],
+    results: LogResults,
+    verdicts: Verdicts,
+) -> dict[str, str]:
+    """summary.json (with every log read), bandwidth.csv, verdicts.json, provenance.json."""
+    run = _run_id(objects, logs, loaded.file.sha256)
+    records = [r.model_dump(mode="json") for r in results.records]
+    about: dict[str, Any] = summary(loaded.file, run, snapshot, objects, results.runs, verdicts)
+    about["logs"] = records
+    origin: dict[str, Any] = provenance(loaded.file, snapshot, objects)
+    versions = {v for r in results.records if r.kind == "nccl" for v in r.versions}
+    origin["nccl_versions"] = sorted(versions | set(origin["nccl_versions"]))
+    origin["dcgm_versions"] = sorted(
+        {v for r in results.records if r.kind == "dcgm" for v in r.versions}
+    )
+    origin["logs"] = [{"path": r.path, "sha256": r.sha256} for r in results.records]
+    return {
+        "summary.json": to_json(about),
+        "bandwidth.csv": bandwidth_csv(results.runs),
+        "verdicts.json": to_json(verdicts.model_dump(mode="json")),
+        "provenance.json": to_json(origin),
+    }

@@ -1,0 +1,142 @@
+"""Which planned run a trainer-mode log belongs to: stage, test, round, group or node (pure).
+
+In trainer mode every round of an NCCL test on one node group is a TrainJob named
+`<[site-]stage-test>-<hash>-r<round>-g<group>` (no `-g` for a selector pool), and every
+round of a DCGM level on one node a Job `<...>-<hash>-r<round>-n<node>`
+(`nvcregen.compile.runs.run_name`). A log is named after its TrainJob or Job, or after
+its pod (`<trainjob>-launcher-0-0-xxxxx`, `<job>-xxxxx`). Its stage, test and round come
+from the labels of the exported TrainJob or Job when there is one, else from the name,
+matched against the names the plan gives; the group or node index always comes from the
+name, and the nodes from the plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nvcregen.collect.objects import Obj, labels_of, metadata
+from nvcregen.compile.plan import TestUnit
+from nvcregen.compile.trainer import node_groups
+
+STAGE = "nvcregen.io/stage"
+TEST = "nvcregen.io/test"
+ROUND = "nvcregen.io/round"
+_NAME = re.compile(
+    r"^(?P<run>(?P<base>[a-z0-9-]+?)-[0-9a-f]{8}-r(?P<round>\d+)"
+    r"(?:-(?P<kind>[gn])(?P<index>\d+))?)(?:-[a-z0-9-]+)?$"
+)
+
+
+@dataclass(frozen=True)
+class Placed:
+    """Where one log belongs.
+
+    Attributes:
+        unit: The planned test (stage and test).
+        run: The TrainJob or Job name.
+        round: The round, from 1.
+        index: The node group (NCCL) or node (DCGM) index; None for a selector pool.
+        nodes: The nodes of that group or node, from the plan.
+        obj: The exported TrainJob or Job, when there is one.
+
+    """
+
+    unit: TestUnit
+    run: str
+    round: int
+    index: int | None
+    nodes: tuple[str, ...]
+    obj: Obj | None = None
+
+    @property
+    def group(self) -> str:
+        """The group name verdicts are grouped by: `g<index>`, `n<index>`, or ""."""
+        if self.index is None:
+            return ""
+        return f"{'n' if self.unit.test.dcgm is not None else 'g'}{self.index}"
+
+
+def expected_runs(unit: TestUnit, rounds: int) -> set[tuple[int, int | None]]:
+    """Every (round, index) the plan runs for a test: per node group, or per node (DCGM)."""
+    if unit.test.dcgm is not None:
+        indexes: list[int | None] = list(range(len(unit.pool.spec.nodes or ())))
+    else:
+        groups = node_groups(unit)
+        indexes = [None] if groups == [()] else list(range(len(groups)))
+    return {(r, i) for r in range(1, rounds + 1) for i in indexes}
+
+
+def place(
+    site: str, units: Sequence[TestUnit], name: str, objects: Mapping[str, Obj]
+) -> Placed | str:
+    """The run a log named `name` belongs to, or why none could be found.
+
+    Args:
+        site: The site name (a run name may start with it).
+        units: The planned tests.
+        name: The log's name (its file name without suffix): a TrainJob, Job or pod name.
+        objects: The site's exported TrainJobs and Jobs in the log's namespace, by name.
+
+    """
+    match = _NAME.match(name)
+    if match is None:
+        return f"{name}: not the name of a TrainJob, Job or pod of this site"
+    run = match["run"]
+    obj = objects.get(run)
+    dcgm = match["kind"] == "n"
+    if obj is not None:
+        labels = labels_of(obj)
+        unit = _by_labels(units, labels.get(STAGE, ""), labels.get(TEST, ""))
+        round_ = int(labels.get(ROUND) or match["round"])
+    else:
+        unit = _by_name(site, units, match["base"], dcgm=dcgm)
+        round_ = int(match["round"])
+    if unit is None:
+        return f"{name}: no planned test of this site runs as {run}"
+    if (unit.test.dcgm is not None) != dcgm:
+        return f"{name}: the name does not fit test {unit.test.name} (-g for NCCL, -n for DCGM)"
+    index = int(match["index"]) if match["index"] is not None else None
+    nodes = _nodes(unit, index)
+    if index is not None and not nodes:
+        return f"{name}: test {unit.test.name} has no node or group {index}"
+    return Placed(unit, run, round_, index, nodes, obj)
+
+
+def _by_labels(units: Sequence[TestUnit], stage: str, test: str) -> TestUnit | None:
+    return next((u for u in units if u.stage.name == stage and u.test.name == test), None)
+
+
+def _by_name(site: str, units: Sequence[TestUnit], base: str, *, dcgm: bool) -> TestUnit | None:
+    """The unit whose name prefix is `base`; a prefix cut to fit the length limit counts."""
+    fits = [u for u in units if (u.test.dcgm is not None) == dcgm]
+    exact = [u for u in fits if base in _prefixes(site, u)]
+    cut = [u for u in fits if any(k.startswith(f"{base}-") for k in _prefixes(site, u))]
+    found = exact or cut
+    return found[0] if len(found) == 1 else None
+
+
+def _prefixes(site: str, unit: TestUnit) -> tuple[str, str]:
+    """The name prefixes a test's runs may have: without and with the site."""
+    short = f"{unit.stage.name}-{unit.test.name}"
+    return short, f"{site}-{short}"
+
+
+def _nodes(unit: TestUnit, index: int | None) -> tuple[str, ...]:
+    if index is None:
+        return ()
+    if unit.test.dcgm is not None:
+        nodes = unit.pool.spec.nodes or []
+        return (nodes[index],) if index < len(nodes) else ()
+    groups = node_groups(unit)
+    return groups[index] if index < len(groups) else ()
+
+
+def objects_by_name(objects: Sequence[Obj], namespace: str) -> dict[str, Obj]:
+    """The exported TrainJobs and Jobs of one namespace, by name."""
+    return {
+        str(metadata(o).get("name")): o
+        for o in objects
+        if o.get("kind") in {"TrainJob", "Job"} and metadata(o).get("namespace") == namespace
+    }

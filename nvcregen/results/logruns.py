@@ -1,0 +1,318 @@
+"""Trainer-mode results: launcher and DCGM logs read back as the runs NVCRE mode judges (pure).
+
+Each log is placed (`logplace.py`), then parsed with the `ingest` parsers: an NCCL
+launcher log with `parse_nccl` (the transport from its NCCL_DEBUG lines), a DCGM log with
+`parse_dcgm`. An NCCL log becomes one round of its group, a `BandwidthMeasurement` like
+the ones NVCRE writes: per message size the out-of-place algbw and busbw (averaged over
+that size's rows, as `ingest` and NVCRE do), `samples` the number of rows. Finality:
+
+- a run that finished (`ok`) is final (`JobSucceeded`);
+- a failed run, or a TrainJob/Job whose exported status has `Failed=True`, is not
+  evaluated (`JobFailed`): the verdict fails with `job-failed`;
+- a truncated log is provisional (`LogTruncated`), a log without nccl-tests output
+  provisional (`NoDataCollected`): the verdict is `incomplete`.
+
+A test's run is `succeeded` when every planned round and group (or node) has a log that
+finished, `failed` when any failed (a DCGM failure names its node as a failed node),
+`in-progress` when some logs are missing or truncated, and not found without any log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from statistics import fmean
+from typing import Any
+
+from nvcregen.collect.objects import Obj, status_of, uid_of
+from nvcregen.compile.nccl import nccl_env
+from nvcregen.compile.plan import TestUnit
+from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
+from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
+from nvcregen.results.models import (
+    BandwidthMeasurement,
+    BandwidthRow,
+    FailedNode,
+    Finality,
+    ObjectRef,
+    RunState,
+    StatusModel,
+)
+from nvcregen.results.runs import RunResult, RunSet, expected_transport
+
+LOGS = "logs"
+_TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
+
+
+@dataclass(frozen=True)
+class RunLog:
+    """One saved pod log: its namespace, its name (TrainJob, Job or pod) and its bytes."""
+
+    namespace: str
+    name: str
+    data: bytes
+
+    @property
+    def path(self) -> str:
+        """Where it goes in the archive: logs/<namespace>/<name>.log."""
+        return f"{LOGS}/{self.namespace}/{self.name}.log"
+
+
+class LogRecord(StatusModel):
+    """What one log held, for summary.json."""
+
+    path: str
+    sha256: str
+    stage: str
+    test: str
+    run: str
+    round: int
+    group: str
+    nodes: tuple[str, ...] = ()
+    kind: str
+    status: str
+    job_failed: bool = False
+    errors: tuple[str, ...] = ()
+    transports: tuple[str, ...] = ()
+    gdrdma: bool = False
+    versions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LogResults:
+    """The runs the logs make, what each log held, and the logs no run claims."""
+
+    runs: RunSet
+    records: tuple[LogRecord, ...]
+
+
+@dataclass(frozen=True)
+class _Read:
+    placed: Placed
+    record: LogRecord
+    measurement: BandwidthMeasurement | None
+
+
+def assemble_log_runs(
+    site: str,
+    units: Sequence[TestUnit],
+    rounds: int,
+    logs: Sequence[RunLog],
+    objects: Sequence[Obj],
+) -> LogResults:
+    """Every planned run of a trainer-mode site, from its logs (and exported objects).
+
+    A log that no planned run claims, or a second log of the same run, is a problem:
+    the overall verdict is then `incomplete`.
+    """
+    problems: list[str] = []
+    read: dict[tuple[str, str], _Read] = {}
+    for log in sorted(logs, key=lambda item: item.path):
+        where = place(site, units, log.name, objects_by_name(objects, log.namespace))
+        if isinstance(where, str):
+            problems.append(f"{log.path}: {where}")
+        elif (log.namespace, where.run) in read:
+            problems.append(f"{log.path}: a second log of {where.run}, not read")
+        else:
+            read[(log.namespace, where.run)] = _read(log, where)
+    runs = [_unit_run(u, [r for r in read.values() if r.placed.unit is u], rounds) for u in units]
+    records = tuple(r.record for r in read.values())
+    return LogResults(RunSet(tuple(runs), (), tuple(problems)), records)
+
+
+def _read(log: RunLog, placed: Placed) -> _Read:
+    text = log.data.decode("utf-8", errors="replace")
+    failed = _job_failed(placed.obj)
+    base: dict[str, Any] = {
+        "path": log.path,
+        "sha256": hashlib.sha256(log.data).hexdigest(),
+        "stage": placed.unit.stage.name,
+        "test": placed.unit.test.name,
+        "run": placed.run,
+        "round": placed.round,
+        "group": placed.group,
+        "nodes": placed.nodes,
+        "job_failed": failed,
+    }
+    if placed.unit.test.dcgm is not None:
+        return _Read(placed, _read_dcgm(text, base), None)
+    try:
+        run = parse_nccl(text, log.path)[-1]  # a launcher runs one test
+    except IngestFormatError as exc:
+        record = LogRecord(**base, kind="nccl", status="no-data", errors=(str(exc),))
+        return _Read(placed, record, _bandwidth(placed, record, None))
+    record = LogRecord(
+        **base,
+        kind="nccl",
+        status=run.status,
+        errors=run.errors,
+        transports=run.transports,
+        gdrdma=run.gdrdma,
+        versions=run.nccl_versions,
+    )
+    return _Read(placed, record, _bandwidth(placed, record, run))
+
+
+def _read_dcgm(text: str, base: Mapping[str, Any]) -> LogRecord:
+    """A DCGM log's status (the worst of its diagnostics) and its failed tests."""
+    try:
+        dcgm = parse_dcgm(text, str(base["path"]))
+    except IngestFormatError as exc:
+        return LogRecord.model_validate({**base, "kind": "dcgm", "status": "no-data",
+                                         "errors": (str(exc),)})  # fmt: skip
+    errors = [f"{t.name}: {t.result}" for d in dcgm for t in d.tests if t.result == "Fail"]
+    errors += [e for d in dcgm for e in d.errors]
+    versions = [d.dcgm_version for d in dcgm if d.dcgm_version]
+    return LogRecord.model_validate(
+        {
+            **base,
+            "kind": "dcgm",
+            "status": _worst_status(d.status for d in dcgm),
+            "errors": tuple(errors),
+            "versions": tuple(versions),
+        }
+    )
+
+
+def _worst_status(statuses: Iterable[str]) -> str:
+    found = set(statuses)
+    return next((s for s in ("failed", "truncated", "ok") if s in found), "no-data")
+
+
+def _job_failed(obj: Obj | None) -> bool:
+    """Whether an exported TrainJob or Job says it failed (`Failed=True`)."""
+    if obj is None:
+        return False
+    conditions = status_of(obj).get("conditions") or []
+    return any(
+        isinstance(c, Mapping) and c.get("type") == "Failed" and c.get("status") == "True"
+        for c in conditions
+    )
+
+
+def _finality(record: LogRecord) -> tuple[Finality, str]:
+    if record.job_failed or record.status == "failed":
+        return Finality.NOT_EVALUATED, "JobFailed"
+    if record.status == "ok":
+        return Finality.FINAL, "JobSucceeded"
+    return (
+        Finality.PROVISIONAL,
+        "LogTruncated" if record.status == "truncated" else "NoDataCollected",
+    )
+
+
+def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> BandwidthMeasurement:
+    """One round as NVCRE would record it: bandwidths per size, finality, transport."""
+    finality, reason = _finality(record)
+    kind = "TrainJob" if placed.unit.test.nccl is not None else "Job"
+    namespace = record.path.split("/")[1]
+    ref = ObjectRef(kind=kind, namespace=namespace, name=placed.run, uid=uid_of(placed.obj or {}))
+    return BandwidthMeasurement(
+        ref=ref,
+        job=placed.run,
+        group=placed.group,
+        nodes=placed.nodes,
+        iteration=placed.round,
+        finality=finality,
+        reason=reason,
+        test_type=run.collective if run else "",
+        rows=tuple(_rows(run.rows)) if run else (),
+        transports=record.transports,
+    )
+
+
+def _rows(rows: Sequence[NcclRow]) -> list[BandwidthRow]:
+    """Per size: mean out-of-place algbw and busbw over that size's rows, and their count."""
+    by_size: dict[int, list[NcclRow]] = {}
+    for row in rows:
+        by_size.setdefault(row.size_bytes, []).append(row)
+    found = []
+    for size, same in sorted(by_size.items()):
+        algbw = _mean([r.out_of_place.algbw_gbs for r in same])
+        busbw = _mean([r.out_of_place.busbw_gbs for r in same])
+        if algbw is not None and busbw is not None:
+            data = {"sizeBytes": size, "algBW": algbw, "busBW": busbw, "samples": len(same)}
+            found.append(BandwidthRow.model_validate(data))
+    return found
+
+
+def _mean(values: Sequence[float | None]) -> float | None:
+    """As `ingest` averages a size's rows: the value itself when there is one."""
+    present = [v for v in values if v is not None]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else fmean(present)
+
+
+def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
+    """One test's run from its logs: state, failed nodes (DCGM), rounds (NCCL)."""
+    base = RunResult(
+        stage=unit.stage.name,
+        scope=unit.stage.scope,
+        test=unit.test.name,
+        expected_transport=expected_transport(unit),
+        pinned_transport=_pinned(unit, reads),
+    )
+    if not reads:
+        what = "Job" if unit.test.dcgm is not None else "TrainJob launcher"
+        return base.model_copy(update={"reason": "NotFound", "message": f"no {what} log"})
+    failed = [r.record for r in reads if r.record.job_failed or r.record.status == "failed"]
+    done = {(r.placed.round, r.placed.index) for r in reads if r.record.status == "ok"}
+    expected = expected_runs(unit, rounds)
+    if failed:
+        state, reason = RunState.FAILED, "JobFailed"
+        message = "; ".join(f"{r.run}: {', '.join(r.errors) or 'failed'}" for r in failed)
+    elif expected <= done:
+        state, reason, message = RunState.SUCCEEDED, "LogsComplete", ""
+    else:
+        state, reason = RunState.IN_PROGRESS, "LogsIncomplete"
+        message = f"{len(done & expected)} of {len(expected)} runs have a finished log"
+    first = reads[0].placed
+    source = ObjectRef(kind=_source_kind(unit), namespace=reads[0].record.path.split("/")[1],
+                       name=first.run, uid=uid_of(first.obj or {}))  # fmt: skip
+    measured = sorted(
+        (r.measurement for r in reads if r.measurement is not None),
+        key=lambda m: (m.group, m.iteration or 0),
+    )
+    return base.model_copy(
+        update={
+            "source": source,
+            "state": state,
+            "reason": reason,
+            "message": message,
+            "failed_nodes": _failed_nodes(unit, failed),
+            "bandwidth": tuple(measured),
+        }
+    )
+
+
+def _source_kind(unit: TestUnit) -> str:
+    return "Job" if unit.test.dcgm is not None else "TrainJob"
+
+
+def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNode, ...]:
+    """DCGM failures name their node; an NCCL failure is the group's, not one node's."""
+    if unit.test.dcgm is None:
+        return ()
+    return tuple(
+        FailedNode(
+            name=node,
+            reason="DiagnosticFailed",
+            message=f"round {r.round}: {', '.join(r.errors) or 'failed'}",
+        )
+        for r in failed
+        for node in r.nodes
+    )
+
+
+def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:
+    """The NCCL_NET the TrainJobs pin: from an exported TrainJob, else from the plan."""
+    if unit.test.nccl is None:
+        return None
+    for r in reads:
+        trainer = ((r.placed.obj or {}).get("spec") or {}).get("trainer") or {}
+        for env in trainer.get("env") or []:
+            if isinstance(env, Mapping) and env.get("name") == "NCCL_NET":
+                return _TRANSPORTS.get(str(env.get("value")))
+    return _TRANSPORTS.get(nccl_env(unit).get("NCCL_NET", ""))

@@ -1,0 +1,101 @@
+"""A saved-logs folder for the trainer-mode example site, built from real outputs.
+
+Every TrainJob and Job of `sites/h20-3e-trainer.yaml` (as compiled) gets a log made from
+the real fixtures in tests/fixtures/real-logs/:
+
+- NCCL: the OCI two-node all-reduce (RoCE, NCCL 2.21.5). That capture has no NCCL_DEBUG
+  lines, so RDMA tests get NCCL's own `NET/IB` device and connection lines prepended
+  (as the TrainJobs' NCCL_DEBUG=INFO prints them), the TCP baseline `NET/Socket` ones,
+  intra-node tests none. The 1 GiB busbw of round r is `BUSBW[r - 1]` in every test, so
+  the field report's 363.76 / 427.58 / 452.28 GB/s rounds are what verdicts see.
+- DCGM: NVIDIA's captured `dcgmi diag -j` of DCGM 3.1.0 (every test PASS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from trainerfactory import example_manifests
+
+from nvcregen.emit.canonical import dump_yaml
+
+ROOT = Path(__file__).resolve().parents[3]
+REAL = ROOT / "tests" / "fixtures" / "real-logs"
+OCI = REAL / "nccl-tests" / "allreduce-2node-16xH100-oci-roce-nccl2.21.5-container.txt"
+DCGM_JSON = REAL / "dcgm" / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt"
+GIB_ROW = "1073741824     268435456     float     sum      -1   4511.2  238.02  446.28"
+BUSBW = ("363.76", "427.58", "452.28")
+IB_LINES = (
+    "node-a:1274:1274 [0] NCCL INFO NCCL version 2.21.5+cuda12.4\n"
+    "node-a:1274:1274 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE ; "
+    "OOB eth0:10.0.0.1<0>\n"
+    "node-a:1274:1290 [0] NCCL INFO Channel 00/0 : 8[0] -> 0[0] [receive] via NET/IB/0/GDRDMA\n"
+)
+SOCKET_LINES = (
+    "node-a:1274:1274 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>\n"
+    "node-a:1274:1274 [0] NCCL INFO Using network Socket\n"
+)
+Obj = dict[str, Any]
+LogText = Callable[[Obj], str]
+
+
+def runs() -> list[Obj]:
+    """The example site's TrainJobs and Jobs, as rendered."""
+    return [m.obj for m in example_manifests() if m.kind in {"TrainJob", "Job"}]
+
+
+def labels(obj: Obj) -> dict[str, str]:
+    """An object's labels."""
+    found: dict[str, str] = obj["metadata"]["labels"]
+    return found
+
+
+def nccl_log(round_: int, debug: str = "") -> str:
+    """The real two-node all-reduce log, its 1 GiB busbw that of `round_`, NCCL lines first."""
+    text = OCI.read_text(encoding="utf-8")
+    varied = text.replace(GIB_ROW, GIB_ROW.replace("446.28", BUSBW[round_ - 1]))
+    assert varied != text or round_ == 0
+    return debug + varied
+
+
+def default_log(obj: Obj) -> str:
+    """What each run's log holds when all went well."""
+    found = labels(obj)
+    if obj["kind"] == "Job":
+        return DCGM_JSON.read_text(encoding="utf-8")
+    expected = obj["metadata"].get("annotations", {}).get("nvcregen.io/expected-transport")
+    debug = {"IB": IB_LINES, "Socket": SOCKET_LINES}.get(expected or "", "")
+    return nccl_log(int(found["nvcregen.io/round"]), debug)
+
+
+def write_saved_logs(
+    folder: Path,
+    log: LogText = default_log,
+    *,
+    export: bool = True,
+    keep: Callable[[Obj], bool] = lambda _: True,
+) -> Path:
+    """Write `folder/logs/<namespace>/<name>.log` per run (and the objects, if `export`)."""
+    for obj in runs():
+        if not keep(obj):
+            continue
+        meta = obj["metadata"]
+        path = folder / "logs" / meta["namespace"] / f"{meta['name']}.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(log(obj), encoding="utf-8")
+    if export:
+        items = [obj for obj in runs() if keep(obj)]
+        text = dump_yaml({"apiVersion": "v1", "kind": "List", "items": items})
+        (folder / "objects.yaml").write_text(text, encoding="utf-8")
+    return folder
+
+
+def is_two_node_all_reduce(obj: Obj) -> bool:
+    """Whether a run is a round of the RoCE two-node all-reduce."""
+    found = labels(obj)
+    return (found["nvcregen.io/stage"], found["nvcregen.io/test"]) == (
+        "two-node",
+        "nccl-all-reduce",
+    )
