@@ -6,21 +6,20 @@ reported, and every run in it is listed. Run ids start with the latest time foun
 the objects (`20261014T130100Z-...`), so the newest is the greatest id; `undated-...`
 runs count as older than any dated one.
 
-Verification is done here, by reading the files, rather than by trusting the writer:
-every listed file must exist, be inside the run folder and match its sha256, every file
-must be listed, and the four readable files must be among them.
+Verification reads the files rather than trusting the writer, with the same function
+`collect` uses (`nvcregen.results.archive.verify_archive`): every listed file must exist,
+be inside the run folder and match its sha256, every file must be listed, and the four
+readable files must be among them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
-SUMS = "SHA256SUMS"
-REQUIRED = ("summary.json", "bandwidth.csv", "verdicts.json", "provenance.json")
-_SUM_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
+from nvcregen.results.archive import SUMS, verify_archive
+
 _DATED = re.compile(r"^\d{8}T\d{6}Z-")
 
 
@@ -92,36 +91,7 @@ def locate(results_dir: Path) -> Located:
 
 def verify(folder: Path) -> list[str]:
     """Every way a run folder fails to match its SHA256SUMS (empty when it verifies)."""
-    try:
-        lines = (folder / SUMS).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        return [f"{SUMS} cannot be read: {exc.__class__.__name__}"]
-    listed: dict[str, str] = {}
-    problems = []
-    for number, line in enumerate(lines, 1):
-        match = _SUM_LINE.match(line)
-        if match is None:
-            problems.append(f"{SUMS} line {number} is not `<sha256>  <path>`")
-        elif not _inside(match[2]):
-            problems.append(f"{SUMS} line {number} names a path outside the run: {match[2]}")
-        else:
-            listed[match[2]] = match[1]
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    present.discard(SUMS)
-    for path, digest in sorted(listed.items()):
-        if path not in present:
-            problems.append(f"{path} is listed in {SUMS} but missing")
-        elif hashlib.sha256((folder / path).read_bytes()).hexdigest() != digest:
-            problems.append(f"{path} does not match its sha256 in {SUMS}")
-    problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
-    problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
-    return problems
-
-
-def _inside(path: str) -> bool:
-    """A relative '/'-separated path that stays inside the folder."""
-    pure = PurePosixPath(path)
-    return not pure.is_absolute() and ".." not in pure.parts and "\\" not in path
+    return verify_archive(folder)
 
 
 def verified_run(results_dir: Path) -> Located:

@@ -24,7 +24,7 @@ import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from nvcregen.collect.objects import CLUSTER_SCOPE, Obj, content_digest, key_of
@@ -186,8 +186,10 @@ def verify_archive(folder: Path) -> list[str]:
         match = _SUM_LINE.match(line)
         if match is None:
             problems.append(f"{SUMS} line {number} is not `<sha256>  <path>`")
-            continue
-        listed[match[2]] = match[1]
+        elif not _inside(match[2]):
+            problems.append(f"{SUMS} line {number} names a path outside the run: {match[2]}")
+        else:
+            listed[match[2]] = match[1]
     present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
     present.discard(SUMS)
     for path, digest in sorted(listed.items()):
@@ -198,6 +200,12 @@ def verify_archive(folder: Path) -> list[str]:
     problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
     problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
     return problems
+
+
+def _inside(path: str) -> bool:
+    """A relative '/'-separated path that stays inside the folder."""
+    pure = PurePosixPath(path)
+    return not pure.is_absolute() and ".." not in pure.parts and "\\" not in path
 
 
 def archived_objects(folder: Path) -> list[Obj]:
