@@ -103,10 +103,13 @@ class Cluster:
 
 
 @dataclass(frozen=True)
-class _Answer:
+class Answer:
+    """An HTTP answer as the server sent it: status, parsed body, Retry-After, raw bytes."""
+
     status: int
     body: Any
     retry_after: str | None = None
+    raw: bytes = b""
 
 
 def connect(
@@ -254,19 +257,19 @@ def _request(
     query: Sequence[tuple[str, str]] = (),
     body: dict[str, Any] | None = None,
     content_type: str | None = None,
-) -> _Answer:
+) -> Answer:
     """Send one request, retrying connection errors, 429 and 5xx a bounded number of times."""
-    failures = _connection_errors()
+    failures = connection_errors()
     attempt = 1
     while True:
-        answer: _Answer | None = None
+        answer: Answer | None = None
         try:
-            answer = _send(cluster, method, path, query, body, content_type)
+            answer = send(cluster, method, path, query, body, content_type=content_type)
         except failures as exc:
             if attempt >= cluster.attempts:
                 raise ServerUnreachableError(
                     f"the API server {cluster.host} (context '{cluster.context}') "
-                    f"did not answer: {_reason(exc)}"
+                    f"did not answer: {error_reason(exc)}"
                 ) from exc
         if answer is not None and (answer.status not in RETRYABLE or attempt >= cluster.attempts):
             if answer.status == 401:
@@ -279,17 +282,29 @@ def _request(
         attempt += 1
 
 
-def _send(
+def send(
     cluster: Cluster,
     method: str,
     path: str,
-    query: Sequence[tuple[str, str]],
-    body: dict[str, Any] | None,
-    content_type: str | None,
-) -> _Answer:
-    headers = {"Accept": "application/json"}
-    if content_type:
-        headers["Content-Type"] = content_type
+    query: Sequence[tuple[str, str]] = (),
+    body: dict[str, Any] | None = None,
+    *,
+    content_type: str | None = None,
+    accept: str = "application/json",
+    timeout: tuple[float, float] = TIMEOUT,
+) -> Answer:
+    """Send one request through the client's `ApiClient` as plain HTTP; no retries.
+
+    The status and `Retry-After` header come back as the server sent them; a JSON body
+    is parsed, anything else kept as (at most 500 characters of) text.
+
+    Raises:
+        Exception: one of `connection_errors()` when no answer came back.
+
+    """
+    headers = {"Accept": accept}
+    if content_type or body is not None:
+        headers["Content-Type"] = content_type or "application/json"
     request = cluster.api.param_serialize(
         method=method,
         resource_path=path,
@@ -298,16 +313,16 @@ def _send(
         body=body,
         auth_settings=["BearerToken"],
     )
-    response = cluster.api.call_api(*request, _request_timeout=TIMEOUT)
+    response = cluster.api.call_api(*request, _request_timeout=timeout)
     raw = response.read() or b""
     try:
         data: Any = json.loads(raw)
     except ValueError:
         data = raw.decode("utf-8", "replace").strip()[:500]
-    return _Answer(int(response.status), data, response.headers.get("Retry-After"))
+    return Answer(int(response.status), data, response.headers.get("Retry-After"), raw)
 
 
-def _connection_errors() -> tuple[type[Exception], ...]:
+def connection_errors() -> tuple[type[Exception], ...]:
     """What the client raises when no HTTP answer came back (refused, reset, timed out, TLS)."""
     import urllib3
     from kubernetes.client.exceptions import ApiException
@@ -315,23 +330,29 @@ def _connection_errors() -> tuple[type[Exception], ...]:
     return (urllib3.exceptions.HTTPError, OSError, ApiException)
 
 
-def _delay(answer: _Answer | None, attempt: int) -> float:
+def retry_after(answer: Answer | None, cap: float) -> float | None:
+    """The server's Retry-After in seconds, capped; None when absent or an HTTP date."""
+    if answer is None or not answer.retry_after:
+        return None
+    try:
+        return min(max(float(answer.retry_after), 0.0), cap)
+    except ValueError:
+        return None
+
+
+def _delay(answer: Answer | None, attempt: int) -> float:
     """Seconds to wait before the next attempt: Retry-After (capped) or exponential backoff."""
-    if answer is not None and answer.retry_after:
-        try:
-            return min(max(float(answer.retry_after), 0.0), MAX_RETRY_AFTER)
-        except ValueError:
-            pass
-    return BACKOFF * 2.0 ** (attempt - 1)
+    wait = retry_after(answer, MAX_RETRY_AFTER)
+    return wait if wait is not None else BACKOFF * 2.0 ** (attempt - 1)
 
 
-def _reason(exc: Exception) -> str:
+def error_reason(exc: Exception) -> str:
     """The useful part of a urllib3 error, without the connection object's repr."""
     text = str(getattr(exc, "reason", None) or exc)
     return text.split(">: ", 1)[1] if text.startswith("<") and ">: " in text else text
 
 
-def _refusal(answer: _Answer) -> DryRunResult:
+def _refusal(answer: Answer) -> DryRunResult:
     """A refusal from the server's `Status` body (or whatever text came back instead)."""
     body = answer.body
     if isinstance(body, dict) and body.get("kind") == "Status":

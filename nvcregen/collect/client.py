@@ -16,16 +16,22 @@ requests go through its `ApiClient` as plain HTTP, so each answer's status and
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nvcregen.cluster.client import Cluster
+from nvcregen.cluster.client import (
+    RETRYABLE,
+    Answer,
+    Cluster,
+    connection_errors,
+    error_reason,
+    retry_after,
+    send,
+)
 from nvcregen.collect.objects import ListRecord, Obj
 from nvcregen.collect.requests import DeleteRequest, ListRequest
 
-RETRYABLE = frozenset({429, 500, 502, 503, 504})
 MAX_PAGES = 10_000  # a server that keeps handing out continue tokens is broken
 RBAC_HINT = (
     "; reading needs the read-only RBAC of the platform layer (ServiceAccount, ClusterRole "
@@ -80,14 +86,6 @@ class DeleteOutcome:
     status: DeleteStatus
     code: int
     message: str = ""
-
-
-@dataclass(frozen=True)
-class _Answer:
-    status: int
-    body: Any
-    retry_after: str | None = None
-    raw: bytes = b""
 
 
 class _ExpiredError(Exception):
@@ -225,16 +223,16 @@ def _call(
     query: Sequence[tuple[str, str]],
     body: dict[str, Any] | None = None,
     accept: str = "application/json",
-) -> _Answer:
+) -> Answer:
     """Send one request; retry 429, 5xx, connection errors and timeouts, then give up."""
-    failures = _connection_errors()
+    failures = connection_errors()
     problem = ""
     for attempt in range(1, policy.attempts + 1):
-        answer: _Answer | None = None
+        answer: Answer | None = None
         try:
-            answer = _send(cluster, policy, method, path, query, body, accept)
+            answer = send(cluster, method, path, query, body, accept=accept, timeout=policy.timeout)
         except failures as exc:
-            problem = f"no answer ({_reason(exc)})"
+            problem = f"no answer ({error_reason(exc)})"
         else:
             if answer.status not in RETRYABLE:
                 return answer
@@ -247,60 +245,15 @@ def _call(
     )
 
 
-def _send(
-    cluster: Cluster,
-    policy: RetryPolicy,
-    method: str,
-    path: str,
-    query: Sequence[tuple[str, str]],
-    body: dict[str, Any] | None,
-    accept: str = "application/json",
-) -> _Answer:
-    headers = {"Accept": accept}
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-    request = cluster.api.param_serialize(
-        method=method,
-        resource_path=path,
-        query_params=list(query),
-        header_params=headers,
-        body=body,
-        auth_settings=["BearerToken"],
-    )
-    response = cluster.api.call_api(*request, _request_timeout=policy.timeout)
-    raw = response.read() or b""
-    try:
-        data: Any = json.loads(raw)
-    except ValueError:
-        data = raw.decode("utf-8", "replace").strip()[:500]
-    return _Answer(int(response.status), data, response.headers.get("Retry-After"), raw)
-
-
-def _connection_errors() -> tuple[type[Exception], ...]:
-    """What the client raises when no answer came back (refused, reset, timed out, TLS)."""
-    import urllib3
-    from kubernetes.client.exceptions import ApiException
-
-    return (urllib3.exceptions.HTTPError, OSError, ApiException)
-
-
-def _delay(answer: _Answer | None, attempt: int, policy: RetryPolicy) -> float:
+def _delay(answer: Answer | None, attempt: int, policy: RetryPolicy) -> float:
     """Seconds before the next try: the server's Retry-After (capped), else backoff."""
-    if answer is not None and answer.retry_after:
-        try:
-            return min(max(float(answer.retry_after), 0.0), policy.max_retry_after)
-        except ValueError:
-            pass  # an HTTP date: fall back to the backoff
-    return min(policy.backoff * 2.0 ** (attempt - 1), policy.max_backoff)
+    wait = retry_after(answer, policy.max_retry_after)
+    return (
+        wait if wait is not None else min(policy.backoff * 2.0 ** (attempt - 1), policy.max_backoff)
+    )
 
 
-def _reason(exc: Exception) -> str:
-    """The useful part of a urllib3 error, without the connection object's repr."""
-    text = str(getattr(exc, "reason", None) or exc)
-    return text.split(">: ", 1)[1] if text.startswith("<") and ">: " in text else text
-
-
-def _failure(answer: _Answer) -> str:
+def _failure(answer: Answer) -> str:
     """HTTP status and the `Status` message of a refusal."""
     body = answer.body
     message = ""
