@@ -19,14 +19,13 @@ tests assert what the client really sent.
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from kubehttp import Received, serve_app, status
 
 TOKEN = "test-token"
 NVCRE = "nvcre.nvidia.com/v1alpha1"
@@ -88,36 +87,6 @@ def served_by_default() -> dict[str, list[dict[str, Any]]]:
     }
 
 
-def status(
-    code: int, reason: str, message: str, causes: list[dict[str, str]] | None = None
-) -> dict[str, Any]:
-    """A `Status` failure body as kube-apiserver writes it."""
-    body: dict[str, Any] = {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-    if causes is not None:
-        body["details"] = {"causes": causes}
-    return body
-
-
-@dataclass(frozen=True)
-class Received:
-    """One request as the server saw it."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    content_type: str
-    authorization: str
-    body: Any
-
-
 @dataclass
 class FakeApiServer:
     """What the server serves and refuses, and every request it received."""
@@ -133,6 +102,12 @@ class FakeApiServer:
     def patches(self) -> list[Received]:
         """The PATCH requests received, in order."""
         return [r for r in self.received if r.method == "PATCH"]
+
+    def handle(self, request: Received) -> tuple[int, Any, dict[str, str]]:
+        """Record the request and answer it; a 429 asks the client to wait one second."""
+        self.received.append(request)
+        code, body = self.answer(request)
+        return code, body, ({"Retry-After": "1"} if code == 429 else {})
 
     def answer(self, request: Received) -> tuple[int, dict[str, Any]]:
         """The status and JSON body for one request."""
@@ -178,60 +153,13 @@ def _split(path: str) -> tuple[str, list[str]]:
     return "", parts
 
 
-class _Server(ThreadingHTTPServer):
-    fake: FakeApiServer
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_PATCH(self) -> None:
-        self._handle()
-
-    def _handle(self) -> None:
-        url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        request = Received(
-            self.command,
-            url.path,
-            parse_qs(url.query),
-            self.headers.get("Content-Type", ""),
-            self.headers.get("Authorization", ""),
-            json.loads(raw) if raw else None,
-        )
-        self.server.fake.received.append(request)
-        code, body = self.server.fake.answer(request)
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        if code == 429:
-            self.send_header("Retry-After", "1")
-        self.end_headers()
-        self.wfile.write(data)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
-
-
 @contextmanager
 def serve() -> Iterator[FakeApiServer]:
     """Run a fake API server on 127.0.0.1 (a free port) for the duration of a test."""
-    server = _Server(("127.0.0.1", 0), _Handler)
-    fake = FakeApiServer(url=f"http://127.0.0.1:{server.server_address[1]}")
-    server.fake = fake
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
+    fake = FakeApiServer()
+    with serve_app(fake) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def closed_port_url() -> str:

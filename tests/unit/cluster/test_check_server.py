@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
-from fakeapi import NVCRE, FakeApiServer, closed_port_url, serve, status, write_kubeconfig
+from fakeapi import NVCRE, FakeApiServer, closed_port_url, serve, write_kubeconfig
+from kubehttp import status
 
 from nvcregen.cli import main
 

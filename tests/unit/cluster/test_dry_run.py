@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakeapi import NVCRE, FakeApiServer, closed_port_url, serve, status, write_kubeconfig
+from fakeapi import NVCRE, FakeApiServer, closed_port_url, serve, write_kubeconfig
+from kubehttp import status
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.server import field_pointer, result_findings, server_findings

@@ -29,10 +29,10 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+
+from kubehttp import Received, serve_app, status
 
 TOKEN = "collector-token"
 NVCRE = "nvcre.nvidia.com/v1alpha1"
@@ -53,19 +53,6 @@ APIS["trainjobs"] = "trainer.kubeflow.org/v1alpha1"
 BUILT_IN = frozenset({"configmaps", "pods", "jobs"})
 
 
-def status(code: int, reason: str, message: str) -> dict[str, Any]:
-    """A `Status` failure body as kube-apiserver writes it."""
-    return {
-        "kind": "Status",
-        "apiVersion": "v1",
-        "metadata": {},
-        "status": "Failure",
-        "message": message,
-        "reason": reason,
-        "code": code,
-    }
-
-
 @dataclass
 class Fault:
     """A scripted misbehaviour for requests to one collection (by plural)."""
@@ -77,16 +64,6 @@ class Fault:
     on_continue: bool = False  # only requests that carry a continue token
     retry_after: str | None = None
     delay: float = 0.0
-
-
-@dataclass(frozen=True)
-class Received:
-    """One request as the server saw it."""
-
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    body: Any
 
 
 @dataclass
@@ -114,6 +91,11 @@ class FakeKube:
     def deletes(self) -> list[Received]:
         """The DELETE requests received."""
         return [r for r in self.received if r.method == "DELETE"]
+
+    def handle(self, request: Received) -> tuple[int, Any, dict[str, str]]:
+        """Record the request and answer it."""
+        self.received.append(request)
+        return self.answer(request, request.authorization)
 
     def answer(self, request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
         """Status, body (JSON, or bytes for a log) and extra headers for one request."""
@@ -246,62 +228,13 @@ def _matches(obj: dict[str, Any], plural: str, namespace: str | None, selector: 
     return True
 
 
-class _Server(ThreadingHTTPServer):
-    fake: FakeKube
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: _Server
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_DELETE(self) -> None:
-        self._handle()
-
-    def _handle(self) -> None:
-        url = urlsplit(self.path)
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length else b""
-        request = Received(
-            self.command, url.path, parse_qs(url.query), json.loads(raw) if raw else None
-        )
-        self.server.fake.received.append(request)
-        code, body, headers = self.server.fake.answer(
-            request, self.headers.get("Authorization", "")
-        )
-        data = body if isinstance(body, bytes) else json.dumps(body).encode()
-        kind = "text/plain" if isinstance(body, bytes) else "application/json"
-        try:
-            self.send_response(code)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(data)))
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
-        except (BrokenPipeError, ConnectionResetError):
-            pass  # the client timed out and went away
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Keep the test output quiet."""
-
-
 @contextmanager
 def serve(objects: list[dict[str, Any]]) -> Iterator[FakeKube]:
     """Run a fake API server on 127.0.0.1 (a free port) serving `objects`."""
-    server = _Server(("127.0.0.1", 0), _Handler)
-    server.daemon_threads = True
-    fake = FakeKube(url=f"http://127.0.0.1:{server.server_address[1]}", objects=objects)
-    server.fake = fake
-    thread = threading.Thread(target=server.serve_forever, args=(0.01,), daemon=True)
-    thread.start()
-    try:
+    fake = FakeKube(objects=objects)
+    with serve_app(fake) as url:
+        fake.url = url
         yield fake
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
 
 
 def write_kubeconfig(path: Path, url: str) -> Path:
