@@ -98,6 +98,23 @@ def node_affinity(products: tuple[str, ...], nodes: tuple[str, ...] = ()) -> Obj
     }
 
 
+def mpi_runtime_spec(policy: Obj, jobs: list[Obj]) -> Obj:
+    """A TrainingRuntime spec with an MPI policy, done when the launcher succeeds.
+
+    Workers are resolvable before they are ready, so the launcher can reach sshd early.
+    """
+    return {
+        "mlPolicy": {"mpi": {"sshAuthMountPath": SSH_RAW, **policy}},
+        "template": {
+            "spec": {
+                "network": {"publishNotReadyAddresses": True},
+                "successPolicy": {"operator": "All", "targetReplicatedJobs": [LAUNCHER]},
+                "replicatedJobs": jobs,
+            }
+        },
+    }
+
+
 def runtime_object(name: str, namespace: str, metadata: Obj, spec: Obj) -> Obj:
     """A namespaced TrainingRuntime; `metadata` adds labels and annotations."""
     meta: Obj = {"name": name, "namespace": namespace, **metadata}

@@ -29,6 +29,7 @@ from nvcregen.compile.mpi import (
     NODE,
     SSH_RAW,
     dev_shm,
+    mpi_runtime_spec,
     pod_template,
     replicated_job,
     runtime_object,
@@ -90,18 +91,8 @@ def _mpi(spec: Obj) -> tuple[Obj, Obj]:
     policy = {
         "mpiImplementation": mpi.get("mpiImplementation", "OpenMPI"),
         "numProcPerNode": spec["gpusPerNode"],
-        "sshAuthMountPath": SSH_RAW,
     }
-    runtime: Obj = {
-        "mlPolicy": {"mpi": policy},
-        "template": {
-            "spec": {
-                "network": {"publishNotReadyAddresses": True},
-                "successPolicy": {"operator": "All", "targetReplicatedJobs": [LAUNCHER]},
-                "replicatedJobs": [replicated_job(NODE, worker_pod), launcher],
-            }
-        },
-    }
+    runtime = mpi_runtime_spec(policy, [replicated_job(NODE, worker_pod), launcher])
     trainer: Obj = {
         "image": image,
         "command": [mpi["mpirunPath"]],

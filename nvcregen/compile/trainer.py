@@ -24,6 +24,7 @@ from nvcregen.compile.mpi import (
     RUNTIME_WAVE,
     SSH_RAW,
     dev_shm,
+    mpi_runtime_spec,
     node_affinity,
     pod_template,
     replicated_job,
@@ -112,19 +113,9 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     policy = {
         "mpiImplementation": "OpenMPI",
         "numProcPerNode": unit.pool.gpus_per_node,
-        "sshAuthMountPath": SSH_RAW,
         "runLauncherAsNode": True,
     }
-    spec: Obj = {
-        "mlPolicy": {"mpi": policy},
-        "template": {
-            "spec": {
-                "network": {"publishNotReadyAddresses": True},
-                "successPolicy": {"operator": "All", "targetReplicatedJobs": [LAUNCHER]},
-                "replicatedJobs": jobs,
-            }
-        },
-    }
+    spec = mpi_runtime_spec(policy, jobs)
     parts = [site.metadata.name, unit.stage.name, unit.test.name]
     name = hashed_name(parts, content_hash(spec), RUNTIME_NAME_MAX)
     metadata = {"labels": labels, "annotations": dict(RUNTIME_WAVE)}
