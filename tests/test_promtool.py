@@ -20,10 +20,11 @@ from typing import Any
 
 import pytest
 import yaml
-from sitefactory import parse, site_yaml
+from sitefactory import catalog, parse, site_yaml
 
 from nvcregen.compile.manifest import Manifest
 from nvcregen.compile.monitoring import monitoring_manifests
+from nvcregen.compile.plan import plan
 
 pytestmark = pytest.mark.slow
 
@@ -81,7 +82,7 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 def manifests(case: str) -> list[Manifest]:
     site, _ = parse(CASES[case])
-    return monitoring_manifests(site)
+    return monitoring_manifests(site, plan(site, catalog()))
 
 
 def rule_groups(case: str) -> list[dict[str, Any]]:
@@ -160,7 +161,8 @@ def test_promtool_check_rules_variants(monitoring: str, cluster: str, tmp_path: 
     text = factory_text().replace("  cluster: lab\n", f"  cluster: {cluster}\n", 1)
     text += f"  monitoring:\n    {monitoring}\n"
     site, _ = parse(text)
-    found = [m for m in monitoring_manifests(site) if m.kind == "PrometheusRule"]
+    planned = plan(site, catalog())
+    found = [m for m in monitoring_manifests(site, planned) if m.kind == "PrometheusRule"]
     groups = found[0].obj["spec"]["groups"]
     (tmp_path / "rules.yaml").write_text(yaml.safe_dump({"groups": groups}, width=1000))
     result = run("check", "rules", "rules.yaml", cwd=tmp_path)
@@ -179,7 +181,7 @@ def test_dashboard_queries_are_valid_promql(operator: bool, tmp_path: Path) -> N
     """Each panel query, with Grafana's variables filled in, parses as PromQL."""
     text = site_yaml(dependencies=f"prometheus: {{operator: {str(operator).lower()}}}")
     site, _ = parse(text)
-    queries = dashboard_queries(monitoring_manifests(site))
+    queries = dashboard_queries(monitoring_manifests(site, plan(site, catalog())))
     assert queries
     filled = [q.replace("$__range", "6h").replace("$nccl_test", ".*") for q in queries]
     assert not [q for q in filled if re.search(r"\$\w", q)], filled

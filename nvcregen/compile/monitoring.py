@@ -14,11 +14,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nvcregen import units
-from nvcregen.catalog.load import load_catalog
 from nvcregen.compile.alerts import METRICS_SERVICE
 from nvcregen.compile.dashboards import dashboard_config_map
 from nvcregen.compile.manifest import Manifest, Obj
-from nvcregen.compile.plan import TestUnit, plan
+from nvcregen.compile.plan import TestUnit
 from nvcregen.compile.rules import COMPONENT, MONITORING_API, prometheus_rule
 from nvcregen.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document
@@ -43,15 +42,13 @@ SERVICE_SELECTOR = {
 _AT = "/spec/monitoring/serviceMonitor"
 
 
-def monitoring_manifests(
-    site: Site, test_units: Sequence[TestUnit] | None = None
-) -> list[Manifest]:
+def monitoring_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Manifest]:
     """Build the monitoring layer of a site (component "monitoring").
 
     Args:
         site: The site.
-        test_units: The planned tests (`plan(site, catalog)`); planned with the packaged
-            catalog when None. They give the rules their workflow names and timeouts.
+        test_units: The planned tests (`plan(site, catalog)`); they give the rules their
+            workflow names and timeouts.
 
     Returns:
         With the Prometheus Operator: a ServiceMonitor with its scrape ServiceAccount,
@@ -65,7 +62,7 @@ def monitoring_manifests(
     recorded = operator and monitoring.recording_rules
     if not (recorded or monitoring.dashboards):
         return manifests
-    planned = list(test_units) if test_units is not None else plan(site, load_catalog())
+    planned = list(test_units)
     if recorded:
         manifests.append(prometheus_rule(site, planned))
     if monitoring.dashboards:

@@ -59,7 +59,7 @@ def lab_text(monitoring: str = "", dependencies: str = "") -> str:
 
 
 def build(text: str | None = None) -> list[Manifest]:
-    return monitoring_manifests(site(text))
+    return monitoring_manifests(site(text), units_of(text))
 
 
 def one(manifests: list[Manifest], kind: str) -> dict[str, Any]:
