@@ -10,7 +10,7 @@ import click
 
 from nvcregen import __version__
 from nvcregen.commands.common import FORMAT, SITES, STRICT, emit
-from nvcregen.errors import ExitCode, has_errors
+from nvcregen.core.errors import ExitCode, has_errors
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -25,8 +25,8 @@ def main() -> None:
 @STRICT
 def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
     """Load and check sites only (every site under sites/ when none is named)."""
-    from nvcregen.compile.pipeline import Options
-    from nvcregen.project import compile_sites
+    from nvcregen.chain.pipeline import Options
+    from nvcregen.chain.sites import compile_sites
 
     results = compile_sites(Path.cwd(), list(sites), Options(strict=strict))
     diags = [d for r in results for d in r.diagnostics]
@@ -58,8 +58,8 @@ def render(
     sites: tuple[Path, ...], out_dir: Path, check: bool, no_cache: bool, fmt: str, strict: bool
 ) -> None:
     """Compile sites, check every object, and write out/<site>/ atomically."""
-    from nvcregen.compile.pipeline import Options
-    from nvcregen.project import render as render_project
+    from nvcregen.chain.pipeline import Options
+    from nvcregen.chain.sites import render as render_project
 
     options = Options(strict=strict)
     outcome = render_project(
@@ -124,7 +124,7 @@ def check(
     base: str | None,
 ) -> None:
     """Validate a rendered tree offline against the upstream schemas and nvcregen's checks."""
-    from nvcregen.check.run import CheckOptions, CheckSetupError, run_check
+    from nvcregen.check.checker import CheckOptions, CheckSetupError, run_check
 
     if kubeconfig is not None and context is None:
         raise click.UsageError("--kubeconfig needs --server CONTEXT")

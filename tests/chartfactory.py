@@ -16,8 +16,8 @@ from pathlib import Path
 
 from sitefactory import IMAGES, edit, load, site_yaml
 
+from nvcregen.spec.parse import parse_model
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.parse import parse_model
 
 ROOT = Path(__file__).resolve().parent.parent
 CHART_DIR = ROOT / "tests" / "fixtures" / "charts" / "cluster-readiness-engine"

@@ -16,12 +16,12 @@ import textwrap
 from functools import cache
 
 from nvcregen.catalog.load import Catalog, load_catalog
-from nvcregen.compile.plan import TestUnit, plan
-from nvcregen.errors import Diagnostic, has_errors
+from nvcregen.core.errors import Diagnostic, has_errors
+from nvcregen.plan.resolve import TestUnit, plan
 from nvcregen.spec.load import load_document
+from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.parse import parse_model
 from nvcregen.validate.schema import validate_schema
 
 FILE = "site.yaml"

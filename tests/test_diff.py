@@ -13,7 +13,7 @@ from chartfactory import package, platform_text
 from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
-from nvcregen.compile.helm import archive_sha256, select_renderer
+from nvcregen.compile.platform.helm import archive_sha256, select_renderer
 
 ROOT = Path(__file__).resolve().parent.parent
 H20 = "sites/h20-3e-lab.yaml"

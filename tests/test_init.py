@@ -10,13 +10,13 @@ from click.testing import CliRunner, Result
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.cli import main
-from nvcregen.compile.budget import plan_budget
-from nvcregen.compile.plan import plan
+from nvcregen.core.units import parse_duration
 from nvcregen.emit.canonical import load_yaml_plain
-from nvcregen.scaffold import flow_list, yaml_scalar
+from nvcregen.plan.budget import plan_budget
+from nvcregen.plan.resolve import plan
+from nvcregen.scaffold.starter import HEADROOM, Starter, nice_ceiling
+from nvcregen.scaffold.writer import flow_list, yaml_scalar
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.starter import HEADROOM, Starter, nice_ceiling
-from nvcregen.units import parse_duration
 
 CATALOG = load_catalog()
 MODELS = sorted(h.model for h in CATALOG.hardware.values())

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from nvcregen.check.schemas import default_registry
+from nvcregen.kubeschema.registry import default_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "argocd-cmp"

@@ -22,9 +22,9 @@ from typing import Any, NamedTuple
 import pytest
 
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
-from nvcregen.check.objects import object_findings
-from nvcregen.check.schemas import CelRule, default_registry
-from nvcregen.errors import Severity
+from nvcregen.check.gate import object_findings
+from nvcregen.core.errors import Severity
+from nvcregen.kubeschema.registry import CelRule, default_registry
 
 # tests/unit/check has no __init__.py: pytest imports its modules by file name (rootdir
 # "prepend" mode), so the NVCRE case tables are importable once that folder is on the path.

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
-from nvcregen.check.schemas import default_registry, split_api_version
 from nvcregen.emit.canonical import load_yaml_plain
+from nvcregen.kubeschema.registry import default_registry, split_api_version
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "out"

@@ -22,9 +22,9 @@ import pytest
 import yaml
 from sitefactory import catalog, parse, site_yaml
 
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.monitoring import monitoring_manifests
-from nvcregen.compile.plan import plan
+from nvcregen.compile.monitoring.layer import monitoring_manifests
+from nvcregen.core.manifest import Manifest
+from nvcregen.plan.resolve import plan
 
 pytestmark = pytest.mark.slow
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-import nvcregen.project
+import nvcregen.chain.sites
+from nvcregen.chain.pipeline import compile_site
 from nvcregen.cli import main
-from nvcregen.compile.pipeline import compile_site
 
 ROOT = Path(__file__).resolve().parent.parent
 H20, L20 = "h20-3e-lab", "l20-pool"
@@ -38,7 +38,7 @@ def compiled(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[], li
         seen.append(path.stem)
         return compile_site(path, *args, **kwargs)
 
-    monkeypatch.setattr(nvcregen.project, "compile_site", counting)
+    monkeypatch.setattr(nvcregen.chain.sites, "compile_site", counting)
 
     def take() -> list[str]:
         done = sorted(seen)

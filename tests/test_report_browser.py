@@ -22,7 +22,7 @@ from pngpixels import read_png
 from reportfactory import ROOT, lab_module, sample_run
 
 from nvcregen.cli import main
-from nvcregen.errors import ExitCode
+from nvcregen.core.errors import ExitCode
 
 pytestmark = pytest.mark.slow
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from sitefactory import FILE, catalog, edit, parse
 
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.plan import plan
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.trainer import trainer_manifests
+from nvcregen.compile.readiness.trainer import trainer_manifests
+from nvcregen.core.manifest import Manifest
+from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "sites" / "h20-3e-trainer.yaml"

@@ -1,1 +1,5 @@
-"""catalog stage."""
+"""The catalog: GPU hardware, tests, baselines and default images, read from `catalog/`.
+
+`models.py` types the entries, `load.py` reads and indexes them, `browse.py` shows them
+(`nvcregen catalog list|show`).
+"""

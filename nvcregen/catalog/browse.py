@@ -13,7 +13,7 @@ from pydantic import BaseModel
 
 from nvcregen.catalog.load import Catalog, load_catalog, model_key
 from nvcregen.catalog.models import Baseline, HardwareEntry, TestEntry
-from nvcregen.units import format_gbs
+from nvcregen.core.units import format_gbs
 
 Kind = Literal["hardware", "tests", "baselines"]
 KINDS: tuple[Kind, ...] = get_args(Kind)

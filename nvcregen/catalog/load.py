@@ -9,11 +9,11 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, TestEntry
-from nvcregen.errors import Diagnostic, NvcregenError, has_errors
-from nvcregen.resources import data_dir
+from nvcregen.core.datafiles import data_dir
+from nvcregen.core.errors import Diagnostic, NvcregenError, has_errors
 from nvcregen.spec.fast import fast_document
 from nvcregen.spec.load import load_file
-from nvcregen.validate.parse import parse_model
+from nvcregen.spec.parse import parse_model
 
 M = TypeVar("M", bound=BaseModel)
 

@@ -38,8 +38,8 @@ from cel_expr_python.ext import (  # type: ignore[import-untyped]
 
 from nvcregen.check.cel_k8s import declarations
 from nvcregen.check.cel_values import MISSING, Binding, align, bindings, schema_at, to_cel
-from nvcregen.check.normalize import to_json
-from nvcregen.check.schemas import CelRule, CrdSchema, SchemaRegistry, default_registry
+from nvcregen.kubeschema.normalize import to_json
+from nvcregen.kubeschema.registry import CelRule, CrdSchema, SchemaRegistry, default_registry
 
 __all__ = ["CelResult", "CelStatus", "Program", "compile_rule", "evaluate_rules", "uses_old_self"]
 

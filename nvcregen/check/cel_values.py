@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nvcregen.check.problems import pointer
+from nvcregen.kubeschema.problems import pointer
 
 __all__ = ["MISSING", "Binding", "align", "bindings", "schema_at", "to_cel"]
 

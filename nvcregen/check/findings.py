@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
 
 
 @dataclass(frozen=True)

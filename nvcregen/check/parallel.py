@@ -14,8 +14,8 @@ from typing import Any
 import yaml
 
 from nvcregen.check.findings import Finding
-from nvcregen.check.objects import object_findings
-from nvcregen.errors import Severity
+from nvcregen.check.gate import object_findings
+from nvcregen.core.errors import Severity
 from nvcregen.spec.fast import parse_fast
 
 # Below this many files, starting workers costs more than it saves.

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
 from nvcregen.spec.positions import pointer
 
 OLD_GROUP = "cre.nvidia.com"

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from nvcregen.errors import Diagnostic
+from nvcregen.core.errors import Diagnostic
 from nvcregen.spec.fast import parse_fast
 from nvcregen.spec.load import load_document
 from nvcregen.spec.positions import Document

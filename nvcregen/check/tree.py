@@ -19,14 +19,14 @@ from nvcregen.check.crossref import (
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import FileJob, check_files, is_object
 from nvcregen.check.reader import GeneratedFile
-from nvcregen.check.schemas import DEFAULT_KUBE_VERSION
 from nvcregen.check.webhooks import check_runtimes
-from nvcregen.compile.plan import resolve_pools, stage_pool_name
+from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import INDEX_FILE
-from nvcregen.errors import Diagnostic, Severity, Span
+from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
+from nvcregen.plan.resolve import resolve_pools, stage_pool_name
 from nvcregen.spec.fast import fast_document
+from nvcregen.spec.parse import parse_model
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.parse import parse_model
 
 STAGE_LABEL = "nvcregen.io/stage"
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even

@@ -27,7 +27,7 @@ from typing import Any
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
 
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")

@@ -29,8 +29,8 @@ from nvcregen.cluster.client import (
     retry_after,
     send,
 )
-from nvcregen.collect.objects import ListRecord, Obj
 from nvcregen.collect.requests import DeleteRequest, ListRequest
+from nvcregen.results.liveobjects import ListRecord, Obj
 
 MAX_PAGES = 10_000  # a server that keeps handing out continue tokens is broken
 RBAC_HINT = (

@@ -6,8 +6,8 @@ import json
 import sys
 from typing import Any, TextIO
 
+from nvcregen.collect.collector import CollectOutcome
 from nvcregen.collect.requests import ListRequest
-from nvcregen.collect.run import CollectOutcome
 from nvcregen.results.verdicts import Reason, ThresholdVerdict, Word
 
 

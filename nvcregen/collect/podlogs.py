@@ -24,14 +24,14 @@ from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.collect.client import ApiCallError, list_objects, read_text
-from nvcregen.collect.objects import Obj, Snapshot, labels_of, metadata
 from nvcregen.collect.requests import SITE_LABEL, ListRequest
-from nvcregen.compile.dcgmjob import CONTAINER as DCGM_CONTAINER
-from nvcregen.compile.mpi import LAUNCHER, NODE
+from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
+from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
+from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
 
 if TYPE_CHECKING:
-    from nvcregen.collect.run import CollectOptions
+    from nvcregen.collect.collector import CollectOptions
     from nvcregen.spec.v1alpha1 import Site
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
@@ -48,7 +48,7 @@ def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog]
             or a log cannot be read (other than a pod that is gone).
 
     """
-    from nvcregen.collect.run import CollectError
+    from nvcregen.collect.collector import CollectError
 
     namespace, selector = site.spec.nvcre.namespace, f"{SITE_LABEL}={site.metadata.name}"
     try:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
-from nvcregen.collect.objects import labels_of, metadata
+from nvcregen.results.liveobjects import labels_of, metadata
 from nvcregen.spec.v1alpha1 import Site
 
 NVCRE_API = "nvcre.nvidia.com/v1alpha1"

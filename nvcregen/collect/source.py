@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from nvcregen.collect.objects import Obj, ObjectKey, Snapshot, key_of
+from nvcregen.results.liveobjects import Obj, ObjectKey, Snapshot, key_of
 from nvcregen.spec.fast import LOADER
 
 SUFFIXES = frozenset({".yaml", ".yml", ".json"})

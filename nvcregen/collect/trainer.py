@@ -25,16 +25,16 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nvcregen.collect.objects import Obj, Snapshot, labels_of
 from nvcregen.collect.requests import SITE_LABEL
 from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
 from nvcregen.results.archive import build_archive, run_id, write_archive
+from nvcregen.results.archivefiles import bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
-from nvcregen.results.summary import bandwidth_csv, provenance, summary, to_json
 from nvcregen.results.verdicts import Verdicts, judge
 
 if TYPE_CHECKING:
-    from nvcregen.collect.run import CollectOptions, CollectOutcome, LoadedSite
+    from nvcregen.collect.collector import CollectOptions, CollectOutcome, LoadedSite
 
 LOG_SUFFIXES = frozenset({".log", ".txt"})
 RUN_KINDS = frozenset({"TrainJob", "Job"})
@@ -48,7 +48,7 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
             cannot be written; nothing is archived then.
 
     """
-    from nvcregen.collect.run import CollectError, CollectOutcome
+    from nvcregen.collect.collector import CollectError, CollectOutcome
 
     site = loaded.site
     if options.reclaim:
@@ -82,7 +82,7 @@ def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapsho
         CollectError: When there is no log, or an exported file does not parse.
 
     """
-    from nvcregen.collect.run import CollectError
+    from nvcregen.collect.collector import CollectError
 
     root = folder / LOGS
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)

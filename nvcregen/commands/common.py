@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from nvcregen.completion import complete_sites
-from nvcregen.errors import Diagnostic
+from nvcregen.commands.completion import complete_sites
+from nvcregen.core.errors import Diagnostic
 
 FORMATS = click.Choice(["text", "json"])
 SITES = click.argument(
@@ -24,7 +24,7 @@ STRICT = click.option("--strict", is_flag=True, help="Treat tag-only images as e
 
 def emit(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:
     """Print diagnostics as text (stderr, with a closing summary line) or JSON (stdout)."""
-    from nvcregen.output import JsonRenderer, TextRenderer, summary
+    from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer, summary
 
     ordered = sorted(diags, key=Diagnostic.sort_key)
     if fmt == "json":

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from nvcregen.commands.common import FORMAT, FORMATS, emit
-from nvcregen.errors import ExitCode
+from nvcregen.core.errors import ExitCode
 
 
 @click.command()
@@ -50,9 +50,9 @@ def collect(
     fmt: str,
 ) -> None:
     """Archive a site's results with verdicts: 0 all pass, 1 fail or incomplete, 2 error."""
+    from nvcregen.collect.collector import CollectError, CollectOptions
+    from nvcregen.collect.collector import collect as run_collect
     from nvcregen.collect.output import TerminalProgress, render_json, render_text, summary_line
-    from nvcregen.collect.run import CollectError, CollectOptions
-    from nvcregen.collect.run import collect as run_collect
 
     if (context is None) == (from_dir is None):
         raise click.UsageError("give exactly one of --context CTX or --from DIR")
@@ -92,7 +92,7 @@ def collect(
 def report(results_dir: Path, out_dir: Path) -> None:
     """Page and summary of a run (RESULTS_DIR, or a site folder's newest): 0 written, 2 refused."""
     from nvcregen.report.folder import ReportError
-    from nvcregen.report.run import write_report
+    from nvcregen.report.writer import write_report
 
     try:
         written = write_report(results_dir, out_dir)
@@ -115,9 +115,9 @@ def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None
     """Read raw nccl-tests or `dcgmi diag` outputs into runs (and medians over rounds)."""
     import json
 
+    from nvcregen.core.units import UnitError, parse_size
+    from nvcregen.ingest.files import ingest_files
     from nvcregen.ingest.render import render_text
-    from nvcregen.ingest.run import ingest_files
-    from nvcregen.units import UnitError, parse_size
 
     try:
         size = None if at is None else parse_size(at)

@@ -8,8 +8,8 @@ from pathlib import Path
 import click
 
 from nvcregen.commands.common import FORMATS
-from nvcregen.completion import complete_catalog_names, complete_models
-from nvcregen.errors import ExitCode
+from nvcregen.commands.completion import complete_catalog_names, complete_models
+from nvcregen.core.errors import ExitCode
 
 
 @click.command()
@@ -82,7 +82,7 @@ def init_site(
     repo_url: str | None,
 ) -> None:
     """Write a commented starter site for a catalog GPU model; it validates as written."""
-    from nvcregen.scaffold import ScaffoldError, Starter, init_command
+    from nvcregen.scaffold.writer import ScaffoldError, Starter, init_command
 
     if nodes is not None and node_count is not None:
         raise click.UsageError("--node-count is for a selector pool; --nodes names the nodes")

@@ -15,9 +15,9 @@ from typing import Any
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.catalog.models import ImageRole
-from nvcregen.compile.images import is_pinned, resolve_image
-from nvcregen.compile.manifest import Obj
-from nvcregen.compile.plan import TestUnit
+from nvcregen.core.manifest import Obj
+from nvcregen.plan.images import is_pinned, resolve_image
+from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 HEADER = (
@@ -50,7 +50,7 @@ def object_images(obj: Obj) -> list[str]:
 def catalog_images(site: Site, catalog: Catalog, test_units: Iterable[TestUnit]) -> list[str]:
     """The images NVCRE will run for the site's tests: each used role's pin or catalog default.
 
-    The mirror is applied, as in the objects (`nvcregen.compile.images.resolve_image`).
+    The mirror is applied, as in the objects (`nvcregen.plan.images.resolve_image`).
     """
     roles: set[ImageRole] = {unit.test.image for unit in test_units}
     return sorted({resolve_image(site, catalog, role) for role in roles})

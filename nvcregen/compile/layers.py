@@ -5,17 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.compile.gitops import check_gitops, gitops_manifests
-from nvcregen.compile.helm import HelmRenderer, select_renderer
+from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.imagelist import catalog_images, dependency_images, images_txt
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.monitoring import check_monitoring, monitoring_manifests
-from nvcregen.compile.plan import TestUnit
-from nvcregen.compile.platform import check_platform, platform_manifests
-from nvcregen.compile.preview import preview_manifests
-from nvcregen.compile.readiness import readiness_manifests
-from nvcregen.compile.trainer import trainer_manifests
-from nvcregen.errors import Diagnostic
+from nvcregen.compile.monitoring.layer import check_monitoring, monitoring_manifests
+from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
+from nvcregen.compile.platform.layer import check_platform, platform_manifests
+from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.compile.readiness.preview import preview_manifests
+from nvcregen.compile.readiness.trainer import trainer_manifests
+from nvcregen.core.errors import Diagnostic
+from nvcregen.core.manifest import Manifest
+from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

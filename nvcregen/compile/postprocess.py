@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from nvcregen.compile.manifest import Manifest
+from nvcregen.core.manifest import Manifest
 from nvcregen.spec.v1alpha1 import Site
 
 LABEL_PREFIX = "nvcregen.io/"

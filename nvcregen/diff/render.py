@@ -10,9 +10,9 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Protocol
 
-from nvcregen.diff.objects import FieldChange, ObjectChange, ObjectDiff, ObjectRef
+from nvcregen.diff.domain import Change, Summary
+from nvcregen.diff.objectdiff import FieldChange, ObjectChange, ObjectDiff, ObjectRef
 from nvcregen.diff.report import WORKING_TREE, DiffReport, SiteDiff, Status
-from nvcregen.diff.summary import Change, Summary
 
 MAX_VALUE = 120
 CONTEXT = 30  # characters shown before and after a difference inside a long value

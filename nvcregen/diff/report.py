@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Literal
 
 from nvcregen.catalog.load import Catalog, load_catalog
-from nvcregen.compile.pipeline import CompileResult, Options
-from nvcregen.diff.gitread import GitError, export_sites
-from nvcregen.diff.objects import ObjectDiff, diff_trees
-from nvcregen.diff.summary import Summary, site_facts, summarize
-from nvcregen.errors import NvcregenError, Severity
-from nvcregen.project import compile_sites, discover_sites
+from nvcregen.chain.pipeline import CompileResult, Options
+from nvcregen.chain.sites import compile_sites, discover_sites
+from nvcregen.core.errors import NvcregenError, Severity
+from nvcregen.diff.domain import Summary, site_facts, summarize
+from nvcregen.diff.gitsites import GitError, export_sites
+from nvcregen.diff.objectdiff import ObjectDiff, diff_trees
 
 Status = Literal["added", "removed", "changed", "unchanged", "invalid"]
 WORKING_TREE = "working tree"

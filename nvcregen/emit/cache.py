@@ -33,8 +33,8 @@ from typing import Any
 import yaml
 
 from nvcregen import __version__
+from nvcregen.core.datafiles import data_dir
 from nvcregen.emit.naming import INDEX_FILE
-from nvcregen.resources import data_dir
 from nvcregen.spec.fast import parse_fast
 
 INPUTS = "inputs"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvcregen.compile.manifest import Manifest
+from nvcregen.core.manifest import Manifest
 
 INDEX_FILE = "index.json"
 IMAGES_FILE = "images.txt"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 
 from nvcregen import __version__
-from nvcregen.compile.manifest import Manifest
+from nvcregen.core.errors import Diagnostic, NvcregenError, Severity
+from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, dump_index, seal_index
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.emit.naming import IMAGES_FILE, INDEX_FILE, manifest_path
-from nvcregen.errors import Diagnostic, NvcregenError, Severity
 from nvcregen.spec.positions import Document
 
 Tree = dict[str, str]

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import EXTRA_FILES, INDEX_FILE
 from nvcregen.emit.tree import Tree
-from nvcregen.errors import Diagnostic, Severity, Span
 
 _TMP_PREFIX = ".nvcregen-"
 

@@ -12,6 +12,7 @@ All records are frozen dataclasses with a `to_json()` giving the `--format json`
 from __future__ import annotations
 
 from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import (
     DcgmGpuResult,
     DcgmRun,
@@ -24,7 +25,6 @@ from nvcregen.ingest.models import (
     SummaryRow,
 )
 from nvcregen.ingest.nccl import parse_nccl
-from nvcregen.ingest.summary import summarize
 
 __all__ = [
     "DcgmGpuResult",

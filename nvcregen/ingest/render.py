@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from nvcregen.core.units import format_size
+from nvcregen.ingest.files import IngestResult
 from nvcregen.ingest.models import DcgmRun, DcgmTest, Measurement, NcclRun, SummaryRow
-from nvcregen.ingest.run import IngestResult
-from nvcregen.units import format_size
 
 _ROW_HEADER = (
     "size",

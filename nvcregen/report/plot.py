@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from nvcregen.units import format_size
+from nvcregen.core.units import format_size
 
 SeriesKind = Literal["round", "provisional", "median"]
 _NICE_STEPS = (1.0, 2.0, 2.5, 5.0, 10.0)

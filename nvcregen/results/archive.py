@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from nvcregen.collect.objects import CLUSTER_SCOPE, Obj, content_digest, key_of
 from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
+from nvcregen.results.liveobjects import CLUSTER_SCOPE, Obj, content_digest, key_of
 
 SUMS = "SHA256SUMS"
 REQUIRED = ("summary.json", "bandwidth.csv", "verdicts.json", "provenance.json")

@@ -3,7 +3,7 @@
 In trainer mode every round of an NCCL test on one node group is a TrainJob named
 `<[site-]stage-test>-<hash>-r<round>-g<group>` (no `-g` for a selector pool), and every
 round of a DCGM level on one node a Job `<...>-<hash>-r<round>-n<node>`
-(`nvcregen.compile.runs.run_name`). A log is named after its TrainJob or Job, or after
+(`nvcregen.compile.readiness.runs.run_name`). A log is named after its TrainJob or Job, or after
 its pod (`<trainjob>-launcher-0-0-xxxxx`, `<job>-xxxxx`). Its stage, test and round come
 from the labels of the exported TrainJob or Job when there is one, else from the name,
 matched against the names the plan gives; the group or node index always comes from the
@@ -16,9 +16,9 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from nvcregen.collect.objects import Obj, labels_of, metadata
-from nvcregen.compile.plan import TestUnit
-from nvcregen.compile.trainer import node_groups
+from nvcregen.compile.readiness.trainer import node_groups
+from nvcregen.plan.resolve import TestUnit
+from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
 STAGE = "nvcregen.io/stage"
 TEST = "nvcregen.io/test"

@@ -25,10 +25,10 @@ from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
 
-from nvcregen.collect.objects import Obj, status_of, uid_of
-from nvcregen.compile.nccl import nccl_env
-from nvcregen.compile.plan import TestUnit
+from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
+from nvcregen.plan.resolve import TestUnit
+from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
 from nvcregen.results.models import (
     BandwidthMeasurement,

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from nvcregen.collect.objects import metadata, status_of
+from nvcregen.results.liveobjects import metadata, status_of
 
 PROVISIONAL_REASONS = frozenset({"NoDataCollected", "LogsUnavailable"})
 FINAL_BANDWIDTH_REASON = "JobSucceeded"

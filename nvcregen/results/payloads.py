@@ -25,7 +25,7 @@ from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
-from nvcregen.collect.objects import status_of
+from nvcregen.results.liveobjects import status_of
 from nvcregen.results.models import FailedNode, ObjectRef, ResultError, StatusModel, object_ref
 
 FAILED_NODES_KEY = "failed-nodes.json.gz"

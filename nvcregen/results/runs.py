@@ -17,9 +17,8 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
-from nvcregen.collect.objects import Obj, labels_of, metadata, status_of, uid_of
-from nvcregen.collect.select import SiteObjects, workflow_jobs
-from nvcregen.compile.plan import TestUnit
+from nvcregen.plan.resolve import TestUnit
+from nvcregen.results.liveobjects import Obj, labels_of, metadata, status_of, uid_of
 from nvcregen.results.models import (
     BandwidthMeasurement,
     Condition,
@@ -37,6 +36,7 @@ from nvcregen.results.models import (
 )
 from nvcregen.results.payloads import ReportExportResult, failed_nodes, report_export
 from nvcregen.results.payloads import succeeded_nodes as decode_succeeded
+from nvcregen.results.select import SiteObjects, workflow_jobs
 
 STAGE_LABEL = "nvcregen.io/stage"
 TEST_LABEL = "nvcregen.io/test"

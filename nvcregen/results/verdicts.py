@@ -22,7 +22,7 @@ import operator
 from collections.abc import Callable, Sequence
 from itertools import groupby
 
-from nvcregen import units
+from nvcregen.core import units
 from nvcregen.results.figures import Figure, bandwidth_figures, goodput_figures
 from nvcregen.results.models import (
     BandwidthMeasurement,

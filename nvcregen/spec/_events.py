@@ -17,7 +17,7 @@ from ruamel.yaml.events import (
     ScalarEvent,
 )
 
-from nvcregen.errors import Diagnostic, Severity, Span
+from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.spec.positions import escape
 
 MAX_DEPTH = 64

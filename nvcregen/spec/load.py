@@ -12,7 +12,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
-from nvcregen.errors import Diagnostic, Severity, Span, has_errors
+from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
 from nvcregen.spec._events import Builder
 from nvcregen.spec.positions import LINE_BREAK, Document
 

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from nvcregen.errors import Span
+from nvcregen.core.errors import Span
 
 # The only line breaks the loader lets through (see load.py); ruamel counts the same.
 LINE_BREAK = re.compile(r"\r\n|\r|\n")

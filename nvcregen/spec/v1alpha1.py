@@ -3,7 +3,7 @@
 These models are the single source of `schemas/site.v1alpha1.json`
 (`nvcregen.spec.schema.site_json_schema`); a test fails when the two drift.
 Unit-bearing fields are strings in the schema (with a pattern editors can use)
-and are parsed by `nvcregen.units` where they are used.
+and are parsed by `nvcregen.core.units` where they are used.
 """
 
 from __future__ import annotations

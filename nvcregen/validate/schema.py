@@ -11,9 +11,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from nvcregen import units
-from nvcregen.errors import Diagnostic, Severity
-from nvcregen.resources import data_dir
+from nvcregen.core import units
+from nvcregen.core.datafiles import data_dir
+from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document, pointer
 from nvcregen.spec.schema import SCHEMA_FILE
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterator
 
-from nvcregen import units
 from nvcregen.catalog.load import Catalog
-from nvcregen.compile.budget import plan_budget
-from nvcregen.compile.images import is_pinned, source_image
-from nvcregen.compile.plan import network_for, plan, stage_pool_name
-from nvcregen.errors import Diagnostic, Severity, has_errors
+from nvcregen.core import units
+from nvcregen.core.errors import Diagnostic, Severity, has_errors
+from nvcregen.plan.budget import plan_budget
+from nvcregen.plan.images import is_pinned, source_image
+from nvcregen.plan.resolve import network_for, plan, stage_pool_name
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import check_unit

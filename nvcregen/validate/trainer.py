@@ -13,8 +13,8 @@ Tests and pools that other checks already reject (unknown names) are skipped her
 from __future__ import annotations
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.compile.plan import stage_pool_name
-from nvcregen.errors import Diagnostic, Severity
+from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.plan.resolve import stage_pool_name
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

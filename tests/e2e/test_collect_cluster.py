@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.collect.run import CollectOptions, collect
-from nvcregen.errors import ExitCode
+from nvcregen.collect.collector import CollectOptions, collect
+from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import verify_archive
 
 ROOT = Path(__file__).resolve().parents[2]

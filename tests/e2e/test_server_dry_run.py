@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.chain.pipeline import Options
+from nvcregen.chain.sites import render
 from nvcregen.check.server import server_check
 from nvcregen.check.tree import check_tree
-from nvcregen.compile.pipeline import Options
-from nvcregen.project import render
 
 ROOT = Path(__file__).resolve().parents[2]
 SITES = sorted(p.stem for p in (ROOT / "sites").glob("*.yaml"))

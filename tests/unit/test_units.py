@@ -1,4 +1,4 @@
-"""Tests of nvcregen.units: byte sizes, bandwidths, durations and threshold comparisons."""
+"""Tests of nvcregen.core.units: byte sizes, bandwidths, durations and threshold comparisons."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import pytest
 
-from nvcregen.units import (
+from nvcregen.core.units import (
     Bandwidth,
     Comparison,
     UnitError,

@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from nvcregen.check.cel import CelResult, compile_rule, evaluate_rules
-from nvcregen.check.schemas import default_registry
+from nvcregen.kubeschema.registry import default_registry
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "tests" / "fixtures" / "nvcre-examples"

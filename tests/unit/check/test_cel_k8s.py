@@ -11,7 +11,7 @@ import pytest
 
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
 from nvcregen.check.cel_k8s import parse_quantity
-from nvcregen.check.schemas import SchemaRegistry
+from nvcregen.kubeschema.registry import SchemaRegistry
 
 Obj = dict[str, Any]
 

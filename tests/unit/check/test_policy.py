@@ -12,7 +12,7 @@ from nvcregen.check.crossref import (
     check_log_profiles,
 )
 from nvcregen.check.policy import check_policies
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
 
 DIGEST = "@sha256:" + "a" * 64
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from sitefactory import catalog, parse
 
-from nvcregen.check.objects import check_manifests
+from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import site_manifests
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.plan import plan
 from nvcregen.compile.postprocess import postprocess
+from nvcregen.core.manifest import Manifest
+from nvcregen.plan.resolve import plan
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

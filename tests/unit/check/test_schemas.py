@@ -12,10 +12,10 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from nvcregen.check.kubejsonschema import make_validator, problems_from
-from nvcregen.check.openapi import to_json_schema
-from nvcregen.check.problems import Problem
-from nvcregen.check.schemas import CelRule, SchemaRegistry, default_registry
+from nvcregen.kubeschema.kubejsonschema import make_validator, problems_from
+from nvcregen.kubeschema.openapi import to_json_schema
+from nvcregen.kubeschema.problems import Problem
+from nvcregen.kubeschema.registry import CelRule, SchemaRegistry, default_registry
 from tools import vendor_upstream
 
 ROOT = Path(__file__).resolve().parents[3]

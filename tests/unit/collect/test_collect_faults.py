@@ -21,9 +21,9 @@ from labstate import find, lab_state, write_export
 from nvcregen.cli import main
 from nvcregen.cluster import connect
 from nvcregen.collect.client import RetryPolicy, delete_object
+from nvcregen.collect.collector import CollectError, CollectOptions, CollectOutcome, collect
 from nvcregen.collect.requests import DeleteRequest, ListRequest
-from nvcregen.collect.run import CollectError, CollectOptions, CollectOutcome, collect
-from nvcregen.errors import ExitCode
+from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import object_path
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -14,8 +14,8 @@ from click.testing import CliRunner
 from labstate import find, lab_state, node_results, write_export
 
 from nvcregen.cli import main
-from nvcregen.collect.run import CollectError, CollectOptions, CollectOutcome, collect
-from nvcregen.errors import ExitCode
+from nvcregen.collect.collector import CollectError, CollectOptions, CollectOutcome, collect
+from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import verify_archive
 
 ROOT = Path(__file__).resolve().parents[3]

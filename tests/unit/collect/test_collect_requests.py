@@ -16,7 +16,7 @@ from nvcregen.collect.requests import (
     reclaim_requests,
     result_requests,
 )
-from nvcregen.compile.platform import collector_rbac
+from nvcregen.compile.platform.layer import collector_rbac
 from nvcregen.spec.v1alpha1 import Site
 
 SITE_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "collect" / "site.yaml"

@@ -9,12 +9,12 @@ import pytest
 import yaml
 from labstate import find, lab_state, node_results
 
-import nvcregen.compile.plan as planning
+import nvcregen.plan.resolve as planning
 from nvcregen.catalog.load import load_catalog
-from nvcregen.collect.select import select_owners, select_site_objects
-from nvcregen.compile.pipeline import Options, compile_site
+from nvcregen.chain.pipeline import Options, compile_site
 from nvcregen.results.models import RunState
 from nvcregen.results.runs import assemble_runs
+from nvcregen.results.select import select_owners, select_site_objects
 from nvcregen.spec.v1alpha1 import Site
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from labstate import find, lab_state, write_export
 
-from nvcregen.collect.objects import key_of
 from nvcregen.collect.source import SourceError, read_folder
+from nvcregen.results.liveobjects import key_of
 
 
 def test_lists_typed_lists_multi_document_files_and_singles_are_read(tmp_path: Path) -> None:

@@ -23,9 +23,9 @@ from trainerlogs import (
 )
 
 from nvcregen.cli import main
-from nvcregen.collect.run import CollectOptions, CollectOutcome, collect
-from nvcregen.errors import ExitCode
-from nvcregen.ingest.run import ingest_files
+from nvcregen.collect.collector import CollectOptions, CollectOutcome, collect
+from nvcregen.core.errors import ExitCode
+from nvcregen.ingest.files import ingest_files
 from nvcregen.results.archive import verify_archive
 
 ROOT = Path(__file__).resolve().parents[3]

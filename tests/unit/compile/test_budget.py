@@ -1,11 +1,11 @@
-"""Tests of nvcregen.compile.budget: worst-case GPU-hours and wall-clock hours, by hand."""
+"""Tests of nvcregen.plan.budget: worst-case GPU-hours and wall-clock hours, by hand."""
 
 from __future__ import annotations
 
 import pytest
 from sitefactory import site, site_yaml, units_of
 
-from nvcregen.compile.budget import plan_budget, unit_cost
+from nvcregen.plan.budget import plan_budget, unit_cost
 
 # Five H100 nodes (8 GPUs each); dcgm-l1 times out after 5m, nccl-all-reduce after 10m.
 POOL = "- {name: gpu, model: H100, nodes: [n1, n2, n3, n4, n5]}"

@@ -8,7 +8,7 @@ import pytest
 from sitefactory import edit
 from trainerfactory import compiled, example_manifests, example_text, of_kind, pinned_nodes
 
-from nvcregen.compile.manifest import Manifest
+from nvcregen.core.manifest import Manifest
 
 TWELVE_HOURS = 12 * 3600
 

@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.gitops: Argo CD and Flux objects for a site's output layers."""
+"""Tests of nvcregen.compile.gitops.layer: Argo CD and Flux objects for a site's output layers."""
 
 from __future__ import annotations
 
@@ -9,20 +9,20 @@ from typing import Any
 import pytest
 from sitefactory import edit, load, parse, site, site_yaml, units_of
 
-from nvcregen.check.objects import object_findings
-from nvcregen.check.schemas import default_registry
-from nvcregen.compile.gitops import (
+from nvcregen.check.gate import object_findings
+from nvcregen.compile.gitops.layer import (
     LAYERS,
     check_gitops,
     flux_ref,
     gitops_manifests,
     layer_path,
 )
-from nvcregen.compile.manifest import Manifest
 from nvcregen.compile.postprocess import PRUNE_PROTECTION, postprocess
-from nvcregen.compile.readiness import nccl_log_profile, readiness_manifests
+from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifests
+from nvcregen.core.errors import Severity
+from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.errors import Severity
+from nvcregen.kubeschema.registry import default_registry
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema
 

@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.helm: archive pins, renderer choice, and what a render keeps."""
+"""Tests of Helm rendering for the platform layer (nvcregen.compile.platform.helm)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from chartfactory import package
 from sitefactory import load
 
-from nvcregen.compile.helm import (
+from nvcregen.compile.platform.helm import (
     BinaryRenderer,
     HelmError,
     HelmRenderer,
@@ -26,7 +26,7 @@ from nvcregen.compile.helm import (
     select_renderer,
     verify_archive,
 )
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
 
 DIGEST = "sha256:" + "ab" * 32
 

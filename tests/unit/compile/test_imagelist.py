@@ -15,8 +15,8 @@ from nvcregen.compile.imagelist import (
     dependency_images,
     images_txt,
 )
-from nvcregen.compile.platform import platform_manifests
-from nvcregen.compile.readiness import readiness_manifests
+from nvcregen.compile.platform.layer import platform_manifests
+from nvcregen.compile.readiness.nvcre import readiness_manifests
 
 MANAGER = "ghcr.io/nvidia/cluster-readiness-engine/manager"
 DIGEST = "sha256:" + "c" * 64

@@ -1,11 +1,11 @@
-"""Tests of nvcregen.compile.images: pins, the catalog default and the mirror."""
+"""Tests of nvcregen.plan.images: pins, the catalog default and the mirror."""
 
 from __future__ import annotations
 
 import pytest
 from sitefactory import DCGM_IMAGE, NCCL_IMAGE, catalog, site, site_yaml
 
-from nvcregen.compile.images import is_pinned, mirrored, resolve_image, source_image
+from nvcregen.plan.images import is_pinned, mirrored, resolve_image, source_image
 
 CATALOG_NCCL = "nvcr.io/nvidia/pytorch:26.01-py3"
 

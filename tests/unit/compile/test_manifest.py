@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.manifest: content hashes and hashed DNS-label names."""
+"""Tests of nvcregen.core.manifest: content hashes and hashed DNS-label names."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from nvcregen.compile.manifest import Manifest, content_hash, hashed_name
+from nvcregen.core.manifest import Manifest, content_hash, hashed_name
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 DIGEST = "0123abcd"

@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.monitoring, rules and dashboards: ServiceMonitor, rules, dashboard."""
+"""Tests of the monitoring layer: ServiceMonitor, recording rules and the dashboard."""
 
 from __future__ import annotations
 
@@ -10,21 +10,21 @@ from typing import Any
 import pytest
 from sitefactory import edit, line_of, parse, site, site_yaml, units_of
 
-from nvcregen.check.objects import object_findings
-from nvcregen.check.schemas import default_registry
-from nvcregen.compile import plan
-from nvcregen.compile.alerts import workflow_pattern
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.monitoring import (
+from nvcregen.check.gate import object_findings
+from nvcregen.compile.monitoring.alerts import workflow_pattern
+from nvcregen.compile.monitoring.layer import (
     SCRAPER_TOKEN,
     SERVICE_SELECTOR,
     check_monitoring,
     monitoring_manifests,
 )
-from nvcregen.compile.promql import regex_escape
-from nvcregen.compile.readiness import readiness_manifests
-from nvcregen.compile.rules import RECORDINGS
-from nvcregen.errors import Severity
+from nvcregen.compile.monitoring.promql import regex_escape
+from nvcregen.compile.monitoring.rules import RECORDINGS
+from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.core.errors import Severity
+from nvcregen.core.manifest import Manifest
+from nvcregen.kubeschema.registry import default_registry
+from nvcregen.plan import resolve as plan
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORD_NAME = re.compile(r"^[a-z_]+:[a-z0-9_]+:[a-z0-9_]+$")

@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.plan: pools, networks, modes, thresholds, nodes and timeouts."""
+"""Tests of nvcregen.plan.resolve: pools, networks, modes, thresholds, nodes and timeouts."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from sitefactory import catalog, edit, site, site_yaml, unit, units_of
 
 from nvcregen.catalog import models
-from nvcregen.compile.plan import (
+from nvcregen.plan.resolve import (
     Network,
     compile_thresholds,
     mode_for,

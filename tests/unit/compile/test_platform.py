@@ -9,17 +9,17 @@ import pytest
 from chartfactory import JOBSET_CRD, package, platform_site, platform_text
 from sitefactory import IMAGES, load
 
-from nvcregen.check.schemas import default_registry
-from nvcregen.compile.helm import HelmError, HelmRenderer, archive_sha256, select_renderer
 from nvcregen.compile.imagelist import dependency_images
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.platform import (
+from nvcregen.compile.platform.helm import HelmError, HelmRenderer, archive_sha256, select_renderer
+from nvcregen.compile.platform.layer import (
     check_platform,
     nvcre_values,
     platform_manifests,
     trainer_values,
 )
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
+from nvcregen.core.manifest import Manifest
+from nvcregen.kubeschema.registry import default_registry
 
 ROOT = Path(__file__).resolve().parents[3]
 MANAGER_DIGEST = "sha256:" + "c" * 64

@@ -7,9 +7,9 @@ from typing import Any
 
 from sitefactory import edit, site, site_yaml, units_of
 
-from nvcregen.compile.manifest import Manifest
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness import readiness_manifests
+from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.core.manifest import Manifest
 
 PRUNE = {
     "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",

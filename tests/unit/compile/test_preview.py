@@ -16,16 +16,16 @@ from click.testing import CliRunner
 from sitefactory import FILE, catalog, edit, parse, site_yaml, units_of
 
 from nvcregen.check.crossref import Located
-from nvcregen.check.objects import object_findings
+from nvcregen.check.gate import object_findings
 from nvcregen.check.webhooks import LABEL_MAX, POD_SUFFIX, check_runtimes
 from nvcregen.cli import main
-from nvcregen.compile.gitops import gitops_manifests
+from nvcregen.compile.gitops.layer import gitops_manifests
 from nvcregen.compile.layers import LAYER_ORDER, site_manifests
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.plan import plan
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.preview import COMPONENT, preview_manifests
-from nvcregen.compile.readiness import readiness_manifests
+from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.compile.readiness.preview import COMPONENT, preview_manifests
+from nvcregen.core.manifest import Manifest
+from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]

@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.readiness: Certifications, WorkloadRuns and the LogProfile."""
+"""Tests of nvcregen.compile.readiness.nvcre: Certifications, WorkloadRuns and the LogProfile."""
 
 from __future__ import annotations
 
@@ -8,14 +8,14 @@ from typing import Any
 import pytest
 from sitefactory import edit, site, site_yaml, units_of
 
-from nvcregen import units
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.readiness import (
+from nvcregen.compile.readiness.nvcre import (
     CERTIFICATION_NAME_MAX,
     NCCL_LOG_PROFILE,
     WORKLOADRUN_NAME_MAX,
     readiness_manifests,
 )
+from nvcregen.core import units
+from nvcregen.core.manifest import Manifest
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 HOSTENGINE = "nvidia-dcgm.gpu-operator.svc:5555"  # the one NVCRE's dcgm-level4 entry uses

@@ -1,4 +1,4 @@
-"""Tests of trainer mode's TrainingRuntimes and TrainJobs (nvcregen.compile.trainer).
+"""Tests of trainer mode's TrainingRuntimes and TrainJobs (nvcregen.compile.readiness.trainer).
 
 The done-means assertions of issue #7 run on the example site `sites/h20-3e-trainer.yaml`
 (two H20-3e nodes, `readiness.engine: trainer`); factory sites cover selector pools.
@@ -26,11 +26,11 @@ from trainerfactory import (
 )
 
 from nvcregen.check.crossref import Located
-from nvcregen.check.objects import object_findings
+from nvcregen.check.gate import object_findings
 from nvcregen.check.webhooks import check_runtimes
-from nvcregen.compile.manifest import Manifest
 from nvcregen.compile.postprocess import PRUNE_PROTECTION
-from nvcregen.compile.runs import RUN_NAME_MAX
+from nvcregen.compile.readiness.runs import RUN_NAME_MAX
+from nvcregen.core.manifest import Manifest
 
 RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 HCAS = "=" + ",".join(f"mlx5_{i}" for i in range(8))

@@ -6,10 +6,10 @@ import pytest
 from sitefactory import catalog, edit, parse, site_yaml
 from trainerfactory import ROOT, example_text, trainer_text
 
-from nvcregen.compile.helm import HelmError
 from nvcregen.compile.layers import LAYER_ORDER, check_layers, site_manifests
-from nvcregen.compile.manifest import Manifest
-from nvcregen.compile.plan import plan
+from nvcregen.compile.platform.helm import HelmError
+from nvcregen.core.manifest import Manifest
+from nvcregen.plan.resolve import plan
 
 
 def layers(text: str) -> list[Manifest]:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from nvcregen.diff.objects import FieldChange, ObjectChange, ObjectDiff, ObjectRef
+from nvcregen.diff.domain import Change, Summary
+from nvcregen.diff.objectdiff import FieldChange, ObjectChange, ObjectDiff, ObjectRef
 from nvcregen.diff.render import (
     MAX_COMMENT,
     MAX_VALUE,
@@ -13,7 +14,6 @@ from nvcregen.diff.render import (
     show_value,
 )
 from nvcregen.diff.report import DiffReport, SiteDiff
-from nvcregen.diff.summary import Change, Summary
 
 
 def test_code_spans_survive_pipes_and_backticks() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.diff.gitread import GitError, export_sites, list_sites, read_blobs
+from nvcregen.diff.gitsites import GitError, export_sites, list_sites, read_blobs
 
 SITE = b"kind: Site\nspec:\n  nvcre:\n    chart:\n      archive: charts/nvcre.tgz\n"
 

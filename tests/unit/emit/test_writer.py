@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from nvcregen.core.errors import Severity
 from nvcregen.emit import writer
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.emit.tree import Tree
 from nvcregen.emit.writer import check_ownership, diff_tree, read_tree, write_tree
-from nvcregen.errors import Severity
 
 SITE = "lab"
 OUT = Path("out")  # relative: every test runs inside its own tmp_path (see `work`)

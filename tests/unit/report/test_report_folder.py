@@ -10,9 +10,9 @@ from click.testing import CliRunner
 from reportfactory import sample_files, sample_run, sample_summary, write_run
 
 from nvcregen.cli import main
-from nvcregen.errors import ExitCode
+from nvcregen.core.errors import ExitCode
 from nvcregen.report.folder import ReportError, locate, run_sort_key, verified_run, verify
-from nvcregen.report.run import write_report
+from nvcregen.report.writer import write_report
 
 
 def test_a_written_run_verifies(tmp_path: Path) -> None:

@@ -12,10 +12,10 @@ from click.testing import CliRunner
 from reportfactory import sample_run
 
 from nvcregen.cli import main
-from nvcregen.errors import ExitCode
+from nvcregen.core.errors import ExitCode
 from nvcregen.report.archive import read_archive
 from nvcregen.report.page import build_page, render_page
-from nvcregen.report.run import write_report
+from nvcregen.report.writer import write_report
 
 
 class Tags(HTMLParser):

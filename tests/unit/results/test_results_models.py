@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from nvcregen.check.schemas import default_registry
+from nvcregen.kubeschema.registry import default_registry
 from nvcregen.results.models import (
     Finality,
     GoodputComponents,

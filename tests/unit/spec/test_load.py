@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.errors import Diagnostic, Span
+from nvcregen.core.errors import Diagnostic, Span
 from nvcregen.spec.load import load_document, load_file
 from nvcregen.spec.positions import Document
 

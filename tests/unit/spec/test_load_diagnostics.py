@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.errors import Diagnostic, Severity
+from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.spec.load import MAX_BYTES, MAX_PER_CODE, load_document, load_file
 from nvcregen.spec.positions import Document
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nvcregen.errors import Span
+from nvcregen.core.errors import Span
 from nvcregen.spec.positions import Document, pointer, split_pointer
 
 

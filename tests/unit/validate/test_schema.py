@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from sitefactory import edit, line_of, schema_diagnostics, site_yaml
 
-from nvcregen.errors import Diagnostic, Severity
+from nvcregen.core.errors import Diagnostic, Severity
 
 
 def only(diags: list[Diagnostic], code: str) -> Diagnostic:

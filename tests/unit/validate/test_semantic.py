@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from sitefactory import FILE, POOL, STAGES, catalog, edit, line_of, parse, site_yaml
 
-from nvcregen.errors import Diagnostic, Severity
+from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.validate import semantic
 from nvcregen.validate.semantic import check_references
 

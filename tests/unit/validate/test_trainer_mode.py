@@ -9,7 +9,7 @@ from typing import Any
 from sitefactory import catalog, line_of, parse, site_yaml
 from trainerfactory import SELECTOR_POOL, example_text, trainer_text
 
-from nvcregen.errors import Severity
+from nvcregen.core.errors import Severity
 from nvcregen.validate import trainer as trainer_checks
 from nvcregen.validate.semantic import check_references
 

@@ -1,0 +1,145 @@
+"""Act on a project folder: find its sites, compile them all, render or check `out/`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.chain.pipeline import CompileResult, Options, compile_site
+from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
+from nvcregen.emit.cache import fresh_sites
+from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
+
+SITES_DIR = "sites"
+
+
+@dataclass(frozen=True)
+class RenderOutcome:
+    """What a render (or render --check) did."""
+
+    results: list[CompileResult]
+    diagnostics: list[Diagnostic]
+    written: list[str] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)
+    cached: list[str] = field(default_factory=list)  # sites --check found fresh uncompiled
+
+
+def display_path(path: Path, root: Path) -> str:
+    """Name a file as users see it: relative to the project root, '/'-separated.
+
+    Files outside the root are named by their file name only, so no absolute path of
+    the build machine ever reaches the output.
+    """
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def discover_sites(root: Path, given: list[Path]) -> list[Path]:
+    """Return the site files to act on: those given, else every `sites/*.yaml`."""
+    if given:
+        return given
+    return sorted([*(root / SITES_DIR).glob("*.yaml"), *(root / SITES_DIR).glob("*.yml")])
+
+
+def compile_sites(root: Path, given: list[Path], options: Options) -> list[CompileResult]:
+    """Compile every site; a broken catalog or no sites at all is an error result."""
+    paths = discover_sites(root, given)
+    if not paths:
+        where = Span(f"{SITES_DIR}/")
+        return [
+            CompileResult(
+                SITES_DIR,
+                diagnostics=[
+                    Diagnostic(
+                        where,
+                        Severity.ERROR,
+                        "NVC100",
+                        "no site files found",
+                        hint="add sites/<name>.yaml, or name the site files to use",
+                    )
+                ],
+            )
+        ]
+    try:
+        catalog = load_catalog()
+    except NvcregenError as exc:
+        return [CompileResult("catalog", diagnostics=exc.diagnostics)]
+    options = Options(strict=options.strict, root=root)
+    results = [compile_site(p, display_path(p, root), catalog, options) for p in paths]
+    return _check_unique_names(results)
+
+
+def _check_unique_names(results: list[CompileResult]) -> list[CompileResult]:
+    seen: dict[str, str] = {}
+    checked = []
+    for result in results:
+        if result.site and result.tree is not None and result.site in seen:
+            diag = Diagnostic(
+                result.name_span or Span(result.source),
+                Severity.ERROR,
+                "NVC503",
+                f"site name '{result.site}' is also used by {seen[result.site]}",
+                "/metadata/name",
+                "each site needs its own metadata.name",
+            )
+            checked.append(
+                CompileResult(result.source, result.site, None, [*result.diagnostics, diag])
+            )
+            continue
+        if result.site:
+            seen[result.site] = result.source
+        checked.append(result)
+    return checked
+
+
+def render(
+    root: Path,
+    given: list[Path],
+    out_dir: Path,
+    options: Options,
+    *,
+    check: bool,
+    cache: bool = True,
+) -> RenderOutcome:
+    """Compile all sites; unless every one is valid, write nothing.
+
+    With `check`, compare with `out_dir` in memory and report drift instead of writing;
+    with `cache` too, sites whose inputs and files match their index are not compiled
+    (`emit/cache.py`).
+    """
+    if check and cache:
+        return _check_cached(root, given, out_dir, options)
+    results = compile_sites(root, given, options)
+    diags = [d for r in results for d in r.diagnostics]
+    if has_errors(diags):
+        return RenderOutcome(results, diags)
+    trees = {r.site: r.tree for r in results if r.site and r.tree is not None}
+    if check:
+        drift = [d for site, tree in trees.items() for d in diff_tree(out_dir, site, tree)]
+        return RenderOutcome(results, diags, drift=drift)
+    ownership = [d for site, tree in trees.items() for d in check_ownership(out_dir, site, tree)]
+    if ownership:
+        return RenderOutcome(results, diags + ownership)
+    written = [site for site, tree in trees.items() if write_tree(out_dir, site, tree)]
+    return RenderOutcome(results, diags, written=written)
+
+
+def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options) -> RenderOutcome:
+    """`render --check`, compiling only the sites whose folders are not provably fresh."""
+    paths = discover_sites(root, given)
+    shown = {display_path(p, root): p for p in paths}
+    if len(shown) < len(paths) or not paths:  # nothing to skip; let compile_sites report it
+        return render(root, given, out_dir, options, check=True, cache=False)
+    fresh = fresh_sites(out_dir, shown, root, strict=options.strict)
+    stale = [p for s, p in shown.items() if s not in fresh]
+    outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None
+    if outcome is None:
+        return RenderOutcome([], [], cached=sorted(fresh.values()))
+    if any(r.site in fresh.values() for r in outcome.results):  # a new file reuses a name
+        return render(root, given, out_dir, options, check=True, cache=False)
+    return RenderOutcome(
+        outcome.results, outcome.diagnostics, drift=outcome.drift, cached=sorted(fresh.values())
+    )

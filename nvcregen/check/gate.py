@@ -1,0 +1,109 @@
+"""Check generated objects against the real upstream schemas before anything is written."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
+from nvcregen.check.crossref import Located, check_identities, check_log_profiles
+from nvcregen.check.findings import Finding
+from nvcregen.check.policy import check_policies
+from nvcregen.check.webhooks import check_runtimes, webhook_findings
+from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.manifest import Manifest
+from nvcregen.emit.naming import manifest_path
+from nvcregen.kubeschema.registry import default_registry
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+
+# Reported against the site line by the site checks already (NVC314 images, NVC331 TLS).
+_SITE_LEVEL_CODES = frozenset({"NVC621", "NVC622"})
+
+
+def object_findings(
+    obj: Mapping[str, Any],
+    *,
+    kube_version: str = "1.30",
+    strict: bool = False,
+    old: Mapping[str, Any] | None = None,
+) -> list[Finding]:
+    """Every problem of one object, as an API server and nvcregen's policies see it.
+
+    Args:
+        obj: The object.
+        kube_version: Selects the core Kubernetes schemas.
+        strict: Tag-only images become errors.
+        old: The object's previous version, for transition rules; None checks as a create.
+
+    Returns:
+        Structural schema problems, failed and unchecked CEL rules, webhook-only rules,
+        then policy findings.
+
+    """
+    problems = default_registry().validate(obj, kube_version=kube_version)
+    findings = [Finding(p.pointer, p.code, p.message) for p in problems]
+    if not problems:  # CEL rules assume a structurally valid object, as the server does
+        findings += [_cel_finding(r) for r in evaluate_rules(obj, old=old) if _reported(r)]
+    return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
+
+
+def _reported(result: CelResult) -> bool:
+    return result.status in {"failed", "unchecked"}
+
+
+def _cel_finding(result: CelResult) -> Finding:
+    if result.status == "unchecked":
+        return Finding(
+            result.pointer,
+            "NVC611",
+            f"CEL rule not checked offline ({result.reason}): {result.rule}",
+            Severity.WARNING,
+            "the API server will evaluate it; `nvcregen check --server` does so now",
+        )
+    hint = ""
+    if uses_old_self(result.rule):
+        hint = "this change needs a new object name: the field is immutable once created"
+    return Finding(result.pointer, "NVC610", f"{result.message} (rule: {result.rule})", hint=hint)
+
+
+def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> list[Diagnostic]:
+    """Validate every manifest; report problems at the site line the object came from.
+
+    A problem here is a bug in nvcregen or its catalog rather than in the site, but
+    the site line still tells the user which part of their plan is affected.
+    """
+    version = site.spec.kubernetes.version
+    per_object = [
+        Diagnostic(
+            doc.span(manifest.source),
+            finding.severity,
+            finding.code,
+            f"generated {manifest.kind} {manifest.name}: {finding.message}",
+            manifest.source,
+            finding.hint or "this is a bug in nvcregen or its catalog; please report it",
+            (f"in the object at {finding.pointer}",),
+        )
+        for manifest in manifests
+        for finding in object_findings(manifest.obj, kube_version=version)
+        if finding.code not in _SITE_LEVEL_CODES
+    ]
+    return per_object + _across(manifests, doc)
+
+
+def _across(manifests: list[Manifest], doc: Document) -> list[Diagnostic]:
+    """The cross-object checks `nvcregen check` runs, so render never writes what it rejects."""
+    by_path = {manifest_path(m): m for m in manifests}
+    located = [Located(path, m.obj) for path, m in by_path.items()]
+    found = [*check_log_profiles(located), *check_identities(located), *check_runtimes(located)]
+    return [
+        Diagnostic(
+            doc.span(by_path[path].source),
+            finding.severity,
+            finding.code,
+            f"generated {path}: {finding.message}",
+            by_path[path].source,
+            finding.hint or "this is a bug in nvcregen or its catalog; please report it",
+        )
+        for path, finding in found
+    ]

@@ -1,0 +1,307 @@
+"""`nvcregen collect`: read a site's results, judge them, archive them, reclaim if asked.
+
+    load the site          -> Site, its file's sha256, the planned test units
+    read                   -> every object (cluster: two passes of paginated LISTs; or a folder)
+    select                 -> the site's objects (labels, then ownership)
+    assemble, judge        -> runs with their rounds; pass / fail / incomplete verdicts
+    archive                -> results/<site>/<run-id>/, atomic, never overwritten, verified
+    reclaim (--reclaim)    -> DELETE the site's Certifications and WorkloadRuns, only when
+                              the archive verified, holds them, and no run is still going
+
+A read that cannot be completed stops before anything is written: a partial read is
+never archived.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.chain.sites import SITES_DIR, display_path
+from nvcregen.cluster.client import Cluster, ClusterError, connect
+from nvcregen.collect.client import (
+    ApiCallError,
+    DeleteOutcome,
+    PageHook,
+    RetryPolicy,
+    delete_object,
+    list_objects,
+)
+from nvcregen.collect.requests import (
+    PAGE_SIZE,
+    owner_requests,
+    reclaim_requests,
+    result_requests,
+)
+from nvcregen.collect.source import SourceError, read_folder
+from nvcregen.core.errors import Diagnostic, ExitCode, NvcregenError, has_errors
+from nvcregen.plan.resolve import TestUnit, plan
+from nvcregen.results.archive import (
+    Archive,
+    Written,
+    archived_objects,
+    build_archive,
+    run_id,
+    write_archive,
+)
+from nvcregen.results.archivefiles import SiteFile, bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.liveobjects import Obj, Snapshot, content_digest
+from nvcregen.results.models import RunState
+from nvcregen.results.runs import RunSet, assemble_runs
+from nvcregen.results.select import select_owners, select_site_objects, select_workflows
+from nvcregen.results.verdicts import Verdicts, Word, judge
+from nvcregen.spec.load import load_file
+from nvcregen.spec.parse import parse_model
+from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.schema import validate_schema
+from nvcregen.validate.semantic import check_references
+
+
+class CollectError(Exception):
+    """Nothing could be collected; `diagnostics` (site errors) or the message say why."""
+
+    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = list(diagnostics)
+
+
+@dataclass(frozen=True)
+class CollectOptions:
+    """What `nvcregen collect` was asked to do (exactly one of `context`/`from_dir` is used).
+
+    Attributes:
+        site: A site file, or a site name found as `sites/<name>.yaml`.
+        out_dir: Where archives go: `<out_dir>/<site>/<run-id>/`.
+        root: The project folder (for `sites/` and file names in provenance).
+        context: The kubeconfig context to read (None: its current context), unless
+            `from_dir` is given.
+        kubeconfig: The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
+        from_dir: A folder of exported objects, instead of a cluster.
+        reclaim: Delete the site's readiness objects once the archive verified.
+        policy: Retries, timeouts and restarts of API calls.
+        page_size: Objects per LIST page.
+        on_page: Progress callback, after each page read.
+        sleep: How to wait between retries (tests pass a recorder).
+
+    """
+
+    site: str
+    out_dir: Path = Path("results")
+    root: Path = Path()
+    context: str | None = None
+    kubeconfig: Path | None = None
+    from_dir: Path | None = None
+    reclaim: bool = False
+    policy: RetryPolicy = field(default_factory=RetryPolicy)
+    page_size: int = PAGE_SIZE
+    on_page: PageHook | None = None
+    sleep: Callable[[float], None] = time.sleep
+
+
+@dataclass(frozen=True)
+class CollectOutcome:
+    """What a collection produced."""
+
+    site: str
+    archive: Written
+    verdicts: Verdicts
+    deleted: tuple[DeleteOutcome, ...] = ()
+    reclaim_problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def exit_code(self) -> ExitCode:
+        """2 when the archive did not verify or a reclaim fell short; 1 on a non-pass verdict.
+
+        `ExitCode.DRIFT` is exit status 1 for every command: here, a verdict that is not
+        `pass`.
+        """
+        if not self.archive.verified or self.reclaim_problems:
+            return ExitCode.INVALID
+        return ExitCode.OK if self.verdicts.word is Word.PASS else ExitCode.DRIFT
+
+
+@dataclass(frozen=True)
+class LoadedSite:
+    """A valid site, its file and its plan."""
+
+    site: Site
+    file: SiteFile
+    units: list[TestUnit]
+
+
+def collect(options: CollectOptions) -> CollectOutcome:
+    """Collect, judge and archive one site's results; reclaim its objects if asked.
+
+    Raises:
+        CollectError: When the site is invalid, the folder cannot be read, the cluster
+            cannot be read completely, or the archive cannot be written; nothing is
+            archived then.
+
+    """
+    if options.reclaim and options.from_dir is not None:
+        raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
+    loaded = load_site(options.root, options.site)
+    if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
+        from nvcregen.collect.trainer import collect_trainer
+
+        return collect_trainer(loaded, options)
+    cluster = None if options.from_dir is not None else _connect(options)
+    snapshot = (
+        read_folder_or_fail(options.from_dir)
+        if cluster is None
+        else read_cluster(loaded.site, cluster, options)
+    )
+    objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
+    runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
+    verdicts = judge(loaded.site, runs)
+    site_objects = list(objects.all())
+    archive = _archive(loaded.file, snapshot, site_objects, runs, verdicts)
+    site_dir = options.out_dir / loaded.site.metadata.name
+    try:
+        written = write_archive(site_dir, archive)  # atomic; an existing run is kept
+    except OSError as exc:
+        raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
+    outcome = CollectOutcome(loaded.site.metadata.name, written, verdicts, notes=snapshot.notes)
+    if not options.reclaim or cluster is None:
+        return outcome  # reading never changes the cluster
+    deleted, problems = reclaim(loaded.site, cluster, written, site_objects, runs, options.policy)
+    return CollectOutcome(
+        outcome.site, written, verdicts, tuple(deleted), tuple(problems), snapshot.notes
+    )
+
+
+def load_site(root: Path, given: str) -> LoadedSite:
+    """Load, validate and plan a site named by file or by name (`sites/<name>.yaml`).
+
+    Raises:
+        CollectError: When no such site exists, or it is invalid (with diagnostics).
+
+    """
+    path = Path(given)
+    if not path.is_file():
+        found = [root / SITES_DIR / f"{given}{s}" for s in (".yaml", ".yml")]
+        path = next((p for p in found if p.is_file()), path)
+    if not path.is_file():
+        raise CollectError(f"no site '{given}': neither a file nor {SITES_DIR}/{given}.yaml")
+    shown = display_path(path, root)
+    doc, diags = load_file(path, shown)
+    site: Site | None = None
+    if doc is not None:
+        diags += validate_schema(doc)
+        if not has_errors(diags):
+            site, more = parse_model(doc, Site)
+            diags += more
+    if doc is None or site is None or has_errors(diags):
+        raise CollectError(f"{shown} is not a valid site", diags)
+    try:
+        catalog = load_catalog()
+    except NvcregenError as exc:
+        raise CollectError("the catalog cannot be loaded", exc.diagnostics) from exc
+    diags += check_references(site, catalog, doc)
+    if has_errors(diags):
+        raise CollectError(f"{shown} is not a valid site", diags)
+    sha = hashlib.sha256(path.read_bytes()).hexdigest()
+    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), plan(site, catalog))
+
+
+def _connect(options: CollectOptions) -> Cluster:
+    try:
+        return connect(options.context, options.kubeconfig, sleep=options.sleep)
+    except ClusterError as exc:
+        raise CollectError(str(exc)) from exc
+
+
+def read_folder_or_fail(folder: Path | None) -> Snapshot:
+    """The objects exported to a folder, or a CollectError naming every problem."""
+    assert folder is not None
+    try:
+        return read_folder(folder)
+    except SourceError as exc:
+        raise CollectError("\n".join(exc.problems)) from exc
+
+
+def read_cluster(site: Site, cluster: Cluster, options: CollectOptions) -> Snapshot:
+    """Read a site's objects from a cluster in two passes (see `collect/requests.py`).
+
+    Raises:
+        CollectError: When any listing cannot be completed; nothing is returned then.
+
+    """
+    policy, on_page, limit = options.policy, options.on_page, options.page_size
+    try:
+        first = [list_objects(cluster, r, policy, on_page) for r in owner_requests(site, limit)]
+        read = [item for listing in first for item in listing.items]
+        workflows = select_workflows(select_owners(site, read), read)
+        second = [
+            list_objects(cluster, r, policy, on_page)
+            for r in result_requests(site, workflows, limit)
+        ]
+    except ApiCallError as exc:
+        raise CollectError(
+            f"could not read the cluster completely, nothing archived: {exc}"
+        ) from exc
+    listings = first + second
+    notes = tuple(
+        f"the cluster serves no {listing.record.kind} (its CRD is not installed)"
+        for listing in listings
+        if not listing.record.served
+    )
+    objects = tuple(item for listing in listings for item in listing.items)
+    records = tuple(listing.record for listing in listings)
+    return Snapshot(objects, f"context {cluster.context}", records, notes)
+
+
+def _archive(
+    site: SiteFile, snapshot: Snapshot, objects: list[Obj], runs: RunSet, verdicts: Verdicts
+) -> Archive:
+    run = run_id(objects, site.sha256)
+    texts = {
+        "summary.json": to_json(summary(site, run, snapshot, objects, runs, verdicts)),
+        "bandwidth.csv": bandwidth_csv(runs),
+        "verdicts.json": to_json(verdicts.model_dump(mode="json")),
+        "provenance.json": to_json(provenance(site, snapshot, objects)),
+    }
+    return build_archive(run, objects, texts)
+
+
+def reclaim(
+    site: Site,
+    cluster: Cluster,
+    written: Written,
+    objects: list[Obj],
+    runs: RunSet,
+    policy: RetryPolicy,
+) -> tuple[list[DeleteOutcome], list[str]]:
+    """Delete the site's Certifications and WorkloadRuns, if and only if that is safe.
+
+    Safe means: the archive verified against its SHA256SUMS, the objects read back from
+    it are the objects just read, and no run is still pending or in progress (deleting
+    its owner would abort it). Each DELETE pins the archived uid and resourceVersion.
+
+    Returns:
+        What each DELETE did, and why reclaiming fell short (empty when it did not).
+
+    """
+    if not written.verified:
+        return [], [f"nothing deleted: the archive did not verify: {'; '.join(written.problems)}"]
+    archived = archived_objects(written.path)
+    if content_digest(archived) != content_digest(objects):
+        return [], ["nothing deleted: the archived objects differ from the objects read"]
+    running = [f"{r.stage}/{r.test}" for r in runs.runs if r.source and r.state in _UNFINISHED]
+    if running:
+        return [], [f"nothing deleted: still running: {', '.join(running)}"]
+    outcomes = [delete_object(cluster, r, policy) for r in reclaim_requests(site, archived)]
+    problems = [
+        f"{o.request} was not deleted: {o.status} ({o.message or o.code})"
+        for o in outcomes
+        if o.status not in {"deleted", "gone"}
+    ]
+    return outcomes, problems
+
+
+_UNFINISHED = frozenset({RunState.PENDING, RunState.IN_PROGRESS})

@@ -1,0 +1,1 @@
+"""The GitOps layer: Argo CD AppProjects and Applications, or Flux sources and Kustomizations."""

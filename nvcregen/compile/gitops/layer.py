@@ -1,0 +1,365 @@
+"""GitOps objects that apply `out/<site>/`: Argo CD or Flux, one per output layer (pure).
+
+Each layer (`crds`, `platform`, `monitoring`, `readiness`) present for a site gets one
+Argo CD Application or Flux Kustomization reading `<gitops.path>/<layer>` from the site's
+repository, applied in that order. Argo CD orders them with sync waves and an AppProject
+restricted to the repository, the in-cluster server, the namespaces the layers use and the
+cluster-scoped kinds they create; Flux chains them with `dependsOn`.
+
+Readiness starts GPU work, so with `readiness.trigger: manual` its Application has no
+automated sync and its Kustomization is suspended: an operator starts it. The CRD layer is
+never pruned: deleting a CRD deletes every object of its kind, readiness results included.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.kubeschema import builtin as core
+from nvcregen.kubeschema.registry import default_registry, split_api_version
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+
+COMPONENT = "gitops"
+LAYERS = ("crds", "platform", "monitoring", "readiness")
+SOURCE = "/spec/gitops"
+
+ARGOCD_API = "argoproj.io/v1alpha1"
+ARGOCD_NAMESPACE = "argocd"
+IN_CLUSTER = "https://kubernetes.default.svc"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+# Lower waves first; the project exists before any Application names it.
+WAVES = {"project": -3, "crds": -2, "platform": -1, "monitoring": 0, "readiness": 1}
+# Child Applications' waves do not wait for health (Argo CD >= 1.8), so a layer whose
+# CRDs are not established yet fails its first sync; retries absorb that.
+RETRY: Obj = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
+
+FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
+FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
+FLUX_NAMESPACE = "flux-system"
+GIT_INTERVAL = "5m"
+KUSTOMIZE_INTERVAL = "10m"
+RETRY_INTERVAL = "2m"
+WAIT_TIMEOUT = "5m"
+WAITED_LAYERS = frozenset({"crds", "platform"})
+FLUX_URL = re.compile(r"^(http|https|ssh)://.*$")  # GitRepository spec.url
+_NO_REPO = "no gitops.repoURL: no GitOps objects generated"
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_SCP = re.compile(r"^(?P<user>[^@/\s]+)@(?P<host>[^:/\s]+):(?P<path>\S+)$")
+
+CRD_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
+# Cluster-scoped kinds each layer may create, when its objects are not given.
+DEFAULT_CLUSTER_KINDS: dict[str, tuple[tuple[str, str], ...]] = {
+    "crds": (CRD_KIND,),
+    "platform": (
+        ("", "Namespace"),
+        ("rbac.authorization.k8s.io", "ClusterRole"),
+        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+    ),
+    "monitoring": (),
+    "readiness": (("nvcre.nvidia.com", "LogProfile"),),
+}
+
+
+def gitops_manifests(
+    site: Site, components: list[str], layers: Sequence[Manifest] = ()
+) -> list[Manifest]:
+    """Build the GitOps layer that applies a site's other layers.
+
+    Args:
+        site: The site.
+        components: The output layers present for the site ("crds", "platform",
+            "monitoring", "readiness"); they are applied in that order.
+        layers: Those layers' manifests, if known: the Argo CD project then allows exactly
+            their namespaces and cluster-scoped kinds (otherwise a per-layer default).
+
+    Returns:
+        Argo CD AppProject and Applications, or a Flux GitRepository and Kustomizations;
+        nothing when the site has no `gitops.repoURL`.
+
+    Raises:
+        ValueError: A component is not one of the four layers.
+
+    """
+    unknown = sorted(set(components) - set(LAYERS))
+    if unknown:
+        raise ValueError(f"unknown output layers {unknown}; expected some of {list(LAYERS)}")
+    if site.spec.gitops.repo_url is None:
+        return []
+    present = [layer for layer in LAYERS if layer in components]
+    if site.spec.gitops.engine == "flux":
+        return _flux(site, present)
+    return _argocd(site, present, layers)
+
+
+def layer_path(site: Site, component: str) -> str:
+    """The repository path of one output layer: `<gitops.path or out/<site>>/<component>`."""
+    base = site.spec.gitops.path or f"out/{site.metadata.name}"
+    base = base.removeprefix("./").rstrip("/")
+    return f"{base}/{component}"
+
+
+def _manifest(obj: Obj, notes: tuple[str, ...] = ()) -> Manifest:
+    return Manifest(obj, COMPONENT, SOURCE, (), notes)
+
+
+def _metadata(name: str, namespace: str, annotations: dict[str, str] | None = None) -> Obj:
+    meta: Obj = {"name": name, "namespace": namespace}
+    if annotations:
+        meta["annotations"] = annotations
+    return meta
+
+
+def _manual(site: Site, component: str) -> bool:
+    return component == "readiness" and site.spec.readiness.trigger == "manual"
+
+
+# --- Argo CD -----------------------------------------------------------------------------
+
+
+def _argocd(site: Site, present: list[str], layers: Sequence[Manifest]) -> list[Manifest]:
+    project = _app_project(site, present, layers)
+    return [project, *(_application(site, layer) for layer in present)]
+
+
+def _wave(key: str) -> dict[str, str]:
+    return {SYNC_WAVE: str(WAVES[key])}  # annotations are strings: a quoted "-2"
+
+
+def _app_project(site: Site, present: list[str], layers: Sequence[Manifest]) -> Manifest:
+    name = site.metadata.name
+    repo = site.spec.gitops.repo_url
+    assert repo is not None
+    own = [m for m in layers if m.component in present]
+    namespaces, cluster_kinds = _scopes(site, present, own)
+    repos = sorted({repo, *_child_repos(own, name)})
+    spec: Obj = {
+        "description": f"nvcregen: GPU readiness of site {name}",
+        "sourceRepos": repos,
+        "destinations": [{"server": IN_CLUSTER, "namespace": ns} for ns in sorted(namespaces)],
+    }
+    if cluster_kinds:
+        spec["clusterResourceWhitelist"] = [
+            {"group": group, "kind": kind} for group, kind in sorted(cluster_kinds)
+        ]
+    obj = {
+        "apiVersion": ARGOCD_API,
+        "kind": "AppProject",
+        "metadata": _metadata(name, ARGOCD_NAMESPACE, _wave("project")),
+        "spec": spec,
+    }
+    return _manifest(obj)
+
+
+def _scopes(
+    site: Site, present: list[str], layers: Sequence[Manifest]
+) -> tuple[set[str], set[tuple[str, str]]]:
+    """The namespaces and cluster-scoped (group, kind)s the layers' objects need.
+
+    A present layer none of whose objects were given gets its default cluster kinds.
+    """
+    namespaces = {site.spec.nvcre.namespace}  # every Application's destination namespace
+    given = {m.component for m in layers}
+    cluster_kinds = {
+        k for layer in present if layer not in given for k in DEFAULT_CLUSTER_KINDS[layer]
+    }
+    for manifest in layers:
+        obj = manifest.obj
+        api_version = str(obj.get("apiVersion", ""))
+        group = (split_api_version(api_version) or ("", ""))[0]
+        namespace = obj.get("metadata", {}).get("namespace")
+        if namespace:
+            namespaces.add(str(namespace))
+        elif not _namespaced(api_version, group, manifest.kind):
+            cluster_kinds.add((group, manifest.kind))
+        if manifest.kind == "Application" and group == "argoproj.io":
+            namespaces |= _child_namespaces(obj, site.metadata.name)
+    return namespaces, cluster_kinds
+
+
+def _namespaced(api_version: str, group: str, kind: str) -> bool:
+    """Whether a kind is namespaced; an unknown kind counts as cluster-scoped."""
+    crd = default_registry().crd(api_version, kind)
+    if crd is not None:
+        return crd.scope == "Namespaced"
+    return core.is_core_group(group) and core.is_namespaced(group, kind)
+
+
+def _children(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:
+    """Specs of Argo CD Applications among the layers that belong to this project."""
+    for m in layers:
+        spec = m.obj.get("spec", {})
+        if m.kind == "Application" and spec.get("project") == project:
+            yield spec
+
+
+def _child_repos(layers: Iterable[Manifest], project: str) -> set[str]:
+    repos: set[str] = set()
+    for spec in _children(layers, project):
+        sources = [spec.get("source") or {}, *(spec.get("sources") or [])]
+        repos |= {str(s["repoURL"]) for s in sources if s.get("repoURL")}
+    return repos
+
+
+def _child_namespaces(obj: Obj, project: str) -> set[str]:
+    spec = obj.get("spec", {})
+    namespace = (spec.get("destination") or {}).get("namespace")
+    return {str(namespace)} if spec.get("project") == project and namespace else set()
+
+
+def _application(site: Site, component: str) -> Manifest:
+    gitops = site.spec.gitops
+    sync: Obj = {}
+    if not _manual(site, component):
+        # CRDs are never pruned: deleting one deletes every object of its kind.
+        sync["automated"] = {"prune": component != "crds", "selfHeal": True}
+    sync["syncOptions"] = _sync_options(component)
+    sync["retry"] = RETRY
+    spec: Obj = {
+        "project": site.metadata.name,
+        "source": {
+            "repoURL": gitops.repo_url,
+            "targetRevision": gitops.target_revision,
+            "path": layer_path(site, component),
+            "directory": {"recurse": True},
+        },
+        "destination": {"server": IN_CLUSTER, "namespace": site.spec.nvcre.namespace},
+        "syncPolicy": sync,
+    }
+    notes: tuple[str, ...] = ()
+    if _manual(site, component):
+        how = f"argocd app sync {site.metadata.name}-{component}"
+        spec["info"] = [{"name": "trigger", "value": f"manual: start the tests with `{how}`"}]
+        notes = ("readiness.trigger is manual: no automated sync",)
+    name = f"{site.metadata.name}-{component}"
+    obj = {
+        "apiVersion": ARGOCD_API,
+        "kind": "Application",
+        "metadata": _metadata(name, ARGOCD_NAMESPACE, _wave(component)),
+        "spec": spec,
+    }
+    return _manifest(obj, notes)
+
+
+def _sync_options(component: str) -> list[str]:
+    if component == "crds":
+        # Several CRDs exceed the 262,144-byte annotation of client-side apply; never
+        # replace (delete and recreate) a CRD.
+        return ["ServerSideApply=true", "Replace=false"]
+    # This layer's CRDs come from another layer (or are installed outside nvcregen).
+    return ["SkipDryRunOnMissingResource=true"]
+
+
+# --- Flux --------------------------------------------------------------------------------
+
+
+def _flux(site: Site, present: list[str]) -> list[Manifest]:
+    manifests = [_git_repository(site)]
+    previous: str | None = None
+    for layer in present:
+        manifests.append(_kustomization(site, layer, previous))
+        previous = layer
+    return manifests
+
+
+def flux_ref(target_revision: str) -> Obj:
+    """The GitRepository `ref` for an Argo-CD-style target revision."""
+    if _COMMIT.match(target_revision):
+        return {"commit": target_revision}
+    if target_revision.startswith("refs/"):
+        return {"name": target_revision}
+    return {"branch": target_revision}
+
+
+def _git_repository(site: Site) -> Manifest:
+    gitops = site.spec.gitops
+    spec: Obj = {
+        "interval": GIT_INTERVAL,
+        "url": gitops.repo_url,
+        "ref": flux_ref(gitops.target_revision),
+    }
+    if gitops.secret_ref:
+        spec["secretRef"] = {"name": gitops.secret_ref}
+    obj = {
+        "apiVersion": FLUX_SOURCE_API,
+        "kind": "GitRepository",
+        "metadata": _metadata(site.metadata.name, FLUX_NAMESPACE),
+        "spec": spec,
+    }
+    return _manifest(obj)
+
+
+def _kustomization(site: Site, component: str, previous: str | None) -> Manifest:
+    name = site.metadata.name
+    spec: Obj = {
+        "interval": KUSTOMIZE_INTERVAL,
+        "retryInterval": RETRY_INTERVAL,
+        "path": f"./{layer_path(site, component)}",
+        # CRDs are never pruned: deleting one deletes every object of its kind.
+        "prune": component != "crds",
+        "sourceRef": {"kind": "GitRepository", "name": name},
+    }
+    if previous is not None:
+        spec["dependsOn"] = [{"name": f"{name}-{previous}"}]
+    if component in WAITED_LAYERS:
+        spec |= {"wait": True, "timeout": WAIT_TIMEOUT}
+    notes: tuple[str, ...] = ()
+    if _manual(site, component):
+        spec["suspend"] = True
+        how = f"flux resume kustomization -n {FLUX_NAMESPACE} {name}-{component}"
+        notes = (f"readiness.trigger is manual: suspended; start the tests with `{how}`",)
+    obj = {
+        "apiVersion": FLUX_KUSTOMIZE_API,
+        "kind": "Kustomization",
+        "metadata": _metadata(f"{name}-{component}", FLUX_NAMESPACE),
+        "spec": spec,
+    }
+    return _manifest(obj, notes)
+
+
+# --- Semantic checks ---------------------------------------------------------------------
+
+
+def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
+    """Problems of `spec.gitops` that would make the GitOps objects useless or rejected.
+
+    NVC340 (warning): no repoURL, so nothing is generated. NVC341 (error): the engine's
+    CRD rejects the repoURL. NVC342 (error): Flux cannot follow the target revision.
+    NVC343 (warning): Flux over ssh without a credentials Secret.
+    """
+    gitops = site.spec.gitops
+    found: list[Diagnostic] = []
+
+    def add(where: str, severity: Severity, code: str, message: str, hint: str) -> None:
+        found.append(Diagnostic(doc.span(where), severity, code, message, where, hint))
+
+    url = gitops.repo_url
+    if url is None:
+        hint = "set spec.gitops.repoURL to the Git repository out/ is committed to"
+        add(SOURCE, Severity.WARNING, "NVC340", _NO_REPO, hint)
+        return found
+    if gitops.engine != "flux":
+        return found
+    if not FLUX_URL.match(url):
+        hint = _flux_url_hint(url)
+        message = f"Flux's GitRepository rejects url '{url}': it must match ^(http|https|ssh)://"
+        add(f"{SOURCE}/repoURL", Severity.ERROR, "NVC341", message, hint)
+    elif url.startswith("ssh://") and gitops.secret_ref is None:
+        message = "Flux cannot clone over ssh without a Secret holding identity and known_hosts"
+        hint = "set spec.gitops.secretRef to that Secret's name in flux-system"
+        add(f"{SOURCE}/repoURL", Severity.WARNING, "NVC343", message, hint)
+    if gitops.target_revision == "HEAD":
+        message = "Flux's GitRepository has no HEAD revision"
+        hint = "name the branch (e.g. main), a refs/... name or a commit SHA"
+        add(f"{SOURCE}/targetRevision", Severity.ERROR, "NVC342", message, hint)
+    return found
+
+
+def _flux_url_hint(url: str) -> str:
+    scp = _SCP.match(url)
+    if scp is None:
+        return "use an https:// or ssh:// URL"
+    return f"write the scp-style address as ssh://{scp['user']}@{scp['host']}/{scp['path']}"

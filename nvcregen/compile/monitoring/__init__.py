@@ -1,0 +1,1 @@
+"""The monitoring layer: ServiceMonitor, recording rules, alerts and the Grafana dashboard."""

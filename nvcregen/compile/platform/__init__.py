@@ -1,0 +1,1 @@
+"""The platform layer: namespaces, collector RBAC, the NVCRE and Trainer installs."""

@@ -1,0 +1,70 @@
+"""Trainer mode's DCGM diagnostics: a batch/v1 Job per test, round and node (pure).
+
+As the field report ran them before NVCRE: an ordinary Job holding every GPU of one
+node, running `dcgmi diag --run <level> --json` against a hostengine started inside the
+pod (or the site's hostengine, for level 4) under an outer `timeout` with a 10 s kill
+grace, so a hung level still prints its exit code and whatever JSON it produced to the
+pod's log. Each Job is pinned to its node by name and still scheduled, so it waits for
+the node's GPUs instead of failing admission.
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.readiness.mpi import GPU, GPU_PRESENT, node_affinity
+from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
+from nvcregen.compile.readiness.runs import (
+    LABEL,
+    run_labels,
+    run_name,
+    unit_catalog,
+    unit_source,
+    window_seconds,
+)
+from nvcregen.core.manifest import Manifest, Obj, content_hash
+from nvcregen.plan.resolve import TestUnit
+from nvcregen.spec.v1alpha1 import Site
+
+CONTAINER = "dcgm-diag"
+
+
+def dcgm_jobs(site: Site, unit: TestUnit) -> list[Manifest]:
+    """One Job per round and node of the pool; the pool must name its nodes (NVC321)."""
+    nodes = unit.pool.spec.nodes
+    if nodes is None:
+        raise ValueError(f"{unit.test.name}: trainer mode pins DCGM Jobs to named nodes")
+    return [
+        dcgm_job(site, unit, round_, (index, node))
+        for round_ in range(1, site.spec.readiness.rounds + 1)
+        for index, node in enumerate(nodes)
+    ]
+
+
+def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> Manifest:
+    """The Job of one round of a DCGM level on one node."""
+    index, name = node
+    labels = run_labels(site, unit, round_)
+    container: Obj = {
+        "name": CONTAINER,
+        "image": unit.image,
+        "command": ["/bin/bash", "-c", dcgm_script(site, unit)],
+        "resources": {"limits": {GPU: unit.pool.gpus_per_node}},
+    }
+    pod: Obj = {
+        "restartPolicy": "Never",
+        "nodeSelector": {GPU_PRESENT: "true"},
+        "affinity": node_affinity(unit.pool.product_labels, (name,)),
+        "containers": [container],
+    }
+    spec: Obj = {
+        "backoffLimit": 0,  # a failed diagnostic is a result, not something to retry
+        "activeDeadlineSeconds": window_seconds(site),
+        "template": {"metadata": {"labels": labels}, "spec": pod},
+    }
+    metadata: Obj = {
+        "name": run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
+        "namespace": site.spec.nvcre.namespace,
+        "labels": labels,
+        "annotations": {f"{LABEL}nodes": name},
+    }
+    obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
+    return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit))

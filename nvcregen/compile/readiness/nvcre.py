@@ -1,0 +1,256 @@
+"""Readiness objects: one Certification per stage, WorkloadRuns, and their LogProfiles."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
+from nvcregen.compile.templating import render_template
+from nvcregen.core import units
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.plan.resolve import Pool, TestUnit
+from nvcregen.spec.v1alpha1 import Site
+
+NVCRE_API = "nvcre.nvidia.com/v1alpha1"
+COMPONENT = "readiness"
+NCCL_LOG_PROFILE = "nvcregen-nccl-bandwidth"
+CERTIFICATION_NAME_MAX = 40
+WORKLOADRUN_NAME_MAX = 52
+GPU_PRESENT = "nvidia.com/gpu.present"
+GPU_PRODUCT = "nvidia.com/gpu.product"
+
+
+def readiness_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+    """Build the readiness layer for a planned site."""
+    manifests: list[Manifest] = []
+    for _, group in groupby(test_units, key=lambda u: u.stage_index):
+        stage_units = list(group)
+        categories = [u for u in stage_units if u.mode == "category"]
+        if categories:
+            manifests.append(certification(site, categories))
+        manifests += [workload_run(site, u) for u in stage_units if u.mode == "workloadrun"]
+    if any(_uses_nccl_profile(u) for u in test_units):
+        manifests.append(nccl_log_profile())
+    return manifests
+
+
+def target(pool: Pool) -> Obj:
+    """Select a pool's nodes: GPU nodes of the right product, and named nodes if listed."""
+    selector = {GPU_PRESENT: "true", **(pool.spec.selector or {})}
+    spec: Obj = {
+        "nodeSelector": selector,
+        "matchExpressions": [
+            {"key": GPU_PRODUCT, "operator": "In", "values": list(pool.product_labels)}
+        ],
+    }
+    if pool.spec.nodes is not None:
+        spec["nodeNames"] = list(pool.spec.nodes)
+    return spec
+
+
+def counts(unit: TestUnit) -> Obj:
+    """Every per-node count, written explicitly so NVCRE's 4-GPU/0-NIC fallback never applies."""
+    result: Obj = {"gpusPerNode": unit.pool.gpus_per_node, "mlnxPerNode": unit.nics_per_node}
+    nics = unit.pool.spec.nics
+    if unit.nics_per_node and nics is not None and nics.resource_name:
+        result["nicResourceName"] = nics.resource_name
+    return result
+
+
+def certification(site: Site, stage_units: list[TestUnit]) -> Manifest:
+    """One Certification for a stage's tests that NVCRE's catalog knows."""
+    first = stage_units[0]
+    window = site.spec.readiness.window
+    spec: Obj = {
+        "target": target(first.pool),
+        **counts(first),
+        "maxConcurrent": window.max_concurrent_jobs,
+        "repeatCount": site.spec.readiness.rounds,
+        "workloadMetadata": {"labels": workload_labels(site, first)},
+        "categories": [_category(u) for u in stage_units],
+    }
+    name = hashed_name(
+        [site.metadata.name, first.stage.name], content_hash(spec), CERTIFICATION_NAME_MAX
+    )
+    obj = _object("Certification", name, site.spec.nvcre.namespace, spec)
+    return Manifest(
+        obj,
+        COMPONENT,
+        f"/spec/readiness/stages/{first.stage_index}",
+        _catalog_files(stage_units),
+        tuple(t.derivation for u in stage_units for t in u.thresholds),
+    )
+
+
+def _category(unit: TestUnit) -> Obj:
+    assert unit.test.nvcre is not None
+    options: Obj = {
+        **counts(unit),
+        "nodesPerJob": unit.nodes_per_job,
+        "timeoutPerJob": units.format_duration(unit.timeout_ms),
+        "image": unit.image,
+        "testScale": _test_scale(unit),
+    }
+    if unit.test.kind == "nccl":
+        options.update(_nccl_options(unit))
+    if unit.test.training is not None:
+        options.update(
+            enableCheckpoint=True,
+            maxSteps=unit.test.training.max_steps,
+            saveInterval=unit.test.training.save_interval,
+            storageSize=unit.test.training.storage_size,
+        )
+    if unit.thresholds:
+        options["thresholds"] = _threshold_map(unit)
+    return {
+        "domain": unit.test.nvcre.domain,
+        "variant": unit.test.nvcre.variant,
+        "options": options,
+    }
+
+
+def _nccl_options(unit: TestUnit) -> Obj:
+    nccl = unit.test.nccl
+    assert nccl is not None
+    return {
+        "maxBytes": units.nccl_size_arg(units.parse_size(nccl.max_bytes)),
+        "numIterations": nccl.iterations,
+        "numCycles": nccl.cycles,
+    }
+
+
+def workload_run(site: Site, unit: TestUnit) -> Manifest:
+    """A WorkloadRun for a test NVCRE's catalog cannot express as asked."""
+    window = site.spec.readiness.window
+    spec: Obj = {
+        "image": unit.image,
+        "numNodes": unit.nodes_per_job,
+        **counts(unit),
+        "target": target(unit.pool),
+        "orchestration": {
+            "testScale": _test_scale(unit),
+            "repeatCount": site.spec.readiness.rounds,
+            "maxConcurrent": window.max_concurrent_jobs,
+            "timeoutPerJob": units.format_duration(unit.timeout_ms),
+        },
+        "workloadMetadata": {"labels": workload_labels(site, unit)},
+        **_workload(site, unit),
+    }
+    if unit.thresholds:
+        spec["thresholds"] = _threshold_map(unit)
+    name = hashed_name(
+        [site.metadata.name, unit.stage.name, unit.test.name],
+        content_hash(spec),
+        WORKLOADRUN_NAME_MAX,
+    )
+    obj = _object("WorkloadRun", name, site.spec.nvcre.namespace, spec)
+    source = (
+        f"/spec/readiness/stages/{unit.stage_index}/tests/{unit.stage.tests.index(unit.test.name)}"
+    )
+    notes = tuple(t.derivation for t in unit.thresholds)
+    return Manifest(obj, COMPONENT, source, _catalog_files([unit]), notes)
+
+
+def _workload(site: Site, unit: TestUnit) -> Obj:
+    if unit.test.nccl is not None:
+        env = nccl_env(unit)
+        return {
+            "framework": {"mpi": mpi_framework(unit, env)},
+            "env": [{"name": k, "value": v} for k, v in env.items()],
+            "bandwidthMeasurement": {
+                "logProfileRef": NCCL_LOG_PROFILE,
+                "testType": unit.test.nccl.test_type,
+            },
+        }
+    if unit.test.dcgm is not None:
+        return {"framework": {"exec": {"command": ["/bin/bash", "-c", dcgm_script(site, unit)]}}}
+    raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
+
+
+def dcgm_script(site: Site, unit: TestUnit) -> str:
+    """The DCGM diagnostic script: a hostengine in the pod (or the site's), an outer deadline."""
+    dcgm = unit.test.dcgm
+    assert dcgm is not None
+    return render_template(
+        "dcgm-diag.sh.j2",
+        level=dcgm.level,
+        gpus=unit.pool.gpus_per_node,
+        hostengine=site.spec.dependencies.dcgm.hostengine if dcgm.needs_hostengine else None,
+        deadline_s=outer_deadline_s(unit.timeout_ms),
+    )
+
+
+def outer_deadline_s(timeout_ms: int) -> int:
+    """The outer deadline of a run, in seconds: well inside the job's timeout.
+
+    A minute before the timeout, or half of a timeout under two minutes, so that with
+    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
+    up on the job (or, in trainer mode, the test has had its time); for any timeout over
+    20 s. Never 0, which `timeout` reads as none.
+    """
+    seconds = timeout_ms // 1000
+    return max(1, min(60, seconds // 2), seconds - 60)
+
+
+def _test_scale(unit: TestUnit) -> str:
+    return "intra-node" if unit.stage.scope == "intra-node" else "full-scale"
+
+
+def _threshold_map(unit: TestUnit) -> dict[str, str]:
+    merged: dict[str, list[str]] = {}
+    for t in unit.thresholds:
+        merged.setdefault(t.key, [])
+        if t.expression not in merged[t.key]:
+            merged[t.key].append(t.expression)
+    return {key: " && ".join(exprs) for key, exprs in sorted(merged.items())}
+
+
+def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
+    """Labels NVCRE copies onto each TrainJob, so results can be found per site and stage."""
+    labels = {"nvcregen.io/site": site.metadata.name, "nvcregen.io/stage": unit.stage.name}
+    if unit.mode == "workloadrun":
+        labels["nvcregen.io/test"] = unit.test.name
+    return labels
+
+
+def nccl_log_profile() -> Manifest:
+    """A LogProfile that reads nccl-tests result rows from the MPI launcher's log."""
+    spec = {
+        "timestamp": {"layout": "2006-01-02T15:04:05.999999999Z07:00"},
+        "workerStrategy": {"type": "Single", "replicatedJobName": "launcher"},
+        "patterns": {
+            "bandwidthResult": {
+                # Columns: size, count, type, redop, root, then out-of-place time, algbw, busbw.
+                "regex": (
+                    r"^\s*(?P<size>\d+)\s+\d+\s+\S+\s+\S+\s+-?\d+\s+[\d.]+\s+"
+                    r"(?P<algBW>[\d.]+)\s+(?P<busBW>[\d.]+)"
+                ),
+                "example": (
+                    "  1073741824     268435456     float     sum      -1   4709.6"
+                    "  227.99  427.48      0   4712.1  227.87  427.26      0"
+                ),
+            }
+        },
+    }
+    obj = {
+        "apiVersion": NVCRE_API,
+        "kind": "LogProfile",
+        "metadata": {"name": NCCL_LOG_PROFILE},
+        "spec": spec,
+    }
+    return Manifest(obj, COMPONENT, "/spec/readiness")
+
+
+def _uses_nccl_profile(unit: TestUnit) -> bool:
+    return unit.mode == "workloadrun" and unit.test.nccl is not None
+
+
+def _object(kind: str, name: str, namespace: str, spec: Obj) -> Obj:
+    metadata: dict[str, Any] = {"name": name, "namespace": namespace}
+    return {"apiVersion": NVCRE_API, "kind": kind, "metadata": metadata, "spec": spec}
+
+
+def _catalog_files(stage_units: list[TestUnit]) -> tuple[str, ...]:
+    files = {stage_units[0].pool.catalog_file} | {u.test_file for u in stage_units}
+    return tuple(sorted(files))

@@ -1,0 +1,172 @@
+"""The NVCRE preview: the Trainer objects each WorkloadRun will become, for review (pure).
+
+Written to `out/<site>/preview/` (component "preview") so a pull request shows the
+images, environment and per-node resources NVCRE will run, and validated like every
+generated object, but applied by no GitOps object: NVCRE creates these itself.
+
+Follows NVCRE 0.7.0's documented mapping (nvcre-api.md §1.4, `pkg/platform/runtime.go`):
+a namespaced TrainingRuntime `<workloadrun>-runtime` labelled `app: <workloadrun>`, and a
+TrainJob referencing it. For the `mpi` framework the runtime has an MPI policy with keys
+at `/tmp/mpi-ssh-raw`, workers (`node`: sshd installed only when missing, ready on port
+22, `IPC_LOCK`, restartPolicy OnFailure, the GPUs and RDMA NICs the WorkloadRun asks
+for) and a `launcher` (the trainer step, after the workers are ready, with an init
+container fixing SSH key permissions and limits of 2 CPUs and 1Gi), `/dev/shm` in memory
+everywhere. The `exec` framework becomes one `node` job running the command.
+
+What the documentation leaves open is marked on each object (`nvcregen.io/preview`):
+NVCRE's own name for the TrainJob (derived from its Workflow and Job, one per node group
+and iteration; the preview shows one), the standard `mpirun` arguments it adds, and the
+placement it applies per Job from the WorkloadRun's target.
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.readiness.mpi import (
+    FRAMEWORK,
+    GPU,
+    LAUNCHER,
+    NODE,
+    SSH_RAW,
+    dev_shm,
+    mpi_runtime_spec,
+    pod_template,
+    replicated_job,
+    runtime_object,
+    runtime_ref,
+    trainjob_object,
+    worker_container,
+)
+from nvcregen.compile.readiness.runs import RUN_NAME_MAX
+from nvcregen.core.manifest import Manifest, Obj, hashed_name
+
+COMPONENT = "preview"
+NOTE_KEY = "nvcregen.io/preview"
+SSH_HOME = "ssh-home"
+SSH_SECRET_VOLUME = "mpi-ssh-auth"  # the volume Trainer's MPI plugin adds for the keys
+LAUNCHER_LIMITS = {"cpu": "2", "memory": "1Gi"}
+FIX_SSH = (
+    "install -d -m 700 /root/.ssh && "
+    f"install -m 600 {SSH_RAW}/id_rsa /root/.ssh/id_rsa && "
+    "printf 'StrictHostKeyChecking no\\n' > /root/.ssh/config"
+)
+
+
+def preview_manifests(readiness: list[Manifest]) -> list[Manifest]:
+    """The TrainingRuntime and TrainJob of every WorkloadRun among `readiness`."""
+    return [m for run in readiness if run.kind == "WorkloadRun" for m in preview_of(run)]
+
+
+def preview_of(run: Manifest) -> list[Manifest]:
+    """What NVCRE makes of one WorkloadRun: `<name>-runtime` and a TrainJob on it."""
+    spec = run.obj["spec"]
+    framework = spec["framework"]
+    if "mpi" in framework:
+        runtime_spec, trainer = _mpi(spec)
+    elif "exec" in framework:
+        runtime_spec, trainer = _exec(spec)
+    else:
+        raise ValueError(f"WorkloadRun {run.name}: no preview for framework {sorted(framework)}")
+    namespace = str(run.obj["metadata"]["namespace"])
+    runtime_name = f"{run.name}-runtime"
+    labels = {"app": run.name} | ({FRAMEWORK: "mpi"} if "mpi" in framework else {})
+    note = {NOTE_KEY: f"what NVCRE creates from WorkloadRun {run.name}; not applied"}
+    runtime = runtime_object(
+        runtime_name, namespace, {"labels": labels, "annotations": note}, runtime_spec
+    )
+    job_spec: Obj = {"runtimeRef": runtime_ref(runtime_name), "trainer": trainer}
+    metadata: Obj = {
+        "labels": dict(spec.get("workloadMetadata", {}).get("labels", {})),
+        "annotations": {NOTE_KEY: _job_note(run.name, "mpi" in framework)},
+    }
+    job = trainjob_object(_job_name(run.name), namespace, metadata, job_spec)
+    return [Manifest(obj, COMPONENT, run.source, run.catalog, run.notes) for obj in (runtime, job)]
+
+
+def _mpi(spec: Obj) -> tuple[Obj, Obj]:
+    mpi = spec["framework"]["mpi"]
+    image = str(spec["image"])
+    worker_pod = pod_template([worker_container(image, _node_resources(spec))], "OnFailure")
+    launcher = replicated_job(LAUNCHER, _launcher_pod(image), trainer=True)
+    launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]
+    policy = {
+        "mpiImplementation": mpi.get("mpiImplementation", "OpenMPI"),
+        "numProcPerNode": spec["gpusPerNode"],
+    }
+    runtime = mpi_runtime_spec(policy, [replicated_job(NODE, worker_pod), launcher])
+    trainer: Obj = {
+        "image": image,
+        "command": [mpi["mpirunPath"]],
+        "args": [*mpi.get("mpiArgs", []), mpi["binary"], *mpi.get("args", [])],
+        "numNodes": spec["numNodes"],
+        "numProcPerNode": spec["gpusPerNode"],
+    }
+    if spec.get("env"):
+        trainer["env"] = list(spec["env"])
+    return runtime, trainer
+
+
+def _launcher_pod(image: str) -> Obj:
+    """The launcher: keys made usable by an init container, 2 CPUs and 1Gi for mpirun."""
+    ssh_home: Obj = {"name": SSH_HOME, "mountPath": "/root/.ssh"}
+    fix = {
+        "name": "fix-ssh-permissions",
+        "image": image,
+        "command": ["/bin/sh", "-c", FIX_SSH],
+        "volumeMounts": [{"name": SSH_SECRET_VOLUME, "mountPath": SSH_RAW}, ssh_home],
+    }
+    node = {
+        "name": NODE,
+        "image": image,
+        "resources": {"limits": dict(LAUNCHER_LIMITS)},
+        "volumeMounts": [ssh_home, dev_shm()[1]],
+    }
+    pod = pod_template([node], "OnFailure", {"initContainers": [fix]})
+    pod["spec"]["volumes"].append({"name": SSH_HOME, "emptyDir": {}})
+    return pod
+
+
+def _exec(spec: Obj) -> tuple[Obj, Obj]:
+    command = spec["framework"]["exec"]
+    container = {
+        "name": NODE,
+        "image": spec["image"],
+        "resources": _node_resources(spec),
+        "volumeMounts": [dev_shm()[1]],
+    }
+    pod = pod_template([container], "Never")
+    runtime: Obj = {
+        "mlPolicy": {"numNodes": spec["numNodes"]},
+        "template": {"spec": {"replicatedJobs": [replicated_job(NODE, pod, trainer=True)]}},
+    }
+    trainer: Obj = {"image": spec["image"], "command": list(command["command"])}
+    if command.get("args"):
+        trainer["args"] = list(command["args"])
+    trainer["numNodes"] = spec["numNodes"]
+    if spec.get("env"):
+        trainer["env"] = list(spec["env"])
+    return runtime, trainer
+
+
+def _node_resources(spec: Obj) -> Obj:
+    """What NVCRE requests per node: `gpusPerNode` GPUs, `mlnxPerNode` RDMA NICs."""
+    limits: dict[str, int] = {GPU: int(spec["gpusPerNode"])}
+    nics = int(spec.get("mlnxPerNode", 0))
+    if nics and spec.get("nicResourceName"):
+        limits[str(spec["nicResourceName"])] = nics
+    return {"limits": limits}
+
+
+def _job_name(run: str) -> str:
+    """A TrainJob name short enough for JobSet's pod names, keeping the run's hash."""
+    prefix, _, digest = run.rpartition("-")
+    return hashed_name([prefix], digest, RUN_NAME_MAX)
+
+
+def _job_note(run: str, mpi: bool) -> str:
+    note = (
+        f"the shape of the TrainJobs NVCRE creates from WorkloadRun {run} (one per node "
+        "group and iteration, named by NVCRE); not applied"
+    )
+    if mpi:
+        note += "; NVCRE adds its standard mpirun arguments"
+    return note

@@ -1,0 +1,236 @@
+"""Trainer mode: the readiness plan as Kubeflow Trainer objects and plain Jobs (pure).
+
+With `readiness.engine: trainer` NVCRE is not installed. Each NCCL test of a stage gets a
+namespaced TrainingRuntime with an MPI policy, and each round and node group a TrainJob
+on it; each DCGM test gets a batch/v1 Job per round and node (`nvcregen.compile.readiness.dcgmjob`).
+Why the runtime runs the launcher as a node, and why deadlines are what they are:
+docs/design/0003-trainer-mode.md.
+
+A pool that names its nodes is split into groups of `nodesPerJob` nodes, as NVCRE splits
+a pool, and every TrainJob is pinned to its group; a selector pool gets one TrainJob per
+round, placed on any of its nodes by the scheduler.
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
+from nvcregen.compile.readiness.mpi import (
+    FRAMEWORK,
+    GPU,
+    GPU_PRESENT,
+    LAUNCHER,
+    NODE,
+    RUNTIME_WAVE,
+    SSH_RAW,
+    dev_shm,
+    mpi_runtime_spec,
+    node_affinity,
+    pod_template,
+    replicated_job,
+    runtime_object,
+    runtime_ref,
+    trainjob_object,
+    worker_container,
+)
+from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
+from nvcregen.compile.readiness.nvcre import COMPONENT, outer_deadline_s
+from nvcregen.compile.readiness.runs import (
+    LABEL,
+    run_labels,
+    run_name,
+    unit_catalog,
+    unit_labels,
+    unit_source,
+    window_seconds,
+)
+from nvcregen.compile.templating import render_template
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.plan.resolve import TestUnit
+from nvcregen.spec.v1alpha1 import Site
+
+RUNTIME_NAME_MAX = 52
+PLACEMENT_MANAGER = "nvcregen.io/placement"
+
+
+def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+    """Build the readiness layer of a site in trainer mode (component "readiness").
+
+    Raises:
+        ValueError: A test has no trainer-mode form (the semantic check NVC322 says so first).
+
+    """
+    manifests: list[Manifest] = []
+    for unit in test_units:
+        if unit.test.nccl is not None:
+            manifests += nccl_manifests(site, unit)
+        elif unit.test.dcgm is not None:
+            manifests += dcgm_jobs(site, unit)
+        else:
+            raise ValueError(f"test {unit.test.name} has no trainer-mode form")
+    return manifests
+
+
+def nccl_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
+    """One TrainingRuntime for an NCCL test, and its TrainJobs per round and node group."""
+    runtime = nccl_runtime(site, unit)
+    jobs = [
+        train_job(site, unit, runtime.name, round_, (index, group))
+        for round_ in range(1, site.spec.readiness.rounds + 1)
+        for index, group in enumerate(node_groups(unit))
+    ]
+    return [runtime, *jobs]
+
+
+def node_groups(unit: TestUnit) -> list[tuple[str, ...]]:
+    """The node groups a test runs on: `nodesPerJob` named nodes each, or one unnamed group.
+
+    Nodes left over after the last full group are not tested, as with NVCRE.
+    """
+    nodes = unit.pool.spec.nodes
+    if nodes is None:
+        return [()]
+    size = unit.nodes_per_job
+    return [tuple(nodes[i : i + size]) for i in range(0, len(nodes) - size + 1, size)]
+
+
+def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
+    """The TrainingRuntime of an NCCL test: MPI, the launcher ranks as node 0.
+
+    With `runLauncherAsNode`, Trainer gives `resourcesPerNode` to the launcher and the
+    workers alike and makes `numNodes - 1` workers. A one-node test has no workers at all:
+    a worker job would get one pod (Trainer's minimum), holding a second node's GPUs.
+    """
+    labels = {FRAMEWORK: "mpi", **unit_labels(site, unit)}
+    placement = _runtime_placement(unit)
+    template = {"metadata": {"labels": unit_labels(site, unit)}}
+    launcher_pod = pod_template([_launcher_container(unit.image)], "Never", placement) | template
+    launcher = replicated_job(LAUNCHER, launcher_pod, trainer=True, backoffLimit=0)
+    jobs = [launcher]
+    if unit.nodes_per_job > 1:
+        worker_pod = pod_template([worker_container(unit.image)], "OnFailure", placement)
+        jobs = [replicated_job(NODE, worker_pod | template), launcher]
+        launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]  # sshd answers first
+    policy = {
+        "mpiImplementation": "OpenMPI",
+        "numProcPerNode": unit.pool.gpus_per_node,
+        "runLauncherAsNode": True,
+    }
+    spec = mpi_runtime_spec(policy, jobs)
+    parts = [site.metadata.name, unit.stage.name, unit.test.name]
+    name = hashed_name(parts, content_hash(spec), RUNTIME_NAME_MAX)
+    metadata = {"labels": labels, "annotations": dict(RUNTIME_WAVE)}
+    obj = runtime_object(name, site.spec.nvcre.namespace, metadata, spec)
+    return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit))
+
+
+def _runtime_placement(unit: TestUnit) -> Obj:
+    """GPU nodes of the pool; named nodes are pinned per TrainJob instead (`_pinned`)."""
+    selector = {GPU_PRESENT: "true", **(unit.pool.spec.selector or {})}
+    if unit.pool.spec.nodes is not None:
+        return {"nodeSelector": selector}
+    return {"nodeSelector": selector, "affinity": node_affinity(unit.pool.product_labels)}
+
+
+def _launcher_container(image: str) -> Obj:
+    _, mount = dev_shm()
+    return {
+        "name": NODE,  # Trainer puts the TrainJob's trainer fields on the container `node`
+        "image": image,
+        "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
+        "volumeMounts": [mount],
+    }
+
+
+def train_job(
+    site: Site, unit: TestUnit, runtime: str, round_: int, group: tuple[int, tuple[str, ...]]
+) -> Manifest:
+    """The TrainJob of one round of an NCCL test on one node group."""
+    index, nodes = group
+    env = nccl_env(unit)
+    spec: Obj = {
+        "runtimeRef": runtime_ref(runtime),
+        "activeDeadlineSeconds": window_seconds(site),
+        "trainer": {
+            "image": unit.image,
+            "command": ["/bin/bash", "-c", launcher_script(unit), "nvcregen-launcher"],
+            "args": mpirun_args(unit, env),
+            "numNodes": unit.nodes_per_job,
+            "numProcPerNode": unit.pool.gpus_per_node,
+            "resourcesPerNode": {"limits": resources_per_node(unit)},
+            "env": [{"name": k, "value": v} for k, v in env.items()],
+        },
+    }
+    if nodes:
+        spec["runtimePatches"] = [_pinned(unit, nodes)]
+    suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
+    name = run_name(site, unit, content_hash(spec), suffix)
+    metadata = {"labels": run_labels(site, unit, round_), "annotations": _expected(unit, nodes)}
+    obj = trainjob_object(name, site.spec.nvcre.namespace, metadata, spec)
+    notes = tuple(t.derivation for t in unit.thresholds)
+    return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit), notes)
+
+
+def launcher_script(unit: TestUnit) -> str:
+    """The launcher's command: usable SSH keys, then mpirun ("$@") under an outer deadline."""
+    return render_template(
+        "mpi-launcher.sh.j2",
+        test=unit.test.name,
+        nodes=unit.nodes_per_job,
+        gpus=unit.pool.gpus_per_node,
+        raw=SSH_RAW,
+        deadline_s=outer_deadline_s(unit.timeout_ms),
+    )
+
+
+def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
+    """The `mpirun` and nccl-tests arguments; `-x` gives every rank the NCCL variables.
+
+    Ranks on the workers are started through ssh and inherit none of the container's
+    environment: `-x NAME=value` sets each variable, `-x NAME` forwards the launcher's.
+    """
+    nccl = unit.test.nccl
+    assert nccl is not None
+    gpus = unit.pool.gpus_per_node
+    exported = [arg for k, v in env.items() for arg in ("-x", f"{k}={v}")]
+    return [
+        MPIRUN, "--allow-run-as-root",
+        "-np", str(unit.nodes_per_job * gpus),
+        "--map-by", f"ppr:{gpus}:node", "--bind-to", "none",
+        "-x", "PATH", "-x", "LD_LIBRARY_PATH", *exported,
+        nccl.binary, *nccl_args(unit),
+    ]  # fmt: skip
+
+
+def resources_per_node(unit: TestUnit) -> dict[str, int]:
+    """Every GPU of a node, and its RDMA NICs when the test's traffic crosses them."""
+    limits = {GPU: unit.pool.gpus_per_node}
+    nics = unit.pool.spec.nics
+    if unit.nics_per_node and nics is not None and nics.resource_name:
+        limits[nics.resource_name] = unit.nics_per_node
+    return limits
+
+
+def _pinned(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
+    """A runtime patch keeping every pod of one TrainJob on its node group."""
+    affinity = node_affinity(unit.pool.product_labels, nodes)
+    names = [LAUNCHER, NODE] if unit.nodes_per_job > 1 else [LAUNCHER]
+    jobs = [
+        {"name": name, "template": {"spec": {"template": {"spec": {"affinity": affinity}}}}}
+        for name in names
+    ]
+    return {
+        "manager": PLACEMENT_MANAGER,
+        "trainingRuntimeSpec": {"template": {"spec": {"replicatedJobs": jobs}}},
+    }
+
+
+def _expected(unit: TestUnit, nodes: tuple[str, ...]) -> dict[str, str]:
+    """What collect should find: the transport (and GPUDirect RDMA), the nodes tested."""
+    found: dict[str, str] = {}
+    if unit.network == "rdma":
+        found |= {f"{LABEL}expected-transport": "IB", f"{LABEL}expected-gdrdma": "true"}
+    elif unit.network == "socket":
+        found[f"{LABEL}expected-transport"] = "Socket"
+    if nodes:
+        found[f"{LABEL}nodes"] = ",".join(nodes)
+    return found

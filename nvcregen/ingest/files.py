@@ -1,0 +1,82 @@
+"""`nvcregen ingest`: read raw output files, summarize them, and say which could not be read.
+
+Every file that parses gives runs, whatever their status (a failed run is data). A file
+that cannot be read, or is not the kind of output asked for, gives an NVC700 diagnostic
+at `file:1:1` and the command exits 2 after printing what the other files held.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.medians import summarize
+from nvcregen.ingest.models import DcgmRun, IngestFormatError, Json, NcclRun, SummaryRow
+from nvcregen.ingest.nccl import parse_nccl
+
+Kind = Literal["nccl", "dcgm"]
+CODE = "NVC700"
+_HINTS = {
+    "nccl": "give the output of an nccl-tests binary such as all_reduce_perf",
+    "dcgm": "give the output of `dcgmi diag` (its result table, or its JSON with -j)",
+}
+
+
+@dataclass(frozen=True)
+class IngestResult:
+    """What `nvcregen ingest` found in its files."""
+
+    kind: Kind
+    nccl_runs: tuple[NcclRun, ...] = ()
+    dcgm_runs: tuple[DcgmRun, ...] = ()
+    summary: tuple[SummaryRow, ...] = ()
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def to_json(self) -> Json:
+        """`{"runs": [...], "summary": [...]}` for nccl; `{"runs": [...]}` for dcgm."""
+        if self.kind == "dcgm":
+            return {"runs": [run.to_json() for run in self.dcgm_runs]}
+        return {
+            "runs": [run.to_json() for run in self.nccl_runs],
+            "summary": [row.to_json() for row in self.summary],
+        }
+
+
+def ingest_files(kind: Kind, paths: Sequence[Path], at: int | None = None) -> IngestResult:
+    """Read raw nccl-tests or DCGM outputs.
+
+    Args:
+        kind: `nccl` or `dcgm`.
+        paths: The files, in the order given; each is named in the result as given.
+        at: Restrict the nccl summary to this message size in bytes.
+
+    Returns:
+        The runs of every readable file, the nccl summary over them, and one NVC700
+        error per file that could not be read or is not that kind of output.
+
+    """
+    nccl: list[NcclRun] = []
+    dcgm: list[DcgmRun] = []
+    diagnostics: list[Diagnostic] = []
+    for path in paths:
+        name = str(path)
+        try:
+            text = path.read_bytes().decode("utf-8", errors="replace")
+            if kind == "nccl":
+                nccl += parse_nccl(text, name)
+            else:
+                dcgm += parse_dcgm(text, name)
+        except OSError as exc:
+            diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
+        except IngestFormatError as exc:
+            diagnostics.append(_error(name, str(exc), _HINTS[kind]))
+    summary = tuple(summarize(nccl, at)) if kind == "nccl" else ()
+    return IngestResult(kind, tuple(nccl), tuple(dcgm), summary, tuple(diagnostics))
+
+
+def _error(file: str, message: str, hint: str = "") -> Diagnostic:
+    return Diagnostic(Span(file), Severity.ERROR, CODE, message, hint=hint)

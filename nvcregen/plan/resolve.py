@@ -1,0 +1,183 @@
+"""Site + catalog -> an ordered list of test units: what runs where, and how (pure)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from nvcregen.catalog.load import Catalog, model_key
+from nvcregen.catalog.models import HardwareEntry, TestEntry
+from nvcregen.core import units
+from nvcregen.plan.images import resolve_image
+from nvcregen.spec.v1alpha1 import NodePool, Site, Stage, Threshold
+
+Mode = Literal["category", "workloadrun"]
+Network = Literal["rdma", "socket", "none"]
+
+THRESHOLD_KEYS = {
+    "busbw": "busBandwidthGBps",
+    "algbw": "algBandwidthGBps",
+    "goodput": "goodputRatio",
+}
+
+
+@dataclass(frozen=True)
+class Pool:
+    """A node pool with the facts the catalog adds to it."""
+
+    spec: NodePool
+    index: int
+    hardware: HardwareEntry
+    gpus_per_node: int
+    product_labels: tuple[str, ...]
+    catalog_file: str
+
+    @property
+    def node_count(self) -> int | None:
+        """Number of nodes: those named, else the count a selector pool states."""
+        return len(self.spec.nodes) if self.spec.nodes is not None else self.spec.node_count
+
+
+@dataclass(frozen=True)
+class CompiledThreshold:
+    """An NVCRE threshold expression and how it was derived from the site's typed one."""
+
+    key: str
+    expression: str
+    derivation: str
+    index: int
+
+
+@dataclass(frozen=True)
+class TestUnit:
+    """One test of one stage, resolved to everything the readiness objects need."""
+
+    stage: Stage
+    stage_index: int
+    test: TestEntry
+    pool: Pool
+    mode: Mode
+    network: Network
+    nodes_per_job: int
+    timeout_ms: int
+    image: str
+    thresholds: tuple[CompiledThreshold, ...]
+    test_file: str
+
+    @property
+    def nics_per_node(self) -> int:
+        """RDMA NICs each job requests per node: all of them for RDMA work, else none."""
+        nics = self.pool.spec.nics
+        return nics.count if self.network == "rdma" and nics is not None else 0
+
+
+def resolve_pools(site: Site, catalog: Catalog) -> dict[str, Pool]:
+    """Attach catalog hardware to every pool whose model the catalog knows."""
+    pools: dict[str, Pool] = {}
+    for index, spec in enumerate(site.spec.node_pools):
+        hardware = catalog.find_hardware(spec.model)
+        if hardware is None:
+            continue
+        labels = tuple(spec.product_labels or hardware.product_labels)
+        gpus = spec.gpus_per_node or hardware.gpus_per_node
+        origin = catalog.origin("hardware", model_key(hardware.model))
+        pools[spec.name] = Pool(spec, index, hardware, gpus, labels, origin)
+    return pools
+
+
+def stage_pool_name(site: Site, stage: Stage) -> str:
+    """Return the pool a stage runs on: the one it names, else the site's first pool."""
+    return stage.pool or site.spec.node_pools[0].name
+
+
+def network_for(test: TestEntry, pool: NodePool, scope: str) -> Network:
+    """Which network a test's traffic crosses: RDMA NICs, TCP sockets, or none."""
+    if test.transport == "socket":
+        return "socket"
+    if test.transport == "none" or scope == "intra-node":
+        return "none"
+    nics = pool.nics
+    if nics is None or nics.fabric == "tcp" or nics.count == 0:
+        return "socket"
+    return "rdma"
+
+
+def mode_for(test: TestEntry, stage: Stage, network: Network, site: Site) -> Mode:
+    """NVCRE catalog category when it can express the test, else a WorkloadRun."""
+    if test.nvcre is None:
+        return "workloadrun"
+    if test.kind == "nccl" and stage.pin_transport and network == "rdma":
+        return "workloadrun"
+    hostengine = site.spec.dependencies.dcgm.hostengine
+    if test.nvcre.hostengine is not None and hostengine not in {None, test.nvcre.hostengine}:
+        return "workloadrun"
+    return "category"
+
+
+def thresholds_for(site: Site, test: str, scope: str) -> list[tuple[int, Threshold]]:
+    """Return the site's thresholds (with their index) for one test at one scope."""
+    return [
+        (i, t) for i, t in enumerate(site.spec.thresholds) if t.test == test and t.scope == scope
+    ]
+
+
+def compile_thresholds(site: Site, test: str, scope: str) -> tuple[CompiledThreshold, ...]:
+    """Compile typed thresholds into NVCRE's `key -> CEL over value` expressions.
+
+    NVCRE compares the maximum over all message sizes; the per-size check of a
+    threshold with `at:` happens when results are collected.
+    """
+    compiled: list[CompiledThreshold] = []
+    for index, threshold in thresholds_for(site, test, scope):
+        for field, key in THRESHOLD_KEYS.items():
+            text = getattr(threshold, field)
+            if text is None:
+                continue
+            kind: units.UnitKind = "ratio" if field == "goodput" else "bandwidth"
+            comparison = units.parse_comparison(text, unit_kind=kind)
+            compiled.append(
+                CompiledThreshold(
+                    key, comparison.cel(), _derivation(field, threshold, comparison), index
+                )
+            )
+    return tuple(compiled)
+
+
+def _derivation(field: str, threshold: Threshold, comparison: units.Comparison) -> str:
+    unit = f" ({comparison.unit})" if comparison.unit else ""
+    text = f"{field} {comparison.written} -> {comparison.cel()}{unit}"
+    if threshold.at is not None:
+        text += f"; written for {threshold.at}, NVCRE checks the maximum over message sizes"
+    return text
+
+
+def plan(site: Site, catalog: Catalog) -> list[TestUnit]:
+    """Resolve every stage's tests, in the order the site lists them."""
+    pools = resolve_pools(site, catalog)
+    return [
+        _unit(site, catalog, stage, index, pools[stage_pool_name(site, stage)], catalog.tests[name])
+        for index, stage in enumerate(site.spec.readiness.stages)
+        for name in stage.tests
+    ]
+
+
+def _unit(
+    site: Site, catalog: Catalog, stage: Stage, stage_index: int, pool: Pool, test: TestEntry
+) -> TestUnit:
+    network = network_for(test, pool.spec, stage.scope)
+    nodes_per_job = (
+        1 if stage.scope == "intra-node" else (stage.nodes_per_job or pool.node_count or 2)
+    )
+    return TestUnit(
+        stage=stage,
+        stage_index=stage_index,
+        test=test,
+        pool=pool,
+        mode=mode_for(test, stage, network, site),
+        network=network,
+        nodes_per_job=nodes_per_job,
+        timeout_ms=units.parse_duration(stage.timeout_per_job or test.timeout),
+        image=resolve_image(site, catalog, test.image),
+        thresholds=compile_thresholds(site, test.name, stage.scope),
+        test_file=catalog.origin("tests", test.name),
+    )
