@@ -29,6 +29,7 @@ REPO = Path(__file__).resolve().parent.parent
 DEST = REPO / "schemas" / "upstream"
 FIXTURES = REPO / "tests" / "fixtures" / "nvcre-examples"
 COMPILED = "_compiled"
+SCOPES = "scopes.json"  # group/kind -> Namespaced | Cluster, for every vendored CRD
 
 # (folder under --from, folder under schemas/upstream/, globs relative to both)
 COPIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -121,6 +122,7 @@ def compile_index(dest: Path = DEST, load: Loader = ruamel_loader) -> dict[str, 
     """Map each `_compiled/` file name to its bytes, from the vendored CRD YAML."""
     out: dict[str, bytes] = {}
     origin: dict[str, Path] = {}
+    scopes: dict[str, str] = {}
     for path in crd_files(dest):
         source = path.relative_to(dest).as_posix()
         for doc in load(path):
@@ -128,12 +130,14 @@ def compile_index(dest: Path = DEST, load: Loader = ruamel_loader) -> dict[str, 
                 continue
             if doc["spec"]["group"] in SKIP_GROUPS:
                 continue
+            scopes[f"{doc['spec']['group']}/{doc['spec']['names']['kind']}"] = doc["spec"]["scope"]
             for name, entry in _served_versions(doc, source):
                 previous = origin.get(name)
                 if previous is not None and previous.parent.name == path.parent.name:
                     raise SystemExit(f"{name} is defined by both {previous} and {path}")
                 origin[name] = path
                 out[name] = render(entry)
+    out[SCOPES] = render(dict(sorted(scopes.items())))  # read by nvcregen/core/kube.py
     return dict(sorted(out.items()))
 
 

@@ -28,13 +28,13 @@ from typing import Any
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Severity
+from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 
 TRAINER_GROUP = "trainer.kubeflow.org"
 RUNTIME_KINDS = ("TrainingRuntime", "ClusterTrainingRuntime")
 RESERVED_TORCH_ENV = frozenset(
     {"PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT"}
 )
-POD_SUFFIX = len("-launcher-0-0-abcde")
 ANCESTOR = f"{TRAINER_GROUP}/trainjob-ancestor-step"
 # The container each TrainJob step's replicated job must hold (Trainer's runtime webhook).
 STEP_CONTAINERS = {
@@ -42,7 +42,6 @@ STEP_CONTAINERS = {
     "dataset-initializer": "dataset-initializer",
     "model-initializer": "model-initializer",
 }
-LABEL_MAX = 63
 APPLY_ANNOTATION_LIMIT = 262_144
 _RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DOMAIN_PATH = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)+/\S+$")

@@ -31,38 +31,6 @@ _FOLDER_RE = re.compile(r"v(\d+)\.(\d+)\.0-local-strict")
 _VERSION_RE = re.compile(r"v?(\d+)\.(\d+)(\.\d+)?")
 _RBAC = "rbac.authorization.k8s.io"
 
-CLUSTER_SCOPED: dict[str, frozenset[str]] = {
-    "": frozenset({"Namespace", "Node", "PersistentVolume", "ComponentStatus"}),
-    _RBAC: frozenset({"ClusterRole", "ClusterRoleBinding"}),
-    "storage.k8s.io": frozenset(
-        {"StorageClass", "CSIDriver", "CSINode", "VolumeAttachment", "VolumeAttributesClass"}
-    ),
-    "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
-    "apiregistration.k8s.io": frozenset({"APIService"}),
-    "admissionregistration.k8s.io": frozenset(
-        {
-            "ValidatingWebhookConfiguration",
-            "MutatingWebhookConfiguration",
-            "ValidatingAdmissionPolicy",
-            "ValidatingAdmissionPolicyBinding",
-            "MutatingAdmissionPolicy",
-            "MutatingAdmissionPolicyBinding",
-        }
-    ),
-    "scheduling.k8s.io": frozenset({"PriorityClass"}),
-    "node.k8s.io": frozenset({"RuntimeClass"}),
-    "networking.k8s.io": frozenset({"IngressClass", "IPAddress", "ServiceCIDR"}),
-    "certificates.k8s.io": frozenset({"CertificateSigningRequest", "ClusterTrustBundle"}),
-    "flowcontrol.apiserver.k8s.io": frozenset({"FlowSchema", "PriorityLevelConfiguration"}),
-    "resource.k8s.io": frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule"}),
-    "internal.apiserver.k8s.io": frozenset({"StorageVersion"}),
-    "storagemigration.k8s.io": frozenset({"StorageVersionMigration"}),
-    "authentication.k8s.io": frozenset({"TokenReview", "SelfSubjectReview"}),
-    "authorization.k8s.io": frozenset(
-        {"SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"}
-    ),
-}
-
 _NAME_RULES: dict[tuple[str, str], NameRule] = {
     ("", "Namespace"): dns1123_label,
     ("", "Service"): dns1035_label,
@@ -71,16 +39,6 @@ _NAME_RULES: dict[tuple[str, str], NameRule] = {
     (_RBAC, "RoleBinding"): path_segment,
     (_RBAC, "ClusterRoleBinding"): path_segment,
 }
-
-
-def is_core_group(group: str) -> bool:
-    """Return whether an API group belongs to Kubernetes itself (`""`, `apps`, `*.k8s.io`)."""
-    return "." not in group or group.endswith(".k8s.io")
-
-
-def is_namespaced(group: str, kind: str) -> bool:
-    """Return whether a core kind is namespaced."""
-    return kind not in CLUSTER_SCOPED.get(group, frozenset())
 
 
 def name_rule(group: str, kind: str) -> NameRule:

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
 
+from nvcregen.core.kube import LABEL_MAX, SUBDOMAIN_MAX
 from nvcregen.kubeschema.problems import (
     METADATA_RULE,
     SCHEMA_VIOLATION,
@@ -36,7 +37,9 @@ _OWNER_REFERENCE_FIELDS = ("apiVersion", "kind", "name", "uid", "controller", "b
 
 def dns1123_subdomain(value: str) -> list[str]:
     """Check a DNS-1123 subdomain (most object names); return what is wrong."""
-    errors = [] if len(value) <= 253 else ["must be no more than 253 characters"]
+    errors = (
+        [] if len(value) <= SUBDOMAIN_MAX else [f"must be no more than {SUBDOMAIN_MAX} characters"]
+    )
     if not _SUBDOMAIN_RE.fullmatch(value):
         errors.append(
             "must consist of lower case alphanumeric characters, '-' or '.', "
@@ -47,7 +50,7 @@ def dns1123_subdomain(value: str) -> list[str]:
 
 def dns1123_label(value: str) -> list[str]:
     """Check a DNS-1123 label (namespace names, Namespace objects); return what is wrong."""
-    errors = [] if len(value) <= 63 else ["must be no more than 63 characters"]
+    errors = [] if len(value) <= LABEL_MAX else [f"must be no more than {LABEL_MAX} characters"]
     if not _LABEL_RE.fullmatch(value):
         errors.append(
             "must consist of lower case alphanumeric characters or '-', "
@@ -58,7 +61,7 @@ def dns1123_label(value: str) -> list[str]:
 
 def dns1035_label(value: str) -> list[str]:
     """Check a DNS-1035 label (Service names); return what is wrong."""
-    errors = [] if len(value) <= 63 else ["must be no more than 63 characters"]
+    errors = [] if len(value) <= LABEL_MAX else [f"must be no more than {LABEL_MAX} characters"]
     if not _DNS1035_RE.fullmatch(value):
         errors.append(
             "must consist of lower case alphanumeric characters or '-', start with an "
@@ -96,7 +99,11 @@ def qualified_name(value: str) -> list[str]:
 
 def label_value(value: str) -> list[str]:
     """Check a label value: empty, or at most 63 characters of the label alphabet."""
-    errors = [] if len(value) <= 63 else [f"must be no more than 63 characters (got {len(value)})"]
+    errors = (
+        []
+        if len(value) <= LABEL_MAX
+        else [f"must be no more than {LABEL_MAX} characters (got {len(value)})"]
+    )
     if not _LABEL_VALUE_RE.fullmatch(value):
         errors.append(
             "must be empty or consist of alphanumeric characters, '-', '_' or '.', "

@@ -18,6 +18,7 @@ from typing import Any
 
 from jsonschema.protocols import Validator
 
+from nvcregen.core import kube
 from nvcregen.kubeschema import builtin as core
 from nvcregen.kubeschema.kubejsonschema import make_validator, problems_from
 from nvcregen.kubeschema.normalize import to_json
@@ -194,7 +195,7 @@ class SchemaRegistry:
         group, version = split
         if (group, version, kind) in self._index:
             return self._crd_validator((group, version, kind)), []
-        if not core.is_core_group(group):
+        if not kube.is_core_group(group):
             return None, [self._unknown_crd(group, version, kind)]
         return self._lookup_core(kube_version, group, version, kind)
 
@@ -234,7 +235,7 @@ class SchemaRegistry:
             compiled = None
             if schema is not None:
                 validator = make_validator(schema, core.definitions(minor))
-                namespaced = core.is_namespaced(group, kind)
+                namespaced = kube.is_namespaced(group, kind)
                 compiled = _Compiled(validator, namespaced, core.name_rule(group, kind), core=True)
                 self.compile_count += 1
             self._validators[key] = compiled

@@ -16,10 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from nvcregen.core import kube
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.kubeschema import builtin as core
-from nvcregen.kubeschema.registry import default_registry, split_api_version
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -169,23 +168,15 @@ def _scopes(
     for manifest in layers:
         obj = manifest.obj
         api_version = str(obj.get("apiVersion", ""))
-        group = (split_api_version(api_version) or ("", ""))[0]
+        group = kube.api_group(api_version)
         namespace = obj.get("metadata", {}).get("namespace")
         if namespace:
             namespaces.add(str(namespace))
-        elif not _namespaced(api_version, group, manifest.kind):
+        elif not kube.is_namespaced(group, manifest.kind):
             cluster_kinds.add((group, manifest.kind))
         if manifest.kind == "Application" and group == "argoproj.io":
             namespaces |= _child_namespaces(obj, site.metadata.name)
     return namespaces, cluster_kinds
-
-
-def _namespaced(api_version: str, group: str, kind: str) -> bool:
-    """Whether a kind is namespaced; an unknown kind counts as cluster-scoped."""
-    crd = default_registry().crd(api_version, kind)
-    if crd is not None:
-        return crd.scope == "Namespaced"
-    return core.is_core_group(group) and core.is_namespaced(group, kind)
 
 
 def _children(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:

@@ -16,10 +16,9 @@ from typing import Any
 
 from nvcregen.compile.platform.helm import HelmError, HelmRenderer, no_renderer, verify_archive
 from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, reference_objects
+from nvcregen.core import kube
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.kubeschema import builtin as core
-from nvcregen.kubeschema.registry import default_registry, split_api_version
 from nvcregen.plan.images import mirrored
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -258,35 +257,25 @@ def _keep_crd(site: Site, crd: Obj) -> bool:
     return name != JOBSET_CRD or site.spec.dependencies.jobset.managed
 
 
-def _crd_scopes(crds: list[Obj]) -> dict[tuple[str, str], str]:
-    scopes: dict[tuple[str, str], str] = {}
+def _crd_scopes(crds: list[Obj]) -> dict[str, str]:
+    scopes: dict[str, str] = {}
     for crd in crds:
         spec: dict[str, Any] = crd.get("spec") or {}
         kind = (spec.get("names") or {}).get("kind")
         if isinstance(kind, str):
-            scopes[str(spec.get("group", "")), kind] = str(spec.get("scope", ""))
+            scopes[f"{spec.get('group', '')}/{kind}"] = str(spec.get("scope", ""))
     return scopes
 
 
-def _with_namespace(obj: Obj, ns: str, scopes: dict[tuple[str, str], str]) -> Obj:
+def _with_namespace(obj: Obj, ns: str, scopes: dict[str, str]) -> Obj:
     """Give a namespaced object without a namespace the release's, as Helm would."""
     metadata = obj.get("metadata")
     if not isinstance(metadata, dict) or metadata.get("namespace"):
         return obj
-    split = split_api_version(str(obj.get("apiVersion", "")))
-    if split is None or not _namespaced(split[0], str(obj.get("kind", "")), scopes):
+    group = kube.api_group(str(obj.get("apiVersion", "")))
+    if not kube.is_namespaced(group, str(obj.get("kind", "")), crd_scopes=scopes):
         return obj
     return {**obj, "metadata": {**metadata, "namespace": ns}}
-
-
-def _namespaced(group: str, kind: str, scopes: dict[tuple[str, str], str]) -> bool:
-    if (group, kind) in scopes:
-        return scopes[group, kind] == "Namespaced"
-    for g, v, k in default_registry().known_crds():
-        if (g, k) == (group, kind):
-            crd = default_registry().crd(f"{g}/{v}", k)
-            return crd is not None and crd.scope == "Namespaced"
-    return core.is_namespaced(group, kind)
 
 
 def _minor(version: str) -> tuple[int, int]:

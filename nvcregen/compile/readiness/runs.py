@@ -7,8 +7,8 @@ immutable, so a changed spec is a new name, never a rejected update.
 
 from __future__ import annotations
 
-from nvcregen.check.webhooks import LABEL_MAX, POD_SUFFIX
 from nvcregen.core import units
+from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.manifest import hashed_name
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site

@@ -17,7 +17,7 @@ from sitefactory import FILE, catalog, edit, parse, site_yaml, units_of
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.gate import object_findings
-from nvcregen.check.webhooks import LABEL_MAX, POD_SUFFIX, check_runtimes
+from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX, check_runtimes
 from nvcregen.cli import main
 from nvcregen.compile.gitops.layer import gitops_manifests
 from nvcregen.compile.layers import LAYER_ORDER, site_manifests

@@ -1,0 +1,89 @@
+"""Kubernetes facts every layer asks: whether a kind is namespaced, and how long names may be.
+
+Scopes of custom resources come from `schemas/upstream/_compiled/scopes.json`, which
+`tools/vendor_upstream.py` writes from the vendored CRDs; scopes of the built-in kinds are
+the short list below (everything else in a Kubernetes group is namespaced).
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+
+from nvcregen.core.datafiles import data_dir
+
+_RBAC = "rbac.authorization.k8s.io"
+
+CLUSTER_SCOPED: dict[str, frozenset[str]] = {
+    "": frozenset({"Namespace", "Node", "PersistentVolume", "ComponentStatus"}),
+    _RBAC: frozenset({"ClusterRole", "ClusterRoleBinding"}),
+    "storage.k8s.io": frozenset(
+        {"StorageClass", "CSIDriver", "CSINode", "VolumeAttachment", "VolumeAttributesClass"}
+    ),
+    "apiextensions.k8s.io": frozenset({"CustomResourceDefinition"}),
+    "apiregistration.k8s.io": frozenset({"APIService"}),
+    "admissionregistration.k8s.io": frozenset(
+        {
+            "ValidatingWebhookConfiguration",
+            "MutatingWebhookConfiguration",
+            "ValidatingAdmissionPolicy",
+            "ValidatingAdmissionPolicyBinding",
+            "MutatingAdmissionPolicy",
+            "MutatingAdmissionPolicyBinding",
+        }
+    ),
+    "scheduling.k8s.io": frozenset({"PriorityClass"}),
+    "node.k8s.io": frozenset({"RuntimeClass"}),
+    "networking.k8s.io": frozenset({"IngressClass", "IPAddress", "ServiceCIDR"}),
+    "certificates.k8s.io": frozenset({"CertificateSigningRequest", "ClusterTrustBundle"}),
+    "flowcontrol.apiserver.k8s.io": frozenset({"FlowSchema", "PriorityLevelConfiguration"}),
+    "resource.k8s.io": frozenset({"DeviceClass", "ResourceSlice", "DeviceTaintRule"}),
+    "internal.apiserver.k8s.io": frozenset({"StorageVersion"}),
+    "storagemigration.k8s.io": frozenset({"StorageVersionMigration"}),
+    "authentication.k8s.io": frozenset({"TokenReview", "SelfSubjectReview"}),
+    "authorization.k8s.io": frozenset(
+        {"SubjectAccessReview", "SelfSubjectAccessReview", "SelfSubjectRulesReview"}
+    ),
+}
+
+# Names. A label value (and a DNS-1123 or RFC 1035 label) holds at most 63 characters;
+# a DNS-1123 subdomain (most object names) at most 253.
+LABEL_MAX = 63
+SUBDOMAIN_MAX = 253
+# What JobSet and the Job controller append to a TrainJob's name for a pod's hostname
+# (`<name>-launcher-0-0-abcde`): the TrainJob name must leave room for it within LABEL_MAX.
+POD_SUFFIX = len("-launcher-0-0-abcde")
+
+
+def api_group(api_version: str) -> str:
+    """The API group of an apiVersion (`""` for the core group `v1`)."""
+    return api_version.rsplit("/", 1)[0] if "/" in api_version else ""
+
+
+def is_core_group(group: str) -> bool:
+    """Whether an API group belongs to Kubernetes itself (`""`, `apps`, `*.k8s.io`)."""
+    return "." not in group or group.endswith(".k8s.io")
+
+
+@cache
+def _crd_scopes() -> dict[str, str]:
+    path = data_dir("schemas") / "upstream" / "_compiled" / "scopes.json"
+    scopes: dict[str, str] = json.loads(path.read_bytes())
+    return scopes
+
+
+def is_namespaced(group: str, kind: str, *, crd_scopes: dict[str, str] | None = None) -> bool:
+    """Whether objects of `group`/`kind` live in a namespace.
+
+    `crd_scopes` (`"group/kind" -> "Namespaced" | "Cluster"`) adds CRDs a chart brings
+    along; then the vendored CRDs count, then the built-in kinds. A kind of a foreign
+    group that nothing describes counts as cluster-scoped, the cautious answer for
+    permission lists.
+    """
+    key = f"{group}/{kind}"
+    for scopes in (crd_scopes or {}, _crd_scopes()):
+        if key in scopes:
+            return scopes[key] == "Namespaced"
+    if is_core_group(group):
+        return kind not in CLUSTER_SCOPED.get(group, frozenset())
+    return False
