@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.core.metrics import THRESHOLD_FIELDS
 from nvcregen.emit.naming import IMAGES_FILE
 from nvcregen.plan.budget import plan_budget
 from nvcregen.plan.resolve import Pool, plan
@@ -127,7 +128,7 @@ def _thresholds(thresholds: list[Threshold]) -> dict[str, str]:
         label = f"{threshold.test} ({', '.join(w for w in where if w)})"
         while label in found:
             label += " (again)"
-        bounds = [f"{k} {v}" for k in ("busbw", "algbw", "goodput") if (v := getattr(threshold, k))]
+        bounds = [f"{k} {v}" for k in THRESHOLD_FIELDS if (v := getattr(threshold, k))]
         if threshold.baseline:
             bounds.append(f"baseline {threshold.baseline}")
         found[label] = "; ".join(bounds) or "no bound"

@@ -8,17 +8,12 @@ from typing import Literal
 from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, TestEntry
 from nvcregen.core import units
+from nvcregen.core.metrics import METRICS
 from nvcregen.plan.images import resolve_image
 from nvcregen.spec.v1alpha1 import NodePool, Site, Stage, Threshold
 
 Mode = Literal["category", "workloadrun"]
 Network = Literal["rdma", "socket", "none"]
-
-THRESHOLD_KEYS = {
-    "busbw": "busBandwidthGBps",
-    "algbw": "algBandwidthGBps",
-    "goodput": "goodputRatio",
-}
 
 
 @dataclass(frozen=True)
@@ -129,16 +124,14 @@ def compile_thresholds(site: Site, test: str, scope: str) -> tuple[CompiledThres
     """
     compiled: list[CompiledThreshold] = []
     for index, threshold in thresholds_for(site, test, scope):
-        for field, key in THRESHOLD_KEYS.items():
+        for field, metric in METRICS.items():
             text = getattr(threshold, field)
             if text is None:
                 continue
-            kind: units.UnitKind = "ratio" if field == "goodput" else "bandwidth"
-            comparison = units.parse_comparison(text, unit_kind=kind)
+            comparison = units.parse_comparison(text, unit_kind=metric.unit_kind)
+            derivation = _derivation(field, threshold, comparison)
             compiled.append(
-                CompiledThreshold(
-                    key, comparison.cel(), _derivation(field, threshold, comparison), index
-                )
+                CompiledThreshold(metric.nvcre_key, comparison.cel(), derivation, index)
             )
     return tuple(compiled)
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from itertools import groupby
 
 from nvcregen.core import units
+from nvcregen.core.metrics import METRICS, THRESHOLD_FIELDS
 from nvcregen.results.figures import Figure, bandwidth_figures, goodput_figures
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -43,7 +44,6 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "==": operator.eq,
 }
-_FIELDS = ("busbw", "algbw", "goodput")
 
 
 class Word(enum.StrEnum):
@@ -173,7 +173,7 @@ def judge_threshold(
 ) -> list[ThresholdVerdict]:
     """Verdicts of one threshold: per comparison it makes, per stage that runs its test."""
     matching = [r for r in runs if r.test == threshold.test and r.scope == threshold.scope]
-    fields = [f for f in _FIELDS if getattr(threshold, f) is not None] or ["transport"]
+    fields = [f for f in THRESHOLD_FIELDS if getattr(threshold, f) is not None] or ["transport"]
     size = units.parse_size(threshold.at) if threshold.at else None
     verdicts = []
     for field in fields:
@@ -218,8 +218,8 @@ def _base(index: int, threshold: Threshold, field: str, size: int | None) -> dic
         "at": threshold.at,
         "size_bytes": size,
     }
-    if field in _FIELDS:
-        kind: units.UnitKind = "ratio" if field == "goodput" else "bandwidth"
+    if field in METRICS:
+        kind = METRICS[field].unit_kind
         comparison = units.parse_comparison(getattr(threshold, field), unit_kind=kind)
         base |= {"comparison": comparison.written, "bound": comparison.value}
         base["unit"] = comparison.unit
@@ -253,7 +253,7 @@ def _judge_group(
     reasons += _finality(members, rounds)
     final = [m for m in members if m.finality is Finality.FINAL]
     figures = _figures(field, size, final)
-    if field in _FIELDS and not any(r.word is not Word.PASS for r in reasons):
+    if field in METRICS and not any(r.word is not Word.PASS for r in reasons):
         reasons.append(_compare(threshold, field, size, final, figures))
     return GroupVerdict(
         group=members[0].group,
@@ -320,7 +320,7 @@ def _compare(
     final: Sequence[Measurement],
     figures: Sequence[Figure],
 ) -> Reason:
-    name = "goodput" if field == "goodput" else field
+    name = field
     found = next((f for f in figures if f.name == name), None)
     if found is None or len(found.rounds) < len(final) or found.median is None:
         where = f"at {units.format_size(size)}" if size is not None else "in the results"
@@ -328,8 +328,9 @@ def _compare(
         return _reason(
             "size-not-measured", Word.INCOMPLETE, f"{missing} final round(s) have no {name} {where}"
         )
-    kind: units.UnitKind = "ratio" if field == "goodput" else "bandwidth"
-    comparison = units.parse_comparison(getattr(threshold, field), unit_kind=kind)
+    comparison = units.parse_comparison(
+        getattr(threshold, field), unit_kind=METRICS[field].unit_kind
+    )
     unit = f" {comparison.unit}" if comparison.unit else ""
     shown = f"{found.median:.6g}{unit}"
     bound = f"{comparison.op} {comparison.value:g}{unit}"

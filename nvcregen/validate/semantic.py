@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
+from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.plan.budget import plan_budget
 from nvcregen.plan.images import is_pinned, source_image
 from nvcregen.plan.resolve import network_for, plan, stage_pool_name
@@ -15,8 +16,6 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import check_unit
 from nvcregen.validate.trainer import trainer_mode_problems
-
-_MEASURES = {"busbw": "bandwidth", "algbw": "bandwidth", "goodput": "goodput"}
 
 
 class _Report:
@@ -69,7 +68,7 @@ def _unit_fields(site: Site) -> Iterator[tuple[str, str, str]]:
     for i, t in enumerate(site.spec.thresholds):
         if t.at:
             yield f"/spec/thresholds/{i}/at", "size", t.at
-        for field in ("busbw", "algbw"):
+        for field in BANDWIDTH_FIELDS:
             if value := getattr(t, field):
                 yield f"/spec/thresholds/{i}/{field}", "bandwidth-comparison", value
         if t.goodput:
@@ -276,8 +275,8 @@ def _check_thresholds(site: Site, catalog: Catalog, report: _Report) -> None:
                 f"planned: {', '.join(runs)}",
             )
             continue
-        for field, measure in _MEASURES.items():
-            if getattr(t, field) is not None and test.measurement != measure:
+        for field, metric in METRICS.items():
+            if getattr(t, field) is not None and test.measurement != metric.measurement:
                 report.add(
                     f"{at}/{field}",
                     "NVC308",

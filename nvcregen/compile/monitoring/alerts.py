@@ -28,6 +28,7 @@ from nvcregen.compile.monitoring.promql import (
 from nvcregen.compile.readiness.nvcre import CERTIFICATION_NAME_MAX, WORKLOADRUN_NAME_MAX
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj, hashed_name
+from nvcregen.core.metrics import METRICS, Metric
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site, Threshold
 
@@ -35,42 +36,6 @@ METRICS_SERVICE = "nvcre-metrics-service"
 IN_PROGRESS_GRACE_MS = 30 * MINUTE_MS  # on top of the longest timeoutPerJob
 METRICS_MISSING_FOR = "15m"
 _VIOLATION = {">=": "<", ">": "<=", "<=": ">", "<": ">=", "==": "!="}
-
-
-@dataclass(frozen=True)
-class _Measure:
-    """What a threshold field compares, as NVCRE's metrics show it."""
-
-    alert: str
-    metric: str
-    kind: units.UnitKind
-    unit: str
-    what: str
-
-
-_MEASURES = {
-    "busbw": _Measure(
-        alert="NvcreNcclBusBandwidthBelowThreshold",
-        metric="nvcre_nccl_busbw_gbs",
-        kind="bandwidth",
-        unit="GB/s",
-        what="NCCL bus bandwidth",
-    ),
-    "algbw": _Measure(
-        alert="NvcreNcclAlgBandwidthBelowThreshold",
-        metric="nvcre_nccl_algbw_gbs",
-        kind="bandwidth",
-        unit="GB/s",
-        what="NCCL algorithm bandwidth",
-    ),
-    "goodput": _Measure(
-        alert="NvcreGoodputBelowThreshold",
-        metric="nvcre_goodput_ratio",
-        kind="ratio",
-        unit="",
-        what="Goodput ratio",
-    ),
-}
 
 
 def job_alerts(site: Site, test_units: Sequence[TestUnit], window: str) -> list[Obj]:
@@ -175,7 +140,7 @@ class _Target:
     index: int
     threshold: Threshold
     field: str
-    measure: _Measure
+    measure: Metric
     comparison: units.Comparison
     matching: tuple[TestUnit, ...]
 
@@ -202,11 +167,11 @@ def _targets(site: Site, test_units: Sequence[TestUnit]) -> list[_Target]:
             for u in test_units
             if u.test.name == threshold.test and u.stage.scope == threshold.scope
         )
-        for field, measure in _MEASURES.items():
+        for field, measure in METRICS.items():
             text = getattr(threshold, field)
             if text is None or not matching or not _measurable(field, matching[0]):
                 continue
-            comparison = units.parse_comparison(text, unit_kind=measure.kind)
+            comparison = units.parse_comparison(text, unit_kind=measure.unit_kind)
             found.append(_Target(index, threshold, field, measure, comparison, matching))
     return found
 
@@ -221,7 +186,7 @@ def _measured(site: Site, target: _Target, window: str) -> tuple[str, str]:
     """PromQL for a Job's measured value of a threshold's measure, and what it covers."""
     pattern = workflow_pattern(site, target.matching)
     matchers = [f"workflow=~{promql_string(pattern)}"]
-    metric = target.measure.metric
+    metric = target.measure.prom_metric
     nccl = target.matching[0].test.nccl
     if nccl is None:  # goodput: the ratio is kept after the Job ends; 0 is "not yet"
         selected = f"{metric}{{{cluster_matchers(site, *matchers)}}}"
@@ -254,7 +219,7 @@ def _threshold_alert(site: Site, target: _Target, window: str) -> ThresholdAlert
     shown = f"{target.bound} {unit}".rstrip()
     note = (
         f"thresholds[{target.index}] {target.wanted} -> alert {target.measure.alert} when "
-        f"{target.measure.metric}{where} {violation} {shown} once the job is done"
+        f"{target.measure.prom_metric}{where} {violation} {shown} once the job is done"
     )
     catalog = tuple(sorted({u.test_file for u in target.matching}))
     return ThresholdAlert(rule, note, catalog)

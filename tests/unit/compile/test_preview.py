@@ -17,13 +17,14 @@ from sitefactory import FILE, catalog, edit, parse, site_yaml, units_of
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.gate import object_findings
-from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX, check_runtimes
+from nvcregen.check.webhooks import check_runtimes
 from nvcregen.cli import main
 from nvcregen.compile.gitops.layer import gitops_manifests
 from nvcregen.compile.layers import LAYER_ORDER, site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import COMPONENT, preview_manifests
+from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.manifest import Manifest
 from nvcregen.plan.resolve import plan
 
