@@ -13,12 +13,9 @@ from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key
 from nvcregen.emit.tree import Tree, to_tree
-from nvcregen.plan.resolve import plan
-from nvcregen.spec.load import load_document, read_site_bytes
-from nvcregen.spec.parse import parse_model
+from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.schema import validate_schema
-from nvcregen.validate.semantic import check_references
+from nvcregen.validate.site import load_site
 
 
 @dataclass(frozen=True)
@@ -54,31 +51,21 @@ def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -
     return compile_source(raw, display, catalog, options)
 
 
-def compile_source(  # noqa: PLR0911 - one early return per failing stage keeps the chain flat
-    raw: bytes, display: str, catalog: Catalog, options: Options
-) -> CompileResult:
+def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options) -> CompileResult:
     """Compile the bytes of one site file, named `display`, into an in-memory tree."""
-    doc, diags = load_document(raw, display)  # bytes -> data + positions
-    if doc is None:
+    loaded = load_site(raw, display, catalog, strict=options.strict)  # YAML, schema, plan
+    site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
+    if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
-    diags += validate_schema(doc)  # schemas/site.v1alpha1.json
-    if has_errors(diags):
-        return CompileResult(display, diagnostics=diags)
-    site, parse_diags = parse_model(doc, Site)  # -> frozen v1alpha1.Site
-    diags += parse_diags
-    if site is None:
-        return CompileResult(display, diagnostics=diags)
-    diags += check_references(site, catalog, doc, strict=options.strict)  # catalog, units, budget
     diags += check_layers(site, doc)  # dependency versions, GitOps settings
-    if has_errors(diags):
+    if test_units is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
-    test_units = plan(site, catalog)  # what runs where, in site order
     try:
         manifests = site_manifests(site, catalog, test_units, options.root)  # every layer
     except HelmError as exc:  # the chart archive cannot be verified or rendered
         return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
     manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
-    diags += check_manifests(manifests, site, doc)  # upstream schemas, before anything is written
+    diags += check_manifests(manifests, site, doc, test_units)  # upstream rules, before writing
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import find_key
+from nvcregen.core import labels as labels_
+from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.positions import pointer
 
 # LogProfiles the NVCRE 0.7.0 chart installs (templates/*.yaml): they exist on any
@@ -44,6 +46,22 @@ class PoolCounts:
 
     gpus: int
     nics: int
+
+
+def stage_counts(test_units: Iterable[TestUnit]) -> dict[str, PoolCounts]:
+    """What the pool of each planned stage has per node, by stage name."""
+    counts: dict[str, PoolCounts] = {}
+    for unit in test_units:
+        nics = unit.pool.spec.nics
+        counts[unit.stage.name] = PoolCounts(unit.pool.gpus_per_node, nics.count if nics else 0)
+    return counts
+
+
+def stage_of(obj: Mapping[str, Any]) -> str | None:
+    """The plan stage a generated object belongs to, from its `nvcregen.io/stage` label."""
+    found = (obj.get("metadata") or {}).get("labels") or {}
+    stage = found.get(labels_.STAGE)
+    return str(stage) if stage is not None else None
 
 
 def check_log_profiles(objects: list[Located]) -> Iterator[tuple[str, Finding]]:

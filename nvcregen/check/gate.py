@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
-from nvcregen.check.crossref import Located, check_identities, check_log_profiles
+from nvcregen.check.crossref import (
+    Located,
+    PoolCounts,
+    check_counts,
+    check_identities,
+    check_log_profiles,
+    stage_counts,
+    stage_of,
+)
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import check_policies
 from nvcregen.check.webhooks import check_runtimes, webhook_findings
@@ -14,6 +22,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.kubeschema.registry import default_registry
+from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -67,13 +76,16 @@ def _cel_finding(result: CelResult) -> Finding:
     return Finding(result.pointer, "NVC610", f"{result.message} (rule: {result.rule})", hint=hint)
 
 
-def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> list[Diagnostic]:
+def check_manifests(
+    manifests: list[Manifest], site: Site, doc: Document, test_units: list[TestUnit]
+) -> list[Diagnostic]:
     """Validate every manifest; report problems at the site line the object came from.
 
     A problem here is a bug in nvcregen or its catalog rather than in the site, but
     the site line still tells the user which part of their plan is affected.
     """
     version = site.spec.kubernetes.version
+    counts = stage_counts(test_units)
     per_object = [
         Diagnostic(
             doc.span(manifest.source),
@@ -85,10 +97,20 @@ def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> lis
             (f"in the object at {finding.pointer}",),
         )
         for manifest in manifests
-        for finding in object_findings(manifest.obj, kube_version=version)
+        for finding in [
+            *object_findings(manifest.obj, kube_version=version),
+            *_counts(manifest, counts),
+        ]
         if finding.code not in _SITE_LEVEL_CODES
     ]
     return per_object + _across(manifests, doc)
+
+
+def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Finding]:
+    """NVC631, as `nvcregen check` runs it: counts match the pool of the object's stage."""
+    pool = counts.get(stage_of(manifest.obj) or "")
+    if pool is not None:
+        yield from check_counts(Located("", manifest.obj), pool)
 
 
 def _across(manifests: list[Manifest], doc: Document) -> list[Diagnostic]:

@@ -15,6 +15,8 @@ from nvcregen.check.crossref import (
     check_counts,
     check_identities,
     check_log_profiles,
+    stage_counts,
+    stage_of,
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import FileJob, check_files, is_object
@@ -23,12 +25,9 @@ from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
-from nvcregen.plan.resolve import resolve_pools, stage_pool_name
 from nvcregen.spec.fast import fast_document
-from nvcregen.spec.parse import parse_model
-from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.site import check_site
 
-STAGE_LABEL = "nvcregen.io/stage"
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
 # by a server dry-run: NVCRE, not the user, creates those objects).
 PREVIEW_DIR = "preview"
@@ -180,8 +179,7 @@ def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:
 
 
 def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
-    labels = (file.located.obj.get("metadata") or {}).get("labels") or {}
-    pool = site.stage_pools.get(str(labels.get(STAGE_LABEL)))
+    pool = site.stage_pools.get(stage_of(file.located.obj) or "")
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 
@@ -191,17 +189,11 @@ def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteF
     if not source or not (root / source).is_file():
         return None
     doc = fast_document(root / source, source)
-    site = parse_model(doc, Site)[0] if doc is not None else None
-    if site is None:
+    loaded = check_site(doc, catalog) if doc is not None else None
+    if loaded is None or loaded.site is None:
         return None
-    pools = resolve_pools(site, catalog)
-    counts: dict[str, PoolCounts] = {}
-    for stage in site.spec.readiness.stages:
-        pool = pools.get(stage_pool_name(site, stage))
-        if pool is not None:
-            nics = pool.spec.nics.count if pool.spec.nics is not None else 0
-            counts[stage.name] = PoolCounts(pool.gpus_per_node, nics)
-    return SiteFacts(site.spec.kubernetes.version, counts)
+    counts = stage_counts(loaded.test_units or [])  # none for a site that no longer validates
+    return SiteFacts(loaded.site.spec.kubernetes.version, counts)
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:

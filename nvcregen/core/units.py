@@ -395,3 +395,21 @@ def parse_comparison(text: str, *, unit_kind: UnitKind) -> Comparison:
         raise UnitError(f"threshold {text.strip()!r} has no bound", f"write {op} {example}")
     value, unit, shown = _BOUNDS[unit_kind](rest)
     return Comparison(op, value, unit, f"{op} {shown}")
+
+
+def check_unit(unit: str, value: str) -> tuple[str, str] | None:
+    """Parse a unit-bearing value; return (message, hint) when it is wrong."""
+    try:
+        if unit == "size":
+            parse_size(value)
+        elif unit == "bandwidth":
+            parse_bandwidth(value)
+        elif unit == "duration":
+            parse_duration(value)
+        elif unit == "bandwidth-comparison":
+            parse_comparison(value, unit_kind="bandwidth")
+        elif unit == "ratio-comparison":
+            parse_comparison(value, unit_kind="ratio")
+    except UnitError as exc:
+        return exc.message, exc.hint
+    return None

@@ -14,10 +14,9 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.core.metrics import THRESHOLD_FIELDS
 from nvcregen.emit.naming import IMAGES_FILE
 from nvcregen.plan.budget import plan_budget
-from nvcregen.plan.resolve import Pool, plan
-from nvcregen.spec.load import load_document
-from nvcregen.spec.parse import parse_model
-from nvcregen.spec.v1alpha1 import JobSetDependency, Site, Threshold, TrainerDependency
+from nvcregen.plan.resolve import Pool
+from nvcregen.spec.v1alpha1 import JobSetDependency, Threshold, TrainerDependency
+from nvcregen.validate.site import load_site
 
 Tree = dict[str, str]
 
@@ -77,11 +76,10 @@ class Summary:
 
 def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts | None:
     """Facts of a site that compiled to `tree`; None if it no longer parses (it did)."""
-    doc, _ = load_document(raw, display)
-    site = parse_model(doc, Site)[0] if doc is not None else None
-    if site is None:
+    loaded = load_site(raw, display, catalog)
+    site, units = loaded.site, loaded.test_units
+    if site is None or units is None:
         return None
-    units = plan(site, catalog)
     pools = {u.pool.spec.name: u.pool for u in units}
     budget = plan_budget(site, units)
     window = site.spec.readiness.window

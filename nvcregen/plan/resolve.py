@@ -65,6 +65,14 @@ class TestUnit:
         nics = self.pool.spec.nics
         return nics.count if self.network == "rdma" and nics is not None else 0
 
+    @property
+    def nic_resource(self) -> tuple[str, int] | None:
+        """The extended resource and count each node's pod requests for RDMA NICs, if any."""
+        nics = self.pool.spec.nics
+        if not self.nics_per_node or nics is None or not nics.resource_name:
+            return None
+        return nics.resource_name, self.nics_per_node
+
 
 def resolve_pools(site: Site, catalog: Catalog) -> dict[str, Pool]:
     """Attach catalog hardware to every pool whose model the catalog knows."""

@@ -11,9 +11,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from jsonschema.exceptions import ValidationError
 
-from nvcregen.core import units
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.units import check_unit
 from nvcregen.spec.positions import Document, pointer
 from nvcregen.spec.schema import SCHEMA_FILE
 
@@ -175,24 +175,6 @@ def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> 
     examples = schema.get("examples") or []
     hint = _PATTERN_HINTS.get(pattern) or (f"for example: {examples[0]}" if examples else "")
     return f"{json.dumps(value)} does not match the expected form {pattern}", hint
-
-
-def check_unit(unit: str, value: str) -> tuple[str, str] | None:
-    """Parse a unit-bearing value; return (message, hint) when it is wrong."""
-    try:
-        if unit == "size":
-            units.parse_size(value)
-        elif unit == "bandwidth":
-            units.parse_bandwidth(value)
-        elif unit == "duration":
-            units.parse_duration(value)
-        elif unit == "bandwidth-comparison":
-            units.parse_comparison(value, unit_kind="bandwidth")
-        elif unit == "ratio-comparison":
-            units.parse_comparison(value, unit_kind="ratio")
-    except units.UnitError as exc:
-        return exc.message, exc.hint
-    return None
 
 
 def _describe(schema: Mapping[str, Any], key: str) -> str:

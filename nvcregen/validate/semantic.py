@@ -7,14 +7,14 @@ from collections.abc import Iterator
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import units
-from nvcregen.core.errors import Diagnostic, Severity, has_errors
+from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
+from nvcregen.core.units import check_unit
 from nvcregen.plan.budget import plan_budget
 from nvcregen.plan.images import is_pinned, source_image
-from nvcregen.plan.resolve import network_for, plan, stage_pool_name
+from nvcregen.plan.resolve import TestUnit, network_for, stage_pool_name
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.schema import check_unit
 from nvcregen.validate.trainer import trainer_mode_problems
 
 
@@ -42,7 +42,7 @@ class _Report:
 def check_references(
     site: Site, catalog: Catalog, doc: Document, *, strict: bool = False
 ) -> list[Diagnostic]:
-    """Return every semantic problem of a site; the budget is checked only when all else passes."""
+    """Return every semantic problem of a site but its budget (`check_budget`, on the plan)."""
     report = _Report(doc)
     _check_units(site, report)
     _check_pools(site, catalog, report)
@@ -50,8 +50,6 @@ def check_references(
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
     report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
-    if not has_errors(report.diagnostics):
-        _check_budget(site, catalog, report)
     return sorted(report.diagnostics, key=Diagnostic.sort_key)
 
 
@@ -330,9 +328,16 @@ def _check_images(site: Site, catalog: Catalog, report: _Report, *, strict: bool
             )
 
 
-def _check_budget(site: Site, catalog: Catalog, report: _Report) -> None:
+def check_budget(site: Site, test_units: list[TestUnit], doc: Document) -> list[Diagnostic]:
+    """The plan's worst case against the window's GPU-hours and deadline."""
+    report = _Report(doc)
+    _budget(site, test_units, report)
+    return report.diagnostics
+
+
+def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
     window = site.spec.readiness.window
-    budget = plan_budget(site, plan(site, catalog))
+    budget = plan_budget(site, test_units)
     worst = sorted(budget.costs, key=lambda c: -c.gpu_hours)[:3]
     breakdown = ", ".join(
         f"{c.unit.stage.name}/{c.unit.test.name} {c.gpu_hours:.1f}" for c in worst

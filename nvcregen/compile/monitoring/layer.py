@@ -19,10 +19,10 @@ from nvcregen.compile.monitoring.rules import COMPONENT, MONITORING_API, prometh
 from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.core.units import check_unit
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.schema import check_unit
 
 SERVICE_MONITOR = "nvcregen-nvcre-metrics"
 SCRAPER = "nvcregen-metrics-scraper"

@@ -7,6 +7,7 @@ from typing import Any
 
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
 from nvcregen.compile.templating import render_template
+from nvcregen.core import labels as labels_
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.resolve import Pool, TestUnit
@@ -52,9 +53,8 @@ def target(pool: Pool) -> Obj:
 def counts(unit: TestUnit) -> Obj:
     """Every per-node count, written explicitly so NVCRE's 4-GPU/0-NIC fallback never applies."""
     result: Obj = {"gpusPerNode": unit.pool.gpus_per_node, "mlnxPerNode": unit.nics_per_node}
-    nics = unit.pool.spec.nics
-    if unit.nics_per_node and nics is not None and nics.resource_name:
-        result["nicResourceName"] = nics.resource_name
+    if unit.nic_resource is not None:
+        result["nicResourceName"] = unit.nic_resource[0]
     return result
 
 
@@ -208,9 +208,9 @@ def _threshold_map(unit: TestUnit) -> dict[str, str]:
 
 def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     """Labels NVCRE copies onto each TrainJob, so results can be found per site and stage."""
-    labels = {"nvcregen.io/site": site.metadata.name, "nvcregen.io/stage": unit.stage.name}
+    labels = {labels_.SITE: site.metadata.name, labels_.STAGE: unit.stage.name}
     if unit.mode == "workloadrun":
-        labels["nvcregen.io/test"] = unit.test.name
+        labels[labels_.TEST] = unit.test.name
     return labels
 
 

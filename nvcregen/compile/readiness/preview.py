@@ -37,10 +37,11 @@ from nvcregen.compile.readiness.mpi import (
     worker_container,
 )
 from nvcregen.compile.readiness.runs import RUN_NAME_MAX
+from nvcregen.core import labels
 from nvcregen.core.manifest import Manifest, Obj, hashed_name
 
 COMPONENT = "preview"
-NOTE_KEY = "nvcregen.io/preview"
+NOTE_KEY = labels.PREVIEW
 SSH_HOME = "ssh-home"
 SSH_SECRET_VOLUME = "mpi-ssh-auth"  # the volume Trainer's MPI plugin adds for the keys
 LAUNCHER_LIMITS = {"cpu": "2", "memory": "1Gi"}

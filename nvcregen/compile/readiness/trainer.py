@@ -35,7 +35,6 @@ from nvcregen.compile.readiness.mpi import (
 from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
 from nvcregen.compile.readiness.nvcre import COMPONENT, outer_deadline_s
 from nvcregen.compile.readiness.runs import (
-    LABEL,
     run_labels,
     run_name,
     unit_catalog,
@@ -44,12 +43,13 @@ from nvcregen.compile.readiness.runs import (
     window_seconds,
 )
 from nvcregen.compile.templating import render_template
+from nvcregen.core import labels
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 RUNTIME_NAME_MAX = 52
-PLACEMENT_MANAGER = "nvcregen.io/placement"
+PLACEMENT_MANAGER = labels.PLACEMENT_MANAGER
 
 
 def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
@@ -204,9 +204,9 @@ def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
 def resources_per_node(unit: TestUnit) -> dict[str, int]:
     """Every GPU of a node, and its RDMA NICs when the test's traffic crosses them."""
     limits = {GPU: unit.pool.gpus_per_node}
-    nics = unit.pool.spec.nics
-    if unit.nics_per_node and nics is not None and nics.resource_name:
-        limits[nics.resource_name] = unit.nics_per_node
+    if unit.nic_resource is not None:
+        name, count = unit.nic_resource
+        limits[name] = count
     return limits
 
 
@@ -228,9 +228,9 @@ def _expected(unit: TestUnit, nodes: tuple[str, ...]) -> dict[str, str]:
     """What collect should find: the transport (and GPUDirect RDMA), the nodes tested."""
     found: dict[str, str] = {}
     if unit.network == "rdma":
-        found |= {f"{LABEL}expected-transport": "IB", f"{LABEL}expected-gdrdma": "true"}
+        found |= {labels.EXPECTED_TRANSPORT: "IB", labels.EXPECTED_GDRDMA: "true"}
     elif unit.network == "socket":
-        found[f"{LABEL}expected-transport"] = "Socket"
+        found[labels.EXPECTED_TRANSPORT] = "Socket"
     if nodes:
-        found[f"{LABEL}nodes"] = ",".join(nodes)
+        found[labels.NODES] = ",".join(nodes)
     return found

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 from sitefactory import FILE, POOL, STAGES, catalog, edit, line_of, parse, site_yaml
 
-from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.errors import Diagnostic, Severity, has_errors
+from nvcregen.plan.resolve import plan
 from nvcregen.validate import semantic
-from nvcregen.validate.semantic import check_references
+from nvcregen.validate.semantic import check_budget, check_references
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 TWO_POOLS = "- {name: a, model: H100, nodes: [n1, n2]}\n- {name: b, model: H100, nodes: [n3, n4]}"
@@ -24,8 +25,12 @@ TCP_POOL = (
 
 
 def diagnose(text: str, *, strict: bool = False) -> list[Diagnostic]:
+    """Semantic checks, then the budget of the plan, as `validate/site.py` chains them."""
     site, doc = parse(text)
-    return check_references(site, catalog(), doc, strict=strict)
+    diags = check_references(site, catalog(), doc, strict=strict)
+    if has_errors(diags):
+        return diags
+    return diags + check_budget(site, plan(site, catalog()), doc)
 
 
 def only(diags: list[Diagnostic], code: str) -> Diagnostic:

@@ -1,0 +1,65 @@
+"""Load, validate and plan one site: the entry point of every command that needs a site.
+
+`render`, `check`, `collect` and `diff` all start here, so a site means the same thing to
+each of them: the YAML traps, the schema, the models, the catalog references, the plan
+(built once) and its budget, with every diagnostic in file order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nvcregen.catalog.load import Catalog
+from nvcregen.core.errors import Diagnostic, has_errors
+from nvcregen.plan.resolve import TestUnit, plan
+from nvcregen.spec.load import load_document
+from nvcregen.spec.parse import parse_model
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.schema import validate_schema
+from nvcregen.validate.semantic import check_budget, check_references
+
+
+@dataclass(frozen=True)
+class LoadedSite:
+    """How far a site got: its document, its model, its plan; None where it stopped."""
+
+    doc: Document | None
+    site: Site | None
+    test_units: list[TestUnit] | None
+    diagnostics: list[Diagnostic]
+
+    @property
+    def name(self) -> str | None:
+        """The site's `metadata.name`, once the file parsed."""
+        return self.site.metadata.name if self.site is not None else None
+
+
+def load_site(raw: bytes, display: str, catalog: Catalog, *, strict: bool = False) -> LoadedSite:
+    """Load the bytes of one site file named `display`; plan it when it is valid.
+
+    `test_units` is set only when no step found an error; the budget is checked on that
+    plan, so its diagnostics can come along with a plan.
+    """
+    doc, diags = load_document(raw, display)  # bytes -> data + positions
+    if doc is None:
+        return LoadedSite(None, None, None, diags)
+    loaded = check_site(doc, catalog, strict=strict)
+    return LoadedSite(doc, loaded.site, loaded.test_units, diags + loaded.diagnostics)
+
+
+def check_site(doc: Document, catalog: Catalog, *, strict: bool = False) -> LoadedSite:
+    """Validate and plan a site already read (`check` reads sites with libyaml)."""
+    diags = validate_schema(doc)  # schemas/site.v1alpha1.json
+    if has_errors(diags):
+        return LoadedSite(doc, None, None, diags)
+    site, parse_diags = parse_model(doc, Site)  # -> frozen v1alpha1.Site
+    diags += parse_diags
+    if site is None or has_errors(diags):
+        return LoadedSite(doc, site, None, diags)
+    diags += check_references(site, catalog, doc, strict=strict)  # catalog, units, fabric
+    if has_errors(diags):
+        return LoadedSite(doc, site, None, diags)
+    test_units = plan(site, catalog)  # what runs where, in site order: built once
+    diags += check_budget(site, test_units, doc)  # GPU-hours and deadline
+    return LoadedSite(doc, site, test_units, diags)
