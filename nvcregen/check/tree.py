@@ -21,6 +21,7 @@ from nvcregen.check.parallel import FileJob, check_files, is_object
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.core.labels import STAGE
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 from nvcregen.plan.resolve import resolve_pools, stage_pool_name
@@ -28,7 +29,6 @@ from nvcregen.spec.fast import fast_document
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.v1alpha1 import Site
 
-STAGE_LABEL = "nvcregen.io/stage"
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
 # by a server dry-run: NVCRE, not the user, creates those objects).
 PREVIEW_DIR = "preview"
@@ -181,7 +181,7 @@ def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:
 
 def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
     labels = (file.located.obj.get("metadata") or {}).get("labels") or {}
-    pool = site.stage_pools.get(str(labels.get(STAGE_LABEL)))
+    pool = site.stage_pools.get(str(labels.get(STAGE)))
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 

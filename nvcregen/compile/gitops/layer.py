@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.kubeschema import builtin as core
 from nvcregen.kubeschema.registry import default_registry, split_api_version
 from nvcregen.spec.positions import Document
@@ -60,7 +61,7 @@ DEFAULT_CLUSTER_KINDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ),
     "monitoring": (),
-    "readiness": (("nvcre.nvidia.com", "LogProfile"),),
+    "readiness": ((NVCRE_GROUP, "LogProfile"),),
 }
 
 

@@ -18,6 +18,7 @@ from nvcregen.compile.platform.helm import HelmError, HelmRenderer, no_renderer,
 from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, reference_objects
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.kubeschema import builtin as core
 from nvcregen.kubeschema.registry import default_registry, split_api_version
 from nvcregen.plan.images import mirrored
@@ -28,7 +29,6 @@ COMPONENT = "platform"
 CRDS = "crds"
 COLLECTOR = "nvcregen-collector"
 NVCRE_RELEASE = "nvcre"
-NVCRE_GROUP = "nvcre.nvidia.com"
 COLLECTED = (
     "certifications",
     "workflows",

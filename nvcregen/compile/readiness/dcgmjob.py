@@ -13,13 +13,13 @@ from __future__ import annotations
 from nvcregen.compile.readiness.mpi import GPU, GPU_PRESENT, node_affinity
 from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
 from nvcregen.compile.readiness.runs import (
-    LABEL,
     run_labels,
     run_name,
     unit_catalog,
     unit_source,
     window_seconds,
 )
+from nvcregen.core.labels import NODES
 from nvcregen.core.manifest import Manifest, Obj, content_hash
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -64,7 +64,7 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "name": run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
         "namespace": site.spec.nvcre.namespace,
         "labels": labels,
-        "annotations": {f"{LABEL}nodes": name},
+        "annotations": {NODES: name},
     }
     obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
     return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit))

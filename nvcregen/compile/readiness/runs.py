@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from nvcregen.check.webhooks import LABEL_MAX, POD_SUFFIX
 from nvcregen.core import units
+from nvcregen.core.labels import ROUND, SITE, STAGE, TEST
 from nvcregen.core.manifest import hashed_name
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -16,7 +17,6 @@ from nvcregen.spec.v1alpha1 import Site
 # JobSet derives pod names <trainjob>-launcher-0-0-xxxxx (at most 63 characters); Jobs
 # use the same cap so every run name reads alike.
 RUN_NAME_MAX = LABEL_MAX - POD_SUFFIX
-LABEL = "nvcregen.io/"
 
 
 def window_seconds(site: Site) -> int:
@@ -41,15 +41,15 @@ def run_name(site: Site, unit: TestUnit, digest: str, suffix: str) -> str:
 def unit_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     """The labels naming a test's site, stage and test."""
     return {
-        f"{LABEL}site": site.metadata.name,
-        f"{LABEL}stage": unit.stage.name,
-        f"{LABEL}test": unit.test.name,
+        SITE: site.metadata.name,
+        STAGE: unit.stage.name,
+        TEST: unit.test.name,
     }
 
 
 def run_labels(site: Site, unit: TestUnit, round_: int) -> dict[str, str]:
     """The labels of one run: its test's, and its round (from 1)."""
-    return {**unit_labels(site, unit), f"{LABEL}round": str(round_)}
+    return {**unit_labels(site, unit), ROUND: str(round_)}
 
 
 def unit_source(unit: TestUnit) -> str:

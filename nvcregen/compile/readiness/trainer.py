@@ -35,7 +35,6 @@ from nvcregen.compile.readiness.mpi import (
 from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
 from nvcregen.compile.readiness.nvcre import COMPONENT, outer_deadline_s
 from nvcregen.compile.readiness.runs import (
-    LABEL,
     run_labels,
     run_name,
     unit_catalog,
@@ -44,12 +43,12 @@ from nvcregen.compile.readiness.runs import (
     window_seconds,
 )
 from nvcregen.compile.templating import render_template
+from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 RUNTIME_NAME_MAX = 52
-PLACEMENT_MANAGER = "nvcregen.io/placement"
 
 
 def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
@@ -228,9 +227,9 @@ def _expected(unit: TestUnit, nodes: tuple[str, ...]) -> dict[str, str]:
     """What collect should find: the transport (and GPUDirect RDMA), the nodes tested."""
     found: dict[str, str] = {}
     if unit.network == "rdma":
-        found |= {f"{LABEL}expected-transport": "IB", f"{LABEL}expected-gdrdma": "true"}
+        found |= {EXPECTED_TRANSPORT: "IB", EXPECTED_GDRDMA: "true"}
     elif unit.network == "socket":
-        found[f"{LABEL}expected-transport"] = "Socket"
+        found[EXPECTED_TRANSPORT] = "Socket"
     if nodes:
-        found[f"{LABEL}nodes"] = ",".join(nodes)
+        found[NODES] = ",".join(nodes)
     return found

@@ -1,0 +1,33 @@
+"""nvcregen's own label and annotation keys: one home, spelled out once.
+
+A flat module of constants, imported by what writes them (`compile`) and what reads them
+back (`check`, `collect`, `results`). Every key is under `PREFIX`.
+"""
+
+from __future__ import annotations
+
+PREFIX = "nvcregen.io/"
+"""The prefix of every nvcregen label and annotation; `compile` copies labels under it."""
+
+SITE = "nvcregen.io/site"
+STAGE = "nvcregen.io/stage"
+TEST = "nvcregen.io/test"
+ROUND = "nvcregen.io/round"
+"""Labels: the site, stage, test and round (from 1) an object belongs to.
+
+Every generated object carries `SITE`; readiness objects and trainer-mode runs carry
+`STAGE` and `TEST`; trainer-mode runs also carry `ROUND`. `collect` selects by `SITE`
+and places results by `STAGE`, `TEST` and `ROUND`.
+"""
+
+SOURCE = "nvcregen.io/source"
+PREVIEW = "nvcregen.io/preview"
+EXPECTED_TRANSPORT = "nvcregen.io/expected-transport"
+EXPECTED_GDRDMA = "nvcregen.io/expected-gdrdma"
+NODES = "nvcregen.io/nodes"
+"""Annotations: where an object came from (`site file#pointer`), what a preview object
+leaves open, and what a trainer-mode run should find (transport, GPUDirect RDMA, nodes).
+"""
+
+PLACEMENT_MANAGER = "nvcregen.io/placement"
+"""Field managers: the manager of the runtime patch pinning a TrainJob to its nodes."""
