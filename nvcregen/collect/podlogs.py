@@ -24,7 +24,7 @@ from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.collect.client import ApiCallError, list_objects, read_text
-from nvcregen.collect.requests import SITE_LABEL, ListRequest
+from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
@@ -50,7 +50,7 @@ def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog]
     """
     from nvcregen.collect.collector import CollectError
 
-    namespace, selector = site.spec.nvcre.namespace, f"{SITE_LABEL}={site.metadata.name}"
+    namespace, selector = site.spec.nvcre.namespace, site_selector(site)
     try:
         cluster = connect(options.context, options.kubeconfig, sleep=options.sleep)
         listings = [

@@ -25,8 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nvcregen.collect.requests import SITE_LABEL
 from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
+from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, provenance, summary, to_json
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
@@ -106,7 +106,7 @@ def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapsho
 
 
 def _is_site_run(obj: Obj, site: str) -> bool:
-    return obj.get("kind") in RUN_KINDS and labels_of(obj).get(SITE_LABEL) == site
+    return obj.get("kind") in RUN_KINDS and labels_of(obj).get(SITE) == site
 
 
 def _run_id(objects: Sequence[Obj], logs: Sequence[RunLog], site_sha256: str) -> str:
