@@ -19,20 +19,17 @@ written, as a failed LIST does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.collect.client import ApiCallError, list_objects, read_text
+from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
-
-if TYPE_CHECKING:
-    from nvcregen.collect.collector import CollectOptions
-    from nvcregen.spec.v1alpha1 import Site
+from nvcregen.spec.v1alpha1 import Site
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -48,8 +45,6 @@ def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog]
             or a log cannot be read (other than a pod that is gone).
 
     """
-    from nvcregen.collect.collector import CollectError
-
     namespace, selector = site.spec.nvcre.namespace, site_selector(site)
     try:
         cluster = connect(options.context, options.kubeconfig, sleep=options.sleep)

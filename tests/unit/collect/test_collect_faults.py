@@ -21,7 +21,8 @@ from labstate import find, lab_state, write_export
 from nvcregen.cli import main
 from nvcregen.cluster import connect
 from nvcregen.collect.client import RetryPolicy, delete_object
-from nvcregen.collect.collector import CollectError, CollectOptions, CollectOutcome, collect
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome
 from nvcregen.collect.requests import DeleteRequest, ListRequest
 from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import object_path
