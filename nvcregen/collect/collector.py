@@ -20,10 +20,10 @@ from pathlib import Path
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.sites import SITES_DIR, display_path
 from nvcregen.cluster.client import Cluster, ClusterError, connect
+from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import (
     ApiCallError,
     DeleteOutcome,
-    RetryPolicy,
     delete_object,
     list_objects,
 )

@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvcregen.collect.client import DeleteOutcome, PageHook, RetryPolicy
+from nvcregen.cluster.retry import RetryPolicy
+from nvcregen.collect.client import DeleteOutcome, PageHook
 from nvcregen.collect.requests import PAGE_SIZE
 from nvcregen.core.errors import Diagnostic, ExitCode
 from nvcregen.plan.resolve import TestUnit

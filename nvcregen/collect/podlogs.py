@@ -10,7 +10,7 @@ SITE` (TrainJobs, Jobs, and the pods: their templates carry the site label), the
 - a DCGM Job's pod is the one labelled `batch.kubernetes.io/job-name=<job>` (or the
   older `job-name`); its container is `dcgm-diag`.
 
-The newest pod of a run is read. Every call is retried as `client.py` does; a run
+The newest pod of a run is read. Every call is retried (`nvcregen.cluster.retry`); a run
 without a pod yet, or whose pod is gone (404), is a note and counts as missing (its
 verdict is `incomplete`); any other failure stops the collection before anything is
 written, as a failed LIST does.

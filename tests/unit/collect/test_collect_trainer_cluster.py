@@ -18,7 +18,7 @@ import pytest
 from fakelist import FakeKube, Fault, serve, write_kubeconfig
 from trainerlogs import default_log, is_two_node_all_reduce, runs, write_saved_logs
 
-from nvcregen.collect.client import RetryPolicy
+from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.core.errors import ExitCode
