@@ -75,7 +75,6 @@ def send_retried(
     failures = connection_errors()
     attempt = 1
     while True:
-        last = attempt >= policy.attempts
         answer: Answer | None = None
         try:
             answer = send(
@@ -89,11 +88,10 @@ def send_retried(
                 timeout=policy.timeout,
             )
         except failures as exc:
-            if last:
+            if attempt >= policy.attempts:
                 raise _unreachable(cluster, error_reason(exc)) from exc
-        else:
-            if answer.status not in RETRYABLE or last:
-                return answer
+        if answer is not None and (answer.status not in RETRYABLE or attempt >= policy.attempts):
+            return answer
         cluster.sleep(delay(answer, attempt, policy))
         attempt += 1
 
