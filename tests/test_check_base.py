@@ -61,3 +61,17 @@ def test_an_unknown_base_is_a_clear_error(repo: Path) -> None:
     assert result.exit_code == 2
     assert "no-such-ref" in result.output
     assert "Traceback" not in result.output
+
+
+def test_git_errors_read_as_they_do_for_diff(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    unknown = CliRunner().invoke(main, ["check", "out", "--base", "--output=x"])
+    assert (unknown.exit_code, unknown.output) == (2, "nvcregen: '--output=x' is not a revision\n")
+    shutil.rmtree(repo / ".git")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo.parent))
+    outside = CliRunner().invoke(main, ["check", "out", "--base", "HEAD"])
+    assert outside.exit_code == 2
+    assert outside.output.startswith("nvcregen: cannot read the base from Git: fatal: not a git")
+    monkeypatch.setenv("PATH", str(repo / "sites"))  # no git there
+    missing = CliRunner().invoke(main, ["check", "out", "--base", "HEAD"])
+    assert (missing.exit_code, "Traceback" in missing.output) == (2, False)
+    assert "git is not installed" in missing.output

@@ -35,7 +35,7 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
     from nvcregen.check.server import server_check
     from nvcregen.check.tree import check_tree, shown_files
     from nvcregen.cluster import ClusterError
-    from nvcregen.gitrev import BaseError, old_objects
+    from nvcregen.gitrev import GitError, old_objects
 
     out = options.out_dir
     if not out.is_dir():
@@ -44,7 +44,7 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
         server = server_check(options.context, options.kubeconfig) if options.context else None
         files = shown_files(out, options.root)
         old = old_objects(options.root, options.base, files) if options.base else {}
-    except (ClusterError, BaseError) as exc:
+    except (ClusterError, GitError) as exc:
         raise CheckSetupError(str(exc)) from exc
     diags = check_tree(
         out, options.root, load_catalog(), strict=options.strict, server=server, old=old

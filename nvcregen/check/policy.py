@@ -7,6 +7,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Severity
+from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.spec.positions import pointer
 
 OLD_GROUP = "cre.nvidia.com"
@@ -73,7 +74,7 @@ def _api_group(obj: Mapping[str, Any]) -> Iterator[Finding]:
             "/apiVersion",
             "NVC624",
             f"{api} is NVCRE's pre-rename API group",
-            hint="use nvcre.nvidia.com/v1alpha1",
+            hint=f"use {NVCRE_API}",
         )
 
 

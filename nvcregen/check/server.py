@@ -1,7 +1,7 @@
 """`nvcregen check --server`: dry-run every object on a real API server, as findings.
 
 Each object goes through server-side apply with `dryRun=All` and strict field
-validation (`nvcregen.cluster.client`). What the server refuses becomes a finding at the
+validation (`nvcregen.cluster.dryrun`). What the server refuses becomes a finding at the
 refused field, turned into a JSON pointer, so `check_tree` reports it at the generated
 file's line. Codes: NVC640 rejected by the server, NVC641 kind unknown to the server
 (its CRD is not installed), NVC642 server unreachable (one finding for the whole run).
@@ -16,13 +16,8 @@ from typing import Any
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
-from nvcregen.cluster.client import (
-    Cluster,
-    DryRunResult,
-    ServerUnreachableError,
-    connect,
-    dry_run_apply,
-)
+from nvcregen.cluster.client import Cluster, ServerUnreachableError, connect
+from nvcregen.cluster.dryrun import DryRunResult, dry_run_apply
 from nvcregen.spec.positions import pointer
 
 ServerCheck = Callable[[list[Located]], list[tuple[str, Finding]]]

@@ -2,6 +2,8 @@
 
 Only `nvcregen.cluster.client` imports `kubernetes`, and only inside its functions, so
 importing this package (and running any offline command) never loads the client.
+`client.py` connects and sends one request, `retry.py` is the one retry policy every
+caller uses, and `dryrun.py` dry-runs objects for `check --server`.
 """
 
 from __future__ import annotations
@@ -9,16 +11,17 @@ from __future__ import annotations
 from nvcregen.cluster.client import (
     Cluster,
     ClusterError,
-    DryRunResult,
     ServerUnreachableError,
     connect,
-    dry_run_apply,
 )
+from nvcregen.cluster.dryrun import DryRunResult, dry_run_apply
+from nvcregen.cluster.retry import RetryPolicy
 
 __all__ = [
     "Cluster",
     "ClusterError",
     "DryRunResult",
+    "RetryPolicy",
     "ServerUnreachableError",
     "connect",
     "dry_run_apply",

@@ -1,13 +1,9 @@
-"""Server-side apply dry-runs against a Kubernetes API server, via the official client.
+"""A client for one kubeconfig context, and one HTTP request through it, as sent.
 
 This is the only module that imports `kubernetes` (the optional `cluster` extra), and it
 does so inside functions: `nvcregen --version` and every offline command run without it.
-
-Discovery (`GET /api/v1`, `GET /apis/<group>/<version>`, cached per group-version) maps
-an object's apiVersion and kind to its resource and scope; the object is then sent as
-`PATCH <resource>/<name>?dryRun=All&fieldManager=nvcregen&fieldValidation=Strict&force=true`
-with content type `application/apply-patch+yaml` (a JSON body is valid YAML). With
-`dryRun=All` the server runs defaulting, validation and admission, and persists nothing.
+`send` makes one request and never retries; `retry.py` retries, for every caller
+(`dryrun.py` for `check --server`, `nvcregen.collect`).
 """
 
 from __future__ import annotations
@@ -15,26 +11,13 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any, NamedTuple
-from urllib.parse import quote
 
 INSTALL_HINT = "pip install 'nvcregen[cluster]'"
-FIELD_MANAGER = "nvcregen"
-APPLY_PATCH = "application/apply-patch+yaml"
-DRY_RUN_QUERY = (
-    ("dryRun", "All"),
-    ("fieldManager", FIELD_MANAGER),
-    ("fieldValidation", "Strict"),
-    ("force", "true"),
-)
-RETRYABLE = frozenset({429, 500, 502, 503, 504})
-ATTEMPTS = 3
-BACKOFF = 0.25  # seconds before the second attempt, doubled before each later one
-MAX_RETRY_AFTER = 5.0  # never wait longer than this, whatever Retry-After asks
 TIMEOUT = (5.0, 30.0)  # connect and read timeout of one request, in seconds
 
 Sleep = Callable[[float], None]
@@ -45,7 +28,14 @@ class ClusterError(Exception):
 
 
 class ServerUnreachableError(ClusterError):
-    """The API server did not answer, or refused the credentials, on every attempt."""
+    """The API server did not answer, or refused the credentials, on every attempt.
+
+    `reason` is why the last attempt got no answer ("" for refused credentials).
+    """
+
+    def __init__(self, message: str, *, reason: str = "") -> None:
+        super().__init__(message)
+        self.reason = reason
 
 
 class Resource(NamedTuple):
@@ -53,28 +43,6 @@ class Resource(NamedTuple):
 
     plural: str
     namespaced: bool
-
-
-@dataclass(frozen=True)
-class DryRunResult:
-    """What the server answered to one dry-run apply.
-
-    Attributes:
-        ok: The server accepted the object.
-        status_code: The HTTP status of the answer (404 when the kind is unknown).
-        message: The `Status` message of a refusal; "" when accepted.
-        causes: `(field, message)` of each `Status` cause, the field dotted as the
-            server writes it (`spec.categories[0].options.gpusPerNode`).
-        kind_known: False when discovery does not list the object's kind (its CRD
-            is not installed), so the object was never sent.
-
-    """
-
-    ok: bool
-    status_code: int
-    message: str = ""
-    causes: list[tuple[str, str]] = field(default_factory=list)
-    kind_known: bool = True
 
 
 @dataclass
@@ -87,7 +55,6 @@ class Cluster:
         host: The API server's URL.
         namespace: The context's namespace, for namespaced objects that name none.
         sleep: How to wait between attempts (tests pass a recorder).
-        attempts: How many times one request is tried at most.
         discovered: apiVersion -> kind -> resource; None for a group-version the
             server does not serve.
 
@@ -98,7 +65,6 @@ class Cluster:
     host: str
     namespace: str = "default"
     sleep: Sleep = time.sleep
-    attempts: int = ATTEMPTS
     discovered: dict[str, dict[str, Resource] | None] = field(default_factory=dict)
 
 
@@ -134,7 +100,7 @@ def connect(
     shown = str(kubeconfig) if kubeconfig else os.environ.get("KUBECONFIG", "~/.kube/config")
     name, namespace = _context(k8s_config, context, kubeconfig, shown)
     configuration = k8s_client.Configuration()
-    configuration.retries = 0  # urllib3 must not retry on its own: _request does, with backoff
+    configuration.retries = 0  # urllib3 must not retry on its own: retry.py does, with backoff
     try:
         api = k8s_config.new_client_from_config(
             config_file=str(kubeconfig) if kubeconfig else None,
@@ -145,43 +111,6 @@ def connect(
     except k8s_config.ConfigException as exc:
         raise ClusterError(f"context '{name}' in {shown} cannot be used: {exc}") from exc
     return Cluster(api, name, str(configuration.host), namespace, sleep)
-
-
-def dry_run_apply(cluster: Cluster, obj: Mapping[str, Any]) -> DryRunResult:
-    """Send one object through server-side apply with `dryRun=All` and strict validation.
-
-    Args:
-        cluster: A client from `connect`.
-        obj: The object, as loaded from a generated file.
-
-    Returns:
-        Whether the server accepted it and, if not, its `Status` message and causes.
-        A kind that discovery does not list is not sent (`kind_known=False`).
-
-    Raises:
-        ServerUnreachableError: When the server does not answer after every attempt, or
-            rejects the context's credentials (401).
-
-    """
-    api_version, kind = str(obj.get("apiVersion", "")), str(obj.get("kind", ""))
-    served = _discover(cluster, api_version)
-    if isinstance(served, DryRunResult):
-        return served
-    resource = served.get(kind) if served is not None else None
-    if resource is None:
-        message = (
-            f"the API server serves no {api_version} at all, so no {kind}"
-            if served is None
-            else f"the API server serves {api_version}, but no kind {kind} in it"
-        )
-        return DryRunResult(False, 404, message, kind_known=False)
-    meta = obj.get("metadata") or {}
-    namespace = str(meta.get("namespace") or cluster.namespace)
-    path = _object_path(api_version, resource, namespace, str(meta.get("name", "")))
-    answer = _request(cluster, "PATCH", path, DRY_RUN_QUERY, dict(obj), APPLY_PATCH)
-    if 200 <= answer.status < 300:
-        return DryRunResult(True, answer.status)
-    return _refusal(answer)
 
 
 def _kubernetes() -> tuple[ModuleType, ModuleType]:
@@ -217,69 +146,6 @@ def _context(
         raise ClusterError(f"{what} in {shown}; available contexts: {available}")
     namespace = (chosen.get("context") or {}).get("namespace") or "default"
     return str(chosen.get("name")), str(namespace)
-
-
-def _group_version_path(api_version: str) -> str:
-    """`/api/v1` for the core group, `/apis/<group>/<version>` for the others."""
-    return f"/apis/{quote(api_version)}" if "/" in api_version else f"/api/{quote(api_version)}"
-
-
-def _object_path(api_version: str, resource: Resource, namespace: str, name: str) -> str:
-    scope = f"/namespaces/{quote(namespace, safe='')}" if resource.namespaced else ""
-    return f"{_group_version_path(api_version)}{scope}/{resource.plural}/{quote(name, safe='')}"
-
-
-def _discover(cluster: Cluster, api_version: str) -> dict[str, Resource] | DryRunResult | None:
-    """Kind -> resource of one group-version (cached); None if the server lacks it."""
-    if api_version in cluster.discovered:
-        return cluster.discovered[api_version]
-    answer = _request(cluster, "GET", _group_version_path(api_version))
-    if answer.status == 404:
-        cluster.discovered[api_version] = None
-        return None
-    if answer.status != 200 or not isinstance(answer.body, dict):
-        refusal = _refusal(answer)
-        message = f"discovery of {api_version} failed: {refusal.message}"
-        return DryRunResult(False, refusal.status_code, message, refusal.causes)
-    served = {
-        str(r.get("kind")): Resource(str(r.get("name")), bool(r.get("namespaced")))
-        for r in answer.body.get("resources") or []
-        if isinstance(r, dict) and "/" not in str(r.get("name"))  # not a subresource
-    }
-    cluster.discovered[api_version] = served
-    return served
-
-
-def _request(
-    cluster: Cluster,
-    method: str,
-    path: str,
-    query: Sequence[tuple[str, str]] = (),
-    body: dict[str, Any] | None = None,
-    content_type: str | None = None,
-) -> Answer:
-    """Send one request, retrying connection errors, 429 and 5xx a bounded number of times."""
-    failures = connection_errors()
-    attempt = 1
-    while True:
-        answer: Answer | None = None
-        try:
-            answer = send(cluster, method, path, query, body, content_type=content_type)
-        except failures as exc:
-            if attempt >= cluster.attempts:
-                raise ServerUnreachableError(
-                    f"the API server {cluster.host} (context '{cluster.context}') "
-                    f"did not answer: {error_reason(exc)}"
-                ) from exc
-        if answer is not None and (answer.status not in RETRYABLE or attempt >= cluster.attempts):
-            if answer.status == 401:
-                raise ServerUnreachableError(
-                    f"the API server {cluster.host} refused the credentials of context "
-                    f"'{cluster.context}': {_refusal(answer).message}"
-                )
-            return answer
-        cluster.sleep(_delay(answer, attempt))
-        attempt += 1
 
 
 def send(
@@ -330,38 +196,7 @@ def connection_errors() -> tuple[type[Exception], ...]:
     return (urllib3.exceptions.HTTPError, OSError, ApiException)
 
 
-def retry_after(answer: Answer | None, cap: float) -> float | None:
-    """The server's Retry-After in seconds, capped; None when absent or an HTTP date."""
-    if answer is None or not answer.retry_after:
-        return None
-    try:
-        return min(max(float(answer.retry_after), 0.0), cap)
-    except ValueError:
-        return None
-
-
-def _delay(answer: Answer | None, attempt: int) -> float:
-    """Seconds to wait before the next attempt: Retry-After (capped) or exponential backoff."""
-    wait = retry_after(answer, MAX_RETRY_AFTER)
-    return wait if wait is not None else BACKOFF * 2.0 ** (attempt - 1)
-
-
 def error_reason(exc: Exception) -> str:
     """The useful part of a urllib3 error, without the connection object's repr."""
     text = str(getattr(exc, "reason", None) or exc)
     return text.split(">: ", 1)[1] if text.startswith("<") and ">: " in text else text
-
-
-def _refusal(answer: Answer) -> DryRunResult:
-    """A refusal from the server's `Status` body (or whatever text came back instead)."""
-    body = answer.body
-    if isinstance(body, dict) and body.get("kind") == "Status":
-        causes = [
-            (str(c.get("field", "")), str(c.get("message", "")))
-            for c in (body.get("details") or {}).get("causes") or []
-            if isinstance(c, dict)
-        ]
-        message = str(body.get("message") or body.get("reason") or "")
-    else:
-        causes, message = [], str(body or "")
-    return DryRunResult(False, answer.status, message or f"HTTP {answer.status}", causes)

@@ -5,8 +5,8 @@ This module only sends what `collect/requests.py` decided. The client comes from
 requests go through its `ApiClient` as plain HTTP, so each answer's status and
 `Retry-After` header are seen as the server sent them.
 
-- Every call is retried a bounded number of times on 429, 5xx, connection errors and
-  timeouts, waiting `Retry-After` (capped) or an exponential backoff between attempts.
+- Every call is retried by `nvcregen.cluster.retry` with the collection's `RetryPolicy`
+  (429, 5xx, connection errors and timeouts); one that still fails raises `ApiCallError`.
 - A LIST is paginated with `limit` and `continue`. When the server answers 410 Gone to a
   continue token (it expired, so the rest of the list is no longer consistent with the
   first pages), the listing starts over from the first page, a bounded number of times.
@@ -20,15 +20,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from nvcregen.cluster.client import (
-    RETRYABLE,
-    Answer,
-    Cluster,
-    connection_errors,
-    error_reason,
-    retry_after,
-    send,
-)
+from nvcregen.cluster.client import Answer, Cluster, ServerUnreachableError
+from nvcregen.cluster.retry import RETRYABLE, RetryPolicy, send_retried
 from nvcregen.collect.requests import DeleteRequest, ListRequest
 from nvcregen.results.liveobjects import ListRecord, Obj
 
@@ -43,28 +36,6 @@ PageHook = Callable[[ListRequest, int], None]
 
 class ApiCallError(Exception):
     """A call failed for good: refused, or still failing after every retry."""
-
-
-@dataclass(frozen=True)
-class RetryPolicy:
-    """How hard to try.
-
-    Attributes:
-        attempts: Tries per request, the first included.
-        backoff: Seconds before the second try; doubled before each later one.
-        max_backoff: Longest backoff between two tries.
-        max_retry_after: Longest wait a `Retry-After` header may ask for.
-        timeout: Connect and read timeout of one request, in seconds.
-        restarts: How often a listing starts over after its continue token expired.
-
-    """
-
-    attempts: int = 5
-    backoff: float = 0.5
-    max_backoff: float = 8.0
-    max_retry_after: float = 60.0
-    timeout: tuple[float, float] = (5.0, 30.0)
-    restarts: int = 3
 
 
 @dataclass(frozen=True)
@@ -224,32 +195,18 @@ def _call(
     body: dict[str, Any] | None = None,
     accept: str = "application/json",
 ) -> Answer:
-    """Send one request; retry 429, 5xx, connection errors and timeouts, then give up."""
-    failures = connection_errors()
-    problem = ""
-    for attempt in range(1, policy.attempts + 1):
-        answer: Answer | None = None
-        try:
-            answer = send(cluster, method, path, query, body, accept=accept, timeout=policy.timeout)
-        except failures as exc:
-            problem = f"no answer ({error_reason(exc)})"
-        else:
-            if answer.status not in RETRYABLE:
-                return answer
-            problem = _failure(answer)
-        if attempt < policy.attempts:
-            cluster.sleep(_delay(answer, attempt, policy))
+    """Send one request with `policy`'s retries; a call that still fails is an ApiCallError."""
+    try:
+        answer = send_retried(cluster, policy, method, path, query, body, accept=accept)
+    except ServerUnreachableError as exc:
+        problem = f"no answer ({exc.reason})"
+    else:
+        if answer.status not in RETRYABLE:
+            return answer
+        problem = _failure(answer)
     raise ApiCallError(
         f"{method} {path} on {cluster.host} (context '{cluster.context}') failed "
         f"{policy.attempts} times; last: {problem}"
-    )
-
-
-def _delay(answer: Answer | None, attempt: int, policy: RetryPolicy) -> float:
-    """Seconds before the next try: the server's Retry-After (capped), else backoff."""
-    wait = retry_after(answer, policy.max_retry_after)
-    return (
-        wait if wait is not None else min(policy.backoff * 2.0 ** (attempt - 1), policy.max_backoff)
     )
 
 

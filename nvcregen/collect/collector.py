@@ -15,31 +15,24 @@ never archived.
 from __future__ import annotations
 
 import hashlib
-import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.sites import SITES_DIR, display_path
 from nvcregen.cluster.client import Cluster, ClusterError, connect
+from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import (
     ApiCallError,
     DeleteOutcome,
-    PageHook,
-    RetryPolicy,
     delete_object,
     list_objects,
 )
-from nvcregen.collect.requests import (
-    PAGE_SIZE,
-    owner_requests,
-    reclaim_requests,
-    result_requests,
-)
+from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
+from nvcregen.collect.requests import owner_requests, reclaim_requests, result_requests
 from nvcregen.collect.source import SourceError, read_folder
-from nvcregen.core.errors import Diagnostic, ExitCode, NvcregenError, has_errors
-from nvcregen.plan.resolve import TestUnit, plan
+from nvcregen.collect.trainer import collect_trainer
+from nvcregen.core.errors import NvcregenError, has_errors
+from nvcregen.plan.resolve import plan
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -53,85 +46,12 @@ from nvcregen.results.liveobjects import Obj, Snapshot, content_digest
 from nvcregen.results.models import RunState
 from nvcregen.results.runs import RunSet, assemble_runs
 from nvcregen.results.select import select_owners, select_site_objects, select_workflows
-from nvcregen.results.verdicts import Verdicts, Word, judge
+from nvcregen.results.verdicts import Verdicts, judge
 from nvcregen.spec.load import load_file
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema
 from nvcregen.validate.semantic import check_references
-
-
-class CollectError(Exception):
-    """Nothing could be collected; `diagnostics` (site errors) or the message say why."""
-
-    def __init__(self, message: str, diagnostics: Sequence[Diagnostic] = ()) -> None:
-        super().__init__(message)
-        self.diagnostics = list(diagnostics)
-
-
-@dataclass(frozen=True)
-class CollectOptions:
-    """What `nvcregen collect` was asked to do (exactly one of `context`/`from_dir` is used).
-
-    Attributes:
-        site: A site file, or a site name found as `sites/<name>.yaml`.
-        out_dir: Where archives go: `<out_dir>/<site>/<run-id>/`.
-        root: The project folder (for `sites/` and file names in provenance).
-        context: The kubeconfig context to read (None: its current context), unless
-            `from_dir` is given.
-        kubeconfig: The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
-        from_dir: A folder of exported objects, instead of a cluster.
-        reclaim: Delete the site's readiness objects once the archive verified.
-        policy: Retries, timeouts and restarts of API calls.
-        page_size: Objects per LIST page.
-        on_page: Progress callback, after each page read.
-        sleep: How to wait between retries (tests pass a recorder).
-
-    """
-
-    site: str
-    out_dir: Path = Path("results")
-    root: Path = Path()
-    context: str | None = None
-    kubeconfig: Path | None = None
-    from_dir: Path | None = None
-    reclaim: bool = False
-    policy: RetryPolicy = field(default_factory=RetryPolicy)
-    page_size: int = PAGE_SIZE
-    on_page: PageHook | None = None
-    sleep: Callable[[float], None] = time.sleep
-
-
-@dataclass(frozen=True)
-class CollectOutcome:
-    """What a collection produced."""
-
-    site: str
-    archive: Written
-    verdicts: Verdicts
-    deleted: tuple[DeleteOutcome, ...] = ()
-    reclaim_problems: tuple[str, ...] = ()
-    notes: tuple[str, ...] = field(default=())
-
-    @property
-    def exit_code(self) -> ExitCode:
-        """2 when the archive did not verify or a reclaim fell short; 1 on a non-pass verdict.
-
-        `ExitCode.DRIFT` is exit status 1 for every command: here, a verdict that is not
-        `pass`.
-        """
-        if not self.archive.verified or self.reclaim_problems:
-            return ExitCode.INVALID
-        return ExitCode.OK if self.verdicts.word is Word.PASS else ExitCode.DRIFT
-
-
-@dataclass(frozen=True)
-class LoadedSite:
-    """A valid site, its file and its plan."""
-
-    site: Site
-    file: SiteFile
-    units: list[TestUnit]
 
 
 def collect(options: CollectOptions) -> CollectOutcome:
@@ -147,8 +67,6 @@ def collect(options: CollectOptions) -> CollectOutcome:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
     loaded = load_site(options.root, options.site)
     if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
-        from nvcregen.collect.trainer import collect_trainer
-
         return collect_trainer(loaded, options)
     cluster = None if options.from_dir is not None else _connect(options)
     snapshot = (

@@ -6,7 +6,7 @@ import json
 import sys
 from typing import Any, TextIO
 
-from nvcregen.collect.collector import CollectOutcome
+from nvcregen.collect.model import CollectOutcome
 from nvcregen.collect.requests import ListRequest
 from nvcregen.results.verdicts import Reason, ThresholdVerdict, Word
 

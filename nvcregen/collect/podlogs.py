@@ -10,7 +10,7 @@ SITE` (TrainJobs, Jobs, and the pods: their templates carry the site label), the
 - a DCGM Job's pod is the one labelled `batch.kubernetes.io/job-name=<job>` (or the
   older `job-name`); its container is `dcgm-diag`.
 
-The newest pod of a run is read. Every call is retried as `client.py` does; a run
+The newest pod of a run is read. Every call is retried (`nvcregen.cluster.retry`); a run
 without a pod yet, or whose pod is gone (404), is a note and counts as missing (its
 verdict is `incomplete`); any other failure stops the collection before anything is
 written, as a failed LIST does.
@@ -19,20 +19,17 @@ written, as a failed LIST does.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.collect.client import ApiCallError, list_objects, read_text
-from nvcregen.collect.requests import SITE_LABEL, ListRequest
+from nvcregen.collect.model import CollectError, CollectOptions
+from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
-
-if TYPE_CHECKING:
-    from nvcregen.collect.collector import CollectOptions
-    from nvcregen.spec.v1alpha1 import Site
+from nvcregen.spec.v1alpha1 import Site
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
@@ -48,9 +45,7 @@ def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog]
             or a log cannot be read (other than a pod that is gone).
 
     """
-    from nvcregen.collect.collector import CollectError
-
-    namespace, selector = site.spec.nvcre.namespace, f"{SITE_LABEL}={site.metadata.name}"
+    namespace, selector = site.spec.nvcre.namespace, site_selector(site)
     try:
         cluster = connect(options.context, options.kubeconfig, sleep=options.sleep)
         listings = [

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from nvcregen.core.labels import SITE
+from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.results.liveobjects import labels_of, metadata
+from nvcregen.results.select import OWNER_KINDS
 from nvcregen.spec.v1alpha1 import Site
 
-NVCRE_API = "nvcre.nvidia.com/v1alpha1"
-SITE_LABEL = "nvcregen.io/site"
 PAGE_SIZE = 250  # objects per LIST page: small enough for large status blocks
 # kind -> (apiVersion, plural); the collector's RBAC (compile/platform.py) grants these.
 RESOURCES: dict[str, tuple[str, str]] = {
@@ -44,7 +45,6 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "Job": ("batch/v1", "jobs"),
     "Pod": ("v1", "pods"),
 }
-OWNER_KINDS = ("Certification", "WorkloadRun")
 RECLAIMABLE = frozenset(OWNER_KINDS)
 
 
@@ -129,7 +129,7 @@ class DeleteRequest:
 
 def site_selector(site: Site) -> str:
     """The label selector of a site's readiness objects."""
-    return f"{SITE_LABEL}={site.metadata.name}"
+    return f"{SITE}={site.metadata.name}"
 
 
 def owner_requests(site: Site, limit: int = PAGE_SIZE) -> tuple[ListRequest, ...]:
@@ -193,7 +193,7 @@ def reclaim_requests(site: Site, archived: Iterable[Mapping[str, Any]]) -> list[
         meta = metadata(obj)
         if (
             obj.get("kind") in RECLAIMABLE
-            and labels_of(obj).get(SITE_LABEL) == site.metadata.name
+            and labels_of(obj).get(SITE) == site.metadata.name
             and meta.get("namespace") == site.spec.nvcre.namespace
             and meta.get("uid")
         ):

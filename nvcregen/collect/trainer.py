@@ -23,18 +23,17 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from nvcregen.collect.requests import SITE_LABEL
+from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
+from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
+from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, provenance, summary, to_json
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
 from nvcregen.results.verdicts import Verdicts, judge
-
-if TYPE_CHECKING:
-    from nvcregen.collect.collector import CollectOptions, CollectOutcome, LoadedSite
 
 LOG_SUFFIXES = frozenset({".log", ".txt"})
 RUN_KINDS = frozenset({"TrainJob", "Job"})
@@ -48,8 +47,6 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
             cannot be written; nothing is archived then.
 
     """
-    from nvcregen.collect.collector import CollectError, CollectOutcome
-
     site = loaded.site
     if options.reclaim:
         raise CollectError("--reclaim deletes NVCRE objects: a trainer-mode site has none")
@@ -57,8 +54,6 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
     if options.from_dir is not None:
         logs, snapshot = read_log_folder(options.from_dir, namespace)
     else:
-        from nvcregen.collect.podlogs import read_cluster_logs
-
         logs, snapshot = read_cluster_logs(site, options)
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
@@ -82,8 +77,6 @@ def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapsho
         CollectError: When there is no log, or an exported file does not parse.
 
     """
-    from nvcregen.collect.collector import CollectError
-
     root = folder / LOGS
     files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)
     if not files:
@@ -106,7 +99,7 @@ def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapsho
 
 
 def _is_site_run(obj: Obj, site: str) -> bool:
-    return obj.get("kind") in RUN_KINDS and labels_of(obj).get(SITE_LABEL) == site
+    return obj.get("kind") in RUN_KINDS and labels_of(obj).get(SITE) == site
 
 
 def _run_id(objects: Sequence[Obj], logs: Sequence[RunLog], site_sha256: str) -> str:

@@ -50,8 +50,8 @@ def collect(
     fmt: str,
 ) -> None:
     """Archive a site's results with verdicts: 0 all pass, 1 fail or incomplete, 2 error."""
-    from nvcregen.collect.collector import CollectError, CollectOptions
     from nvcregen.collect.collector import collect as run_collect
+    from nvcregen.collect.model import CollectError, CollectOptions
     from nvcregen.collect.output import TerminalProgress, render_json, render_text, summary_line
 
     if (context is None) == (from_dir is None):

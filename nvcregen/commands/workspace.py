@@ -30,7 +30,8 @@ from nvcregen.core.errors import ExitCode
 def diff(base: str, fmt: str) -> None:
     """Show what the sites' changes since GIT-REF do: a domain summary, then every object."""
     from nvcregen.diff.render import render_report
-    from nvcregen.diff.report import GitError, diff_project
+    from nvcregen.diff.report import diff_project
+    from nvcregen.gitrev import GitError
 
     try:
         report = diff_project(Path.cwd(), base)

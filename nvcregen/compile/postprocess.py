@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from nvcregen.core import labels as labels_
+from nvcregen.core.labels import PREFIX, SITE, SOURCE
 from nvcregen.core.manifest import Manifest
 from nvcregen.spec.v1alpha1 import Site
 
@@ -39,11 +39,11 @@ def postprocess(manifests: list[Manifest], site: Site, source_file: str) -> list
 def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
     obj = copy.deepcopy(manifest.obj)
     meta = obj["metadata"]
-    labels = {**MANAGED_BY, labels_.SITE: site.metadata.name}
+    labels = {**MANAGED_BY, SITE: site.metadata.name}
     labels.update(site.metadata.labels)
     labels.update(_workload_labels(obj))
     meta["labels"] = {**meta.get("labels", {}), **labels}
-    annotations = {labels_.SOURCE: f"{source_file}#{manifest.source}"}
+    annotations = {SOURCE: f"{source_file}#{manifest.source}"}
     # Deleting a namespace deletes the readiness objects in it, so namespaces are protected too.
     if manifest.component in PROTECTED_COMPONENTS or manifest.kind == "Namespace":
         annotations |= PRUNE_PROTECTION
@@ -54,7 +54,7 @@ def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
 def _workload_labels(obj: dict[str, Any]) -> dict[str, str]:
     """The nvcregen labels put on an object's TrainJobs, so the object carries them too."""
     labels = obj.get("spec", {}).get("workloadMetadata", {}).get("labels", {})
-    return {k: v for k, v in labels.items() if k.startswith(labels_.PREFIX)}
+    return {k: v for k, v in labels.items() if k.startswith(PREFIX)}
 
 
 def _kind_rank(kind: str) -> int:

@@ -2,7 +2,8 @@
 
 `errors.py` (spans, diagnostics, exit codes), `units.py` (sizes, bandwidth, durations,
 comparisons), `manifest.py` (the generated object type), `labels.py` (nvcregen's labels and
-annotations), `kube.py` (Kubernetes facts: namespaced kinds, name limits), `metrics.py`
+annotations), `nvcre.py` (NVCRE's API group and version), `kube.py` (Kubernetes facts:
+namespaced kinds, name limits), `metrics.py`
 (the threshold vocabulary: busbw, algbw, goodput) and `datafiles.py` (where the packaged
 catalog and schemas live).
 """

@@ -1,27 +1,33 @@
-"""nvcregen's labels and annotations on the objects it generates, spelled out once.
+"""nvcregen's own label and annotation keys: one home, spelled out once.
 
-Every readiness object carries SITE, STAGE and TEST (and ROUND in trainer mode), so
-`collect`, `check` and the alerts can find a site's objects and tie results back to the
-plan. SOURCE points each object at the site line it came from.
+A flat module of constants, imported by what writes them (`compile`) and what reads them
+back (`check`, `collect`, `results`). Every key is under `PREFIX`.
 """
 
 from __future__ import annotations
 
 PREFIX = "nvcregen.io/"
+"""The prefix of every nvcregen label and annotation; `compile` copies labels under it."""
 
-# Labels: where an object belongs in the plan.
-SITE = f"{PREFIX}site"
-STAGE = f"{PREFIX}stage"
-TEST = f"{PREFIX}test"
-ROUND = f"{PREFIX}round"
+SITE = "nvcregen.io/site"
+STAGE = "nvcregen.io/stage"
+TEST = "nvcregen.io/test"
+ROUND = "nvcregen.io/round"
+"""Labels: the site, stage, test and round (from 1) an object belongs to.
 
-# Annotations: provenance and notes for reviewers.
-SOURCE = f"{PREFIX}source"  # `<site file>#<JSON pointer>` of the site line
-PREVIEW = f"{PREFIX}preview"  # what NVCRE's documentation leaves open, on preview objects
-# What collect should find on a trainer-mode run: the transport, GPUDirect RDMA, the nodes.
-EXPECTED_TRANSPORT = f"{PREFIX}expected-transport"
-EXPECTED_GDRDMA = f"{PREFIX}expected-gdrdma"
-NODES = f"{PREFIX}nodes"
+Every generated object carries `SITE`; readiness objects and trainer-mode runs carry
+`STAGE` and `TEST`; trainer-mode runs also carry `ROUND`. `collect` selects by `SITE`
+and places results by `STAGE`, `TEST` and `ROUND`.
+"""
 
-# Field manager of the placement patches trainer mode writes into TrainJobs.
-PLACEMENT_MANAGER = f"{PREFIX}placement"
+SOURCE = "nvcregen.io/source"
+PREVIEW = "nvcregen.io/preview"
+EXPECTED_TRANSPORT = "nvcregen.io/expected-transport"
+EXPECTED_GDRDMA = "nvcregen.io/expected-gdrdma"
+NODES = "nvcregen.io/nodes"
+"""Annotations: where an object came from (`site file#pointer`), what a preview object
+leaves open, and what a trainer-mode run should find (transport, GPUDirect RDMA, nodes).
+"""
+
+PLACEMENT_MANAGER = "nvcregen.io/placement"
+"""Field managers: the manager of the runtime patch pinning a TrainJob to its nodes."""

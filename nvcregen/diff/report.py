@@ -2,7 +2,7 @@
 
 Both sides are compiled in memory with nvcregen's own (current) catalog; the base's site
 files are exported from Git into a temporary folder outside the project (see
-`gitread.py`), so neither the working tree nor `out/` is touched.
+`nvcregen.gitrev`), so neither the working tree nor `out/` is touched.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from nvcregen.chain.pipeline import CompileResult, Options
 from nvcregen.chain.sites import compile_sites, discover_sites
 from nvcregen.core.errors import NvcregenError, Severity
 from nvcregen.diff.domain import Summary, site_facts, summarize
-from nvcregen.diff.gitsites import GitError, export_sites
 from nvcregen.diff.objectdiff import ObjectDiff, diff_trees
+from nvcregen.gitrev import export_sites
 
 Status = Literal["added", "removed", "changed", "unchanged", "invalid"]
 WORKING_TREE = "working tree"
@@ -64,7 +64,8 @@ def diff_project(root: Path, base: str) -> DiffReport:
     """Compare the sites of revision `base` with those in the working tree at `root`.
 
     Raises:
-        GitError: `root` is not in a Git repository, or `base` names no commit.
+        GitError: `root` is not in a Git repository, `base` names no commit, or git is
+            missing (`nvcregen.gitrev`).
         NvcregenError: nvcregen's catalog is invalid.
 
     """
@@ -146,4 +147,4 @@ def _errors(result: CompileResult) -> tuple[str, ...]:
     return (*shown, f"... and {more} more (run nvcregen validate)") if more > 0 else shown
 
 
-__all__ = ["WORKING_TREE", "DiffReport", "GitError", "SiteDiff", "Status", "diff_project"]
+__all__ = ["WORKING_TREE", "DiffReport", "SiteDiff", "Status", "diff_project"]

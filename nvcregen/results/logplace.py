@@ -17,12 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcregen.compile.readiness.trainer import node_groups
+from nvcregen.core.labels import ROUND, STAGE, TEST
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
-STAGE = "nvcregen.io/stage"
-TEST = "nvcregen.io/test"
-ROUND = "nvcregen.io/round"
 _NAME = re.compile(
     r"^(?P<run>(?P<base>[a-z0-9-]+?)-[0-9a-f]{8}-r(?P<round>\d+)"
     r"(?:-(?P<kind>[gn])(?P<index>\d+))?)(?:-[a-z0-9-]+)?$"

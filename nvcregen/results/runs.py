@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from nvcregen.core.labels import STAGE, TEST
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.results.liveobjects import Obj, labels_of, metadata, status_of, uid_of
 from nvcregen.results.models import (
@@ -38,8 +39,6 @@ from nvcregen.results.payloads import ReportExportResult, failed_nodes, report_e
 from nvcregen.results.payloads import succeeded_nodes as decode_succeeded
 from nvcregen.results.select import SiteObjects, workflow_jobs
 
-STAGE_LABEL = "nvcregen.io/stage"
-TEST_LABEL = "nvcregen.io/test"
 _CATEGORY_STATES = {
     "Succeeded": RunState.SUCCEEDED,
     "Failed": RunState.FAILED,
@@ -267,7 +266,7 @@ Found = dict[tuple[str, str], list[tuple[str, RunResult]]]
 
 def _owner_runs(index: _Index, units: Sequence[TestUnit], owner: Obj, found: Found) -> None:
     """Add the runs of one Certification or WorkloadRun to `found`, by (stage, test)."""
-    stage = labels_of(owner).get(STAGE_LABEL, "")
+    stage = labels_of(owner).get(STAGE, "")
     name = _place(owner)[1]
     created = str(metadata(owner).get("creationTimestamp") or "")
     if owner.get("kind") == "Certification":
@@ -280,7 +279,7 @@ def _owner_runs(index: _Index, units: Sequence[TestUnit], owner: Obj, found: Fou
                 run = _run(index, unit, owner, entry if statuses else {}, prefix)
                 found.setdefault((stage, unit.test.name), []).append((created, run))
         return
-    unit = _unit(units, stage, test=labels_of(owner).get(TEST_LABEL, ""))
+    unit = _unit(units, stage, test=labels_of(owner).get(TEST, ""))
     if unit is not None:
         run = _run(index, unit, owner, status_of(owner), name)
         found.setdefault((stage, unit.test.name), []).append((created, run))

@@ -15,10 +15,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from nvcregen.collect.requests import NVCRE_API, OWNER_KINDS, SITE_LABEL
+from nvcregen.core.labels import SITE
+from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.results.liveobjects import Obj, labels_of, metadata, owner_uids, status_of, uid_of
 from nvcregen.spec.v1alpha1 import Site
 
+OWNER_KINDS = ("Certification", "WorkloadRun")  # labelled with the site; own what NVCRE makes
 NODE_REFS = ("failedNodesRef", "succeededNodesRef")
 
 
@@ -55,7 +57,7 @@ def select_owners(site: Site, objects: Iterable[Obj]) -> list[Obj]:
         o
         for kind in OWNER_KINDS
         for o in _of_kind(objects, kind)
-        if labels_of(o).get(SITE_LABEL) == site.metadata.name
+        if labels_of(o).get(SITE) == site.metadata.name
     ]
 
 

@@ -17,7 +17,7 @@ from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, ImageRole, TestEntry, TypicalNics
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.plan.resolve import plan
-from nvcregen.spec.v1alpha1 import Site
+from nvcregen.spec.v1alpha1 import API_VERSION, Site
 
 SiteFabric = Literal["roce", "ib", "tcp"]
 Engine = Literal["argocd", "flux"]
@@ -217,7 +217,7 @@ def site_data(draft: Draft) -> dict[str, object]:
         "retests": RETESTS,
     }
     return {
-        "apiVersion": "nvcregen.io/v1alpha1",
+        "apiVersion": API_VERSION,
         "kind": "Site",
         "metadata": {"name": starter.name},
         "spec": {

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.collect.collector import CollectOptions, collect
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectOptions
 from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import verify_archive
 

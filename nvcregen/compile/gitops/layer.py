@@ -19,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from nvcregen.core import kube
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -59,7 +60,7 @@ DEFAULT_CLUSTER_KINDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ),
     "monitoring": (),
-    "readiness": (("nvcre.nvidia.com", "LogProfile"),),
+    "readiness": ((NVCRE_GROUP, "LogProfile"),),
 }
 
 

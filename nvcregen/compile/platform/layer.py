@@ -19,6 +19,7 @@ from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, ref
 from nvcregen.core import kube
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.plan.images import mirrored
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -27,7 +28,6 @@ COMPONENT = "platform"
 CRDS = "crds"
 COLLECTOR = "nvcregen-collector"
 NVCRE_RELEASE = "nvcre"
-NVCRE_GROUP = "nvcre.nvidia.com"
 COLLECTED = (
     "certifications",
     "workflows",

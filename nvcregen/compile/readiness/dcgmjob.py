@@ -19,7 +19,7 @@ from nvcregen.compile.readiness.runs import (
     unit_source,
     window_seconds,
 )
-from nvcregen.core import labels as labels_
+from nvcregen.core.labels import NODES
 from nvcregen.core.manifest import Manifest, Obj, content_hash
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -64,7 +64,7 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "name": run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
         "namespace": site.spec.nvcre.namespace,
         "labels": labels,
-        "annotations": {labels_.NODES: name},
+        "annotations": {NODES: name},
     }
     obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
     return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit))

@@ -7,13 +7,13 @@ from typing import Any
 
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
 from nvcregen.compile.templating import render_template
-from nvcregen.core import labels as labels_
 from nvcregen.core import units
+from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.plan.resolve import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
-NVCRE_API = "nvcre.nvidia.com/v1alpha1"
 COMPONENT = "readiness"
 NCCL_LOG_PROFILE = "nvcregen-nccl-bandwidth"
 CERTIFICATION_NAME_MAX = 40
@@ -208,10 +208,10 @@ def _threshold_map(unit: TestUnit) -> dict[str, str]:
 
 def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     """Labels NVCRE copies onto each TrainJob, so results can be found per site and stage."""
-    labels = {labels_.SITE: site.metadata.name, labels_.STAGE: unit.stage.name}
+    found = {SITE: site.metadata.name, STAGE: unit.stage.name}
     if unit.mode == "workloadrun":
-        labels[labels_.TEST] = unit.test.name
-    return labels
+        found[TEST] = unit.test.name
+    return found
 
 
 def nccl_log_profile() -> Manifest:

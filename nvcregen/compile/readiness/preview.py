@@ -37,11 +37,10 @@ from nvcregen.compile.readiness.mpi import (
     worker_container,
 )
 from nvcregen.compile.readiness.runs import RUN_NAME_MAX
-from nvcregen.core import labels
+from nvcregen.core.labels import PREVIEW
 from nvcregen.core.manifest import Manifest, Obj, hashed_name
 
 COMPONENT = "preview"
-NOTE_KEY = labels.PREVIEW
 SSH_HOME = "ssh-home"
 SSH_SECRET_VOLUME = "mpi-ssh-auth"  # the volume Trainer's MPI plugin adds for the keys
 LAUNCHER_LIMITS = {"cpu": "2", "memory": "1Gi"}
@@ -70,14 +69,14 @@ def preview_of(run: Manifest) -> list[Manifest]:
     namespace = str(run.obj["metadata"]["namespace"])
     runtime_name = f"{run.name}-runtime"
     labels = {"app": run.name} | ({FRAMEWORK: "mpi"} if "mpi" in framework else {})
-    note = {NOTE_KEY: f"what NVCRE creates from WorkloadRun {run.name}; not applied"}
+    note = {PREVIEW: f"what NVCRE creates from WorkloadRun {run.name}; not applied"}
     runtime = runtime_object(
         runtime_name, namespace, {"labels": labels, "annotations": note}, runtime_spec
     )
     job_spec: Obj = {"runtimeRef": runtime_ref(runtime_name), "trainer": trainer}
     metadata: Obj = {
         "labels": dict(spec.get("workloadMetadata", {}).get("labels", {})),
-        "annotations": {NOTE_KEY: _job_note(run.name, "mpi" in framework)},
+        "annotations": {PREVIEW: _job_note(run.name, "mpi" in framework)},
     }
     job = trainjob_object(_job_name(run.name), namespace, metadata, job_spec)
     return [Manifest(obj, COMPONENT, run.source, run.catalog, run.notes) for obj in (runtime, job)]

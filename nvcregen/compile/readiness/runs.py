@@ -7,8 +7,9 @@ immutable, so a changed spec is a new name, never a rejected update.
 
 from __future__ import annotations
 
-from nvcregen.core import labels, units
+from nvcregen.core import units
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
+from nvcregen.core.labels import ROUND, SITE, STAGE, TEST
 from nvcregen.core.manifest import hashed_name
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -40,15 +41,15 @@ def run_name(site: Site, unit: TestUnit, digest: str, suffix: str) -> str:
 def unit_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     """The labels naming a test's site, stage and test."""
     return {
-        labels.SITE: site.metadata.name,
-        labels.STAGE: unit.stage.name,
-        labels.TEST: unit.test.name,
+        SITE: site.metadata.name,
+        STAGE: unit.stage.name,
+        TEST: unit.test.name,
     }
 
 
 def run_labels(site: Site, unit: TestUnit, round_: int) -> dict[str, str]:
     """The labels of one run: its test's, and its round (from 1)."""
-    return {**unit_labels(site, unit), labels.ROUND: str(round_)}
+    return {**unit_labels(site, unit), ROUND: str(round_)}
 
 
 def unit_source(unit: TestUnit) -> str:

@@ -43,13 +43,12 @@ from nvcregen.compile.readiness.runs import (
     window_seconds,
 )
 from nvcregen.compile.templating import render_template
-from nvcregen.core import labels
+from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.resolve import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 RUNTIME_NAME_MAX = 52
-PLACEMENT_MANAGER = labels.PLACEMENT_MANAGER
 
 
 def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
@@ -228,9 +227,9 @@ def _expected(unit: TestUnit, nodes: tuple[str, ...]) -> dict[str, str]:
     """What collect should find: the transport (and GPUDirect RDMA), the nodes tested."""
     found: dict[str, str] = {}
     if unit.network == "rdma":
-        found |= {labels.EXPECTED_TRANSPORT: "IB", labels.EXPECTED_GDRDMA: "true"}
+        found |= {EXPECTED_TRANSPORT: "IB", EXPECTED_GDRDMA: "true"}
     elif unit.network == "socket":
-        found[labels.EXPECTED_TRANSPORT] = "Socket"
+        found[EXPECTED_TRANSPORT] = "Socket"
     if nodes:
-        found[labels.NODES] = ",".join(nodes)
+        found[NODES] = ",".join(nodes)
     return found

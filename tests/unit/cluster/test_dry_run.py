@@ -187,7 +187,7 @@ def test_a_throttled_request_is_retried_after_retry_after(
     fake.throttle_once.add("busy")
     assert dry_run_apply(cluster, certification("busy")).ok
     assert [r.path.rsplit("/", 1)[-1] for r in fake.patches()] == ["busy", "busy"]
-    assert slept == [1.0]  # the fake's Retry-After
+    assert slept == [1.0]  # the fake's Retry-After, read from the real client's answer
 
 
 def test_server_errors_are_retried_a_bounded_number_of_times(

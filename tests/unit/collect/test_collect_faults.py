@@ -3,8 +3,11 @@
 No kube-apiserver can run on the machines these tests run on (no binaries, no
 containers), so the official `kubernetes` client, unmodified, talks to `fakelist.py`: a
 local HTTP server that speaks the Kubernetes API for exactly the LIST and DELETE calls
-collect makes, and answers with scripted faults: 500s, 429 with Retry-After, a reply
-slower than the client's read timeout, 410 Gone for an expired continue token, 403.
+collect makes, and answers with scripted faults: 500s, a reply slower than the client's
+read timeout, 410 Gone for an expired continue token, 403. How a call is retried (429 and
+Retry-After, 5xx, giving up) is `nvcregen.cluster.retry`'s, tested in
+`tests/unit/cluster/test_retry.py`; here, that collect passes its policy and what it
+makes of a call that still fails.
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ from labstate import find, lab_state, write_export
 
 from nvcregen.cli import main
 from nvcregen.cluster import connect
-from nvcregen.collect.client import RetryPolicy, delete_object
-from nvcregen.collect.collector import CollectError, CollectOptions, CollectOutcome, collect
+from nvcregen.cluster.retry import RetryPolicy
+from nvcregen.collect.client import delete_object
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome
 from nvcregen.collect.requests import DeleteRequest, ListRequest
 from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import object_path
@@ -117,23 +122,6 @@ def test_500s_are_retried_with_backoff(
     assert outcome.archive.verified
     assert slept == [0.01, 0.02]
     assert len(fake.lists("workflows")) == 2 + 2  # two 500s, then 6 Workflows in pages of 4
-
-
-def test_429_waits_as_long_as_retry_after_says(
-    tmp_path: Path, fake: FakeKube, kubeconfig: Path, slept: list[float]
-) -> None:
-    fake.faults.append(Fault("configmaps", 429, retry_after="7"))
-    outcome = collect(options(tmp_path, kubeconfig, slept))
-    assert outcome.archive.verified
-    assert slept == [7.0]
-
-
-def test_retry_after_is_capped(
-    tmp_path: Path, fake: FakeKube, kubeconfig: Path, slept: list[float]
-) -> None:
-    fake.faults.append(Fault("configmaps", 429, retry_after="3600"))
-    collect(options(tmp_path, kubeconfig, slept))
-    assert slept == [FAST.max_retry_after]
 
 
 def test_a_reply_slower_than_the_read_timeout_is_retried(

@@ -14,7 +14,8 @@ from click.testing import CliRunner
 from labstate import find, lab_state, node_results, write_export
 
 from nvcregen.cli import main
-from nvcregen.collect.collector import CollectError, CollectOptions, CollectOutcome, collect
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome
 from nvcregen.core.errors import ExitCode
 from nvcregen.results.archive import verify_archive
 

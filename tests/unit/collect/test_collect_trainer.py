@@ -23,7 +23,8 @@ from trainerlogs import (
 )
 
 from nvcregen.cli import main
-from nvcregen.collect.collector import CollectOptions, CollectOutcome, collect
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectOptions, CollectOutcome
 from nvcregen.core.errors import ExitCode
 from nvcregen.ingest.files import ingest_files
 from nvcregen.results.archive import verify_archive

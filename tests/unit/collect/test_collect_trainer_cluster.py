@@ -18,8 +18,9 @@ import pytest
 from fakelist import FakeKube, Fault, serve, write_kubeconfig
 from trainerlogs import default_log, is_two_node_all_reduce, runs, write_saved_logs
 
-from nvcregen.collect.client import RetryPolicy
-from nvcregen.collect.collector import CollectError, CollectOptions, collect
+from nvcregen.cluster.retry import RetryPolicy
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.core.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parents[3]
