@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint fmt golden bench clean
+.PHONY: render test lint system fmt golden bench clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -20,8 +20,13 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
 
-test: lint
+# promtool and Chromium for the tests: installed with apt when possible, else one command.
+system:
+	tools/system-deps.sh
+
+test: lint system
 	$(BIN)/pytest -q
 
 fmt: $(STAMP)
