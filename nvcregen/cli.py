@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from nvcregen import __version__
-from nvcregen.commands.common import FORMAT, SITES, STRICT, emit
+from nvcregen.commands.common import FORMAT, SITES, STRICT, print_diagnostics
 from nvcregen.core.errors import ExitCode, has_errors
 
 
@@ -30,7 +30,7 @@ def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
 
     results = compile_sites(Path.cwd(), list(sites), Options(strict=strict))
     diags = [d for r in results for d in r.diagnostics]
-    emit(diags, fmt, wrote="nothing written (validate)")
+    print_diagnostics(diags, fmt, wrote="nothing written (validate)")
     sys.exit(ExitCode.INVALID if has_errors(diags) else ExitCode.OK)
 
 
@@ -66,13 +66,15 @@ def render(
         Path.cwd(), list(sites), out_dir, options, check=check, cache=not no_cache
     )
     if has_errors(outcome.diagnostics):
-        emit(outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/")
+        print_diagnostics(
+            outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/"
+        )
         sys.exit(ExitCode.INVALID)
     if check:
         count = len(outcome.drift)
         if outcome.cached and fmt == "text":
             click.echo(_cached_note(outcome.cached), err=True)
-        emit(
+        print_diagnostics(
             outcome.diagnostics,
             fmt,
             wrote=f"{count} file{' differs' if count == 1 else 's differ'}",
@@ -87,7 +89,7 @@ def render(
             )
         sys.exit(ExitCode.DRIFT if outcome.drift else ExitCode.OK)
     written = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
-    emit(
+    print_diagnostics(
         outcome.diagnostics,
         fmt,
         wrote=f"wrote {written}" if written else f"{out_dir.as_posix()}/ unchanged",
@@ -134,7 +136,7 @@ def check(
     except CheckSetupError as exc:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
-    emit(diags, fmt, wrote=done)
+    print_diagnostics(diags, fmt, wrote=done)
     sys.exit(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
 
 

@@ -22,7 +22,7 @@ FORMAT = click.option(
 STRICT = click.option("--strict", is_flag=True, help="Treat tag-only images as errors.")
 
 
-def emit(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:
+def print_diagnostics(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:
     """Print diagnostics as text (stderr, with a closing summary line) or JSON (stdout)."""
     from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer, summary
 

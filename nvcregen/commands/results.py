@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from nvcregen.commands.common import FORMAT, FORMATS, emit
+from nvcregen.commands.common import FORMAT, FORMATS, print_diagnostics
 from nvcregen.core.errors import ExitCode
 
 
@@ -68,7 +68,7 @@ def collect(
         outcome = run_collect(options)
     except CollectError as exc:
         if exc.diagnostics:
-            emit(exc.diagnostics, fmt, wrote="nothing collected")
+            print_diagnostics(exc.diagnostics, fmt, wrote="nothing collected")
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     finally:
@@ -131,5 +131,7 @@ def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None
         click.echo(render_text(result), nl=False)
     if result.diagnostics:
         read = len(files) - len({d.span.file for d in result.diagnostics})
-        emit(list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files")
+        print_diagnostics(
+            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
+        )
         sys.exit(ExitCode.INVALID)
