@@ -110,7 +110,7 @@ def test_immutable_objects_are_listed_as_recreated(repo: Path) -> None:
     rows = re.findall(r"^\| (Certification|WorkloadRun) \| `(\S+)` \| `(\S+)` \|$", section, re.M)
     assert ("Certification", "h20-3e-lab-two-node") in {(k, o[:-9]) for k, o, _ in rows}
     assert all(old != new and old[:-8] == new[:-8] for _, old, new in rows)
-    committed = {p.name for p in (ROOT / "out" / "h20-3e-lab" / "readiness").iterdir()}
+    committed = {p.name for p in (ROOT / "out" / "h20-3e-lab" / "readiness").rglob("*.yaml")}
     assert f"certification-{rows[0][1]}.yaml" in committed
 
 

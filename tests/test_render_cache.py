@@ -17,7 +17,7 @@ from nvcregen.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 H20, L20 = "h20-3e-lab", "l20-pool"
-CERT = "readiness/certification-h20-3e-lab-two-node-cda097b6.yaml"
+CERT = "readiness/02-two-node/certification-h20-3e-lab-two-node-cda097b6.yaml"
 NOTE = "nvcregen: {} not recompiled: inputs unchanged and every file matches its digest"
 
 
@@ -112,7 +112,8 @@ def test_a_site_edit_is_compiled_and_shows_as_drift(compiled: Callable[[], list[
     assert compiled() == [L20]
     assert "\n+    rounds: 1\n" not in result.output  # the diff is of out/, not of the site
     assert f"out/{L20}/index.json: changed" in result.output
-    assert f"out/{L20}/readiness/certification-l20-pool-" in result.output  # a new name
+    new_name = f"out/{L20}/readiness/01-single-node/certification-l20-pool-"
+    assert new_name in result.output
 
 
 def test_a_comment_edit_changes_the_key_but_only_the_index(

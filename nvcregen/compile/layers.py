@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.compile.gitops.chain import argocd_health_config, chain_readiness
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
+from nvcregen.compile.gitops.steps import gate_readiness, plan_steps
 from nvcregen.compile.imagelist import catalog_images, dependency_images, images_txt
 from nvcregen.compile.monitoring.layer import check_monitoring, monitoring_manifests
 from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
@@ -36,20 +38,26 @@ def site_manifests(
 ) -> list[Manifest]:
     """Build every layer; the GitOps layer applies the others in `LAYER_ORDER`.
 
+    Readiness runs are applied stage by stage (trainer mode: round by round), each step
+    only after the one before it passed (`nvcregen.compile.gitops.steps`).
+
     Raises:
         HelmError: the site's chart archive cannot be verified or rendered.
 
     """
     manifests = platform_manifests(site, _renderer(site), base_dir=root)
+    steps = plan_steps(site, test_units)
     if site.spec.readiness.engine == "trainer":
         # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).
-        manifests += trainer_manifests(site, test_units)
+        manifests += gate_readiness(site, trainer_manifests(site, test_units), steps)
     else:
         manifests += monitoring_manifests(site, test_units)
         readiness = readiness_manifests(site, test_units)
-        manifests += readiness + preview_manifests(readiness)
+        manifests += gate_readiness(site, readiness, steps) + preview_manifests(readiness)
+    if site.spec.gitops.engine == "argocd":
+        manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
-    return manifests + gitops_manifests(site, present, manifests)
+    return manifests + chain_readiness(site, gitops_manifests(site, present, manifests), steps)
 
 
 def image_list(
