@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from nvcregen.check.admission import READINESS_LAYER, admission_findings
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
 from nvcregen.check.crossref import Located, check_identities, check_log_profiles
 from nvcregen.check.findings import Finding
@@ -85,10 +86,18 @@ def check_manifests(manifests: list[Manifest], site: Site, doc: Document) -> lis
             (f"in the object at {finding.pointer}",),
         )
         for manifest in manifests
-        for finding in object_findings(manifest.obj, kube_version=version)
+        for finding in _findings(manifest, version)
         if finding.code not in _SITE_LEVEL_CODES
     ]
     return per_object + _across(manifests, doc)
+
+
+def _findings(manifest: Manifest, kube_version: str) -> list[Finding]:
+    """One object's findings; readiness objects must also name their queue (NVC625)."""
+    found = object_findings(manifest.obj, kube_version=kube_version)
+    if manifest.component == READINESS_LAYER:
+        found += admission_findings(manifest.obj)
+    return found
 
 
 def _across(manifests: list[Manifest], doc: Document) -> list[Diagnostic]:

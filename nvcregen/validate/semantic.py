@@ -13,6 +13,7 @@ from nvcregen.compile.plan import network_for, plan, stage_pool_name
 from nvcregen.errors import Diagnostic, Severity, has_errors
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.admission import admission_problems
 from nvcregen.validate.schema import check_unit
 from nvcregen.validate.trainer import trainer_mode_problems
 
@@ -51,6 +52,7 @@ def check_references(
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
     report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
+    report.diagnostics += admission_problems(site, catalog, doc)  # Kueue or gang scheduler
     if not has_errors(report.diagnostics):
         _check_budget(site, catalog, report)
     return sorted(report.diagnostics, key=Diagnostic.sort_key)
