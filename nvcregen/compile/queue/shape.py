@@ -141,11 +141,14 @@ def pool_quota(site: Site, units: list[TestUnit]) -> PoolQuota:
     launcher_pod = _largest([s.launcher_pod for s in shapes if s.launchers])
     total = node_pod.times(nodes).plus(launcher_pod.times(launchers))
     gpus = nodes * pool.gpus_per_node
+    name = pool.spec.name
     notes = (
-        f"pool {pool.spec.name}: {nodes} node(s) = min({jobs} concurrent jobs x "
+        f"pool {name}: {nodes} node(s) = min({jobs} concurrent jobs x "
         f"{max(s.nodes for s in shapes)} nodes of the largest job, {pool.node_count} in the "
         f"pool); nvidia.com/gpu {gpus} = {nodes} x {pool.gpus_per_node}",
-        f"pool {pool.spec.name}: pods {nodes + launchers} = {nodes} GPU pods + {launchers} "
+        f"pool {name}: RDMA NICs {nics} = min({jobs} x {max(s.nics for s in shapes)} of the "
+        f"largest RDMA job, {pool_nics} in the pool)",
+        f"pool {name}: pods {nodes + launchers} = {nodes} GPU pods + {launchers} "
         f"launcher(s); cpu and memory = every such pod's known requests + podAllowance",
     )
     return PoolQuota(pool, gpus, nics, nodes + launchers, total.cpu_m, total.memory, notes)
