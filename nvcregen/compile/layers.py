@@ -1,4 +1,4 @@
-"""Every output layer of a site, in apply order: CRDs, platform, monitoring, readiness, GitOps."""
+"""Every output layer of a site, in apply order: CRDs, platform, queues, monitoring, readiness."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from nvcregen.compile.imagelist import catalog_images, dependency_images, images
 from nvcregen.compile.monitoring.layer import check_monitoring, monitoring_manifests
 from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
 from nvcregen.compile.platform.layer import check_platform, platform_manifests
+from nvcregen.compile.queue import kueue_install, queue_manifests
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainer import trainer_manifests
@@ -23,7 +24,7 @@ from nvcregen.spec.v1alpha1 import Site
 
 # The layers GitOps applies. "preview" (NVCRE mode: what NVCRE will create, for review)
 # is written to out/<site>/preview/ but is deliberately not one of them.
-LAYER_ORDER = ("crds", "platform", "monitoring", "readiness")
+LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness")
 
 
 def check_layers(site: Site, doc: Document) -> list[Diagnostic]:
@@ -46,6 +47,9 @@ def site_manifests(
 
     """
     manifests = platform_manifests(site, _renderer(site), base_dir=root)
+    # Kueue is installed with the platform; its queues are a layer of their own, applied
+    # once its CRDs exist (docs/design/0007-admission.md).
+    manifests += kueue_install(site, test_units) + queue_manifests(site, test_units)
     steps = plan_steps(site, test_units)
     if site.spec.readiness.engine == "trainer":
         # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).

@@ -15,6 +15,7 @@ from nvcregen.plan.images import is_pinned, source_image
 from nvcregen.plan.resolve import TestUnit, network_for, stage_pool_name
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.admission import admission_problems
 from nvcregen.validate.trainer import trainer_mode_problems
 
 
@@ -50,6 +51,7 @@ def check_references(
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
     report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
+    report.diagnostics += admission_problems(site, catalog, doc)  # Kueue or gang scheduler
     return sorted(report.diagnostics, key=Diagnostic.sort_key)
 
 

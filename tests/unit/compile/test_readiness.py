@@ -139,7 +139,12 @@ def test_certification_spec_top_level() -> None:
     assert spec["mlnxPerNode"] == 4
     assert spec["nicResourceName"] == "rdma/hca"
     assert spec["workloadMetadata"] == {
-        "labels": {"nvcregen.io/site": "h20-lab", "nvcregen.io/stage": "two-node"}
+        "labels": {
+            "nvcregen.io/site": "h20-lab",
+            "nvcregen.io/stage": "two-node",
+            "kueue.x-k8s.io/queue-name": "readiness",
+            "kueue.x-k8s.io/priority-class": "h20-lab-two-node",
+        }
     }
     assert cert.catalog == (
         "hardware/h20-3e.yaml",
