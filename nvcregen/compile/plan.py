@@ -9,6 +9,8 @@ from nvcregen import units
 from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, TestEntry
 from nvcregen.compile.images import resolve_image
+from nvcregen.plan import physics
+from nvcregen.plan.run import run_for
 from nvcregen.spec.v1alpha1 import NodePool, Site, Stage, Threshold
 
 Mode = Literal["category", "workloadrun"]
@@ -60,6 +62,7 @@ class TestUnit:
     network: Network
     nodes_per_job: int
     timeout_ms: int
+    expected_ms: int
     image: str
     thresholds: tuple[CompiledThreshold, ...]
     test_file: str
@@ -114,21 +117,30 @@ def mode_for(test: TestEntry, stage: Stage, network: Network, site: Site) -> Mod
     return "category"
 
 
-def thresholds_for(site: Site, test: str, scope: str) -> list[tuple[int, Threshold]]:
-    """Return the site's thresholds (with their index) for one test at one scope."""
+def thresholds_for(
+    site: Site, test: str, scope: str, pool: str | None = None
+) -> list[tuple[int, Threshold]]:
+    """Return the site's thresholds (with their index) for one test at one scope.
+
+    With `pool`, thresholds that name another pool are left out.
+    """
     return [
-        (i, t) for i, t in enumerate(site.spec.thresholds) if t.test == test and t.scope == scope
+        (i, t)
+        for i, t in enumerate(site.spec.thresholds)
+        if t.test == test and t.scope == scope and (pool is None or t.pool in (None, pool))
     ]
 
 
-def compile_thresholds(site: Site, test: str, scope: str) -> tuple[CompiledThreshold, ...]:
+def compile_thresholds(
+    site: Site, test: str, scope: str, pool: str | None = None
+) -> tuple[CompiledThreshold, ...]:
     """Compile typed thresholds into NVCRE's `key -> CEL over value` expressions.
 
     NVCRE compares the maximum over all message sizes; the per-size check of a
     threshold with `at:` happens when results are collected.
     """
     compiled: list[CompiledThreshold] = []
-    for index, threshold in thresholds_for(site, test, scope):
+    for index, threshold in thresholds_for(site, test, scope, pool):
         for field, key in THRESHOLD_KEYS.items():
             text = getattr(threshold, field)
             if text is None:
@@ -168,6 +180,11 @@ def _unit(
     nodes_per_job = (
         1 if stage.scope == "intra-node" else (stage.nodes_per_job or pool.node_count or 2)
     )
+    run = run_for(
+        test, pool.hardware, pool.spec, pool.gpus_per_node, stage.scope, network, nodes_per_job
+    )
+    expected_ms = physics.expected_ms(run, catalog)
+    factor = site.spec.readiness.window.timeout_factor
     return TestUnit(
         stage=stage,
         stage_index=stage_index,
@@ -176,8 +193,13 @@ def _unit(
         mode=mode_for(test, stage, network, site),
         network=network,
         nodes_per_job=nodes_per_job,
-        timeout_ms=units.parse_duration(stage.timeout_per_job or test.timeout),
+        timeout_ms=(
+            units.parse_duration(stage.timeout_per_job)
+            if stage.timeout_per_job
+            else physics.timeout_ms(expected_ms, factor)
+        ),
+        expected_ms=expected_ms,
         image=resolve_image(site, catalog, test.image),
-        thresholds=compile_thresholds(site, test.name, stage.scope),
+        thresholds=compile_thresholds(site, test.name, stage.scope, pool.spec.name),
         test_file=catalog.origin("tests", test.name),
     )

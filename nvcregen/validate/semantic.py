@@ -34,9 +34,10 @@ class _Report:
         hint: str = "",
         *,
         severity: Severity = Severity.ERROR,
+        notes: tuple[str, ...] = (),
     ) -> None:
         self.diagnostics.append(
-            Diagnostic(self.doc.span(where), severity, code, message, where, hint)
+            Diagnostic(self.doc.span(where), severity, code, message, where, hint, notes)
         )
 
 
@@ -334,26 +335,31 @@ def _check_images(site: Site, catalog: Catalog, report: _Report, *, strict: bool
 def _check_budget(site: Site, catalog: Catalog, report: _Report) -> None:
     window = site.spec.readiness.window
     budget = plan_budget(site, plan(site, catalog))
-    worst = sorted(budget.costs, key=lambda c: -c.gpu_hours)[:3]
-    breakdown = ", ".join(
-        f"{c.unit.stage.name}/{c.unit.test.name} {c.gpu_hours:.1f}" for c in worst
+    stages = tuple(
+        f"stage {name}: expected {_hours(expected)}, worst case {_hours(worst)}"
+        for name, (expected, worst) in budget.stages().items()
     )
     if budget.gpu_hours > window.gpu_hours + 1e-9:
+        largest = ", ".join(f"{c.name} {c.gpu_hours:.1f} GPU-h" for c in budget.largest())
         report.add(
             "/spec/readiness/window/gpuHours",
             "NVC313",
-            f"the plan's worst case needs {budget.gpu_hours:.1f} GPU-hours, over the budget of "
-            f"{window.gpu_hours:g}",
-            f"largest: {breakdown}; raise gpuHours or cut rounds, tests or retests",
+            f"the plan's worst case needs {budget.gpu_hours:.1f} GPU-hours (expected "
+            f"{budget.expected_gpu_hours:.1f}), over the budget of {window.gpu_hours:g}",
+            f"largest: {largest}; raise gpuHours or cut rounds, tests or retests",
+            notes=stages,
         )
     deadline_h = units.parse_duration(window.deadline) / 3_600_000
     if budget.wall_hours > deadline_h + 1e-9:
+        longest = budget.largest(by="wall_hours")
+        named = ", ".join(f"{c.name} {_hours(c.wall_hours)}" for c in longest)
         report.add(
             "/spec/readiness/window/deadline",
             "NVC313",
-            f"the plan's worst case takes {_hours(budget.wall_hours)}, past the deadline of "
-            f"{window.deadline}",
-            "raise maxConcurrentJobs or the deadline, or cut rounds or tests",
+            f"the plan's worst case takes {_hours(budget.wall_hours)} (expected "
+            f"{_hours(budget.expected_wall_hours)}), past the deadline of {window.deadline}",
+            f"longest: {named}; raise maxConcurrentJobs or the deadline, or cut rounds or tests",
+            notes=stages,
         )
 
 

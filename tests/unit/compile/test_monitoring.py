@@ -379,7 +379,7 @@ def test_goodput_threshold_alert_only_when_the_site_has_one() -> None:
 def test_job_alerts_derive_their_durations_from_the_plan() -> None:
     manifests = build(lab_text())
     (too_long,) = alerts_named(manifests, "NvcreJobInProgressTooLong")
-    assert too_long["for"] == "2h30m"  # training's 2h timeout and 30m of grace
+    assert too_long["for"] == "2h24m"  # training's 1h54m timeout and 30m of grace
     for name in ("NvcreJobFailedNodes", "NvcreJobFailed", "NvcreMetricsMissing"):
         assert len(alerts_named(manifests, name)) == 1
     (nodes,) = alerts_named(manifests, "NvcreJobFailedNodes")
