@@ -13,6 +13,7 @@ from nvcregen.compile.plan import network_for, plan, stage_pool_name
 from nvcregen.errors import Diagnostic, Severity, has_errors
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.feasibility import label_problems, physics_problems, pool_problems
 from nvcregen.validate.schema import check_unit
 from nvcregen.validate.trainer import trainer_mode_problems
 
@@ -44,7 +45,11 @@ class _Report:
 def check_references(
     site: Site, catalog: Catalog, doc: Document, *, strict: bool = False
 ) -> list[Diagnostic]:
-    """Return every semantic problem of a site; the budget is checked only when all else passes."""
+    """Return every semantic problem of a site.
+
+    The physics checks (timeouts, bounds, sizes) run once every reference resolves; the
+    budget only when all else passes.
+    """
     report = _Report(doc)
     _check_units(site, report)
     _check_pools(site, catalog, report)
@@ -52,6 +57,9 @@ def check_references(
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
     report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
+    report.diagnostics += label_problems(site, catalog, doc) + pool_problems(site, doc)
+    if not has_errors(report.diagnostics):
+        report.diagnostics += physics_problems(site, catalog, doc)  # durations, bounds, sizes
     if not has_errors(report.diagnostics):
         _check_budget(site, catalog, report)
     return sorted(report.diagnostics, key=Diagnostic.sort_key)
@@ -262,18 +270,26 @@ def _check_inter_node(site: Site, index: int, report: _Report) -> None:
 
 
 def _check_thresholds(site: Site, catalog: Catalog, report: _Report) -> None:
-    planned = {(name, s.scope): s for s in site.spec.readiness.stages for name in s.tests}
+    stages = site.spec.readiness.stages
+    planned = {(name, s.scope, stage_pool_name(site, s)): s for s in stages for name in s.tests}
     pools = {p.name: p for p in site.spec.node_pools}
     for i, t in enumerate(site.spec.thresholds):
         at = f"/spec/thresholds/{i}"
-        stage = planned.get((t.test, t.scope))
+        if t.pool is not None and t.pool not in pools:
+            continue  # NVC355
+        stage = next(
+            (s for (n, scope, p), s in planned.items() if (n, scope) == (t.test, t.scope)
+             and t.pool in (None, p)),
+            None,
+        )  # fmt: skip
         test = catalog.tests.get(t.test)
         if stage is None or test is None:
-            runs = sorted(f"{n} ({s})" for n, s in planned)
+            runs = sorted({f"{n} ({s})" for n, s, _ in planned})
+            on_pool = f" on pool {t.pool}" if t.pool else ""
             report.add(
                 f"{at}/test",
                 "NVC306",
-                f"the plan does not run {t.test} at scope {t.scope}",
+                f"the plan does not run {t.test} at scope {t.scope}{on_pool}",
                 f"planned: {', '.join(runs)}",
             )
             continue
