@@ -102,7 +102,12 @@ def _too_high(
         f"{limit:.4g} GB/s {field}"
     )
     ratio, baseline = evidence.calibration(run, catalog)
-    hint = "lower the bound, or check the pool's NICs and the model's links"
+    hint = (
+        "lower the bound, or check the pool's NICs (count and speed)"
+        if cut is not None and cut[0].path in ("rdma", "socket")
+        else "lower the bound: every byte a GPU sends or receives crosses its own link, "
+        "NIC traffic included"
+    )
     if baseline is not None:
         hint = (
             f"the line-rate bound is raised x{ratio:.3g} by baseline {baseline.name}, which "
