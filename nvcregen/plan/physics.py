@@ -80,13 +80,19 @@ def latency_s(run: Run, catalog: Catalog) -> float:
 
 def call_seconds(run: Run, catalog: Catalog, size: int) -> float:
     """One collective call on `size` bytes: the latency floor plus the bytes at algbw."""
+    latency, algbw = _call_model(run, catalog)
+    return latency + size / (algbw * 1e9)
+
+
+def _call_model(run: Run, catalog: Catalog) -> tuple[float, float]:
+    """(latency floor in s, algbw in GB/s) of every call of a run."""
     collective = run.collective
     busbw = timing_busbw(run, catalog)
     assert collective is not None
     assert busbw is not None
     factor = bandwidth.bus_factor(collective, run.ranks)
     algbw = busbw / factor if factor > 0 and busbw > 0 else _local_gbs(run, catalog)
-    return latency_s(run, catalog) + size / (algbw * 1e9)
+    return latency_s(run, catalog), algbw
 
 
 def _local_gbs(run: Run, catalog: Catalog) -> float:
@@ -131,11 +137,15 @@ def _nccl_seconds(run: Run, catalog: Catalog) -> float:
     defaults = catalog.physics.nccl_tests
     high = largest_size(run, catalog)
     sizes = sweep.sizes(nccl, high) or (high,)
-    one_pass = sum(call_seconds(run, catalog, s) for s in sizes)
-    ends = call_seconds(run, catalog, high) + call_seconds(run, catalog, sizes[0])
+    latency, algbw = _call_model(run, catalog)
+
+    def call(size: int) -> float:
+        return latency + size / (algbw * 1e9)
+
     startup = units.parse_duration(catalog.physics.startup.nccl) / 1000
     calls = sweep.calls_per_size(nccl, defaults)
-    return startup + defaults.warmup_iterations * ends + nccl.cycles * calls * one_pass
+    warmup = defaults.warmup_iterations * (call(high) + call(sizes[0]))
+    return startup + warmup + nccl.cycles * calls * sum(call(s) for s in sizes)
 
 
 def largest_size(unit: TestUnit | Run, catalog: Catalog) -> int:

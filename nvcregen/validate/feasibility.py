@@ -25,8 +25,6 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site, Threshold
 from nvcregen.validate.thresholds import threshold_problems
 
-SLIP_RATIO = 5  # a bound under expected / 5 looks like a unit slip
-
 
 def _diag(
     doc: Document, where: str, code: str, message: str, hint: str, severity: Severity
