@@ -116,7 +116,7 @@ def test_generate_fails_on_an_invalid_site_or_a_bad_layer(tmp_path: Path) -> Non
     (tmp_path / "sites").mkdir()
     site = (ROOT / "sites" / "h20-3e-lab.yaml").read_text(encoding="utf-8")
     (tmp_path / "sites" / "h20-3e-lab.yaml").write_text(
-        site.replace("gpuHours: 180", "gpuHours: 1"), encoding="utf-8"
+        site.replace("gpuHours: 260", "gpuHours: 1"), encoding="utf-8"
     )
     broken = _generate(tmp_path, "h20-3e-lab", "readiness")
     assert broken.returncode != 0

@@ -162,7 +162,7 @@ def test_pre_commit_try_repo_runs_the_hooks(tmp_path: Path) -> None:
     _git(consumer, "checkout", "--", "out")
     site = consumer / "sites" / "h20-3e-lab.yaml"
     site.write_text(
-        site.read_text(encoding="utf-8").replace("gpuHours: 180", "gpuHours: 1"), encoding="utf-8"
+        site.read_text(encoding="utf-8").replace("gpuHours: 260", "gpuHours: 1"), encoding="utf-8"
     )
     code, output = _pre_commit(
         consumer, home, "run", "nvcregen-validate", "--files", "sites/h20-3e-lab.yaml"

@@ -23,7 +23,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.kubeschema.registry import default_registry
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

@@ -18,7 +18,7 @@ from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

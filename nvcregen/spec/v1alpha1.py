@@ -227,12 +227,15 @@ class NodePool(StrictModel):
     """A set of identical GPU nodes, named explicitly or by a label selector.
 
     A selector pool states `nodeCount`, the number of nodes it is expected to match,
-    so the plan's budget can be checked before anything runs.
+    so the plan's budget can be checked before anything runs. `productLabels` must be
+    the catalog's labels for the model unless `productLabelsOverride: true` says a node
+    was checked and reports other ones.
     """
 
     name: Name
     model: Annotated[str, Field(min_length=1, max_length=64)]
     product_labels: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = None
+    product_labels_override: bool = False
     nodes: list[NodeName] | None = Field(default=None, min_length=1, max_length=4096)
     selector: dict[str, str] | None = None
     node_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
@@ -260,12 +263,18 @@ class Stage(StrictModel):
 
 
 class Window(StrictModel):
-    """The test window: concurrency, wall-clock deadline and GPU-hour budget."""
+    """The test window: concurrency, wall-clock deadline and GPU-hour budget.
+
+    `timeoutFactor` is the safety factor on each job's expected duration: a stage without
+    `timeoutPerJob` gets expected duration x timeoutFactor, rounded up to whole minutes
+    (docs/design/0005-physics.md).
+    """
 
     max_concurrent_jobs: Annotated[int, Field(ge=1, le=1024)] = 1
     deadline: Duration
     gpu_hours: Annotated[float, Field(gt=0, le=1_000_000)]
     retests: Annotated[int, Field(ge=0, le=10)] = 0
+    timeout_factor: Annotated[float, Field(ge=1.25, le=10)] = 2.0
 
 
 class Readiness(StrictModel):
@@ -284,10 +293,14 @@ class Readiness(StrictModel):
 
 
 class Threshold(StrictModel):
-    """A typed pass criterion for one test at one scope (and optionally one size)."""
+    """A typed pass criterion for one test at one scope (and optionally one size).
+
+    With `pool`, only the stages on that node pool are held to it.
+    """
 
     test: Annotated[str, Field(pattern=_DNS_LABEL, max_length=40)]
     scope: Scope
+    pool: Name | None = None
     transport: Transport | None = None
     at: Size | None = None
     busbw: BandwidthComparison | None = None

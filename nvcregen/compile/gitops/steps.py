@@ -27,7 +27,7 @@ from itertools import groupby
 from nvcregen.compile.gitops.health.checks import HEALTH_CHECKS, HealthCheck, check_for
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj, content_hash
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "readiness"

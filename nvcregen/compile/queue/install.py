@@ -16,7 +16,7 @@ from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.plan.images import mirrored
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 KUEUE_VERSION = "0.19.2"

@@ -22,7 +22,7 @@ from nvcregen.compile.queue.workloads import (
 )
 from nvcregen.compile.readiness.mpi import GPU, GPU_PRESENT, GPU_PRODUCT
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.plan.resolve import Pool, TestUnit
+from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "queues"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from nvcregen.plan.resolve import Pool, TestUnit
+from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 KI = 1024

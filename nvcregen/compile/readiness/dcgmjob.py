@@ -23,7 +23,7 @@ from nvcregen.compile.readiness.runs import (
 )
 from nvcregen.core.labels import NODES
 from nvcregen.core.manifest import Manifest, Obj, content_hash
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 CONTAINER = "dcgm-diag"

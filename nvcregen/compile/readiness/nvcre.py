@@ -12,7 +12,7 @@ from nvcregen.core import units
 from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.core.nvcre import NVCRE_API
-from nvcregen.plan.resolve import Pool, TestUnit
+from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "readiness"

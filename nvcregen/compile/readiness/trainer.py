@@ -46,7 +46,7 @@ from nvcregen.compile.readiness.runs import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 RUNTIME_NAME_MAX = 52
