@@ -8,6 +8,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
+from nvcregen.catalog.charts import ChartEntry, chart_key
 from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, TestEntry
 from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.core.datafiles import data_dir
@@ -29,6 +30,11 @@ class Catalog:
     images: DefaultImages
     physics: PhysicsData
     origins: dict[str, str] = field(default_factory=dict)
+    charts: dict[str, ChartEntry] = field(default_factory=dict)
+
+    def find_chart(self, name: str, version: str) -> ChartEntry | None:
+        """Return what a chart version installs (`kubeflow-trainer`, `2.2.1`), if known."""
+        return self.charts.get(chart_key(name, version))
 
     def find_hardware(self, model: str) -> HardwareEntry | None:
         """Return the entry for a model name such as `H20-3e` (case and spaces ignored)."""
@@ -56,9 +62,10 @@ def load_catalog(root: Path | None = None) -> Catalog:
     baselines = _load_folder(root, "baselines", Baseline, diags, origins, lambda e: e.name)
     images = _load_one(root / "images.yaml", "catalog/images.yaml", DefaultImages, diags)
     physics = _load_one(root / "physics.yaml", "catalog/physics.yaml", PhysicsData, diags)
+    charts = _load_folder(root, "charts", ChartEntry, diags, origins, lambda e: e.key)
     if has_errors(diags) or images is None or physics is None:
         raise NvcregenError(diags)
-    return Catalog(hardware, tests, baselines, images, physics, origins)
+    return Catalog(hardware, tests, baselines, images, physics, origins, charts)
 
 
 def _load_folder(

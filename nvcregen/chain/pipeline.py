@@ -65,7 +65,7 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     except HelmError as exc:  # the chart archive cannot be verified or rendered
         return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
     manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
-    diags += check_manifests(manifests, site, doc, test_units)  # upstream rules, before writing
+    diags += check_manifests(manifests, site, doc, test_units, catalog.charts)  # before writing
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from nvcregen.catalog.charts import ChartEntry
+from nvcregen.catalog.load import load_catalog
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
 from nvcregen.check.crossref import (
@@ -18,6 +20,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import check_policies
+from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.webhooks import check_runtimes, webhook_findings
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
@@ -78,12 +81,18 @@ def _cel_finding(result: CelResult) -> Finding:
 
 
 def check_manifests(
-    manifests: list[Manifest], site: Site, doc: Document, test_units: list[TestUnit]
+    manifests: list[Manifest],
+    site: Site,
+    doc: Document,
+    test_units: list[TestUnit],
+    charts: Mapping[str, ChartEntry] | None = None,
 ) -> list[Diagnostic]:
     """Validate every manifest; report problems at the site line the object came from.
 
     A problem here is a bug in nvcregen or its catalog rather than in the site, but
-    the site line still tells the user which part of their plan is affected.
+    the site line still tells the user which part of their plan is affected. `charts`
+    (`Catalog.charts`, by default the shipped catalog's) tells what the charts the site's
+    Applications install create.
     """
     version = site.spec.kubernetes.version
     counts = stage_counts(test_units)
@@ -101,7 +110,8 @@ def check_manifests(
         for finding in [*_findings(manifest, version), *_counts(manifest, counts)]
         if finding.code not in _SITE_LEVEL_CODES
     ]
-    return per_object + _across(manifests, doc)
+    known = charts if charts is not None else load_catalog().charts
+    return per_object + _across(manifests, doc, known)
 
 
 def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Finding]:
@@ -119,11 +129,15 @@ def _findings(manifest: Manifest, kube_version: str) -> list[Finding]:
     return found
 
 
-def _across(manifests: list[Manifest], doc: Document) -> list[Diagnostic]:
+def _across(
+    manifests: list[Manifest], doc: Document, charts: Mapping[str, ChartEntry]
+) -> list[Diagnostic]:
     """The cross-object checks `nvcregen check` runs, so render never writes what it rejects."""
     by_path = {manifest_path(m): m for m in manifests}
     located = [Located(path, m.obj) for path, m in by_path.items()]
     found = [*check_log_profiles(located), *check_identities(located), *check_runtimes(located)]
+    layered = [Layered(m.component, Located(path, m.obj)) for path, m in by_path.items()]
+    found += check_projects(layered, charts)
     return [
         Diagnostic(
             doc.span(by_path[path].source),

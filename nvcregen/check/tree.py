@@ -21,6 +21,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import FileJob, check_files, is_object
+from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
@@ -78,12 +79,14 @@ def check_tree(
     found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
     if server is not None:
         found += server([f.located for f in files if not is_preview(f)])
-    by_site: dict[Path | None, list[Located]] = {}
+    by_site: dict[Path | None, list[TreeFile]] = {}
     for file in files:
-        by_site.setdefault(file.site_dir, []).append(file.located)
-    for site_objects in by_site.values():
+        by_site.setdefault(file.site_dir, []).append(file)
+    for site_files in by_site.values():
         # Each site is its own cluster: names only need to be unique within one.
-        found += list(check_identities(site_objects))
+        found += list(check_identities([f.located for f in site_files]))
+        layered = [Layered(_layer(f) or "", f.located) for f in site_files]
+        found += list(check_projects(layered, catalog.charts))
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 

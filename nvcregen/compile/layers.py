@@ -61,7 +61,8 @@ def site_manifests(
     if site.spec.gitops.engine == "argocd":
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
-    return manifests + chain_readiness(site, gitops_manifests(site, present, manifests), steps)
+    gitops = gitops_manifests(site, present, manifests, catalog.charts)
+    return manifests + chain_readiness(site, gitops, steps)
 
 
 def image_list(

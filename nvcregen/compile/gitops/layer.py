@@ -14,12 +14,13 @@ never pruned: deleting a CRD deletes every object of its kind, readiness results
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 
-from nvcregen.core import kube
+from nvcregen.catalog.charts import ChartEntry
+from nvcregen.catalog.load import load_catalog
+from nvcregen.compile.gitops.project import project_scope
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -50,26 +51,12 @@ _NO_REPO = "no gitops.repoURL: no GitOps objects generated"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SCP = re.compile(r"^(?P<user>[^@/\s]+)@(?P<host>[^:/\s]+):(?P<path>\S+)$")
 
-CRD_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
-# Cluster-scoped kinds each layer may create, when its objects are not given.
-DEFAULT_CLUSTER_KINDS: dict[str, tuple[tuple[str, str], ...]] = {
-    "crds": (CRD_KIND,),
-    "platform": (
-        ("", "Namespace"),
-        ("rbac.authorization.k8s.io", "ClusterRole"),
-        ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
-    ),
-    "queues": tuple(
-        ("kueue.x-k8s.io", kind)
-        for kind in ("ClusterQueue", "ResourceFlavor", "Topology", "WorkloadPriorityClass")
-    ),
-    "monitoring": (),
-    "readiness": ((NVCRE_GROUP, "LogProfile"),),
-}
-
 
 def gitops_manifests(
-    site: Site, components: list[str], layers: Sequence[Manifest] = ()
+    site: Site,
+    components: list[str],
+    layers: Sequence[Manifest] = (),
+    charts: Mapping[str, ChartEntry] | None = None,
 ) -> list[Manifest]:
     """Build the GitOps layer that applies a site's other layers.
 
@@ -79,6 +66,8 @@ def gitops_manifests(
             "monitoring", "readiness"); they are applied in that order.
         layers: Those layers' manifests, if known: the Argo CD project then allows exactly
             their namespaces and cluster-scoped kinds (otherwise a per-layer default).
+        charts: What each chart version installs (`Catalog.charts`; by default the shipped
+            catalog's): the project also allows what the layers' Applications' charts create.
 
     Returns:
         Argo CD AppProject and Applications, or a Flux GitRepository and Kustomizations;
@@ -96,7 +85,8 @@ def gitops_manifests(
     present = [layer for layer in LAYERS if layer in components]
     if site.spec.gitops.engine == "flux":
         return _flux(site, present)
-    return _argocd(site, present, layers)
+    known = charts if charts is not None else load_catalog().charts
+    return _argocd(site, present, layers, known)
 
 
 def layer_path(site: Site, component: str) -> str:
@@ -124,8 +114,10 @@ def _manual(site: Site, component: str) -> bool:
 # --- Argo CD -----------------------------------------------------------------------------
 
 
-def _argocd(site: Site, present: list[str], layers: Sequence[Manifest]) -> list[Manifest]:
-    project = _app_project(site, present, layers)
+def _argocd(
+    site: Site, present: list[str], layers: Sequence[Manifest], charts: Mapping[str, ChartEntry]
+) -> list[Manifest]:
+    project = _app_project(site, present, layers, charts)
     return [project, *(_application(site, layer) for layer in present)]
 
 
@@ -133,21 +125,23 @@ def _wave(key: str) -> dict[str, str]:
     return {SYNC_WAVE: str(WAVES[key])}  # annotations are strings: a quoted "-2"
 
 
-def _app_project(site: Site, present: list[str], layers: Sequence[Manifest]) -> Manifest:
+def _app_project(
+    site: Site, present: list[str], layers: Sequence[Manifest], charts: Mapping[str, ChartEntry]
+) -> Manifest:
     name = site.metadata.name
     repo = site.spec.gitops.repo_url
     assert repo is not None
     own = [m for m in layers if m.component in present]
-    namespaces, cluster_kinds = _scopes(site, present, own)
-    repos = sorted({repo, *_child_repos(own, name)})
+    scope = project_scope(site, present, own, charts)
+    destinations = [{"server": IN_CLUSTER, "namespace": ns} for ns in sorted(scope.namespaces)]
     spec: Obj = {
         "description": f"nvcregen: GPU readiness of site {name}",
-        "sourceRepos": repos,
-        "destinations": [{"server": IN_CLUSTER, "namespace": ns} for ns in sorted(namespaces)],
+        "sourceRepos": sorted({repo, *scope.repos}),
+        "destinations": destinations,
     }
-    if cluster_kinds:
+    if scope.cluster_kinds:
         spec["clusterResourceWhitelist"] = [
-            {"group": group, "kind": kind} for group, kind in sorted(cluster_kinds)
+            {"group": group, "kind": kind} for group, kind in sorted(scope.cluster_kinds)
         ]
     obj = {
         "apiVersion": ARGOCD_API,
@@ -155,55 +149,7 @@ def _app_project(site: Site, present: list[str], layers: Sequence[Manifest]) -> 
         "metadata": _metadata(name, ARGOCD_NAMESPACE, _wave("project")),
         "spec": spec,
     }
-    return _manifest(obj)
-
-
-def _scopes(
-    site: Site, present: list[str], layers: Sequence[Manifest]
-) -> tuple[set[str], set[tuple[str, str]]]:
-    """The namespaces and cluster-scoped (group, kind)s the layers' objects need.
-
-    A present layer none of whose objects were given gets its default cluster kinds.
-    """
-    namespaces = {site.spec.nvcre.namespace}  # every Application's destination namespace
-    given = {m.component for m in layers}
-    cluster_kinds = {
-        k for layer in present if layer not in given for k in DEFAULT_CLUSTER_KINDS[layer]
-    }
-    for manifest in layers:
-        obj = manifest.obj
-        api_version = str(obj.get("apiVersion", ""))
-        group = kube.api_group(api_version)
-        namespace = obj.get("metadata", {}).get("namespace")
-        if namespace:
-            namespaces.add(str(namespace))
-        elif not kube.is_namespaced(group, manifest.kind):
-            cluster_kinds.add((group, manifest.kind))
-        if manifest.kind == "Application" and group == "argoproj.io":
-            namespaces |= _child_namespaces(obj, site.metadata.name)
-    return namespaces, cluster_kinds
-
-
-def _children(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:
-    """Specs of Argo CD Applications among the layers that belong to this project."""
-    for m in layers:
-        spec = m.obj.get("spec", {})
-        if m.kind == "Application" and spec.get("project") == project:
-            yield spec
-
-
-def _child_repos(layers: Iterable[Manifest], project: str) -> set[str]:
-    repos: set[str] = set()
-    for spec in _children(layers, project):
-        sources = [spec.get("source") or {}, *(spec.get("sources") or [])]
-        repos |= {str(s["repoURL"]) for s in sources if s.get("repoURL")}
-    return repos
-
-
-def _child_namespaces(obj: Obj, project: str) -> set[str]:
-    spec = obj.get("spec", {})
-    namespace = (spec.get("destination") or {}).get("namespace")
-    return {str(namespace)} if spec.get("project") == project and namespace else set()
+    return _manifest(obj, tuple(scope.notes))
 
 
 def _application(site: Site, component: str) -> Manifest:
