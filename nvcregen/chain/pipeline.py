@@ -23,7 +23,8 @@ class Options:
     """The tool's own options; everything else belongs in the site file.
 
     Attributes:
-        strict: Tag-only images are errors, not warnings.
+        strict: Tag-only images, example digests and a metrics endpoint without a CA
+            are errors, not warnings.
         root: The project folder; a site's `nvcre.chart.archive` is relative to it.
 
     """
@@ -57,7 +58,7 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
     if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
-    diags += check_layers(site, doc)  # dependency versions, GitOps settings
+    diags += check_layers(site, doc, strict=options.strict)  # dependencies, scraping, GitOps
     if test_units is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     try:

@@ -36,6 +36,7 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     """Return every policy finding for one object."""
     findings = list(_api_group(obj))
     findings += _secret_values(obj)
+    findings += _scrape_tls(obj)
     for path, value in _suspects(obj, ()):
         findings += _node(path, value, strict=strict)
     return findings
@@ -75,6 +76,35 @@ def _api_group(obj: Mapping[str, Any]) -> Iterator[Finding]:
             "NVC624",
             f"{api} is NVCRE's pre-rename API group",
             hint=f"use {NVCRE_API}",
+        )
+
+
+# Where the Prometheus Operator's monitors keep their endpoints.
+_ENDPOINTS = {"ServiceMonitor": "endpoints", "PodMonitor": "podMetricsEndpoints"}
+
+
+def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    """NVC681: an HTTPS endpoint that verifies its target without a CA to verify against.
+
+    Prometheus's own trust store never holds the CA of an in-cluster serving certificate,
+    so such a scrape fails on every attempt: name the CA, or skip verification on purpose.
+    """
+    field = _ENDPOINTS.get(str(obj.get("kind")))
+    if field is None or not str(obj.get("apiVersion", "")).startswith("monitoring.coreos.com/"):
+        return
+    for index, endpoint in enumerate((obj.get("spec") or {}).get(field) or []):
+        if not isinstance(endpoint, Mapping) or str(endpoint.get("scheme", "")).lower() != "https":
+            continue
+        tls = endpoint.get("tlsConfig") or {}
+        if tls.get("insecureSkipVerify") is True or tls.get("ca") or tls.get("caFile"):
+            continue
+        yield Finding(
+            f"/spec/{field}/{index}/tlsConfig",
+            "NVC681",
+            "this HTTPS endpoint verifies the server's certificate but names no CA: every "
+            "scrape would fail verification",
+            hint="name the CA that signed the target's certificate (tlsConfig.ca), or skip "
+            "verification explicitly (insecureSkipVerify: true)",
         )
 
 

@@ -46,10 +46,8 @@ class Project:
         prefix = "namespace" if namespaced else "cluster"
         allow = self.spec.get(f"{prefix}ResourceWhitelist")
         deny = self.spec.get(f"{prefix}ResourceBlacklist") or []
-        if allow is None:
-            allowed = namespaced  # no whitelist: every namespaced kind, no cluster-scoped one
-        else:
-            allowed = _listed(group_kind, allow)
+        # No whitelist allows every namespaced kind and no cluster-scoped one.
+        allowed = namespaced if allow is None else _listed(group_kind, allow)
         return allowed and not _listed(group_kind, deny)
 
     def permits_namespace(self, namespace: str) -> bool:

@@ -27,10 +27,14 @@ from nvcregen.spec.v1alpha1 import Site
 LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness")
 
 
-def check_layers(site: Site, doc: Document) -> list[Diagnostic]:
-    """Layer-specific site checks: dependency versions, scraping, GitOps settings."""
+def check_layers(site: Site, doc: Document, *, strict: bool = False) -> list[Diagnostic]:
+    """Layer-specific site checks: dependency versions, scraping, GitOps settings.
+
+    `strict` makes what only works by luck (no CA to verify the metrics endpoint) an error.
+    """
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
-    monitoring = check_monitoring(site, doc) if site.spec.readiness.engine == "nvcre" else []
+    nvcre = site.spec.readiness.engine == "nvcre"
+    monitoring = check_monitoring(site, doc, strict=strict) if nvcre else []
     return check_platform(site, doc) + monitoring + check_gitops(site, doc)
 
 

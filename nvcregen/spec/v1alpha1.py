@@ -310,12 +310,60 @@ class Threshold(StrictModel):
     note: Annotated[str, Field(max_length=200)] | None = None
 
 
+class KeyRef(StrictModel):
+    """A key of a Secret or ConfigMap in NVCRE's namespace (`ca.crt` unless named)."""
+
+    name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
+    key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$", max_length=253)] = "ca.crt"
+
+
+class CaRef(StrictModel):
+    """The CA that signed the metrics endpoint's certificate: a Secret or a ConfigMap key.
+
+    cert-manager writes `ca.crt` into a Certificate's Secret; trust-manager distributes a
+    CA bundle to a ConfigMap. Either must be in NVCRE's namespace, where the ServiceMonitor
+    is (the Prometheus Operator reads it from there).
+    """
+
+    secret: KeyRef | None = None
+    config_map: KeyRef | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> CaRef:
+        if (self.secret is None) == (self.config_map is None):
+            raise ValueError("a CA comes from exactly one of secret or configMap")
+        return self
+
+
 class TlsSpec(StrictModel):
-    """TLS for scraping the controller; verification stays on unless the site says so."""
+    """TLS for scraping the controller: verified against the CA the site names.
+
+    The NVCRE controller serves its metrics with a self-signed certificate unless it is
+    given one (e.g. a cert-manager Certificate for `nvcre-metrics-service.<ns>.svc`), so
+    verification can succeed only against a CA the site names in `ca` (`caSecret` is the
+    short form of `ca: {secret: {name: ..., key: ca.crt}}`); `serverName` is the name in
+    that certificate (default `nvcre-metrics-service.<namespace>.svc`). Without a CA the
+    ServiceMonitor skips verification, with a warning (an error under `--strict`), rather
+    than verify what cannot verify; `insecureSkipVerify: true` says so on purpose.
+    """
 
     insecure_skip_verify: bool = False
-    server_name: str | None = None
+    server_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
+    ca: CaRef | None = None
     ca_secret: Annotated[str, Field(pattern=_DNS_SUBDOMAIN)] | None = None
+
+    @model_validator(mode="after")
+    def _one_ca(self) -> TlsSpec:
+        if self.ca is not None and self.ca_secret is not None:
+            raise ValueError("name the CA once: ca or caSecret, not both")
+        return self
+
+    @property
+    def ca_ref(self) -> CaRef | None:
+        """The CA, whichever way the site wrote it."""
+        if self.ca_secret is not None:
+            return CaRef(secret=KeyRef(name=self.ca_secret))
+        return self.ca
 
 
 class ServiceMonitorSpec(StrictModel):

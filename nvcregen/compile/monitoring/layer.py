@@ -1,9 +1,10 @@
 """Monitoring objects for a site: how Prometheus scrapes NVCRE, its rules and dashboards.
 
 With the Prometheus Operator (`spec.dependencies.prometheus.operator`), a ServiceMonitor
-scrapes the NVCRE controller's metrics Service over HTTPS with certificate verification
-on, authenticating with the token of a ServiceAccount that may only `get /metrics` (the
-ServiceMonitor names the token's Secret; no value is ever written). A PrometheusRule
+scrapes the NVCRE controller's metrics Service over HTTPS, verifying its certificate
+against the CA the site names (`tls_config`), authenticating with the token of a
+ServiceAccount that may only `get /metrics` (the ServiceMonitor names the token's Secret;
+no value is ever written). A PrometheusRule
 (`rules.py`, `alerts.py`) and a Grafana dashboard (`dashboards.py`) follow the site's
 `monitoring` switches. `check_monitoring` reports settings that would leave Prometheus
 blind or trust any server.
@@ -32,7 +33,6 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API = f"{RBAC_GROUP}/v1"
 METRICS_PORT = "https"
 METRICS_PATH = "/metrics"
-CA_KEY = "ca.crt"
 # The labels of the NVCRE chart's metrics Service (release `nvcre`, nameOverride `nvcre`).
 SERVICE_SELECTOR = {
     "app.kubernetes.io/name": "nvcre",
@@ -129,13 +129,7 @@ def service_monitor(site: Site) -> Obj:
         "type": "Bearer",
         "credentials": {"name": SCRAPER_TOKEN, "key": "token"},
     }
-    tls: Obj = {
-        "serverName": spec.tls.server_name or f"{METRICS_SERVICE}.{ns}.svc",
-        "insecureSkipVerify": spec.tls.insecure_skip_verify,
-    }
-    if spec.tls.ca_secret is not None:
-        tls["ca"] = {"secret": {"name": spec.tls.ca_secret, "key": CA_KEY}}
-    endpoint["tlsConfig"] = tls
+    endpoint["tlsConfig"] = tls_config(site)
     return {
         "apiVersion": MONITORING_API,
         "kind": "ServiceMonitor",
@@ -148,28 +142,57 @@ def service_monitor(site: Site) -> Obj:
     }
 
 
+def tls_config(site: Site) -> Obj:
+    """The endpoint's TLS: verified against the site's CA, else explicitly not verified.
+
+    Verification needs the CA that signed the controller's certificate; Prometheus's own
+    trust store never holds it. Without one the endpoint skips verification (the token
+    still authenticates Prometheus; `check_monitoring` warns, or refuses under `--strict`)
+    rather than verify a certificate it cannot, which would fail every scrape.
+    """
+    tls = site.spec.monitoring.service_monitor.tls
+    ns = site.spec.nvcre.namespace
+    config: Obj = {"serverName": tls.server_name or f"{METRICS_SERVICE}.{ns}.svc"}
+    ca = tls.ca_ref
+    if ca is None or tls.insecure_skip_verify:
+        config["insecureSkipVerify"] = True
+        return config
+    if ca.secret is not None:
+        config["ca"] = {"secret": {"name": ca.secret.name, "key": ca.secret.key}}
+    elif ca.config_map is not None:
+        config["ca"] = {"configMap": {"name": ca.config_map.name, "key": ca.config_map.key}}
+    config["insecureSkipVerify"] = False
+    return config
+
+
 def _duration(text: str) -> str:
     """A site duration in the canonical form the operator's pattern takes (e.g. 1m30s)."""
     return units.format_duration(units.parse_duration(text))
 
 
-def check_monitoring(site: Site, doc: Document) -> list[Diagnostic]:
+def check_monitoring(site: Site, doc: Document, *, strict: bool = False) -> list[Diagnostic]:
     """Report monitoring settings that would hide NVCRE from Prometheus or weaken TLS.
 
     Args:
         site: The parsed site.
         doc: Its document, for positions.
+        strict: A missing CA is an error, not a warning.
 
     Returns:
         NVC330 (error) when the ServiceMonitor's labels miss the Prometheus selector,
-        NVC331 (warning) when TLS verification is off, NVC309 (error) for a malformed
+        NVC331 (warning) when TLS verification is off, NVC370 (warning; error with
+        `strict`) when no CA is named to verify against, NVC309 (error) for a malformed
         interval or scrape timeout and NVC332 (error) for a scrape timeout longer than
         the interval; nothing without the Prometheus Operator.
 
     """
     if not site.spec.dependencies.prometheus.operator:
         return []
-    problems = [*_selector_problems(site), *_tls_problems(site), *_duration_problems(site)]
+    problems = [
+        *_selector_problems(site),
+        *_tls_problems(site, strict=strict),
+        *_duration_problems(site),
+    ]
     return [
         Diagnostic(doc.span(where), severity, code, message, where, hint)
         for where, severity, code, message, hint in problems
@@ -197,15 +220,29 @@ def _selector_problems(site: Site) -> list[_Problem]:
     return [(f"{_AT}/labels", Severity.ERROR, "NVC330", message, hint)]
 
 
-def _tls_problems(site: Site) -> list[_Problem]:
-    if not site.spec.monitoring.service_monitor.tls.insecure_skip_verify:
+def _tls_problems(site: Site, *, strict: bool) -> list[_Problem]:
+    tls = site.spec.monitoring.service_monitor.tls
+    if tls.insecure_skip_verify:
+        message = "TLS certificate verification of the NVCRE metrics endpoint is off"
+        hint = (
+            "name the CA in tls.ca (a Secret or ConfigMap key, e.g. from cert-manager) and keep "
+            "verification on; skipping it does not replace the token, it only trusts any server"
+        )
+        return [(f"{_AT}/tls/insecureSkipVerify", Severity.WARNING, "NVC331", message, hint)]
+    if tls.ca_ref is not None:
         return []
-    message = "TLS certificate verification of the NVCRE metrics endpoint is off"
-    hint = (
-        "give the CA in tls.caSecret (e.g. from cert-manager) and keep verification on; "
-        "skipping it does not replace the token, it only trusts any server"
+    message = (
+        "no CA is named for the NVCRE metrics endpoint, whose certificate is self-signed unless "
+        "you issue one: verification cannot succeed, so the ServiceMonitor skips it"
     )
-    return [(f"{_AT}/tls/insecureSkipVerify", Severity.WARNING, "NVC331", message, hint)]
+    hint = (
+        "issue the controller a certificate for nvcre-metrics-service.<namespace>.svc (e.g. a "
+        "cert-manager Certificate) and name its CA: monitoring.serviceMonitor.tls.ca: "
+        "{secret: {name: <secret>, key: ca.crt}} or {configMap: {...}}; or set "
+        "insecureSkipVerify: true to skip verification on purpose"
+    )
+    severity = Severity.ERROR if strict else Severity.WARNING
+    return [(f"{_AT}/tls", severity, "NVC370", message, hint)]
 
 
 def _duration_problems(site: Site) -> list[_Problem]:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitefactory import edit, line_of, parse, site, site_yaml, units_of
+from sitefactory import edit, line_of, load, parse, site, site_yaml, units_of
 
 from nvcregen.check.gate import object_findings
 from nvcregen.compile.monitoring.alerts import workflow_pattern
@@ -25,6 +25,9 @@ from nvcregen.core.errors import Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
+from nvcregen.spec.parse import parse_model
+from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.schema import validate_schema
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORD_NAME = re.compile(r"^[a-z_]+:[a-z0-9_]+:[a-z0-9_]+$")
@@ -222,10 +225,11 @@ def test_the_token_may_only_get_metrics() -> None:
     }
 
 
-def test_tls_verification_is_on_by_default_with_the_service_name() -> None:
+def test_without_a_ca_verification_is_skipped_explicitly_never_left_to_fail() -> None:
+    # Before issue 12 the default verified against no CA: every scrape failed.
     assert endpoint()["tlsConfig"] == {
         "serverName": "nvcre-metrics-service.nvcre.svc",
-        "insecureSkipVerify": False,
+        "insecureSkipVerify": True,
     }
 
 
@@ -236,6 +240,65 @@ def test_tls_server_name_follows_the_namespace_and_ca_is_a_secret_reference() ->
     assert tls["serverName"] == "nvcre-metrics-service.gpu-check.svc"
     assert tls["ca"] == {"secret": {"name": "nvcre-metrics-ca", "key": "ca.crt"}}
     assert tls["insecureSkipVerify"] is False
+
+
+@pytest.mark.parametrize(
+    ("ca", "expected"),
+    [
+        ("{secret: {name: metrics-tls}}", {"secret": {"name": "metrics-tls", "key": "ca.crt"}}),
+        (
+            "{configMap: {name: trust-bundle, key: bundle.pem}}",
+            {"configMap": {"name": "trust-bundle", "key": "bundle.pem"}},
+        ),
+    ],
+)
+def test_the_ca_comes_from_a_secret_or_a_config_map_key(ca: str, expected: Any) -> None:
+    text = with_monitoring(site_yaml(), f"serviceMonitor: {{tls: {{ca: {ca}, serverName: m.x}}}}")
+    assert endpoint(text)["tlsConfig"] == {
+        "serverName": "m.x",
+        "ca": expected,
+        "insecureSkipVerify": False,
+    }
+    assert check_monitoring(*parse(text)) == []
+
+
+@pytest.mark.parametrize(
+    "tls",
+    [
+        "{ca: {secret: {name: a}, configMap: {name: b}}}",
+        "{ca: {}}",
+        "{ca: {secret: {name: a}}, caSecret: b}",
+    ],
+)
+def test_a_ca_has_exactly_one_source(tls: str) -> None:
+    text = with_monitoring(site_yaml(), f"serviceMonitor: {{tls: {tls}}}")
+    doc = load(text)
+    schema = validate_schema(doc)
+    parsed, diags = parse_model(doc, Site)
+    assert parsed is None or any(d.is_error for d in schema)
+    assert any(d.is_error for d in schema + diags)
+
+
+@pytest.mark.parametrize(
+    ("strict", "severity"), [(False, Severity.WARNING), (True, Severity.ERROR)]
+)
+def test_no_ca_is_nvc370_a_warning_and_an_error_under_strict(
+    strict: bool, severity: Severity
+) -> None:
+    diags = check_monitoring(*parse(site_yaml()), strict=strict)
+    assert [(d.code, d.severity) for d in diags] == [("NVC370", severity)]
+    assert diags[0].path == "/spec/monitoring/serviceMonitor/tls"
+    assert "tls.ca" in diags[0].hint
+
+
+def test_a_verifying_endpoint_without_a_ca_is_nvc681() -> None:
+    monitor = one(build(), "ServiceMonitor")
+    assert "NVC681" not in {f.code for f in object_findings(monitor)}
+    monitor["spec"]["endpoints"][0]["tlsConfig"] = {"serverName": "x", "insecureSkipVerify": False}
+    found = [f for f in object_findings(monitor) if f.code == "NVC681"]
+    assert [(f.pointer, f.severity) for f in found] == [
+        ("/spec/endpoints/0/tlsConfig", Severity.ERROR)
+    ]
 
 
 def test_tls_settings_from_the_site() -> None:
@@ -264,13 +327,13 @@ def test_matching_labels_are_fine() -> None:
     text = with_monitoring(
         site_yaml(), "serviceMonitor: {labels: {release: prometheus, team: gpu}}"
     )
-    assert check_monitoring(*parse(text)) == []
-    assert check_monitoring(*parse(site_yaml())) == []
+    assert [d.code for d in check_monitoring(*parse(text))] == ["NVC370"]  # no CA named
+    assert [d.code for d in check_monitoring(*parse(site_yaml()))] == ["NVC370"]
 
 
 def test_labels_that_miss_the_selector_are_nvc330_at_the_labels() -> None:
     text = with_monitoring(site_yaml(), "serviceMonitor:\n  labels: {release: kube-prom}")
-    diags = check_monitoring(*parse(text))
+    diags = [d for d in check_monitoring(*parse(text)) if d.code != "NVC370"]
     assert [(d.code, d.severity) for d in diags] == [("NVC330", Severity.ERROR)]
     assert diags[0].span.line == line_of(text, "labels: {release: kube-prom}")
     assert diags[0].path == "/spec/monitoring/serviceMonitor/labels"
@@ -304,14 +367,14 @@ def test_skipping_tls_verification_is_nvc331_warning() -> None:
 
 def test_scrape_timeout_longer_than_interval_is_nvc332() -> None:
     text = with_monitoring(site_yaml(), "serviceMonitor:\n  interval: 30s\n  scrapeTimeout: 1m")
-    diags = check_monitoring(*parse(text))
+    diags = [d for d in check_monitoring(*parse(text)) if d.code != "NVC370"]
     assert [d.code for d in diags] == ["NVC332"]
     assert diags[0].span.line == line_of(text, "scrapeTimeout: 1m")
 
 
 def test_malformed_durations_are_nvc309() -> None:
     text = with_monitoring(site_yaml(), "serviceMonitor:\n  interval: 30s1m")
-    assert [d.code for d in check_monitoring(*parse(text))] == ["NVC309"]
+    assert [d.code for d in check_monitoring(*parse(text)) if d.code != "NVC370"] == ["NVC309"]
 
 
 # PrometheusRule
