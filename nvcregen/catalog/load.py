@@ -9,7 +9,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from nvcregen.catalog.charts import ChartEntry, chart_key
-from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, TestEntry
+from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, PodSizes, TestEntry
 from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, NvcregenError, has_errors
@@ -29,6 +29,7 @@ class Catalog:
     baselines: dict[str, Baseline]
     images: DefaultImages
     physics: PhysicsData
+    pods: PodSizes
     origins: dict[str, str] = field(default_factory=dict)
     charts: dict[str, ChartEntry] = field(default_factory=dict)
 
@@ -62,10 +63,11 @@ def load_catalog(root: Path | None = None) -> Catalog:
     baselines = _load_folder(root, "baselines", Baseline, diags, origins, lambda e: e.name)
     images = _load_one(root / "images.yaml", "catalog/images.yaml", DefaultImages, diags)
     physics = _load_one(root / "physics.yaml", "catalog/physics.yaml", PhysicsData, diags)
+    pods = _load_one(root / "pods.yaml", "catalog/pods.yaml", PodSizes, diags)
     charts = _load_folder(root, "charts", ChartEntry, diags, origins, lambda e: e.key)
-    if has_errors(diags) or images is None or physics is None:
+    if has_errors(diags) or images is None or physics is None or pods is None:
         raise NvcregenError(diags)
-    return Catalog(hardware, tests, baselines, images, physics, origins, charts)
+    return Catalog(hardware, tests, baselines, images, physics, pods, origins, charts)
 
 
 def _load_folder(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
 
@@ -135,6 +135,49 @@ class Baseline(StrictModel):
     measured: str
     sources: list[str] = Field(min_length=1)
     notes: list[str] = Field(default_factory=list)
+
+
+Cpu = Annotated[str, Field(pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]{1,3})?)$", max_length=16)]
+Memory = Annotated[str, Field(pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$", max_length=16)]
+
+
+class CpuMemory(StrictModel):
+    """A cpu and a memory quantity, either of which may be left out."""
+
+    cpu: Cpu | None = None
+    memory: Memory | None = None
+
+    def as_resources(self) -> dict[str, str]:
+        """The quantities as a Kubernetes resource map (only those given)."""
+        found = {"cpu": self.cpu, "memory": self.memory}
+        return {name: value for name, value in found.items() if value is not None}
+
+
+class PodSize(StrictModel):
+    """Requests and limits of one kind of readiness pod (its GPUs and NICs aside)."""
+
+    requests: CpuMemory
+    limits: CpuMemory = Field(default_factory=CpuMemory)
+
+    @model_validator(mode="after")
+    def _requests_complete(self) -> PodSize:
+        if self.requests.cpu is None or self.requests.memory is None:
+            raise ValueError("a pod size requests both cpu and memory")
+        if self.limits.memory is None:
+            raise ValueError("a pod size limits memory")
+        return self
+
+
+class PodSizes(StrictModel):
+    """cpu and memory per kind of readiness pod, by the kind of test it runs."""
+
+    nccl: PodSize
+    dcgm: PodSize
+    sources: list[str] = Field(min_length=1)
+
+    def for_test(self, kind: TestKind) -> PodSize | None:
+        """The size of a test's pods; None for kinds whose pods NVCRE sizes itself."""
+        return {"nccl": self.nccl, "dcgm": self.dcgm}.get(kind)
 
 
 class DefaultImages(StrictModel):

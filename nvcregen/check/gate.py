@@ -19,6 +19,7 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
+from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.policy import check_policies
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.webhooks import check_runtimes, webhook_findings
@@ -122,10 +123,13 @@ def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Fi
 
 
 def _findings(manifest: Manifest, kube_version: str) -> list[Finding]:
-    """One object's findings; readiness objects must also name their queue (NVC625)."""
+    """One object's findings; readiness objects also name their queue and size their pods.
+
+    NVC625 (queue) and NVC683 (cpu and memory requests).
+    """
     found = object_findings(manifest.obj, kube_version=kube_version)
     if manifest.component == READINESS_LAYER:
-        found += admission_findings(manifest.obj)
+        found += admission_findings(manifest.obj) + request_findings(manifest.obj)
     return found
 
 
@@ -136,6 +140,7 @@ def _across(
     by_path = {manifest_path(m): m for m in manifests}
     located = [Located(path, m.obj) for path, m in by_path.items()]
     found = [*check_log_profiles(located), *check_identities(located), *check_runtimes(located)]
+    found += check_pod_security(located)
     layered = [Layered(m.component, Located(path, m.obj)) for path, m in by_path.items()]
     found += check_projects(layered, charts)
     return [

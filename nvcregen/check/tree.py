@@ -21,6 +21,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import FileJob, check_files, is_object
+from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
@@ -85,6 +86,7 @@ def check_tree(
     for site_files in by_site.values():
         # Each site is its own cluster: names only need to be unique within one.
         found += list(check_identities([f.located for f in site_files]))
+        found += list(check_pod_security(f.located for f in site_files))
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
         found += list(check_projects(layered, catalog.charts))
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
@@ -117,7 +119,8 @@ def _read_tree(
             origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
             file = TreeFile(generated, Located(shown, result.data), origin, site_dir)
             counts = list(_counts(file, site)) if site is not None else []
-            counts += admission_findings(result.data) if _layer(file) == READINESS_LAYER else []
+            if _layer(file) == READINESS_LAYER:
+                counts += admission_findings(result.data) + request_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))
     return files, diags
 

@@ -12,6 +12,7 @@ from nvcregen.compile.imagelist import catalog_images, dependency_images, images
 from nvcregen.compile.monitoring.layer import check_monitoring, monitoring_manifests
 from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
 from nvcregen.compile.platform.layer import check_platform, platform_manifests
+from nvcregen.compile.podsecurity import label_namespaces
 from nvcregen.compile.queue import kueue_install, queue_manifests
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import preview_manifests
@@ -64,6 +65,7 @@ def site_manifests(
         manifests += gate_readiness(site, readiness, steps) + preview_manifests(readiness)
     if site.spec.gitops.engine == "argocd":
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
+    manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
     gitops = gitops_manifests(site, present, manifests, catalog.charts)
     return manifests + chain_readiness(site, gitops, steps)

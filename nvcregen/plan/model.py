@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from nvcregen.catalog.models import HardwareEntry, TestEntry
+from nvcregen.catalog.models import HardwareEntry, PodSize, TestEntry
 from nvcregen.spec.v1alpha1 import NodePool, Stage
 
 Mode = Literal["category", "workloadrun"]
@@ -59,6 +59,7 @@ class TestUnit:
     image: str
     thresholds: tuple[CompiledThreshold, ...]
     test_file: str
+    pod: PodSize | None = None  # cpu and memory of each GPU pod (catalog/pods.yaml)
 
     @property
     def nics_per_node(self) -> int:

@@ -223,13 +223,44 @@ class Topology(StrictModel):
     nic_affinity: Literal["PIX", "PXB", "PHB", "NODE", "SYS"] | None = None
 
 
+class Toleration(StrictModel):
+    """A taint the pool's nodes carry, as the toleration readiness pods need for it.
+
+    Kubernetes' Toleration: `operator: Exists` tolerates any value of `key` (or, without
+    a key, every taint); `Equal` (the default) only `value`. In NVCRE mode a keyed one
+    becomes a `target.taintSelectors` entry, so name only taints every node of the pool has.
+    """
+
+    key: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    operator: Literal["Exists", "Equal"] = "Equal"
+    value: (
+        Annotated[str, Field(pattern=r"^([a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?)?$")] | None
+    ) = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+    @model_validator(mode="after")
+    def _consistent(self) -> Toleration:
+        if self.operator == "Exists" and self.value is not None:
+            raise ValueError("operator Exists takes no value")
+        if self.operator == "Equal" and self.key is None:
+            raise ValueError("operator Equal needs a key")
+        return self
+
+    def as_toleration(self) -> dict[str, str]:
+        """The pod-template form."""
+        found = {"key": self.key, "operator": self.operator, "value": self.value}
+        found["effect"] = self.effect
+        return {name: value for name, value in found.items() if value is not None}
+
+
 class NodePool(StrictModel):
     """A set of identical GPU nodes, named explicitly or by a label selector.
 
     A selector pool states `nodeCount`, the number of nodes it is expected to match,
     so the plan's budget can be checked before anything runs. `productLabels` must be
     the catalog's labels for the model unless `productLabelsOverride: true` says a node
-    was checked and reports other ones.
+    was checked and reports other ones. `tolerations` are the taints the pool's GPU nodes
+    carry (e.g. `nvidia.com/gpu:NoSchedule`), which every readiness pod must tolerate.
     """
 
     name: Name
@@ -242,6 +273,7 @@ class NodePool(StrictModel):
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] | None = None
     nics: Nics | None = None
     topology: Topology | None = None
+    tolerations: list[Toleration] = Field(default_factory=list, max_length=32)
 
     @model_validator(mode="after")
     def _nodes_or_selector(self) -> NodePool:

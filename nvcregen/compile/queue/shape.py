@@ -99,6 +99,10 @@ def job_shape(site: Site, unit: TestUnit) -> JobShape:
     # NVCRE runs MPI with a separate launcher; trainer mode runs the launcher as node 0.
     launchers = 1 if nvcre and unit.test.nccl is not None else 0
     node_pod = Requests()
+    if unit.pod is not None:  # catalog/pods.yaml: what nvcregen's pods request
+        node_pod = Requests(
+            parse_cpu(unit.pod.requests.cpu or "0"), parse_memory(unit.pod.requests.memory or "0")
+        )
     if nvcre and unit.test.training is not None:
         node_pod = Requests(TRAINING_CPU_M, TRAINING_MEMORY)
     nics = unit.pool.spec.nics

@@ -14,6 +14,7 @@ from __future__ import annotations
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.mpi import GPU, GPU_PRESENT, node_affinity
 from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
+from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
     run_labels,
     run_name,
@@ -49,7 +50,7 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "name": CONTAINER,
         "image": unit.image,
         "command": ["/bin/bash", "-c", dcgm_script(site, unit)],
-        "resources": {"limits": {GPU: unit.pool.gpus_per_node}},
+        "resources": pod_resources(unit, {GPU: unit.pool.gpus_per_node}),
     }
     pod: Obj = {
         "restartPolicy": "Never",
@@ -57,6 +58,8 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "affinity": node_affinity(unit.pool.product_labels, (name,)),
         "containers": [container],
     }
+    if found := tolerations(unit.pool):
+        pod["tolerations"] = found
     template: Obj = {"labels": labels}
     if annotations := topology_annotations(site, 1):  # one pod, one whole node
         template["annotations"] = annotations

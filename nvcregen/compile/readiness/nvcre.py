@@ -7,6 +7,7 @@ from typing import Any
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
+from nvcregen.compile.readiness.pods import pod_resources, taint_selectors
 from nvcregen.compile.templating import render_template
 from nvcregen.core import units
 from nvcregen.core.labels import SITE, STAGE, TEST
@@ -38,7 +39,10 @@ def readiness_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest
 
 
 def target(pool: Pool) -> Obj:
-    """Select a pool's nodes: GPU nodes of the right product, and named nodes if listed."""
+    """Select a pool's nodes: GPU nodes of the product, named ones, and their taints.
+
+    NVCRE gives the pods the tolerations matching `taintSelectors`.
+    """
     selector = {GPU_PRESENT: "true", **(pool.spec.selector or {})}
     spec: Obj = {
         "nodeSelector": selector,
@@ -48,6 +52,8 @@ def target(pool: Pool) -> Obj:
     }
     if pool.spec.nodes is not None:
         spec["nodeNames"] = list(pool.spec.nodes)
+    if selectors := taint_selectors(pool):
+        spec["taintSelectors"] = selectors
     return spec
 
 
@@ -140,6 +146,8 @@ def workload_run(site: Site, unit: TestUnit) -> Manifest:
         "workloadMetadata": {"labels": workload_labels(site, unit)},
         **_workload(site, unit),
     }
+    if unit.pod is not None:  # cpu and memory; NVCRE adds the GPUs from gpusPerNode
+        spec["resources"] = pod_resources(unit, {})
     if gang := gang_scheduler(site, label_key=False):
         spec["gangScheduler"] = gang
     if unit.thresholds:

@@ -85,8 +85,9 @@ def preview_of(run: Manifest) -> list[Manifest]:
 def _mpi(spec: Obj) -> tuple[Obj, Obj]:
     mpi = spec["framework"]["mpi"]
     image = str(spec["image"])
-    worker_pod = pod_template([worker_container(image, _node_resources(spec))], "OnFailure")
-    launcher = replicated_job(LAUNCHER, _launcher_pod(image), trainer=True)
+    worker = worker_container(image, _node_resources(spec))
+    worker_pod = pod_template([worker], "OnFailure", _tolerations(spec))
+    launcher = replicated_job(LAUNCHER, _launcher_pod(image, _tolerations(spec)), trainer=True)
     launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]
     policy = {
         "mpiImplementation": mpi.get("mpiImplementation", "OpenMPI"),
@@ -105,7 +106,7 @@ def _mpi(spec: Obj) -> tuple[Obj, Obj]:
     return runtime, trainer
 
 
-def _launcher_pod(image: str) -> Obj:
+def _launcher_pod(image: str, extra: Obj) -> Obj:
     """The launcher: keys made usable by an init container, 2 CPUs and 1Gi for mpirun."""
     ssh_home: Obj = {"name": SSH_HOME, "mountPath": "/root/.ssh"}
     fix = {
@@ -120,7 +121,7 @@ def _launcher_pod(image: str) -> Obj:
         "resources": {"limits": dict(LAUNCHER_LIMITS)},
         "volumeMounts": [ssh_home, dev_shm()[1]],
     }
-    pod = pod_template([node], "OnFailure", {"initContainers": [fix]})
+    pod = pod_template([node], "OnFailure", {**extra, "initContainers": [fix]})
     pod["spec"]["volumes"].append({"name": SSH_HOME, "emptyDir": {}})
     return pod
 
@@ -133,7 +134,7 @@ def _exec(spec: Obj) -> tuple[Obj, Obj]:
         "resources": _node_resources(spec),
         "volumeMounts": [dev_shm()[1]],
     }
-    pod = pod_template([container], "Never")
+    pod = pod_template([container], "Never", _tolerations(spec))
     runtime: Obj = {
         "mlPolicy": {"numNodes": spec["numNodes"]},
         "template": {"spec": {"replicatedJobs": [replicated_job(NODE, pod, trainer=True)]}},
@@ -148,12 +149,33 @@ def _exec(spec: Obj) -> tuple[Obj, Obj]:
 
 
 def _node_resources(spec: Obj) -> Obj:
-    """What NVCRE requests per node: `gpusPerNode` GPUs, `mlnxPerNode` RDMA NICs."""
-    limits: dict[str, int] = {GPU: int(spec["gpusPerNode"])}
+    """What NVCRE requests per node: `gpusPerNode` GPUs, `mlnxPerNode` RDMA NICs.
+
+    The WorkloadRun's own `resources` (cpu, memory) come on top.
+    """
+    limits: dict[str, int | str] = {GPU: int(spec["gpusPerNode"])}
     nics = int(spec.get("mlnxPerNode", 0))
     if nics and spec.get("nicResourceName"):
         limits[str(spec["nicResourceName"])] = nics
-    return {"limits": limits}
+    own = spec.get("resources") or {}
+    limits |= own.get("limits") or {}
+    resources: Obj = {"limits": limits}
+    if own.get("requests"):
+        resources = {"requests": dict(own["requests"]), **resources}
+    return resources
+
+
+def _tolerations(spec: Obj) -> Obj:
+    """The tolerations NVCRE gives the pods for the target's `taintSelectors`."""
+    found = []
+    for selector in (spec.get("target") or {}).get("taintSelectors") or []:
+        toleration = {"key": selector["key"], "operator": "Exists"}
+        if selector.get("value"):
+            toleration = {**toleration, "operator": "Equal", "value": selector["value"]}
+        if selector.get("effect"):
+            toleration["effect"] = selector["effect"]
+        found.append(toleration)
+    return {"tolerations": found} if found else {}
 
 
 def _job_name(run: str) -> str:

@@ -35,6 +35,7 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
 from nvcregen.compile.readiness.nvcre import COMPONENT, outer_deadline_s
+from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
     run_labels,
     run_name,
@@ -102,12 +103,14 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     """
     labels = {FRAMEWORK: "mpi", **unit_labels(site, unit)}
     placement = _runtime_placement(unit)
-    launcher_pod = pod_template([_launcher_container(unit.image)], "Never", placement)
+    resources = pod_resources(unit, resources_per_node(unit))
+    launcher_pod = pod_template([_launcher_container(unit.image, resources)], "Never", placement)
     launcher_pod |= _pod_metadata(site, unit, 1)
     launcher = replicated_job(LAUNCHER, launcher_pod, trainer=True, backoffLimit=0)
     jobs = [launcher]
     if unit.nodes_per_job > 1:
-        worker_pod = pod_template([worker_container(unit.image)], "OnFailure", placement)
+        worker = worker_container(unit.image, resources)
+        worker_pod = pod_template([worker], "OnFailure", placement)
         worker_pod |= _pod_metadata(site, unit, unit.nodes_per_job - 1)
         jobs = [replicated_job(NODE, worker_pod), launcher]
         launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]  # sshd answers first
@@ -133,18 +136,21 @@ def _pod_metadata(site: Site, unit: TestUnit, pods: int) -> Obj:
 
 
 def _runtime_placement(unit: TestUnit) -> Obj:
-    """GPU nodes of the pool; named nodes are pinned per TrainJob instead (`_pinned`)."""
-    selector = {GPU_PRESENT: "true", **(unit.pool.spec.selector or {})}
-    if unit.pool.spec.nodes is not None:
-        return {"nodeSelector": selector}
-    return {"nodeSelector": selector, "affinity": node_affinity(unit.pool.product_labels)}
+    """GPU nodes of the pool, tolerating its taints; named nodes are pinned per TrainJob."""
+    placement: Obj = {"nodeSelector": {GPU_PRESENT: "true", **(unit.pool.spec.selector or {})}}
+    if unit.pool.spec.nodes is None:
+        placement["affinity"] = node_affinity(unit.pool.product_labels)
+    if found := tolerations(unit.pool):
+        placement["tolerations"] = found
+    return placement
 
 
-def _launcher_container(image: str) -> Obj:
+def _launcher_container(image: str, resources: Obj) -> Obj:
     _, mount = dev_shm()
     return {
         "name": NODE,  # Trainer puts the TrainJob's trainer fields on the container `node`
         "image": image,
+        "resources": resources,  # as resourcesPerNode, which Trainer sets here too
         "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
         "volumeMounts": [mount],
     }
@@ -165,7 +171,7 @@ def train_job(
             "args": mpirun_args(unit, env),
             "numNodes": unit.nodes_per_job,
             "numProcPerNode": unit.pool.gpus_per_node,
-            "resourcesPerNode": {"limits": resources_per_node(unit)},
+            "resourcesPerNode": pod_resources(unit, resources_per_node(unit)),
             "env": [{"name": k, "value": v} for k, v in env.items()],
         },
     }
@@ -212,7 +218,10 @@ def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
 
 
 def resources_per_node(unit: TestUnit) -> dict[str, int]:
-    """Every GPU of a node, and its RDMA NICs when the test's traffic crosses them."""
+    """Every GPU of a node, and its RDMA NICs when the test's traffic crosses them.
+
+    cpu and memory come on top, from the catalog (`nvcregen.compile.readiness.pods`).
+    """
     limits = {GPU: unit.pool.gpus_per_node}
     if unit.nic_resource is not None:
         name, count = unit.nic_resource

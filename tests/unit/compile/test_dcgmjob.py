@@ -47,7 +47,10 @@ def test_dcgm_jobs_per_node_level_and_round(example: list[Manifest]) -> None:
         assert "nodeName" not in pod  # scheduled, so it waits for the GPUs
         assert pinned_nodes(pod) == [job["metadata"]["annotations"]["nvcregen.io/nodes"]]
         (container,) = pod["containers"]
-        assert container["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+        assert container["resources"] == {
+            "requests": {"cpu": "2", "memory": "8Gi"},
+            "limits": {"nvidia.com/gpu": 8, "cpu": "8", "memory": "16Gi"},
+        }
         level = job["metadata"]["labels"]["nvcregen.io/test"][-1]
         script = container["command"][2]
         assert f'dcgmi diag --host "$host" --run {level} --json' in script

@@ -135,7 +135,10 @@ def test_mpi_runtime_follows_nvcres_mapping() -> None:
     assert sshd["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
     assert worker["restartPolicy"] == "OnFailure"
     # The pinned RDMA run asks for every GPU and its 2 InfiniBand NICs on each worker.
-    assert sshd["resources"] == {"limits": {"nvidia.com/gpu": 8, "rdma/ib": 2}}
+    assert sshd["resources"] == {
+        "requests": {"cpu": "8", "memory": "32Gi"},  # the WorkloadRun's resources
+        "limits": {"nvidia.com/gpu": 8, "rdma/ib": 2, "memory": "64Gi"},
+    }
     # Launcher: the trainer step, after the workers are ready, 2 CPUs and 1Gi.
     assert jobs["launcher"]["template"]["metadata"]["labels"] == {
         "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
@@ -164,7 +167,7 @@ def test_mpi_trainjob_carries_the_workloadruns_command_and_environment() -> None
     env = {e["name"]: e["value"] for e in tcp_job["spec"]["trainer"]["env"]}
     assert (env["NCCL_NET"], env["NCCL_IB_DISABLE"]) == ("Socket", "1")
     (sshd,) = pod(jobs_named(tcp_runtime)["node"])["containers"]
-    assert sshd["resources"] == {"limits": {"nvidia.com/gpu": 8}}  # no RDMA NICs for TCP
+    assert sshd["resources"]["limits"] == {"nvidia.com/gpu": 8, "memory": "64Gi"}  # no NICs
 
 
 def test_exec_runtime_runs_the_dcgm_command_on_one_node_job() -> None:
@@ -177,7 +180,10 @@ def test_exec_runtime_runs_the_dcgm_command_on_one_node_job() -> None:
         "trainer.kubeflow.org/trainjob-ancestor-step": "trainer"
     }
     (container,) = pod(only)["containers"]
-    assert container["resources"] == {"limits": {"nvidia.com/gpu": 8}}
+    assert container["resources"] == {
+        "requests": {"cpu": "2", "memory": "8Gi"},
+        "limits": {"nvidia.com/gpu": 8, "cpu": "8", "memory": "16Gi"},
+    }
     assert job["spec"]["trainer"]["command"] == run.obj["spec"]["framework"]["exec"]["command"]
     assert "--run 3 --json" in job["spec"]["trainer"]["command"][2]
 

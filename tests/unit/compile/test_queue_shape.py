@@ -111,14 +111,15 @@ def test_job_shape_of_an_nvcre_two_node_rdma_test() -> None:
 
 def test_cpu_and_memory_with_the_default_allowance() -> None:
     found = quota(site_yaml(stages=INTRA, window=window(2)))
-    # 2 GPU pods x (0 + 1 cpu, 4Gi) + 2 launchers x (2 + 1 cpu, 1 + 4 Gi)
-    assert (found.cpu_m, found.memory) == (8000, 18 * GI)
+    # 2 GPU pods x (8 + 1 cpu, 32 + 4 Gi; catalog/pods.yaml nccl) + 2 launchers x (2 + 1 cpu,
+    # 1 + 4 Gi)
+    assert (found.cpu_m, found.memory) == (24_000, 82 * GI)
 
 
 def test_cpu_and_memory_with_a_written_allowance() -> None:
     dependencies = "kueue: {podAllowance: {cpu: 500m, memory: 1Gi}}\n"
     found = quota(site_yaml(stages=INTRA, window=window(2), dependencies=dependencies))
-    assert (found.cpu_m, found.memory) == (2 * 500 + 2 * 2500, 2 * GI + 2 * 2 * GI)
+    assert (found.cpu_m, found.memory) == (2 * 8500 + 2 * 2500, 2 * 33 * GI + 2 * 2 * GI)
 
 
 def test_nvcre_training_requests_are_counted_per_node() -> None:
@@ -127,9 +128,9 @@ def test_nvcre_training_requests_are_counted_per_node() -> None:
     assert (found.cpu_m, found.memory) == (2 * 65_000, 2 * 504 * GI)
 
 
-def test_trainer_mode_pods_request_only_the_allowance() -> None:
+def test_trainer_mode_pods_request_their_catalog_size_and_the_allowance() -> None:
     found = quota(trainer_text(site_yaml(stages=INTRA, window=window(2))))
-    assert (found.cpu_m, found.memory) == (2000, 8 * GI)
+    assert (found.cpu_m, found.memory) == (2 * 9000, 2 * 36 * GI)  # no launcher pods
 
 
 def test_notes_show_the_arithmetic() -> None:

@@ -93,7 +93,10 @@ def test_rdma_trainjobs_carry_8_gpus_the_rdma_resource_and_pinned_ib(
         trainer = job["spec"]["trainer"]
         assert trainer["numNodes"] == 2
         assert trainer["numProcPerNode"] == 8
-        assert trainer["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": 8, "rdma/hca": 8}}
+        assert trainer["resourcesPerNode"] == {
+            "requests": {"cpu": "8", "memory": "32Gi"},  # catalog/pods.yaml: never BestEffort
+            "limits": {"nvidia.com/gpu": 8, "rdma/hca": 8, "memory": "64Gi"},
+        }
         for env in (env_of(job), x_pairs(job)):
             assert env["NCCL_NET"] == "IB"
             assert env["NCCL_IB_HCA"] == HCAS
@@ -109,7 +112,10 @@ def test_tcp_baseline_uses_sockets_and_no_rdma_nics(example: list[Manifest]) -> 
     for job in tcp:
         trainer = job["spec"]["trainer"]
         assert trainer["numProcPerNode"] == 8
-        assert trainer["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": 8}}
+        assert trainer["resourcesPerNode"] == {
+            "requests": {"cpu": "8", "memory": "32Gi"},
+            "limits": {"nvidia.com/gpu": 8, "memory": "64Gi"},
+        }
         for env in (env_of(job), x_pairs(job)):
             assert env["NCCL_NET"] == "Socket"
             assert env["NCCL_IB_DISABLE"] == "1"
@@ -138,7 +144,10 @@ def test_intra_node_trainjobs_request_no_nics_and_run_8_ranks(example: list[Mani
     for job in single:
         trainer = job["spec"]["trainer"]
         assert trainer["numNodes"] == 1
-        assert trainer["resourcesPerNode"] == {"limits": {"nvidia.com/gpu": 8}}
+        assert trainer["resourcesPerNode"] == {
+            "requests": {"cpu": "8", "memory": "32Gi"},
+            "limits": {"nvidia.com/gpu": 8, "memory": "64Gi"},
+        }
         assert "NCCL_NET" not in env_of(job)
         assert "nvcregen.io/expected-transport" not in job["metadata"]["annotations"]
 

@@ -1,0 +1,56 @@
+"""What every readiness pod nvcregen writes carries besides its command (pure).
+
+- cpu and memory requests and limits from `catalog/pods.yaml`, by the kind of test, so no
+  pod is BestEffort (evicted first, counted as nothing by Kueue), with the GPUs and RDMA
+  NICs it holds added to its limits;
+- the tolerations of its pool's taints (`nodePools[].tolerations`): trainer mode puts them
+  on every pod template, NVCRE mode names the taints as `target.taintSelectors`, for which
+  NVCRE adds the matching tolerations itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from nvcregen.core.manifest import Obj
+from nvcregen.plan.model import Pool, TestUnit
+
+
+def pod_resources(unit: TestUnit, devices: Mapping[str, int]) -> Obj:
+    """A container's `resources`: the test kind's cpu and memory, and `devices` as limits.
+
+    Extended resources (GPUs, RDMA NICs) are limits only: their requests follow them.
+    """
+    requests: dict[str, str] = {}
+    limits: dict[str, str | int] = dict(devices)
+    if unit.pod is not None:
+        requests |= unit.pod.requests.as_resources()
+        limits |= unit.pod.limits.as_resources()
+    resources: Obj = {"limits": limits}
+    if requests:
+        resources = {"requests": requests, **resources}
+    return resources
+
+
+def tolerations(pool: Pool) -> list[Obj]:
+    """The pool's tolerations as pod-template `tolerations`."""
+    return [t.as_toleration() for t in pool.spec.tolerations]
+
+
+def taint_selectors(pool: Pool) -> list[Obj]:
+    """NVCRE's `target.taintSelectors` for the pool's keyed tolerations.
+
+    NVCRE selects nodes carrying every listed taint and gives the pods the matching
+    tolerations; a toleration without a key (tolerate everything) has no selector form.
+    """
+    found: list[Obj] = []
+    for toleration in pool.spec.tolerations:
+        if toleration.key is None:
+            continue
+        selector: Obj = {"key": toleration.key}
+        if toleration.value is not None:
+            selector["value"] = toleration.value
+        if toleration.effect is not None:
+            selector["effect"] = toleration.effect
+        found.append(selector)
+    return found
