@@ -58,7 +58,8 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
     if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
-    diags += check_layers(site, doc, strict=options.strict)  # dependencies, scraping, GitOps
+    strict = options.strict
+    diags += check_layers(site, doc, strict=strict, test_units=test_units)  # versions, TLS, ...
     if test_units is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     try:

@@ -14,6 +14,7 @@ from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
 from nvcregen.compile.platform.layer import check_platform, platform_manifests
 from nvcregen.compile.podsecurity import label_namespaces
 from nvcregen.compile.queue import kueue_install, queue_manifests
+from nvcregen.compile.readiness.network import check_pod_network
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainer import trainer_manifests
@@ -28,15 +29,20 @@ from nvcregen.spec.v1alpha1 import Site
 LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness")
 
 
-def check_layers(site: Site, doc: Document, *, strict: bool = False) -> list[Diagnostic]:
-    """Layer-specific site checks: dependency versions, scraping, GitOps settings.
+def check_layers(
+    site: Site, doc: Document, *, strict: bool = False, test_units: list[TestUnit] | None = None
+) -> list[Diagnostic]:
+    """Layer-specific site checks: dependency versions, scraping, GitOps, RDMA pod networks.
 
-    `strict` makes what only works by luck (no CA to verify the metrics endpoint) an error.
+    `strict` makes what only works by luck (no CA to verify the metrics endpoint, RoCE pods
+    without a pod network) an error. `test_units` (the plan, once built) tells which pools
+    RDMA runs use.
     """
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
     nvcre = site.spec.readiness.engine == "nvcre"
     monitoring = check_monitoring(site, doc, strict=strict) if nvcre else []
-    return check_platform(site, doc) + monitoring + check_gitops(site, doc)
+    network = check_pod_network(site, test_units or [], doc, strict=strict)
+    return check_platform(site, doc) + monitoring + network + check_gitops(site, doc)
 
 
 def site_manifests(

@@ -22,6 +22,10 @@ and places results by `STAGE`, `TEST` and `ROUND`.
 
 SOURCE = "nvcregen.io/source"
 PREVIEW = "nvcregen.io/preview"
+# What of a preview follows from the WorkloadRun's own fields, and what from NVCRE's
+# documented (or undocumented) behaviour.
+PREVIEW_CERTAIN = "nvcregen.io/preview-certain"
+PREVIEW_ASSUMED = "nvcregen.io/preview-assumed"
 EXPECTED_TRANSPORT = "nvcregen.io/expected-transport"
 EXPECTED_GDRDMA = "nvcregen.io/expected-gdrdma"
 NODES = "nvcregen.io/nodes"

@@ -44,16 +44,35 @@ def network_for(test: TestEntry, pool: NodePool, scope: str) -> Network:
     return "rdma"
 
 
-def mode_for(test: TestEntry, stage: Stage, network: Network, site: Site) -> Mode:
-    """NVCRE catalog category when it can express the test, else a WorkloadRun."""
+def mode_for(
+    test: TestEntry, stage: Stage, network: Network, site: Site, *, nvcre_knows_model: bool = True
+) -> Mode:
+    """NVCRE catalog category when it can express the test, else a WorkloadRun.
+
+    RDMA collectives become WorkloadRuns when the stage pins the transport, and on models
+    NVCRE 0.7.0 does not know (`nvcre_knows_model` false: H20, H20-3e, L20): what NVCRE
+    makes of `mlnxPerNode` and `nicResourceName` there is not documented, and a
+    Certification that requests no NICs runs over TCP without a word. A WorkloadRun names
+    the NICs in its own `resources` and pins `NCCL_NET=IB`, so they are certainly used.
+    """
     if test.nvcre is None:
         return "workloadrun"
-    if test.kind == "nccl" and stage.pin_transport and network == "rdma":
+    if test.kind == "nccl" and network == "rdma" and (stage.pin_transport or not nvcre_knows_model):
         return "workloadrun"
     hostengine = site.spec.dependencies.dcgm.hostengine
     if test.nvcre.hostengine is not None and hostengine not in {None, test.nvcre.hostengine}:
         return "workloadrun"
     return "category"
+
+
+def nvcre_requests_nics(pool: Pool) -> bool:
+    """Whether NVCRE is known to request the pool's RDMA NICs from `mlnxPerNode`.
+
+    Documented for the models in NVCRE 0.7.0's defaults table; for others only when the
+    site says it checked (`nics.nvcreNicsChecked`).
+    """
+    nics = pool.spec.nics
+    return pool.hardware.nvcre.known or (nics is not None and nics.nvcre_nics_checked)
 
 
 def thresholds_for(
@@ -127,7 +146,7 @@ def _unit(
         stage_index=stage_index,
         test=test,
         pool=pool,
-        mode=mode_for(test, stage, network, site),
+        mode=mode_for(test, stage, network, site, nvcre_knows_model=nvcre_requests_nics(pool)),
         network=network,
         nodes_per_job=nodes_per_job,
         timeout_ms=(

@@ -203,8 +203,45 @@ class Images(StrictModel):
     training: Image | None = None
 
 
+class PodNetwork(StrictModel):
+    """How RDMA pods reach the pool's NICs: the host's network, or one Multus network per NIC.
+
+    RoCE needs the NIC's netdev (its IP and GID table) in the pod's network namespace; with
+    the common OFED driver setup a pod on the cluster network alone fails at connection
+    setup. `hostNetwork: true` runs RDMA pods on the node's network (their sshd then
+    listens on port 2222, beside the node's own); `networks` names the Multus
+    NetworkAttachmentDefinitions (`name` or `namespace/name`), one per NIC in `hcas`
+    order, as the NVIDIA Network Operator creates them (e.g. macvlan or host-device
+    networks on each RoCE NIC).
+    """
+
+    host_network: bool = False
+    networks: list[
+        Annotated[
+            str,
+            Field(
+                pattern=r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?/)?[a-z0-9]([-a-z0-9.]*[a-z0-9])?$",
+                max_length=253,
+            ),
+        ]
+    ] = Field(default_factory=list, max_length=32)
+
+    @model_validator(mode="after")
+    def _one_way(self) -> PodNetwork:
+        if self.host_network == bool(self.networks):
+            raise ValueError("a pod network is either hostNetwork: true or a list of networks")
+        return self
+
+
 class Nics(StrictModel):
-    """The NICs of each node in a pool, as the GPU workloads should use them."""
+    """The NICs of each node in a pool, as the GPU workloads should use them.
+
+    `podNetwork` says how RDMA pods reach them (needed for RoCE; see PodNetwork).
+    `nvcreNicsChecked: true` says a TrainJob NVCRE made on this cluster was seen to
+    request the NICs: on a model NVCRE 0.7.0 does not know (H20, H20-3e, L20), where what
+    it does with `mlnxPerNode` and `nicResourceName` is undocumented, RDMA collectives then
+    stay Certification categories instead of WorkloadRuns naming the NICs themselves.
+    """
 
     count: Annotated[int, Field(ge=0, le=32)]
     fabric: Fabric
@@ -213,6 +250,8 @@ class Nics(StrictModel):
     resource_name: Annotated[str, Field(pattern=_RESOURCE_NAME, max_length=253)] | None = None
     socket_interface: Annotated[str, Field(pattern=r"^[=^]?[a-zA-Z0-9_.,-]+$")] | None = None
     gid_index: Annotated[int, Field(ge=0, le=255)] | None = None
+    pod_network: PodNetwork | None = None
+    nvcre_nics_checked: bool = False
 
 
 class Topology(StrictModel):

@@ -15,7 +15,13 @@ from __future__ import annotations
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.plan.resolve import mode_for, network_for, resolve_pools, stage_pool_name
+from nvcregen.plan.resolve import (
+    mode_for,
+    network_for,
+    nvcre_requests_nics,
+    resolve_pools,
+    stage_pool_name,
+)
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -94,7 +100,8 @@ def _has_workload_runs(site: Site, catalog: Catalog) -> bool:
             if test is None or pool is None:
                 continue
             network = network_for(test, pool.spec, stage.scope)
-            if mode_for(test, stage, network, site) == "workloadrun":
+            known = nvcre_requests_nics(pool)
+            if mode_for(test, stage, network, site, nvcre_knows_model=known) == "workloadrun":
                 return True
     return False
 

@@ -41,19 +41,19 @@ def dev_shm() -> tuple[Obj, Obj]:
     )
 
 
-def worker_script() -> str:
-    """The workers' command: install sshd only if the image lacks it, then run it."""
-    return render_template("mpi-worker.sh.j2", raw=SSH_RAW)
+def worker_script(port: int = SSH_PORT) -> str:
+    """The workers' command: install sshd only if the image lacks it, then run it on `port`."""
+    return render_template("mpi-worker.sh.j2", raw=SSH_RAW, port=port)
 
 
-def worker_container(image: str, resources: Obj | None = None) -> Obj:
-    """The `node` container of an MPI worker: sshd, ready once port 22 answers."""
+def worker_container(image: str, resources: Obj | None = None, port: int = SSH_PORT) -> Obj:
+    """The `node` container of an MPI worker: sshd, ready once its port answers."""
     _, mount = dev_shm()
     container: Obj = {
         "name": NODE,
         "image": image,
-        "command": ["/bin/bash", "-c", worker_script()],
-        "readinessProbe": {"tcpSocket": {"port": SSH_PORT}, "initialDelaySeconds": 5},
+        "command": ["/bin/bash", "-c", worker_script(port)],
+        "readinessProbe": {"tcpSocket": {"port": port}, "initialDelaySeconds": 5},
         # RDMA registers (pins) GPU and host memory: the memlock limit must allow it.
         "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},
         "volumeMounts": [mount],

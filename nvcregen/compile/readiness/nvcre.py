@@ -20,6 +20,7 @@ COMPONENT = "readiness"
 NCCL_LOG_PROFILE = "nvcregen-nccl-bandwidth"
 CERTIFICATION_NAME_MAX = 40
 WORKLOADRUN_NAME_MAX = 52
+GPU = "nvidia.com/gpu"
 GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_PRODUCT = "nvidia.com/gpu.product"
 
@@ -146,8 +147,8 @@ def workload_run(site: Site, unit: TestUnit) -> Manifest:
         "workloadMetadata": {"labels": workload_labels(site, unit)},
         **_workload(site, unit),
     }
-    if unit.pod is not None:  # cpu and memory; NVCRE adds the GPUs from gpusPerNode
-        spec["resources"] = pod_resources(unit, {})
+    if unit.pod is not None:
+        spec["resources"] = pod_resources(unit, devices(unit))
     if gang := gang_scheduler(site, label_key=False):
         spec["gangScheduler"] = gang
     if unit.thresholds:
@@ -179,6 +180,20 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
     if unit.test.dcgm is not None:
         return {"framework": {"exec": {"command": ["/bin/bash", "-c", dcgm_script(site, unit)]}}}
     raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
+
+
+def devices(unit: TestUnit) -> dict[str, int]:
+    """The GPUs and RDMA NICs a WorkloadRun's pods hold, named in its own `resources`.
+
+    NVCRE derives them from `gpusPerNode`, `mlnxPerNode` and `nicResourceName` too, but
+    what it does with the NIC fields on a model it does not know is not documented;
+    resources named here are requested whatever NVCRE derives.
+    """
+    found = {GPU: unit.pool.gpus_per_node}
+    if unit.nic_resource is not None:
+        name, count = unit.nic_resource
+        found[name] = count
+    return found
 
 
 def dcgm_script(site: Site, unit: TestUnit) -> str:

@@ -13,7 +13,9 @@ for) and a `launcher` (the trainer step, after the workers are ready, with an in
 container fixing SSH key permissions and limits of 2 CPUs and 1Gi), `/dev/shm` in memory
 everywhere. The `exec` framework becomes one `node` job running the command.
 
-What the documentation leaves open is marked on each object (`nvcregen.io/preview`):
+Each TrainJob says which of its parts are certain and which assumed
+(`nvcregen.io/preview-certain`, `nvcregen.io/preview-assumed`; `certainty`). What the
+documentation leaves open is marked on each object (`nvcregen.io/preview`):
 NVCRE's own name for the TrainJob (derived from its Workflow and Job, one per node group
 and iteration; the preview shows one), the standard `mpirun` arguments it adds, and the
 placement it applies per Job from the WorkloadRun's target.
@@ -37,7 +39,7 @@ from nvcregen.compile.readiness.mpi import (
     worker_container,
 )
 from nvcregen.compile.readiness.runs import RUN_NAME_MAX
-from nvcregen.core.labels import PREVIEW
+from nvcregen.core.labels import PREVIEW, PREVIEW_ASSUMED, PREVIEW_CERTAIN
 from nvcregen.core.manifest import Manifest, Obj, hashed_name
 
 COMPONENT = "preview"
@@ -76,7 +78,7 @@ def preview_of(run: Manifest) -> list[Manifest]:
     job_spec: Obj = {"runtimeRef": runtime_ref(runtime_name), "trainer": trainer}
     metadata: Obj = {
         "labels": dict(spec.get("workloadMetadata", {}).get("labels", {})),
-        "annotations": {PREVIEW: _job_note(run.name, "mpi" in framework)},
+        "annotations": {PREVIEW: _job_note(run.name, "mpi" in framework), **certainty(spec)},
     }
     job = trainjob_object(_job_name(run.name), namespace, metadata, job_spec)
     return [Manifest(obj, COMPONENT, run.source, run.catalog, run.notes) for obj in (runtime, job)]
@@ -176,6 +178,32 @@ def _tolerations(spec: Obj) -> Obj:
             toleration["effect"] = selector["effect"]
         found.append(toleration)
     return {"tolerations": found} if found else {}
+
+
+def certainty(spec: Obj) -> dict[str, str]:
+    """Which parts of the preview are certain (the WorkloadRun says them) and which assumed.
+
+    Certain: what the WorkloadRun states and NVCRE passes on as documented (image,
+    command, environment, node count), and the devices its own `resources` name. Assumed:
+    the runtime's shape and names (NVCRE's documented mapping, not its code), devices left
+    to `gpusPerNode`/`mlnxPerNode`, and, for RDMA runs, the pod network, for which NVCRE
+    0.7.0 documents no field.
+    """
+    limits = (spec.get("resources") or {}).get("limits") or {}
+    certain = ["image", "command and arguments", "environment", f"{spec['numNodes']} node(s)"]
+    assumed = ["runtime shape and object names (NVCRE's documented mapping)", "placement"]
+    if GPU in limits:
+        certain.append(f"{limits[GPU]} GPUs per node (resources)")
+    else:
+        assumed.append(f"{spec['gpusPerNode']} GPUs per node (from gpusPerNode)")
+    nic = spec.get("nicResourceName")
+    if nic and nic in limits:
+        certain.append(f"{limits[nic]} {nic} per node (resources)")
+    elif int(spec.get("mlnxPerNode", 0)):
+        assumed.append("RDMA NICs per node (mlnxPerNode/nicResourceName, per model)")
+    if any(e.get("name") == "NCCL_NET" and e.get("value") == "IB" for e in spec.get("env") or []):
+        assumed.append("pod network for RDMA (host network or Multus: no NVCRE field)")
+    return {PREVIEW_CERTAIN: "; ".join(certain), PREVIEW_ASSUMED: "; ".join(assumed)}
 
 
 def _job_name(run: str) -> str:

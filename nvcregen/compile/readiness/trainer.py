@@ -34,6 +34,7 @@ from nvcregen.compile.readiness.mpi import (
     worker_container,
 )
 from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
+from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nvcre import COMPONENT, outer_deadline_s
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
@@ -102,14 +103,15 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     a worker job would get one pod (Trainer's minimum), holding a second node's GPUs.
     """
     labels = {FRAMEWORK: "mpi", **unit_labels(site, unit)}
-    placement = _runtime_placement(unit)
+    net = pod_network(unit)
+    placement = _runtime_placement(unit) | net.fields
     resources = pod_resources(unit, resources_per_node(unit))
     launcher_pod = pod_template([_launcher_container(unit.image, resources)], "Never", placement)
     launcher_pod |= _pod_metadata(site, unit, 1)
     launcher = replicated_job(LAUNCHER, launcher_pod, trainer=True, backoffLimit=0)
     jobs = [launcher]
     if unit.nodes_per_job > 1:
-        worker = worker_container(unit.image, resources)
+        worker = worker_container(unit.image, resources, net.ssh_port)
         worker_pod = pod_template([worker], "OnFailure", placement)
         worker_pod |= _pod_metadata(site, unit, unit.nodes_per_job - 1)
         jobs = [replicated_job(NODE, worker_pod), launcher]
@@ -128,9 +130,9 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
 
 
 def _pod_metadata(site: Site, unit: TestUnit, pods: int) -> Obj:
-    """A replicated job's pod labels and, under nvcregen's Kueue, its topology request."""
+    """A replicated job's pod labels, its Multus networks and Kueue topology request."""
     metadata: Obj = {"labels": unit_labels(site, unit)}
-    if annotations := topology_annotations(site, pods):
+    if annotations := pod_network(unit).annotations | topology_annotations(site, pods):
         metadata["annotations"] = annotations
     return {"metadata": metadata}
 
@@ -194,6 +196,7 @@ def launcher_script(unit: TestUnit) -> str:
         nodes=unit.nodes_per_job,
         gpus=unit.pool.gpus_per_node,
         raw=SSH_RAW,
+        port=pod_network(unit).ssh_port,
         deadline_s=outer_deadline_s(unit.timeout_ms),
     )
 

@@ -78,7 +78,7 @@ def test_workloadruns_ask_for_the_catalogs_cpu_and_memory() -> None:
         kind = "dcgm" if "exec" in run["spec"]["framework"] else "nccl"
         size = getattr(sizes, kind)
         assert run["spec"]["resources"]["requests"] == size.requests.as_resources()
-        assert "nvidia.com/gpu" not in run["spec"]["resources"]["limits"]  # NVCRE adds GPUs
+        assert run["spec"]["resources"]["limits"]["nvidia.com/gpu"] == 8  # named, not derived
 
 
 # tolerations

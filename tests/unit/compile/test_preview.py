@@ -248,7 +248,7 @@ def test_check_validates_the_preview_folder(
     monkeypatch.chdir(tmp_path)
     assert CliRunner().invoke(main, ["render"]).exit_code == 0
     folder = tmp_path / "out" / "h20-3e-lab" / "preview"
-    (mpi,) = [p for p in folder.glob("trainjob-*.yaml") if "numProcPerNode: 8" in p.read_text()]
+    mpi = next(p for p in folder.glob("trainjob-*.yaml") if "numProcPerNode: 8" in p.read_text())
     assert CliRunner().invoke(main, ["check"]).exit_code == 0
     mpi.write_text(
         mpi.read_text(encoding="utf-8").replace("numProcPerNode: 8", "numProcPerNode: x")

@@ -104,7 +104,7 @@ def test_an_external_kueue_gets_the_label_but_no_priority_or_topology() -> None:
 def test_every_certification_and_workloadrun_passes_the_queue_to_its_trainjobs() -> None:
     found = layers(LAB.read_text(encoding="utf-8"))
     labels = nvcre_labels(found)
-    assert len(labels) == 5
+    assert len(labels) == 7  # 1 Certification; DCGM l1, l2, 3 RDMA and 1 TCP WorkloadRuns
     assert {label[QUEUE] for label in labels} == {"readiness"}
     assert {label[PRIORITY] for label in labels} == {
         "h20-3e-lab-single-node",

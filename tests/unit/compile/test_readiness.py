@@ -112,6 +112,8 @@ def test_one_certification_per_stage_with_catalog_tests_and_a_workloadrun_for_th
         ("WorkloadRun", "/spec/readiness/stages/0/tests/0"),  # dcgm-l1
         ("WorkloadRun", "/spec/readiness/stages/0/tests/1"),  # dcgm-l2
         ("Certification", "/spec/readiness/stages/1"),
+        ("WorkloadRun", "/spec/readiness/stages/1/tests/0"),  # RDMA on a model NVCRE lacks
+        ("WorkloadRun", "/spec/readiness/stages/1/tests/1"),  # likewise
         ("WorkloadRun", "/spec/readiness/stages/1/tests/2"),  # the TCP baseline
         ("WorkloadRun", "/spec/readiness/stages/2/tests/0"),  # pinned: no Certification
         ("LogProfile", "/spec/readiness"),
@@ -122,12 +124,23 @@ def test_one_certification_per_stage_with_catalog_tests_and_a_workloadrun_for_th
         "nccl-all-gather",
         "dcgm-level4",
     ]
-    assert [c["variant"] for c in two.obj["spec"]["categories"]] == [
-        "nccl-all-reduce",
-        "nccl-alltoall",
-        "nemotron5-8b",
-    ]
+    assert [c["variant"] for c in two.obj["spec"]["categories"]] == ["nemotron5-8b"]
     assert {m.obj["metadata"]["namespace"] for m in found if m.kind != "LogProfile"} == {"nvcre"}
+
+
+def test_rdma_collectives_on_a_model_nvcre_knows_stay_categories() -> None:
+    pool = edit(POOL, "  model: H20-3e\n  productLabels: [NVIDIA-H20-3e]\n", "  model: H100\n")
+    two = one(manifests(lab_yaml(pools=pool)), "Certification", "two-node")
+    variants = [c["variant"] for c in two.obj["spec"]["categories"]]
+    assert variants == ["nccl-all-reduce", "nccl-alltoall", "nemotron5-8b"]
+
+
+def test_rdma_workloadruns_name_their_nics_in_their_own_resources() -> None:
+    run = one(manifests(), "WorkloadRun", "two-node", "nccl-alltoall").obj["spec"]
+    assert run["resources"]["limits"]["rdma/hca"] == 4
+    assert run["resources"]["limits"]["nvidia.com/gpu"] == 8
+    assert (run["mlnxPerNode"], run["nicResourceName"]) == (4, "rdma/hca")
+    assert {e["name"]: e["value"] for e in run["env"]}["NCCL_NET"] == "IB"
 
 
 def test_certification_spec_top_level() -> None:
@@ -146,13 +159,7 @@ def test_certification_spec_top_level() -> None:
             "kueue.x-k8s.io/priority-class": "h20-lab-two-node",
         }
     }
-    assert cert.catalog == (
-        "hardware/h20-3e.yaml",
-        "tests/nccl-all-reduce.yaml",
-        "tests/nccl-alltoall.yaml",
-        "tests/training-goodput.yaml",
-    )
-    assert any("2880 Gb/s -> value >= 360.0" in note for note in cert.notes)
+    assert cert.catalog == ("hardware/h20-3e.yaml", "tests/training-goodput.yaml")
 
 
 # Categories
@@ -160,7 +167,7 @@ def test_certification_spec_top_level() -> None:
 
 def test_every_category_states_every_count_explicitly() -> None:
     found = categories(manifests())
-    assert len(found) == 6
+    assert len(found) == 4
     for category in found:
         options = category["options"]
         assert category["domain"]
@@ -180,7 +187,6 @@ def test_every_category_states_every_count_explicitly() -> None:
     [
         ("single-node", "nccl-all-reduce", "intra-node", 1, 0, "13m"),
         ("single-node", "dcgm-level4", "intra-node", 1, 0, "3h1m"),
-        ("two-node", "nccl-alltoall", "full-scale", 2, 4, "2h17m"),
         ("two-node", "nemotron5-8b", "full-scale", 2, 4, "1h54m"),
     ],
 )
@@ -201,10 +207,10 @@ def test_category_counts_by_scope(
 
 def test_nccl_and_training_category_options() -> None:
     found = manifests()
-    two = one(found, "Certification", "two-node").obj["spec"]["categories"]
-    nccl = two[0]["options"]
+    single = one(found, "Certification", "single-node").obj["spec"]["categories"]
+    nccl = single[0]["options"]
     assert (nccl["maxBytes"], nccl["numIterations"], nccl["numCycles"]) == ("16G", 100, 10)
-    training = two[2]["options"]
+    (training,) = [c["options"] for c in categories(found) if c["variant"] == "nemotron5-8b"]
     assert training["enableCheckpoint"] is True
     assert (training["maxSteps"], training["saveInterval"]) == (500, 100)
     assert training["storageSize"] == "1Ti"
@@ -237,15 +243,13 @@ def test_target_of_a_selector_pool_uses_catalog_labels() -> None:
 def test_thresholds_of_one_key_are_joined_with_and_and_deduplicated() -> None:
     found = manifests()
     single = one(found, "Certification", "single-node").obj["spec"]["categories"]
-    two = one(found, "Certification", "two-node").obj["spec"]["categories"]
+    two = one(found, "WorkloadRun", "two-node", "nccl-all-reduce").obj["spec"]
     assert single[0]["options"]["thresholds"] == {"busBandwidthGBps": "value >= 420.0"}
     # 2880 Gb/s and 360 GB/s compile to the same expression, kept once
-    assert two[0]["options"]["thresholds"] == {
-        "busBandwidthGBps": "value >= 360.0 && value >= 380.0"
-    }
-    assert "thresholds" not in two[1]["options"]  # none written for all-to-all
+    assert two["thresholds"] == {"busBandwidthGBps": "value >= 360.0 && value >= 380.0"}
+    assert "thresholds" not in one(found, "WorkloadRun", "two-node", "nccl-alltoall").obj["spec"]
     pinned = one(found, "WorkloadRun", "pinned", "nccl-all-reduce")
-    assert pinned.obj["spec"]["thresholds"] == two[0]["options"]["thresholds"]
+    assert pinned.obj["spec"]["thresholds"] == two["thresholds"]
 
 
 # WorkloadRuns

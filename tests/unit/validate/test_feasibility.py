@@ -308,9 +308,12 @@ def test_a_pool_that_does_not_run_the_test_is_not_planned() -> None:
 
 
 def test_nvcre_category_past_its_inner_timeout_warns_unless_pinned() -> None:
-    one_nic = H20.replace("count: 8", "count: 1")
+    # A model NVCRE knows: on H20-3e an RDMA collective is a WorkloadRun anyway.
+    one_nic = H20.replace("count: 8", "count: 1").replace("model: H20-3e", "model: H100")
     stages = "- {name: pair, scope: inter-node, tests: [nccl-alltoall]}"
     text = site_yaml(pools=one_nic, stages=stages, window="{deadline: 48h, gpuHours: 500}")
+    unknown = H20.replace("count: 8", "count: 1")
+    assert "NVC356" not in codes(site_yaml(pools=unknown, stages=stages))
     diag = only(text, "NVC356")
     assert diag.severity is W
     points_at(diag, text, "[nccl-alltoall]", "/spec/readiness/stages/0/tests/0")
