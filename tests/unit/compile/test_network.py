@@ -176,7 +176,7 @@ def test_a_preview_without_named_nics_says_they_are_assumed() -> None:
 
 def test_a_site_that_checked_nvcres_nic_requests_keeps_categories() -> None:
     checked = text(model="L20").replace(
-        "resourceName: rdma/roce\n", "resourceName: rdma/roce\n    nvcreNicsChecked: true\n"
+        "resourceName: rdma/roce\n", "resourceName: rdma/roce\n        nvcreNicsChecked: true\n"
     )
     found = _nvcre(checked)
     assert not any(m.kind == "WorkloadRun" and "pair-nccl-all-reduce-" in m.name
