@@ -17,7 +17,8 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = "h20-3e-lab"
 SITE_FILE = ROOT / "sites" / f"{SITE}.yaml"
 COMMITTED = ROOT / "out" / SITE
-CERT = "readiness/02-two-node/certification-h20-3e-lab-two-node-49ee229a.yaml"
+# The single-node Certification, whose name ends in a hash of its spec.
+CERT = next(COMMITTED.glob("readiness/01-*/certification-*.yaml")).relative_to(COMMITTED).as_posix()
 REFRESH_SCHEMA = "nvcregen schema > schemas/site.v1alpha1.json"
 
 Files = dict[str, bytes]
@@ -152,7 +153,7 @@ def test_check_after_render_passes(project: Path) -> None:
 def test_check_reports_an_edited_file(project: Path) -> None:
     assert run("render").exit_code == 0
     edited = project / "out" / SITE / CERT
-    edited.write_text(edited.read_text().replace("mlnxPerNode: 8", "mlnxPerNode: 0", 1))
+    edited.write_text(edited.read_text().replace("gpusPerNode: 8", "gpusPerNode: 4", 1))
     before = files(project)
 
     result = run("render", "--check")
@@ -160,7 +161,7 @@ def test_check_reports_an_edited_file(project: Path) -> None:
     assert result.exit_code == 1
     shown = f"out/{SITE}/{CERT}"
     assert f"{shown}: changed\n--- a/{shown}\n+++ b/{shown}\n" in result.output
-    assert "\n-        mlnxPerNode: 0\n+        mlnxPerNode: 8\n" in result.output
+    assert "\n-        gpusPerNode: 4\n+        gpusPerNode: 8\n" in result.output
     assert last_line(result) == "nvcregen: out/ is out of date; run `nvcregen render`"
     assert files(project) == before
 

@@ -6,12 +6,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.check.crossref import Located
 from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key
+from nvcregen.emit.naming import manifest_path
 from nvcregen.emit.tree import Tree, to_tree
 from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.v1alpha1 import Site
@@ -35,13 +37,20 @@ class Options:
 
 @dataclass(frozen=True)
 class CompileResult:
-    """What compiling one site produced: a tree (None on errors) and every diagnostic."""
+    """What compiling one site produced: a tree (None on errors) and every diagnostic.
+
+    `cluster`, `cluster_span` and `objects` (each object at its path in the tree) let the
+    multi-site driver check sites that share a cluster against each other (NVC690).
+    """
 
     source: str
     site: str | None = None
     tree: Tree | None = None
     diagnostics: list[Diagnostic] = field(default_factory=list)
     name_span: Span | None = None
+    cluster: str | None = None
+    cluster_span: Span | None = None
+    objects: tuple[Located, ...] = ()
 
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
@@ -73,7 +82,17 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites
     stamp = _stamp(raw, site, options.root, diags)  # lets `render --check` skip it next time
     tree = to_tree(site.metadata.name, manifests, doc, display, images, stamp)  # + index.json
-    return CompileResult(display, site.metadata.name, tree, diags, doc.span("/metadata/name"))
+    objects = tuple(Located(manifest_path(m), m.obj) for m in manifests)
+    return CompileResult(
+        display,
+        site.metadata.name,
+        tree,
+        diags,
+        doc.span("/metadata/name"),
+        site.spec.cluster,
+        doc.span("/spec/cluster"),
+        objects,
+    )
 
 
 def _stamp(raw: bytes, site: Site, root: Path, diags: list[Diagnostic]) -> Stamp:

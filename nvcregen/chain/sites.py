@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options, compile_site
+from nvcregen.check.collisions import SiteObjects, check_collisions
+from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites
 from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
@@ -69,7 +71,37 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
     options = Options(strict=options.strict, root=root)
     results = [compile_site(p, display_path(p, root), catalog, options) for p in paths]
-    return _check_unique_names(results)
+    return _check_shared_clusters(_check_unique_names(results))
+
+
+def _check_shared_clusters(results: list[CompileResult]) -> list[CompileResult]:
+    """NVC690: sites that name one cluster generate no object (or Helm release) twice."""
+    sites = [
+        SiteObjects(r.site, r.cluster, r.objects)
+        for r in results
+        if r.site and r.cluster and r.tree is not None
+    ]
+    found: dict[str, list[Diagnostic]] = {}
+    for site, file, finding in check_collisions(sites):
+        found.setdefault(site, []).append(_collision(site, file, finding, results))
+    return [
+        replace(r, tree=None, diagnostics=[*r.diagnostics, *found[r.site]])
+        if r.site in found
+        else r
+        for r in results
+    ]
+
+
+def _collision(site: str, file: str, finding: Finding, results: list[CompileResult]) -> Diagnostic:
+    result = next(r for r in results if r.site == site)
+    return Diagnostic(
+        result.cluster_span or Span(result.source),
+        Severity.ERROR,
+        finding.code,
+        f"generated {file}: {finding.message}",
+        "/spec/cluster",
+        finding.hint,
+    )
 
 
 def _check_unique_names(results: list[CompileResult]) -> list[CompileResult]:

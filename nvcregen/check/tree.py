@@ -10,6 +10,7 @@ from typing import Any
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
+from nvcregen.check.collisions import SiteObjects, check_collisions
 from nvcregen.check.crossref import (
     Located,
     PoolCounts,
@@ -38,10 +39,15 @@ PREVIEW_DIR = "preview"
 
 @dataclass(frozen=True)
 class SiteFacts:
-    """What checking a site's output needs from the site: its Kubernetes version, its pools."""
+    """What checking a site's output needs from the site: Kubernetes version, pools, cluster.
+
+    Sites naming one cluster are checked against each other (NVC690).
+    """
 
     kube_version: str
     stage_pools: dict[str, PoolCounts]
+    site: str = ""
+    cluster: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def check_tree(
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
-    files, diags = _read_tree(out_dir, root, catalog, strict, old or {})
+    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old or {})
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -89,13 +95,27 @@ def check_tree(
         found += list(check_pod_security(f.located for f in site_files))
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
         found += list(check_projects(layered, catalog.charts))
+    found += _collisions(by_site, facts)
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 
 
+def _collisions(
+    by_site: Mapping[Path | None, list[TreeFile]], facts: Mapping[Path, SiteFacts | None]
+) -> list[tuple[str, Finding]]:
+    """NVC690 across the site folders whose sites name one cluster."""
+    sites = []
+    for site_dir, site_files in by_site.items():
+        site = facts.get(site_dir) if site_dir is not None else None
+        if site is not None and site.cluster:
+            objects = tuple(f.located for f in site_files if not is_preview(f))
+            sites.append(SiteObjects(site.site, site.cluster, objects))
+    return [(file, finding) for _, file, finding in check_collisions(sites)]
+
+
 def _read_tree(
     out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
-) -> tuple[list[TreeFile], list[Diagnostic]]:
+) -> tuple[list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None]]:
     """Read and check every object of the tree; what is not an object is a diagnostic."""
     listed = _tree_files(out_dir, root)
     site_dirs: dict[Path, Path | None] = {}
@@ -122,7 +142,7 @@ def _read_tree(
             if _layer(file) == READINESS_LAYER:
                 counts += admission_findings(result.data) + request_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))
-    return files, diags
+    return files, diags, facts
 
 
 def is_preview(file: TreeFile) -> bool:
@@ -206,7 +226,8 @@ def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteF
     if loaded is None or loaded.site is None:
         return None
     counts = stage_counts(loaded.test_units or [])  # none for a site that no longer validates
-    return SiteFacts(loaded.site.spec.kubernetes.version, counts)
+    site = loaded.site
+    return SiteFacts(site.spec.kubernetes.version, counts, site.metadata.name, site.spec.cluster)
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:

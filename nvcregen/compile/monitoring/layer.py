@@ -28,7 +28,7 @@ from nvcregen.spec.v1alpha1 import Site
 SERVICE_MONITOR = "nvcregen-nvcre-metrics"
 SCRAPER = "nvcregen-metrics-scraper"
 SCRAPER_TOKEN = "nvcregen-metrics-scraper-token"
-METRICS_READER = "nvcregen-nvcre-metrics-reader"
+METRICS_READER = "nvcre-metrics-reader"  # after `nvcregen-<site>-`: cluster-scoped RBAC
 RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API = f"{RBAC_GROUP}/v1"
 METRICS_PORT = "https"
@@ -72,13 +72,15 @@ def monitoring_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Man
 
 def scrape_manifests(site: Site) -> list[Manifest]:
     """The ServiceMonitor and the identity it scrapes with (needs the Prometheus Operator)."""
-    objects = [service_monitor(site), *scraper_identity(site.spec.nvcre.namespace)]
+    reader = f"nvcregen-{site.metadata.name}-{METRICS_READER}"
+    objects = [service_monitor(site), *scraper_identity(site.spec.nvcre.namespace, reader)]
     return [Manifest(obj, COMPONENT, _AT) for obj in objects]
 
 
-def scraper_identity(namespace: str) -> list[Obj]:
+def scraper_identity(namespace: str, reader: str) -> list[Obj]:
     """A ServiceAccount, its token Secret (no value: Kubernetes fills it) and `/metrics` RBAC.
 
+    `reader` names the ClusterRole and its binding: per site, since they are cluster-scoped.
     NVCRE's metrics endpoint authenticates the bearer token with a TokenReview and
     authorizes `get` on the non-resource URL `/metrics`; nothing else is granted.
     """
@@ -95,24 +97,20 @@ def scraper_identity(namespace: str) -> list[Obj]:
         "metadata": {"name": SCRAPER_TOKEN, "namespace": namespace, "annotations": annotations},
         "type": "kubernetes.io/service-account-token",
     }
-    reader: Obj = {
+    role: Obj = {
         "apiVersion": RBAC_API,
         "kind": "ClusterRole",
-        "metadata": {"name": METRICS_READER},
+        "metadata": {"name": reader},
         "rules": [{"nonResourceURLs": [METRICS_PATH], "verbs": ["get"]}],
     }
     binding: Obj = {
         "apiVersion": RBAC_API,
         "kind": "ClusterRoleBinding",
-        "metadata": {"name": METRICS_READER},
-        "roleRef": {
-            "apiGroup": RBAC_GROUP,
-            "kind": "ClusterRole",
-            "name": METRICS_READER,
-        },
+        "metadata": {"name": reader},
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": "ClusterRole", "name": reader},
         "subjects": [{"kind": "ServiceAccount", "name": SCRAPER, "namespace": namespace}],
     }
-    return [account, token, reader, binding]
+    return [account, token, role, binding]
 
 
 def service_monitor(site: Site) -> Obj:

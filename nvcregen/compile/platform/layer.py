@@ -91,8 +91,9 @@ def namespace(name: str, source: str) -> Manifest:
 def collector_rbac(site: Site) -> list[Manifest]:
     """Read-only access for `nvcregen collect`: NVCRE results, and logs in NVCRE's namespace.
 
-    A ServiceAccount `nvcregen-collector`; a ClusterRole reading NVCRE's kinds and a Role
-    reading ConfigMaps, Pods and Pod logs in NVCRE's namespace, each with its binding.
+    A ServiceAccount `nvcregen-collector`; a ClusterRole `nvcregen-<site>-collector` (per
+    site: two sites may share a cluster) reading NVCRE's kinds and a Role reading
+    ConfigMaps, Pods and Pod logs in NVCRE's namespace, each with its binding.
     """
     ns = site.spec.nvcre.namespace
     cluster_rules = [{"apiGroups": [NVCRE_GROUP], "resources": list(COLLECTED), "verbs": READ}]
@@ -105,24 +106,25 @@ def collector_rbac(site: Site) -> list[Manifest]:
             {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
             {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": READ},
         ]
+    cluster_name = f"nvcregen-{site.metadata.name}-collector"  # cluster-scoped: per site
     objects: list[Obj] = [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(COLLECTOR, ns)},
-        *_role_and_binding("ClusterRole", None, cluster_rules, ns),
-        *_role_and_binding("Role", ns, namespace_rules, ns),
+        *_role_and_binding("ClusterRole", None, cluster_rules, ns, cluster_name),
+        *_role_and_binding("Role", ns, namespace_rules, ns, COLLECTOR),
     ]
     return [Manifest(obj, COMPONENT, "/spec/nvcre/namespace") for obj in objects]
 
 
 def _role_and_binding(
-    kind: str, ns: str | None, rules: list[Obj], subject_ns: str
+    kind: str, ns: str | None, rules: list[Obj], subject_ns: str, name: str
 ) -> tuple[Obj, Obj]:
-    """A (Cluster)Role named after the collector and its (Cluster)RoleBinding to it."""
-    role = {"apiVersion": RBAC_API, "kind": kind, "metadata": _meta(COLLECTOR, ns), "rules": rules}
+    """A (Cluster)Role `name` and its (Cluster)RoleBinding to the collector's account."""
+    role = {"apiVersion": RBAC_API, "kind": kind, "metadata": _meta(name, ns), "rules": rules}
     binding = {
         "apiVersion": RBAC_API,
         "kind": f"{kind}Binding",
-        "metadata": _meta(COLLECTOR, ns),
-        "roleRef": {"apiGroup": RBAC_GROUP, "kind": kind, "name": COLLECTOR},
+        "metadata": _meta(name, ns),
+        "roleRef": {"apiGroup": RBAC_GROUP, "kind": kind, "name": name},
         "subjects": [{"kind": "ServiceAccount", "name": COLLECTOR, "namespace": subject_ns}],
     }
     return role, binding

@@ -5,7 +5,8 @@ setup, a pod on the cluster network alone fails at RDMA connection setup, and wi
 `NCCL_NET=IB` pinned the test fails. A pool's `nics.podNetwork` says which way its RDMA
 pods get there (`nvcregen.spec.v1alpha1.PodNetwork`). Trainer mode writes it into every
 pod template of an RDMA run; NVCRE 0.7.0 documents no field for it on Certifications or
-WorkloadRuns, so NVCRE mode can only say so (NVC372) and mark it assumed in the preview.
+WorkloadRuns, so NVCRE mode can only say so (NVC372, for information) and mark it assumed
+in the preview.
 
 `check_pod_network` reports RoCE RDMA runs without a pod network (NVC371), networks that
 do not match the NICs one to one (NVC373), and NVCRE mode's gap (NVC372).
@@ -108,7 +109,7 @@ def _nvcre_gap(where: str, unit: TestUnit) -> tuple[str, Severity, str, str, str
     )
     return (
         where,
-        Severity.WARNING,
+        Severity.INFO,
         "NVC372",
         f"NVCRE 0.7.0 documents no field to give RDMA pods {wanted} (host network or Multus "
         f"networks) on pool {unit.pool.spec.name}'s RoCE NICs: unless NVCRE's platform "

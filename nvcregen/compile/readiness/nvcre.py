@@ -17,7 +17,7 @@ from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "readiness"
-NCCL_LOG_PROFILE = "nvcregen-nccl-bandwidth"
+NCCL_LOG_PROFILE = "nccl-bandwidth"  # after `nvcregen-<site>-`: LogProfiles are cluster-scoped
 CERTIFICATION_NAME_MAX = 40
 WORKLOADRUN_NAME_MAX = 52
 GPU = "nvidia.com/gpu"
@@ -35,7 +35,7 @@ def readiness_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest
             manifests.append(certification(site, categories))
         manifests += [workload_run(site, u) for u in stage_units if u.mode == "workloadrun"]
     if any(_uses_nccl_profile(u) for u in test_units):
-        manifests.append(nccl_log_profile())
+        manifests.append(nccl_log_profile(site))
     return manifests
 
 
@@ -173,7 +173,7 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
             "framework": {"mpi": mpi_framework(unit, env)},
             "env": [{"name": k, "value": v} for k, v in env.items()],
             "bandwidthMeasurement": {
-                "logProfileRef": NCCL_LOG_PROFILE,
+                "logProfileRef": log_profile_name(site),
                 "testType": unit.test.nccl.test_type,
             },
         }
@@ -242,7 +242,15 @@ def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     return found | queue_labels(site, unit.stage_index)
 
 
-def nccl_log_profile() -> Manifest:
+def log_profile_name(site: Site) -> str:
+    """`nvcregen-<site>-nccl-bandwidth`: LogProfiles are cluster-scoped, so one per site.
+
+    Two sites on one cluster must not apply (and prune) the same object.
+    """
+    return f"nvcregen-{site.metadata.name}-{NCCL_LOG_PROFILE}"
+
+
+def nccl_log_profile(site: Site) -> Manifest:
     """A LogProfile that reads nccl-tests result rows from the MPI launcher's log."""
     spec = {
         "timestamp": {"layout": "2006-01-02T15:04:05.999999999Z07:00"},
@@ -264,7 +272,7 @@ def nccl_log_profile() -> Manifest:
     obj = {
         "apiVersion": NVCRE_API,
         "kind": "LogProfile",
-        "metadata": {"name": NCCL_LOG_PROFILE},
+        "metadata": {"name": log_profile_name(site)},
         "spec": spec,
     }
     return Manifest(obj, COMPONENT, "/spec/readiness")

@@ -149,7 +149,7 @@ def test_project_restricts_sources_destinations_and_cluster_kinds() -> None:
 
 def test_project_derives_namespaces_and_cluster_kinds_from_the_layers() -> None:
     parsed = site(gitops_text())
-    layers = [*readiness_manifests(parsed, units_of(gitops_text())), nccl_log_profile()]
+    layers = [*readiness_manifests(parsed, units_of(gitops_text())), nccl_log_profile(parsed)]
     layers.append(_object("v1", "Namespace", "nvcre", None, "platform"))
     layers.append(_object("v1", "ServiceAccount", "collector", "nvcre-system", "platform"))
     layers.append(_object("monitoring.coreos.com/v1", "ServiceMonitor", "m", "obs", "monitoring"))
@@ -366,7 +366,7 @@ def test_site_model_reads_gitops_fields() -> None:
 
 def test_layers_not_given_fall_back_to_their_default_cluster_kinds() -> None:
     parsed = site(gitops_text())
-    layers = [nccl_log_profile()]  # readiness given, crds not
+    layers = [nccl_log_profile(parsed)]  # readiness given, crds not
     spec = gitops_manifests(parsed, ["crds", "readiness"], layers)[0].obj["spec"]
     assert spec["clusterResourceWhitelist"] == [
         {"group": "apiextensions.k8s.io", "kind": "CustomResourceDefinition"},

@@ -80,7 +80,7 @@ def test_the_namespace_and_collector_rbac_are_read_only() -> None:
     assert len(rbac) == 2
     verbs = {verb for role in rbac for rule in role["rules"] for verb in rule["verbs"]}
     assert verbs <= READ_ONLY
-    cluster_role = one(manifests, "ClusterRole", "nvcregen-collector")
+    cluster_role = one(manifests, "ClusterRole", "nvcregen-lab-collector")  # per site
     assert cluster_role["rules"] == [
         {
             "apiGroups": ["nvcre.nvidia.com"],

@@ -277,7 +277,7 @@ def test_tcp_baseline_forbids_rdma_in_env_and_on_every_rank() -> None:
     assert mpi["binary"] == "/usr/local/bin/all_reduce_perf_mpi"
     assert mpi["args"] == ["-b", "8", "-e", "1G", "-f", "2", "-n", "20", "-N", "3"]
     assert spec["bandwidthMeasurement"] == {
-        "logProfileRef": NCCL_LOG_PROFILE,
+        "logProfileRef": f"nvcregen-h20-lab-{NCCL_LOG_PROFILE}",
         "testType": "all_reduce",
     }
     assert spec["workloadMetadata"]["labels"]["nvcregen.io/test"] == "nccl-all-reduce-tcp"
@@ -365,7 +365,7 @@ def test_log_profile_only_with_an_nccl_workloadrun() -> None:
     with_tcp = manifests(site_yaml(stages=stages))
     assert [m.kind for m in with_tcp] == ["WorkloadRun", "LogProfile"]
     profile = with_tcp[1]
-    assert profile.name == NCCL_LOG_PROFILE
+    assert profile.name == "nvcregen-lab-nccl-bandwidth"  # cluster-scoped: per site
     pattern = re.compile(profile.obj["spec"]["patterns"]["bandwidthResult"]["regex"])
     example = profile.obj["spec"]["patterns"]["bandwidthResult"]["example"]
     match = pattern.search(example)

@@ -1,0 +1,119 @@
+"""NVC690: two sites on one cluster generate no object twice (issue 12 item 5)."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+from sitefactory import catalog, edit, site_yaml
+
+from nvcregen.chain.pipeline import CompileResult, Options, compile_source
+from nvcregen.chain.sites import render
+from nvcregen.check.collisions import SiteObjects, check_collisions
+from nvcregen.check.crossref import Located
+from nvcregen.check.tree import check_tree
+
+GITOPS = "  gitops: {engine: argocd, repoURL: https://git.example.com/r.git}\n"
+# A second site meant to share the cluster: its own namespace, trainer mode (no second
+# NVCRE), and the Trainer and Kueue the first site installs.
+SHARING = """\
+trainer: {managed: false}
+kueue: {managed: false, localQueue: readiness, clusterQueue: lab-readiness}
+"""
+
+
+def _site(name: str, *, cluster: str = "gpu-prod", sharing: bool = False) -> str:
+    text = site_yaml(name=name, dependencies=SHARING if sharing else "") + GITOPS
+    text = edit(text, f"  cluster: {name}\n", f"  cluster: {cluster}\n")
+    if sharing:
+        text = edit(text, "  readiness:\n", "  nvcre: {namespace: team-b}\n  readiness:\n")
+        text = edit(text, "  readiness:\n", "  readiness:\n    engine: trainer\n")
+    return text
+
+
+def _compiled(text: str) -> CompileResult:
+    result = compile_source(text.encode(), "sites/x.yaml", catalog(), Options(root=Path()))
+    assert result.tree is not None, [str(d) for d in result.diagnostics if d.is_error]
+    return result
+
+
+def _objects(result: CompileResult) -> SiteObjects:
+    assert result.site and result.cluster
+    return SiteObjects(result.site, result.cluster, result.objects)
+
+
+def _messages(*results: CompileResult) -> list[str]:
+    return [f.message for _, _, f in check_collisions(_objects(r) for r in results)]
+
+
+def test_two_copies_of_a_site_on_one_cluster_collide_on_what_a_cluster_has_once() -> None:
+    found = _messages(_compiled(_site("lab")), _compiled(_site("lab-b")))
+    shown = {m.split(" is also")[0] for m in found}
+    assert shown == {
+        "Namespace nvcre",
+        "Namespace kubeflow-system",
+        "Namespace kueue-system",
+        "Helm release kubeflow-trainer (in kubeflow-system)",
+        "Helm release kueue (in kueue-system)",
+        "Helm release nvcre (in nvcre)",
+        # nvcregen's namespaced objects in the shared namespace
+        "ServiceAccount nvcre/nvcregen-collector",
+        "Role nvcre/nvcregen-collector",
+        "RoleBinding nvcre/nvcregen-collector",
+        "ServiceAccount nvcre/nvcregen-metrics-scraper",
+        "Secret nvcre/nvcregen-metrics-scraper-token",
+        "ServiceMonitor nvcre/nvcregen-nvcre-metrics",
+        "PrometheusRule nvcre/nvcregen-nvcre",
+        "ConfigMap nvcre/nvcregen-dashboard-nvcre",
+        "LocalQueue nvcre/readiness",
+    }
+    # cluster-scoped names carry the site; argocd-cm is shared by design and identical
+    assert not any("ClusterRole " in m or "LogProfile" in m or "argocd-cm" in m for m in found)
+
+
+def test_a_site_that_shares_by_design_does_not_collide() -> None:
+    assert _messages(_compiled(_site("lab")), _compiled(_site("team-b", sharing=True))) == []
+
+
+def test_sites_on_different_clusters_never_collide() -> None:
+    assert _messages(_compiled(_site("lab")), _compiled(_site("lab-b", cluster="other"))) == []
+
+
+def test_cluster_scoped_names_without_the_site_would_collide() -> None:
+    """What every site generated before: ClusterRoles and LogProfiles named alike."""
+    old = []
+    for name in ("a", "b"):
+        role = {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": "nvcregen-collector", "labels": {"nvcregen.io/site": name}},
+        }
+        old.append(SiteObjects(name, "c", (Located(f"{name}/role.yaml", copy.deepcopy(role)),)))
+    found = list(check_collisions(old))
+    assert [(site, f.code) for site, _, f in found] == [("a", "NVC690"), ("b", "NVC690")]
+    assert "bug in nvcregen" in found[0][2].hint
+
+
+def test_render_refuses_two_sites_that_collide(tmp_path: Path) -> None:
+    sites = tmp_path / "sites"
+    sites.mkdir()
+    (sites / "lab.yaml").write_text(_site("lab"))
+    (sites / "lab-b.yaml").write_text(_site("lab-b"))
+    outcome = render(tmp_path, [], tmp_path / "out", Options(root=tmp_path), check=False)
+    codes = {d.code for d in outcome.diagnostics if d.is_error}
+    assert codes == {"NVC690"}
+    assert not (tmp_path / "out").exists()
+    assert outcome.diagnostics[-1].path == "/spec/cluster"
+
+
+def test_check_of_a_tree_finds_sites_that_now_share_a_cluster(tmp_path: Path) -> None:
+    sites = tmp_path / "sites"
+    sites.mkdir()
+    (sites / "lab.yaml").write_text(_site("lab"))
+    (sites / "lab-b.yaml").write_text(_site("lab-b", cluster="other"))
+    out = tmp_path / "out"
+    assert render(tmp_path, [], out, Options(root=tmp_path), check=False).written
+    assert not [d for d in check_tree(out, tmp_path, catalog()) if d.code == "NVC690"]
+    (sites / "lab-b.yaml").write_text(_site("lab-b"))  # moved onto lab's cluster
+    found = [d for d in check_tree(out, tmp_path, catalog()) if d.code == "NVC690"]
+    assert found and {d.span.file.split("/")[1] for d in found} == {"lab", "lab-b"}
