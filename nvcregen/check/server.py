@@ -17,7 +17,8 @@ from typing import Any
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.cluster.client import Cluster, ServerUnreachableError, connect
-from nvcregen.cluster.dryrun import DryRunResult, dry_run_apply
+from nvcregen.cluster.dryrun import DryRunResult, dry_run_apply, serves
+from nvcregen.core.labels import REQUIRES
 from nvcregen.spec.positions import pointer
 
 ServerCheck = Callable[[list[Located]], list[tuple[str, Finding]]]
@@ -25,6 +26,7 @@ ServerCheck = Callable[[list[Located]], list[tuple[str, Finding]]]
 REJECTED = "NVC640"
 UNKNOWN_KIND = "NVC641"
 UNREACHABLE = "NVC642"
+PRECONDITION = "NVC643"
 
 CRD_HINT = (
     "apply the CRD layer first (for NVCRE kinds, the chart's CRDs): an object whose kind "
@@ -84,7 +86,10 @@ def server_findings(objects: list[Located], client: Cluster) -> list[tuple[str, 
         the object being sent, and no further object is tried.
 
     """
-    found: list[tuple[str, Finding]] = []
+    try:
+        found = precondition_findings(objects, client)
+    except ServerUnreachableError:
+        found = []  # the dry-run below reports the server once
     # CRDs first, as a GitOps controller applies them, so their CRs are judged after them.
     ordered = sorted(objects, key=lambda o: o.obj.get("kind") != "CustomResourceDefinition")
     for done, located in enumerate(ordered):
@@ -99,6 +104,32 @@ def server_findings(objects: list[Located], client: Cluster) -> list[tuple[str, 
             found.append((located.file, Finding("", UNREACHABLE, message, hint=hint)))
             break
         found += [(located.file, finding) for finding in result_findings(located.obj, result)]
+    return found
+
+
+def precondition_findings(objects: list[Located], client: Cluster) -> list[tuple[str, Finding]]:
+    """NVC643 for each API an object requires (`nvcregen.io/requires`) the server lacks.
+
+    Raises:
+        ServerUnreachableError: When discovery gets no answer.
+
+    """
+    found: list[tuple[str, Finding]] = []
+    for located in objects:
+        annotations = (located.obj.get("metadata") or {}).get("annotations") or {}
+        for api in filter(None, str(annotations.get(REQUIRES, "")).split(",")):
+            api_version, _, kind = api.strip().rpartition("/")
+            served = serves(client, api_version, kind)
+            if served:
+                continue
+            state = "could not be checked (discovery failed)" if served is None else "is not served"
+            message = f"this site requires {kind} ({api_version}), which {state} on the cluster"
+            hint = (
+                f"install {kind} before the site (the site's dependencies say another owner "
+                "installs it), or let nvcregen install it (e.g. dependencies.jobset.managed: true)"
+            )
+            where = f"/metadata/annotations/{REQUIRES.replace('/', '~1')}"
+            found.append((located.file, Finding(where, PRECONDITION, message, hint=hint)))
     return found
 
 

@@ -89,6 +89,19 @@ def dry_run_apply(cluster: Cluster, obj: Mapping[str, Any]) -> DryRunResult:
     return _refusal(answer)
 
 
+def serves(cluster: Cluster, api_version: str, kind: str) -> bool | None:
+    """Whether the server serves `kind` in `api_version`; None when discovery failed.
+
+    Raises:
+        ServerUnreachableError: As `dry_run_apply`.
+
+    """
+    served = _discover(cluster, api_version)
+    if isinstance(served, DryRunResult):
+        return None
+    return served is not None and kind in served
+
+
 def _group_version_path(api_version: str) -> str:
     """`/api/v1` for the core group, `/apis/<group>/<version>` for the others."""
     return f"/apis/{quote(api_version)}" if "/" in api_version else f"/api/{quote(api_version)}"

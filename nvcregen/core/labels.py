@@ -29,6 +29,9 @@ PREVIEW_ASSUMED = "nvcregen.io/preview-assumed"
 EXPECTED_TRANSPORT = "nvcregen.io/expected-transport"
 EXPECTED_GDRDMA = "nvcregen.io/expected-gdrdma"
 NODES = "nvcregen.io/nodes"
+# APIs a site needs that nothing it generates installs (`group/version/Kind`, comma
+# separated), on the namespace its runs use: `nvcregen check --server` tests they are served.
+REQUIRES = "nvcregen.io/requires"
 """Annotations: where an object came from (`site file#pointer`), what a preview object
 leaves open, and what a trainer-mode run should find (transport, GPUDirect RDMA, nodes).
 """

@@ -11,6 +11,7 @@ read TrainJobs and Jobs.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from nvcregen.compile.platform.helm import HelmError, HelmRenderer, no_renderer,
 from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, reference_objects
 from nvcregen.core import kube
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.labels import REQUIRES
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.plan.images import mirrored
@@ -49,6 +51,7 @@ TRAINER_NAMESPACE = "kubeflow-system"
 # schemas/upstream/kubeflow-trainer/v2.2.1/chart/Chart.yaml.
 JOBSET_INSTALL = "install"
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
+JOBSET_API = "jobset.x-k8s.io/v1alpha2/JobSet"
 # Trainer 2.2.1's chart README says `Kubernetes >= 1.29` (its Chart.yaml has no kubeVersion).
 TRAINER_MIN_KUBE = (1, 29)
 # JobSet 0.11.0 supports "the last 3 Kubernetes minor versions" of its k8s.io/api 0.35.
@@ -72,7 +75,7 @@ def platform_manifests(
 
     """
     nvcre = site.spec.nvcre
-    manifests = [namespace(nvcre.namespace, "/spec/nvcre/namespace"), *collector_rbac(site)]
+    manifests = [readiness_namespace(site), *collector_rbac(site)]
     if site.spec.readiness.engine == "trainer":
         pass  # the plan runs as Trainer objects and Jobs: no NVCRE to install
     elif nvcre.chart.archive is not None:
@@ -86,6 +89,20 @@ def namespace(name: str, source: str) -> Manifest:
     """A core v1 Namespace."""
     obj = {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
     return Manifest(obj, COMPONENT, source)
+
+
+def readiness_namespace(site: Site) -> Manifest:
+    """The namespace the runs use, naming the APIs they need that the site installs none of.
+
+    Every TrainJob becomes a JobSet: with `dependencies.jobset.managed: false` JobSet must
+    already be installed, a precondition `nvcregen check --server` tests (`REQUIRES`).
+    """
+    manifest = namespace(site.spec.nvcre.namespace, "/spec/nvcre/namespace")
+    if site.spec.dependencies.jobset.managed:
+        return manifest
+    metadata = {**manifest.obj["metadata"], "annotations": {REQUIRES: JOBSET_API}}
+    note = f"JobSet is a precondition (dependencies.jobset.managed: false): {JOBSET_API}"
+    return replace(manifest, obj={**manifest.obj, "metadata": metadata}, notes=(note,))
 
 
 def collector_rbac(site: Site) -> list[Manifest]:
@@ -213,7 +230,10 @@ def trainer_reference(site: Site) -> list[Manifest]:
 
 
 def check_platform(site: Site, doc: Document) -> list[Diagnostic]:
-    """NVC404 warnings: the site's Kubernetes is outside what a managed dependency declares."""
+    """NVC404 warnings: the site's Kubernetes is outside what a managed dependency declares.
+
+    NVC375 (error): JobSet managed without Trainer, whose chart bundles it.
+    """
     version = site.spec.kubernetes.version
     minor = _minor(version)
     deps = site.spec.dependencies
@@ -234,7 +254,24 @@ def check_platform(site: Site, doc: Document) -> list[Diagnostic]:
     return [
         Diagnostic(doc.span(where), Severity.WARNING, "NVC404", message, where, hint)
         for message in found
-    ]
+    ] + _jobset_problems(site, doc)
+
+
+def _jobset_problems(site: Site, doc: Document) -> list[Diagnostic]:
+    """NVC375: a managed JobSet comes with Trainer's chart, so Trainer must be managed too."""
+    deps = site.spec.dependencies
+    if not deps.jobset.managed or deps.trainer.managed:
+        return []
+    where = "/spec/dependencies/jobset/managed"
+    message = (
+        "JobSet is installed as the bundled subchart of Trainer's chart (jobset.install), "
+        "but this site does not install Trainer"
+    )
+    hint = (
+        "set dependencies.trainer.managed: true, or jobset.managed: false and install "
+        "JobSet yourself (`nvcregen check --server` then tests it is served)"
+    )
+    return [Diagnostic(doc.span(where), Severity.ERROR, "NVC375", message, where, hint)]
 
 
 def _references(site: Site, release: ChartRelease) -> list[Obj]:

@@ -43,7 +43,8 @@ def resource(plural: str, kind: str, *, namespaced: bool) -> dict[str, Any]:
 
 
 def served_by_default() -> dict[str, list[dict[str, Any]]]:
-    """Core v1, RBAC, NVCRE (one with a status subresource), Argo CD, Flux, Prometheus, Kueue."""
+    """Core v1, RBAC, NVCRE (one with a status subresource), Argo CD, Flux, Prometheus,
+    JobSet, Kueue."""
     nvcre = [
         resource("certifications", "Certification", namespaced=True),
         resource("certifications/status", "Certification", namespaced=True),
@@ -84,6 +85,8 @@ def served_by_default() -> dict[str, list[dict[str, Any]]]:
             resource("servicemonitors", "ServiceMonitor", namespaced=True),
             resource("prometheusrules", "PrometheusRule", namespaced=True),
         ],
+        # JobSet installed outside the sites (their dependencies.jobset.managed: false)
+        "jobset.x-k8s.io/v1alpha2": [resource("jobsets", "JobSet", namespaced=True)],
         "kueue.x-k8s.io/v1beta2": [
             resource("clusterqueues", "ClusterQueue", namespaced=False),
             resource("localqueues", "LocalQueue", namespaced=True),

@@ -107,6 +107,17 @@ def test_a_rejected_object_is_reported_at_the_generated_line(
     assert found["path"] == "/spec/categories/0/options/gpusPerNode"
 
 
+def test_jobset_is_a_precondition_check_server_tests(project: Path, fake: FakeApiServer) -> None:
+    """h20-3e-lab says dependencies.jobset.managed: false: JobSet must be installed already."""
+    del fake.served["jobset.x-k8s.io/v1alpha2"]
+    result = check("--format", "json")
+    assert result.exit_code == 1
+    (found,) = [d for d in diagnostics(result) if d["code"] == "NVC643"]
+    assert found["file"] == f"out/{SITE}/platform/namespace-nvcre.yaml"
+    assert "requires JobSet (jobset.x-k8s.io/v1alpha2), which is not served" in found["message"]
+    assert {d["code"] for d in diagnostics(result)} == {"NVC643"}
+
+
 def test_missing_crds_are_one_nvc641_per_object(project: Path, fake: FakeApiServer) -> None:
     del fake.served[NVCRE]
     result = check("--format", "json")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 from chartfactory import JOBSET_CRD, package, platform_site, platform_text
-from sitefactory import IMAGES, load
+from sitefactory import IMAGES, load, parse
 
 from nvcregen.compile.imagelist import dependency_images
 from nvcregen.compile.platform.helm import HelmError, HelmRenderer, archive_sha256, select_renderer
@@ -75,7 +75,7 @@ def assert_valid(manifests: list[Manifest], version: str) -> None:
 
 def test_the_namespace_and_collector_rbac_are_read_only() -> None:
     manifests = platform_manifests(platform_site(), None)
-    assert one(manifests, "Namespace", "nvcre")["metadata"] == {"name": "nvcre"}
+    assert one(manifests, "Namespace", "nvcre")["metadata"]["name"] == "nvcre"
     rbac = [m.obj for m in manifests if m.kind in {"ClusterRole", "Role"}]
     assert len(rbac) == 2
     verbs = {verb for role in rbac for rule in role["rules"] for verb in rule["verbs"]}
@@ -333,3 +333,21 @@ def test_argo_applications_join_the_sites_project_when_gitops_is_configured() ->
         "nvcre",
         "kubeflow-trainer",
     }
+
+
+# JobSet: a precondition when unmanaged, Trainer's bundled subchart when managed
+
+
+def test_an_unmanaged_jobset_is_a_precondition_on_the_runs_namespace() -> None:
+    manifests = platform_manifests(platform_site(), None)
+    annotations = one(manifests, "Namespace", "nvcre")["metadata"]["annotations"]
+    assert annotations == {"nvcregen.io/requires": "jobset.x-k8s.io/v1alpha2/JobSet"}
+    managed = platform_manifests(platform_site(dependencies="jobset: {managed: true}"), None)
+    assert "annotations" not in one(managed, "Namespace", "nvcre")["metadata"]
+
+
+def test_a_managed_jobset_without_a_managed_trainer_is_nvc375() -> None:
+    text = platform_text(dependencies="trainer: {managed: false}\njobset: {managed: true}")
+    site, doc = parse(text)
+    (diag,) = [d for d in check_platform(site, doc) if d.code == "NVC375"]
+    assert diag.is_error and diag.path == "/spec/dependencies/jobset/managed"
