@@ -95,6 +95,42 @@ class ChartImage(StrictModel):
         """Whether the chart runs this image with these values."""
         return all(condition.holds(values) for condition in self.when)
 
+    def reference(self, values: Mapping[str, Any]) -> str:
+        """The image the chart pulls with `values`: each part from its key, else the default."""
+        registry, repository, tag = split_image(self.image, registry=self.registry is not None)
+        registry = str(lookup(values, self.registry) or registry)
+        repository = str(lookup(values, self.repository) or repository)
+        tag = str(lookup(values, self.tag) or tag)
+        digest = lookup(values, self.digest)
+        ref = f"{registry}/{repository}" if self.registry else repository
+        if tag and not digest:
+            ref += f":{tag}"
+        return f"{ref}@{digest}" if digest else ref
+
+
+def split_image(image: str, *, registry: bool) -> tuple[str, str, str]:
+    """(registry, repository, tag) of a reference.
+
+    The registry stays in the repository when the chart has no key of its own for it.
+    """
+    name, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
+    if registry:
+        host, _, path = name.partition("/")
+        return host, path, tag
+    return "", name, tag
+
+
+def lookup(values: Mapping[str, Any], path: str | None) -> Any:
+    """The value at a dotted path, or None."""
+    if path is None:
+        return None
+    found: Any = values
+    for key in path.split("."):
+        if not isinstance(found, Mapping) or key not in found:
+            return None
+        found = found[key]
+    return found or None
+
 
 class ChartEntry(StrictModel):
     """One chart version: where it comes from, what it installs, what it pulls."""

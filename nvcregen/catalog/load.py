@@ -9,7 +9,14 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from nvcregen.catalog.charts import ChartEntry, chart_key
-from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, PodSizes, TestEntry
+from nvcregen.catalog.models import (
+    Baseline,
+    DefaultImages,
+    ExampleDigests,
+    HardwareEntry,
+    PodSizes,
+    TestEntry,
+)
 from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, NvcregenError, has_errors
@@ -32,6 +39,7 @@ class Catalog:
     pods: PodSizes
     origins: dict[str, str] = field(default_factory=dict)
     charts: dict[str, ChartEntry] = field(default_factory=dict)
+    examples: ExampleDigests | None = None
 
     def find_chart(self, name: str, version: str) -> ChartEntry | None:
         """Return what a chart version installs (`kubeflow-trainer`, `2.2.1`), if known."""
@@ -65,9 +73,11 @@ def load_catalog(root: Path | None = None) -> Catalog:
     physics = _load_one(root / "physics.yaml", "catalog/physics.yaml", PhysicsData, diags)
     pods = _load_one(root / "pods.yaml", "catalog/pods.yaml", PodSizes, diags)
     charts = _load_folder(root, "charts", ChartEntry, diags, origins, lambda e: e.key)
+    examples_file = root / "example-digests.yaml"
+    examples = _load_one(examples_file, "catalog/example-digests.yaml", ExampleDigests, diags)
     if has_errors(diags) or images is None or physics is None or pods is None:
         raise NvcregenError(diags)
-    return Catalog(hardware, tests, baselines, images, physics, pods, origins, charts)
+    return Catalog(hardware, tests, baselines, images, physics, pods, origins, charts, examples)
 
 
 def _load_folder(

@@ -180,6 +180,25 @@ class PodSizes(StrictModel):
         return {"nccl": self.nccl, "dcgm": self.dcgm}.get(kind)
 
 
+class ExampleDigest(StrictModel):
+    """A digest written as an example: it pins nothing real."""
+
+    digest: Annotated[str, Field(pattern=r"^sha256:[a-f0-9]{64}$")]
+    what: str
+    derived_from: str | None = None
+
+
+class ExampleDigests(StrictModel):
+    """The digests nvcregen's examples carry (`catalog/example-digests.yaml`)."""
+
+    digests: list[ExampleDigest] = Field(min_length=1)
+    sources: list[str] = Field(min_length=1)
+
+    def find(self, digest: str) -> ExampleDigest | None:
+        """The example entry for a digest (`sha256:...`), if it is one."""
+        return next((d for d in self.digests if d.digest == digest), None)
+
+
 class DefaultImages(StrictModel):
     """Images used for a role when a site does not pin its own."""
 

@@ -68,7 +68,8 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
     strict = options.strict
-    diags += check_layers(site, doc, strict=strict, test_units=test_units)  # versions, TLS, ...
+    # versions, pins, TLS, RDMA networks, GitOps
+    diags += check_layers(site, doc, strict=strict, test_units=test_units, catalog=catalog)
     if test_units is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     try:

@@ -66,8 +66,16 @@ class JsonRenderer:
         return json.dumps([d.to_json() for d in diagnostics], indent=2) + "\n"
 
 
+# The code of an example digest refused under --strict (nvcregen.compile.platform.pins).
+EXAMPLE_DIGEST = "NVC376"
+
+
 def summary(diagnostics: list[Diagnostic], *, wrote: str) -> str:
-    """One closing line: counts of errors and warnings, and what happened to `out/`."""
+    """One closing line: counts of errors and warnings, and what happened to `out/`.
+
+    When every error is an example digest (only `--strict` refuses those), the line says
+    so: the site is otherwise pinned, and only the real digests are missing.
+    """
     errors = [d for d in diagnostics if d.severity is Severity.ERROR]
     warnings = [d for d in diagnostics if d.severity is Severity.WARNING]
     files = len({d.span.file for d in errors})
@@ -77,6 +85,11 @@ def summary(diagnostics: list[Diagnostic], *, wrote: str) -> str:
     if warnings:
         parts.append(_count(len(warnings), "warning"))
     head = ", ".join(parts) if parts else "no problems"
+    if errors and all(d.code == EXAMPLE_DIGEST for d in errors):
+        head += (
+            " (every error is an example digest: pin the digests your registry reports; "
+            "catalog/example-digests.yaml lists the examples)"
+        )
     return f"nvcregen: {head}; {wrote}\n"
 
 

@@ -8,10 +8,11 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.compile.gitops.chain import argocd_health_config, chain_readiness
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.gitops.steps import gate_readiness, plan_steps
-from nvcregen.compile.imagelist import catalog_images, dependency_images, images_txt
+from nvcregen.compile.imagelist import catalog_images, chart_pulls, images_txt
 from nvcregen.compile.monitoring.layer import check_monitoring, monitoring_manifests
 from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
 from nvcregen.compile.platform.layer import check_platform, platform_manifests
+from nvcregen.compile.platform.pins import check_pins
 from nvcregen.compile.podsecurity import label_namespaces
 from nvcregen.compile.queue import kueue_install, queue_manifests
 from nvcregen.compile.readiness.network import check_pod_network
@@ -30,19 +31,28 @@ LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness")
 
 
 def check_layers(
-    site: Site, doc: Document, *, strict: bool = False, test_units: list[TestUnit] | None = None
+    site: Site,
+    doc: Document,
+    *,
+    strict: bool = False,
+    test_units: list[TestUnit] | None = None,
+    catalog: Catalog | None = None,
 ) -> list[Diagnostic]:
-    """Layer-specific site checks: dependency versions, scraping, GitOps, RDMA pod networks.
+    """Layer-specific site checks: dependency versions, pins, scraping, GitOps, RDMA networks.
 
     `strict` makes what only works by luck (no CA to verify the metrics endpoint, RoCE pods
-    without a pod network) an error. `test_units` (the plan, once built) tells which pools
-    RDMA runs use.
+    without a pod network, charts and images without digests, example digests) an error.
+    `test_units` (the plan, once built) tells which pools RDMA runs use; `catalog` which
+    digests are examples.
     """
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
     nvcre = site.spec.readiness.engine == "nvcre"
     monitoring = check_monitoring(site, doc, strict=strict) if nvcre else []
-    network = check_pod_network(site, test_units or [], doc, strict=strict)
-    return check_platform(site, doc) + monitoring + network + check_gitops(site, doc)
+    units = test_units or []
+    network = check_pod_network(site, units, doc, strict=strict)
+    examples = catalog.examples if catalog is not None else None
+    pinned = check_pins(site, doc, examples, units, strict=strict)
+    return check_platform(site, doc) + pinned + monitoring + network + check_gitops(site, doc)
 
 
 def site_manifests(
@@ -80,9 +90,10 @@ def site_manifests(
 def image_list(
     site: Site, catalog: Catalog, test_units: list[TestUnit], manifests: list[Manifest]
 ) -> str:
-    """`images.txt`: every image the site will pull, for mirroring an offline site."""
-    extra = catalog_images(site, catalog, test_units) + dependency_images(site)
-    return images_txt([m.obj for m in manifests], extra)
+    """`images.txt`: every image and chart the site will pull, for mirroring an offline site."""
+    objects = [m.obj for m in manifests]
+    controllers, charts = chart_pulls(objects, catalog.charts)
+    return images_txt(objects, catalog_images(site, catalog, test_units) + controllers, charts)
 
 
 def _renderer(site: Site) -> HelmRenderer | None:

@@ -17,9 +17,17 @@ def mirrored(image: str, mirror: str | None) -> str:
     """Rewrite an image to come from the site's mirror, keeping its registry in the path.
 
     `nvcr.io/nvidia/pytorch:26.01-py3` behind `registry.internal/mirror` becomes
-    `registry.internal/mirror/nvcr.io/nvidia/pytorch:26.01-py3`.
+    `registry.internal/mirror/nvcr.io/nvidia/pytorch:26.01-py3`; an image already in the
+    mirror (one built for the site and pushed there) stays as it is.
     """
-    return f"{mirror.rstrip('/')}/{image}" if mirror else image
+    if not mirror or image.startswith(f"{mirror.rstrip('/')}/"):
+        return image
+    return f"{mirror.rstrip('/')}/{image}"
+
+
+def mirrored_chart(ref: str, mirror: str | None) -> str:
+    """A Helm chart's OCI reference behind the mirror: `oci://<mirror>/<host>/<path>`."""
+    return f"oci://{mirrored(ref.removeprefix('oci://'), mirror)}"
 
 
 def resolve_image(site: Site, catalog: Catalog, role: ImageRole) -> str:

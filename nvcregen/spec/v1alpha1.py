@@ -116,17 +116,30 @@ class NvcreSpec(StrictModel):
 
 
 class TrainerDependency(StrictModel):
-    """Kubeflow Trainer, which runs every NVCRE workload as a TrainJob."""
+    """Kubeflow Trainer, which runs every NVCRE workload as a TrainJob.
+
+    With `managed: true` its chart is installed, pinned by version and, with `chartDigest`
+    (the chart's OCI manifest digest), by content; `imageDigest` pins the controller image
+    (`trainer-controller-manager:v<version>@<digest>`). `--strict` refuses either unpinned.
+    """
 
     version: Literal["2.2.1"] = "2.2.1"
     managed: bool = True
+    chart_digest: Digest | None = None
+    image_digest: Digest | None = None
 
 
 class JobSetDependency(StrictModel):
-    """JobSet is a shared CRD: with `managed: false` nvcregen never emits or upgrades it."""
+    """JobSet is a shared CRD: with `managed: false` nvcregen never emits or upgrades it.
+
+    `managed: false` makes JobSet a precondition `nvcregen check --server` tests; with
+    `managed: true` Trainer's chart installs its bundled JobSet, its controller image
+    pinned by `imageDigest`.
+    """
 
     version: Literal["0.11.0"] = "0.11.0"
     managed: bool = False
+    image_digest: Digest | None = None
 
 
 class PrometheusDependency(StrictModel):
@@ -195,12 +208,26 @@ class Dependencies(StrictModel):
 
 
 class Images(StrictModel):
-    """Workload images by role; unset roles use the catalog's default image."""
+    """Workload images by role; unset roles use the catalog's default image.
+
+    `mirror` makes the site offline: every image and Helm chart it pulls (workloads, NVCRE,
+    Trainer, JobSet, Kueue) comes from `<mirror>/<original registry and path>`, and
+    `images.txt` lists them all. An offline site's MPI workers cannot install sshd at
+    start (NVCRE's runtimes and nvcregen's would `apt-get install openssh-server`), so
+    multi-node NCCL tests need an `nccl` image that ships `/usr/sbin/sshd`, which
+    `ncclShipsSshd: true` states.
+    """
 
     mirror: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")] | None = None
     nccl: Image | None = None
     dcgm: Image | None = None
     training: Image | None = None
+    nccl_ships_sshd: bool = False
+
+    @property
+    def offline(self) -> bool:
+        """Whether the site pulls everything through its mirror (and nothing else)."""
+        return self.mirror is not None
 
 
 class PodNetwork(StrictModel):

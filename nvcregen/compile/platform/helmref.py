@@ -20,6 +20,7 @@ ARGOCD_NAMESPACE = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 FLUX_INTERVAL = "1h"
+CHART_DIGEST = "nvcregen.io/chart-digest"
 
 
 @dataclass(frozen=True)
@@ -55,8 +56,13 @@ class ChartRelease:
 
 
 def flux_objects(release: ChartRelease) -> list[Obj]:
-    """An OCIRepository for the chart and the HelmRelease that installs it, in its namespace."""
-    ref = {"digest": release.digest} if release.digest else {"tag": release.version}
+    """An OCIRepository for the chart and the HelmRelease that installs it, in its namespace.
+
+    The digest, when pinned, takes precedence over the tag, which stays to name the version.
+    """
+    ref: Obj = {"tag": release.version}
+    if release.digest:
+        ref["digest"] = release.digest
     source: Obj = {
         "apiVersion": FLUX_SOURCE_API,
         "kind": "OCIRepository",
@@ -88,11 +94,16 @@ def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
     """An Argo CD Application `name` in `project`, installing the chart from its registry.
 
     The Helm OCI repository is written without `oci://`, as Argo CD's Helm sources want it.
+    Argo CD pulls a chart by version only; a pinned digest is kept in the annotation
+    `nvcregen.io/chart-digest`, so images.txt mirrors exactly that artifact.
     """
+    metadata: Obj = {"name": name, "namespace": ARGOCD_NAMESPACE}
+    if release.digest:
+        metadata["annotations"] = {CHART_DIGEST: release.digest}
     return {
         "apiVersion": ARGO_API,
         "kind": "Application",
-        "metadata": {"name": name, "namespace": ARGOCD_NAMESPACE},
+        "metadata": metadata,
         "spec": {
             "project": project,
             "destination": {"server": IN_CLUSTER, "namespace": release.namespace},

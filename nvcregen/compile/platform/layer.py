@@ -22,7 +22,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.labels import REQUIRES
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
-from nvcregen.plan.images import mirrored
+from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -45,6 +45,10 @@ RBAC_GROUP = "rbac.authorization.k8s.io"
 RBAC_API = f"{RBAC_GROUP}/v1"
 # nvcrectl setup (NVCRE docs/cli-reference/setup.md): chart, release and namespace.
 TRAINER_REF = "oci://ghcr.io/kubeflow/charts/kubeflow-trainer"
+# The controller images of the Trainer chart and its JobSet subchart, as their values
+# split them (catalog/charts/kubeflow-trainer-2.2.1.yaml).
+TRAINER_IMAGE = ("ghcr.io", "kubeflow/trainer/trainer-controller-manager")
+JOBSET_IMAGE = ("registry.k8s.io", "jobset/jobset")
 TRAINER_RELEASE = "kubeflow-trainer"
 TRAINER_NAMESPACE = "kubeflow-system"
 # The Trainer chart's values key for its JobSet subchart: `condition: jobset.install` in
@@ -171,7 +175,7 @@ def nvcre_reference(site: Site) -> list[Manifest]:
     chart = site.spec.nvcre.chart
     release = ChartRelease(
         NVCRE_RELEASE,
-        chart.ref,
+        mirrored_chart(chart.ref, site.spec.images.mirror),
         chart.version,
         chart.digest,
         site.spec.nvcre.namespace,
@@ -208,8 +212,31 @@ def rendered_nvcre(site: Site, renderer: HelmRenderer | None, base_dir: Path) ->
 
 
 def trainer_values(site: Site) -> Obj:
-    """Trainer chart values: its JobSet subchart only when the site manages JobSet."""
-    return {"jobset": {JOBSET_INSTALL: site.spec.dependencies.jobset.managed}}
+    """Trainer chart values: its JobSet subchart only when the site manages JobSet.
+
+    The controller images are written out when the site pins them or has a mirror:
+    `<registry>` behind the mirror, the tag `v<version>` with the digest appended (the
+    charts join `registry/repository:tag`, so `tag@digest` pins).
+    """
+    deps = site.spec.dependencies
+    jobset: Obj = {JOBSET_INSTALL: deps.jobset.managed}
+    values: Obj = {"jobset": jobset}
+    mirror = site.spec.images.mirror
+    if mirror or deps.trainer.image_digest:
+        values["image"] = _image(
+            TRAINER_IMAGE, deps.trainer.version, deps.trainer.image_digest, mirror
+        )
+    if deps.jobset.managed and (mirror or deps.jobset.image_digest):
+        jobset["image"] = _image(
+            JOBSET_IMAGE, deps.jobset.version, deps.jobset.image_digest, mirror
+        )
+    return values
+
+
+def _image(image: tuple[str, str], version: str, digest: str | None, mirror: str | None) -> Obj:
+    registry, repository = image
+    tag = f"v{version}" + (f"@{digest}" if digest else "")
+    return {"registry": mirrored(registry, mirror), "repository": repository, "tag": tag}
 
 
 def trainer_reference(site: Site) -> list[Manifest]:
@@ -218,7 +245,12 @@ def trainer_reference(site: Site) -> list[Manifest]:
     if not trainer.managed:
         return []
     release = ChartRelease(
-        TRAINER_RELEASE, TRAINER_REF, trainer.version, None, TRAINER_NAMESPACE, trainer_values(site)
+        TRAINER_RELEASE,
+        mirrored_chart(TRAINER_REF, site.spec.images.mirror),
+        trainer.version,
+        trainer.chart_digest,
+        TRAINER_NAMESPACE,
+        trainer_values(site),
     )
     source = "/spec/dependencies/trainer"
     notes = reference_notes(release, site.spec.gitops.engine)

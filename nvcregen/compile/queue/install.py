@@ -15,7 +15,7 @@ from nvcregen.compile.queue.workloads import manages_queues
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.plan.images import mirrored
+from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -40,7 +40,7 @@ def kueue_install(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
     kueue = site.spec.dependencies.kueue
     release = ChartRelease(
         KUEUE_RELEASE,
-        KUEUE_REF,
+        mirrored_chart(KUEUE_REF, site.spec.images.mirror),
         kueue.version,
         kueue.chart_digest,
         KUEUE_NAMESPACE,

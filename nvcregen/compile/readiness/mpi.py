@@ -41,18 +41,23 @@ def dev_shm() -> tuple[Obj, Obj]:
     )
 
 
-def worker_script(port: int = SSH_PORT) -> str:
-    """The workers' command: install sshd only if the image lacks it, then run it on `port`."""
-    return render_template("mpi-worker.sh.j2", raw=SSH_RAW, port=port)
+def worker_script(port: int = SSH_PORT, *, offline: bool = False) -> str:
+    """The workers' command: sshd on `port`, installed first if the image lacks it.
+
+    An offline site cannot install it: its workers stop with a message instead.
+    """
+    return render_template("mpi-worker.sh.j2", raw=SSH_RAW, port=port, offline=offline)
 
 
-def worker_container(image: str, resources: Obj | None = None, port: int = SSH_PORT) -> Obj:
+def worker_container(
+    image: str, resources: Obj | None = None, port: int = SSH_PORT, *, offline: bool = False
+) -> Obj:
     """The `node` container of an MPI worker: sshd, ready once its port answers."""
     _, mount = dev_shm()
     container: Obj = {
         "name": NODE,
         "image": image,
-        "command": ["/bin/bash", "-c", worker_script(port)],
+        "command": ["/bin/bash", "-c", worker_script(port, offline=offline)],
         "readinessProbe": {"tcpSocket": {"port": port}, "initialDelaySeconds": 5},
         # RDMA registers (pins) GPU and host memory: the memlock limit must allow it.
         "securityContext": {"capabilities": {"add": ["IPC_LOCK"]}},

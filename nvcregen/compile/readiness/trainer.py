@@ -111,7 +111,8 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     launcher = replicated_job(LAUNCHER, launcher_pod, trainer=True, backoffLimit=0)
     jobs = [launcher]
     if unit.nodes_per_job > 1:
-        worker = worker_container(unit.image, resources, net.ssh_port)
+        offline = site.spec.images.offline
+        worker = worker_container(unit.image, resources, net.ssh_port, offline=offline)
         worker_pod = pod_template([worker], "OnFailure", placement)
         worker_pod |= _pod_metadata(site, unit, unit.nodes_per_job - 1)
         jobs = [replicated_job(NODE, worker_pod), launcher]

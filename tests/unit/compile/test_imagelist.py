@@ -1,4 +1,4 @@
-"""Tests of nvcregen.compile.imagelist: what images.txt lists, and how."""
+"""Tests of nvcregen.compile.imagelist: what images.txt lists, and how (issue 12 item 7)."""
 
 from __future__ import annotations
 
@@ -7,52 +7,99 @@ from sitefactory import IMAGES, catalog, units_of
 
 from nvcregen.compile.imagelist import (
     BARE_NOTE,
+    CHART_NOTE,
     HEADER,
-    JOBSET_IMAGE,
     TAG_NOTE,
-    TRAINER_IMAGE,
     catalog_images,
-    dependency_images,
+    chart_pulls,
     images_txt,
 )
 from nvcregen.compile.platform.layer import platform_manifests
+from nvcregen.compile.queue import kueue_install
 from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.core.manifest import Obj
 
 MANAGER = "ghcr.io/nvidia/cluster-readiness-engine/manager"
+TRAINER = "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1"
+JOBSET = "registry.k8s.io/jobset/jobset:v0.11.0"
 DIGEST = "sha256:" + "c" * 64
+MIRROR = "registry.internal/m"
 
 
-def test_images_txt_lists_every_image_sorted_with_notes() -> None:
-    site = platform_site(engine="flux")
-    test_units = units_of(platform_text(engine="flux"))
-    objects = [m.obj for m in readiness_manifests(site, test_units)]
-    objects += [m.obj for m in platform_manifests(site, None)]
-    extra = catalog_images(site, catalog(), test_units) + dependency_images(site)
-    text = images_txt(objects, extra)
+def _objects(**knobs: str) -> list[Obj]:
+    site = platform_site(**knobs)
+    test_units = units_of(platform_text(**knobs))
+    found = readiness_manifests(site, test_units) + platform_manifests(site, None)
+    return [m.obj for m in found + kueue_install(site, test_units)]
+
+
+def _lines(**knobs: str) -> list[str]:
+    site = platform_site(**knobs)
+    objects = _objects(**knobs)
+    images, charts = chart_pulls(objects, catalog().charts)
+    extra = catalog_images(site, catalog(), units_of(platform_text(**knobs))) + images
+    text = images_txt(objects, extra, charts)
     assert text.startswith(HEADER)
-    lines = text.removeprefix(HEADER).splitlines()
+    return text.removeprefix(HEADER).splitlines()
+
+
+def test_images_txt_lists_every_image_and_chart_sorted_with_notes() -> None:
+    lines = _lines(engine="flux")
     assert lines == sorted(lines)
     images = [line.split()[0] for line in lines]
     assert len(images) == len(set(images))
     assert f"{MANAGER}  {BARE_NOTE}" in lines  # no digest in the site: the chart picks
-    assert f"{TRAINER_IMAGE}  {TAG_NOTE}" in lines
-    assert JOBSET_IMAGE not in images
+    assert f"{TRAINER}  {TAG_NOTE}" in lines  # the chart's default, from catalog/charts
+    assert JOBSET not in images  # the site does not manage JobSet
     nccl = IMAGES.split("nccl: ")[1].split("\n")[0]
     dcgm = IMAGES.split("dcgm: ")[1].split("\n")[0]
     assert {nccl, dcgm} <= set(images)
-    assert all(" " not in image for image in images)
+    charts = [line for line in lines if CHART_NOTE in line]
+    assert [c.split()[0] for c in charts] == [
+        "ghcr.io/kubeflow/charts/kubeflow-trainer:2.2.1",
+        "ghcr.io/nvidia/cluster-readiness-engine:0.7.0",
+        "registry.k8s.io/kueue/charts/kueue:0.19.2",
+    ]
+    assert all("version only" in c for c in charts)
 
 
-def test_images_txt_with_a_mirror_and_catalog_defaults() -> None:
-    knobs = {"images": "mirror: registry.internal/m\n", "nvcre": f"image: {{digest: {DIGEST}}}"}
-    site = platform_site(**knobs)
-    test_units = units_of(platform_text(**knobs))
-    objects = [m.obj for m in readiness_manifests(site, test_units)]
-    objects += [m.obj for m in platform_manifests(site, None)]
-    lines = images_txt(objects, catalog_images(site, catalog(), test_units)).splitlines()
-    assert f"registry.internal/m/{MANAGER}@{DIGEST}" in lines
-    assert f"registry.internal/m/nvcr.io/nvidia/pytorch:26.01-py3  {TAG_NOTE}" in lines
-    assert not [line for line in lines[2:] if not line.startswith("registry.internal/m/")]
+def test_a_mirrored_site_pulls_every_image_and_chart_through_its_mirror() -> None:
+    """Before issue 12 the Trainer image and every chart still came from public registries."""
+    knobs = {
+        "images": f"mirror: {MIRROR}\n{IMAGES}",
+        "nvcre": f"image: {{digest: {DIGEST}}}",
+        "dependencies": "jobset: {managed: true}",
+    }
+    lines = _lines(engine="flux", **knobs)
+    assert f"{MIRROR}/{MANAGER}@{DIGEST}" in lines
+    assert f"{MIRROR}/{TRAINER}  {TAG_NOTE}" in lines
+    assert f"{MIRROR}/{JOBSET}  {TAG_NOTE}" in lines
+    assert f"{MIRROR}/registry.k8s.io/kueue/kueue:v0.19.2  {TAG_NOTE}" in lines
+    assert not [line for line in lines if not line.startswith(f"{MIRROR}/")]
+    sources = [o for o in _objects(engine="flux", **knobs) if o["kind"] == "OCIRepository"]
+    assert all(o["spec"]["url"].startswith(f"oci://{MIRROR}/") for o in sources)
+
+
+def test_argo_applications_pull_charts_through_the_mirror_and_keep_the_digest() -> None:
+    knobs = {
+        "images": f"mirror: {MIRROR}\n{IMAGES}",
+        "dependencies": f"trainer: {{chartDigest: {DIGEST}, imageDigest: {DIGEST}}}",
+    }
+    apps = [o for o in _objects(engine="argocd", **knobs) if o["kind"] == "Application"]
+    assert all(a["spec"]["source"]["repoURL"].startswith(f"{MIRROR}/") for a in apps)
+    (trainer,) = [a for a in apps if a["spec"]["source"]["chart"] == "kubeflow-trainer"]
+    assert trainer["metadata"]["annotations"] == {"nvcregen.io/chart-digest": DIGEST}
+    values = trainer["spec"]["source"]["helm"]["valuesObject"]
+    assert values["image"] == {
+        "registry": f"{MIRROR}/ghcr.io",
+        "repository": "kubeflow/trainer/trainer-controller-manager",
+        "tag": f"v2.2.1@{DIGEST}",
+    }
+    lines = _lines(engine="argocd", **knobs)
+    assert (
+        f"{MIRROR}/ghcr.io/kubeflow/charts/kubeflow-trainer:2.2.1@{DIGEST}  {CHART_NOTE}" in lines
+    )
+    assert f"{MIRROR}/{TRAINER}@{DIGEST}" in lines
 
 
 def test_images_in_crds_and_helm_value_blocks() -> None:
@@ -67,6 +114,9 @@ def test_images_in_crds_and_helm_value_blocks() -> None:
 
 
 def test_the_trainer_chart_brings_jobset_only_when_the_site_manages_it() -> None:
-    managed = platform_site(dependencies="jobset: {managed: true}")
-    assert dependency_images(managed) == [TRAINER_IMAGE, JOBSET_IMAGE]
-    assert dependency_images(platform_site()) == [TRAINER_IMAGE]
+    def controllers(**knobs: str) -> list[str]:
+        return sorted(chart_pulls(_objects(**knobs), catalog().charts)[0])
+
+    assert JOBSET in controllers(dependencies="jobset: {managed: true}")
+    assert JOBSET not in controllers()
+    assert TRAINER not in controllers(dependencies="trainer: {managed: false}")

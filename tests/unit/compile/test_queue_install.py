@@ -114,7 +114,7 @@ def test_flux_installs_the_pinned_chart_and_every_object_is_valid() -> None:
     found = kueue_install(site, plan(site, catalog()))
     kinds = {m.kind: m.obj for m in found}
     assert set(kinds) == {"Namespace", "OCIRepository", "HelmRelease"}
-    assert kinds["OCIRepository"]["spec"]["ref"] == {"digest": DIGEST}
+    assert kinds["OCIRepository"]["spec"]["ref"] == {"tag": "0.19.2", "digest": DIGEST}
     assert kinds["OCIRepository"]["spec"]["url"] == "oci://registry.k8s.io/kueue/charts/kueue"
     assert kinds["Namespace"]["metadata"]["name"] == "kueue-system"
     for manifest in found:
