@@ -52,16 +52,35 @@ def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
     is_flag=True,
     help="With --check, compile every site, even those whose inputs and files are unchanged.",
 )
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="With --check, print the full diff of every file that differs (default: a summary).",
+)
 @FORMAT
 @STRICT
 def render(
-    sites: tuple[Path, ...], out_dir: Path, check: bool, no_cache: bool, fmt: str, strict: bool
+    sites: tuple[Path, ...],
+    out_dir: Path,
+    check: bool,
+    no_cache: bool,
+    verbose: bool,
+    fmt: str,
+    strict: bool,
 ) -> None:
-    """Compile sites, check every object, and write out/<site>/ atomically."""
+    """Compile sites, check every object, and write out/<site>/ atomically.
+
+    GitOps objects name the folders they apply as the output folder's path inside the
+    project (`out/<site>` by default); `--out` outside the project is refused for sites
+    whose `gitops.path` does not say where their output is committed.
+    """
     from nvcregen.chain.pipeline import Options
     from nvcregen.chain.sites import render as render_project
+    from nvcregen.chain.sites import repository_path
+    from nvcregen.commands.drift import drift_report
 
-    options = Options(strict=strict)
+    options = Options(strict=strict, out_path=repository_path(out_dir, Path.cwd()))
     outcome = render_project(
         Path.cwd(), list(sites), out_dir, options, check=check, cache=not no_cache
     )
@@ -79,11 +98,8 @@ def render(
             fmt,
             wrote=f"{count} file{' differs' if count == 1 else 's differ'}",
         )
-        for drift in outcome.drift:
-            click.echo(f"{drift.path}: {drift.change}", err=True)
-            if drift.diff:
-                click.echo(drift.diff, err=True, nl=False)
         if outcome.drift:
+            click.echo(drift_report(outcome.drift, verbose=verbose), err=True, nl=False)
             click.echo(
                 f"nvcregen: {out_dir.as_posix()}/ is out of date; run `nvcregen render`", err=True
             )

@@ -160,9 +160,16 @@ def test_check_reports_an_edited_file(project: Path) -> None:
 
     assert result.exit_code == 1
     shown = f"out/{SITE}/{CERT}"
-    assert f"{shown}: changed\n--- a/{shown}\n+++ b/{shown}\n" in result.output
-    assert "\n-        gpusPerNode: 4\n+        gpusPerNode: 8\n" in result.output
+    # one line per file by default: how much changed, and which keys
+    assert f"{shown}: changed (+1 -1 lines: gpusPerNode)\n" in result.output
+    assert "--- a/" not in result.output
+    assert "`render --check --verbose` shows every line" in result.output
     assert last_line(result) == "nvcregen: out/ is out of date; run `nvcregen render`"
+    verbose = run("render", "--check", "--verbose")
+    assert f"{shown}: changed (+1 -1 lines: gpusPerNode)\n--- a/{shown}\n+++ b/{shown}\n" in (
+        verbose.output
+    )
+    assert "\n-        gpusPerNode: 4\n+        gpusPerNode: 8\n" in verbose.output
     assert files(project) == before
 
 
@@ -279,3 +286,31 @@ def test_every_site_names_the_schema(site: str) -> None:
     assert first.startswith(prefix)
     target = (ROOT / "sites" / first.removeprefix(prefix).strip()).resolve()
     assert target == (ROOT / "schemas" / "site.v1alpha1.json").resolve()
+
+
+def test_render_out_names_the_folder_gitops_applies(project: Path) -> None:
+    """Issue 12: `--out DIR` left every GitOps path at out/<site>."""
+    shutil.copyfile(ROOT / "sites" / "l20-pool.yaml", project / "sites" / "l20-pool.yaml")
+    result = run("render", "sites/l20-pool.yaml", "--out", "deploy/out")
+    assert result.exit_code == 0, result.output
+    gitops = project / "deploy" / "out" / "l20-pool" / "gitops"
+    paths = [
+        line.split("path: ", 1)[1]
+        for file in gitops.glob("kustomization-*.yaml")
+        for line in file.read_text().splitlines()
+        if line.strip().startswith("path: ")
+    ]
+    assert paths and all(p.strip('"').startswith("./deploy/out/l20-pool/") for p in paths)
+
+
+def test_render_out_outside_the_project_is_refused_without_a_gitops_path(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    shutil.copyfile(ROOT / "sites" / "l20-pool.yaml", project / "sites" / "l20-pool.yaml")
+    result = run("render", "sites/l20-pool.yaml", "--out", str(elsewhere))
+    assert result.exit_code == 2
+    assert "error[NVC379]" in result.output
+    assert "set spec.gitops.path" in result.output
+    # h20-3e-lab names its gitops.path: its output may go anywhere
+    assert run("render", f"sites/{SITE}.yaml", "--out", str(elsewhere)).exit_code == 0

@@ -108,7 +108,7 @@ def test_immutable_objects_are_listed_as_recreated(repo: Path) -> None:
     out = run("--base", "HEAD~1", "--format", "markdown").stdout
     section = out.split("**Recreated**", 1)[1].split("<details>", 1)[0]
     rows = re.findall(r"^\| (Certification|WorkloadRun) \| `(\S+)` \| `(\S+)` \|$", section, re.M)
-    assert ("Certification", "h20-3e-lab-two-node") in {(k, o[:-9]) for k, o, _ in rows}
+    assert ("Certification", "h20-3e-lab-single-node") in {(k, o[:-9]) for k, o, _ in rows}
     assert all(old != new and old[:-8] == new[:-8] for _, old, new in rows)
     committed = {p.name for p in (ROOT / "out" / "h20-3e-lab" / "readiness").rglob("*.yaml")}
     assert f"certification-{rows[0][1]}.yaml" in committed
@@ -133,7 +133,7 @@ def test_json_structure(repo: Path) -> None:
             "new": "busbw >= 440 GB/s",
         }
     ]
-    cert = next(c for c in h20["objects"]["changed"] if c["newName"].startswith("h20-3e-lab-two"))
+    cert = next(c for c in h20["objects"]["changed"] if c["newName"].startswith("h20-3e-lab-sin"))
     assert cert["recreated"] is True
     assert {"path": "/spec/repeatCount", "change": "changed", "old": 3, "new": 5} in cert["fields"]
     assert {r["newName"] for r in h20["summary"]["recreated"]} >= {cert["newName"]}
@@ -141,7 +141,9 @@ def test_json_structure(repo: Path) -> None:
 
 def test_default_base_is_head_and_reports_sites_added_and_removed(repo: Path) -> None:
     shutil.copyfile(repo / L20, repo / "sites" / "l20-two.yaml")
+    # a cluster of its own: two sites on one cluster would collide (NVC690)
     edit(repo / "sites" / "l20-two.yaml", {"name: l20-pool": "name: l20-two"})
+    edit(repo / "sites" / "l20-two.yaml", {"cluster: l20-prod-b": "cluster: l20-prod-c"})
     (repo / H20).unlink()
     data = json.loads(run("--format", "json").stdout)
     status = {s["site"]: s["status"] for s in data["sites"]}
@@ -158,7 +160,7 @@ def test_default_base_is_head_and_reports_sites_added_and_removed(repo: Path) ->
 def test_a_site_that_no_longer_compiles_is_reported(repo: Path) -> None:
     edit(repo / L20, {"kind: Site": "kind: Sight"})
     result = run("--format", "text")
-    assert result.exit_code == 0
+    assert result.exit_code == 2  # invalid input, as every command says it (issue 12)
     assert "l20-pool: invalid (sites/l20-pool.yaml)" in result.stdout
     assert "  does not compile at the working tree:\n    sites/l20-pool.yaml:" in result.stdout
 
@@ -192,7 +194,9 @@ def test_the_base_renders_its_chart_archive_from_git(
     git(repo, "commit", "-qm", "a site rendering its chart")
     archive.unlink()  # only Git still has it
     monkeypatch.chdir(repo)
-    (site,) = json.loads(run("--format", "json").stdout)["sites"]
+    result = run("--format", "json")
+    assert result.exit_code == 2
+    (site,) = json.loads(result.stdout)["sites"]
     assert site["status"] == "invalid"
     assert list(site["errors"]) == ["head"]  # the base compiled, with Git's copy of the chart
     assert "NVC402" in site["errors"]["head"][0]

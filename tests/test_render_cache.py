@@ -18,7 +18,9 @@ from nvcregen.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 H20, L20 = "h20-3e-lab", "l20-pool"
-CERT = "readiness/02-two-node/certification-h20-3e-lab-two-node-49ee229a.yaml"
+# The single-node Certification, whose name ends in a hash of its spec.
+CERT = next((ROOT / "out" / H20).glob("readiness/01-*/certification-*.yaml")).name
+CERT = f"readiness/01-single-node/{CERT}"
 NOTE = "nvcregen: {} not recompiled: inputs unchanged and every file matches its digest"
 
 
@@ -72,12 +74,12 @@ def test_a_hand_edit_is_drift_and_only_that_site_is_compiled(
     compiled: Callable[[], list[str]],
 ) -> None:
     edited = Path("out", H20, CERT)
-    edited.write_text(edited.read_text().replace("mlnxPerNode: 8", "mlnxPerNode: 0", 1))
-    result = run("render", "--check")
+    edited.write_text(edited.read_text().replace("gpusPerNode: 8", "gpusPerNode: 4", 1))
+    result = run("render", "--check", "--verbose")
     assert result.exit_code == 1
     assert compiled() == [H20]
-    assert f"out/{H20}/{CERT}: changed\n" in result.output
-    assert "\n-        mlnxPerNode: 0\n+        mlnxPerNode: 8\n" in result.output
+    assert f"out/{H20}/{CERT}: changed (+1 -1 lines: gpusPerNode)\n" in result.output
+    assert "\n-        gpusPerNode: 4\n+        gpusPerNode: 8\n" in result.output
     assert NOTE.format("1 site") in result.output
     assert result.output.splitlines()[-1] == "nvcregen: out/ is out of date; run `nvcregen render`"
 

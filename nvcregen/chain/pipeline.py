@@ -16,6 +16,7 @@ from nvcregen.emit.cache import Stamp, chart_bytes, input_key
 from nvcregen.emit.naming import manifest_path
 from nvcregen.emit.tree import Tree, to_tree
 from nvcregen.spec.load import read_site_bytes
+from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.site import load_site
 
@@ -28,11 +29,15 @@ class Options:
         strict: Tag-only images, example digests and a metrics endpoint without a CA
             are errors, not warnings.
         root: The project folder; a site's `nvcre.chart.archive` is relative to it.
+        out_path: The output folder's path inside the project (`out`), which GitOps
+            objects read `<out_path>/<site>/` from unless a site names its `gitops.path`;
+            None when the output folder is outside the project.
 
     """
 
     strict: bool = False
     root: Path = Path()
+    out_path: str | None = "out"
 
 
 @dataclass(frozen=True)
@@ -70,6 +75,8 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     strict = options.strict
     # versions, pins, TLS, RDMA networks, GitOps
     diags += check_layers(site, doc, strict=strict, test_units=test_units, catalog=catalog)
+    site, where = _gitops_path(site, options.out_path, doc)  # GitOps reads what render writes
+    diags += where
     if test_units is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     try:
@@ -94,6 +101,30 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
         doc.span("/spec/cluster"),
         objects,
     )
+
+
+def _gitops_path(site: Site, out_path: str | None, doc: Document) -> tuple[Site, list[Diagnostic]]:
+    """The site with `gitops.path` set to where render writes it; NVC379 outside the project.
+
+    A site that names its `gitops.path` (or has no GitOps objects) is left as it is.
+    """
+    gitops = site.spec.gitops
+    if gitops.repo_url is None or gitops.path is not None:
+        return site, []
+    if out_path is None:
+        where = "/spec/gitops"
+        message = (
+            "the output folder is outside the project, so the GitOps objects cannot name the "
+            "folder they apply"
+        )
+        hint = (
+            "render into the repository (e.g. --out deploy/out), or set spec.gitops.path to "
+            "where this site's output is committed"
+        )
+        return site, [Diagnostic(doc.span(where), Severity.ERROR, "NVC379", message, where, hint)]
+    base = site.metadata.name if out_path in {"", "."} else f"{out_path}/{site.metadata.name}"
+    spec = site.spec.model_copy(update={"gitops": gitops.model_copy(update={"path": base})})
+    return site.model_copy(update={"spec": spec}), []
 
 
 def _stamp(raw: bytes, site: Site, root: Path, diags: list[Diagnostic]) -> Stamp:

@@ -14,6 +14,7 @@ from nvcregen.emit.cache import fresh_sites
 from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
 
 SITES_DIR = "sites"
+DEFAULT_OUT = "out"
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,15 @@ def display_path(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return path.name
+
+
+def repository_path(out_dir: Path, root: Path) -> str | None:
+    """The output folder as a path inside the project (`out`, `deploy/out`); None outside."""
+    try:
+        inside = (root / out_dir).resolve().relative_to(root.resolve())
+    except ValueError:
+        return None
+    return inside.as_posix()
 
 
 def discover_sites(root: Path, given: list[Path]) -> list[Path]:
@@ -69,7 +79,7 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
         catalog = load_catalog()
     except NvcregenError as exc:
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
-    options = Options(strict=options.strict, root=root)
+    options = Options(strict=options.strict, root=root, out_path=options.out_path)
     results = [compile_site(p, display_path(p, root), catalog, options) for p in paths]
     return _check_shared_clusters(_check_unique_names(results))
 
@@ -142,7 +152,9 @@ def render(
     with `cache` too, sites whose inputs and files match their index are not compiled
     (`emit/cache.py`).
     """
-    if check and cache:
+    # The cache key holds the inputs, not the output folder GitOps paths are derived from:
+    # only the default folder may skip compiling.
+    if check and cache and options.out_path == DEFAULT_OUT:
         return _check_cached(root, given, out_dir, options)
     results = compile_sites(root, given, options)
     diags = [d for r in results for d in r.diagnostics]

@@ -28,7 +28,11 @@ from nvcregen.core.errors import ExitCode
     help="text for a terminal, markdown for a pull-request comment, json for tools.",
 )
 def diff(base: str, fmt: str) -> None:
-    """Show what the sites' changes since GIT-REF do: a domain summary, then every object."""
+    """Show what the sites' changes since GIT-REF do: a domain summary, then every object.
+
+    Exits 2, like every command, when a site of the working tree is invalid (the report
+    still shows it); a base that was invalid and is fixed now is not an error.
+    """
     from nvcregen.diff.render import render_report
     from nvcregen.diff.report import diff_project
     from nvcregen.gitrev import GitError
@@ -39,7 +43,8 @@ def diff(base: str, fmt: str) -> None:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     click.echo(render_report(report, fmt), nl=False)
-    sys.exit(ExitCode.OK)
+    invalid = any("head" in site.errors for site in report.sites)
+    sys.exit(ExitCode.INVALID if invalid else ExitCode.OK)
 
 
 @click.command("init")

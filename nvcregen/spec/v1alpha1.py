@@ -64,7 +64,11 @@ class StrictModel(BaseModel):
     """Base for every spec model: frozen, camelCase keys, unknown keys forbidden."""
 
     model_config = ConfigDict(
-        extra="forbid", frozen=True, alias_generator=to_camel, validate_by_name=False
+        extra="forbid",
+        frozen=True,
+        alias_generator=to_camel,
+        validate_by_name=False,
+        use_attribute_docstrings=True,  # the string under a field is its schema description
     )
 
 
@@ -73,12 +77,15 @@ class Metadata(StrictModel):
 
     name: Name
     labels: dict[str, str] = Field(default_factory=dict)
+    """Labels for the site's own bookkeeping; not copied onto generated objects."""
 
 
 class KubernetesSpec(StrictModel):
     """The cluster's Kubernetes minor version; it selects core schemas and compatibility."""
 
     version: Annotated[str, Field(pattern=r"^1\.(2[5-9]|3[0-7])$", examples=["1.30"])]
+    """The Kubernetes minor version, quoted (`"1.30"`): it picks the core schemas objects are
+    checked against."""
 
 
 class ChartSpec(StrictModel):
@@ -92,7 +99,9 @@ class ChartSpec(StrictModel):
     """
 
     ref: str = "oci://ghcr.io/nvidia/cluster-readiness-engine"
+    """The chart's OCI reference (`oci://host/path/chart`)."""
     version: str = "0.7.0"
+    """The chart version (an OCI tag)."""
     digest: Digest | None = None
     archive: str | None = None
     sha256: Digest | None = None
@@ -102,17 +111,23 @@ class ManagerImage(StrictModel):
     """The NVCRE controller image; pin it by digest."""
 
     repository: str = "ghcr.io/nvidia/cluster-readiness-engine/manager"
+    """The controller image repository (rewritten behind `images.mirror`)."""
     digest: Digest | None = None
+    """The controller image's digest (`sha256:...`); `--strict` refuses a site without it."""
 
 
 class NvcreSpec(StrictModel):
     """Which NVCRE to install and where its readiness objects live."""
 
     version: Literal["0.7.0"] = "0.7.0"
+    """The NVCRE release nvcregen targets."""
     namespace: Name = "nvcre"
+    """The namespace of NVCRE and of every readiness run (trainer mode: TrainJobs and Jobs)."""
     chart: ChartSpec = Field(default_factory=ChartSpec)
     image: ManagerImage = Field(default_factory=ManagerImage)
     pdb: bool = False  # a PodDisruptionBudget (minAvailable 1): blocks drains with one replica
+    """A PodDisruptionBudget (minAvailable 1) for the controller: with one replica it blocks node
+    drains."""
 
 
 class TrainerDependency(StrictModel):
@@ -124,6 +139,7 @@ class TrainerDependency(StrictModel):
     """
 
     version: Literal["2.2.1"] = "2.2.1"
+    """The Kubeflow Trainer release nvcregen installs or expects."""
     managed: bool = True
     chart_digest: Digest | None = None
     image_digest: Digest | None = None
@@ -138,6 +154,7 @@ class JobSetDependency(StrictModel):
     """
 
     version: Literal["0.11.0"] = "0.11.0"
+    """The JobSet release Trainer's chart bundles."""
     managed: bool = False
     image_digest: Digest | None = None
 
@@ -146,13 +163,18 @@ class PrometheusDependency(StrictModel):
     """The Prometheus Operator and the labels its Prometheus selects monitors by."""
 
     operator: bool = True
+    """Whether the Prometheus Operator (and its CRDs) is installed: without it no monitoring
+    objects are generated."""
     selector: dict[str, str] = Field(default_factory=lambda: {"release": "prometheus"})
+    """The labels the Prometheus object selects ServiceMonitors and rules by (its
+    `serviceMonitorSelector`)."""
 
 
 class DcgmDependency(StrictModel):
     """A standalone DCGM hostengine (`host:port`); DCGM level 4 needs one."""
 
     hostengine: Annotated[str, Field(pattern=r"^[a-z0-9.-]+:[0-9]{1,5}$")] | None = None
+    """`host:port` of a standalone DCGM hostengine (GPU Operator `dcgm.enabled`)."""
 
 
 class PodAllowance(StrictModel):
@@ -162,7 +184,9 @@ class PodAllowance(StrictModel):
     """
 
     cpu: Cpu = "1"
+    """cpu per readiness pod, on top of what nvcregen knows the pod requests."""
     memory: Memory = "4Gi"
+    """memory per readiness pod, on top of what nvcregen knows the pod requests."""
 
 
 class KueueDependency(StrictModel):
@@ -177,11 +201,15 @@ class KueueDependency(StrictModel):
     version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "0.19.2"
     managed: bool = True
     chart_digest: Digest | None = None
+    """The Kueue chart's OCI manifest digest; `--strict` refuses a managed Kueue without it."""
     image_digest: Digest | None = None
+    """The Kueue controller image's digest (`v<version>@<digest>`)."""
     local_queue: QueueName = "readiness"
     cluster_queue: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
     pods_ready_timeout: Duration | None = None
     requeue_limit: Annotated[int, Field(ge=1, le=10)] = 3
+    """How many times a run whose pods are not all ready in time is requeued before it is
+    deactivated."""
     pod_allowance: PodAllowance = Field(default_factory=PodAllowance)
 
 
@@ -189,8 +217,11 @@ class GangScheduler(StrictModel):
     """NVCRE's `gangScheduler` (e.g. KAI Scheduler) instead of Kueue; NVCRE mode only."""
 
     scheduler_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
+    """The pods' `schedulerName` (e.g. `kai-scheduler`)."""
     queue: Annotated[str, Field(pattern=_LABEL_VALUE, max_length=63)] = "default-queue"
+    """The scheduler's queue the runs go to."""
     queue_label_key: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The label that names the queue (KAI: `kai.scheduler/queue`; Run:ai: `runai/queue`)."""
 
 
 class Dependencies(StrictModel):
@@ -221,7 +252,9 @@ class Images(StrictModel):
     mirror: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")] | None = None
     nccl: Image | None = None
     dcgm: Image | None = None
+    """The DCGM diagnostics image, pinned by digest."""
     training: Image | None = None
+    """The checkpointed training image, pinned by digest."""
     nccl_ships_sshd: bool = False
 
     @property
@@ -271,12 +304,20 @@ class Nics(StrictModel):
     """
 
     count: Annotated[int, Field(ge=0, le=32)]
+    """RDMA NICs per node."""
     fabric: Fabric
+    """`roce`, `ib` (InfiniBand) or `tcp` (no RDMA)."""
     speed: Bandwidth
+    """Line rate of one NIC, with its unit (`200Gb/s`)."""
     hcas: list[Annotated[str, Field(pattern=r"^[a-zA-Z0-9_.:-]+$")]] = Field(default_factory=list)
+    """RDMA device names (`mlx5_0`, ...) in NIC order: RDMA tests pin `NCCL_IB_HCA` to them."""
     resource_name: Annotated[str, Field(pattern=_RESOURCE_NAME, max_length=253)] | None = None
+    """The extended resource the device plugin advertises the NICs as (`rdma/hca`,
+    `nvidia.com/mlnxnics`)."""
     socket_interface: Annotated[str, Field(pattern=r"^[=^]?[a-zA-Z0-9_.,-]+$")] | None = None
+    """`NCCL_SOCKET_IFNAME`: the interface NCCL bootstraps (and TCP tests run) over."""
     gid_index: Annotated[int, Field(ge=0, le=255)] | None = None
+    """`NCCL_IB_GID_INDEX` for RoCE (often 3 for RoCEv2)."""
     pod_network: PodNetwork | None = None
     nvcre_nics_checked: bool = False
 
@@ -285,8 +326,11 @@ class Topology(StrictModel):
     """GPU and NIC topology as `nvidia-smi topo -m` reports it."""
 
     nvlink: Annotated[str, Field(pattern=r"^NV[0-9]+$")] | None = None
+    """NVLink between GPU pairs as `nvidia-smi topo -m` shows it (`NV18`)."""
     numa: list[list[Annotated[int, Field(ge=0, le=63)]]] = Field(default_factory=list)
+    """GPU indices per NUMA node (`[[0, 1, 2, 3], [4, 5, 6, 7]]`)."""
     nic_affinity: Literal["PIX", "PXB", "PHB", "NODE", "SYS"] | None = None
+    """How the NICs attach to the GPUs (`PIX`: the same PCIe switch)."""
 
 
 class Toleration(StrictModel):
@@ -303,6 +347,7 @@ class Toleration(StrictModel):
         Annotated[str, Field(pattern=r"^([a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?)?$")] | None
     ) = None
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+    """The taint effect tolerated; all effects when left out."""
 
     @model_validator(mode="after")
     def _consistent(self) -> Toleration:
@@ -330,13 +375,18 @@ class NodePool(StrictModel):
     """
 
     name: Name
+    """The pool's name (a DNS label); stages and thresholds refer to it."""
     model: Annotated[str, Field(min_length=1, max_length=64)]
+    """A GPU model of the catalog (`catalog/hardware/`), e.g. `H20-3e`."""
     product_labels: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = None
     product_labels_override: bool = False
     nodes: list[NodeName] | None = Field(default=None, min_length=1, max_length=4096)
+    """The pool's nodes by name (or a `selector` and `nodeCount`)."""
     selector: dict[str, str] | None = None
+    """Node labels that select the pool's nodes (with `nodeCount`)."""
     node_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
     gpus_per_node: Annotated[int, Field(ge=1, le=16)] | None = None
+    """GPUs per node; the catalog's for the model when left out."""
     nics: Nics | None = None
     topology: Topology | None = None
     tolerations: list[Toleration] = Field(default_factory=list, max_length=32)
@@ -352,12 +402,21 @@ class Stage(StrictModel):
     """One step of the staged readiness plan; it becomes one Certification."""
 
     name: Name
+    """The stage's name (a DNS label); its objects carry it."""
     scope: Scope
+    """`intra-node` (one node per job) or `inter-node` (`nodesPerJob` nodes per job)."""
     pool: Name | None = None
+    """The node pool the stage runs on; the first pool when left out."""
     tests: list[Annotated[str, Field(pattern=_DNS_LABEL, max_length=40)]] = Field(min_length=1)
+    """Catalog tests (`catalog/tests/`) the stage runs."""
     nodes_per_job: Annotated[int, Field(ge=1, le=4096)] | None = None
+    """Nodes per job of an inter-node stage; the pool's nodes when left out (at least two)."""
     timeout_per_job: Duration | None = None
+    """Each job's timeout; from the physics model (expected duration x timeoutFactor) when left
+    out."""
     pin_transport: bool = False
+    """Run RDMA collectives as WorkloadRuns pinning `NCCL_NET=IB` and the HCA list, so a missing
+    RDMA path fails instead of falling back to TCP."""
 
 
 class Window(StrictModel):
@@ -369,9 +428,13 @@ class Window(StrictModel):
     """
 
     max_concurrent_jobs: Annotated[int, Field(ge=1, le=1024)] = 1
+    """How many jobs may run at once (NVCRE `maxConcurrent`, the Kueue quota)."""
     deadline: Duration
+    """Wall-clock time the whole plan must fit, worst case included."""
     gpu_hours: Annotated[float, Field(gt=0, le=1_000_000)]
+    """GPU-hours the whole plan may use, worst case included."""
     retests: Annotated[int, Field(ge=0, le=10)] = 0
+    """How many times a failed job may be run again, counted in the worst case."""
     timeout_factor: Annotated[float, Field(ge=1.25, le=10)] = 2.0
 
 
@@ -385,8 +448,10 @@ class Readiness(StrictModel):
 
     engine: Literal["nvcre", "trainer"] = "nvcre"
     trigger: Literal["manual", "on-sync"] = "manual"
+    """`manual`: GitOps applies the runs only when started; `on-sync`: at every sync."""
     window: Window
     rounds: Annotated[int, Field(ge=1, le=100)] = 3
+    """How many times each test runs (NVCRE `repeatCount`)."""
     stages: list[Stage] = Field(min_length=1, max_length=32)
 
 
@@ -397,22 +462,33 @@ class Threshold(StrictModel):
     """
 
     test: Annotated[str, Field(pattern=_DNS_LABEL, max_length=40)]
+    """The catalog test the threshold is for."""
     scope: Scope
+    """The scope of the stages it applies to."""
     pool: Name | None = None
     transport: Transport | None = None
+    """The transport the test must have used: `IB` (RDMA) or `Socket` (TCP)."""
     at: Size | None = None
+    """The message size it is judged at (collect); NVCRE compares the maximum over sizes."""
     busbw: BandwidthComparison | None = None
+    """Bus bandwidth bound, with its unit (`>= 380 GB/s`; `Gb/s` is bits)."""
     algbw: BandwidthComparison | None = None
+    """Algorithm bandwidth bound, with its unit."""
     goodput: RatioComparison | None = None
+    """Goodput bound of a training test (`>= 0.9`)."""
     baseline: Name | None = None
+    """A catalog baseline (`catalog/baselines/`) the bound was derived from."""
     note: Annotated[str, Field(max_length=200)] | None = None
+    """Free text kept with the threshold in index.json."""
 
 
 class KeyRef(StrictModel):
     """A key of a Secret or ConfigMap in NVCRE's namespace (`ca.crt` unless named)."""
 
     name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
+    """The Secret's or ConfigMap's name, in NVCRE's namespace."""
     key: Annotated[str, Field(pattern=r"^[-._a-zA-Z0-9]+$", max_length=253)] = "ca.crt"
+    """The key holding the PEM-encoded CA certificate."""
 
 
 class CaRef(StrictModel):
@@ -468,9 +544,13 @@ class ServiceMonitorSpec(StrictModel):
     """How Prometheus scrapes the NVCRE controller."""
 
     labels: dict[str, str] = Field(default_factory=lambda: {"release": "prometheus"})
+    """The ServiceMonitor's labels: they must match the Prometheus selector."""
     interval: Duration | None = None
+    """Scrape interval; Prometheus's default when left out."""
     scrape_timeout: Duration | None = None
+    """Scrape timeout, at most the interval."""
     honor_labels: bool = True
+    """Keep the metrics' own `job` and `namespace` labels (NVCRE's dashboards need them)."""
     tls: TlsSpec = Field(default_factory=TlsSpec)
 
 
@@ -479,7 +559,9 @@ class Monitoring(StrictModel):
 
     service_monitor: ServiceMonitorSpec = Field(default_factory=ServiceMonitorSpec)
     recording_rules: bool = True
+    """Generate the PrometheusRule (recording rules and alerts)."""
     dashboards: bool = True
+    """Generate the Grafana dashboard ConfigMap."""
 
 
 class GitOps(StrictModel):
@@ -494,6 +576,7 @@ class GitOps(StrictModel):
     """
 
     engine: Literal["argocd", "flux"] = "argocd"
+    """`argocd` or `flux`."""
     repo_url: (
         Annotated[str, Field(pattern=r"^((https|ssh)://\S+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:\S+)$")]
         | None
@@ -513,6 +596,8 @@ class SiteSpec(StrictModel):
     """Everything about one cluster site."""
 
     cluster: Annotated[str, Field(min_length=1, max_length=63)]
+    """The cluster's name: sites naming the same one are checked against each other, and it labels
+    the metrics."""
     kubernetes: KubernetesSpec
     nvcre: NvcreSpec = Field(default_factory=NvcreSpec)
     dependencies: Dependencies = Field(default_factory=Dependencies)
@@ -528,6 +613,8 @@ class Site(StrictModel):
     """A `Site` file: one cluster site's hardware, plan and thresholds."""
 
     api_version: Literal["nvcregen.io/v1alpha1"]
+    """Always `nvcregen.io/v1alpha1`."""
     kind: Literal["Site"]
+    """Always `Site`."""
     metadata: Metadata
     spec: SiteSpec
