@@ -58,7 +58,9 @@ def tree(folder: Path) -> dict[str, bytes]:
 def test_render_is_deterministic_and_matches_the_committed_out(tmp_path: Path) -> None:
     project_a = make_project(tmp_path / "a")
     project_b = make_project(tmp_path / "second place" / "b-project")
-    out_b = project_b / "rendered"
+    # The same folder inside the project, named absolutely: GitOps paths follow the output
+    # folder's place in the project, so another folder would name other paths.
+    out_b = project_b / "out"
 
     # A: relative --out, every site found under sites/.
     nvcregen(project_a, ENV_A, "render", "--out", "out")
