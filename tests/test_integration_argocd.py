@@ -91,7 +91,7 @@ def test_generate_streams_the_layer_nvcregen_renders(tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     shutil.copytree(ROOT / "sites", repo / "sites")
     subprocess.run(
-        [str(Path(sys.executable).parent / "nvcregen"), "render", "--out", str(tmp_path / "out")],
+        [str(Path(sys.executable).parent / "nvcregen"), "render", "--out", "out"],
         cwd=repo,
         check=True,
         capture_output=True,
@@ -99,14 +99,14 @@ def test_generate_streams_the_layer_nvcregen_renders(tmp_path: Path) -> None:
     done = _generate(repo, "h20-3e-lab", "readiness")
     assert done.returncode == 0, done.stderr
     streamed = [d for d in yaml.safe_load_all(done.stdout) if d is not None]
-    folder = tmp_path / "out" / "h20-3e-lab" / "readiness"
+    folder = repo / "out" / "h20-3e-lab" / "readiness"
     # Readiness objects sit in one folder per stage; `find | LC_ALL=C sort` orders by path.
     files = sorted(folder.rglob("*.yaml"), key=lambda p: p.as_posix().encode())
     assert files
     assert streamed == [yaml.safe_load(f.read_text(encoding="utf-8")) for f in files]
     assert {d["kind"] for d in streamed} >= {"Certification", "WorkloadRun", "LogProfile"}
     assert "nvcregen:" in done.stderr  # the render summary goes to stderr, not the stream
-    assert not list(tmp_path.glob("tmp*"))  # nothing left in the working folder
+    assert not list(repo.glob(".nvcregen-out.*"))  # nothing left in the working folder
 
 
 @pytest.mark.slow
