@@ -11,9 +11,12 @@ from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
+from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key
 from nvcregen.emit.tree import Tree, to_tree
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.load import read_site_bytes
+from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.site import load_site
 
@@ -51,8 +54,21 @@ def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -
     return compile_source(raw, display, catalog, options)
 
 
-def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options) -> CompileResult:
-    """Compile the bytes of one site file, named `display`, into an in-memory tree."""
+@dataclass(frozen=True)
+class Built:
+    """A site loaded, validated, planned and compiled into objects, not yet checked."""
+
+    site: Site
+    doc: Document
+    test_units: list[TestUnit]
+    manifests: list[Manifest]
+    diagnostics: list[Diagnostic]
+
+
+def build_site(
+    raw: bytes, display: str, catalog: Catalog, options: Options
+) -> Built | CompileResult:
+    """Load, validate and plan a site and compile every layer; a CompileResult if it stops."""
     loaded = load_site(raw, display, catalog, strict=options.strict)  # YAML, schema, plan
     site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
     if site is None or doc is None:
@@ -65,7 +81,17 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     except HelmError as exc:  # the chart archive cannot be verified or rendered
         return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
     manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
-    diags += check_manifests(manifests, site, doc, test_units)  # upstream rules, before writing
+    return Built(site, doc, test_units, manifests, diags)
+
+
+def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options) -> CompileResult:
+    """Compile the bytes of one site file, named `display`, into an in-memory tree."""
+    built = build_site(raw, display, catalog, options)
+    if isinstance(built, CompileResult):
+        return built
+    site, doc, test_units, manifests = built.site, built.doc, built.test_units, built.manifests
+    diags = built.diagnostics + check_manifests(manifests, site, doc, test_units)  # upstream
+    # rules and the replay of the plan (docs/design/0008-replay.md), before writing
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites

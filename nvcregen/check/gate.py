@@ -18,6 +18,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import check_policies
+from nvcregen.check.replayed import replay_manifests
 from nvcregen.check.webhooks import check_runtimes, webhook_findings
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
@@ -101,7 +102,10 @@ def check_manifests(
         for finding in [*_findings(manifest, version), *_counts(manifest, counts)]
         if finding.code not in _SITE_LEVEL_CODES
     ]
-    return per_object + _across(manifests, doc)
+    across = _across(manifests, doc)
+    if any(d.is_error for d in per_object + across):  # replay only objects that are valid
+        return per_object + across
+    return per_object + across + replay_manifests(manifests, site, doc, test_units)
 
 
 def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Finding]:

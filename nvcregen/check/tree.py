@@ -22,10 +22,12 @@ from nvcregen.check.crossref import (
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import FileJob, check_files, is_object
 from nvcregen.check.reader import GeneratedFile
+from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
+from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.fast import fast_document
 from nvcregen.validate.site import check_site
 
@@ -40,6 +42,7 @@ class SiteFacts:
 
     kube_version: str
     stage_pools: dict[str, PoolCounts]
+    plan: PlanFacts | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,7 @@ def check_tree(
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
-    files, diags = _read_tree(out_dir, root, catalog, strict, old or {})
+    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old or {})
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -84,14 +87,18 @@ def check_tree(
     for site_objects in by_site.values():
         # Each site is its own cluster: names only need to be unique within one.
         found += list(check_identities(site_objects))
+    found += _replayed(files, facts)
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 
 
 def _read_tree(
     out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
-) -> tuple[list[TreeFile], list[Diagnostic]]:
-    """Read and check every object of the tree; what is not an object is a diagnostic."""
+) -> tuple[list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None]]:
+    """Read and check every object of the tree; what is not an object is a diagnostic.
+
+    Also returns what each site folder's site says (None where it cannot be loaded).
+    """
     listed = _tree_files(out_dir, root)
     site_dirs: dict[Path, Path | None] = {}
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
@@ -116,7 +123,24 @@ def _read_tree(
             counts = list(_counts(file, site)) if site is not None else []
             counts += admission_findings(result.data) if _layer(file) == READINESS_LAYER else []
             files.append(replace(file, findings=[*result.findings, *counts]))
-    return files, diags
+    return files, diags, facts
+
+
+def _replayed(
+    files: list[TreeFile], facts: Mapping[Path, SiteFacts | None]
+) -> list[tuple[str, Finding]]:
+    """Replay each site folder whose site loads (docs/design/0008-replay.md)."""
+    found: list[tuple[str, Finding]] = []
+    for site_dir, site in sorted(facts.items()):
+        if site is None or site.plan is None:
+            continue
+        mine = [
+            (f.located.file, f.file.path.relative_to(site_dir).as_posix(), f.located.obj)
+            for f in files
+            if f.site_dir == site_dir
+        ]
+        found += replay_files(mine, site.plan)
+    return found
 
 
 def is_preview(file: TreeFile) -> bool:
@@ -199,8 +223,9 @@ def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteF
     loaded = check_site(doc, catalog) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
-    counts = stage_counts(loaded.test_units or [])  # none for a site that no longer validates
-    return SiteFacts(loaded.site.spec.kubernetes.version, counts)
+    units = loaded.test_units or []  # none for a site that no longer validates
+    plan = plan_facts(loaded.site, units) if units else None
+    return SiteFacts(loaded.site.spec.kubernetes.version, stage_counts(units), plan)
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:
