@@ -144,8 +144,10 @@ def _partial(ctx: Context, key: Key, other: Key) -> Problem:
 
 
 def concurrency(ctx: Context) -> Iterator[Problem]:
-    """NVC674, once per place and pool: a step may run more workloads than the window."""
-    window = ctx.facts.max_concurrent_jobs
+    """NVC674: a quota above the window, or a step running more than it at once."""
+    over = list(_quota_windows(ctx))
+    yield from over
+    quotas = {p.file for p in over}
     reported: set[tuple[str, str]] = set()
     pools = sorted({n.pool for n in ctx.facts.nodes})
     for step in ctx.gating.steps:
@@ -157,14 +159,45 @@ def concurrency(ctx: Context) -> Iterator[Problem]:
         ]
         for pool in pools:
             found = _peak(ctx, together, pool)
-            if found is None or found[0] <= window or (found[2], pool) in reported:
+            if found is None or found[0] <= ctx.facts.max_concurrent_jobs:
                 continue
-            reported.add((found[2], pool))
+            if found[1] in quotas or (found[1], pool) in reported:
+                continue
+            reported.add((found[1], pool))
             yield _too_many(ctx, members[0], pool, *found)
 
 
-def _peak(ctx: Context, runs: Sequence[Run], pool: str) -> tuple[int, int, str, str] | None:
-    """(most at once, most of one size, where to report, what bounds it) on one pool."""
+def _quota_windows(ctx: Context) -> Iterator[Problem]:
+    """NVC674 (error) per ClusterQueue: its quota holds more than N of its largest run."""
+    window = ctx.facts.max_concurrent_jobs
+    for queue in ctx.queues.cluster.values():
+        keys = [k for k, a in ctx.admissions.items() if _in(a, queue.name) and k not in ctx.blocked]
+        if not keys:
+            continue
+        key = max(keys, key=lambda k: (ctx.workload(k).gpus, k))
+        usage = ctx.admissions[key].usage
+        quota = {(f, r): q for g in queue.groups for f, qs in g.flavors for r, q in qs.items()}
+        held = min((quota.get(k, 0) // amount for k, amount in usage.items() if amount), default=0)
+        if held > window:
+            workload = ctx.workload(key)
+            yield Problem(
+                queue.file,
+                "/spec/resourceGroups",
+                CONCURRENCY,
+                f"ClusterQueue {queue.name}'s quota admits {held} of its largest run "
+                f"({workload.label}, {workload.gpus} GPUs) at once, above maxConcurrentJobs "
+                f"{window}",
+                hint="size the quota to maxConcurrentJobs of the largest run "
+                "(docs/design/0007-admission.md)",
+            )
+
+
+def _in(admission: Admission, name: str) -> bool:
+    return admission.queue is not None and admission.queue.name == name
+
+
+def _peak(ctx: Context, runs: Sequence[Run], pool: str) -> tuple[int, str, str] | None:
+    """(most workloads at once, where to report, what bounds them) on one pool."""
     names = {n.name for n in ctx.facts.nodes if n.pool == pool}
     cluster = Cluster(ctx.facts.nodes)
     keys = [
@@ -173,18 +206,16 @@ def _peak(ctx: Context, runs: Sequence[Run], pool: str) -> tuple[int, int, str, 
         for k in _widest(ctx, run)
         if k not in ctx.blocked
         and _bounded(ctx.admissions[k], ctx.workload(k))
+        and ctx.workload(k).gpus
         and candidate_nodes(ctx.workload(k), cluster, ctx.admissions[k].node_labels) <= names
     ]
     if not keys:
         return None
-    total = _greedy(ctx, keys)
-    sizes = {ctx.workload(k).gpu_pods for k in keys}
-    largest = max(_greedy(ctx, [k for k in keys if ctx.workload(k).gpu_pods == s]) for s in sizes)
     queue = ctx.admissions[keys[0]].queue
     if queue is not None:
-        return total, largest, queue.file, f"ClusterQueue {queue.name}'s quota admits them together"
-    run = ctx.runs[keys[0][0]]
-    return total, largest, run.source.file, "no queue admits them: only the nodes bound them"
+        return _greedy(ctx, keys), queue.file, f"ClusterQueue {queue.name}'s quota admits them"
+    bound = "no queue admits them: only the nodes bound them"
+    return _greedy(ctx, keys), ctx.runs[keys[0][0]].source.file, bound
 
 
 def _bounded(admission: Admission, workload: Workload) -> bool:
@@ -193,30 +224,29 @@ def _bounded(admission: Admission, workload: Workload) -> bool:
 
 
 def _widest(ctx: Context, run: Run) -> list[Key]:
-    """The workloads of a run's widest batch that can run at once (smallest first)."""
+    """Every workload of a run's widest batch (the batch that can run the most at once)."""
     index = ctx.runs.index(run)
     if not run.batches:
         return []
     batch_no = max(range(len(run.batches)), key=lambda b: (run.batches[b].width, -b))
-    batch = run.batches[batch_no]
-    order = sorted(range(len(batch.workloads)), key=lambda w: batch.workloads[w].gpus)
-    return [(index, batch_no, w) for w in order[: batch.width]]
+    return [(index, batch_no, w) for w in range(len(run.batches[batch_no].workloads))]
 
 
 def _greedy(ctx: Context, keys: Sequence[Key]) -> int:
-    """How many of these workloads fit at once, smallest first (quota and nodes)."""
+    """How many of these workloads fit at once, smallest first (quota, nodes, batch width)."""
     cluster = Cluster(ctx.facts.nodes)
     used: dict[tuple[str, str, str], int] = {}
-    count = 0
+    per_run: dict[int, int] = {}
     for key in sorted(keys, key=lambda k: (ctx.workload(k).gpus, k)):
         admission = ctx.admissions[key]
-        if not _take_quota(admission, used):
+        width = ctx.runs[key[0]].batches[key[1]].width
+        if per_run.get(key[0], 0) >= width or not _take_quota(admission, used):
             continue
         if cluster.place(ctx.workload(key), admission.node_labels) is None:
             _give_quota(admission, used)
             continue
-        count += 1
-    return count
+        per_run[key[0]] = per_run.get(key[0], 0) + 1
+    return sum(per_run.values())
 
 
 def _take_quota(admission: Admission, used: dict[tuple[str, str, str], int]) -> bool:
@@ -241,23 +271,23 @@ def _give_quota(admission: Admission, used: dict[tuple[str, str, str], int]) -> 
             used[(queue.name, f, r)] -= amount
 
 
-def _too_many(
-    ctx: Context, run: Run, pool: str, total: int, largest: int, file: str, bound: str
-) -> Problem:
+def _too_many(ctx: Context, run: Run, pool: str, total: int, file: str, bound: str) -> Problem:
     window = ctx.facts.max_concurrent_jobs
-    mixed = largest <= window
+    queued = file != run.source.file
     message = (
         f"up to {total} jobs of {ctx.step_label(run)} may run at once on pool {pool}, above "
         f"maxConcurrentJobs {window}: {bound}"
     )
-    if mixed:
-        message += f" (at most {largest} of any one size: smaller runs fill a larger one's GPUs)"
-    pointer = "/spec/resourceGroups" if file != run.source.file else "/metadata/name"
+    if queued:
+        message += (
+            " (its quota holds the window's worth of the plan's largest run; smaller runs "
+            "share those GPUs: the same GPU-hours, a shorter step)"
+        )
     return Problem(
         file,
-        pointer,
+        "/spec/resourceGroups" if queued else queue_pointer(run),
         CONCURRENCY,
         message,
-        Severity.WARNING if mixed else Severity.ERROR,
-        "size the quota to maxConcurrentJobs of the largest run (docs/design/0007-admission.md)",
+        Severity.WARNING if queued else Severity.ERROR,
+        "a ClusterQueue per run size holds every step to the window" if queued else QUEUE_HINT,
     )

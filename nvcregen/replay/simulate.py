@@ -204,7 +204,7 @@ class _Clock:
         duration = job.workload.expected_ms if self.case == "expected" else job.workload.timeout_ms
         times = self.run_times[job.run]
         times[0] = self.now if times[0] is None else times[0]
-        nodes = tuple(sorted({name for name, _ in bindings}))
+        nodes = tuple(sorted({name for name, want in bindings if want}))
         run = self.runs[job.run]
         self.slots.append(
             Slot(
