@@ -25,7 +25,7 @@ from nvcregen.replay.context import (
 )
 from nvcregen.replay.kueue import Admission
 from nvcregen.replay.model import Problem, Run, Workload
-from nvcregen.replay.placement import Cluster, candidate_nodes
+from nvcregen.replay.placement import Cluster, candidate_nodes, counted
 
 QUEUE_HINT = (
     "name the site's LocalQueue (kueue.x-k8s.io/queue-name) so Kueue admits all its pods "
@@ -65,10 +65,19 @@ def _no_room(ctx: Context, workload: Workload, admission: Admission) -> str:
         if not nodes:
             return "no node of the site matches its node selector, affinity or node names"
     names = sorted(candidate_nodes(workload, cluster, admission.node_labels))
-    wants = ", ".join(f"{p.count} x {dict(p.requests)}" for p in workload.podsets if p.requests)
+    wants = "; ".join(
+        f"{p.count} x " + ", ".join(f"{a} {r}" for r, a in sorted(p.requests.items()) if counted(r))
+        for p in workload.podsets
+        if any(counted(r) for r in p.requests)
+    )
+    by_name = {n.name: n for n in ctx.facts.nodes}
+    has = "; ".join(
+        f"{name}: " + ", ".join(f"{a} {r}" for r, a in sorted(by_name[name].capacity.items()))
+        for name in names
+    )
     return (
-        f"the nodes it may use ({', '.join(names) or 'none'}) cannot hold its pods ({wants}) "
-        "even when nothing else runs"
+        f"the nodes it may use cannot hold its pods ({wants}) even when nothing else runs "
+        f"({has or 'no node'})"
     )
 
 
