@@ -8,7 +8,9 @@ meaningful; absolute seconds depend on the machine. Goals:
   input-hash cache skips sites whose inputs and files are unchanged);
 - `nvcregen --version` imports neither the kubernetes client nor Helm;
 - `nvcregen check` of the fleet's tree runs at most 4x the time it takes libyaml
-  merely to parse the same files (the parse floor).
+  merely to parse the same files (the parse floor);
+- the plan check (the replay in the render gate and `check`) costs at most 10% of
+  compiling the same sites (`tools/bench_plan.py`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import yaml
+
+from tools.bench_plan import PLAN_GOAL, measure
 
 ROOT = Path(__file__).resolve().parent.parent
 _NAME = re.compile(r"^(  name|  cluster): (\S+)$", re.MULTILINE)
@@ -125,6 +129,7 @@ def _run(work: Path, count: int, objects: int) -> None:
     files = _check_tree(work, per_site, objects)
     floor = timed(lambda: parse_floor(files))
     check = timed(lambda: nvcregen(work / "big", "check", "out"))
+    compiled, replayed = measure(fleet, here)
     rows = [
         ("render 1 site (baseline)", one, 1.0, None),
         (f"render {count} sites", render_all, render_all / one, 60.0),
@@ -133,6 +138,8 @@ def _run(work: Path, count: int, objects: int) -> None:
         ("nvcregen --version", startup, startup / python, None),
         (f"parse {len(files)} objects with libyaml (baseline)", floor, 1.0, None),
         (f"check {len(files)} objects", check, check / floor, 4.0),
+        (f"compile {count} sites in process (baseline)", compiled, 1.0, None),
+        (f"plan check (replay) of {count} sites", replayed, replayed / compiled, PLAN_GOAL),
     ]
     print(f"{'scenario':52} {'seconds':>9} {'ratio':>8} {'goal':>7}")
     for label, seconds, ratio, goal in rows:

@@ -25,7 +25,7 @@ from nvcregen.replay.context import (
 )
 from nvcregen.replay.kueue import Admission
 from nvcregen.replay.model import Problem, Run, Workload
-from nvcregen.replay.placement import Cluster, candidate_nodes, counted
+from nvcregen.replay.placement import candidate_nodes, counted
 
 QUEUE_HINT = (
     "name the site's LocalQueue (kueue.x-k8s.io/queue-name) so Kueue admits all its pods "
@@ -59,7 +59,7 @@ _ROOM_HINT = "request what one node has, or let the run use nodes of a pool that
 
 
 def _no_room(ctx: Context, workload: Workload, admission: Admission) -> str:
-    cluster = Cluster(ctx.facts.nodes)
+    cluster = ctx.cluster.fresh()
     for podset in workload.podsets:
         nodes = cluster.eligible(podset, admission.node_labels)
         if not nodes:
@@ -98,7 +98,7 @@ def _binds_one_by_one(workload: Workload, admission: Admission) -> bool:
 
 def partial_placement(ctx: Context) -> Iterator[Problem]:
     """NVC671, once per run with a multi-node workload whose pods may bind partly."""
-    cluster = Cluster(ctx.facts.nodes)
+    cluster = ctx.cluster.fresh()
     keys = [k for k in ctx.admissions if k not in ctx.blocked]
     nodes = {
         k: candidate_nodes(ctx.workload(k), cluster, ctx.admissions[k].node_labels) for k in keys
@@ -163,9 +163,7 @@ def concurrency(ctx: Context) -> Iterator[Problem]:
         members = [r for r in ctx.runs if ctx.gating.step_of.get(r.source.path) == step]
         if not members:
             continue
-        together = [
-            r for r in ctx.runs if r in members or any(ctx.may_overlap(r, m) for m in members)
-        ]
+        together = ctx.together(step)
         for pool in pools:
             found = _peak(ctx, together, pool)
             if found is None or found[0] <= ctx.facts.max_concurrent_jobs:
@@ -208,7 +206,7 @@ def _in(admission: Admission, name: str) -> bool:
 def _peak(ctx: Context, runs: Sequence[Run], pool: str) -> tuple[int, str, str] | None:
     """(most workloads at once, where to report, what bounds them) on one pool."""
     names = {n.name for n in ctx.facts.nodes if n.pool == pool}
-    cluster = Cluster(ctx.facts.nodes)
+    cluster = ctx.cluster.fresh()
     keys = [
         k
         for run in runs
@@ -243,7 +241,7 @@ def _widest(ctx: Context, run: Run) -> list[Key]:
 
 def _greedy(ctx: Context, keys: Sequence[Key]) -> int:
     """How many of these workloads fit at once, smallest first (quota, nodes, batch width)."""
-    cluster = Cluster(ctx.facts.nodes)
+    cluster = ctx.cluster.fresh()
     used: dict[tuple[str, str, str], int] = {}
     per_run: dict[int, int] = {}
     for key in sorted(keys, key=lambda k: (ctx.workload(k).gpus, k)):

@@ -11,6 +11,7 @@ from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.gating import Gating
 from nvcregen.replay.kueue import Admission, Queues
 from nvcregen.replay.model import Run, Workload
+from nvcregen.replay.placement import Cluster
 from nvcregen.replay.runs import NVCRE
 from nvcregen.replay.simulate import Timeline
 
@@ -38,6 +39,7 @@ class Context:
     blocked: frozenset[Key]
     expected: Timeline
     worst: Timeline
+    cluster: Cluster
 
     def workload(self, key: Key) -> Workload:
         """The workload at a key."""
@@ -57,6 +59,26 @@ class Context:
     def may_overlap(self, one: Run, other: Run) -> bool:
         """Whether two different runs can be running at the same time."""
         return one is not other and not self.ordered(one, other) and not self.ordered(other, one)
+
+    def together(self, step: str) -> list[Run]:
+        """The runs of a step and every run that may overlap one of them.
+
+        `first` is ordered before every run of the step when it is in the step's `before`
+        set; a run of the step is before `first` when it is in the `before` of its step.
+        """
+        members = [r for r in self.runs if self.gating.step_of.get(r.source.path) == step]
+        earlier = self.before.get(step, frozenset())
+        paths = {m.source.path for m in members}
+        return [
+            r
+            for r in self.runs
+            if r in members
+            or (
+                r.source.path not in earlier
+                and not paths
+                <= self.before.get(self.gating.step_of.get(r.source.path, ""), frozenset())
+            )
+        ]
 
     def step_label(self, run: Run) -> str:
         """How messages name a run's step."""

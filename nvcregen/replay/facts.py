@@ -39,6 +39,9 @@ class Node:
     labels: Mapping[str, str]
     capacity: Mapping[str, int]
 
+    def __hash__(self) -> int:  # equal nodes have equal names; the mappings are not hashable
+        return hash(self.name)
+
 
 @dataclass(frozen=True)
 class Timing:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 from nvcregen.core.errors import Severity
@@ -103,7 +104,7 @@ class Workload:
     queue: str | None = None
     priority_class: str | None = None
 
-    @property
+    @cached_property
     def usage(self) -> dict[str, int]:
         """What Kueue counts: the sum of pod requests times counts, and the pods."""
         parts = [scaled(p.requests, p.count) for p in self.podsets]

@@ -24,30 +24,46 @@ def counted(resource: str) -> bool:
 
 @dataclass
 class Cluster:
-    """The nodes and what is free on each; `place` and `release` change it."""
+    """The nodes and what is free on each; `place` and `release` change it.
+
+    `memo` remembers which nodes each pod constraint allows; `fresh` shares it.
+    """
 
     nodes: Sequence[Node]
     free: Free = field(default_factory=dict)
-    _allowed: dict[tuple[Constraint, str], bool] = field(default_factory=dict)
+    memo: dict[tuple[Constraint, tuple[tuple[str, str], ...]], tuple[Node, ...]] = field(
+        default_factory=dict
+    )
 
     def __post_init__(self) -> None:
-        self.nodes = sorted(self.nodes, key=lambda n: n.name)
+        self.nodes = tuple(sorted(self.nodes, key=lambda n: n.name))
         if not self.free:
             self.free = {n.name: dict(n.capacity) for n in self.nodes}
 
-    def eligible(self, podset: PodSet, node_labels: Mapping[str, str]) -> list[Node]:
-        """The nodes a podset's pods may run on (and that carry its flavor's labels)."""
-        return [
-            n
-            for n in self.nodes
-            if self._allows(podset, n) and all(n.labels.get(k) == v for k, v in node_labels.items())
-        ]
+    def fresh(self) -> Cluster:
+        """The same nodes, all free, sharing what is known about constraints."""
+        return Cluster(self.nodes, memo=self.memo)
 
-    def _allows(self, podset: PodSet, node: Node) -> bool:
-        key = (podset.constraint, node.name)
-        if key not in self._allowed:
-            self._allowed[key] = podset.constraint.allows(node)
-        return self._allowed[key]
+    def eligible(self, podset: PodSet, node_labels: Mapping[str, str]) -> tuple[Node, ...]:
+        """The nodes a podset's pods may run on (and that carry its flavor's labels)."""
+        labels = tuple(sorted(node_labels.items()))
+        key = (podset.constraint, labels)
+        found = self.memo.get(key)
+        if found is None:
+            found = tuple(
+                n
+                for n in self.nodes
+                if podset.constraint.allows(n) and all(n.labels.get(k) == v for k, v in labels)
+            )
+            self.memo[key] = found
+        return found
+
+    def fits(self, workload: Workload, node_labels: Mapping[str, str]) -> bool:
+        """Whether the workload could be placed now (nothing changes)."""
+        bindings = self.place(workload, node_labels)
+        if bindings is not None:
+            self.release(bindings)
+        return bindings is not None
 
     def place(
         self, workload: Workload, node_labels: Mapping[str, str] | None = None
@@ -80,11 +96,6 @@ def _room(free: Mapping[str, int], want: Mapping[str, int]) -> bool:
 def _take(free: dict[str, int], want: Mapping[str, int]) -> None:
     for resource, amount in want.items():
         free[resource] = free.get(resource, 0) - amount
-
-
-def fits_empty(workload: Workload, nodes: Sequence[Node], node_labels: Mapping[str, str]) -> bool:
-    """Whether the workload's pods fit the nodes they may use when nothing else runs."""
-    return Cluster(nodes).place(workload, node_labels) is not None
 
 
 def candidate_nodes(

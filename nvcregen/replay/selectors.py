@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 from typing import Any
 
 from nvcregen.replay.facts import Node
@@ -69,6 +70,13 @@ class Constraint:
     selector: tuple[tuple[str, str], ...] = ()
     terms: tuple[Term, ...] = ()
     names: frozenset[str] | None = None
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash((self.selector, self.terms, self.names))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     def allows(self, node: Node) -> bool:
         """Whether the pod may run on this node."""

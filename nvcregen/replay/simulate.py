@@ -110,9 +110,10 @@ class _Clock:
         return self._timeline()
 
     def _settle(self) -> None:
-        """Apply what may apply and admit what fits, until neither changes anything."""
-        while self._apply_steps() | self._admit():
+        """Apply every step that may apply (which may make others done), then admit what fits."""
+        while self._apply_steps():
             pass
+        self._admit()  # starting a workload applies no step and frees nothing
 
     def _apply_steps(self) -> bool:
         changed = False

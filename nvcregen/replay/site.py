@@ -19,7 +19,7 @@ from nvcregen.replay.flux import flux_gating, kustomizations
 from nvcregen.replay.gating import Gating, Step
 from nvcregen.replay.kueue import Admission, Queues, admit, read_queues
 from nvcregen.replay.model import Problem, Run, TreeObject
-from nvcregen.replay.placement import Cluster, fits_empty
+from nvcregen.replay.placement import Cluster
 from nvcregen.replay.runs import read_runs
 from nvcregen.replay.simulate import Case, Timeline, simulate
 
@@ -63,11 +63,14 @@ def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
         for b, batch in enumerate(run.batches)
         for w, workload in enumerate(batch.workloads)
     }
+    cluster = Cluster(facts.nodes)
     blocked = frozenset(
-        key for key, a in admissions.items() if a.refusal or not _fits(runs, key, a, facts)
+        key for key, a in admissions.items() if a.refusal or not _fits(runs, key, a, cluster)
     )
-    expected, worst = (_clock(runs, gating, admissions, queues, facts, c, blocked) for c in CASES)
-    context = Context(facts, tuple(runs), gating, queues, admissions, blocked, expected, worst)
+    expected, worst = (_clock(runs, gating, admissions, queues, cluster, c, blocked) for c in CASES)
+    context = Context(
+        facts, tuple(runs), gating, queues, admissions, blocked, expected, worst, cluster
+    )
     return Replay(facts, tuple(runs), gating, queues, expected, worst, judge(context))
 
 
@@ -76,22 +79,18 @@ def _clock(
     gating: Gating,
     admissions: Mapping[Key, Admission],
     queues: Queues,
-    facts: PlanFacts,
+    cluster: Cluster,
     case: Case,
     blocked: frozenset[Key],
 ) -> Timeline:
-    cluster = Cluster(facts.nodes)
     return simulate(
-        runs, gating, admissions, queues.priorities, cluster, case=case, blocked=blocked
+        runs, gating, admissions, queues.priorities, cluster.fresh(), case=case, blocked=blocked
     )
 
 
-def _fits(
-    runs: Sequence[Run], key: tuple[int, int, int], admission: Admission, facts: PlanFacts
-) -> bool:
+def _fits(runs: Sequence[Run], key: Key, admission: Admission, cluster: Cluster) -> bool:
     run, batch, index = key
-    workload = runs[run].batches[batch].workloads[index]
-    return fits_empty(workload, facts.nodes, admission.node_labels)
+    return cluster.fits(runs[run].batches[batch].workloads[index], admission.node_labels)
 
 
 def read_gating(objects: Sequence[TreeObject], runs: Sequence[Run], facts: PlanFacts) -> Gating:
