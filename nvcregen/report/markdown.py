@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nvcregen.report.archive import Archive
-from nvcregen.report.folder import RunEntry
+from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
 from nvcregen.report.tables import (
     NONE,
     ReasonText,
@@ -138,9 +138,9 @@ def _other_runs(archive: Archive, runs: Sequence[RunEntry]) -> list[str]:
     if len(runs) < 2:
         return []
     items = [
-        f"- {md(r.run_id)}"
+        f"- {md(r.run_id)} — {md(when_text(r))}"
         + (" (this report)" if r.path == archive.path else "")
         + ("" if not r.problems else " — does not verify")
         for r in runs
     ]
-    return ["", "### Runs in this site folder", "", *items]
+    return ["", "### Runs in this site folder", "", md(ORDER_NOTE), "", *items]

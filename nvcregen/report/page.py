@@ -16,7 +16,7 @@ import jinja2
 
 from nvcregen.report.archive import Archive, ExportVerdict, Image
 from nvcregen.report.charts import ChartView, charts
-from nvcregen.report.folder import RunEntry
+from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
 from nvcregen.report.tables import (
     GoodputTable,
     NodeRow,
@@ -46,7 +46,7 @@ class Page:
     exports: tuple[ExportVerdict, ...]
     provenance: tuple[tuple[str, str], ...]
     images: tuple[Image, ...]
-    folder_runs: tuple[tuple[str, bool, bool], ...]
+    folder_runs: tuple[tuple[str, bool, bool, str], ...]
     notes: tuple[str, ...]
 
 
@@ -79,7 +79,9 @@ def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
         provenance=tuple(provenance_rows(archive)),
         images=archive.provenance.images,
         folder_runs=tuple(
-            (r.run_id, r.path == archive.path, not r.problems) for r in runs if len(runs) > 1
+            (r.run_id, r.path == archive.path, not r.problems, when_text(r))
+            for r in runs
+            if len(runs) > 1
         ),
         notes=(*s.notes, *s.problems),
     )
@@ -87,4 +89,5 @@ def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
 
 def render_page(page: Page) -> str:
     """The HTML text of a page."""
-    return _environment().get_template("report.html.j2").render(page=page)
+    template = _environment().get_template("report.html.j2")
+    return template.render(page=page, ORDER_NOTE=ORDER_NOTE)

@@ -6,13 +6,17 @@ runs the test at that scope, and within a stage per group of nodes (each node al
 intra-node runs), over the group's rounds:
 
 1. transport gate: when RDMA (IB) is expected and a round ran over Socket (or the
-   reverse), the verdict is `fail` with reason `transport`, however fast it was;
+   reverse), the verdict is `fail` with reason `transport`, however fast it was; the
+   median is then taken over the rounds that ran over the expected transport only, the
+   ones the chart of that transport draws (the others are named, not pooled);
 2. a round whose Job failed (`JobFailed`) fails; a provisional round (still
    `Measuring`, `NoDataCollected`, ...) or a missing one makes the verdict
    `incomplete`: a provisional measurement never passes;
 3. with every round final, the median of the figure over the rounds is compared.
 
-The worst group decides; `incomplete` ranks between `pass` and `fail`.
+The worst group decides; `incomplete` ranks between `pass` and `fail`. A run is judged
+by the same transport gate on its own (`judge_run`), so a round over Socket where RDMA
+was expected fails the run even when no threshold names the test.
 """
 
 from __future__ import annotations
@@ -252,9 +256,11 @@ def _judge_group(
     transport, reasons = _transport(threshold, run, members)
     reasons += _finality(members, rounds)
     final = [m for m in members if m.finality is Finality.FINAL]
-    figures = _figures(field, size, final)
-    if field in METRICS and not any(r.word is not Word.PASS for r in reasons):
-        reasons.append(_compare(threshold, field, size, final, figures))
+    on = on_transport(final, transport.expected)
+    figures = _figures(field, size, on)
+    decided = any(r.word is not Word.PASS for r in reasons if r.code != "transport")
+    if field in METRICS and on and not decided:
+        reasons.append(_compare(threshold, field, size, on, figures, len(final) - len(on)))
     return GroupVerdict(
         group=members[0].group,
         nodes=members[0].nodes,
@@ -313,12 +319,24 @@ def _finality(members: Sequence[Measurement], rounds: int) -> list[Reason]:
     return reasons
 
 
+def on_transport(final: Sequence[Measurement], expected: str | None) -> list[Measurement]:
+    """The rounds a median may pool: those not recorded over another transport."""
+    if expected is None:
+        return list(final)
+    return [
+        m
+        for m in final
+        if not isinstance(m, BandwidthMeasurement) or set(m.transports) <= {expected}
+    ]
+
+
 def _compare(
     threshold: Threshold,
     field: str,
     size: int | None,
     final: Sequence[Measurement],
     figures: Sequence[Figure],
+    left_out: int = 0,
 ) -> Reason:
     name = field
     found = next((f for f in figures if f.name == name), None)
@@ -336,6 +354,8 @@ def _compare(
     bound = f"{comparison.op} {comparison.value:g}{unit}"
     written = f" (written {comparison.written})" if comparison.written != bound else ""
     text = f"median {name} {shown} over {len(found.rounds)} rounds, needs {bound}{written}"
+    if left_out:
+        text += f" ({left_out} round(s) over another transport left out)"
     if _OPERATORS[comparison.op](found.median, comparison.value):
         return _reason("met", Word.PASS, text)
     return _reason("threshold", Word.FAIL, text)
@@ -343,7 +363,7 @@ def _compare(
 
 def judge_run(run: RunResult) -> RunVerdict:
     """A run's verdict from NVCRE's own outcome, excluded and failed nodes included."""
-    reasons = []
+    reasons = _run_transport(run)
     outcome = f"{run.reason}: {run.message}" if run.message else run.reason
     if run.state is RunState.FAILED:
         reasons.append(_reason("failed", Word.FAIL, outcome or "NVCRE marked it failed"))
@@ -367,6 +387,22 @@ def judge_run(run: RunResult) -> RunVerdict:
         word=worst([r.word for r in reasons]),
         reasons=tuple(reasons),
     )
+
+
+def _run_transport(run: RunResult) -> list[Reason]:
+    """The transport gate without a threshold: each round against the plan's network."""
+    expected = run.expected_transport
+    if expected is None:
+        return []
+    reasons = []
+    for m in run.bandwidth:
+        other = sorted(set(m.transports) - {expected})
+        if other:
+            want = "IB (RDMA)" if expected == "IB" else expected
+            where = f"{m.group + ' ' if m.group else ''}round {m.iteration} ({m.ref.name})"
+            text = f"{where} ran over {', '.join(other)}, expected {want}"
+            reasons.append(_reason("transport", Word.FAIL, text))
+    return reasons
 
 
 def judge_export(export: ReportExportResult) -> ExportVerdict:
