@@ -109,6 +109,28 @@ class ExportVerdict(FileModel):
     detail: str = ""
 
 
+class NodeRun(FileModel):
+    """One group of one run that held a node, and how it ended."""
+
+    stage: str
+    scope: str = ""
+    test: str
+    group: str = ""
+    nodes: tuple[str, ...] = ()
+    word: Word
+    why: str = ""
+
+
+class NodeVerdict(FileModel):
+    """One node: failed, suspect, excluded, untested or cleared, and why."""
+
+    node: str
+    status: Literal["failed", "suspect", "excluded", "untested", "cleared"]
+    word: Word
+    reasons: tuple[str, ...] = ()
+    runs: tuple[NodeRun, ...] = ()
+
+
 class VerdictsFile(FileModel):
     """verdicts.json."""
 
@@ -116,6 +138,7 @@ class VerdictsFile(FileModel):
     thresholds: tuple[ThresholdVerdict, ...] = ()
     runs: tuple[RunVerdict, ...] = ()
     exports: tuple[ExportVerdict, ...] = ()
+    nodes: tuple[NodeVerdict, ...] = ()
 
 
 class FailedNode(FileModel):
@@ -182,6 +205,7 @@ class SummaryFile(FileModel):
 
     site: str
     run_id: str
+    finished_at: str | None = None
     verdict: Word
     counts: dict[str, int] = Field(default_factory=dict)
     collected_from: str = ""

@@ -16,6 +16,8 @@ from nvcregen.report.tables import (
     NONE,
     ReasonText,
     goodput_tables,
+    hold_back_text,
+    node_lines,
     node_rows,
     provenance_rows,
     run_rows,
@@ -63,7 +65,10 @@ def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
     lines = [
         f"## Readiness of {md(s.site)}: {word(s.verdict)}",
         "",
+        f"**{md(hold_back_text(archive))}**",
+        "",
         f"Run {md(s.run_id)} · {counts} · plots and details: index.html",
+        *_node_table(archive),
         "",
         "### Thresholds",
         "",
@@ -88,6 +93,14 @@ def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
         *[f"- image: {md(i.image)}" for i in archive.provenance.images],
     ]
     return "\n".join(lines) + "\n"
+
+
+def _node_table(archive: Archive) -> list[str]:
+    held, cleared = node_lines(archive)
+    if not held and not cleared:
+        return []
+    rows = [(md(n.node), md(n.status), word(n.word), md(n.why)) for n in (*held, *cleared)]
+    return ["", "### Nodes", "", *table(("node", "status", "verdict", "why"), rows)]
 
 
 def _thresholds(archive: Archive) -> list[str]:

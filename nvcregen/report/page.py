@@ -19,10 +19,13 @@ from nvcregen.report.charts import ChartView, charts
 from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
 from nvcregen.report.tables import (
     GoodputTable,
+    NodeLine,
     NodeRow,
     RunRow,
     VerdictRow,
     goodput_tables,
+    hold_back_text,
+    node_lines,
     node_rows,
     provenance_rows,
     run_rows,
@@ -38,6 +41,9 @@ class Page:
     run_id: str
     word: str
     counts: tuple[tuple[str, int], ...]
+    hold_back: str
+    held: tuple[NodeLine, ...]
+    cleared: tuple[NodeLine, ...]
     verdicts: tuple[VerdictRow, ...]
     runs: tuple[RunRow, ...]
     charts: tuple[ChartView, ...]
@@ -65,11 +71,15 @@ def _environment() -> jinja2.Environment:
 def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
     """The page of one archive; `runs` lists every run of its site folder."""
     s = archive.summary
+    held, cleared = node_lines(archive)
     return Page(
         site=s.site,
         run_id=s.run_id,
         word=s.verdict,
         counts=tuple((w, s.counts.get(w, 0)) for w in ("pass", "incomplete", "fail")),
+        hold_back=hold_back_text(archive),
+        held=tuple(held),
+        cleared=tuple(cleared),
         verdicts=tuple(verdict_rows(archive)),
         runs=tuple(run_rows(archive)),
         charts=tuple(charts(archive)),

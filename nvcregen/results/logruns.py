@@ -306,6 +306,7 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
             "reason": reason,
             "message": message,
             "failed_nodes": _failed_nodes(unit, failed),
+            "succeeded_nodes": _succeeded_nodes(unit, reads),
             "bandwidth": tuple(measured),
         }
     )
@@ -328,6 +329,17 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
         for r in failed
         for node in r.nodes
     )
+
+
+def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
+    """DCGM: the nodes whose every diagnostic log finished and passed."""
+    if unit.test.dcgm is None:
+        return ()
+    bad = {
+        n for r in reads if r.record.status != "ok" or r.record.job_failed for n in r.placed.nodes
+    }
+    good = [n for r in reads if r.record.status == "ok" for n in r.placed.nodes]
+    return tuple(n for n in dict.fromkeys(good) if n not in bad)
 
 
 def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:

@@ -21,7 +21,6 @@ was expected fails the run even when no threshold names the test.
 
 from __future__ import annotations
 
-import enum
 import operator
 from collections.abc import Callable, Sequence
 from itertools import groupby
@@ -29,6 +28,7 @@ from itertools import groupby
 from nvcregen.core import units
 from nvcregen.core.metrics import METRICS, THRESHOLD_FIELDS
 from nvcregen.results.figures import Figure, bandwidth_figures, goodput_figures
+from nvcregen.results.gate import Transport, on_transport, run_transport, threshold_transport
 from nvcregen.results.models import (
     BandwidthMeasurement,
     Finality,
@@ -37,9 +37,13 @@ from nvcregen.results.models import (
     RunState,
     StatusModel,
 )
+from nvcregen.results.nodes import GroupWords, NodeVerdict, judge_nodes
 from nvcregen.results.payloads import ReportExportResult, Verification
 from nvcregen.results.runs import RunResult, RunSet
+from nvcregen.results.words import Reason, Word, worst
 from nvcregen.spec.v1alpha1 import Site, Threshold
+
+__all__ = ["Reason", "ThresholdVerdict", "Verdicts", "Word", "judge", "worst"]
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -48,39 +52,6 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "==": operator.eq,
 }
-
-
-class Word(enum.StrEnum):
-    """A verdict."""
-
-    PASS = "pass"
-    INCOMPLETE = "incomplete"
-    FAIL = "fail"
-
-
-_RANK = {Word.PASS: 0, Word.INCOMPLETE: 1, Word.FAIL: 2}
-
-
-def worst(words: Sequence[Word]) -> Word:
-    """The worst of some verdicts (pass when there are none)."""
-    return max(words, key=_RANK.__getitem__, default=Word.PASS)
-
-
-class Reason(StatusModel):
-    """Why a verdict is what it is: a stable code and a sentence."""
-
-    code: str
-    word: Word
-    message: str
-
-
-class Transport(StatusModel):
-    """What a threshold expects and what its rounds used (NCCL network names)."""
-
-    expected: str | None = None
-    seen: tuple[str, ...] = ()
-    pinned: str | None = None
-    checked: bool = False
 
 
 class GroupVerdict(StatusModel):
@@ -143,6 +114,7 @@ class Verdicts(StatusModel):
     thresholds: tuple[ThresholdVerdict, ...] = ()
     runs: tuple[RunVerdict, ...] = ()
     exports: tuple[ExportVerdict, ...] = ()
+    nodes: tuple[NodeVerdict, ...] = ()
 
     def counts(self) -> dict[str, int]:
         """How many verdicts of each word."""
@@ -164,12 +136,24 @@ def judge(site: Site, runs: RunSet) -> Verdicts:
     words += [v.word for v in exports]
     if runs.problems:
         words.append(Word.INCOMPLETE)
+    rounds = site.spec.readiness.rounds
     return Verdicts(
         word=worst(words),
         thresholds=tuple(thresholds),
         runs=tuple(run_verdicts),
         exports=tuple(exports),
+        nodes=judge_nodes(site, runs, group_words(thresholds), rounds),
     )
+
+
+def group_words(thresholds: Sequence[ThresholdVerdict]) -> GroupWords:
+    """Per stage, test and group: the reasons its threshold verdicts did not pass."""
+    found: GroupWords = {}
+    for t in thresholds:
+        for g in t.groups:
+            bad = [(r.word, r.message) for r in g.reasons if r.word is not Word.PASS]
+            found.setdefault((t.stage, t.test, g.group), []).extend(bad)
+    return found
 
 
 def judge_threshold(
@@ -253,7 +237,7 @@ def _judge_group(
     members: list[Measurement],
     rounds: int,
 ) -> GroupVerdict:
-    transport, reasons = _transport(threshold, run, members)
+    transport, reasons = threshold_transport(threshold, run, members)
     reasons += _finality(members, rounds)
     final = [m for m in members if m.finality is Finality.FINAL]
     on = on_transport(final, transport.expected)
@@ -279,30 +263,6 @@ def _figures(field: str, size: int | None, final: Sequence[Measurement]) -> tupl
     return bandwidth_figures([m for m in final if isinstance(m, BandwidthMeasurement)], size)
 
 
-def _transport(
-    threshold: Threshold, run: RunResult, members: Sequence[Measurement]
-) -> tuple[Transport, list[Reason]]:
-    """The transport gate: expected network vs the networks the rounds recorded."""
-    expected = threshold.transport or run.expected_transport
-    bandwidth = [m for m in members if isinstance(m, BandwidthMeasurement)]
-    seen = tuple(sorted({t for m in bandwidth for t in m.transports}))
-    used = set(seen) or ({run.pinned_transport} if run.pinned_transport else set())
-    check = Transport(expected=expected, seen=seen, pinned=run.pinned_transport)
-    if expected is None or not bandwidth:
-        return check, []  # goodput records no network
-    if not used:
-        note = f"transport not recorded by the measurements; {expected} not verified"
-        return check, [_reason("transport-unverified", Word.PASS, note)]
-    wrong = sorted(used - {expected})
-    checked = check.model_copy(update={"checked": True})
-    if wrong:
-        want = "IB (RDMA)" if expected == "IB" else expected
-        why = f"expected {want}, but the rounds ran over {', '.join(wrong)}"
-        return checked, [_reason("transport", Word.FAIL, why)]
-    how = "recorded by the measurements" if seen else "pinned with NCCL_NET"
-    return checked, [_reason("transport-checked", Word.PASS, f"ran over {expected} ({how})")]
-
-
 def _finality(members: Sequence[Measurement], rounds: int) -> list[Reason]:
     reasons = []
     for m in members:
@@ -317,17 +277,6 @@ def _finality(members: Sequence[Measurement], rounds: int) -> list[Reason]:
     if final < rounds and not any(r.word is Word.FAIL for r in reasons):
         reasons.append(_reason("rounds", Word.INCOMPLETE, f"{final} of {rounds} rounds final"))
     return reasons
-
-
-def on_transport(final: Sequence[Measurement], expected: str | None) -> list[Measurement]:
-    """The rounds a median may pool: those not recorded over another transport."""
-    if expected is None:
-        return list(final)
-    return [
-        m
-        for m in final
-        if not isinstance(m, BandwidthMeasurement) or set(m.transports) <= {expected}
-    ]
 
 
 def _compare(
@@ -363,7 +312,7 @@ def _compare(
 
 def judge_run(run: RunResult) -> RunVerdict:
     """A run's verdict from NVCRE's own outcome, excluded and failed nodes included."""
-    reasons = _run_transport(run)
+    reasons = run_transport(run)
     outcome = f"{run.reason}: {run.message}" if run.message else run.reason
     if run.state is RunState.FAILED:
         reasons.append(_reason("failed", Word.FAIL, outcome or "NVCRE marked it failed"))
@@ -387,22 +336,6 @@ def judge_run(run: RunResult) -> RunVerdict:
         word=worst([r.word for r in reasons]),
         reasons=tuple(reasons),
     )
-
-
-def _run_transport(run: RunResult) -> list[Reason]:
-    """The transport gate without a threshold: each round against the plan's network."""
-    expected = run.expected_transport
-    if expected is None:
-        return []
-    reasons = []
-    for m in run.bandwidth:
-        other = sorted(set(m.transports) - {expected})
-        if other:
-            want = "IB (RDMA)" if expected == "IB" else expected
-            where = f"{m.group + ' ' if m.group else ''}round {m.iteration} ({m.ref.name})"
-            text = f"{where} ran over {', '.join(other)}, expected {want}"
-            reasons.append(_reason("transport", Word.FAIL, text))
-    return reasons
 
 
 def judge_export(export: ReportExportResult) -> ExportVerdict:
