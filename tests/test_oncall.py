@@ -7,9 +7,11 @@ A four-node trainer-mode site, collected from saved logs written as the tools pr
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from oncallfactory import healthy, site_text, write_logs
 
@@ -108,3 +110,82 @@ def test_a_node_that_failed_its_single_node_run_is_failed_not_suspect(tmp_path: 
     ]
     lines = (tmp_path / "report" / "summary.md").read_text().splitlines()
     assert lines[2] == "**Hold back 2 of 4 nodes: node-a (failed), node-b (suspect).**"
+
+
+def retest(run: Path, out: Path) -> str:
+    site = run.parents[2] / "site.yaml"  # provenance.json names it relative to collect's cwd
+    args = ["retest", str(run), "--out", str(out), "--site", str(site)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_retest_pairs_each_suspect_with_a_cleared_node_and_renders(
+    pair_failure: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "h20-3e-four-retest.yaml"
+    said = retest(pair_failure, out)
+    assert (
+        said.splitlines()[0] == "retest h20-3e-four-retest: node-a with node-c; node-b with node-d"
+    )
+    text = out.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../schemas/site.v1alpha1.json\n")
+    assert "#   node-a (suspect in two-node / nccl-all-reduce) with node-c (cleared)\n" in text
+    assert "# Budget of this retest: worst case " in text
+    site = yaml.safe_load(text)
+    (pool,) = site["spec"]["nodePools"]
+    assert pool["nodes"] == ["node-a", "node-c", "node-b", "node-d"]
+    (stage,) = site["spec"]["readiness"]["stages"]
+    assert (stage["pool"], stage["nodesPerJob"], stage["tests"]) == (
+        pool["name"],
+        2,
+        ["nccl-all-reduce"],
+    )
+    assert [t["test"] for t in site["spec"]["thresholds"]] == ["nccl-all-reduce"]
+    runner = CliRunner()
+    assert runner.invoke(main, ["validate", str(out)]).exit_code == 0
+    rendered = runner.invoke(main, ["render", str(out), "--out", str(tmp_path / "out")])
+    assert rendered.exit_code == 0, rendered.output
+    jobs = [
+        yaml.safe_load(p.read_text())
+        for p in (tmp_path / "out" / "h20-3e-four-retest").rglob("*.yaml")
+    ]
+    groups = {
+        tuple(pinned(job))
+        for job in jobs
+        if isinstance(job, dict) and job.get("kind") == "TrainJob"
+    }
+    assert groups == {("node-a", "node-c"), ("node-b", "node-d")}
+
+
+def pinned(trainjob: dict[str, object]) -> list[str]:
+    """The nodes a rendered TrainJob is pinned to (its node affinity's metadata.name)."""
+    text = yaml.safe_dump(trainjob)
+    found = re.findall(r"- (node-[a-d])\n", text)
+    return sorted(dict.fromkeys(found))
+
+
+def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
+    run = collect_and_report(tmp_path, node_a_slow_alone_too)
+    said = retest(run, tmp_path / "retest.yaml").splitlines()
+    assert said[0] == "retest h20-3e-four-retest: node-b with node-c"
+    assert said[1].startswith("node-a failed alone, no retest needed: failed alone in single-node")
+    site = yaml.safe_load((tmp_path / "retest.yaml").read_text())
+    assert site["spec"]["nodePools"][0]["nodes"] == ["node-b", "node-c"]
+
+
+def test_retest_refuses_an_existing_file(pair_failure: Path, tmp_path: Path) -> None:
+    out = tmp_path / "taken.yaml"
+    out.write_text("keep me\n")
+    site = pair_failure.parents[2] / "site.yaml"
+    args = ["retest", str(pair_failure), "--out", str(out), "--site", str(site)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "exists" in result.stderr
+    assert out.read_text() == "keep me\n"
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(site.read_text() + "# edited\n")
+    args = ["retest", str(pair_failure), "--out", str(tmp_path / "x.yaml"), "--site", str(changed)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "is not the site the run was judged against" in result.stderr

@@ -1,0 +1,49 @@
+"""Commands that answer on-call questions from archives: `retest`, `history`, `export`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nvcregen.commands.common import print_diagnostics
+from nvcregen.core.errors import ExitCode
+
+RESULTS = click.argument(
+    "results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True)
+)
+
+
+@click.command()
+@RESULTS
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the site here (default: sites/<site>-retest.yaml); never over a file.",
+)
+@click.option(
+    "--site",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="The site file the run was judged against (default: as provenance.json names it).",
+)
+def retest(results_dir: Path, out: Path | None, site: Path | None) -> None:
+    """A site that isolates a run's suspect nodes: 0 written or none, 2 refused."""
+    from nvcregen.report.folder import ReportError
+    from nvcregen.retest.sitefile import RetestError
+    from nvcregen.retest.writer import write_retest
+
+    try:
+        found = write_retest(results_dir, out, site, Path.cwd())
+    except RetestError as exc:
+        if exc.diagnostics:
+            print_diagnostics(list(exc.diagnostics), "text", wrote="nothing written")
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    for line in found.lines:
+        click.echo(line)
+    if found.path is not None:
+        click.echo(f"wrote {found.path}")
