@@ -47,3 +47,34 @@ def retest(results_dir: Path, out: Path | None, site: Path | None) -> None:
         click.echo(line)
     if found.path is not None:
         click.echo(f"wrote {found.path}")
+
+
+@click.command()
+@RESULTS
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--at", "sizes", multiple=True, metavar="SIZE", help="Only this size (repeatable).")
+def history(results_dir: Path, fmt: str, sizes: tuple[str, ...]) -> None:
+    """Median bus bandwidth run over run, regressions flagged: 0 none, 1 some, 2 refused."""
+    from nvcregen.core.units import UnitError, parse_size
+    from nvcregen.report.folder import ReportError
+    from nvcregen.report.historyview import load_history, render_json, render_markdown, render_text
+
+    try:
+        at = [parse_size(s) for s in sizes]
+    except UnitError as exc:
+        raise click.BadParameter(exc.message, param_hint="--at") from exc
+    try:
+        loaded = load_history(results_dir, at)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    render = {"json": render_json, "markdown": render_markdown}.get(fmt, render_text)
+    click.echo(render(loaded), nl=False)
+    sys.exit(ExitCode.DRIFT if loaded.history.regressions else ExitCode.OK)

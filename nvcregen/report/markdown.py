@@ -58,8 +58,10 @@ def _reasons(reasons: Sequence[ReasonText]) -> str:
     return "<br>".join(md(r.message) for r in reasons) or NONE
 
 
-def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
-    """The whole summary.md text."""
+def summary_markdown(
+    archive: Archive, runs: Sequence[RunEntry] = (), history: Sequence[str] = ()
+) -> str:
+    """The whole summary.md text; `history` is the history section's lines, if any."""
     s = archive.summary
     counts = ", ".join(f"{s.counts.get(w, 0)} {w}" for w in ("pass", "incomplete", "fail"))
     lines = [
@@ -86,6 +88,7 @@ def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
         *_nodes(archive),
         *_goodput(archive),
         *_other_runs(archive, runs),
+        *(["", *history] if history else []),
         "",
         "### Provenance",
         "",

@@ -17,6 +17,7 @@ import jinja2
 from nvcregen.report.archive import Archive, ExportVerdict, Image
 from nvcregen.report.charts import ChartView, charts
 from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
+from nvcregen.report.history import History
 from nvcregen.report.tables import (
     GoodputTable,
     NodeLine,
@@ -27,6 +28,7 @@ from nvcregen.report.tables import (
     hold_back_text,
     node_lines,
     node_rows,
+    number,
     provenance_rows,
     run_rows,
     verdict_rows,
@@ -52,6 +54,7 @@ class Page:
     exports: tuple[ExportVerdict, ...]
     provenance: tuple[tuple[str, str], ...]
     images: tuple[Image, ...]
+    history: History | None
     folder_runs: tuple[tuple[str, bool, bool, str], ...]
     notes: tuple[str, ...]
 
@@ -68,7 +71,9 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
+def build_page(
+    archive: Archive, runs: Sequence[RunEntry] = (), history: History | None = None
+) -> Page:
     """The page of one archive; `runs` lists every run of its site folder."""
     s = archive.summary
     held, cleared = node_lines(archive)
@@ -88,6 +93,7 @@ def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
         exports=archive.verdicts.exports,
         provenance=tuple(provenance_rows(archive)),
         images=archive.provenance.images,
+        history=history,
         folder_runs=tuple(
             (r.run_id, r.path == archive.path, not r.problems, when_text(r))
             for r in runs
@@ -100,4 +106,4 @@ def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
 def render_page(page: Page) -> str:
     """The HTML text of a page."""
     template = _environment().get_template("report.html.j2")
-    return template.render(page=page, ORDER_NOTE=ORDER_NOTE)
+    return template.render(page=page, ORDER_NOTE=ORDER_NOTE, number=number)

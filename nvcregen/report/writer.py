@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.report.archive import read_archive
-from nvcregen.report.folder import ReportError, verified_run
+from nvcregen.report.folder import Located, ReportError, RunEntry, verified_run
+from nvcregen.report.historyview import history_of, markdown_lines
 from nvcregen.report.markdown import summary_markdown
 from nvcregen.report.page import build_page, render_page
 
@@ -47,9 +48,12 @@ def write_report(results_dir: Path, out_dir: Path) -> Report:
     if out_dir.resolve().is_relative_to(located.run.resolve()):
         raise ReportError(f"--out {out_dir} is inside the archive, which would then not verify")
     archive = read_archive(located.run)
+    earlier = [r for r in located.runs if r.order <= _entry(located).order]
+    history = history_of(earlier).history if len(earlier) > 1 else None
+    lines = markdown_lines(history) if history is not None else []
     texts = {
-        PAGE: render_page(build_page(archive, located.runs)),
-        SUMMARY: summary_markdown(archive, located.runs),
+        PAGE: render_page(build_page(archive, located.runs, history)),
+        SUMMARY: summary_markdown(archive, located.runs, lines),
     }
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -58,6 +62,10 @@ def write_report(results_dir: Path, out_dir: Path) -> Report:
         raise ReportError(f"cannot write the report into {out_dir}: {exc}") from exc
     s = archive.summary
     return Report(located.run, files, s.site, s.run_id, s.verdict)
+
+
+def _entry(located: Located) -> RunEntry:
+    return next(r for r in located.runs if r.path == located.run)
 
 
 def _replace(path: Path, text: str) -> Path:
