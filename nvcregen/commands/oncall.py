@@ -78,3 +78,38 @@ def history(results_dir: Path, fmt: str, sizes: tuple[str, ...]) -> None:
     render = {"json": render_json, "markdown": render_markdown}.get(fmt, render_text)
     click.echo(render(loaded), nl=False)
     sys.exit(ExitCode.DRIFT if loaded.history.regressions else ExitCode.OK)
+
+
+@click.group()
+def export() -> None:
+    """Export an archive's results for other tools."""
+
+
+@export.command("metrics")
+@RESULTS
+@click.option("--cluster", metavar="NAME", help="The `cluster` label (default: the site's).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the OpenMetrics text here instead of standard output.",
+)
+def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> None:
+    """OpenMetrics text of a run for `promtool tsdb create-blocks-from openmetrics`."""
+    from nvcregen.report.archive import read_archive
+    from nvcregen.report.folder import ReportError, verified_run
+    from nvcregen.report.metrics import export_metrics as build
+    from nvcregen.retest.writer import site_cluster
+
+    try:
+        archive = read_archive(verified_run(results_dir).run)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    found = build(archive, cluster or site_cluster(archive, Path.cwd()))
+    for line in found.left_out:
+        click.echo(f"nvcregen: left out {line}", err=True)
+    if out is None:
+        click.echo(found.text, nl=False)
+    else:
+        out.write_text(found.text, encoding="utf-8")
+        click.echo(f"wrote {out}: {len(found.samples)} samples", err=True)

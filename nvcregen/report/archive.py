@@ -181,6 +181,18 @@ class GoodputRound(FileModel):
     interruptions: int | None = None
 
 
+class BandwidthRound(FileModel):
+    """One round of one group of an NCCL run, as summary.json records it."""
+
+    ref: Ref = Ref()
+    group: str = ""
+    nodes: tuple[str, ...] = ()
+    iteration: int | None = None
+    finality: str = ""
+    completion_time: str | None = None
+    transports: tuple[str, ...] = ()
+
+
 class RunSummary(FileModel):
     """One planned test of one stage in summary.json."""
 
@@ -195,6 +207,7 @@ class RunSummary(FileModel):
     excluded_nodes: tuple[str, ...] = ()
     exclusion_reason: str = ""
     failed_nodes: tuple[FailedNode, ...] = ()
+    bandwidth: tuple[BandwidthRound, ...] = ()
     goodput: tuple[GoodputRound, ...] = ()
     superseded: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()

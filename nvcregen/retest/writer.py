@@ -94,6 +94,15 @@ def _original(archive: Archive, site: Path | None, root: Path) -> dict[str, Any]
     return data
 
 
+def site_cluster(archive: Archive, root: Path) -> str:
+    """The site's `spec.cluster` from the file provenance.json names, else the site name."""
+    try:
+        data = _original(archive, None, root)
+    except RetestError:
+        return archive.summary.site
+    return str(data["spec"].get("cluster") or archive.summary.site)
+
+
 def _notes(plan: RetestPlan) -> list[str]:
     notes = [
         f"{n.node} failed alone, no retest needed: {'; '.join(n.reasons)}" for n in plan.failed
