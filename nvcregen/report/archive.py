@@ -281,19 +281,37 @@ class Archive:
     bandwidth: tuple[BandwidthRow, ...]
 
 
-def read_archive(folder: Path) -> Archive:
+READ = ("summary.json", "verdicts.json", "provenance.json", "bandwidth.csv")
+
+
+def read_texts(folder: Path) -> dict[str, str]:
+    """The texts of the files the report reads.
+
+    Raises:
+        ReportError: When one cannot be read as UTF-8 text.
+
+    """
+    return {name: _text(folder, name) for name in READ}
+
+
+def read_archive(folder: Path, texts: dict[str, str] | None = None) -> Archive:
     """Read a run folder's files (verify it first: see `folder.verified_run`).
+
+    Args:
+        folder: The run folder.
+        texts: The files' texts, when already read (and perhaps sanitized).
 
     Raises:
         ReportError: When a file is not what `nvcregen collect` writes.
 
     """
+    found = texts if texts is not None else read_texts(folder)
     return Archive(
         path=folder,
-        summary=_json(folder, "summary.json", SummaryFile),
-        verdicts=_json(folder, "verdicts.json", VerdictsFile),
-        provenance=_json(folder, "provenance.json", ProvenanceFile),
-        bandwidth=read_bandwidth(_text(folder, "bandwidth.csv")),
+        summary=_json(folder, "summary.json", SummaryFile, found),
+        verdicts=_json(folder, "verdicts.json", VerdictsFile, found),
+        provenance=_json(folder, "provenance.json", ProvenanceFile, found),
+        bandwidth=read_bandwidth(found["bandwidth.csv"]),
     )
 
 
@@ -304,9 +322,9 @@ def _text(folder: Path, name: str) -> str:
         raise ReportError(f"{folder / name} cannot be read: {exc}") from exc
 
 
-def _json(folder: Path, name: str, model: type[M]) -> M:
+def _json(folder: Path, name: str, model: type[M], texts: dict[str, str]) -> M:
     try:
-        return model.model_validate(json.loads(_text(folder, name)))
+        return model.model_validate(json.loads(texts[name]))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{folder / name} is not JSON: {exc}") from exc
     except ValidationError as exc:

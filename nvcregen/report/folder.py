@@ -89,7 +89,7 @@ def when_text(run: RunEntry) -> str:
     """When a run was measured, or collected when that is all that is known."""
     if run.finished_at is not None:
         return f"measured until {run.finished_at}"
-    return f"no measurement time; collected {run.collected_at[:19]}Z"
+    return "no measurement time: placed by when it was collected"
 
 
 def run_sort_key(run_id: str) -> tuple[int, str]:
