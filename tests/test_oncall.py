@@ -189,3 +189,21 @@ def test_retest_refuses_an_existing_file(pair_failure: Path, tmp_path: Path) -> 
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "is not the site the run was judged against" in result.stderr
+
+
+def test_finished_at_comes_from_kubectl_timestamps(tmp_path: Path) -> None:
+    """Logs saved with `kubectl logs --timestamps`: their last time is when the run ended."""
+    site = tmp_path / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    saved = write_logs(tmp_path / "saved", site_text())
+    for n, log in enumerate(sorted(saved.rglob("*.log"))):
+        stamp = f"2026-10-14T13:{n % 60:02d}:07.123456789Z"
+        lines = log.read_text().splitlines()
+        log.write_text("".join(f"{stamp} {line}\n" for line in lines))
+    args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp_path / "r")]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    (run,) = (tmp_path / "r" / SITE_NAME).iterdir()
+    summary = json.loads((run / "summary.json").read_text())
+    last = min(len(list(saved.rglob("*.log"))) - 1, 59)
+    assert summary["finished_at"] == f"2026-10-14T13:{last:02d}:07Z"
+    assert summary["verdict"] == "pass"  # the prefix is read through, as ingest reads it

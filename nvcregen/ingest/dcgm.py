@@ -31,7 +31,7 @@ from nvcregen.ingest.dcgm_results import (
     worst,
 )
 from nvcregen.ingest.dcgm_text import BORDER, parse_dcgm_text
-from nvcregen.ingest.lines import strip_prefix
+from nvcregen.ingest.lines import strip_prefix, without_timestamps
 from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest, IngestFormatError
 
 _ROOT_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
@@ -61,6 +61,7 @@ def parse_dcgm(text: str, source: str) -> list[DcgmRun]:
         IngestFormatError: The text holds neither DCGM diagnostic JSON nor a result table.
 
     """
+    text = without_timestamps(text)
     if _ROOT.search(text) or '"test_categories"' in text:
         return _json_runs(text, source)
     if any(BORDER.match(line.strip()) for line in text.splitlines()):

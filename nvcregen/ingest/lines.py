@@ -74,3 +74,14 @@ def last_timestamp(text: str) -> str | None:
         if match is not None:
             return "{}{}{}T{}{}{}Z".format(*match.groups())
     return None
+
+
+def without_timestamps(text: str) -> str:
+    """The text without `kubectl logs --timestamps` prefixes, when its lines carry them.
+
+    JSON spread over lines (`dcgmi diag -j`) only decodes once they are gone.
+    """
+    lines = text.splitlines(keepends=True)
+    if not any(KUBECTL_TIME.match(line) for line in lines[:64]):
+        return text
+    return "".join(KUBECTL_TIME.sub("", line, count=1) for line in lines)

@@ -251,3 +251,14 @@ def test_dcgm_runtime_error_without_a_table() -> None:
 def test_a_stray_error_line_is_not_dcgm() -> None:
     with pytest.raises(IngestFormatError):
         parse_dcgm("Error: file not found\n", "x")
+
+
+def test_kubectl_timestamps_on_every_line_read_through() -> None:
+    """`kubectl logs --timestamps` output: the same runs as the log without them."""
+    real = ROOT / "tests" / "fixtures" / "real-logs"
+    dcgm = (real / "dcgm" / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt").read_text()
+    stamped = "".join(f"2026-10-14T13:01:07.5Z {line}\n" for line in dcgm.splitlines())
+    assert parse_dcgm(stamped, "x") == parse_dcgm(dcgm, "x")
+    nccl = OCI.read_text()
+    stamped = "".join(f"2026-10-14T13:01:07.5Z {line}\n" for line in nccl.splitlines())
+    assert parse_nccl(stamped, "x") == parse_nccl(nccl, "x")
