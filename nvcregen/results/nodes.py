@@ -76,7 +76,8 @@ def judge_nodes(
     site: Site, runs: RunSet, thresholds: GroupWords, rounds: int
 ) -> tuple[NodeVerdict, ...]:
     """Every node of the plan (and any other node a run names), failed nodes first."""
-    groups = [g for run in runs.runs for g in _groups(run, thresholds, rounds)]
+    members = _stage_nodes(site)
+    groups = [g for run in runs.runs for g in _groups(run, thresholds, rounds, members)]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
     seen = [n for g in groups for n in g.nodes] + list(excluded)
     names = list(dict.fromkeys([*plan_nodes(site), *sorted(set(seen))]))
@@ -84,30 +85,49 @@ def judge_nodes(
     return tuple(sorted(verdicts, key=lambda v: ORDER.index(v.status)))
 
 
+def _stage_nodes(site: Site) -> dict[str, tuple[str, ...]]:
+    """The nodes each stage's pool names (none for a selector pool)."""
+    pools = {p.name: tuple(p.nodes or ()) for p in site.spec.node_pools}
+    first = site.spec.node_pools[0].name if site.spec.node_pools else ""
+    return {s.name: pools.get(s.pool or first, ()) for s in site.spec.readiness.stages}
+
+
 def _excluded(run: RunResult) -> str:
     why = run.exclusion_reason or "no reason given"
     return f"excluded from {run.stage} / {run.test}: {why}"
 
 
-def _groups(run: RunResult, thresholds: GroupWords, rounds: int) -> list[NodeRun]:
-    """The groups of one run: measured groups, failed and succeeded nodes."""
+def _groups(
+    run: RunResult, thresholds: GroupWords, rounds: int, stage_nodes: dict[str, tuple[str, ...]]
+) -> list[NodeRun]:
+    """The groups of one run: measured groups, failed and succeeded nodes.
+
+    A group whose members the results do not name is the stage's whole pool (less the
+    excluded nodes) when it is the run's only group, as NVCRE's full-scale runs are; with
+    several such groups no node can be placed, and none is judged by them.
+    """
     base = {"stage": run.stage, "scope": run.scope, "test": run.test}
     found: list[NodeRun] = []
     measured: list[Measurement] = [*run.bandwidth, *run.goodput]
-    for name in dict.fromkeys(m.group for m in measured):
+    names = list(dict.fromkeys(m.group for m in measured))
+    whole = tuple(n for n in stage_nodes.get(run.stage, ()) if n not in run.excluded_nodes)
+    for name in names:
         members = [m for m in measured if m.group == name]
-        if not members[0].nodes:
-            continue  # a selector pool's group: its nodes are not known
+        nodes = members[0].nodes or (whole if len(names) == 1 else ())
+        if not nodes:
+            continue
         word, why = _group_word(run, name, members, thresholds, rounds)
-        found.append(NodeRun(**base, group=name, nodes=members[0].nodes, word=word, why=why))
+        found.append(NodeRun(**base, group=name, nodes=nodes, word=word, why=why))
     for node in run.failed_nodes:
         why = f"{node.reason}: {node.message}" if node.message else node.reason
         found.append(NodeRun(**base, nodes=(node.name,), word=Word.FAIL, why=why))
-    failed = {n.name for n in run.failed_nodes}
+    # NVCRE's succeeded nodes count where nvcregen measured no group holding them (a
+    # DCGM category): NVCRE does not judge transports or per-size bounds, nvcregen does
+    judged = {n for g in found for n in g.nodes} | {n.name for n in run.failed_nodes}
     found += [
         NodeRun(**base, nodes=(name,), word=Word.PASS, why="passed")
         for name in run.succeeded_nodes
-        if name not in failed
+        if name not in judged
     ]
     return found
 

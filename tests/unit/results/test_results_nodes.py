@@ -109,3 +109,20 @@ def test_a_node_passing_another_group_of_the_same_test_is_cleared() -> None:
         "gpu-1": "cleared",
         "gpu-3": "cleared",
     }
+
+
+def test_nvcre_succeeded_nodes_do_not_clear_a_group_nvcregen_failed() -> None:
+    """NVCRE lists a pair as succeeded; nvcregen's threshold failed it: the pair is suspect."""
+    pair = run(bw("g0", ("gpu-1", "gpu-2"), 1), succeeded_nodes=("gpu-1", "gpu-2"))
+    thresholds = {("fabric", "nccl-all-reduce", "g0"): [(Word.FAIL, "slow")]}
+    assert statuses(pair, thresholds=thresholds) == {"gpu-1": "suspect", "gpu-2": "suspect"}
+    dcgm = run(test="dcgm-l1", succeeded_nodes=("gpu-1", "gpu-2"))
+    assert statuses(dcgm) == {"gpu-1": "cleared", "gpu-2": "cleared"}
+
+
+def test_a_single_group_without_named_members_is_the_stage_pool() -> None:
+    """NVCRE full-scale: the Workflow names no members; the group is the pool less exclusions."""
+    whole = run(bw("g0", (), 1), stage="inter-node-stage")
+    assert statuses(whole) == {"gpu-1": "untested", "gpu-2": "untested"}  # no such stage
+    found = judge_nodes(SITE, RunSet((run(bw("g0", (), 1), stage="fabric"),)), {}, 1)
+    assert {n.node: n.status for n in found} == {"gpu-1": "cleared", "gpu-2": "cleared"}
