@@ -157,10 +157,11 @@ def _cached_note(cached: list[str]) -> str:
 
 
 def _register() -> None:
+    from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.results import collect, ingest, report
     from nvcregen.commands.workspace import catalog, diff, init_site
 
-    for command in (diff, collect, report, ingest, init_site, catalog):
+    for command in (diff, collect, report, ingest, retest, history, export, init_site, catalog):
         main.add_command(command)
 
 

@@ -30,7 +30,7 @@ from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
-from nvcregen.results.archivefiles import bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
 from nvcregen.results.verdicts import Verdicts, judge
@@ -123,6 +123,7 @@ def _texts(
     records = [r.model_dump(mode="json") for r in results.records]
     about: dict[str, Any] = summary(loaded.file, run, snapshot, objects, results.runs, verdicts)
     about["logs"] = records
+    about["finished_at"] = latest([about["finished_at"], *(r.finished_at for r in results.records)])
     origin: dict[str, Any] = provenance(loaded.file, snapshot, objects)
     versions = {v for r in results.records if r.kind == "nccl" for v in r.versions}
     origin["nccl_versions"] = sorted(versions | set(origin["nccl_versions"]))
