@@ -9,7 +9,7 @@ from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options, compile_site
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites
-from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
+from nvcregen.emit.writer import Drift, diff_tree, write_trees
 
 SITES_DIR = "sites"
 
@@ -120,11 +120,8 @@ def render(
     if check:
         drift = [d for site, tree in trees.items() for d in diff_tree(out_dir, site, tree)]
         return RenderOutcome(results, diags, drift=drift)
-    ownership = [d for site, tree in trees.items() for d in check_ownership(out_dir, site, tree)]
-    if ownership:
-        return RenderOutcome(results, diags + ownership)
-    written = [site for site, tree in trees.items() if write_tree(out_dir, site, tree)]
-    return RenderOutcome(results, diags, written=written)
+    done = write_trees(out_dir, trees)  # locked; ownership of every folder checked first
+    return RenderOutcome(results, diags + done.diagnostics, written=done.written)
 
 
 def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options) -> RenderOutcome:
