@@ -23,7 +23,8 @@ from typing import Any, Literal
 from nvcregen.cluster.client import Answer, Cluster, ServerUnreachableError
 from nvcregen.cluster.retry import RETRYABLE, RetryPolicy, send_retried
 from nvcregen.collect.requests import DeleteRequest, ListRequest
-from nvcregen.results.liveobjects import ListRecord, Obj
+from nvcregen.core.kube import name_problem
+from nvcregen.results.liveobjects import ListRecord, Obj, key_of
 
 MAX_PAGES = 10_000  # a server that keeps handing out continue tokens is broken
 RBAC_HINT = (
@@ -141,9 +142,18 @@ def _items(body: dict[str, Any], request: ListRequest) -> list[Obj]:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise ApiCallError(f"listing {request}: the answer has no list of items")
     defaults = {"apiVersion": request.api_version, "kind": request.kind}
-    return [
+    found = [
         item if {"apiVersion", "kind"} <= item.keys() else {**defaults, **item} for item in items
     ]
+    for item in found:
+        meta = item.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            raise ApiCallError(f"listing {request}: an item has no metadata.name")
+        key = key_of(item)
+        problem = name_problem(key.kind, key.namespace, key.name)
+        if problem is not None:  # never let an answer name a path outside the archive
+            raise ApiCallError(f"listing {request}: the server sent an unusable object: {problem}")
+    return found
 
 
 def delete_object(cluster: Cluster, request: DeleteRequest, policy: RetryPolicy) -> DeleteOutcome:

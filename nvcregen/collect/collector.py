@@ -78,7 +78,10 @@ def collect(options: CollectOptions) -> CollectOutcome:
     runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
     verdicts = judge(loaded.site, runs)
     site_objects = list(objects.all())
-    archive = _archive(loaded.file, snapshot, site_objects, runs, verdicts)
+    try:
+        archive = _archive(loaded.file, snapshot, site_objects, runs, verdicts)
+    except ValueError as exc:  # two objects on one path, or a name unusable as a path
+        raise CollectError(f"nothing archived: {exc}") from exc
     site_dir = options.out_dir / loaded.site.metadata.name
     try:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept

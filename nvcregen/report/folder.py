@@ -7,9 +7,12 @@ the objects (`20261014T130100Z-...`), so the newest is the greatest id; `undated
 runs count as older than any dated one.
 
 Verification reads the files rather than trusting the writer, with the same function
-`collect` uses (`nvcregen.results.archive.verify_archive`): every listed file must exist,
-be inside the run folder and match its sha256, every file must be listed, and the four
-readable files must be among them.
+`collect` uses (`nvcregen.results.archive.verify_archive`), as strictly as `sha256sum -c
+--strict`: SHA256SUMS and every file in the run must be regular files (no symbolic link,
+FIFO or device, listed or not), every line well formed and every path listed once, in
+plain form, inside the run folder; every listed file must exist and match its sha256,
+every file must be listed, and the four readable files must be among them. A site
+folder's runs are its real subfolders: a symbolic link to a run elsewhere is not one.
 """
 
 from __future__ import annotations
@@ -75,7 +78,11 @@ def locate(results_dir: Path) -> Located:
         entry = RunEntry(results_dir.name, results_dir, tuple(verify(results_dir)))
         return Located(results_dir, (entry,))
     children = sorted(
-        (p for p in results_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
+        (
+            p
+            for p in results_dir.iterdir()
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+        ),
         key=lambda p: run_sort_key(p.name),
     )
     runs = [p for p in children if is_run_folder(p)]
