@@ -152,17 +152,18 @@ class _Pages:
     def add(self, body: dict[str, Any]) -> None:
         """Take one page; raise ApiCallError when it shows the list is incomplete."""
         self.items += _items(body, self.request)
-        meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        found = body.get("metadata")
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}
         self.version = self.version or str(meta.get("resourceVersion") or "")
         self.token, self.count = str(meta.get("continue") or ""), self.count + 1
-        remaining = meta.get("remainingItemCount")
-        counted = isinstance(remaining, int) and not isinstance(remaining, bool)
-        if counted and remaining > 0 and not self.token:
+        announced = meta.get("remainingItemCount")
+        remaining = announced if type(announced) is int else None  # bool is no count
+        if remaining and remaining > 0 and not self.token:
             self._cut(f"the server announced {remaining} more items but sent no continue token")
         if self.token in self.tokens:
             self._cut("the server sent the same continue token twice")
         self.tokens.add(self.token)
-        if counted and self.count == 1:
+        if remaining is not None and self.count == 1:
             self.expected = len(self.items) + max(remaining, 0)
         if not self.token and self.expected is not None and len(self.items) != self.expected:
             self._cut(f"{len(self.items)} items arrived of the {self.expected} announced")

@@ -19,7 +19,8 @@ Faults are scripted per collection: an HTTP status (500, 429 with a Retry-After 
 410 Gone for a request with a continue token), a delay before answering (a client read
 timeout), or a list cut short (no continue token, with or without `remainingItemCount`,
 items left out). API discovery (`GET /api/v1`, `GET /apis/<group>/<version>`) lists the
-served resources, and answers 404 for a group/version with none. Every request is recorded, so tests assert what was really sent.
+served resources, and answers 404 for a group/version with none. Every request is
+recorded, so tests assert what was really sent.
 """
 
 from __future__ import annotations
@@ -112,36 +113,52 @@ class FakeKube:
         """Status, body (JSON, or bytes for a log) and extra headers for one request."""
         if request.path.endswith("/log") and authorization == f"Bearer {TOKEN}":
             return self._log(request)
+        if request.path in DISCOVERY and authorization == f"Bearer {TOKEN}":
+            return self._discovery(request)
         return self._api(request, authorization)
 
     def _api(self, request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
         if authorization != f"Bearer {TOKEN}":
             return 401, status(401, "Unauthorized", "Unauthorized"), {}
-        if request.method == "GET" and request.path in DISCOVERY:
-            return self._discovery(request)
         route = _route(request.path)
         if route is None or route[1] not in self.served:
             return 404, status(404, "NotFound", "the server could not find the resource"), {}
         namespace, plural, name = route
         fault = self._fault(request, plural)
-        if fault is not None and fault.truncate:
-            code, body, headers = self._list(request, namespace, plural)
-            meta = body["metadata"]
-            meta.pop("continue", None)
-            if not fault.keep_remaining:
-                meta.pop("remainingItemCount", None)
-            body["items"] = body["items"][: max(0, len(body["items"]) - fault.drop)]
-            return code, body, headers
         if fault is not None:
-            time.sleep(fault.delay)
-            if fault.code:
-                headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
-                return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), headers
+            injected = self._injected(fault, request, namespace, plural)
+            if injected is not None:
+                return injected
         if request.method == "GET" and name is None:
             return self._list(request, namespace, plural)
         if request.method == "DELETE" and name is not None and namespace is not None:
             return self._delete(request, namespace, plural, name)
         return 405, status(405, "MethodNotAllowed", request.method), {}
+
+    def _injected(
+        self, fault: Fault, request: Received, namespace: str | None, plural: str
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        """The answer a fault makes (None: answer normally, after its delay)."""
+        if fault.truncate:
+            return self._cut_short(fault, self._list(request, namespace, plural))
+        time.sleep(fault.delay)
+        if not fault.code:
+            return None
+        headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+        return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), headers
+
+    @staticmethod
+    def _cut_short(
+        fault: Fault, answer: tuple[int, Any, dict[str, str]]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """A page that ends the list early: no continue token, maybe no count, fewer items."""
+        code, body, headers = answer
+        meta = body["metadata"]
+        meta.pop("continue", None)
+        if not fault.keep_remaining:
+            meta.pop("remainingItemCount", None)
+        body["items"] = body["items"][: max(0, len(body["items"]) - fault.drop)]
+        return code, body, headers
 
     def _discovery(self, request: Received) -> tuple[int, Any, dict[str, str]]:
         """`GET /api/v1` or `/apis/<group>/<version>`: the served resources of that API."""

@@ -83,7 +83,7 @@ def test_a_list_cut_short_or_lost_is_an_incomplete_read(
 
 def test_a_404_with_failing_discovery_is_an_incomplete_read(tmp_path: Path, fake: FakeKube) -> None:
     fake.faults += [Fault("configmaps", 404), Fault("discovery", 500, times=9)]
-    with pytest.raises(CollectError, match="GET /api/v1 on .* failed 2 times"):
+    with pytest.raises(CollectError, match=r"GET /api/v1 on .* failed 2 times"):
         reclaim(tmp_path, fake)
     assert fake.deletes() == []
 
