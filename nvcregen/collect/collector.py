@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
-from nvcregen.chain.sites import SITES_DIR, display_path
+from nvcregen.chain.sites import SITES_DIR, display_path, site_root
 from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import (
@@ -114,7 +114,7 @@ def load_site(root: Path, given: str) -> LoadedSite:
         path = next((p for p in found if p.is_file()), path)
     if not path.is_file():
         raise CollectError(f"no site '{given}': neither a file nor {SITES_DIR}/{given}.yaml")
-    shown = display_path(path, root)
+    shown = display_path(path, site_root(path, root))  # the same from any directory
     doc, diags = load_file(path, shown)
     site: Site | None = None
     if doc is not None:

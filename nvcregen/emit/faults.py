@@ -70,3 +70,15 @@ def os_error(out_dir: Path, site: str | None, exc: OSError | None, *, lock: str 
         code, msg = "NVC506", f"cannot write {where}: {reason}{named}"
         hint = f"fix the filesystem problem, then render again; {_KEPT}"
     return Diagnostic(Span(where), Severity.ERROR, code, msg, hint=hint)
+
+
+def leaked_path(out_dir: Path, site: str, path: str) -> Diagnostic:
+    """NVC510: a generated file holds this machine's working or output folder."""
+    return Diagnostic(
+        Span(f"{out_dir.as_posix()}/{site}/{path}"),
+        Severity.ERROR,
+        "NVC510",
+        "this file would hold an absolute path of this machine; output must not depend"
+        " on where it is rendered",
+        hint="this is a bug in nvcregen: report it, with the site",
+    )

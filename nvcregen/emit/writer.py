@@ -24,7 +24,7 @@ from typing import Literal
 
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span
 from nvcregen.emit import swap
-from nvcregen.emit.faults import os_error, refused, symlinked_site
+from nvcregen.emit.faults import leaked_path, os_error, refused, symlinked_site
 from nvcregen.emit.ownership import STAGING_MARK, foreign, is_leftover_of_ours, walk
 from nvcregen.emit.tree import Tree
 
@@ -126,7 +126,8 @@ def write_trees(out_dir: Path, trees: Mapping[str, Tree]) -> WriteResult:
 
 def _write_locked(out_dir: Path, trees: Mapping[str, Tree]) -> WriteResult:
     diags = [d for site in trees for d in recover(out_dir, site)]
-    refusals = [d for site in trees for d in check_ownership(out_dir, site)]
+    refusals = host_paths(out_dir, trees)
+    refusals += [d for site in trees for d in check_ownership(out_dir, site)]
     if refusals:
         return WriteResult([], diags + refusals)
     written: list[str] = []
@@ -139,6 +140,22 @@ def _write_locked(out_dir: Path, trees: Mapping[str, Tree]) -> WriteResult:
         except OSError as exc:
             return WriteResult(written, [*diags, os_error(out_dir, site, exc)])
     return WriteResult(written, diags)
+
+
+def host_paths(out_dir: Path, trees: Mapping[str, Tree]) -> list[Diagnostic]:
+    """NVC510 for a file that would hold an absolute path of this machine.
+
+    Output must be the same wherever it is rendered: the working directory and the
+    output folder (when at least three levels deep, so `/tmp` or `/opt` alone, which
+    container paths share, are no evidence) must appear in no generated file.
+    """
+    places = {str(p) for p in (Path.cwd().resolve(), out_dir.resolve()) if len(p.parts) > 3}
+    return [
+        leaked_path(out_dir, site, path)
+        for site, tree in trees.items()
+        for path, text in sorted(tree.items())
+        if any(place in text for place in places)
+    ]
 
 
 def write_tree(out_dir: Path, site: str, tree: Tree) -> bool:

@@ -15,12 +15,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakelist import FakeKube, serve, write_kubeconfig
+from click.testing import CliRunner
+from fakelist import FakeKube, Fault, serve, write_kubeconfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from labstate import find, lab_state, write_export
 from trainerlogs import write_saved_logs
 
+from nvcregen.cli import main
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectError, CollectOptions
@@ -143,3 +145,14 @@ def test_an_alias_bomb_in_an_export_fails_fast_in_bounded_memory(tmp_path: Path)
     assert time.perf_counter() - started < 10
     assert peak < 64 * 1024 * 1024
     assert not (tmp_path / "results").exists()
+
+
+def test_a_retry_after_of_nan_is_ignored_not_an_internal_error(tmp_path: Path) -> None:
+    """Item 11: `Retry-After: nan` made time.sleep raise; now the backoff applies."""
+    with serve(lab_state()) as fake:
+        fake.faults.append(Fault("workflows", 429, retry_after="nan"))
+        config = write_kubeconfig(tmp_path / "kubeconfig", fake.url)
+        args = ["collect", "--site", str(SITE_FILE), "--context", "lab", "--kubeconfig"]
+        done = CliRunner().invoke(main, [*args, str(config), "--out", str(tmp_path / "r")])
+    assert done.exit_code == 0, done.output
+    assert done.exception is None or isinstance(done.exception, SystemExit)
