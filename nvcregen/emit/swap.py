@@ -10,7 +10,7 @@
   ext4, xfs, btrfs, tmpfs and most local filesystems), `renamex_np(RENAME_SWAP)` on
   macOS. Where neither exists or the filesystem refuses (`EINVAL`, `ENOSYS`,
   `ENOTSUP`: some network and FUSE filesystems, Windows), it raises `ExchangeUnsupported`
-  and the writer falls back to two renames (see `docs/design/0004-atomic-out.md`).
+  and the writer falls back to two renames (see `docs/design/0005-atomic-out.md`).
 - `rename_noreplace(src, dst)`: a rename that never replaces an existing `dst`, not
   even an empty folder someone created meanwhile (`RENAME_NOREPLACE` where available).
 """

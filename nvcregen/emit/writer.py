@@ -8,7 +8,7 @@ is checked once more for anything someone added meanwhile (then the swap is undo
 the render refused) and deleted. Where the filesystem cannot exchange, two renames do it
 and a crash between them is repaired by the next render. Leftovers of a crashed render
 are removed by the next one, but only when they hold nothing but nvcregen's own files.
-See `docs/design/0004-atomic-out.md`.
+See `docs/design/0005-atomic-out.md`.
 """
 
 from __future__ import annotations
