@@ -17,7 +17,8 @@ from functools import cache
 
 from nvcregen.catalog.load import Catalog, load_catalog
 from nvcregen.core.errors import Diagnostic, has_errors
-from nvcregen.plan.resolve import TestUnit, plan
+from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan
 from nvcregen.spec.load import load_document
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document

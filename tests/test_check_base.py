@@ -33,7 +33,7 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 def _certification(repo: Path) -> Path:
-    return sorted((repo / "out" / SITE / "readiness").glob("certification-*.yaml"))[0]
+    return sorted((repo / "out" / SITE / "readiness").rglob("certification-*.yaml"))[0]
 
 
 def test_an_in_place_spec_change_needs_a_new_name(repo: Path) -> None:
@@ -47,7 +47,7 @@ def test_an_in_place_spec_change_needs_a_new_name(repo: Path) -> None:
     assert result.exit_code == 1
     assert "spec is immutable after creation" in result.output
     assert "this change needs a new object name" in result.output
-    assert f"out/{SITE}/readiness/{file.name}:" in result.output
+    assert f"out/{SITE}/{file.relative_to(repo / 'out' / SITE).as_posix()}:" in result.output
 
 
 def test_an_unchanged_tree_passes_against_its_base(repo: Path) -> None:

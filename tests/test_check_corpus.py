@@ -104,7 +104,7 @@ def _break(file: Path, mutation: Mutation) -> None:
 
 
 def _first(out: Path, pattern: str) -> Path:
-    return sorted((out / SITE / "readiness").glob(pattern))[0]
+    return sorted((out / SITE / "readiness").rglob(pattern))[0]
 
 
 def test_the_committed_tree_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +122,7 @@ def test_a_broken_certification_is_rejected(
     _break(target, mutation)
     exit_code, output = _check(out, monkeypatch)
     assert exit_code == 1, output
-    assert f"out/{SITE}/readiness/{target.name}:" in output
+    assert f"out/{SITE}/{target.relative_to(out / SITE).as_posix()}:" in output
     assert f"error[{code}]" in output
 
 
@@ -136,7 +136,7 @@ def test_a_broken_workloadrun_is_rejected(
     _break(target, mutation)
     exit_code, output = _check(out, monkeypatch)
     assert exit_code == 1, output
-    assert f"out/{SITE}/readiness/{target.name}:" in output
+    assert f"out/{SITE}/{target.relative_to(out / SITE).as_posix()}:" in output
     assert f"error[{code}]" in output
 
 

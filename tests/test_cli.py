@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = "h20-3e-lab"
 SITE_FILE = ROOT / "sites" / f"{SITE}.yaml"
 COMMITTED = ROOT / "out" / SITE
-CERT = "readiness/certification-h20-3e-lab-two-node-cda097b6.yaml"
+CERT = "readiness/02-two-node/certification-h20-3e-lab-two-node-49ee229a.yaml"
 REFRESH_SCHEMA = "nvcregen schema > schemas/site.v1alpha1.json"
 
 Files = dict[str, bytes]

@@ -21,7 +21,7 @@ L20 = "sites/l20-pool.yaml"
 # The H20 site runs 3 rounds; 5 rounds needs a longer window to stay within budget.
 EDITS = {
     "rounds: 3": "rounds: 5",
-    "deadline: 12h, gpuHours: 180": "deadline: 24h, gpuHours: 400",
+    "deadline: 16h, gpuHours: 260": "deadline: 30h, gpuHours: 450",
     'busbw: ">= 420 GB/s"': 'busbw: ">= 440 GB/s"',
 }
 
@@ -95,7 +95,7 @@ def test_markdown_names_the_site_and_shows_old_to_new(repo: Path) -> None:
     assert out.startswith("## nvcregen diff: `HEAD~1` → working tree\n")
     assert "### `h20-3e-lab`: changed" in out
     assert "| **rounds** | **3 → 5** |" in out
-    assert "| **worst-case GPU-hours** | **176.0 (budget 180) → 293.3 (budget 400)** |" in out
+    assert "| **worst-case GPU-hours** | **251.2 (budget 260) → 418.7 (budget 450)** |" in out
     assert "`busbw >= 420 GB/s` → `busbw >= 440 GB/s`" in out
     assert "| `/spec/repeatCount` | `3` | `5` |" in out
     assert "### `l20-pool`: unchanged" in out
@@ -110,7 +110,7 @@ def test_immutable_objects_are_listed_as_recreated(repo: Path) -> None:
     rows = re.findall(r"^\| (Certification|WorkloadRun) \| `(\S+)` \| `(\S+)` \|$", section, re.M)
     assert ("Certification", "h20-3e-lab-two-node") in {(k, o[:-9]) for k, o, _ in rows}
     assert all(old != new and old[:-8] == new[:-8] for _, old, new in rows)
-    committed = {p.name for p in (ROOT / "out" / "h20-3e-lab" / "readiness").iterdir()}
+    committed = {p.name for p in (ROOT / "out" / "h20-3e-lab" / "readiness").rglob("*.yaml")}
     assert f"certification-{rows[0][1]}.yaml" in committed
 
 

@@ -100,7 +100,8 @@ def test_generate_streams_the_layer_nvcregen_renders(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     streamed = [d for d in yaml.safe_load_all(done.stdout) if d is not None]
     folder = tmp_path / "out" / "h20-3e-lab" / "readiness"
-    files = sorted(folder.glob("*.yaml"))
+    # Readiness objects sit in one folder per stage; `find | LC_ALL=C sort` orders by path.
+    files = sorted(folder.rglob("*.yaml"), key=lambda p: p.as_posix().encode())
     assert files
     assert streamed == [yaml.safe_load(f.read_text(encoding="utf-8")) for f in files]
     assert {d["kind"] for d in streamed} >= {"Certification", "WorkloadRun", "LogProfile"}
@@ -115,7 +116,7 @@ def test_generate_fails_on_an_invalid_site_or_a_bad_layer(tmp_path: Path) -> Non
     (tmp_path / "sites").mkdir()
     site = (ROOT / "sites" / "h20-3e-lab.yaml").read_text(encoding="utf-8")
     (tmp_path / "sites" / "h20-3e-lab.yaml").write_text(
-        site.replace("gpuHours: 180", "gpuHours: 1"), encoding="utf-8"
+        site.replace("gpuHours: 260", "gpuHours: 1"), encoding="utf-8"
     )
     broken = _generate(tmp_path, "h20-3e-lab", "readiness")
     assert broken.returncode != 0

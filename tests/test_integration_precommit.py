@@ -150,7 +150,7 @@ def test_pre_commit_try_repo_runs_the_hooks(tmp_path: Path) -> None:
     _git(consumer, "add", ".pre-commit-config.yaml")
 
     # A hand edit in out/: the sites still validate, render --check catches the drift.
-    edited = next((consumer / "out" / "h20-3e-lab" / "readiness").glob("certification-*.yaml"))
+    edited = next((consumer / "out" / "h20-3e-lab" / "readiness").rglob("certification-*.yaml"))
     edited.write_text(edited.read_text(encoding="utf-8") + "# edited\n", encoding="utf-8")
     code, output = _pre_commit(consumer, home, "run", "--all-files")
     assert code == 1, output
@@ -162,7 +162,7 @@ def test_pre_commit_try_repo_runs_the_hooks(tmp_path: Path) -> None:
     _git(consumer, "checkout", "--", "out")
     site = consumer / "sites" / "h20-3e-lab.yaml"
     site.write_text(
-        site.read_text(encoding="utf-8").replace("gpuHours: 180", "gpuHours: 1"), encoding="utf-8"
+        site.read_text(encoding="utf-8").replace("gpuHours: 260", "gpuHours: 1"), encoding="utf-8"
     )
     code, output = _pre_commit(
         consumer, home, "run", "nvcregen-validate", "--files", "sites/h20-3e-lab.yaml"

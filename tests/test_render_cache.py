@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +18,7 @@ from nvcregen.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
 H20, L20 = "h20-3e-lab", "l20-pool"
-CERT = "readiness/certification-h20-3e-lab-two-node-cda097b6.yaml"
+CERT = "readiness/02-two-node/certification-h20-3e-lab-two-node-49ee229a.yaml"
 NOTE = "nvcregen: {} not recompiled: inputs unchanged and every file matches its digest"
 
 
@@ -81,15 +82,18 @@ def test_a_hand_edit_is_drift_and_only_that_site_is_compiled(
     assert result.output.splitlines()[-1] == "nvcregen: out/ is out of date; run `nvcregen render`"
 
 
+def _shift_first_line(index: str) -> str:
+    """index.json with its first source line number moved by one: content drift only."""
+    return re.sub(r'"line": (\d+)', lambda m: f'"line": {int(m.group(1)) + 1}', index, count=1)
+
+
 @pytest.mark.parametrize(
     "damage",
     [
         lambda d: (d / "NOTES.md").write_text("mine\n"),
         lambda d: (d / "images.txt").unlink(),
         lambda d: (d / "index.json").write_text((d / "index.json").read_text() + "\n"),
-        lambda d: (d / "index.json").write_text(
-            (d / "index.json").read_text().replace('"line": 71', '"line": 70', 1)
-        ),
+        lambda d: (d / "index.json").write_text(_shift_first_line((d / "index.json").read_text())),
     ],
     ids=["file-added", "file-removed", "index-whitespace", "index-content"],
 )
@@ -112,7 +116,8 @@ def test_a_site_edit_is_compiled_and_shows_as_drift(compiled: Callable[[], list[
     assert compiled() == [L20]
     assert "\n+    rounds: 1\n" not in result.output  # the diff is of out/, not of the site
     assert f"out/{L20}/index.json: changed" in result.output
-    assert f"out/{L20}/readiness/certification-l20-pool-" in result.output  # a new name
+    new_name = f"out/{L20}/readiness/01-single-node/certification-l20-pool-"
+    assert new_name in result.output
 
 
 def test_a_comment_edit_changes_the_key_but_only_the_index(

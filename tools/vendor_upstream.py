@@ -47,6 +47,22 @@ COPIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("flux-source-controller/v1.9.1", "flux-source-controller/v1.9.1", ("crds/*.yaml",)),
     ("flux-kustomize-controller/v1.9.4", "flux-kustomize-controller/v1.9.4", ("crds/*.yaml",)),
     ("flux-helm-controller/v1.6.3", "flux-helm-controller/v1.6.3", ("crds/*.yaml",)),
+    # Kueue: only the kinds nvcregen emits (the Workload CRD alone is 1.4 MB), the
+    # default controller Configuration and the chart's Chart.yaml and values.yaml.
+    (
+        "kueue",
+        "kueue/v0.19.2",
+        (
+            "crds/kueue.x-k8s.io_clusterqueues.yaml",
+            "crds/kueue.x-k8s.io_localqueues.yaml",
+            "crds/kueue.x-k8s.io_resourceflavors.yaml",
+            "crds/kueue.x-k8s.io_topologies.yaml",
+            "crds/kueue.x-k8s.io_workloadpriorityclasses.yaml",
+            "config/controller_manager_config.yaml",
+            "chart/Chart.yaml",
+            "chart/values.yaml",
+        ),
+    ),
 )
 EXAMPLES = "nvcre/examples/*.yaml"
 

@@ -131,7 +131,7 @@ def show_catalog(name: str, kind: str | None, fmt: str) -> str:
 _SINGULAR: dict[Kind, str] = {"hardware": "hardware", "tests": "test", "baselines": "baseline"}
 _HEADERS: dict[Kind, list[str]] = {
     "hardware": ["NAME", "MODEL", "GPUS", "MEMORY", "FORM", "NVLINK", "TYPICAL NICS", "NVCRE"],
-    "tests": ["NAME", "KIND", "SCOPES", "TRANSPORT", "TIMEOUT", "BECOMES", "TITLE"],
+    "tests": ["NAME", "KIND", "SCOPES", "TRANSPORT", "DURATION", "BECOMES", "TITLE"],
     "baselines": ["NAME", "MODEL", "NODES", "TEST", "SCOPE", "TRANSPORT", "AT", "MEDIAN"],
 }
 
@@ -147,12 +147,23 @@ def _row(entry: Entry) -> list[str]:
     if isinstance(e, TestEntry):
         becomes = f"{e.nvcre.domain}/{e.nvcre.variant}" if e.nvcre else "WorkloadRun"
         scopes = ",".join(e.scopes)
-        return [entry.name, e.kind, scopes, e.transport, e.timeout, becomes, e.title]
+        return [entry.name, e.kind, scopes, e.transport, _duration(e), becomes, e.title]
     assert isinstance(e, Baseline)
     median = statistics.median(r.busbw for r in e.rounds)
     shape = f"{e.nodes} x {e.gpus_per_node} GPUs"
     busbw = f"{format_gbs(median)} {e.unit}"
     return [entry.name, e.model, shape, e.test, e.scope, e.transport, e.at, busbw]
+
+
+def _duration(test: TestEntry) -> str:
+    """What a test's duration follows from: a fixed time, or its sweep (hardware decides)."""
+    if test.dcgm is not None:
+        return test.dcgm.expected_duration
+    if test.nccl is not None:
+        return f"sweep {test.nccl.min_bytes}..{test.nccl.max_bytes}"
+    if test.training is not None:
+        return f"{test.training.max_steps} steps"
+    return "-"
 
 
 def _table(rows: list[list[str]]) -> str:

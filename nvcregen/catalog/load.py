@@ -9,6 +9,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from nvcregen.catalog.models import Baseline, DefaultImages, HardwareEntry, TestEntry
+from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, NvcregenError, has_errors
 from nvcregen.spec.fast import fast_document
@@ -26,6 +27,7 @@ class Catalog:
     tests: dict[str, TestEntry]
     baselines: dict[str, Baseline]
     images: DefaultImages
+    physics: PhysicsData
     origins: dict[str, str] = field(default_factory=dict)
 
     def find_hardware(self, model: str) -> HardwareEntry | None:
@@ -53,9 +55,10 @@ def load_catalog(root: Path | None = None) -> Catalog:
     tests = _load_folder(root, "tests", TestEntry, diags, origins, lambda e: e.name)
     baselines = _load_folder(root, "baselines", Baseline, diags, origins, lambda e: e.name)
     images = _load_one(root / "images.yaml", "catalog/images.yaml", DefaultImages, diags)
-    if has_errors(diags) or images is None:
+    physics = _load_one(root / "physics.yaml", "catalog/physics.yaml", PhysicsData, diags)
+    if has_errors(diags) or images is None or physics is None:
         raise NvcregenError(diags)
-    return Catalog(hardware, tests, baselines, images, origins)
+    return Catalog(hardware, tests, baselines, images, physics, origins)
 
 
 def _load_folder(

@@ -39,7 +39,10 @@ class HardwareEntry(StrictModel):
     memory_gb: Annotated[int, Field(ge=1, alias="memoryGB")]
     form_factor: Literal["SXM", "PCIe", "Superchip"]
     nvlink: str | None = None
-    nvlink_bandwidth: Bandwidth | None = None
+    nvlink_bandwidth: Bandwidth | None = None  # both directions together, as datasheets say
+    nvlink_sharp: bool = False  # NVSwitch reduces in the switch (NVLS): all-reduce sends less
+    nvlink_domain_gpus: Annotated[int, Field(ge=2)] | None = None  # NVLink across nodes (MNNVL)
+    pcie_gen: Annotated[int, Field(ge=3, le=6)] | None = None  # the GPU's x16 host link
     power_watts: Annotated[int, Field(ge=1)]
     typical_nics: TypicalNics | None = None
     nvcre: NvcreDefaults
@@ -64,6 +67,7 @@ class DcgmParams(StrictModel):
 
     level: Annotated[int, Field(ge=1, le=4)]
     needs_hostengine: bool = False
+    expected_duration: Duration  # `dcgmi diag` on a healthy node, hostengine start not included
 
 
 class TrainingParams(StrictModel):
@@ -72,6 +76,9 @@ class TrainingParams(StrictModel):
     max_steps: Annotated[int, Field(ge=1)]
     save_interval: Annotated[int, Field(ge=1)]
     storage_size: str
+    startup: Duration  # image start, model build and data loading before the first step
+    step_time: Duration  # one training step, checkpoints aside
+    checkpoint_save: Duration  # one synchronous checkpoint save
 
 
 class NvcreCategory(StrictModel):
@@ -81,6 +88,7 @@ class NvcreCategory(StrictModel):
     variant: str
     log_profile: str | None = None
     hostengine: str | None = None
+    inner_timeout: Duration | None = None  # the entry's own `timeout` around its command
 
 
 class TestEntry(StrictModel):
@@ -92,7 +100,6 @@ class TestEntry(StrictModel):
     scopes: list[Scope] = Field(min_length=1)
     transport: Literal["fabric", "socket", "none"]
     image: ImageRole
-    timeout: Duration
     measurement: Literal["bandwidth", "goodput", "none"]
     nvcre: NvcreCategory | None = None
     nccl: NcclParams | None = None
@@ -122,6 +129,7 @@ class Baseline(StrictModel):
     at: Size
     unit: Literal["GB/s"] = "GB/s"
     rounds: list[BaselineRound] = Field(min_length=1)
+    nics: TypicalNics | None = None  # the NICs of each node, for network baselines
     nccl_version: str | None = None
     image: str | None = None
     measured: str

@@ -9,7 +9,7 @@ from typing import Any
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import find_key
 from nvcregen.core import labels as labels_
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import pointer
 
 # LogProfiles the NVCRE 0.7.0 chart installs (templates/*.yaml): they exist on any

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from nvcregen.check.admission import READINESS_LAYER, admission_findings
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
 from nvcregen.check.crossref import (
     Located,
@@ -22,7 +23,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.kubeschema.registry import default_registry
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -97,10 +98,7 @@ def check_manifests(
             (f"in the object at {finding.pointer}",),
         )
         for manifest in manifests
-        for finding in [
-            *object_findings(manifest.obj, kube_version=version),
-            *_counts(manifest, counts),
-        ]
+        for finding in [*_findings(manifest, version), *_counts(manifest, counts)]
         if finding.code not in _SITE_LEVEL_CODES
     ]
     return per_object + _across(manifests, doc)
@@ -111,6 +109,14 @@ def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Fi
     pool = counts.get(stage_of(manifest.obj) or "")
     if pool is not None:
         yield from check_counts(Located("", manifest.obj), pool)
+
+
+def _findings(manifest: Manifest, kube_version: str) -> list[Finding]:
+    """One object's findings; readiness objects must also name their queue (NVC625)."""
+    found = object_findings(manifest.obj, kube_version=kube_version)
+    if manifest.component == READINESS_LAYER:
+        found += admission_findings(manifest.obj)
+    return found
 
 
 def _across(manifests: list[Manifest], doc: Document) -> list[Diagnostic]:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.check.admission import READINESS_LAYER, admission_findings
 from nvcregen.check.crossref import (
     Located,
     PoolCounts,
@@ -113,15 +114,21 @@ def _read_tree(
             origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
             file = TreeFile(generated, Located(shown, result.data), origin, site_dir)
             counts = list(_counts(file, site)) if site is not None else []
+            counts += admission_findings(result.data) if _layer(file) == READINESS_LAYER else []
             files.append(replace(file, findings=[*result.findings, *counts]))
     return files, diags
 
 
 def is_preview(file: TreeFile) -> bool:
     """Whether a file is in its site's `preview/` folder, outside the apply set."""
+    return _layer(file) == PREVIEW_DIR
+
+
+def _layer(file: TreeFile) -> str | None:
+    """The output layer (first folder under the site's) a file is in; None outside a site."""
     if file.site_dir is None:
-        return False
-    return file.file.path.relative_to(file.site_dir).parts[0] == PREVIEW_DIR
+        return None
+    return file.file.path.relative_to(file.site_dir).parts[0]
 
 
 def _version(site: SiteFacts | None) -> str:

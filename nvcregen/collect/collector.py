@@ -35,8 +35,7 @@ from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome,
 from nvcregen.collect.requests import owner_requests, reclaim_requests, result_requests
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
-from nvcregen.core.errors import NvcregenError, has_errors
-from nvcregen.plan.resolve import plan
+from nvcregen.core.errors import NvcregenError
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -51,11 +50,9 @@ from nvcregen.results.models import RunState
 from nvcregen.results.runs import RunSet, assemble_runs
 from nvcregen.results.select import select_owners, select_site_objects, select_workflows
 from nvcregen.results.verdicts import Verdicts, Word, judge
-from nvcregen.spec.load import load_file
-from nvcregen.spec.parse import parse_model
+from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.schema import validate_schema
-from nvcregen.validate.semantic import check_references
+from nvcregen.validate.site import load_site
 
 
 def collect(options: CollectOptions) -> CollectOutcome:
@@ -69,7 +66,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     """
     if options.reclaim and options.from_dir is not None:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
-    loaded = load_site(options.root, options.site)
+    loaded = load_site_file(options.root, options.site)
     if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
         return collect_trainer(loaded, options)
     cluster = None if options.from_dir is not None else _connect(options)
@@ -101,7 +98,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     )
 
 
-def load_site(root: Path, given: str) -> LoadedSite:
+def load_site_file(root: Path, given: str) -> LoadedSite:
     """Load, validate and plan a site named by file or by name (`sites/<name>.yaml`).
 
     Raises:
@@ -115,24 +112,17 @@ def load_site(root: Path, given: str) -> LoadedSite:
     if not path.is_file():
         raise CollectError(f"no site '{given}': neither a file nor {SITES_DIR}/{given}.yaml")
     shown = display_path(path, site_root(path, root))  # the same from any directory
-    doc, diags = load_file(path, shown)
-    site: Site | None = None
-    if doc is not None:
-        diags += validate_schema(doc)
-        if not has_errors(diags):
-            site, more = parse_model(doc, Site)
-            diags += more
-    if doc is None or site is None or has_errors(diags):
-        raise CollectError(f"{shown} is not a valid site", diags)
+    raw, diags = read_site_bytes(path, shown)
     try:
         catalog = load_catalog()
     except NvcregenError as exc:
         raise CollectError("the catalog cannot be loaded", exc.diagnostics) from exc
-    diags += check_references(site, catalog, doc)
-    if has_errors(diags):
-        raise CollectError(f"{shown} is not a valid site", diags)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), plan(site, catalog))
+    loaded = load_site(raw, shown, catalog) if raw is not None else None
+    if loaded is None or loaded.site is None or loaded.test_units is None:
+        raise CollectError(f"{shown} is not a valid site", loaded.diagnostics if loaded else diags)
+    sha = hashlib.sha256(raw or b"").hexdigest()
+    site = loaded.site
+    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), loaded.test_units)
 
 
 def _connect(options: CollectOptions) -> Cluster:

@@ -15,7 +15,7 @@ from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import DeleteOutcome, PageHook
 from nvcregen.collect.requests import PAGE_SIZE
 from nvcregen.core.errors import Diagnostic, ExitCode
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.results.archive import Written
 from nvcregen.results.archivefiles import SiteFile
 from nvcregen.results.verdicts import Verdicts, Word

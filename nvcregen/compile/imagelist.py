@@ -17,7 +17,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.catalog.models import ImageRole
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.images import is_pinned, resolve_image
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 HEADER = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 from nvcregen.core.labels import PREFIX, SITE, SOURCE
@@ -33,10 +34,15 @@ KIND_ORDER = (
 def postprocess(manifests: list[Manifest], site: Site, source_file: str) -> list[Manifest]:
     """Return labelled, annotated copies of `manifests` in a fixed kind-then-name order."""
     labelled = [_label(m, site, source_file) for m in manifests]
-    return sorted(labelled, key=lambda m: (m.component, _kind_rank(m.kind), m.kind, m.name))
+    return sorted(
+        labelled, key=lambda m: (m.component, m.folder, _kind_rank(m.kind), m.kind, m.name)
+    )
 
 
 def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
+    if not manifest.owned:
+        # A partial patch of someone else's object: our labels would fight its owner's.
+        return manifest
     obj = copy.deepcopy(manifest.obj)
     meta = obj["metadata"]
     labels = {**MANAGED_BY, SITE: site.metadata.name}
@@ -48,7 +54,7 @@ def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
     if manifest.component in PROTECTED_COMPONENTS or manifest.kind == "Namespace":
         annotations |= PRUNE_PROTECTION
     meta["annotations"] = {**meta.get("annotations", {}), **annotations}
-    return Manifest(obj, manifest.component, manifest.source, manifest.catalog, manifest.notes)
+    return dataclasses.replace(manifest, obj=obj)
 
 
 def _workload_labels(obj: dict[str, Any]) -> dict[str, str]:

@@ -12,13 +12,28 @@ Obj = dict[str, Any]
 
 @dataclass(frozen=True)
 class Manifest:
-    """A generated Kubernetes object, the output layer it belongs to, and its origins."""
+    """A generated Kubernetes object, the output layer it belongs to, and its origins.
+
+    Attributes:
+        obj: The object.
+        component: Its output layer (`out/<site>/<component>/`).
+        source: The site pointer it comes from.
+        catalog: The catalog files it comes from.
+        notes: How it was derived, for `index.json`.
+        folder: A folder inside the layer ("" for none), e.g. a readiness stage's
+            `01-single-node` (`nvcregen.compile.gitops.steps`).
+        owned: False for a partial object that patches one nvcregen does not own (Argo
+            CD's `argocd-cm`): it gets none of nvcregen's labels or annotations.
+
+    """
 
     obj: Obj
     component: str
     source: str
     catalog: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    folder: str = ""
+    owned: bool = True
 
     @property
     def kind(self) -> str:

@@ -14,7 +14,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.core.metrics import THRESHOLD_FIELDS
 from nvcregen.emit.naming import IMAGES_FILE
 from nvcregen.plan.budget import plan_budget
-from nvcregen.plan.resolve import Pool
+from nvcregen.plan.model import Pool
 from nvcregen.spec.v1alpha1 import JobSetDependency, Threshold, TrainerDependency
 from nvcregen.validate.site import load_site
 

@@ -11,5 +11,6 @@ EXTRA_FILES = frozenset({INDEX_FILE, IMAGES_FILE})
 
 
 def manifest_path(manifest: Manifest) -> str:
-    """Return `<component>/<kind>-<name>.yaml`, relative to `out/<site>/`."""
-    return f"{manifest.component}/{manifest.kind.lower()}-{manifest.name}.yaml"
+    """Return `<component>/[<folder>/]<kind>-<name>.yaml`, relative to `out/<site>/`."""
+    folder = f"{manifest.component}/{manifest.folder}" if manifest.folder else manifest.component
+    return f"{folder}/{manifest.kind.lower()}-{manifest.name}.yaml"

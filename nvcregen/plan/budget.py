@@ -1,11 +1,17 @@
-"""The plan's worst case in GPU-hours and wall-clock time (pure)."""
+"""The plan's cost in GPU-hours and wall-clock time, expected and worst case (pure).
+
+Each job takes its expected duration (the physics model, `TestUnit.expected_ms`) in the
+expected case and its timeout in the worst. A test's jobs run in waves of
+`maxConcurrentJobs`, once per round; the worst case repeats every round `retests` more
+times. Tests, and stages, run one after another: each job holds every GPU of its nodes.
+"""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 _MS_PER_HOUR = 3_600_000
@@ -13,46 +19,89 @@ _MS_PER_HOUR = 3_600_000
 
 @dataclass(frozen=True)
 class UnitCost:
-    """Worst-case cost of one test: every job runs to its timeout, every retest happens."""
+    """The cost of one test: `gpu_hours` and `wall_hours` are the worst case.
+
+    Worst case: every job runs to its timeout and every retest happens. Expected case:
+    every job takes its expected duration, once per round.
+    """
 
     unit: TestUnit
     jobs: int
     gpu_hours: float
     wall_hours: float
+    expected_gpu_hours: float = 0.0
+    expected_wall_hours: float = 0.0
+
+    @property
+    def name(self) -> str:
+        """`<stage>/<test>`, as messages name a test."""
+        return f"{self.unit.stage.name}/{self.unit.test.name}"
 
 
 @dataclass(frozen=True)
 class Budget:
-    """The whole plan's worst case."""
+    """The whole plan's cost, tests one after another."""
 
     costs: tuple[UnitCost, ...]
 
     @property
     def gpu_hours(self) -> float:
-        """Total GPU-hours."""
+        """Worst-case GPU-hours."""
         return sum(c.gpu_hours for c in self.costs)
 
     @property
     def wall_hours(self) -> float:
-        """Total wall-clock hours, tests one after another."""
+        """Worst-case wall-clock hours."""
         return sum(c.wall_hours for c in self.costs)
+
+    @property
+    def expected_gpu_hours(self) -> float:
+        """Expected GPU-hours."""
+        return sum(c.expected_gpu_hours for c in self.costs)
+
+    @property
+    def expected_wall_hours(self) -> float:
+        """Expected wall-clock hours."""
+        return sum(c.expected_wall_hours for c in self.costs)
+
+    def stages(self) -> dict[str, tuple[float, float]]:
+        """Wall-clock hours per stage, in plan order: (expected, worst case)."""
+        found: dict[str, tuple[float, float]] = {}
+        for c in self.costs:
+            expected, worst = found.get(c.unit.stage.name, (0.0, 0.0))
+            found[c.unit.stage.name] = (expected + c.expected_wall_hours, worst + c.wall_hours)
+        return found
+
+    def largest(self, count: int = 3, *, by: str = "gpu_hours") -> tuple[UnitCost, ...]:
+        """The `count` costliest tests by a worst-case figure (`gpu_hours` or `wall_hours`)."""
+        ranked = sorted(self.costs, key=lambda c: (-getattr(c, by), c.name))
+        return tuple(ranked[:count])
 
 
 def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
-    """Worst case of one test; None when the pool's node count is unknown."""
+    """The cost of one test; None when the pool's node count is unknown."""
     nodes = unit.pool.node_count
     if nodes is None:
         return None
     window = site.spec.readiness.window
     jobs = max(1, nodes // unit.nodes_per_job)
-    attempts = site.spec.readiness.rounds * (1 + window.retests)
-    hours = unit.timeout_ms / _MS_PER_HOUR
+    rounds = site.spec.readiness.rounds
+    attempts = rounds * (1 + window.retests)
     gpus = jobs * unit.nodes_per_job * unit.pool.gpus_per_node
     waves = math.ceil(jobs / window.max_concurrent_jobs)
-    return UnitCost(unit, jobs, gpus * hours * attempts, waves * hours * attempts)
+    worst = unit.timeout_ms / _MS_PER_HOUR
+    expected = unit.expected_ms / _MS_PER_HOUR
+    return UnitCost(
+        unit,
+        jobs,
+        gpu_hours=gpus * worst * attempts,
+        wall_hours=waves * worst * attempts,
+        expected_gpu_hours=gpus * expected * rounds,
+        expected_wall_hours=waves * expected * rounds,
+    )
 
 
 def plan_budget(site: Site, test_units: list[TestUnit]) -> Budget:
-    """Add up the worst case of every test whose node count is known."""
+    """Add up the cost of every test whose node count is known."""
     costs = [c for u in test_units if (c := unit_cost(site, u)) is not None]
     return Budget(tuple(costs))

@@ -2,76 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Literal
-
 from nvcregen.catalog.load import Catalog, model_key
-from nvcregen.catalog.models import HardwareEntry, TestEntry
+from nvcregen.catalog.models import TestEntry
 from nvcregen.core import units
 from nvcregen.core.metrics import METRICS
+from nvcregen.plan import physics
 from nvcregen.plan.images import resolve_image
+from nvcregen.plan.model import CompiledThreshold, Mode, Network, Pool, TestUnit
+from nvcregen.plan.run import run_for
 from nvcregen.spec.v1alpha1 import NodePool, Site, Stage, Threshold
-
-Mode = Literal["category", "workloadrun"]
-Network = Literal["rdma", "socket", "none"]
-
-
-@dataclass(frozen=True)
-class Pool:
-    """A node pool with the facts the catalog adds to it."""
-
-    spec: NodePool
-    index: int
-    hardware: HardwareEntry
-    gpus_per_node: int
-    product_labels: tuple[str, ...]
-    catalog_file: str
-
-    @property
-    def node_count(self) -> int | None:
-        """Number of nodes: those named, else the count a selector pool states."""
-        return len(self.spec.nodes) if self.spec.nodes is not None else self.spec.node_count
-
-
-@dataclass(frozen=True)
-class CompiledThreshold:
-    """An NVCRE threshold expression and how it was derived from the site's typed one."""
-
-    key: str
-    expression: str
-    derivation: str
-    index: int
-
-
-@dataclass(frozen=True)
-class TestUnit:
-    """One test of one stage, resolved to everything the readiness objects need."""
-
-    stage: Stage
-    stage_index: int
-    test: TestEntry
-    pool: Pool
-    mode: Mode
-    network: Network
-    nodes_per_job: int
-    timeout_ms: int
-    image: str
-    thresholds: tuple[CompiledThreshold, ...]
-    test_file: str
-
-    @property
-    def nics_per_node(self) -> int:
-        """RDMA NICs each job requests per node: all of them for RDMA work, else none."""
-        nics = self.pool.spec.nics
-        return nics.count if self.network == "rdma" and nics is not None else 0
-
-    @property
-    def nic_resource(self) -> tuple[str, int] | None:
-        """The extended resource and count each node's pod requests for RDMA NICs, if any."""
-        nics = self.pool.spec.nics
-        if not self.nics_per_node or nics is None or not nics.resource_name:
-            return None
-        return nics.resource_name, self.nics_per_node
 
 
 def resolve_pools(site: Site, catalog: Catalog) -> dict[str, Pool]:
@@ -117,21 +56,30 @@ def mode_for(test: TestEntry, stage: Stage, network: Network, site: Site) -> Mod
     return "category"
 
 
-def thresholds_for(site: Site, test: str, scope: str) -> list[tuple[int, Threshold]]:
-    """Return the site's thresholds (with their index) for one test at one scope."""
+def thresholds_for(
+    site: Site, test: str, scope: str, pool: str | None = None
+) -> list[tuple[int, Threshold]]:
+    """Return the site's thresholds (with their index) for one test at one scope.
+
+    With `pool`, thresholds that name another pool are left out.
+    """
     return [
-        (i, t) for i, t in enumerate(site.spec.thresholds) if t.test == test and t.scope == scope
+        (i, t)
+        for i, t in enumerate(site.spec.thresholds)
+        if t.test == test and t.scope == scope and (pool is None or t.pool in (None, pool))
     ]
 
 
-def compile_thresholds(site: Site, test: str, scope: str) -> tuple[CompiledThreshold, ...]:
+def compile_thresholds(
+    site: Site, test: str, scope: str, pool: str | None = None
+) -> tuple[CompiledThreshold, ...]:
     """Compile typed thresholds into NVCRE's `key -> CEL over value` expressions.
 
     NVCRE compares the maximum over all message sizes; the per-size check of a
     threshold with `at:` happens when results are collected.
     """
     compiled: list[CompiledThreshold] = []
-    for index, threshold in thresholds_for(site, test, scope):
+    for index, threshold in thresholds_for(site, test, scope, pool):
         for field, metric in METRICS.items():
             text = getattr(threshold, field)
             if text is None:
@@ -169,6 +117,11 @@ def _unit(
     nodes_per_job = (
         1 if stage.scope == "intra-node" else (stage.nodes_per_job or pool.node_count or 2)
     )
+    run = run_for(
+        test, pool.hardware, pool.spec, pool.gpus_per_node, stage.scope, network, nodes_per_job
+    )
+    expected_ms = physics.expected_ms(run, catalog)
+    factor = site.spec.readiness.window.timeout_factor
     return TestUnit(
         stage=stage,
         stage_index=stage_index,
@@ -177,8 +130,13 @@ def _unit(
         mode=mode_for(test, stage, network, site),
         network=network,
         nodes_per_job=nodes_per_job,
-        timeout_ms=units.parse_duration(stage.timeout_per_job or test.timeout),
+        timeout_ms=(
+            units.parse_duration(stage.timeout_per_job)
+            if stage.timeout_per_job
+            else physics.timeout_ms(expected_ms, factor)
+        ),
+        expected_ms=expected_ms,
         image=resolve_image(site, catalog, test.image),
-        thresholds=compile_thresholds(site, test.name, stage.scope),
+        thresholds=compile_thresholds(site, test.name, stage.scope, pool.spec.name),
         test_file=catalog.origin("tests", test.name),
     )

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
 _NAME = re.compile(

@@ -27,7 +27,7 @@ from typing import Any
 
 from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
 from nvcregen.results.models import (

@@ -18,7 +18,7 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from nvcregen.core.labels import STAGE, TEST
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.results.liveobjects import Obj, labels_of, metadata, status_of, uid_of
 from nvcregen.results.models import (
     BandwidthMeasurement,

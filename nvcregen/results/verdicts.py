@@ -152,7 +152,9 @@ def judge(site: Site, runs: RunSet) -> Verdicts:
     thresholds = [
         verdict
         for index, threshold in enumerate(site.spec.thresholds)
-        for verdict in judge_threshold(index, threshold, runs.runs, site.spec.readiness.rounds)
+        for verdict in judge_threshold(
+            index, threshold, _on_pool(site, threshold, runs.runs), site.spec.readiness.rounds
+        )
     ]
     run_verdicts = [judge_run(run) for run in runs.runs]
     exports = [judge_export(export) for export in runs.exports]
@@ -166,6 +168,15 @@ def judge(site: Site, runs: RunSet) -> Verdicts:
         runs=tuple(run_verdicts),
         exports=tuple(exports),
     )
+
+
+def _on_pool(site: Site, threshold: Threshold, runs: Sequence[RunResult]) -> list[RunResult]:
+    """The runs a threshold holds: all, or those of stages on the pool it names."""
+    if threshold.pool is None:
+        return list(runs)
+    first = site.spec.node_pools[0].name
+    stages = {s.name for s in site.spec.readiness.stages if (s.pool or first) == threshold.pool}
+    return [r for r in runs if r.stage in stages]
 
 
 def judge_threshold(

@@ -28,6 +28,11 @@ _BANDWIDTH = r"^[0-9]+(\.[0-9]+)? ?([KMGT](i?B|b)/s|Gbps)$"
 _COMPARISON = r"^(>=|>|<=|<|==) ?[0-9]+(\.[0-9]+)? ?[A-Za-z/%]*$"
 _DIGEST = r"^sha256:[a-f0-9]{64}$"
 _IMAGE = r"^[a-z0-9]+([._:/-][a-zA-Z0-9_.-]+)*(@sha256:[a-f0-9]{64})?$"
+_LABEL_VALUE = r"^[a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?$"
+_LABEL_KEY = (
+    r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
+    r"[a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?$"
+)
 _RESOURCE_NAME = (
     r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/"
     r"[a-zA-Z0-9]([-A-Za-z0-9_.]{0,61}[a-zA-Z0-9])?$"
@@ -50,6 +55,9 @@ BandwidthComparison = Annotated[str, _unit("bandwidth-comparison", _COMPARISON, 
 RatioComparison = Annotated[str, _unit("ratio-comparison", _COMPARISON, ">= 0.9")]
 Digest = Annotated[str, Field(pattern=_DIGEST)]
 Image = Annotated[str, Field(pattern=_IMAGE, max_length=512)]
+QueueName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
+Cpu = Annotated[str, Field(pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]{1,3})?)$", max_length=16)]
+Memory = Annotated[str, Field(pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$", max_length=16)]
 
 
 class StrictModel(BaseModel):
@@ -134,13 +142,56 @@ class DcgmDependency(StrictModel):
     hostengine: Annotated[str, Field(pattern=r"^[a-z0-9.-]+:[0-9]{1,5}$")] | None = None
 
 
+class PodAllowance(StrictModel):
+    """cpu and memory the queue counts per readiness pod beyond what nvcregen knows it asks.
+
+    Kueue counts LimitRange defaults, sidecars and RuntimeClass overhead in a pod's requests.
+    """
+
+    cpu: Cpu = "1"
+    memory: Memory = "4Gi"
+
+
+class KueueDependency(StrictModel):
+    """Kueue admits every readiness run whole, within the window (docs/design/0007-admission.md).
+
+    `managed: true` installs Kueue 0.19.2 from its OCI chart and generates the queues; with
+    `managed: false` runs go to the existing LocalQueue `localQueue` (generated, bound to
+    `clusterQueue`, only when `clusterQueue` is named), and `version` is that Kueue's.
+    `podsReadyTimeout` defaults to the plan's shortest test timeout, at least 10m.
+    """
+
+    version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "0.19.2"
+    managed: bool = True
+    chart_digest: Digest | None = None
+    image_digest: Digest | None = None
+    local_queue: QueueName = "readiness"
+    cluster_queue: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
+    pods_ready_timeout: Duration | None = None
+    requeue_limit: Annotated[int, Field(ge=1, le=10)] = 3
+    pod_allowance: PodAllowance = Field(default_factory=PodAllowance)
+
+
+class GangScheduler(StrictModel):
+    """NVCRE's `gangScheduler` (e.g. KAI Scheduler) instead of Kueue; NVCRE mode only."""
+
+    scheduler_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)]
+    queue: Annotated[str, Field(pattern=_LABEL_VALUE, max_length=63)] = "default-queue"
+    queue_label_key: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+
+
 class Dependencies(StrictModel):
-    """Components NVCRE relies on, and who owns them."""
+    """Components NVCRE relies on, and who owns them.
+
+    Readiness runs are admitted by `kueue` unless `gangScheduler` is set (NVCRE mode).
+    """
 
     trainer: TrainerDependency = Field(default_factory=TrainerDependency)
     jobset: JobSetDependency = Field(default_factory=JobSetDependency)
     prometheus: PrometheusDependency = Field(default_factory=PrometheusDependency)
     dcgm: DcgmDependency = Field(default_factory=DcgmDependency)
+    kueue: KueueDependency = Field(default_factory=KueueDependency)
+    gang_scheduler: GangScheduler | None = None
 
 
 class Images(StrictModel):
@@ -176,12 +227,15 @@ class NodePool(StrictModel):
     """A set of identical GPU nodes, named explicitly or by a label selector.
 
     A selector pool states `nodeCount`, the number of nodes it is expected to match,
-    so the plan's budget can be checked before anything runs.
+    so the plan's budget can be checked before anything runs. `productLabels` must be
+    the catalog's labels for the model unless `productLabelsOverride: true` says a node
+    was checked and reports other ones.
     """
 
     name: Name
     model: Annotated[str, Field(min_length=1, max_length=64)]
     product_labels: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = None
+    product_labels_override: bool = False
     nodes: list[NodeName] | None = Field(default=None, min_length=1, max_length=4096)
     selector: dict[str, str] | None = None
     node_count: Annotated[int, Field(ge=1, le=100_000)] | None = None
@@ -209,12 +263,18 @@ class Stage(StrictModel):
 
 
 class Window(StrictModel):
-    """The test window: concurrency, wall-clock deadline and GPU-hour budget."""
+    """The test window: concurrency, wall-clock deadline and GPU-hour budget.
+
+    `timeoutFactor` is the safety factor on each job's expected duration: a stage without
+    `timeoutPerJob` gets expected duration x timeoutFactor, rounded up to whole minutes
+    (docs/design/0005-physics.md).
+    """
 
     max_concurrent_jobs: Annotated[int, Field(ge=1, le=1024)] = 1
     deadline: Duration
     gpu_hours: Annotated[float, Field(gt=0, le=1_000_000)]
     retests: Annotated[int, Field(ge=0, le=10)] = 0
+    timeout_factor: Annotated[float, Field(ge=1.25, le=10)] = 2.0
 
 
 class Readiness(StrictModel):
@@ -233,10 +293,14 @@ class Readiness(StrictModel):
 
 
 class Threshold(StrictModel):
-    """A typed pass criterion for one test at one scope (and optionally one size)."""
+    """A typed pass criterion for one test at one scope (and optionally one size).
+
+    With `pool`, only the stages on that node pool are held to it.
+    """
 
     test: Annotated[str, Field(pattern=_DNS_LABEL, max_length=40)]
     scope: Scope
+    pool: Name | None = None
     transport: Transport | None = None
     at: Size | None = None
     busbw: BandwidthComparison | None = None

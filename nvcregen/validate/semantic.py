@@ -7,14 +7,17 @@ from collections.abc import Iterator
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import units
-from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.core.units import check_unit
 from nvcregen.plan.budget import plan_budget
 from nvcregen.plan.images import is_pinned, source_image
-from nvcregen.plan.resolve import TestUnit, network_for, stage_pool_name
+from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import network_for, stage_pool_name
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.admission import admission_problems
+from nvcregen.validate.feasibility import label_problems, physics_problems, pool_problems
 from nvcregen.validate.trainer import trainer_mode_problems
 
 
@@ -33,16 +36,17 @@ class _Report:
         hint: str = "",
         *,
         severity: Severity = Severity.ERROR,
+        notes: tuple[str, ...] = (),
     ) -> None:
         self.diagnostics.append(
-            Diagnostic(self.doc.span(where), severity, code, message, where, hint)
+            Diagnostic(self.doc.span(where), severity, code, message, where, hint, notes)
         )
 
 
 def check_references(
     site: Site, catalog: Catalog, doc: Document, *, strict: bool = False
 ) -> list[Diagnostic]:
-    """Return every semantic problem of a site but its budget (`check_budget`, on the plan)."""
+    """Return every semantic problem of a site but its physics and budget (`check_plan`)."""
     report = _Report(doc)
     _check_units(site, report)
     _check_pools(site, catalog, report)
@@ -50,6 +54,8 @@ def check_references(
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
     report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
+    report.diagnostics += admission_problems(site, catalog, doc)  # Kueue or gang scheduler
+    report.diagnostics += label_problems(site, catalog, doc) + pool_problems(site, doc)
     return sorted(report.diagnostics, key=Diagnostic.sort_key)
 
 
@@ -258,18 +264,26 @@ def _check_inter_node(site: Site, index: int, report: _Report) -> None:
 
 
 def _check_thresholds(site: Site, catalog: Catalog, report: _Report) -> None:
-    planned = {(name, s.scope): s for s in site.spec.readiness.stages for name in s.tests}
+    stages = site.spec.readiness.stages
+    planned = {(name, s.scope, stage_pool_name(site, s)): s for s in stages for name in s.tests}
     pools = {p.name: p for p in site.spec.node_pools}
     for i, t in enumerate(site.spec.thresholds):
         at = f"/spec/thresholds/{i}"
-        stage = planned.get((t.test, t.scope))
+        if t.pool is not None and t.pool not in pools:
+            continue  # NVC355
+        stage = next(
+            (s for (n, scope, p), s in planned.items() if (n, scope) == (t.test, t.scope)
+             and t.pool in (None, p)),
+            None,
+        )  # fmt: skip
         test = catalog.tests.get(t.test)
         if stage is None or test is None:
-            runs = sorted(f"{n} ({s})" for n, s in planned)
+            runs = sorted({f"{n} ({s})" for n, s, _ in planned})
+            on_pool = f" on pool {t.pool}" if t.pool else ""
             report.add(
                 f"{at}/test",
                 "NVC306",
-                f"the plan does not run {t.test} at scope {t.scope}",
+                f"the plan does not run {t.test} at scope {t.scope}{on_pool}",
                 f"planned: {', '.join(runs)}",
             )
             continue
@@ -328,36 +342,46 @@ def _check_images(site: Site, catalog: Catalog, report: _Report, *, strict: bool
             )
 
 
-def check_budget(site: Site, test_units: list[TestUnit], doc: Document) -> list[Diagnostic]:
-    """The plan's worst case against the window's GPU-hours and deadline."""
+def check_plan(
+    site: Site, catalog: Catalog, test_units: list[TestUnit], doc: Document
+) -> list[Diagnostic]:
+    """The plan against physics (timeouts, bounds, sizes), then, if that holds, its budget."""
+    found = physics_problems(site, catalog, doc, test_units)  # durations, bounds, sizes
+    if has_errors(found):
+        return found
     report = _Report(doc)
     _budget(site, test_units, report)
-    return report.diagnostics
+    return found + report.diagnostics
 
 
 def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
     window = site.spec.readiness.window
     budget = plan_budget(site, test_units)
-    worst = sorted(budget.costs, key=lambda c: -c.gpu_hours)[:3]
-    breakdown = ", ".join(
-        f"{c.unit.stage.name}/{c.unit.test.name} {c.gpu_hours:.1f}" for c in worst
+    stages = tuple(
+        f"stage {name}: expected {_hours(expected)}, worst case {_hours(worst)}"
+        for name, (expected, worst) in budget.stages().items()
     )
     if budget.gpu_hours > window.gpu_hours + 1e-9:
+        largest = ", ".join(f"{c.name} {c.gpu_hours:.1f} GPU-h" for c in budget.largest())
         report.add(
             "/spec/readiness/window/gpuHours",
             "NVC313",
-            f"the plan's worst case needs {budget.gpu_hours:.1f} GPU-hours, over the budget of "
-            f"{window.gpu_hours:g}",
-            f"largest: {breakdown}; raise gpuHours or cut rounds, tests or retests",
+            f"the plan's worst case needs {budget.gpu_hours:.1f} GPU-hours (expected "
+            f"{budget.expected_gpu_hours:.1f}), over the budget of {window.gpu_hours:g}",
+            f"largest: {largest}; raise gpuHours or cut rounds, tests or retests",
+            notes=stages,
         )
     deadline_h = units.parse_duration(window.deadline) / 3_600_000
     if budget.wall_hours > deadline_h + 1e-9:
+        longest = budget.largest(by="wall_hours")
+        named = ", ".join(f"{c.name} {_hours(c.wall_hours)}" for c in longest)
         report.add(
             "/spec/readiness/window/deadline",
             "NVC313",
-            f"the plan's worst case takes {_hours(budget.wall_hours)}, past the deadline of "
-            f"{window.deadline}",
-            "raise maxConcurrentJobs or the deadline, or cut rounds or tests",
+            f"the plan's worst case takes {_hours(budget.wall_hours)} (expected "
+            f"{_hours(budget.expected_wall_hours)}), past the deadline of {window.deadline}",
+            f"longest: {named}; raise maxConcurrentJobs or the deadline, or cut rounds or tests",
+            notes=stages,
         )
 
 

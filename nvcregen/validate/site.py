@@ -11,13 +11,14 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core.errors import Diagnostic, has_errors
-from nvcregen.plan.resolve import TestUnit, plan
+from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan
 from nvcregen.spec.load import load_document
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema
-from nvcregen.validate.semantic import check_budget, check_references
+from nvcregen.validate.semantic import check_plan, check_references
 
 
 @dataclass(frozen=True)
@@ -61,5 +62,5 @@ def check_site(doc: Document, catalog: Catalog, *, strict: bool = False) -> Load
     if has_errors(diags):
         return LoadedSite(doc, site, None, diags)
     test_units = plan(site, catalog)  # what runs where, in site order: built once
-    diags += check_budget(site, test_units, doc)  # GPU-hours and deadline
+    diags += check_plan(site, catalog, test_units, doc)  # physics, GPU-hours, deadline
     return LoadedSite(doc, site, test_units, diags)

@@ -1,6 +1,6 @@
 """GitOps objects that apply `out/<site>/`: Argo CD or Flux, one per output layer (pure).
 
-Each layer (`crds`, `platform`, `monitoring`, `readiness`) present for a site gets one
+Each layer (`crds`, `platform`, `queues`, `monitoring`, `readiness`) present for a site gets one
 Argo CD Application or Flux Kustomization reading `<gitops.path>/<layer>` from the site's
 repository, applied in that order. Argo CD orders them with sync waves and an AppProject
 restricted to the repository, the in-cluster server, the namespaces the layers use and the
@@ -24,7 +24,7 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "gitops"
-LAYERS = ("crds", "platform", "monitoring", "readiness")
+LAYERS = ("crds", "platform", "queues", "monitoring", "readiness")
 SOURCE = "/spec/gitops"
 
 ARGOCD_API = "argoproj.io/v1alpha1"
@@ -32,7 +32,7 @@ ARGOCD_NAMESPACE = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Lower waves first; the project exists before any Application names it.
-WAVES = {"project": -3, "crds": -2, "platform": -1, "monitoring": 0, "readiness": 1}
+WAVES = {"project": -3, "crds": -2, "platform": -1, "queues": 0, "monitoring": 1, "readiness": 2}
 # Child Applications' waves do not wait for health (Argo CD >= 1.8), so a layer whose
 # CRDs are not established yet fails its first sync; retries absorb that.
 RETRY: Obj = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
@@ -59,6 +59,10 @@ DEFAULT_CLUSTER_KINDS: dict[str, tuple[tuple[str, str], ...]] = {
         ("rbac.authorization.k8s.io", "ClusterRole"),
         ("rbac.authorization.k8s.io", "ClusterRoleBinding"),
     ),
+    "queues": tuple(
+        ("kueue.x-k8s.io", kind)
+        for kind in ("ClusterQueue", "ResourceFlavor", "Topology", "WorkloadPriorityClass")
+    ),
     "monitoring": (),
     "readiness": ((NVCRE_GROUP, "LogProfile"),),
 }
@@ -71,7 +75,7 @@ def gitops_manifests(
 
     Args:
         site: The site.
-        components: The output layers present for the site ("crds", "platform",
+        components: The output layers present for the site ("crds", "platform", "queues",
             "monitoring", "readiness"); they are applied in that order.
         layers: Those layers' manifests, if known: the Argo CD project then allows exactly
             their namespaces and cluster-scoped kinds (otherwise a per-layer default).
@@ -81,7 +85,7 @@ def gitops_manifests(
         nothing when the site has no `gitops.repoURL`.
 
     Raises:
-        ValueError: A component is not one of the four layers.
+        ValueError: A component is not one of the five layers.
 
     """
     unknown = sorted(set(components) - set(LAYERS))

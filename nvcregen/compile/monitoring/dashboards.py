@@ -16,7 +16,7 @@ from nvcregen.compile.monitoring.promql import cluster_matchers, promql_string
 from nvcregen.compile.monitoring.rules import COMPONENT, RECORDINGS, Recording, bandwidth_window
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 CONFIG_MAP = "nvcregen-dashboard-nvcre"

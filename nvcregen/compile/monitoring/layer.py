@@ -20,7 +20,7 @@ from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.units import check_unit
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

@@ -5,11 +5,13 @@ node, running `dcgmi diag --run <level> --json` against a hostengine started ins
 pod (or the site's hostengine, for level 4) under an outer `timeout` with a 10 s kill
 grace, so a hung level still prints its exit code and whatever JSON it produced to the
 pod's log. Each Job is pinned to its node by name and still scheduled, so it waits for
-the node's GPUs instead of failing admission.
+the node's GPUs instead of failing admission; it names the site's LocalQueue, and Kueue
+admits it only when that node has its GPUs free (docs/design/0007-admission.md).
 """
 
 from __future__ import annotations
 
+from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.mpi import GPU, GPU_PRESENT, node_affinity
 from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
 from nvcregen.compile.readiness.runs import (
@@ -21,7 +23,7 @@ from nvcregen.compile.readiness.runs import (
 )
 from nvcregen.core.labels import NODES
 from nvcregen.core.manifest import Manifest, Obj, content_hash
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 CONTAINER = "dcgm-diag"
@@ -55,15 +57,18 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "affinity": node_affinity(unit.pool.product_labels, (name,)),
         "containers": [container],
     }
+    template: Obj = {"labels": labels}
+    if annotations := topology_annotations(site, 1):  # one pod, one whole node
+        template["annotations"] = annotations
     spec: Obj = {
         "backoffLimit": 0,  # a failed diagnostic is a result, not something to retry
         "activeDeadlineSeconds": window_seconds(site),
-        "template": {"metadata": {"labels": labels}, "spec": pod},
+        "template": {"metadata": template, "spec": pod},
     }
     metadata: Obj = {
         "name": run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
         "namespace": site.spec.nvcre.namespace,
-        "labels": labels,
+        "labels": labels | queue_labels(site, unit.stage_index),
         "annotations": {NODES: name},
     }
     obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 
 MPIRUN = "/usr/local/mpi/bin/mpirun"
 

@@ -5,13 +5,14 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
+from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
 from nvcregen.compile.templating import render_template
 from nvcregen.core import units
 from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.core.nvcre import NVCRE_API
-from nvcregen.plan.resolve import Pool, TestUnit
+from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "readiness"
@@ -70,6 +71,8 @@ def certification(site: Site, stage_units: list[TestUnit]) -> Manifest:
         "workloadMetadata": {"labels": workload_labels(site, first)},
         "categories": [_category(u) for u in stage_units],
     }
+    if gang := gang_scheduler(site):
+        spec["gangScheduler"] = gang
     name = hashed_name(
         [site.metadata.name, first.stage.name], content_hash(spec), CERTIFICATION_NAME_MAX
     )
@@ -137,6 +140,8 @@ def workload_run(site: Site, unit: TestUnit) -> Manifest:
         "workloadMetadata": {"labels": workload_labels(site, unit)},
         **_workload(site, unit),
     }
+    if gang := gang_scheduler(site, label_key=False):
+        spec["gangScheduler"] = gang
     if unit.thresholds:
         spec["thresholds"] = _threshold_map(unit)
     name = hashed_name(
@@ -207,11 +212,11 @@ def _threshold_map(unit: TestUnit) -> dict[str, str]:
 
 
 def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
-    """Labels NVCRE copies onto each TrainJob, so results can be found per site and stage."""
+    """Labels NVCRE copies onto each TrainJob: site and stage, and the site's Kueue queue."""
     found = {SITE: site.metadata.name, STAGE: unit.stage.name}
     if unit.mode == "workloadrun":
         found[TEST] = unit.test.name
-    return found
+    return found | queue_labels(site, unit.stage_index)
 
 
 def nccl_log_profile() -> Manifest:

@@ -11,7 +11,7 @@ from nvcregen.core import units
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.labels import ROUND, SITE, STAGE, TEST
 from nvcregen.core.manifest import hashed_name
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 # JobSet derives pod names <trainjob>-launcher-0-0-xxxxx (at most 63 characters); Jobs

@@ -13,6 +13,7 @@ round, placed on any of its nodes by the scheduler.
 
 from __future__ import annotations
 
+from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
@@ -45,7 +46,7 @@ from nvcregen.compile.readiness.runs import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.plan.resolve import TestUnit
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 RUNTIME_NAME_MAX = 52
@@ -101,13 +102,14 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     """
     labels = {FRAMEWORK: "mpi", **unit_labels(site, unit)}
     placement = _runtime_placement(unit)
-    template = {"metadata": {"labels": unit_labels(site, unit)}}
-    launcher_pod = pod_template([_launcher_container(unit.image)], "Never", placement) | template
+    launcher_pod = pod_template([_launcher_container(unit.image)], "Never", placement)
+    launcher_pod |= _pod_metadata(site, unit, 1)
     launcher = replicated_job(LAUNCHER, launcher_pod, trainer=True, backoffLimit=0)
     jobs = [launcher]
     if unit.nodes_per_job > 1:
         worker_pod = pod_template([worker_container(unit.image)], "OnFailure", placement)
-        jobs = [replicated_job(NODE, worker_pod | template), launcher]
+        worker_pod |= _pod_metadata(site, unit, unit.nodes_per_job - 1)
+        jobs = [replicated_job(NODE, worker_pod), launcher]
         launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]  # sshd answers first
     policy = {
         "mpiImplementation": "OpenMPI",
@@ -120,6 +122,14 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     metadata = {"labels": labels, "annotations": dict(RUNTIME_WAVE)}
     obj = runtime_object(name, site.spec.nvcre.namespace, metadata, spec)
     return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit))
+
+
+def _pod_metadata(site: Site, unit: TestUnit, pods: int) -> Obj:
+    """A replicated job's pod labels and, under nvcregen's Kueue, its topology request."""
+    metadata: Obj = {"labels": unit_labels(site, unit)}
+    if annotations := topology_annotations(site, pods):
+        metadata["annotations"] = annotations
+    return {"metadata": metadata}
 
 
 def _runtime_placement(unit: TestUnit) -> Obj:
@@ -163,7 +173,8 @@ def train_job(
         spec["runtimePatches"] = [_pinned(unit, nodes)]
     suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
     name = run_name(site, unit, content_hash(spec), suffix)
-    metadata = {"labels": run_labels(site, unit, round_), "annotations": _expected(unit, nodes)}
+    labels = run_labels(site, unit, round_) | queue_labels(site, unit.stage_index)
+    metadata = {"labels": labels, "annotations": _expected(unit, nodes)}
     obj = trainjob_object(name, site.spec.nvcre.namespace, metadata, spec)
     notes = tuple(t.derivation for t in unit.thresholds)
     return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit), notes)

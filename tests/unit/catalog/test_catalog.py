@@ -155,20 +155,22 @@ def broken_copy(tmp_path: Path, rel: str, old: str, new: str) -> tuple[Path, str
 
 
 def test_a_typo_in_a_catalog_entry_points_at_the_file_and_line(tmp_path: Path) -> None:
-    root, text = broken_copy(tmp_path, "tests/dcgm-l1.yaml", "\ntimeout: 5m\n", "\ntimout: 5m\n")
+    root, text = broken_copy(
+        tmp_path, "tests/dcgm-l1.yaml", "\nmeasurement: none\n", "\nmeasurment: none\n"
+    )
     with pytest.raises(NvcregenError) as caught:
         load_catalog(root)
     diags = caught.value.diagnostics
     assert {d.span.file for d in diags} == {"catalog/tests/dcgm-l1.yaml"}
     assert all(d.code == "NVC220" and d.severity is Severity.ERROR for d in diags)
     by_message = {d.message: d for d in diags}
-    unknown = by_message["unknown key 'timout'"]
+    unknown = by_message["unknown key 'measurment'"]
     assert (unknown.path, unknown.span.line, unknown.span.column) == (
-        "/timout",
-        line_of(text, "timout"),
+        "/measurment",
+        line_of(text, "measurment"),
         1,
     )
-    assert "missing required key 'timeout'" in by_message
+    assert "missing required key 'measurement'" in by_message
     assert "catalog/tests/dcgm-l1.yaml" in str(caught.value)
 
 

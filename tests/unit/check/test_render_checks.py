@@ -11,7 +11,8 @@ from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.manifest import Manifest
-from nvcregen.plan.resolve import TestUnit, plan
+from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

@@ -43,7 +43,7 @@ def resource(plural: str, kind: str, *, namespaced: bool) -> dict[str, Any]:
 
 
 def served_by_default() -> dict[str, list[dict[str, Any]]]:
-    """Core v1, RBAC, NVCRE (one with a status subresource), Argo CD, Flux, Prometheus."""
+    """Core v1, RBAC, NVCRE (one with a status subresource), Argo CD, Flux, Prometheus, Kueue."""
     nvcre = [
         resource("certifications", "Certification", namespaced=True),
         resource("certifications/status", "Certification", namespaced=True),
@@ -83,6 +83,13 @@ def served_by_default() -> dict[str, list[dict[str, Any]]]:
         "monitoring.coreos.com/v1": [
             resource("servicemonitors", "ServiceMonitor", namespaced=True),
             resource("prometheusrules", "PrometheusRule", namespaced=True),
+        ],
+        "kueue.x-k8s.io/v1beta2": [
+            resource("clusterqueues", "ClusterQueue", namespaced=False),
+            resource("localqueues", "LocalQueue", namespaced=True),
+            resource("resourceflavors", "ResourceFlavor", namespaced=False),
+            resource("topologies", "Topology", namespaced=False),
+            resource("workloadpriorityclasses", "WorkloadPriorityClass", namespaced=False),
         ],
     }
 

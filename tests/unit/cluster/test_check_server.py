@@ -63,7 +63,7 @@ def generated(project: Path) -> list[Path]:
 
 
 def two_node_certification(project: Path) -> Path:
-    (path,) = (project / "out" / SITE / "readiness").glob(f"certification-{SITE}-two-node-*.yaml")
+    (path,) = (project / "out" / SITE / "readiness").glob(f"*/certification-{SITE}-two-node-*.yaml")
     return path
 
 

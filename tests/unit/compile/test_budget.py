@@ -1,75 +1,104 @@
-"""Tests of nvcregen.plan.budget: worst-case GPU-hours and wall-clock hours, by hand."""
+"""Tests of nvcregen.plan.budget: expected and worst-case GPU-hours and hours, by hand.
+
+Durations are the physics model's (tests/unit/plan/test_physics_model.py checks those);
+here only the arithmetic on top: jobs, waves, rounds and retests. DCGM level 1 is
+expected to take 90 s (30 s start-up + 1m) and times out after 3m (x2, whole minutes);
+the NCCL stages state their timeout, so only their expected duration comes from physics.
+"""
 
 from __future__ import annotations
 
 import pytest
-from sitefactory import site, site_yaml, units_of
+from sitefactory import site, site_yaml, unit, units_of
 
 from nvcregen.plan.budget import plan_budget, unit_cost
 
-# Five H100 nodes (8 GPUs each); dcgm-l1 times out after 5m, nccl-all-reduce after 10m.
+# Five H100 nodes (8 GPUs each).
 POOL = "- {name: gpu, model: H100, nodes: [n1, n2, n3, n4, n5]}"
 STAGES = """\
-- {name: node, scope: intra-node, tests: [dcgm-l1, nccl-all-reduce]}
-- {name: fabric, scope: inter-node, nodesPerJob: 2, tests: [nccl-all-reduce]}
+- {name: node, scope: intra-node, tests: [dcgm-l1]}
+- {name: fabric, scope: inter-node, nodesPerJob: 2, timeoutPerJob: 40m, tests: [nccl-all-reduce]}
 """
+L1_EXPECTED_H, L1_TIMEOUT_H = 90 / 3600, 3 / 60
 
 
 def small_site(window: str, rounds: int = 2, stages: str = STAGES, pools: str = POOL) -> str:
     return site_yaml(pools=pools, stages=stages, rounds=rounds, window=window)
 
 
-def costs(text: str) -> list[tuple[str, int, float, float]]:
-    parsed = site(text)
-    result = []
-    for u in units_of(text):
-        cost = unit_cost(parsed, u)
-        assert cost is not None
-        result.append((f"{u.stage.name}/{u.test.name}", cost.jobs, cost.gpu_hours, cost.wall_hours))
-    return result
+def test_dcgm_l1_expected_duration_and_timeout_are_what_this_file_assumes() -> None:
+    l1 = unit(units_of(small_site("{deadline: 12h, gpuHours: 500}")), "node", "dcgm-l1")
+    assert (l1.expected_ms, l1.timeout_ms) == (90_000, 180_000)
 
 
 def test_unit_costs_with_retests_rounds_and_waves() -> None:
     text = small_site("{maxConcurrentJobs: 2, deadline: 12h, gpuHours: 500, retests: 1}")
-    # attempts = rounds 2 x (1 + retests 1) = 4
-    # node/dcgm-l1: 5 one-node jobs x 8 GPUs x 5m x 4 = 40 x 1/12 h x 4; ceil(5/2) = 3 waves
-    # node/nccl-all-reduce: the same with 10m
-    # fabric/nccl-all-reduce: 5 // 2 = 2 two-node jobs = 32 GPUs x 1/6 h x 4; 1 wave
-    expected = [
-        ("node/dcgm-l1", 5, 40 / 12 * 4, 3 / 12 * 4),
-        ("node/nccl-all-reduce", 5, 40 / 6 * 4, 3 / 6 * 4),
-        ("fabric/nccl-all-reduce", 2, 32 / 6 * 4, 1 / 6 * 4),
-    ]
-    got = costs(text)
-    assert [(name, jobs) for name, jobs, _, _ in got] == [(n, j) for n, j, _, _ in expected]
-    for (_, _, gpu, wall), (_, _, want_gpu, want_wall) in zip(got, expected, strict=True):
-        assert gpu == pytest.approx(want_gpu)
-        assert wall == pytest.approx(want_wall)
+    parsed, test_units = site(text), units_of(text)
+    fabric_h = unit(test_units, "fabric", "nccl-all-reduce").expected_ms / 3_600_000
+    l1, fabric = (unit_cost(parsed, u) for u in test_units)
+    assert l1 is not None
+    assert fabric is not None
+    # dcgm-l1: 5 one-node jobs x 8 GPUs, ceil(5/2) = 3 waves, 2 rounds x (1 + 1 retest)
+    assert (l1.jobs, l1.name) == (5, "node/dcgm-l1")
+    assert l1.gpu_hours == pytest.approx(40 * L1_TIMEOUT_H * 4)
+    assert l1.wall_hours == pytest.approx(3 * L1_TIMEOUT_H * 4)
+    assert l1.expected_gpu_hours == pytest.approx(40 * L1_EXPECTED_H * 2)  # no retests expected
+    assert l1.expected_wall_hours == pytest.approx(3 * L1_EXPECTED_H * 2)
+    # nccl-all-reduce: 5 // 2 = 2 two-node jobs = 32 GPUs, one wave, 40m timeout
+    assert fabric.jobs == 2
+    assert fabric.gpu_hours == pytest.approx(32 * 40 / 60 * 4)
+    assert fabric.wall_hours == pytest.approx(40 / 60 * 4)
+    assert fabric.expected_gpu_hours == pytest.approx(32 * fabric_h * 2)
+    assert fabric.expected_wall_hours == pytest.approx(fabric_h * 2)
 
-    budget = plan_budget(site(text), units_of(text))
-    assert budget.gpu_hours == pytest.approx(13.3333 + 26.6667 + 21.3333, abs=1e-3)
-    assert budget.wall_hours == pytest.approx(1.0 + 2.0 + 2 / 3)
+    budget = plan_budget(parsed, test_units)
+    assert budget.gpu_hours == pytest.approx(l1.gpu_hours + fabric.gpu_hours)
+    assert budget.wall_hours == pytest.approx(0.6 + 8 / 3)
+    assert budget.expected_wall_hours == pytest.approx(0.15 + fabric_h * 2)
+    assert budget.stages() == {
+        "node": pytest.approx((0.15, 0.6)),
+        "fabric": pytest.approx((fabric_h * 2, 8 / 3)),
+    }
 
 
 def test_no_retests_and_one_job_at_a_time() -> None:
     text = small_site("{maxConcurrentJobs: 1, deadline: 12h, gpuHours: 500}", rounds=1)
     budget = plan_budget(site(text), units_of(text))
-    # attempts = 1; waves = jobs: 5 x 5m + 5 x 10m + 2 x 10m = 95 minutes
+    # waves = jobs: 5 x 3m + 2 x 40m = 95 minutes
     assert budget.wall_hours == pytest.approx(95 / 60)
-    # GPU-hours do not depend on concurrency: 40 x 5m + 40 x 10m + 32 x 10m = 920 GPU-minutes
-    assert budget.gpu_hours == pytest.approx(920 / 60)
+    # GPU-hours do not depend on concurrency: 40 x 3m + 32 x 40m = 1400 GPU-minutes
+    assert budget.gpu_hours == pytest.approx(1400 / 60)
 
 
 def test_enough_concurrency_is_one_wave_per_test() -> None:
     text = small_site("{maxConcurrentJobs: 8, deadline: 12h, gpuHours: 500}", rounds=3)
     budget = plan_budget(site(text), units_of(text))
-    assert budget.wall_hours == pytest.approx((5 + 10 + 10) / 60 * 3)
+    assert budget.wall_hours == pytest.approx((3 + 40) / 60 * 3)
 
 
-def test_stage_timeout_override_is_what_a_job_costs() -> None:
+def test_stage_timeout_override_is_what_a_job_costs_in_the_worst_case() -> None:
     stages = "- {name: node, scope: intra-node, timeoutPerJob: 1h, tests: [dcgm-l1]}"
     text = small_site("{maxConcurrentJobs: 5, deadline: 12h, gpuHours: 500}", 1, stages)
-    assert costs(text) == [("node/dcgm-l1", 5, 40.0, 1.0)]
+    (cost,) = [c for u in units_of(text) if (c := unit_cost(site(text), u))]
+    assert (cost.jobs, cost.gpu_hours, cost.wall_hours) == (5, 40.0, 1.0)
+    assert cost.expected_gpu_hours == pytest.approx(40 * L1_EXPECTED_H)
+
+
+def test_timeout_factor_scales_the_worst_case_only() -> None:
+    stages = "- {name: node, scope: intra-node, tests: [dcgm-l2]}"
+    window = "{maxConcurrentJobs: 5, deadline: 12h, gpuHours: 500, timeoutFactor: 3}"
+    text = small_site(window, 1, stages)
+    (cost,) = [c for u in units_of(text) if (c := unit_cost(site(text), u))]
+    # dcgm-l2: 30s + 5m = 330 s expected; x3 = 990 s -> 17m
+    assert cost.wall_hours == pytest.approx(17 / 60)
+    assert cost.expected_wall_hours == pytest.approx(330 / 3600)
+
+
+def test_largest_ranks_by_worst_case_then_name() -> None:
+    text = small_site("{maxConcurrentJobs: 1, deadline: 12h, gpuHours: 500}", rounds=1)
+    budget = plan_budget(site(text), units_of(text))
+    assert [c.name for c in budget.largest()] == ["fabric/nccl-all-reduce", "node/dcgm-l1"]
+    assert [c.name for c in budget.largest(1, by="wall_hours")] == ["fabric/nccl-all-reduce"]
 
 
 def test_selector_pool_without_node_count_costs_nothing() -> None:
@@ -82,14 +111,16 @@ def test_selector_pool_without_node_count_costs_nothing() -> None:
     assert len(fleet) == 1
     assert unit_cost(parsed, fleet[0]) is None
     budget = plan_budget(parsed, test_units)
-    assert [c.unit.stage.name for c in budget.costs] == ["node", "node", "fabric"]
+    assert [c.unit.stage.name for c in budget.costs] == ["node", "fabric"]
 
 
 def test_selector_pool_with_node_count_is_costed_like_named_nodes() -> None:
     pools = "- {name: fleet, model: L20, selector: {role: gpu}, nodeCount: 5}"
+    stages = "- {name: node, scope: intra-node, tests: [dcgm-l1, dcgm-l2]}"
     window = "{maxConcurrentJobs: 2, deadline: 12h, gpuHours: 500}"
-    named = plan_budget(site(small_site(window)), units_of(small_site(window)))
-    text = small_site(window, pools=pools)
+    named_text = small_site(window, stages=stages)
+    named = plan_budget(site(named_text), units_of(named_text))
+    text = small_site(window, stages=stages, pools=pools)
     by_selector = plan_budget(site(text), units_of(text))
     assert by_selector.gpu_hours == pytest.approx(named.gpu_hours)  # L20 has 8 GPUs too
     assert by_selector.wall_hours == pytest.approx(named.wall_hours)

@@ -10,7 +10,7 @@ from trainerfactory import compiled, example_manifests, example_text, of_kind, p
 
 from nvcregen.core.manifest import Manifest
 
-TWELVE_HOURS = 12 * 3600
+WINDOW_S = 16 * 3600  # the example's window.deadline
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +40,7 @@ def test_dcgm_jobs_per_node_level_and_round(example: list[Manifest]) -> None:
     assert seen == expected
     for job in jobs:
         spec = job["spec"]
-        assert spec["activeDeadlineSeconds"] == TWELVE_HOURS
+        assert spec["activeDeadlineSeconds"] == WINDOW_S
         assert spec["backoffLimit"] == 0
         pod = spec["template"]["spec"]
         assert pod["restartPolicy"] == "Never"
@@ -51,8 +51,9 @@ def test_dcgm_jobs_per_node_level_and_round(example: list[Manifest]) -> None:
         level = job["metadata"]["labels"]["nvcregen.io/test"][-1]
         script = container["command"][2]
         assert f'dcgmi diag --host "$host" --run {level} --json' in script
-        # dcgm-l1 times out after 5m and -l2 after 15m: the outer deadline is a minute earlier.
-        outer = {"1": 240, "2": 840}[level]
+        # dcgm-l1 is expected to take 30s + 1m and -l2 30s + 5m, so they time out after 3m
+        # and 11m (x2, whole minutes): the outer deadline is a minute earlier.
+        outer = {"1": 120, "2": 600}[level]
         assert f"timeout --kill-after=10s {outer}s dcgmi" in script
         # Collect finds a run's pods by these labels.
         pod_labels = spec["template"]["metadata"]["labels"]

@@ -66,7 +66,13 @@ def apps(objects: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
 def test_argocd_has_a_project_and_one_application_per_layer_in_argocd() -> None:
     objects = build()
     assert objects["lab"]["kind"] == "AppProject"
-    assert sorted(apps(objects)) == ["lab-crds", "lab-monitoring", "lab-platform", "lab-readiness"]
+    assert sorted(apps(objects)) == [
+        "lab-crds",
+        "lab-monitoring",
+        "lab-platform",
+        "lab-queues",
+        "lab-readiness",
+    ]
     for obj in objects.values():
         assert obj["apiVersion"] == "argoproj.io/v1alpha1"
         assert obj["metadata"]["namespace"] == "argocd"
@@ -213,6 +219,7 @@ def test_flux_waits_for_crds_and_platform_only() -> None:
     assert [objects[f"lab-{layer}"]["spec"].get("wait", False) for layer in LAYERS] == [
         True,
         True,
+        False,
         False,
         False,
     ]

@@ -24,7 +24,7 @@ from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.core.errors import Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.kubeschema.registry import default_registry
-from nvcregen.plan import resolve as plan
+from nvcregen.plan.model import TestUnit
 
 ROOT = Path(__file__).resolve().parents[3]
 RECORD_NAME = re.compile(r"^[a-z_]+:[a-z0-9_]+:[a-z0-9_]+$")
@@ -379,7 +379,7 @@ def test_goodput_threshold_alert_only_when_the_site_has_one() -> None:
 def test_job_alerts_derive_their_durations_from_the_plan() -> None:
     manifests = build(lab_text())
     (too_long,) = alerts_named(manifests, "NvcreJobInProgressTooLong")
-    assert too_long["for"] == "2h30m"  # training's 2h timeout and 30m of grace
+    assert too_long["for"] == "2h24m"  # training's 1h54m timeout and 30m of grace
     for name in ("NvcreJobFailedNodes", "NvcreJobFailed", "NvcreMetricsMissing"):
         assert len(alerts_named(manifests, name)) == 1
     (nodes,) = alerts_named(manifests, "NvcreJobFailedNodes")
@@ -432,7 +432,7 @@ def test_workflow_patterns_match_the_generated_objects_only() -> None:
         assert not [n for n in others if pattern.fullmatch(n)], pattern.pattern
 
 
-def _runs(manifest: Manifest, unit: plan.TestUnit) -> bool:
+def _runs(manifest: Manifest, unit: TestUnit) -> bool:
     """Whether `manifest` is the Certification or WorkloadRun that runs `unit`."""
     labels = manifest.obj["spec"]["workloadMetadata"]["labels"]
     if labels["nvcregen.io/stage"] != unit.stage.name:

@@ -6,8 +6,9 @@ import pytest
 from sitefactory import catalog, edit, site, site_yaml, unit, units_of
 
 from nvcregen.catalog import models
+from nvcregen.plan import physics
+from nvcregen.plan.model import Network
 from nvcregen.plan.resolve import (
-    Network,
     compile_thresholds,
     mode_for,
     network_for,
@@ -234,15 +235,27 @@ def test_nodes_per_job_inter_node(pools: str, per_job: str, expected: int) -> No
     assert only.nodes_per_job == expected
 
 
-def test_timeout_comes_from_the_catalog_unless_the_stage_overrides_it() -> None:
+def test_timeout_is_expected_duration_times_the_factor_unless_the_stage_overrides_it() -> None:
     base = units_of()
-    assert unit(base, "node", "dcgm-l1").timeout_ms == 5 * 60_000
-    assert unit(base, "node", "nccl-all-reduce").timeout_ms == 10 * 60_000
+    l1 = unit(base, "node", "dcgm-l1")
+    assert (l1.expected_ms, l1.timeout_ms) == (90_000, 3 * 60_000)  # 30s + 1m, x2 -> 3m
+    for u in base:
+        assert u.timeout_ms == physics.timeout_ms(u.expected_ms, 2.0)
+        assert u.timeout_ms % 60_000 == 0
+        assert 2 * u.expected_ms <= u.timeout_ms < 2 * u.expected_ms + 60_000
     text = edit(site_yaml(), "intra-node\n", "intra-node\n        timeoutPerJob: 1h30m\n")
     changed = units_of(text)
     assert unit(changed, "node", "dcgm-l1").timeout_ms == 90 * 60_000
     assert unit(changed, "node", "nccl-all-reduce").timeout_ms == 90 * 60_000
-    assert unit(changed, "fabric", "nccl-all-reduce").timeout_ms == 10 * 60_000
+    fabric = unit(base, "fabric", "nccl-all-reduce").timeout_ms
+    assert unit(changed, "fabric", "nccl-all-reduce").timeout_ms == fabric
+    assert unit(changed, "node", "dcgm-l1").expected_ms == 90_000  # what is expected stays
+
+
+def test_timeout_factor_of_the_window_scales_every_derived_timeout() -> None:
+    window = "{maxConcurrentJobs: 2, deadline: 12h, gpuHours: 500, timeoutFactor: 1.25}"
+    l1 = unit(units_of(site_yaml(window=window)), "node", "dcgm-l1")
+    assert l1.timeout_ms == 2 * 60_000  # 90 s x 1.25 = 112.5 s -> 2m
 
 
 def test_plan_keeps_site_order_and_records_origins() -> None:

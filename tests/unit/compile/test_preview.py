@@ -19,7 +19,9 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.gate import object_findings
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.cli import main
+from nvcregen.compile.gitops.chain import chain_readiness
 from nvcregen.compile.gitops.layer import gitops_manifests
+from nvcregen.compile.gitops.steps import plan_steps
 from nvcregen.compile.layers import LAYER_ORDER, site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness.nvcre import readiness_manifests
@@ -196,7 +198,8 @@ def test_preview_is_never_applied_by_gitops() -> None:
             f"  gitops:\n    engine: {engine}\n    repoURL: {REPO}\n  readiness:\n",
         )
         site, _ = parse(text)
-        found = site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+        test_units = plan(site, catalog())
+        found = site_manifests(site, catalog(), test_units, ROOT)
         assert [m for m in found if m.component == COMPONENT]
         gitops = [m for m in found if m.component == "gitops"]
         paths = [
@@ -208,7 +211,8 @@ def test_preview_is_never_applied_by_gitops() -> None:
         # The AppProject is the same with or without the preview among the layers.
         without = [m for m in found if m.component not in {COMPONENT, "gitops"}]
         present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in without)]
-        assert gitops_manifests(site, present, without) == gitops
+        steps = plan_steps(site, test_units)
+        assert chain_readiness(site, gitops_manifests(site, present, without), steps) == gitops
     assert COMPONENT not in LAYER_ORDER
 
 

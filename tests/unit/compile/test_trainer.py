@@ -11,7 +11,7 @@ from collections import Counter
 from typing import Any
 
 import pytest
-from sitefactory import POOL, edit, parse, site_yaml
+from sitefactory import POOL, edit, parse, site_yaml, units_of
 from trainerfactory import (
     NCCL_ONLY,
     SELECTOR_POOL,
@@ -34,7 +34,7 @@ from nvcregen.core.manifest import Manifest
 
 RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 HCAS = "=" + ",".join(f"mlx5_{i}" for i in range(8))
-TWELVE_HOURS = 12 * 3600
+WINDOW_S = 16 * 3600  # the example's window.deadline
 Obj = dict[str, Any]
 
 
@@ -146,12 +146,16 @@ def test_intra_node_trainjobs_request_no_nics_and_run_8_ranks(example: list[Mani
 def test_active_deadline_is_the_test_window_and_the_run_ends_inside_it(
     example: list[Manifest],
 ) -> None:
+    timeouts = {(u.stage.name, u.test.name): u.timeout_ms // 1000 for u in units_of(example_text())}
     for job in of_kind(example, "TrainJob"):
-        assert job["spec"]["activeDeadlineSeconds"] == TWELVE_HOURS
+        assert job["spec"]["activeDeadlineSeconds"] == WINDOW_S
         outer = re.search(r"timeout --kill-after=10s (\d+)s", job["spec"]["trainer"]["command"][2])
         assert outer is not None
-        timeout = 1800 if job["metadata"]["labels"]["nvcregen.io/test"].endswith("-tcp") else 600
+        timeout = timeouts[stage_of(job), job["metadata"]["labels"]["nvcregen.io/test"]]
         assert int(outer[1]) == timeout - 60  # a minute before the test's own timeout
+    # The physics timeouts differ per test: two-node all-to-all is expected to take 35m.
+    assert timeouts["two-node", "nccl-alltoall"] == 70 * 60
+    assert timeouts["single-node", "nccl-all-gather"] == 9 * 60
 
 
 def test_each_group_is_pinned_to_its_nodes(example: list[Manifest]) -> None:
@@ -197,7 +201,7 @@ def test_a_changed_spec_gets_new_names() -> None:
     before = {m.name for m in compiled(text)}
     after = {m.name for m in compiled(edit(text, "rounds: 3", "rounds: 1"))}
     assert after < before  # same specs, fewer rounds
-    changed = compiled(edit(text, "deadline: 12h", "deadline: 11h"))
+    changed = compiled(edit(text, "deadline: 16h", "deadline: 15h"))
     runs = {m.name for m in changed if m.kind != "TrainingRuntime"}
     runtimes = {m.name for m in changed if m.kind == "TrainingRuntime"}
     assert len(runs) == 42

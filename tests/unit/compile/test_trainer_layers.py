@@ -20,7 +20,7 @@ def layers(text: str) -> list[Manifest]:
 def test_trainer_mode_installs_trainer_but_not_nvcre_and_monitors_nothing() -> None:
     found = layers(example_text())
     components = {m.component for m in found}
-    assert components == {"platform", "readiness", "gitops"}
+    assert components == {"platform", "queues", "readiness", "gitops"}
     platform = [m.name for m in found if m.component == "platform"]
     assert "h20-3e-trainer-kubeflow-trainer" in platform
     assert not [name for name in platform if name.endswith("-nvcre")]
@@ -30,7 +30,11 @@ def test_trainer_mode_installs_trainer_but_not_nvcre_and_monitors_nothing() -> N
         for m in found
         if m.kind == "Application" and m.component == "gitops"
     ]
-    assert apps == ["out/h20-3e-trainer/platform", "out/h20-3e-trainer/readiness"]
+    assert apps == [
+        "out/h20-3e-trainer/platform",
+        "out/h20-3e-trainer/queues",
+        "out/h20-3e-trainer/readiness",
+    ]
     (role,) = [m.obj for m in found if m.kind == "Role"]
     readable = {(r["apiGroups"][0], r["resources"][0]) for r in role["rules"]}
     assert {("trainer.kubeflow.org", "trainjobs"), ("batch", "jobs")} <= readable

@@ -12,7 +12,7 @@ from sitefactory import FILE, POOL, STAGES, catalog, edit, line_of, parse, site_
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.plan.resolve import plan
 from nvcregen.validate import semantic
-from nvcregen.validate.semantic import check_budget, check_references
+from nvcregen.validate.semantic import check_plan, check_references
 
 E, W, INFO = Severity.ERROR, Severity.WARNING, Severity.INFO
 TWO_POOLS = "- {name: a, model: H100, nodes: [n1, n2]}\n- {name: b, model: H100, nodes: [n3, n4]}"
@@ -30,7 +30,7 @@ def diagnose(text: str, *, strict: bool = False) -> list[Diagnostic]:
     diags = check_references(site, catalog(), doc, strict=strict)
     if has_errors(diags):
         return diags
-    return diags + check_budget(site, plan(site, catalog()), doc)
+    return diags + check_plan(site, catalog(), plan(site, catalog()), doc)
 
 
 def only(diags: list[Diagnostic], code: str) -> Diagnostic:
@@ -168,12 +168,13 @@ CASES = {
     "over-gpu-hours": Case(
         site_yaml(window="{maxConcurrentJobs: 2, deadline: 12h, gpuHours: 6}"),
         "NVC313", E, "/spec/readiness/window/gpuHours", "gpuHours: 6",
-        "needs 6.7 GPU-hours, over the budget of 6",
+        # worst case: 16 GPUs x (3m dcgm-l1 + 13m all-reduce + 33m two-node all-reduce)
+        "needs 13.1 GPU-hours (expected 6.4), over the budget of 6",
     ),
     "past-deadline": Case(
         site_yaml(window="{maxConcurrentJobs: 2, deadline: 20m, gpuHours: 500}"),
         "NVC313", E, "/spec/readiness/window/deadline", "20m",
-        "takes 25m, past the deadline of 20m",
+        "takes 49m (expected 24m), past the deadline of 20m",
     ),
     "tag-only-site-image": Case(
         site_yaml(images=TAG_ONLY),
@@ -259,7 +260,18 @@ def test_budget_is_checked_only_when_everything_else_passes() -> None:
 
 def test_budget_names_the_largest_consumers() -> None:
     diag = only(diagnose(CASES["over-gpu-hours"].text), "NVC313")
-    assert diag.hint.startswith("largest: node/nccl-all-reduce 2.7, fabric/nccl-all-reduce 2.7")
+    assert diag.hint.startswith(
+        "largest: fabric/nccl-all-reduce 8.8 GPU-h, node/nccl-all-reduce 3.5 GPU-h, "
+        "node/dcgm-l1 0.8 GPU-h;"
+    )
+    assert diag.notes == (
+        "stage node: expected 8m, worst case 16m",
+        "stage fabric: expected 16m, worst case 33m",
+    )
+    late = only(diagnose(CASES["past-deadline"].text), "NVC313")
+    assert late.hint.startswith(
+        "longest: fabric/nccl-all-reduce 33m, node/nccl-all-reduce 13m, node/dcgm-l1 3m;"
+    )
 
 
 def test_diagnostics_are_sorted_by_position() -> None:

@@ -1,0 +1,163 @@
+"""GitOps objects that apply the readiness steps in order and wait for each (pure).
+
+Argo CD: the readiness Application applies every step, one sync wave each
+(`nvcregen.compile.gitops.steps`); Argo CD waits for a wave's health only through health checks
+it knows, so the platform layer carries a partial `argocd-cm` with the Lua checks of
+`nvcregen.compile.gitops.health`, applied server-side so it only adds those keys.
+
+Flux: the readiness Kustomization becomes the head of a chain: it applies `00-common/`
+and, when `readiness.trigger` is manual, is the one suspended object. One Kustomization
+per step follows it with `dependsOn` on the step before, `wait: true`, the step's timeout
+and the CEL health checks of the kinds it runs, so a step applies only after the one
+before it was healthy for the same revision. A `<site>-gitops` Kustomization keeps the
+GitOps objects themselves as in Git, so a `flux resume` of the head is undone before any
+later commit can be applied (docs/design/0006-stage-gating.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+
+from nvcregen.compile.gitops.health.checks import argocd_health_keys
+from nvcregen.compile.gitops.layer import (
+    ARGOCD_NAMESPACE,
+    FLUX_KUSTOMIZE_API,
+    FLUX_NAMESPACE,
+    KUSTOMIZE_INTERVAL,
+    RETRY_INTERVAL,
+    layer_path,
+)
+from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
+from nvcregen.core import units
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.spec.v1alpha1 import Site
+
+COMPONENT = "gitops"
+SOURCE = "/spec/gitops"
+NAME_MAX = 63  # Flux labels every applied object with its Kustomization's name
+# Argo CD reads only ConfigMaps with this label; stated so the patch also works alone.
+ARGOCD_PART_OF = {"app.kubernetes.io/part-of": "argocd"}
+# Server-side apply adds our keys and leaves every other field to its owner; argocd-cm
+# must never be pruned or deleted with the platform Application.
+ARGOCD_CM_SYNC = "ServerSideApply=true,Prune=false,Delete=false"
+
+
+def argocd_health_config() -> Manifest:
+    """A partial `argocd-cm` holding only the readiness health checks, for the platform layer.
+
+    It is not nvcregen's object: applied server-side (Argo CD's field manager, or
+    `kubectl apply --server-side --field-manager=nvcregen`) it adds the
+    `resource.customizations.health.*` keys and leaves the rest of argocd-cm alone. It
+    carries no nvcregen labels, which would contend with the labels of argocd-cm's owner.
+    """
+    metadata: Obj = {
+        "name": "argocd-cm",
+        "namespace": ARGOCD_NAMESPACE,
+        "labels": dict(ARGOCD_PART_OF),
+        "annotations": {"argocd.argoproj.io/sync-options": ARGOCD_CM_SYNC},
+    }
+    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
+    obj["data"] = argocd_health_keys()
+    note = "Argo CD health checks for readiness runs; merged into argocd-cm by server-side apply"
+    return Manifest(obj, "platform", SOURCE, notes=(note,), owned=False)
+
+
+def chain_readiness(
+    site: Site, gitops: Sequence[Manifest], steps: Sequence[Step]
+) -> list[Manifest]:
+    """Flux: turn the readiness Kustomization into the head of one Kustomization per step.
+
+    Args:
+        site: The site.
+        gitops: The GitOps layer (`nvcregen.compile.gitops.layer.gitops_manifests`).
+        steps: The readiness steps, in order.
+
+    Returns:
+        The GitOps layer, for Flux with the readiness head, the step Kustomizations and
+        the `<site>-gitops` Kustomization; unchanged for Argo CD or without a readiness
+        Kustomization.
+
+    """
+    head_name = f"{site.metadata.name}-readiness"
+    heads = [m for m in gitops if m.kind == "Kustomization" and m.name == head_name]
+    if site.spec.gitops.engine != "flux" or not heads or not steps:
+        return list(gitops)
+    chained = [_head(site, m) if m in heads else m for m in gitops]
+    return [*chained, gitops_kustomization(site), *step_kustomizations(site, steps)]
+
+
+def _head(site: Site, head: Manifest) -> Manifest:
+    """The readiness Kustomization, applying `00-common/` after the GitOps objects."""
+    spec = dict(head.obj["spec"])
+    spec["path"] = f"./{layer_path(site, 'readiness')}/{COMMON_FOLDER}"
+    # The head applies a revision only after `<site>-gitops` applied it, and with it the
+    # `suspend: true` Git says: a resumed head is suspended again before a later commit.
+    spec["dependsOn"] = [*spec.get("dependsOn", []), {"name": _gitops_name(site)}]
+    obj = {**head.obj, "spec": spec}
+    return dataclasses.replace(head, obj=obj)
+
+
+def _gitops_name(site: Site) -> str:
+    return f"{site.metadata.name}-gitops"
+
+
+def gitops_kustomization(site: Site) -> Manifest:
+    """`<site>-gitops`: applies `gitops/` itself, so Flux keeps those objects as in Git.
+
+    New or renamed stages add or remove step Kustomizations, and a `flux resume` of the
+    readiness head is reverted to the `suspend: true` of Git at the next reconcile.
+    """
+    spec: Obj = {
+        "interval": KUSTOMIZE_INTERVAL,
+        "retryInterval": RETRY_INTERVAL,
+        "path": f"./{layer_path(site, COMPONENT)}",
+        "prune": True,
+        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
+    }
+    note = "applies gitops/ from Git, itself included; apply gitops/ once by hand to start"
+    return _kustomization(_gitops_name(site), spec, (note,))
+
+
+def step_kustomizations(site: Site, steps: Sequence[Step]) -> list[Manifest]:
+    """One Kustomization per step, each waiting on the step before it (the first on the head)."""
+    previous = f"{site.metadata.name}-readiness"
+    found: list[Manifest] = []
+    for step in steps:
+        name = step_kustomization_name(site, step)
+        found.append(_step(site, step, name, previous))
+        previous = name
+    return found
+
+
+def step_kustomization_name(site: Site, step: Step) -> str:
+    """`<site>-readiness-<NN>-<stage>[-r<R>]`, cut to a label value's 63 characters."""
+    parts = [site.metadata.name, "readiness", step.folder.replace("/round-", "-r")]
+    name = "-".join(parts)
+    return name if len(name) <= NAME_MAX else hashed_name(parts, content_hash(name), NAME_MAX)
+
+
+def _step(site: Site, step: Step, name: str, previous: str) -> Manifest:
+    spec: Obj = {
+        "interval": KUSTOMIZE_INTERVAL,
+        "retryInterval": RETRY_INTERVAL,
+        "path": f"./{layer_path(site, 'readiness')}/{step.folder}",
+        "prune": True,
+        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
+        "dependsOn": [{"name": previous}],
+        "wait": True,
+        "timeout": units.format_duration(step.timeout_ms),
+        "healthCheckExprs": [check.flux_expr() for check in step.checks],
+    }
+    note = f"step {step.number}: applied once {previous} is ready for the same revision"
+    return _kustomization(name, spec, (note,))
+
+
+def _kustomization(name: str, spec: Obj, notes: tuple[str, ...]) -> Manifest:
+    obj = {
+        "apiVersion": FLUX_KUSTOMIZE_API,
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": FLUX_NAMESPACE},
+        "spec": spec,
+    }
+    return Manifest(obj, COMPONENT, SOURCE, (), notes)

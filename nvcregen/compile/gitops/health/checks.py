@@ -1,0 +1,103 @@
+"""The Argo CD and Flux health checks of the kinds that readiness stages wait for (pure data).
+
+Each readiness kind maps to one Argo CD Lua script (a file next to this module) and one
+Flux `healthCheckExprs` entry. Both read the same conditions: Failed wins over success, an
+object still queued or running is neither, and an object with no status yet is never done.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from importlib import resources
+
+from nvcregen.core.manifest import Obj
+
+ARGOCD_KEY_PREFIX = "resource.customizations.health."
+_PACKAGE = __name__.rpartition(".")[0]  # the scripts sit next to this module, wherever it moves
+
+
+@dataclass(frozen=True)
+class HealthCheck:
+    """How Argo CD and Flux tell whether one kind of object is done.
+
+    Attributes:
+        api_version: The kind's apiVersion, e.g. "trainer.kubeflow.org/v1alpha1".
+        kind: The kind, e.g. "TrainJob".
+        lua: The Argo CD health script's file name in this package.
+        current: Flux CEL: true when the object succeeded.
+        failed: Flux CEL: true when the object failed; evaluated before `current`.
+
+    """
+
+    api_version: str
+    kind: str
+    lua: str
+    current: str
+    failed: str
+
+    @property
+    def group(self) -> str:
+        """The API group ("" for the core group)."""
+        return self.api_version.rpartition("/")[0]
+
+    @property
+    def argocd_key(self) -> str:
+        """The `argocd-cm` key: `resource.customizations.health.<group>_<kind>`."""
+        return f"{ARGOCD_KEY_PREFIX}{self.group}_{self.kind}"
+
+    def flux_expr(self) -> Obj:
+        """The check as one Flux Kustomization `healthCheckExprs` entry."""
+        return {
+            "apiVersion": self.api_version,
+            "kind": self.kind,
+            "current": self.current,
+            "failed": self.failed,
+        }
+
+
+def _condition(kind: str) -> str:
+    """CEL: a condition of this type is True. False, not an error, when there are none."""
+    return (
+        "has(status.conditions) && "
+        f"status.conditions.exists(c, c.type == '{kind}' && c.status == 'True')"
+    )
+
+
+NVCRE_API = "nvcre.nvidia.com/v1alpha1"
+# NVCRE: exactly one of InProgress, Succeeded and Failed is True (nvcre-api.md 1.0).
+CERTIFICATION = HealthCheck(
+    NVCRE_API, "Certification", "nvcre.lua", _condition("Succeeded"), _condition("Failed")
+)
+WORKLOAD_RUN = HealthCheck(
+    NVCRE_API, "WorkloadRun", "nvcre.lua", _condition("Succeeded"), _condition("Failed")
+)
+# Trainer 2.2: Complete from the JobSet, Failed also for DeadlineExceeded.
+TRAIN_JOB = HealthCheck(
+    "trainer.kubeflow.org/v1alpha1",
+    "TrainJob",
+    "trainjob.lua",
+    _condition("Complete"),
+    _condition("Failed"),
+)
+# batch/v1: Suspended (queued or resumed) is neither done nor failed.
+JOB = HealthCheck("batch/v1", "Job", "job.lua", _condition("Complete"), _condition("Failed"))
+
+HEALTH_CHECKS = (CERTIFICATION, WORKLOAD_RUN, TRAIN_JOB, JOB)
+
+
+def check_for(api_version: str, kind: str) -> HealthCheck | None:
+    """The health check of a kind, or None when readiness stages do not wait for it."""
+    group = api_version.rpartition("/")[0]
+    return next((c for c in HEALTH_CHECKS if c.group == group and c.kind == kind), None)
+
+
+@functools.cache
+def lua_script(name: str) -> str:
+    """The text of one Lua script of this package, e.g. "job.lua"."""
+    return resources.files(_PACKAGE).joinpath(name).read_text(encoding="utf-8")
+
+
+def argocd_health_keys() -> dict[str, str]:
+    """Every Argo CD health script, by its `argocd-cm` key."""
+    return {check.argocd_key: lua_script(check.lua) for check in HEALTH_CHECKS}

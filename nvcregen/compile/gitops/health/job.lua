@@ -1,0 +1,57 @@
+-- Argo CD health of a batch/v1 Job (nvcregen), replacing Argo CD's built-in check.
+-- Runs in Argo CD's gopher-lua (Lua 5.1) with only the base, package, table and a safe os
+-- library, so no string functions: `obj` is the live object.
+-- The built-in check takes any Suspended condition as final: a Job Kueue resumed carries
+-- Suspended=False (JobResumed) and would be Healthy while it still runs, so a later sync
+-- wave would start early. Here only Complete is Healthy and only Failed is Degraded
+-- (DeadlineExceeded and BackoffLimitExceeded included); a queued Job is Suspended.
+
+local function condition_of(wanted)
+  if obj.status == nil or obj.status.conditions == nil then
+    return nil
+  end
+  for _, condition in ipairs(obj.status.conditions) do
+    if condition.type == wanted then
+      return condition
+    end
+  end
+  return nil
+end
+
+local function is_true(condition)
+  return condition ~= nil and condition.status == "True"
+end
+
+local function describe(condition)
+  local text = condition.type
+  if condition.reason ~= nil and condition.reason ~= "" then
+    text = text .. " (" .. condition.reason .. ")"
+  end
+  if condition.message ~= nil and condition.message ~= "" then
+    text = text .. ": " .. condition.message
+  end
+  return text
+end
+
+local function pods()
+  local status = obj.status or {}
+  return "active " .. tostring(status.active or 0) .. ", succeeded " ..
+    tostring(status.succeeded or 0) .. ", failed " .. tostring(status.failed or 0)
+end
+
+local failed = condition_of("Failed")
+if is_true(failed) then
+  return {status = "Degraded", message = describe(failed)}
+end
+local complete = condition_of("Complete")
+if is_true(complete) then
+  return {status = "Healthy", message = describe(complete)}
+end
+local suspended = condition_of("Suspended")
+if is_true(suspended) then
+  return {status = "Suspended", message = "queued: " .. describe(suspended)}
+end
+if obj.spec ~= nil and obj.spec.suspend == true then
+  return {status = "Suspended", message = "queued: spec.suspend is true"}
+end
+return {status = "Progressing", message = "running: pods " .. pods()}

@@ -1,0 +1,213 @@
+"""Readiness stages in order: every stage, or in trainer mode every round of one, is a step (pure).
+
+Stage N+1 may start only once every run of stage N finished and passed, and the rounds of
+one test must never overlap. NVCRE runs a test's rounds itself, one after the other (a
+Certification's or WorkloadRun's `repeatCount` becomes its Workflow's iterations), so in
+NVCRE mode a step is a stage. In trainer mode each round is its own TrainJob or Job, so a
+step is one round of a stage: round 2 starts once round 1 of every test of the stage passed.
+
+Each run goes to `readiness/<NN>-<stage>/` (trainer mode `<NN>-<stage>/round-<R>/`) with
+its step number as Argo CD sync wave. What the runs use but that does not run (the
+LogProfile, TrainingRuntimes) and a ConfigMap listing the plan go to `readiness/00-common/`,
+applied first. Argo CD does not wait for its last wave, so with Argo CD a ConfigMap in the
+wave after the last step (`<NN>-passed/`) makes the last step decide the sync too. The
+GitOps objects that apply the steps are built by `nvcregen.compile.gitops.chain`; why:
+docs/design/0006-stage-gating.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from itertools import groupby
+
+from nvcregen.compile.gitops.health.checks import HEALTH_CHECKS, HealthCheck, check_for
+from nvcregen.core import units
+from nvcregen.core.manifest import Manifest, Obj, content_hash
+from nvcregen.plan.model import TestUnit
+from nvcregen.spec.v1alpha1 import Site
+
+COMPONENT = "readiness"
+COMMON_FOLDER = "00-common"
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+ROUND_LABEL = "nvcregen.io/round"
+_STAGE_SOURCE = re.compile(r"^/spec/readiness/stages/(\d+)(?:/|$)")
+_MINUTE_MS = 60_000
+# The readiness kinds of each engine, by what a test runs.
+_NVCRE_KINDS = {"category": "Certification", "workloadrun": "WorkloadRun"}
+
+
+@dataclass(frozen=True)
+class Step:
+    """One gated step of the readiness plan.
+
+    Attributes:
+        number: Its place in the plan, from 1; also its Argo CD sync wave.
+        stage: The stage's name.
+        stage_index: The stage's index in `readiness.stages`.
+        round: Trainer mode: the round (from 1) this step runs; None when the engine runs
+            every round of the stage itself (NVCRE).
+        timeout_ms: How long the step may take before Flux reports it failed
+            (`step_timeout_ms`).
+        checks: The health checks of the kinds the step runs.
+
+    """
+
+    number: int
+    stage: str
+    stage_index: int
+    round: int | None
+    timeout_ms: int
+    checks: tuple[HealthCheck, ...]
+
+    @property
+    def folder(self) -> str:
+        """The step's folder in the readiness layer: `01-<stage>` or `01-<stage>/round-1`."""
+        stage = f"{self.stage_index + 1:02d}-{self.stage}"
+        return stage if self.round is None else f"{stage}/round-{self.round}"
+
+
+def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
+    """The steps of a planned site, in the order they must run."""
+    trainer = site.spec.readiness.engine == "trainer"
+    rounds = site.spec.readiness.rounds
+    steps: list[Step] = []
+    for index, group in groupby(test_units, key=lambda u: u.stage_index):
+        stage_units = list(group)
+        checks = _checks(stage_units, trainer=trainer)
+        # NVCRE runs all rounds inside one step; trainer mode makes a step of each round.
+        timeout = step_timeout_ms(site, stage_units, 1 if trainer else rounds)
+        name = stage_units[0].stage.name
+        for round_ in range(1, rounds + 1) if trainer else (None,):
+            steps.append(Step(len(steps) + 1, name, index, round_, timeout, checks))
+    return tuple(steps)
+
+
+def step_timeout_ms(site: Site, stage_units: Sequence[TestUnit], rounds: int) -> int:
+    """How long one step may take before Flux reports it failed: a placeholder estimate.
+
+    The sum over the step's runs (every node group of every test) of timeoutPerJob x
+    rounds x attempts (1 + window.retests), divided by window.maxConcurrentJobs and
+    rounded up to a minute. TODO(#11): replace with the plan's physics model.
+    """
+    window = site.spec.readiness.window
+    attempts = 1 + window.retests
+    total = sum(_node_groups(u) * u.timeout_ms for u in stage_units) * rounds * attempts
+    minutes = math.ceil(total / window.max_concurrent_jobs / _MINUTE_MS)
+    return max(1, minutes) * _MINUTE_MS
+
+
+def _node_groups(unit: TestUnit) -> int:
+    """The runs one round of a test makes: a node group each; one when the count is unknown."""
+    nodes = unit.pool.node_count
+    return max(1, nodes // unit.nodes_per_job) if nodes else 1
+
+
+def _checks(stage_units: Sequence[TestUnit], *, trainer: bool) -> tuple[HealthCheck, ...]:
+    if trainer:
+        kinds = {"TrainJob" if u.test.nccl is not None else "Job" for u in stage_units}
+    else:
+        kinds = {_NVCRE_KINDS[u.mode] for u in stage_units}
+    return tuple(c for c in HEALTH_CHECKS if c.kind in kinds)
+
+
+def gate_readiness(
+    site: Site, readiness: Sequence[Manifest], steps: Sequence[Step]
+) -> list[Manifest]:
+    """Put every readiness object in its step's folder and wave; add the plan and final gate.
+
+    Args:
+        site: The site.
+        readiness: The readiness layer (NVCRE or trainer mode).
+        steps: The site's steps (`plan_steps`).
+
+    Returns:
+        The objects with folders and, for runs, sync waves; a plan ConfigMap in
+        `00-common/`; with Argo CD, the final gate after the last step.
+
+    Raises:
+        ValueError: A run belongs to no step (a bug: the steps come from the same plan).
+
+    """
+    placed = [_place(m, steps) for m in readiness]
+    gated = [*placed, plan_config_map(site, steps, placed)]
+    if site.spec.gitops.engine == "argocd":
+        gated.append(final_gate(site, steps, placed))
+    return gated
+
+
+def is_run(manifest: Manifest) -> bool:
+    """Whether an object is a run a step waits for (its kind has a health check)."""
+    return check_for(str(manifest.obj.get("apiVersion", "")), manifest.kind) is not None
+
+
+def _place(manifest: Manifest, steps: Sequence[Step]) -> Manifest:
+    if not is_run(manifest):
+        return dataclasses.replace(manifest, folder=COMMON_FOLDER)
+    step = _step_of(manifest, steps)
+    meta = manifest.obj["metadata"]
+    annotations = {**meta.get("annotations", {}), SYNC_WAVE: str(step.number)}
+    obj = {**manifest.obj, "metadata": {**meta, "annotations": annotations}}
+    return dataclasses.replace(manifest, obj=obj, folder=step.folder)
+
+
+def _step_of(manifest: Manifest, steps: Sequence[Step]) -> Step:
+    """A run's step: its stage (from its site pointer) and, in trainer mode, its round."""
+    match = _STAGE_SOURCE.match(manifest.source)
+    stage = int(match[1]) if match else -1
+    round_ = manifest.obj["metadata"].get("labels", {}).get(ROUND_LABEL)
+    for step in steps:
+        if step.stage_index == stage and (step.round is None or str(step.round) == round_):
+            return step
+    raise ValueError(f"{manifest.kind} {manifest.name} belongs to no readiness step")
+
+
+def runs_of(step: Step, placed: Iterable[Manifest]) -> list[str]:
+    """`Kind/name` of every run in a step, sorted."""
+    return sorted(f"{m.kind}/{m.name}" for m in placed if m.folder == step.folder and is_run(m))
+
+
+def plan_config_map(site: Site, steps: Sequence[Step], placed: Sequence[Manifest]) -> Manifest:
+    """A ConfigMap listing the steps in order with their runs, applied before them.
+
+    It keeps the folder `00-common/` non-empty (Flux applies it when an operator starts the
+    tests) and tells whoever reads the cluster what runs in which order.
+    """
+    lines: list[str] = []
+    for step in steps:
+        runs = runs_of(step, placed)
+        timeout = units.format_duration(step.timeout_ms)
+        lines.append(f"{step.folder}: step {step.number}, {len(runs)} runs, timeout {timeout}")
+        lines += [f"  {run}" for run in runs]
+    data = {"steps": "\n".join(lines) + "\n", "trigger": site.spec.readiness.trigger}
+    obj = _config_map(f"{site.metadata.name}-readiness-plan", site, data)
+    return Manifest(obj, COMPONENT, "/spec/readiness/stages", folder=COMMON_FOLDER)
+
+
+def final_gate(site: Site, steps: Sequence[Step], placed: Sequence[Manifest]) -> Manifest:
+    """Argo CD: a ConfigMap in the wave after the last step, so the sync waits for it.
+
+    Argo CD waits for the health of a wave only before it applies a later one, so without
+    this the sync would report success as soon as the last step's runs were created. It
+    is applied only when every run passed; `plan` (a hash of every run's kind and name)
+    says which plan that was.
+    """
+    last = steps[-1]
+    runs = [run for step in steps for run in runs_of(step, placed)]
+    data = {
+        "passed": "every readiness run of the plan passed when Argo CD applied this",
+        "plan": content_hash(runs),
+        "runs": str(len(runs)),
+    }
+    obj = _config_map(f"{site.metadata.name}-readiness-passed", site, data)
+    obj["metadata"]["annotations"] = {SYNC_WAVE: str(last.number + 1)}
+    folder = f"{last.stage_index + 2:02d}-passed"
+    return Manifest(obj, COMPONENT, "/spec/readiness", folder=folder)
+
+
+def _config_map(name: str, site: Site, data: dict[str, str]) -> Obj:
+    metadata: Obj = {"name": name, "namespace": site.spec.nvcre.namespace}
+    return {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata, "data": data}

@@ -1,0 +1,140 @@
+"""Kueue 0.19.2 in the platform layer: its namespace and a pinned chart reference (pure).
+
+Like Trainer, Kueue is installed by the site's GitOps engine from its OCI chart
+(`nvcregen.compile.platform.helmref`), pinned by version and, when the site gives it, by the
+chart's digest. The chart's `managerConfig.controllerManagerConfigYaml` is replaced by
+the Configuration below: Kueue's default (schemas/upstream/kueue/v0.19.2/config/) with
+only the two integrations readiness needs and `waitForPodsReady` set from the plan.
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, reference_objects
+from nvcregen.compile.platform.layer import COMPONENT, namespace
+from nvcregen.compile.queue.workloads import manages_queues
+from nvcregen.core import units
+from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.emit.canonical import dump_yaml
+from nvcregen.plan.images import mirrored
+from nvcregen.plan.model import TestUnit
+from nvcregen.spec.v1alpha1 import Site
+
+KUEUE_VERSION = "0.19.2"
+KUEUE_REF = "oci://registry.k8s.io/kueue/charts/kueue"
+KUEUE_RELEASE = "kueue"
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
+CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
+FRAMEWORKS = ("batch/job", "trainer.kubeflow.org/trainjob")
+SOURCE = "/spec/dependencies/kueue"
+# A cold pull of the multi-GB NCCL image can take minutes: never evict for less.
+PODS_READY_FLOOR_MS = 10 * 60 * 1000
+BACKOFF_BASE_S = 60
+BACKOFF_MAX_S = 3600
+
+
+def kueue_install(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+    """Kueue's namespace and the GitOps objects installing its chart; none if not managed."""
+    if not manages_queues(site):
+        return []
+    kueue = site.spec.dependencies.kueue
+    release = ChartRelease(
+        KUEUE_RELEASE,
+        KUEUE_REF,
+        kueue.version,
+        kueue.chart_digest,
+        KUEUE_NAMESPACE,
+        kueue_values(site, test_units),
+    )
+    gitops = site.spec.gitops
+    project = site.metadata.name if gitops.repo_url else "default"
+    app_name = f"{site.metadata.name}-{KUEUE_RELEASE}"
+    objects = reference_objects(release, gitops.engine, app_name=app_name, project=project)
+    notes = (*reference_notes(release, gitops.engine), f"waitForPodsReady: {_ready_note(site)}")
+    return [
+        namespace(KUEUE_NAMESPACE, SOURCE),
+        *(Manifest(obj, COMPONENT, SOURCE, notes=notes) for obj in objects),
+    ]
+
+
+def kueue_values(site: Site, test_units: list[TestUnit]) -> Obj:
+    """Chart values: the released controller image (mirrored) and the Configuration.
+
+    The chart in Kueue's repository points at a staging image with `pullPolicy: Always`;
+    the release image is named here so the mirror and images.txt see it.
+    """
+    kueue = site.spec.dependencies.kueue
+    tag = f"v{kueue.version}"
+    if kueue.image_digest:
+        tag += f"@{kueue.image_digest}"
+    image = {
+        "repository": mirrored(KUEUE_IMAGE, site.spec.images.mirror),
+        "tag": tag,
+        "pullPolicy": "IfNotPresent",
+    }
+    config = dump_yaml(kueue_configuration(site, test_units))
+    return {
+        "controllerManager": {"manager": {"image": image}},
+        "managerConfig": {"controllerManagerConfigYaml": config},
+    }
+
+
+def kueue_configuration(site: Site, test_units: list[TestUnit]) -> Obj:
+    """Kueue's default Configuration, but for integrations and `waitForPodsReady`.
+
+    `blockAdmission`: a run is admitted only once the one before it has all its pods
+    ready, so two runs never each hold part of the nodes they both need. A run whose
+    pods are not all ready within the timeout is evicted and requeued with a backoff, at
+    most `requeueLimit` times, then deactivated rather than retried forever.
+    """
+    kueue = site.spec.dependencies.kueue
+    return {
+        "apiVersion": CONFIG_API,
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "Cohort.kueue.x-k8s.io": 1,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "waitForPodsReady": {
+            "timeout": pods_ready_timeout(site, test_units),
+            "blockAdmission": True,
+            "requeuingStrategy": {
+                "timestamp": "Eviction",
+                "backoffLimitCount": kueue.requeue_limit,
+                "backoffBaseSeconds": BACKOFF_BASE_S,
+                "backoffMaxSeconds": BACKOFF_MAX_S,
+            },
+        },
+        "integrations": {"frameworks": list(FRAMEWORKS)},
+    }
+
+
+def pods_ready_timeout(site: Site, test_units: list[TestUnit]) -> str:
+    """`podsReadyTimeout`, else the plan's shortest test timeout, at least ten minutes.
+
+    A run whose pods cannot all start within the time its shortest sibling may run is
+    stuck (a node lost, an image missing), not slow.
+    """
+    written = site.spec.dependencies.kueue.pods_ready_timeout
+    if written is not None:
+        return units.format_duration(units.parse_duration(written))
+    shortest = min((u.timeout_ms for u in test_units), default=PODS_READY_FLOOR_MS)
+    return units.format_duration(max(PODS_READY_FLOOR_MS, shortest))
+
+
+def _ready_note(site: Site) -> str:
+    kueue = site.spec.dependencies.kueue
+    how = "podsReadyTimeout" if kueue.pods_ready_timeout else "the plan's shortest test, >= 10m"
+    return f"timeout from {how}, blockAdmission, at most {kueue.requeue_limit} requeues"

@@ -1,0 +1,339 @@
+"""Readiness stages in order: steps, Argo CD waves and final gate, the Flux chain, the trigger."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from sitefactory import FILE, catalog, edit, parse, site_yaml
+from trainerfactory import ROOT, trainer_text
+
+from nvcregen.check.gate import object_findings
+from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
+from nvcregen.compile.gitops.health.checks import argocd_health_keys, check_for
+from nvcregen.compile.gitops.layer import LAYERS
+from nvcregen.compile.gitops.steps import (
+    COMMON_FOLDER,
+    SYNC_WAVE,
+    gate_readiness,
+    is_run,
+    plan_steps,
+    step_timeout_ms,
+)
+from nvcregen.compile.layers import site_manifests
+from nvcregen.compile.postprocess import postprocess
+from nvcregen.core import units
+from nvcregen.core.manifest import Manifest
+from nvcregen.emit.naming import manifest_path
+from nvcregen.plan.resolve import plan
+from nvcregen.spec.v1alpha1 import Site
+
+REPO = "https://git.example.com/gpu/readiness.git"
+LABEL_VALUE_MAX = 63
+
+
+def site_text(
+    engine: str = "argocd", *, trigger: str = "manual", mode: str = "nvcre", rounds: int = 2
+) -> str:
+    """The factory site with a GitOps engine, a trigger and (optionally) trainer mode."""
+    text = edit(
+        site_yaml(rounds=rounds), "  readiness:\n", f"  readiness:\n    trigger: {trigger}\n"
+    )
+    text = trainer_text(text) if mode == "trainer" else text
+    return text + f"  gitops:\n    engine: {engine}\n    repoURL: {REPO}\n"
+
+
+def build(text: str) -> tuple[Site, list[Manifest]]:
+    """Every layer of a site, labelled as rendered."""
+    site, _ = parse(text)
+    found = site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    return site, postprocess(found, site, FILE)
+
+
+def readiness(found: list[Manifest]) -> list[Manifest]:
+    return [m for m in found if m.component == "readiness"]
+
+
+def runs(found: list[Manifest]) -> list[Manifest]:
+    return [m for m in readiness(found) if is_run(m)]
+
+
+def wave(manifest: Manifest) -> int:
+    return int(manifest.obj["metadata"].get("annotations", {}).get(SYNC_WAVE, "0"))
+
+
+def kustomizations(found: list[Manifest]) -> dict[str, dict[str, Any]]:
+    return {m.name: m.obj["spec"] for m in found if m.kind == "Kustomization"}
+
+
+# --- Steps and Argo CD waves -------------------------------------------------------------
+
+
+def test_nvcre_mode_has_one_step_per_stage() -> None:
+    site, _ = parse(site_text(rounds=3))
+    steps = plan_steps(site, plan(site, catalog()))
+    assert [(s.number, s.stage, s.round, s.folder) for s in steps] == [
+        (1, "node", None, "01-node"),
+        (2, "fabric", None, "02-fabric"),
+    ]
+    assert [[c.kind for c in s.checks] for s in steps] == [
+        ["Certification", "WorkloadRun"],
+        ["Certification"],
+    ]
+
+
+def test_nvcre_runs_are_in_their_stage_folder_and_wave() -> None:
+    _, found = build(site_text())
+    placed = runs(found)
+    assert {m.kind for m in placed} == {"Certification", "WorkloadRun"}
+    for manifest in placed:
+        stage = manifest.obj["metadata"]["labels"]["nvcregen.io/stage"]
+        number = {"node": 1, "fabric": 2}[stage]
+        assert wave(manifest) == number
+        assert manifest.folder == f"0{number}-{stage}"
+        assert manifest_path(manifest).startswith(f"readiness/0{number}-{stage}/")
+
+
+def test_trainer_mode_has_one_step_per_stage_and_round() -> None:
+    _, found = build(site_text(mode="trainer", rounds=3))
+    placed = runs(found)
+    assert {m.kind for m in placed} == {"TrainJob", "Job"}
+    for manifest in placed:
+        labels = manifest.obj["metadata"]["labels"]
+        stage = {"node": 0, "fabric": 1}[labels["nvcregen.io/stage"]]
+        round_ = int(labels["nvcregen.io/round"])
+        assert wave(manifest) == stage * 3 + round_
+        assert manifest.folder.endswith(f"/round-{round_}")
+
+
+def test_rounds_of_one_test_never_share_a_wave() -> None:
+    _, found = build(site_text(mode="trainer", rounds=3))
+    waves: dict[tuple[str, str], dict[int, set[int]]] = defaultdict(lambda: defaultdict(set))
+    for manifest in runs(found):
+        labels = manifest.obj["metadata"]["labels"]
+        test = (labels["nvcregen.io/stage"], labels["nvcregen.io/test"])
+        waves[test][int(labels["nvcregen.io/round"])].add(wave(manifest))
+    assert len(waves) == 3  # node: dcgm-l1, nccl-all-reduce; fabric: nccl-all-reduce
+    for by_round in waves.values():
+        assert sorted(by_round) == [1, 2, 3]
+        for earlier, later in itertools.pairwise(sorted(by_round)):
+            assert max(by_round[earlier]) < min(by_round[later])
+
+
+@pytest.mark.parametrize("mode", ["nvcre", "trainer"])
+def test_what_runs_need_is_applied_before_every_step(mode: str) -> None:
+    _, found = build(site_text(mode=mode))
+    common = [m for m in readiness(found) if m.folder == COMMON_FOLDER]
+    kinds = {m.kind for m in common}
+    assert "ConfigMap" in kinds  # the plan: the folder is never empty
+    # NVCRE mode: a LogProfile only for NCCL WorkloadRuns, which the factory site has none of.
+    assert kinds - {"ConfigMap"} == (set() if mode == "nvcre" else {"TrainingRuntime"})
+    assert all(wave(m) <= 0 for m in common)
+    assert min(wave(m) for m in runs(found)) == 1
+    assert not any(is_run(m) for m in common)
+
+
+def test_the_plan_lists_every_step_and_its_runs() -> None:
+    _, found = build(site_text(mode="trainer", rounds=2))
+    (plan_map,) = [m.obj for m in found if m.name == "lab-readiness-plan"]
+    text = plan_map["data"]["steps"]
+    folders = re.findall(r"^(\S+): step (\d+)", text, flags=re.M)
+    assert folders == [
+        ("01-node/round-1", "1"),
+        ("01-node/round-2", "2"),
+        ("02-fabric/round-1", "3"),
+        ("02-fabric/round-2", "4"),
+    ]
+    for manifest in runs(found):
+        assert f"  {manifest.kind}/{manifest.name}\n" in text
+    assert plan_map["data"]["trigger"] == "manual"
+
+
+@pytest.mark.parametrize("mode", ["nvcre", "trainer"])
+def test_argocd_final_gate_is_one_wave_after_the_last_step(mode: str) -> None:
+    """Argo CD does not wait on its last wave: the gate makes the last step's health count."""
+    _, found = build(site_text(mode=mode))
+    (gate,) = [m for m in readiness(found) if m.name == "lab-readiness-passed"]
+    last = max(wave(m) for m in runs(found))
+    assert wave(gate) == last + 1
+    assert [m for m in readiness(found) if wave(m) == last + 1] == [gate]
+    assert gate.kind == "ConfigMap"
+    assert gate.folder == "03-passed"
+    assert check_for("v1", "ConfigMap") is None  # no health check: done once applied
+
+
+def test_the_gate_names_the_plan_that_passed() -> None:
+    _, two = build(site_text(rounds=2))
+    _, three = build(site_text(rounds=3))
+    digests = [
+        next(m.obj["data"]["plan"] for m in found if m.name == "lab-readiness-passed")
+        for found in (two, three)
+    ]
+    assert digests[0] != digests[1]
+
+
+def test_flux_has_no_final_gate() -> None:
+    _, found = build(site_text("flux"))
+    assert not [m for m in found if m.name == "lab-readiness-passed"]
+    assert not [m for m in found if m.name == "argocd-cm"]
+
+
+def test_a_run_outside_every_step_is_a_bug() -> None:
+    site, found = build(site_text())
+    steps = plan_steps(site, plan(site, catalog()))
+    (cert, *_) = [m for m in runs(found) if m.kind == "Certification"]
+    stray = Manifest(cert.obj, "readiness", "/spec/readiness/stages/7")
+    with pytest.raises(ValueError, match="belongs to no readiness step"):
+        gate_readiness(site, [stray], steps)
+
+
+# --- Flux: one Kustomization per step ------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["nvcre", "trainer"])
+def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
+    site, found = build(site_text("flux", mode=mode))
+    steps = plan_steps(site, plan(site, catalog()))
+    specs = kustomizations(found)
+    previous = "lab-readiness"
+    for step in steps:
+        name = step_kustomization_name(site, step)
+        spec = specs[name]
+        assert spec["dependsOn"] == [{"name": previous}]
+        assert spec["path"] == f"./out/lab/readiness/{step.folder}"
+        assert spec["wait"] is True
+        assert spec["timeout"] == units.format_duration(step.timeout_ms)
+        assert "suspend" not in spec
+        in_folder = {(m.obj["apiVersion"], m.kind) for m in runs(found) if m.folder == step.folder}
+        assert {(e["apiVersion"], e["kind"]) for e in spec["healthCheckExprs"]} == in_folder
+        for entry in spec["healthCheckExprs"]:
+            check = check_for(entry["apiVersion"], entry["kind"])
+            assert check is not None
+            assert entry == check.flux_expr()
+        previous = name
+    layers = {n for n in specs if n.removeprefix("lab-") in LAYERS}
+    assert "lab-readiness" in layers
+    assert set(specs) - layers == {"lab-gitops", *(step_kustomization_name(site, s) for s in steps)}
+
+
+def test_flux_head_applies_the_common_folder_after_the_gitops_objects() -> None:
+    _, found = build(site_text("flux"))
+    specs = kustomizations(found)
+    head = specs["lab-readiness"]
+    assert head["path"] == "./out/lab/readiness/00-common"
+    assert head["dependsOn"] == [{"name": "lab-monitoring"}, {"name": "lab-gitops"}]
+    gitops = specs["lab-gitops"]
+    assert gitops["path"] == "./out/lab/gitops"
+    assert "dependsOn" not in gitops
+    assert "suspend" not in gitops
+
+
+def test_every_step_folder_holds_exactly_its_runs() -> None:
+    """A Kustomization applies every file under its path: folders must not nest steps."""
+    _, found = build(site_text("flux", mode="trainer", rounds=2))
+    paths = {s["path"].removeprefix("./out/lab/") for s in kustomizations(found).values()}
+    files = [manifest_path(m) for m in readiness(found)]
+    for path in paths:
+        for other in paths - {path}:
+            assert not other.startswith(path + "/"), f"{other} is inside {path}"
+    for file in files:
+        owners = [p for p in paths if file.startswith(p + "/")]
+        assert len(owners) == 1, file
+
+
+def test_step_kustomization_names_fit_a_label_value() -> None:
+    long_site = "s" * 32
+    long_stage = "t" * 32
+    text = site_text("flux", mode="trainer", rounds=12)
+    text = edit(text, "name: lab\n", f"name: {long_site}\n")
+    text = edit(text, "- name: fabric\n", f"- name: {long_stage}\n")
+    site, found = build(text)
+    names = [step_kustomization_name(site, s) for s in plan_steps(site, plan(site, catalog()))]
+    assert all(len(n) <= LABEL_VALUE_MAX for n in names)
+    assert len(set(names)) == len(names)
+    assert set(names) <= set(kustomizations(found))
+
+
+@pytest.mark.parametrize("engine", ["argocd", "flux"])
+def test_gitops_objects_validate_against_the_vendored_crds(engine: str) -> None:
+    _, found = build(site_text(engine, mode="trainer"))
+    for manifest in found:
+        if manifest.component in {"gitops", "readiness"} or manifest.name == "argocd-cm":
+            assert object_findings(manifest.obj, kube_version="1.30") == [], manifest.name
+
+
+# --- The manual trigger --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["nvcre", "trainer"])
+def test_flux_manual_trigger_suspends_only_the_head(mode: str) -> None:
+    _, found = build(site_text("flux", mode=mode))
+    suspended = sorted(n for n, s in kustomizations(found).items() if s.get("suspend"))
+    assert suspended == ["lab-readiness"]
+    _, on_sync = build(site_text("flux", trigger="on-sync", mode=mode))
+    assert not [n for n, s in kustomizations(on_sync).items() if s.get("suspend")]
+
+
+def test_argocd_manual_trigger_never_syncs_readiness_by_itself() -> None:
+    _, found = build(site_text())
+    (app,) = [m.obj for m in found if m.name == "lab-readiness" and m.kind == "Application"]
+    assert "automated" not in app["spec"]["syncPolicy"]
+    assert app["spec"]["source"]["directory"] == {"recurse": True}  # every step folder
+    _, on_sync = build(site_text(trigger="on-sync"))
+    (auto,) = [m.obj for m in on_sync if m.name == "lab-readiness" and m.kind == "Application"]
+    assert auto["spec"]["syncPolicy"]["automated"]["selfHeal"] is True
+
+
+# --- Timeouts ------------------------------------------------------------------------------
+
+
+def test_step_timeout_is_runs_times_rounds_times_attempts_over_concurrency() -> None:
+    site, _ = parse(site_text(rounds=3))
+    node_units = [u for u in plan(site, catalog()) if u.stage.name == "node"]
+    # Two nodes, one per job: two runs per test and round; 2 concurrent jobs, no retests.
+    expected = sum(2 * u.timeout_ms for u in node_units) * 3 * 1 // 2
+    assert step_timeout_ms(site, node_units, 3) == expected
+    retest = edit(site_text(rounds=3), "gpuHours: 500}", "gpuHours: 500, retests: 1}")
+    site2, _ = parse(retest)
+    units2 = [u for u in plan(site2, catalog()) if u.stage.name == "node"]
+    assert step_timeout_ms(site2, units2, 3) == 2 * expected
+    serial = edit(site_text(rounds=3), "maxConcurrentJobs: 2", "maxConcurrentJobs: 1")
+    site3, _ = parse(serial)
+    units3 = [u for u in plan(site3, catalog()) if u.stage.name == "node"]
+    assert step_timeout_ms(site3, units3, 3) == 2 * expected
+
+
+def test_step_timeout_rounds_up_to_a_minute() -> None:
+    site, _ = parse(site_text())
+    one = [u for u in plan(site, catalog()) if u.stage.name == "fabric"]
+    assert step_timeout_ms(site, one, 1) % 60_000 == 0
+    assert step_timeout_ms(site, one, 1) >= one[0].timeout_ms // 2
+
+
+# --- Argo CD health checks, installed by the platform layer --------------------------------
+
+
+def test_argocd_cm_patch_holds_only_the_health_checks() -> None:
+    _, found = build(site_text())
+    (patch,) = [m for m in found if m.name == "argocd-cm"]
+    assert (patch.component, patch.owned) == ("platform", False)
+    meta = patch.obj["metadata"]
+    assert (meta["namespace"], patch.kind) == ("argocd", "ConfigMap")
+    assert meta["labels"] == {"app.kubernetes.io/part-of": "argocd"}  # no nvcregen labels
+    assert meta["annotations"] == {"argocd.argoproj.io/sync-options": ARGOCD_CM_SYNC}
+    assert set(ARGOCD_CM_SYNC.split(",")) == {"ServerSideApply=true", "Prune=false", "Delete=false"}
+    assert patch.obj["data"] == argocd_health_keys()
+    assert set(patch.obj) == {"apiVersion", "kind", "metadata", "data"}
+
+
+def test_every_run_kind_has_an_argocd_key_and_a_flux_expression() -> None:
+    keys = argocd_health_keys()
+    for mode in ("nvcre", "trainer"):
+        _, found = build(site_text(mode=mode))
+        for manifest in runs(found):
+            check = check_for(manifest.obj["apiVersion"], manifest.kind)
+            assert check is not None
+            assert check.argocd_key in keys

@@ -1,0 +1,165 @@
+"""The Argo CD health scripts, run in a real Lua 5.1 the way Argo CD runs them.
+
+Argo CD (v3.5) runs a `resource.customizations.health.<group>_<kind>` script in gopher-lua,
+a Lua 5.1, with a global `obj` (the live object) and only the base, package, table and a
+safe os library open; the script returns `{status = ..., message = ...}`. Here the scripts
+run in lupa's Lua 5.1 (`lupa.lua51`; the runtime in use is `RUNTIME`) with every other
+library removed, strings without methods included, against runs shaped as upstream writes
+them (`healthfactory`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from healthfactory import CASES, EXPECTED, KINDS, run
+
+from nvcregen.compile.gitops.health.checks import (
+    HEALTH_CHECKS,
+    argocd_health_keys,
+    check_for,
+    lua_script,
+)
+
+try:  # Argo CD's gopher-lua implements Lua 5.1; lupa's wheels ship that runtime.
+    from lupa import lua51 as lua_module
+except ImportError:  # pragma: no cover - a lupa build without it: its default runtime
+    import lupa as lua_module
+
+RUNTIME = lua_module.__name__
+# Argo CD's statuses; anything else reads as Unknown (and an error fails a sync wave).
+ARGO_STATUSES = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
+# Leave what gopher-lua opens for Argo CD: base, package, table, and os without io or exit.
+SANDBOX = """
+local setmetatable_of = debug.setmetatable
+local os_lib = os
+setmetatable_of("", nil)  -- no string library: strings have no methods either
+string, math, io, debug, coroutine, utf8, bit32 = nil, nil, nil, nil, nil, nil, nil
+os = {time = os_lib.time, clock = os_lib.clock, date = os_lib.date, difftime = os_lib.difftime}
+"""
+
+
+def _runtime() -> Any:
+    lua = lua_module.LuaRuntime(register_eval=False, register_builtins=False)
+    lua.execute(SANDBOX)
+    return lua
+
+
+def _to_lua(lua: Any, value: Any) -> Any:
+    """JSON-like data as Argo CD hands it to Lua: tables, lists from index 1, no nils."""
+    if isinstance(value, dict):
+        table = lua.table()
+        for key, item in value.items():
+            if item is not None:
+                table[key] = _to_lua(lua, item)
+        return table
+    if isinstance(value, list):
+        table = lua.table()
+        for index, item in enumerate(value, start=1):
+            table[index] = _to_lua(lua, item)
+        return table
+    return value
+
+
+def health(script: str, obj: dict[str, Any]) -> dict[str, Any]:
+    """Run one health script on one object; its result as a dict."""
+    lua = _runtime()
+    lua.globals().obj = _to_lua(lua, obj)
+    result = lua.execute(script)
+    assert lua_module.lua_type(result) == "table", f"the script returned {result!r}"
+    return dict(result.items())
+
+
+def script_of(kind: str) -> str:
+    check = next(c for c in HEALTH_CHECKS if c.kind == kind)
+    return lua_script(check.lua)
+
+
+def test_the_runtime_is_lua_5_1_like_argo_cds() -> None:
+    lua = _runtime()
+    assert RUNTIME == "lupa.lua51"
+    assert lua.eval("_VERSION") == "Lua 5.1"
+
+
+def test_the_sandbox_leaves_only_what_argo_cd_opens() -> None:
+    """The sandbox is real: a script using the string library fails as in Argo CD."""
+    lua = _runtime()
+    assert lua.eval("type(table.insert)") == "function"
+    assert lua.eval("type(ipairs)") == "function"
+    assert lua.eval("string == nil and math == nil and io == nil")
+    with pytest.raises(lua_module.LuaError):
+        lua.execute('return ("Failed"):lower()')
+    with pytest.raises(lua_module.LuaError):
+        lua.execute("return os.exit(1)")
+
+
+@pytest.mark.parametrize(("kind", "state"), CASES)
+def test_argo_cd_health_of_each_state(kind: str, state: str) -> None:
+    result = health(script_of(kind), run(kind, state))
+    assert set(result) == {"status", "message"}
+    assert result["status"] in ARGO_STATUSES
+    assert isinstance(result["message"], str)
+    assert result["message"]
+    assert result["status"] == EXPECTED[kind][state][0], result["message"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_failed_run_says_why(kind: str) -> None:
+    """The message names the failing condition's reason, so the sync says which run failed."""
+    failed = health(script_of(kind), run(kind, "failed"))
+    timed_out = health(script_of(kind), run(kind, "timed-out"))
+    reasons = {
+        "Certification": "WorkflowFailed",
+        "WorkloadRun": "WorkflowFailed",
+        "TrainJob": "FailedJobs",
+        "Job": "BackoffLimitExceeded",
+    }
+    assert reasons[kind] in failed["message"]
+    assert "Failed" in failed["message"]
+    timeout_word = "timed out" if kind in {"Certification", "WorkloadRun"} else "DeadlineExceeded"
+    assert timeout_word in timed_out["message"]
+
+
+def test_a_job_kueue_resumed_is_progressing_not_healthy() -> None:
+    """Argo CD's built-in Job check takes Suspended=False as final; ours waits for the end."""
+    job = run("Job", "resumed-running")
+    (suspended,) = job["status"]["conditions"]
+    assert (suspended["type"], suspended["status"]) == ("Suspended", "False")
+    result = health(script_of("Job"), job)
+    assert result["status"] == "Progressing"
+    assert "active 1" in result["message"]
+
+
+@pytest.mark.parametrize("kind", ["TrainJob", "Job"])
+def test_failed_wins_over_complete(kind: str) -> None:
+    """A run reporting both is not Healthy: a wave never passes on a contradiction."""
+    obj = run(kind, "succeeded")
+    failed = run(kind, "failed")["status"]["conditions"][-1]
+    obj["status"]["conditions"].append(failed)
+    assert health(script_of(kind), obj)["status"] == "Degraded"
+
+
+def test_nvcre_failed_wins_even_if_succeeded_is_also_true() -> None:
+    obj = run("Certification", "succeeded")
+    for condition in obj["status"]["conditions"]:
+        if condition["type"] == "Failed":
+            condition["status"] = "True"
+    assert health(script_of("Certification"), obj)["status"] == "Degraded"
+
+
+def test_every_kind_has_one_script_and_one_argocd_key() -> None:
+    keys = argocd_health_keys()
+    assert sorted(keys) == sorted(
+        [
+            "resource.customizations.health.nvcre.nvidia.com_Certification",
+            "resource.customizations.health.nvcre.nvidia.com_WorkloadRun",
+            "resource.customizations.health.trainer.kubeflow.org_TrainJob",
+            "resource.customizations.health.batch_Job",
+        ]
+    )
+    for kind in KINDS:
+        obj = run(kind, "not-started")
+        check = check_for(obj["apiVersion"], kind)
+        assert check is not None
+        assert keys[check.argocd_key] == lua_script(check.lua)
