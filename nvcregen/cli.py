@@ -66,9 +66,9 @@ def render(
         Path.cwd(), list(sites), out_dir, options, check=check, cache=not no_cache
     )
     if has_errors(outcome.diagnostics):
-        print_diagnostics(
-            outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/"
-        )
+        done = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
+        wrote = f"wrote only {done}" if done else f"nothing written to {out_dir.as_posix()}/"
+        print_diagnostics(outcome.diagnostics, fmt, wrote=wrote)
         sys.exit(ExitCode.INVALID)
     if check:
         count = len(outcome.drift)

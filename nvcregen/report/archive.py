@@ -327,6 +327,8 @@ def _json(folder: Path, name: str, model: type[M], texts: dict[str, str]) -> M:
         return model.model_validate(json.loads(texts[name]))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{folder / name} is not JSON: {exc}") from exc
+    except RecursionError as exc:  # hostile nesting: the archive is not trusted
+        raise ReportError(f"{folder / name} is nested too deeply to be read") from exc
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"

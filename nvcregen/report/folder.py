@@ -10,9 +10,12 @@ than any dated one, and such runs are ordered among themselves by when they were
 collected (their SHA256SUMS file's time), never by their hash.
 
 Verification reads the files rather than trusting the writer, with the same function
-`collect` uses (`nvcregen.results.archive.verify_archive`): every listed file must exist,
-be inside the run folder and match its sha256, every file must be listed, and the four
-readable files must be among them.
+`collect` uses (`nvcregen.results.archive.verify_archive`), as strictly as `sha256sum -c
+--strict`: SHA256SUMS and every file in the run must be regular files (no symbolic link,
+FIFO or device, listed or not), every line well formed and every path listed once, in
+plain form, inside the run folder; every listed file must exist and match its sha256,
+every file must be listed, and the four readable files must be among them. A site
+folder's runs are its real subfolders: a symbolic link to a run elsewhere is not one.
 """
 
 from __future__ import annotations
@@ -136,8 +139,12 @@ def locate(results_dir: Path) -> Located:
     if is_run_folder(results_dir):
         return Located(results_dir, (entry(results_dir, tuple(verify(results_dir))),))
     children = sorted(
-        (p for p in results_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
-        key=lambda p: p.name,
+        (
+            p
+            for p in results_dir.iterdir()
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+        ),
+        key=lambda p: p.name,  # the order shown is by when measurements finished, below
     )
     runs = [p for p in children if is_run_folder(p)]
     if not runs:
