@@ -66,9 +66,9 @@ def render(
         Path.cwd(), list(sites), out_dir, options, check=check, cache=not no_cache
     )
     if has_errors(outcome.diagnostics):
-        print_diagnostics(
-            outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/"
-        )
+        done = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
+        wrote = f"wrote only {done}" if done else f"nothing written to {out_dir.as_posix()}/"
+        print_diagnostics(outcome.diagnostics, fmt, wrote=wrote)
         sys.exit(ExitCode.INVALID)
     if check:
         count = len(outcome.drift)
@@ -157,11 +157,13 @@ def _cached_note(cached: list[str]) -> str:
 
 
 def _register() -> None:
+    from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.plan import plan
     from nvcregen.commands.results import collect, ingest, report
     from nvcregen.commands.workspace import catalog, diff, init_site
 
-    for command in (plan, diff, collect, report, ingest, init_site, catalog):
+    commands = (plan, diff, collect, report, ingest, retest, history, export, init_site, catalog)
+    for command in commands:
         main.add_command(command)
 
 

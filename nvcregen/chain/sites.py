@@ -9,7 +9,7 @@ from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options, compile_site
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites
-from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
+from nvcregen.emit.writer import Drift, diff_tree, write_trees
 
 SITES_DIR = "sites"
 
@@ -35,6 +35,26 @@ def display_path(path: Path, root: Path) -> str:
         return path.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return path.name
+
+
+def site_root(path: Path, root: Path) -> Path:
+    """The project a site file belongs to, found from the file alone.
+
+    The nearest folder at or above the file that holds a `sites/` folder (the project
+    root, so `sites/x.yaml` is named `sites/x.yaml` from wherever nvcregen runs), else
+    `root` when the file is inside it, else the file's own folder. Names in generated
+    files and the chart archive path are relative to it, so the output never depends
+    on the working directory.
+    """
+    resolved = path.resolve()
+    for folder in resolved.parents:
+        if (folder / SITES_DIR).is_dir():
+            return folder
+    try:
+        resolved.relative_to(root.resolve())
+    except ValueError:
+        return resolved.parent
+    return root
 
 
 def discover_sites(root: Path, given: list[Path]) -> list[Path]:
@@ -67,8 +87,11 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
         catalog = load_catalog()
     except NvcregenError as exc:
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
-    options = Options(strict=options.strict, root=root)
-    results = [compile_site(p, display_path(p, root), catalog, options) for p in paths]
+    results = []
+    for path in paths:
+        project = site_root(path, root)
+        here = Options(strict=options.strict, root=project)
+        results.append(compile_site(path, display_path(path, project), catalog, here))
     return _check_unique_names(results)
 
 
@@ -120,20 +143,21 @@ def render(
     if check:
         drift = [d for site, tree in trees.items() for d in diff_tree(out_dir, site, tree)]
         return RenderOutcome(results, diags, drift=drift)
-    ownership = [d for site, tree in trees.items() for d in check_ownership(out_dir, site, tree)]
-    if ownership:
-        return RenderOutcome(results, diags + ownership)
-    written = [site for site, tree in trees.items() if write_tree(out_dir, site, tree)]
-    return RenderOutcome(results, diags, written=written)
+    done = write_trees(out_dir, trees)  # locked; ownership of every folder checked first
+    return RenderOutcome(results, diags + done.diagnostics, written=done.written)
 
 
 def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options) -> RenderOutcome:
     """`render --check`, compiling only the sites whose folders are not provably fresh."""
     paths = discover_sites(root, given)
-    shown = {display_path(p, root): p for p in paths}
+    projects = {p: site_root(p, root) for p in paths}
+    shown = {display_path(p, projects[p]): p for p in paths}
     if len(shown) < len(paths) or not paths:  # nothing to skip; let compile_sites report it
         return render(root, given, out_dir, options, check=True, cache=False)
-    fresh = fresh_sites(out_dir, shown, root, strict=options.strict)
+    fresh: dict[str, str] = {}
+    for project in set(projects.values()):
+        mine = {name: p for name, p in shown.items() if projects[p] == project}
+        fresh |= fresh_sites(out_dir, mine, project, strict=options.strict)
     stale = [p for s, p in shown.items() if s not in fresh]
     outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None
     if outcome is None:

@@ -40,9 +40,11 @@ class Span:
 class Diagnostic:
     """One problem found in an input or an output, pointing at where it came from.
 
-    Codes by stage: NVC1xx YAML/load, NVC2xx schema, NVC3xx references and
-    semantics, NVC4xx compile/render, NVC5xx emit, NVC6xx checks of generated
-    objects.
+    Codes by stage: NVC0xx about the output itself (NVC001: diagnostics left out),
+    NVC1xx YAML/load (NVC113/NVC114: secrets in a site), NVC2xx schema, NVC3xx
+    references and semantics, NVC4xx compile/render, NVC5xx emit (NVC504-NVC509:
+    filesystem faults, `emit/faults.py`), NVC6xx checks of generated objects (NVC670:
+    secrets in a generated tree).
     """
 
     span: Span
@@ -74,6 +76,10 @@ class Diagnostic:
             "message": self.message,
             "hint": self.hint,
         }
+
+
+# Diagnostics about secrets: their source excerpts are printed with the value masked.
+SECRET_CODES = frozenset({"NVC113", "NVC114", "NVC670"})
 
 
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:
