@@ -94,7 +94,7 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
 
 
 def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
-    """NVC670: a password in a URL or secret material in any string of the object.
+    """NVC669: a password in a URL or secret material in any string of the object.
 
     One scan of the object's JSON text (C speed) finds almost every object clean; only
     an object that may hold one is walked to say where.
@@ -109,7 +109,7 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
             found.append(
                 Finding(
                     pointer(path),
-                    "NVC670",
+                    "NVC669",
                     f"this string holds {shown}; out/ is committed and must hold no secret",
                     hint="remove it from the site (nvcregen refuses it there: NVC113/NVC114)"
                     " and rotate it",

@@ -4,7 +4,7 @@ Output stays bounded whatever the input: at most `MAX_PER_FILE` diagnostics are 
 per file, then one line says how many were left out (`cap_per_file`); a source excerpt
 reads only the lines it shows, streaming the file and keeping at most `MAX_LINE` bytes
 of a line (`read_lines`), so a huge input costs no more memory than a small one. The
-values of secrets (NVC113, NVC114, NVC670) are masked in excerpts.
+values of secrets (NVC113, NVC114, NVC669) are masked in excerpts.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ class Diagnostic:
     Codes by stage: NVC0xx about the output itself (NVC001: diagnostics left out),
     NVC1xx YAML/load (NVC113/NVC114: secrets in a site), NVC2xx schema, NVC3xx
     references and semantics, NVC4xx compile/render, NVC5xx emit (NVC504-NVC509:
-    filesystem faults, `emit/faults.py`), NVC6xx checks of generated objects (NVC670:
+    filesystem faults, `emit/faults.py`), NVC6xx checks of generated objects (NVC669:
     secrets in a generated tree).
     """
 
@@ -79,7 +79,7 @@ class Diagnostic:
 
 
 # Diagnostics about secrets: their source excerpts are printed with the value masked.
-SECRET_CODES = frozenset({"NVC113", "NVC114", "NVC670"})
+SECRET_CODES = frozenset({"NVC113", "NVC114", "NVC669"})
 
 
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:

@@ -1,6 +1,6 @@
 """`nvcregen check` on hostile trees (issue #14, items 7, 9 and 10).
 
-Secrets in a generated tree are found (NVC670) and masked; an alias bomb fails at once
+Secrets in a generated tree are found (NVC669) and masked; an alias bomb fails at once
 at bounded cost; a file with thousands of problems prints at most 200 of them.
 """
 
@@ -48,8 +48,8 @@ def test_the_policy_finds_secrets_in_any_string_of_an_object() -> None:
         "metadata": {"name": "x", "annotations": {"note": f"token {TOKEN}"}},
         "spec": {"source": {"repoURL": "https://u:p4ss@git.example.com/r.git"}},
     }
-    found = [(f.code, f.pointer) for f in check_policies(obj) if f.code == "NVC670"]
-    assert found == [("NVC670", "/metadata/annotations/note"), ("NVC670", "/spec/source/repoURL")]
+    found = [(f.code, f.pointer) for f in check_policies(obj) if f.code == "NVC669"]
+    assert found == [("NVC669", "/metadata/annotations/note"), ("NVC669", "/spec/source/repoURL")]
     assert check_policies({"kind": "ConfigMap", "data": {"a": "b"}}) == []
 
 
@@ -63,7 +63,7 @@ def test_check_reports_and_masks_a_secret_in_a_generated_tree(project: Path) -> 
     )
     code, output = check("out")
     assert code == 1
-    assert "error[NVC670]: this string holds a password in a URL" in output
+    assert "error[NVC669]: this string holds a password in a URL" in output
     assert "hunter22" not in output
 
 

@@ -2,7 +2,7 @@
 
 NVC113 is a password in a URL, NVC114 recognisable secret material; both name what was
 found, never the secret, and text output masks the value. `check` finds the same in a
-generated tree (NVC670, `tests/unit/check/test_check_hostile.py`).
+generated tree (NVC669, `tests/unit/check/test_check_hostile.py`).
 """
 
 from __future__ import annotations
