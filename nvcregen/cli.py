@@ -25,7 +25,7 @@ def main() -> None:
 @STRICT
 def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
     """Load and check sites only (every site under sites/ when none is named)."""
-    from nvcregen.chain.pipeline import Options
+    from nvcregen.chain.model import Options
     from nvcregen.chain.sites import compile_sites
 
     results = compile_sites(Path.cwd(), list(sites), Options(strict=strict))
@@ -58,7 +58,7 @@ def render(
     sites: tuple[Path, ...], out_dir: Path, check: bool, no_cache: bool, fmt: str, strict: bool
 ) -> None:
     """Compile sites, check every object, and write out/<site>/ atomically."""
-    from nvcregen.chain.pipeline import Options
+    from nvcregen.chain.model import Options
     from nvcregen.chain.sites import render as render_project
 
     options = Options(strict=strict)
