@@ -1,0 +1,94 @@
+"""Validate each distinct sub-value against each schema node once per process.
+
+Generated objects repeat themselves: hundreds of TrainJobs share a trainer block, every
+Job of a test the same pod template. jsonschema descends into each of them again, at a
+cost per node visited. The `properties` and `items` keywords here do what jsonschema's
+do, except that a child value already found valid against the same schema node is not
+descended into again.
+
+Only success is remembered, never errors: a child that fails is validated afresh each
+time, so the errors, their order and their paths are exactly jsonschema's. A child is
+known by its schema node (by identity, the node kept alive by the memo so its id cannot
+be reused) and its value: containers by their `marshal` bytes, which differ between
+values that differ in anything (types included: `1`, `1.0` and `true` are distinct),
+scalars by type and value. Validity of a child depends on nothing else: the keywords
+used (ours included) read only the value and the schema, and every `$ref` of a schema
+node resolves in the one document that holds it.
+"""
+
+from __future__ import annotations
+
+import marshal
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from jsonschema import Draft202012Validator, ValidationError
+
+# Bounds the memory the memo holds; when full it starts again (only speed is lost).
+MEMO_LIMIT = 200_000
+
+_SCALARS = (str, int, float, bool, type(None))
+_UPSTREAM_ITEMS = Draft202012Validator.VALIDATORS["items"]
+
+_valid: dict[tuple[int, type, object], object] = {}
+
+
+def clear() -> None:
+    """Forget every remembered result (for tests and benchmarks)."""
+    _valid.clear()
+
+
+def _key(schema: object, value: Any) -> tuple[int, type, object] | None:
+    """The memo key of `value` under `schema`; None when it cannot have one."""
+    if not isinstance(schema, dict):
+        return None
+    kind = type(value)
+    if kind is dict or kind is list:
+        try:
+            return id(schema), kind, marshal.dumps(value)
+        except ValueError:  # not plain data (marshal cannot write it): no memo
+            return None
+    if kind in _SCALARS:
+        return id(schema), kind, value
+    return None
+
+
+def _descend(
+    validator: Any, value: object, schema: object, path: str | int, schema_path: str | int | None
+) -> Iterator[ValidationError]:
+    """`validator.descend`, skipped for a value known valid under `schema`."""
+    key = _key(schema, value)
+    if key is not None and key in _valid:
+        return
+    failed = False
+    for error in validator.descend(value, schema, path=path, schema_path=schema_path):
+        failed = True
+        yield error
+    if key is not None and not failed:
+        if len(_valid) >= MEMO_LIMIT:
+            _valid.clear()
+        _valid[key] = schema  # keeps the node alive, so its id stays its own
+
+
+def properties(
+    validator: Any, value: Mapping[str, Any], instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """Draft 2020-12 `properties`, with the memo."""
+    if not validator.is_type(instance, "object"):
+        return
+    for name, subschema in value.items():
+        if name in instance:
+            yield from _descend(validator, instance[name], subschema, name, name)
+
+
+def items(
+    validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """Draft 2020-12 `items`, with the memo (upstream's own for `prefixItems` or a boolean)."""
+    if not isinstance(value, dict) or "prefixItems" in schema:
+        yield from _UPSTREAM_ITEMS(validator, value, instance, schema)
+        return
+    if not validator.is_type(instance, "array"):
+        return
+    for index, item in enumerate(instance):
+        yield from _descend(validator, item, value, index, None)
