@@ -193,19 +193,36 @@ def evaluate_rules(
     crd = _crd_of(data, registry)
     if crd is None:
         return []
+    plan = _plan(crd, registry)
+    if not plan:  # no rules: nothing to shape
+        return []
     new = to_cel(data, crd.schema, resource=True)
     previous: Any = MISSING
     if old is not None:
         previous = align(to_cel(to_json(old)[0], crd.schema, resource=True), new, crd.schema)
     activations: dict[str, Any] = {}
     results: list[CelResult] = []
-    for rule in registry.cel_rules(f"{crd.group}/{crd.version}", crd.kind):
-        optional = _optional_old_self(crd, rule)
+    for rule, optional in plan:
         results.extend(
             _evaluate(rule, binding, activations, optional_old_self=optional)
             for binding in bindings(crd.schema, rule.pointer_in_schema, new, previous)
         )
     return results
+
+
+# Each CRD's rules with their `optionalOldSelf`, worked out once per CRD (kept by identity;
+# the CRD is held with its plan so that its id cannot be reused).
+_PLANS: dict[int, tuple[CrdSchema, list[tuple[CelRule, bool]]]] = {}
+
+
+def _plan(crd: CrdSchema, registry: SchemaRegistry) -> list[tuple[CelRule, bool]]:
+    """The CRD's rules in order, each with whether it binds `oldSelf` as optional."""
+    known = _PLANS.get(id(crd))
+    if known is None or known[0] is not crd:
+        rules = registry.cel_rules(f"{crd.group}/{crd.version}", crd.kind)
+        known = crd, [(rule, _optional_old_self(crd, rule)) for rule in rules]
+        _PLANS[id(crd)] = known
+    return known[1]
 
 
 def _crd_of(data: object, registry: SchemaRegistry) -> CrdSchema | None:

@@ -26,6 +26,7 @@ import base64
 import binascii
 import copy
 import enum
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -212,9 +213,10 @@ def schema_at(schema: Mapping[str, Any], schema_pointer: str) -> Mapping[str, An
     return node
 
 
-def _tokens(schema_pointer: str) -> list[str]:
+@functools.cache
+def _tokens(schema_pointer: str) -> tuple[str, ...]:
     parts = schema_pointer.split("/")[1:]
-    return [part.replace("~1", "/").replace("~0", "~") for part in parts]
+    return tuple(part.replace("~1", "/").replace("~0", "~") for part in parts)
 
 
 def bindings(
@@ -241,7 +243,11 @@ def bindings(
 
 
 def _walk(
-    tokens: list[str], node: Mapping[str, Any], value: Any, old: Any, path: tuple[str | int, ...]
+    tokens: tuple[str, ...],
+    node: Mapping[str, Any],
+    value: Any,
+    old: Any,
+    path: tuple[str | int, ...],
 ) -> Iterator[Binding]:
     if value is None:
         return
