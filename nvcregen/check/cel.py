@@ -24,6 +24,7 @@ way counts; see `nvcregen.check.cel_values`), with one of four statuses:
 from __future__ import annotations
 
 import functools
+import marshal
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -41,7 +42,15 @@ from nvcregen.check.cel_values import MISSING, Binding, align, bindings, schema_
 from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import CelRule, CrdSchema, SchemaRegistry, default_registry
 
-__all__ = ["CelResult", "CelStatus", "Program", "compile_rule", "evaluate_rules", "uses_old_self"]
+__all__ = [
+    "CelResult",
+    "CelStatus",
+    "Program",
+    "compile_rule",
+    "evaluate_rules",
+    "reported_rules",
+    "uses_old_self",
+]
 
 CelStatus = Literal["passed", "failed", "unchecked", "skipped"]
 
@@ -188,13 +197,43 @@ def evaluate_rules(
         document order; [] for core kinds, unknown kinds and objects without CEL rules.
 
     """
+    return _results(to_json(obj)[0], old, registry, reported_only=False)
+
+
+def reported_rules(
+    data: Mapping[str, Any],
+    *,
+    old: Mapping[str, Any] | None = None,
+    registry: SchemaRegistry | None = None,
+) -> list[CelResult]:
+    """The failed and unchecked results of `evaluate_rules`, in the same order.
+
+    What a checker reports, found with less work: `data` is plain JSON already (as
+    `to_json` returns it), and on a create (no `old`) a transition rule without
+    `optionalOldSelf` is skipped wherever it binds, so it is not bound at all.
+    """
+    return [
+        result
+        for result in _results(data, old, registry, reported_only=True)
+        if result.status in {"failed", "unchecked"}
+    ]
+
+
+def _results(
+    data: object,
+    old: Mapping[str, Any] | None,
+    registry: SchemaRegistry | None,
+    *,
+    reported_only: bool,
+) -> list[CelResult]:
+    """The results of the object's rules; `data` is plain JSON (see `to_json`)."""
     registry = registry or default_registry()
-    data, _ = to_json(obj)
     crd = _crd_of(data, registry)
     if crd is None:
         return []
     plan = _plan(crd, registry)
-    if not plan:  # no rules: nothing to shape
+    rules = plan.reportable_on_create if reported_only and old is None else plan.rules
+    if not rules:  # nothing to run: nothing to shape
         return []
     new = to_cel(data, crd.schema, resource=True)
     previous: Any = MISSING
@@ -202,7 +241,7 @@ def evaluate_rules(
         previous = align(to_cel(to_json(old)[0], crd.schema, resource=True), new, crd.schema)
     activations: dict[str, Any] = {}
     results: list[CelResult] = []
-    for rule, optional in plan:
+    for rule, optional in rules:
         results.extend(
             _evaluate(rule, binding, activations, optional_old_self=optional)
             for binding in bindings(crd.schema, rule.pointer_in_schema, new, previous)
@@ -210,19 +249,27 @@ def evaluate_rules(
     return results
 
 
-# Each CRD's rules with their `optionalOldSelf`, worked out once per CRD (kept by identity;
-# the CRD is held with its plan so that its id cannot be reused).
-_PLANS: dict[int, tuple[CrdSchema, list[tuple[CelRule, bool]]]] = {}
+@dataclass(frozen=True)
+class _Plan:
+    """A CRD's rules in order, each with whether it binds `oldSelf` as optional."""
+
+    crd: CrdSchema  # held so that the id the plan is filed under stays the CRD's
+    rules: list[tuple[CelRule, bool]]
+    reportable_on_create: list[tuple[CelRule, bool]]  # without transition rules that skip
 
 
-def _plan(crd: CrdSchema, registry: SchemaRegistry) -> list[tuple[CelRule, bool]]:
-    """The CRD's rules in order, each with whether it binds `oldSelf` as optional."""
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(crd: CrdSchema, registry: SchemaRegistry) -> _Plan:
+    """The CRD's plan, worked out once per CRD (filed by the CRD's identity)."""
     known = _PLANS.get(id(crd))
-    if known is None or known[0] is not crd:
+    if known is None or known.crd is not crd:
         rules = registry.cel_rules(f"{crd.group}/{crd.version}", crd.kind)
-        known = crd, [(rule, _optional_old_self(crd, rule)) for rule in rules]
-        _PLANS[id(crd)] = known
-    return known[1]
+        planned = [(rule, _optional_old_self(crd, rule)) for rule in rules]
+        runs = [(r, optional) for r, optional in planned if optional or not uses_old_self(r.rule)]
+        known = _PLANS[id(crd)] = _Plan(crd, planned, runs)
+    return known
 
 
 def _crd_of(data: object, registry: SchemaRegistry) -> CrdSchema | None:
@@ -265,11 +312,37 @@ def _evaluate(
     program = compile_rule(rule.rule, optional_old_self=optional_old_self)
     if program.expression is None:
         return CelResult(binding.pointer, rule.rule, fixed, "unchecked", program.problem)
-    activation = _activation(binding, activations)
-    status, reason = _outcome(program.expression, activation)
-    failed = status == "failed"
-    message = _message(rule, activation, optional_old_self) if failed else fixed
+    key = _outcome_key(rule, binding, optional_old_self)
+    known = _OUTCOMES.get(key) if key is not None else None
+    if known is None:
+        activation = _activation(binding, activations)
+        status, reason = _outcome(program.expression, activation)
+        failed = status == "failed"
+        message = _message(rule, activation, optional_old_self) if failed else fixed
+        known = status, reason, message
+        if key is not None:
+            if len(_OUTCOMES) >= OUTCOME_LIMIT:
+                _OUTCOMES.clear()
+            _OUTCOMES[key] = known
+    status, reason, message = known
     return CelResult(binding.pointer, rule.rule, message, status, reason)
+
+
+# A rule's outcome depends on the rule and the values of `self` and `oldSelf` only; many
+# generated objects bind the same values, so each outcome is worked out once per process.
+OUTCOME_LIMIT = 100_000
+_OUTCOMES: dict[tuple[CelRule, bool, bytes, bytes | None], tuple[CelStatus, str, str]] = {}
+
+
+def _outcome_key(
+    rule: CelRule, binding: Binding, optional_old_self: bool
+) -> tuple[CelRule, bool, bytes, bytes | None] | None:
+    """The rule and the bound values; marshal bytes differ for values that differ at all."""
+    try:
+        old = marshal.dumps(binding.old) if binding.has_old else None
+        return rule, optional_old_self, marshal.dumps(binding.value), old
+    except ValueError:  # a value marshal cannot write: evaluate it every time
+        return None
 
 
 def _outcome(expression: Any, activation: Any) -> tuple[CelStatus, str]:
