@@ -42,8 +42,8 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
         raise CheckSetupError(f"{out.as_posix()}/ does not exist; run `nvcregen render`")
     try:
         server = server_check(options.context, options.kubeconfig) if options.context else None
-        files = shown_files(out, options.root)
-        old = old_objects(options.root, options.base, files) if options.base else {}
+        base = options.base
+        old = old_objects(options.root, base, shown_files(out, options.root)) if base else {}
     except (ClusterError, BaseError) as exc:
         raise CheckSetupError(str(exc)) from exc
     diags = check_tree(

@@ -20,6 +20,9 @@ from nvcregen.spec.fast import parse_fast
 
 # Below this many files, starting workers costs more than it saves.
 PARALLEL_FROM = 400
+# Pieces of work per worker: a worker slowed by another process hands its later pieces to
+# the others instead of holding up the whole check.
+PIECES_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -51,9 +54,10 @@ def is_object(data: Any) -> bool:
 def check_files(jobs: list[FileJob]) -> list[FileResult]:
     """Parse and check every file, in order; large trees use every core.
 
-    Workers are forked after the first file has warmed the schema, CEL and policy
+    Workers are forked after one file of each kind has warmed the schema, CEL and policy
     caches, so each starts with compiled validators, receives only job indexes, and
-    sends back plain data and findings.
+    sends back plain data and findings. The files are dealt out in small pieces, taken
+    by whichever worker is free.
     """
     workers = min(os.cpu_count() or 1, 8)
     forking = "fork" in multiprocessing.get_all_start_methods()
@@ -64,10 +68,11 @@ def check_files(jobs: list[FileJob]) -> list[FileResult]:
     rest = [i for i in range(len(jobs)) if i not in done]
     _JOBS[:] = jobs
     try:
-        strides = [rest[w::workers] for w in range(workers)]
+        size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
+        pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
         context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            parts = list(pool.map(_check_stride, strides))
+            parts = list(pool.map(_check_piece, pieces))
     finally:
         _JOBS.clear()
     done |= {index: result for part in parts for index, result in _decode(part)}
@@ -94,7 +99,7 @@ def check_file(job: FileJob) -> FileResult:
     return FileResult(data, findings)
 
 
-def _check_stride(indexes: list[int]) -> bytes:
+def _check_piece(indexes: list[int]) -> bytes:
     # marshal moves plain data between processes about three times faster than pickle.
     return marshal.dumps([(i, *_encode(check_file(_JOBS[i]))) for i in indexes])
 

@@ -11,7 +11,8 @@ time, so the errors, their order and their paths are exactly jsonschema's. A chi
 known by its schema node (by identity, the node kept alive by the memo so its id cannot
 be reused) and its value: containers by their `marshal` bytes, which differ between
 values that differ in anything (types included: `1`, `1.0` and `true` are distinct),
-scalars by type and value. Validity of a child depends on nothing else: the keywords
+scalars by type and value. Equal values may still differ in bytes (marshal marks objects
+referenced more than once): that costs a second validation, never a wrong answer. Validity of a child depends on nothing else: the keywords
 used (ours included) read only the value and the schema, and every `$ref` of a schema
 node resolves in the one document that holds it.
 """
@@ -57,6 +58,8 @@ def _descend(
     validator: Any, value: object, schema: object, path: str | int, schema_path: str | int | None
 ) -> Iterator[ValidationError]:
     """`validator.descend`, skipped for a value known valid under `schema`."""
+    if schema == {}:  # the empty schema allows anything: nothing to descend into
+        return
     key = _key(schema, value)
     if key is not None and key in _valid:
         return

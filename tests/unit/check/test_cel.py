@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
-from nvcregen.check.cel import CelResult, compile_rule, evaluate_rules
+from nvcregen.check.cel import CelResult, compile_rule, evaluate_rules, reported_rules
 from nvcregen.kubeschema.registry import default_registry
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -344,3 +344,35 @@ def test_every_vendored_rule_compiles() -> None:
 def test_rules_compile_once() -> None:
     rule = "self.size() > 0"
     assert compile_rule(rule) is compile_rule(rule)
+
+
+# --- the checker's path: reported results only, remembered outcomes --------------------
+
+
+def reported(results: list[CelResult]) -> list[CelResult]:
+    return [r for r in results if r.status in {"failed", "unchecked"}]
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value"),
+    [(k, p, v) for k, p, v, _, _ in INVALID] + [(k, p, v) for k, p, v, _ in CHANGED],
+)
+def test_reported_rules_are_the_reported_results(kind: str, path: str, value: Any) -> None:
+    new, old = mutated(kind, path, value), BASES[kind]()
+    assert reported_rules(new) == reported(evaluate_rules(new))
+    assert reported_rules(new, old=old) == reported(evaluate_rules(new, old=old))
+
+
+def test_a_remembered_outcome_keeps_its_own_pointer() -> None:
+    """Equal values bound at two places fail at both, each with its own pointer."""
+    obj = certification()
+    bad = {"labels": labels(**{"app.kubernetes.io/managed-by": "me"})}
+    obj["spec"]["workloadMetadata"] = copy.deepcopy(bad)
+    obj["spec"]["categories"][0]["options"]["workloadMetadata"] = copy.deepcopy(bad)
+    first, again = failed(evaluate_rules(obj)), failed(evaluate_rules(obj))
+    assert first == again
+    pointers = sorted({pointer for pointer, _ in first})
+    assert pointers == [
+        "/spec/categories/0/options/workloadMetadata/labels",
+        "/spec/workloadMetadata/labels",
+    ]

@@ -645,6 +645,57 @@ def test_conversion(spec: Obj, expected: list[tuple[str, str]]) -> None:
     assert codes(problems_from(validator.iter_errors(obj))) == expected
 
 
+# --- validity remembered per schema node and value (kubeschema/memo.py) ---------------
+
+
+def test_an_invalid_value_gives_the_same_problems_every_time_and_place() -> None:
+    validator = make_validator(to_json_schema(SYNTHETIC))
+    bad = {"port": 1.5, "tags": ["a", "a"], "empty": {"x": 1}}
+    first = problems_from(validator.iter_errors({"spec": copy.deepcopy(bad)}))
+    again = problems_from(validator.iter_errors({"spec": copy.deepcopy(bad)}))
+    elsewhere = problems_from(validator.iter_errors({"spec": {"free": {}, **bad}}))
+    assert first == again == elsewhere
+    assert sorted(codes(first)) == [
+        ("NVC602", "/spec/port"),
+        ("NVC602", "/spec/tags/1"),
+        ("NVC603", "/spec/empty/x"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("valid", "invalid"),
+    [
+        ({"port": 80}, {"port": 80.5}),
+        ({"tags": ["1"]}, {"tags": [1]}),
+        ({"free": {"a": [1]}, "maybe": "x"}, {"maybe": True}),
+    ],
+)
+def test_a_remembered_value_is_told_from_an_equal_looking_one(valid: Obj, invalid: Obj) -> None:
+    validator = make_validator(to_json_schema(SYNTHETIC))
+    assert problems_from(validator.iter_errors({"spec": valid})) == []
+    assert problems_from(validator.iter_errors({"spec": invalid}))
+
+
+def test_a_value_found_valid_is_not_descended_into_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    def spec() -> Obj:  # equal values built alike, as two files parse alike
+        return {"port": "http", "tags": ["a", "b"], "free": {"x": 1}}
+
+    validator = make_validator(to_json_schema(SYNTHETIC))
+    assert problems_from(validator.iter_errors({"spec": spec()})) == []
+    descended: list[object] = []
+    descend = type(validator).descend
+
+    def counting(self: Any, instance: object, *args: Any, **kwargs: Any) -> Any:
+        descended.append(instance)
+        return descend(self, instance, *args, **kwargs)
+
+    monkeypatch.setattr(type(validator), "descend", counting)
+    assert problems_from(validator.iter_errors({"spec": spec()})) == []
+    assert descended == [], "the equal spec was validated again"
+    assert problems_from(validator.iter_errors({"spec": {**spec(), "port": 1.5}}))
+    assert descended, "a different spec is validated"
+
+
 # --- vendored data: compiled index and provenance -------------------------------------
 
 
