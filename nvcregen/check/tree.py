@@ -134,10 +134,15 @@ def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
     base = _shown(out_dir, root)
     found = []
     for path in sorted(out_dir.rglob("*.yaml")):
-        relative = path.relative_to(out_dir)
-        if not any(part.startswith(".") for part in relative.parts):
-            found.append((path, f"{base}/{relative.as_posix()}"))
+        relative = _below(path, out_dir)
+        if not any(part.startswith(".") for part in relative):
+            found.append((path, f"{base}/{'/'.join(relative)}"))
     return found
+
+
+def _below(path: Path, folder: Path) -> tuple[str, ...]:
+    """`path.relative_to(folder).parts` for a path under `folder`, without new Paths."""
+    return path.parts[len(folder.parts) :]
 
 
 def _site_dir(folder: Path, known: dict[Path, Path | None]) -> Path | None:
@@ -172,7 +177,7 @@ def _index(site_dir: Path) -> dict[str, Any]:
 
 def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:
     """`sites/x.yaml:41` for a generated file, from its site's index."""
-    entry = index.get("files", {}).get(path.relative_to(site_dir).as_posix())
+    entry = index.get("files", {}).get("/".join(_below(path, site_dir)))
     source = index.get("source", {}).get("file")
     if not isinstance(entry, dict) or not source:
         return None

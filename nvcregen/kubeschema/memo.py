@@ -12,9 +12,11 @@ known by its schema node (by identity, the node kept alive by the memo so its id
 be reused) and its value: containers by their `marshal` bytes, which differ between
 values that differ in anything (types included: `1`, `1.0` and `true` are distinct),
 scalars by type and value. Equal values may still differ in bytes (marshal marks objects
-referenced more than once): that costs a second validation, never a wrong answer. Validity of a child depends on nothing else: the keywords
-used (ours included) read only the value and the schema, and every `$ref` of a schema
-node resolves in the one document that holds it.
+referenced more than once): that costs a second validation, never a wrong answer.
+
+Validity of a child depends on nothing else: the keywords used (ours included) read only
+the value and the schema, and every `$ref` of a schema node resolves in the one document
+that holds it.
 """
 
 from __future__ import annotations
