@@ -10,7 +10,8 @@ Adds to Draft 2020-12:
 - the formats `int32`, `int64` (ranges), `date-time` (RFC 3339) and `byte` (base64);
   other formats (`double`, `quantity`, ...) are accepted as the type allows.
 
-`properties` and `items` skip values already found valid (`memo.py`): same errors, less work.
+`properties`, `items` and `additionalProperties` skip values already found valid
+(`memo.py`): same errors, less work.
 """
 
 from __future__ import annotations
@@ -128,6 +129,7 @@ KubeValidator: type[Validator] = validators.extend(  # type: ignore[no-untyped-c
         # jsonschema's own, except that a value found valid once is not checked again
         "properties": memo.properties,
         "items": memo.items,
+        "additionalProperties": memo.additional_properties,
     },
 )
 

@@ -2,9 +2,10 @@
 
 Generated objects repeat themselves: hundreds of TrainJobs share a trainer block, every
 Job of a test the same pod template. jsonschema descends into each of them again, at a
-cost per node visited. The `properties` and `items` keywords here do what jsonschema's
-do, except that a child value already found valid against the same schema node is not
-descended into again.
+cost per node visited. The `properties`, `items` and `additionalProperties` keywords here
+do what jsonschema's do, except that a child value already found valid against the same
+schema node is not descended into again, nor one whose node asks for a type alone and
+gets it.
 
 Only success is remembered, never errors: a child that fails is validated afresh each
 time, so the errors, their order and their paths are exactly jsonschema's. A child is
@@ -32,6 +33,7 @@ MEMO_LIMIT = 200_000
 
 _SCALARS = (str, int, float, bool, type(None))
 _UPSTREAM_ITEMS = Draft202012Validator.VALIDATORS["items"]
+_UPSTREAM_ADDITIONAL = Draft202012Validator.VALIDATORS["additionalProperties"]
 
 _valid: dict[tuple[int, type, object], object] = {}
 
@@ -56,11 +58,27 @@ def _key(schema: object, value: Any) -> tuple[int, type, object] | None:
     return None
 
 
+def _plainly_valid(validator: Any, value: object, schema: dict[str, Any]) -> bool:
+    """Whether a node without keywords, or with `type` alone, certainly accepts `value`.
+
+    Most leaves of a schema are `{"type": "string"}` and the like: checking the type here
+    costs far less than a descent. When it fails, the caller descends, for the error.
+    """
+    if not schema:
+        return True
+    if len(schema) != 1 or "type" not in schema:
+        return False
+    types = schema["type"]
+    if isinstance(types, str):
+        return bool(validator.is_type(value, types))
+    return isinstance(types, list) and any(validator.is_type(value, t) for t in types)
+
+
 def _descend(
     validator: Any, value: object, schema: object, path: str | int, schema_path: str | int | None
 ) -> Iterator[ValidationError]:
     """`validator.descend`, skipped for a value known valid under `schema`."""
-    if schema == {}:  # the empty schema allows anything: nothing to descend into
+    if isinstance(schema, dict) and _plainly_valid(validator, value, schema):
         return
     key = _key(schema, value)
     if key is not None and key in _valid:
@@ -84,6 +102,23 @@ def properties(
     for name, subschema in value.items():
         if name in instance:
             yield from _descend(validator, instance[name], subschema, name, name)
+
+
+def additional_properties(
+    validator: Any, value: Any, instance: Any, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """Draft 2020-12 `additionalProperties`, with the memo when it is a schema.
+
+    Upstream's own for `false` (its messages) and next to `patternProperties`.
+    """
+    if not isinstance(value, dict) or "patternProperties" in schema:
+        yield from _UPSTREAM_ADDITIONAL(validator, value, instance, schema)
+        return
+    if not validator.is_type(instance, "object"):
+        return
+    declared = schema.get("properties", {})
+    for name in {name for name in instance if name not in declared}:  # upstream's order
+        yield from _descend(validator, instance[name], value, name, None)
 
 
 def items(

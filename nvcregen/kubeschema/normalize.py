@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import date
-from typing import Any
 
 from nvcregen.kubeschema.problems import SCHEMA_VIOLATION, Issue, JsonPath, Problem
 
@@ -36,26 +35,15 @@ _PLAIN_SCALARS = (str, int, bool, type(None))
 
 
 def _plain(value: object) -> bool:
-    """Whether `value` is made only of dict, list, str, int, bool, None and finite floats.
-
-    A loop over a stack rather than recursion: this runs on every node of every object.
-    """
-    stack: list[Any] = [value]
-    while stack:
-        node = stack.pop()
-        kind = type(node)
-        if kind is dict:
-            if not all(type(key) is str for key in node):
-                return False
-            stack.extend(node.values())
-        elif kind is list:
-            stack.extend(node)
-        elif kind is float:
-            if not math.isfinite(node):
-                return False
-        elif kind not in _PLAIN_SCALARS:
-            return False
-    return True
+    """Whether `value` is made only of dict, list, str, int, bool, None and finite floats."""
+    kind = type(value)
+    if kind is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())  # type: ignore[attr-defined]
+    if kind is list:
+        return all(_plain(item) for item in value)  # type: ignore[attr-defined]
+    if kind is float:
+        return math.isfinite(value)  # type: ignore[arg-type]
+    return kind in _PLAIN_SCALARS
 
 
 def _copy(value: object, path: JsonPath, issues: list[Issue]) -> JsonValue:
