@@ -17,7 +17,7 @@ from nvcregen.check.crossref import (
     check_log_profiles,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, check_files, is_object
+from nvcregen.check.parallel import FileJob, check_files, collection_paused, is_object
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
@@ -71,7 +71,19 @@ def check_tree(
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
-    files, diags = _read_tree(out_dir, root, catalog, strict, old or {})
+    with collection_paused():
+        return _check_tree(out_dir, root, catalog, strict, server, old or {})
+
+
+def _check_tree(
+    out_dir: Path,
+    root: Path,
+    catalog: Catalog,
+    strict: bool,
+    server: Callable[[list[Located]], list[tuple[str, Finding]]] | None,
+    old: Mapping[str, Any],
+) -> list[Diagnostic]:
+    files, diags = _read_tree(out_dir, root, catalog, strict, old)
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
