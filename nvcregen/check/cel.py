@@ -64,6 +64,8 @@ _CALL = re.compile(r"((?:[A-Za-z_]\w*\s*\.\s*)*)([A-Za-z_]\w*)\s*\(")
 _STATUS_PREFIX = re.compile(r"^(?:[A-Z_]+: )?(?:ERROR: <input>:\d+:\d+: )?")
 _STRING_LITERAL = re.compile(r"""[rRbB]*('''|\"\"\"|'|")(?:\\.|(?!\1).)*?\1""", re.S)
 _OLD_SELF = re.compile(r"\boldSelf\b")
+_SELF = re.compile(r"(?<![\w.])self\b")
+_SELF_FIELD = re.compile(r"\s*\.\s*([A-Za-z_]\w*)\b\s*(\()?")
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,7 @@ def _results(
     previous: Any = MISSING
     if old is not None:
         previous = align(to_cel(to_json(old)[0], crd.schema, resource=True), new, crd.schema)
-    activations: dict[str, Any] = {}
+    activations: dict[Any, Any] = {}
     results: list[CelResult] = []
     for rule, optional in rules:
         results.extend(
@@ -294,17 +296,20 @@ def _optional_old_self(crd: CrdSchema, rule: CelRule) -> bool:
     )
 
 
-def _activation(binding: Binding, activations: dict[str, Any]) -> Any:
-    """One engine activation per bound value, shared by the rules on that value."""
-    if binding.pointer not in activations:
+def _activation(
+    binding: Binding, value: Any, fields: frozenset[str] | None, activations: dict[Any, Any]
+) -> Any:
+    """One engine activation per bound value (as the rule sees it), shared between rules."""
+    key = binding.pointer, fields
+    if key not in activations:
         old = binding.old if binding.has_old else None
-        data = {"self": binding.value, "oldSelf": old, _OLD: old, _HAS_OLD: binding.has_old}
-        activations[binding.pointer] = _env().Activation(data)
-    return activations[binding.pointer]
+        data = {"self": value, "oldSelf": old, _OLD: old, _HAS_OLD: binding.has_old}
+        activations[key] = _env().Activation(data)
+    return activations[key]
 
 
 def _evaluate(
-    rule: CelRule, binding: Binding, activations: dict[str, Any], *, optional_old_self: bool
+    rule: CelRule, binding: Binding, activations: dict[Any, Any], *, optional_old_self: bool
 ) -> CelResult:
     fixed = rule.message or f"failed rule: {rule.rule}"
     if uses_old_self(rule.rule) and not binding.has_old and not optional_old_self:
@@ -312,10 +317,14 @@ def _evaluate(
     program = compile_rule(rule.rule, optional_old_self=optional_old_self)
     if program.expression is None:
         return CelResult(binding.pointer, rule.rule, fixed, "unchecked", program.problem)
-    key = _outcome_key(rule, binding, optional_old_self)
+    fields = fields_read(rule.rule, rule.message_expression)
+    value = binding.value
+    if fields is not None and isinstance(value, dict):
+        value = {name: item for name, item in value.items() if name in fields}
+    key = _outcome_key(rule, value, binding, optional_old_self)
     known = _OUTCOMES.get(key) if key is not None else None
     if known is None:
-        activation = _activation(binding, activations)
+        activation = _activation(binding, value, fields, activations)
         status, reason = _outcome(program.expression, activation)
         failed = status == "failed"
         message = _message(rule, activation, optional_old_self) if failed else fixed
@@ -328,6 +337,29 @@ def _evaluate(
     return CelResult(binding.pointer, rule.rule, message, status, reason)
 
 
+@functools.cache
+def fields_read(*expressions: str | None) -> frozenset[str] | None:
+    """The fields of `self` that the expressions read, or None when they may read all of it.
+
+    A rule that only names fields of `self` (`self.metadata.name.matches(...)`,
+    `has(self.spec)`) sees the same values when `self` holds just those fields, and an
+    object is far cheaper to hand to the engine without the rest. Anything else (`self`
+    alone, `self[...]`, `self.?x`, a method on `self` such as `self.all(...)`, `oldSelf`)
+    keeps the whole value.
+    """
+    fields: set[str] = set()
+    for expression in filter(None, expressions):
+        text = _STRING_LITERAL.sub("''", expression)
+        if _OLD_SELF.search(text):
+            return None
+        for match in _SELF.finditer(text):
+            field = _SELF_FIELD.match(text, match.end())
+            if field is None or field[2]:
+                return None
+            fields.add(field[1])
+    return frozenset(fields)
+
+
 # A rule's outcome depends on the rule and the values of `self` and `oldSelf` only; many
 # generated objects bind the same values, so each outcome is worked out once per process.
 OUTCOME_LIMIT = 100_000
@@ -335,12 +367,12 @@ _OUTCOMES: dict[tuple[CelRule, bool, bytes, bytes | None], tuple[CelStatus, str,
 
 
 def _outcome_key(
-    rule: CelRule, binding: Binding, optional_old_self: bool
+    rule: CelRule, value: Any, binding: Binding, optional_old_self: bool
 ) -> tuple[CelRule, bool, bytes, bytes | None] | None:
-    """The rule and the bound values; marshal bytes differ for values that differ at all."""
+    """The rule and the values it sees; marshal bytes differ for values that differ at all."""
     try:
         old = marshal.dumps(binding.old) if binding.has_old else None
-        return rule, optional_old_self, marshal.dumps(binding.value), old
+        return rule, optional_old_self, marshal.dumps(value), old
     except ValueError:  # a value marshal cannot write: evaluate it every time
         return None
 
