@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ import yaml
 from ruamel.yaml import YAML
 
 from nvcregen.kubeschema.kubejsonschema import make_validator, problems_from
+from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.openapi import to_json_schema
 from nvcregen.kubeschema.problems import Problem
 from nvcregen.kubeschema.registry import CelRule, SchemaRegistry, default_registry
@@ -650,7 +652,7 @@ def test_conversion(spec: Obj, expected: list[tuple[str, str]]) -> None:
 
 def test_an_invalid_value_gives_the_same_problems_every_time_and_place() -> None:
     validator = make_validator(to_json_schema(SYNTHETIC))
-    bad = {"port": 1.5, "tags": ["a", "a"], "empty": {"x": 1}}
+    bad: Obj = {"port": 1.5, "tags": ["a", "a"], "empty": {"x": 1}}
     first = problems_from(validator.iter_errors({"spec": copy.deepcopy(bad)}))
     again = problems_from(validator.iter_errors({"spec": copy.deepcopy(bad)}))
     elsewhere = problems_from(validator.iter_errors({"spec": {"free": {}, **bad}}))
@@ -683,7 +685,7 @@ def test_a_value_found_valid_is_not_descended_into_again(monkeypatch: pytest.Mon
     validator = make_validator(to_json_schema(SYNTHETIC))
     assert problems_from(validator.iter_errors({"spec": spec()})) == []
     descended: list[object] = []
-    descend = type(validator).descend
+    descend = getattr(type(validator), "descend")  # noqa: B009 - not in the protocol
 
     def counting(self: Any, instance: object, *args: Any, **kwargs: Any) -> Any:
         descended.append(instance)
@@ -694,6 +696,44 @@ def test_a_value_found_valid_is_not_descended_into_again(monkeypatch: pytest.Mon
     assert descended == [], "the equal spec was validated again"
     assert problems_from(validator.iter_errors({"spec": {**spec(), "port": 1.5}}))
     assert descended, "a different spec is validated"
+
+
+# --- plain JSON before validation (kubeschema/normalize.py) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": [1, "x", None, True, 1.5, {"b": []}]}, [], "x", 3, {"a": {"b": {"c": [[{}]]}}}],
+)
+def test_plain_data_is_not_copied(value: Any) -> None:
+    data, problems = to_json(value)
+    assert data is value and problems == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": [(1, 2)]}, {"a": [[1, 2]]}),
+        ({"a": {1: "x"}}, None),
+        ({"a": [float("inf")]}, None),
+        ({"a": {"b": date(2026, 1, 2)}}, {"a": {"b": "2026-01-02"}}),
+        ([{"a": b"x"}], None),
+    ],
+)
+def test_other_data_is_copied_or_reported(value: Any, expected: Any) -> None:
+    data, problems = to_json(value)
+    assert data is not value
+    if expected is None:
+        assert problems
+    else:
+        assert (data, problems) == (expected, [])
+
+
+def test_a_value_holding_itself_ends_in_recursion_error() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(RecursionError):
+        to_json({"a": loop})
 
 
 # --- vendored data: compiled index and provenance -------------------------------------
