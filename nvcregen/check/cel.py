@@ -39,6 +39,7 @@ from cel_expr_python.ext import (  # type: ignore[import-untyped]
 
 from nvcregen.check.cel_k8s import declarations
 from nvcregen.check.cel_values import MISSING, Binding, align, bindings, schema_at, to_cel
+from nvcregen.kubeschema.memo import Memo
 from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import CelRule, CrdSchema, SchemaRegistry, default_registry
 
@@ -330,9 +331,7 @@ def _evaluate(
         message = _message(rule, activation, optional_old_self) if failed else fixed
         known = status, reason, message
         if key is not None:
-            if len(_OUTCOMES) >= OUTCOME_LIMIT:
-                _OUTCOMES.clear()
-            _OUTCOMES[key] = known
+            _OUTCOMES.put(key, known, len(key[2]) + len(key[3] or b""))
     status, reason, message = known
     return CelResult(binding.pointer, rule.rule, message, status, reason)
 
@@ -362,8 +361,9 @@ def fields_read(*expressions: str | None) -> frozenset[str] | None:
 
 # A rule's outcome depends on the rule and the values of `self` and `oldSelf` only; many
 # generated objects bind the same values, so each outcome is worked out once per process.
-OUTCOME_LIMIT = 100_000
-_OUTCOMES: dict[tuple[CelRule, bool, bytes, bytes | None], tuple[CelStatus, str, str]] = {}
+_OUTCOMES: Memo[tuple[CelRule, bool, bytes, bytes | None], tuple[CelStatus, str, str]] = Memo(
+    16 << 20
+)
 
 
 def _outcome_key(

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from nvcregen.kubeschema.memo import Memo
 from nvcregen.kubeschema.problems import pointer
 
 __all__ = ["MISSING", "Binding", "align", "bindings", "schema_at", "to_cel"]
@@ -99,14 +100,11 @@ def to_cel(value: Any, schema: Mapping[str, Any], *, resource: bool = False) -> 
         item_schema = items if isinstance(items, Mapping) else _ANY
         shaped = [to_cel(item, item_schema) for item in value]
     if key is not None:
-        if len(_SHAPED) >= SHAPE_LIMIT:
-            _SHAPED.clear()
-        _SHAPED[key] = schema, shaped  # the node is held, so its id stays its own
+        _SHAPED.put(key, (schema, shaped), len(key[2]))  # holds the node: its id stays its own
     return shaped
 
 
-SHAPE_LIMIT = 50_000
-_SHAPED: dict[tuple[int, bool, bytes], tuple[Mapping[str, Any], Any]] = {}
+_SHAPED: Memo[tuple[int, bool, bytes], tuple[Mapping[str, Any], Any]] = Memo(32 << 20)
 _ANY: Mapping[str, Any] = MappingProxyType({})  # the schema of free-form data
 
 

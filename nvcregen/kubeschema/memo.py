@@ -23,19 +23,55 @@ that holds it.
 from __future__ import annotations
 
 import marshal
-from collections.abc import Iterator, Mapping
-from typing import Any
+from collections.abc import Hashable, Iterator, Mapping
+from typing import Any, Generic, TypeVar
 
 from jsonschema import Draft202012Validator, ValidationError
-
-# Bounds the memory the memo holds; when full it starts again (only speed is lost).
-MEMO_LIMIT = 200_000
 
 _SCALARS = (str, int, float, bool, type(None))
 _UPSTREAM_ITEMS = Draft202012Validator.VALIDATORS["items"]
 _UPSTREAM_ADDITIONAL = Draft202012Validator.VALIDATORS["additionalProperties"]
 
-_valid: dict[tuple[int, type, object], object] = {}
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
+
+
+class Memo(Generic[K, V]):
+    """A dict that starts again, empty, once the bytes its keys hold pass a budget.
+
+    Keys hold values as marshal bytes, so a long run over large objects would otherwise
+    keep all of them; forgetting costs only speed.
+    """
+
+    def __init__(self, budget: int) -> None:
+        self._entries: dict[K, V] = {}
+        self._size = 0
+        self._budget = budget
+
+    def get(self, key: K) -> V | None:
+        """The remembered value, or None."""
+        return self._entries.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def put(self, key: K, value: V, size: int) -> None:
+        """Remember `value`; `size` is the bytes its key holds."""
+        if self._size + size > self._budget:
+            self.clear()
+        self._entries[key] = value
+        self._size += size
+
+    def clear(self) -> None:
+        """Forget everything."""
+        self._entries.clear()
+        self._size = 0
+
+
+_valid: Memo[tuple[int, type, object], object] = Memo(64 << 20)
 
 
 def clear() -> None:
@@ -88,9 +124,9 @@ def _descend(
         failed = True
         yield error
     if key is not None and not failed:
-        if len(_valid) >= MEMO_LIMIT:
-            _valid.clear()
-        _valid[key] = schema  # keeps the node alive, so its id stays its own
+        value_key = key[2]
+        size = len(value_key) if isinstance(value_key, bytes | str) else 8
+        _valid.put(key, schema, size)  # holds the node, so its id stays its own
 
 
 def properties(

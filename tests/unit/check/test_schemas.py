@@ -14,6 +14,7 @@ import yaml
 from ruamel.yaml import YAML
 
 from nvcregen.kubeschema.kubejsonschema import make_validator, problems_from
+from nvcregen.kubeschema.memo import Memo
 from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.openapi import to_json_schema
 from nvcregen.kubeschema.problems import Problem
@@ -696,6 +697,15 @@ def test_a_value_found_valid_is_not_descended_into_again(monkeypatch: pytest.Mon
     assert descended == [], "the equal spec was validated again"
     assert problems_from(validator.iter_errors({"spec": {**spec(), "port": 1.5}}))
     assert descended, "a different spec is validated"
+
+
+def test_a_memo_starts_again_when_its_keys_pass_the_budget() -> None:
+    remembered: Memo[str, int] = Memo(10)
+    remembered.put("a", 1, 6)
+    remembered.put("b", 2, 4)
+    assert (remembered.get("a"), remembered.get("b"), len(remembered)) == (1, 2, 2)
+    remembered.put("c", 3, 1)  # 11 bytes: too many, forget and start again
+    assert ("a" in remembered, remembered.get("c"), len(remembered)) == (False, 3, 1)
 
 
 # --- plain JSON before validation (kubeschema/normalize.py) ---------------------------
