@@ -72,31 +72,42 @@ def is_object(data: Any) -> bool:
 
 
 def check_files(jobs: list[FileJob]) -> list[FileResult]:
-    """Parse and check every file, in order; large trees use every core.
+    """Parse and check every file, in order; large trees use every core (`iter_check_files`)."""
+    return list(iter_check_files(jobs))
+
+
+def iter_check_files(jobs: list[FileJob]) -> Iterator[FileResult]:
+    """Parse and check every file, yielding results in order as soon as they are known.
 
     Workers are forked after one file of each kind has warmed the schema, CEL and policy
     caches, so each starts with compiled validators, receives only job indexes, and
     sends back plain data and findings. The files are dealt out in small pieces, taken
-    by whichever worker is free.
+    by whichever worker is free; the caller works on the first results while workers
+    finish the last.
     """
     workers = min(os.cpu_count() or 1, 8)
     forking = "fork" in multiprocessing.get_all_start_methods()
     if len(jobs) < PARALLEL_FROM or workers < 2 or not forking:
-        return [check_file(job) for job in jobs]
+        yield from (check_file(job) for job in jobs)
+        return
     # Check one file of each kind here first, so every worker inherits compiled validators.
     done = {i: check_file(jobs[i]) for i in _one_per_kind(jobs)}
     rest = [i for i in range(len(jobs)) if i not in done]
+    size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
+    pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
+    context = multiprocessing.get_context("fork")
+    following = 0
     _JOBS[:] = jobs
     try:
-        size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
-        pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
-        context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            parts = list(pool.map(_check_piece, pieces))
+            for part in pool.map(_check_piece, pieces):  # workers are forked here
+                done.update(_decode(part))
+                while following in done:
+                    yield done.pop(following)
+                    following += 1
     finally:
         _JOBS.clear()
-    done |= {index: result for part in parts for index, result in _decode(part)}
-    return [done[i] for i in range(len(jobs))]
+    yield from (done.pop(i) for i in range(following, len(jobs)))
 
 
 def _one_per_kind(jobs: list[FileJob]) -> list[int]:

@@ -17,7 +17,7 @@ from nvcregen.check.crossref import (
     check_log_profiles,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, check_files, collection_paused, is_object
+from nvcregen.check.parallel import FileJob, collection_paused, is_object, iter_check_files
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
@@ -115,7 +115,7 @@ def _read_tree(
     ]
     files: list[TreeFile] = []
     diags: list[Diagnostic] = []
-    for (path, shown), site_dir, result in zip(listed, where, check_files(jobs), strict=True):
+    for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: let the careful loader say why
             diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
