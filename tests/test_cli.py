@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -278,3 +281,27 @@ def test_every_site_names_the_schema(site: str) -> None:
     assert first.startswith(prefix)
     target = (ROOT / "sites" / first.removeprefix(prefix).strip()).resolve()
     assert target == (ROOT / "schemas" / "site.v1alpha1.json").resolve()
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_check_as_a_process_prints_everything_and_exits_with_its_code(
+    project: Path, fmt: str
+) -> None:
+    """`check` run as the command ends without tearing down its heap: nothing may be lost."""
+    assert run("render").exit_code == 0
+    edited = project / "out" / SITE / CERT
+    edited.write_text(edited.read_text().replace("mlnxPerNode: 8", "mlnxPerNode: 9", 1))
+    done = subprocess.run(
+        [sys.executable, "-m", "nvcregen", "check", "out", "--format", fmt],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 1
+    if fmt == "json":
+        # 9 NICs per node: a count above the pool's (NVC631), so no node can take it (NVC670)
+        assert [d["code"] for d in json.loads(done.stdout)] == ["NVC631", "NVC670"]
+    else:
+        assert "error[NVC631]" in done.stderr
+        assert done.stderr.endswith("checked out/\n")

@@ -2,48 +2,26 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.chain.model import CompileResult, Options
 from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
+from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key
-from nvcregen.emit.tree import Tree, to_tree
+from nvcregen.emit.tree import to_tree
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.site import load_site
 
-
-@dataclass(frozen=True)
-class Options:
-    """The tool's own options; everything else belongs in the site file.
-
-    Attributes:
-        strict: Tag-only images are errors, not warnings.
-        root: The project folder; a site's `nvcre.chart.archive` is relative to it.
-
-    """
-
-    strict: bool = False
-    root: Path = Path()
-
-
-@dataclass(frozen=True)
-class CompileResult:
-    """What compiling one site produced: a tree (None on errors) and every diagnostic."""
-
-    source: str
-    site: str | None = None
-    tree: Tree | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    name_span: Span | None = None
+__all__ = ["CompileResult", "Options", "compile_site", "compile_source"]
 
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:

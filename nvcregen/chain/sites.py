@@ -1,15 +1,22 @@
-"""Act on a project folder: find its sites, compile them all, render or check `out/`."""
+"""Act on a project folder: find its sites, compile them all, render or check `out/`.
+
+The compiler, the catalog and the writer are imported when first needed: a
+`render --check` that finds every site fresh (`emit/cache.py`) loads none of them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nvcregen.catalog.load import load_catalog
-from nvcregen.chain.pipeline import CompileResult, Options, compile_site
+from nvcregen.chain.model import CompileResult, Options
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites
-from nvcregen.emit.writer import Drift, diff_tree, write_trees
+
+if TYPE_CHECKING:
+    from nvcregen.catalog.load import Catalog
+    from nvcregen.emit.writer import Drift
 
 SITES_DIR = "sites"
 
@@ -64,6 +71,13 @@ def discover_sites(root: Path, given: list[Path]) -> list[Path]:
     return sorted([*(root / SITES_DIR).glob("*.yaml"), *(root / SITES_DIR).glob("*.yml")])
 
 
+def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
+    """Compile one site file (`pipeline.compile_site`, the compiler imported on first use)."""
+    from nvcregen.chain.pipeline import compile_site as compile_one
+
+    return compile_one(path, display, catalog, options)
+
+
 def compile_sites(root: Path, given: list[Path], options: Options) -> list[CompileResult]:
     """Compile every site; a broken catalog or no sites at all is an error result."""
     paths = discover_sites(root, given)
@@ -83,6 +97,8 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
                 ],
             )
         ]
+    from nvcregen.catalog.load import load_catalog
+
     try:
         catalog = load_catalog()
     except NvcregenError as exc:
@@ -135,6 +151,8 @@ def render(
     """
     if check and cache:
         return _check_cached(root, given, out_dir, options)
+    from nvcregen.emit.writer import diff_tree, write_trees
+
     results = compile_sites(root, given, options)
     diags = [d for r in results for d in r.diagnostics]
     if has_errors(diags):

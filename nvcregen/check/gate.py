@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
-from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
+from nvcregen.check.cel import CelResult, reported_rules, uses_old_self
 from nvcregen.check.crossref import (
     Located,
     PoolCounts,
@@ -23,6 +23,7 @@ from nvcregen.check.webhooks import check_runtimes, webhook_findings
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
@@ -52,15 +53,17 @@ def object_findings(
         then policy findings.
 
     """
-    problems = default_registry().validate(obj, kube_version=kube_version)
+    registry = default_registry()
+    data, converted = to_json(obj)  # one walk over the object: plain JSON from here on
+    if converted or not isinstance(data, dict):
+        problems = registry.validate(obj, kube_version=kube_version)
+    else:
+        problems = registry.validate_json(data, kube_version=kube_version)
     findings = [Finding(p.pointer, p.code, p.message) for p in problems]
-    if not problems:  # CEL rules assume a structurally valid object, as the server does
-        findings += [_cel_finding(r) for r in evaluate_rules(obj, old=old) if _reported(r)]
+    # CEL rules assume a structurally valid object, as the API server does.
+    if not problems and isinstance(data, dict):
+        findings += [_cel_finding(r) for r in reported_rules(data, old=old)]
     return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
-
-
-def _reported(result: CelResult) -> bool:
-    return result.status in {"failed", "unchecked"}
 
 
 def _cel_finding(result: CelResult) -> Finding:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -14,12 +15,29 @@ from nvcregen.spec.positions import pointer
 
 OLD_GROUP = "cre.nvidia.com"
 IMAGE_KEYS = frozenset({"image"})
+_GBPS = "_gbps"
+_SKIP_VERIFY = "insecureSkipVerify"
+
+
+def mentions(value: Any, *texts: str) -> bool:
+    """False only when no string anywhere in `value` (key or value) contains one of `texts`.
+
+    A scan in C that spares most objects a walk in Python: marshal writes every string it
+    holds whole (a repeated one is written once, then referred to), in UTF-8.
+    """
+    try:
+        data = marshal.dumps(value)
+    except ValueError:  # not plain data: assume it might
+        return True
+    return any(text.encode() in data for text in texts)
 
 
 def find_key(
     value: Any, key: str, path: tuple[str | int, ...] = ()
 ) -> list[tuple[tuple[str | int, ...], Any]]:
     """Every (path, value) under a mapping key named `key`, anywhere in JSON-like data."""
+    if not path and not mentions(value, key):
+        return []
     found: list[tuple[tuple[str | int, ...], Any]] = []
     if isinstance(value, dict):
         for name, item in value.items():
@@ -39,8 +57,9 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     findings = list(_api_group(obj))
     findings += _secret_values(obj)
     findings += secret_strings(obj)
-    for path, value in _suspects(obj, ()):
-        findings += _node(path, value, strict=strict)
+    if mentions(obj, _GBPS, *IMAGE_KEYS, _SKIP_VERIFY):
+        for path, value in _suspects(obj, ()):
+            findings += _node(path, value, strict=strict)
     return findings
 
 

@@ -20,7 +20,7 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, check_files, is_object
+from nvcregen.check.parallel import FileJob, collection_paused, is_object, iter_check_files
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
@@ -74,7 +74,19 @@ def check_tree(
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
-    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old or {})
+    with collection_paused():
+        return _check_tree(out_dir, root, catalog, strict, server, old or {})
+
+
+def _check_tree(
+    out_dir: Path,
+    root: Path,
+    catalog: Catalog,
+    strict: bool,
+    server: Callable[[list[Located]], list[tuple[str, Finding]]] | None,
+    old: Mapping[str, Any],
+) -> list[Diagnostic]:
+    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old)
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -110,7 +122,7 @@ def _read_tree(
     ]
     files: list[TreeFile] = []
     diags: list[Diagnostic] = []
-    for (path, shown), site_dir, result in zip(listed, where, check_files(jobs), strict=True):
+    for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: let the careful loader say why
             diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
@@ -164,10 +176,15 @@ def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
     base = _shown(out_dir, root)
     found = []
     for path in sorted(out_dir.rglob("*.yaml")):
-        relative = path.relative_to(out_dir)
-        if not any(part.startswith(".") for part in relative.parts):
-            found.append((path, f"{base}/{relative.as_posix()}"))
+        relative = _below(path, out_dir)
+        if not any(part.startswith(".") for part in relative):
+            found.append((path, f"{base}/{'/'.join(relative)}"))
     return found
+
+
+def _below(path: Path, folder: Path) -> tuple[str, ...]:
+    """`path.relative_to(folder).parts` for a path under `folder`, without new Paths."""
+    return path.parts[len(folder.parts) :]
 
 
 def _site_dir(folder: Path, known: dict[Path, Path | None]) -> Path | None:
@@ -202,7 +219,7 @@ def _index(site_dir: Path) -> dict[str, Any]:
 
 def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:
     """`sites/x.yaml:41` for a generated file, from its site's index."""
-    entry = index.get("files", {}).get(path.relative_to(site_dir).as_posix())
+    entry = index.get("files", {}).get("/".join(_below(path, site_dir)))
     source = index.get("source", {}).get("file")
     if not isinstance(entry, dict) or not source:
         return None
