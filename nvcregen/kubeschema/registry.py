@@ -19,6 +19,7 @@ from typing import Any
 from jsonschema.protocols import Validator
 
 from nvcregen.core import kube
+from nvcregen.core.datafiles import data_dir
 from nvcregen.kubeschema import builtin as core
 from nvcregen.kubeschema.kubejsonschema import make_validator, problems_from
 from nvcregen.kubeschema.normalize import to_json
@@ -63,15 +64,11 @@ class _Compiled:
 
 
 def _default_root() -> Path:
-    package = Path(__file__).resolve().parent.parent
-    candidates = (
-        package / "_data" / "schemas" / "upstream",
-        package.parent / "schemas" / "upstream",
-    )
-    for candidate in candidates:
-        if (candidate / "_compiled").is_dir():
-            return candidate
-    raise FileNotFoundError(f"no vendored schemas in {' or '.join(map(str, candidates))}")
+    """The vendored `schemas/upstream/`, found where `core/datafiles.py` finds all data."""
+    root = data_dir("schemas") / "upstream"
+    if not (root / "_compiled").is_dir():
+        raise FileNotFoundError(f"no vendored schemas in {root}")
+    return root
 
 
 def split_api_version(api_version: str) -> tuple[str, str] | None:
