@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
@@ -25,7 +26,7 @@ def main() -> None:
 @STRICT
 def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
     """Load and check sites only (every site under sites/ when none is named)."""
-    from nvcregen.chain.pipeline import Options
+    from nvcregen.chain.model import Options
     from nvcregen.chain.sites import compile_sites
 
     results = compile_sites(Path.cwd(), list(sites), Options(strict=strict))
@@ -75,19 +76,18 @@ def render(
     project (`out/<site>` by default); `--out` outside the project is refused for sites
     whose `gitops.path` does not say where their output is committed.
     """
-    from nvcregen.chain.pipeline import Options
+    from nvcregen.chain.model import Options
     from nvcregen.chain.sites import render as render_project
-    from nvcregen.chain.sites import repository_path
     from nvcregen.commands.drift import drift_report
 
-    options = Options(strict=strict, out_path=repository_path(out_dir, Path.cwd()))
+    options = Options(strict=strict)
     outcome = render_project(
         Path.cwd(), list(sites), out_dir, options, check=check, cache=not no_cache
     )
     if has_errors(outcome.diagnostics):
-        print_diagnostics(
-            outcome.diagnostics, fmt, wrote=f"nothing written to {out_dir.as_posix()}/"
-        )
+        done = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
+        wrote = f"wrote only {done}" if done else f"nothing written to {out_dir.as_posix()}/"
+        print_diagnostics(outcome.diagnostics, fmt, wrote=wrote)
         sys.exit(ExitCode.INVALID)
     if check:
         count = len(outcome.drift)
@@ -153,7 +153,7 @@ def check(
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     print_diagnostics(diags, fmt, wrote=done)
-    sys.exit(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
+    _exit(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
 
 
 @main.command()
@@ -173,20 +173,45 @@ def _cached_note(cached: list[str]) -> str:
 
 
 def _register() -> None:
+    from nvcregen.commands.oncall import export, history, retest
+    from nvcregen.commands.plan import plan
     from nvcregen.commands.results import collect, ingest, report
     from nvcregen.commands.workspace import catalog, diff, init_site
 
-    for command in (diff, collect, report, ingest, init_site, catalog):
+    commands = (plan, diff, collect, report, ingest, retest, history, export, init_site, catalog)
+    for command in commands:
         main.add_command(command)
 
 
 _register()
 
 
+class _Standalone:
+    """`entrypoint`'s context object: the process ends when the command does."""
+
+
+STANDALONE = _Standalone()
+
+
+def _exit(code: int) -> NoReturn:
+    """Exit with `code`; run as the command itself, without tearing down the heap.
+
+    After a check of thousands of objects, freeing them one by one at exit takes longer
+    than some of the checks did, and nothing is left to clean up: the output is flushed
+    here, the workers have ended. In-process callers (tests) get `SystemExit` as usual.
+    """
+    context = click.get_current_context(silent=True)
+    if context is not None and context.find_root().obj is STANDALONE:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
 def entrypoint() -> None:
     """Run the command line; an unexpected failure is reported as a bug, not a traceback."""
     try:
-        main()
+        main(obj=STANDALONE)
     except Exception as exc:
         if os.environ.get("NVCREGEN_DEBUG"):
             raise

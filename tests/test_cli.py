@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -314,3 +317,29 @@ def test_render_out_outside_the_project_is_refused_without_a_gitops_path(
     assert "set spec.gitops.path" in result.output
     # h20-3e-lab names its gitops.path: its output may go anywhere
     assert run("render", f"sites/{SITE}.yaml", "--out", str(elsewhere)).exit_code == 0
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_check_as_a_process_prints_everything_and_exits_with_its_code(
+    project: Path, fmt: str
+) -> None:
+    """`check` run as the command ends without tearing down its heap: nothing may be lost."""
+    assert run("render").exit_code == 0
+    edited = project / "out" / SITE / CERT
+    text = edited.read_text()
+    assert "gpusPerNode: 8" in text
+    edited.write_text(text.replace("gpusPerNode: 8", "gpusPerNode: 9"))
+    done = subprocess.run(
+        [sys.executable, "-m", "nvcregen", "check", "out", "--format", fmt],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    assert done.returncode == 1
+    if fmt == "json":
+        # 9 GPUs per node: a count above the pool's (NVC631), so no node can take it (NVC670)
+        assert {d["code"] for d in json.loads(done.stdout)} == {"NVC631", "NVC670"}
+    else:
+        assert "error[NVC631]" in done.stderr
+        assert done.stderr.endswith("checked out/\n")

@@ -15,11 +15,26 @@ NCCL = ROOT / "tests" / "fixtures" / "real-logs" / "nccl-tests"
 DCGM = ROOT / "tests" / "fixtures" / "real-logs" / "dcgm"
 TWO_NODE = NCCL / "allreduce-2node-16xH100-oci-roce-nccl2.21.5-container.txt"
 GIB_ROW = "1073741824     268435456     float     sum      -1   4511.2  238.02  446.28"
-RUN_KEYS = {"file", "collective", "status", "errors", "transports", "avg_busbw_gbs", "rows"}
+RUN_KEYS = {
+    "file",
+    "collective",
+    "status",
+    "errors",
+    "warnings",
+    "transports",
+    "hosts",
+    "avg_busbw_gbs",
+    "rows",
+}
 ROW_KEYS = {"size_bytes", "count", "type", "redop", "out_of_place", "in_place"}
 HALF_KEYS = {"time_us", "algbw_gbs", "busbw_gbs", "wrong"}
 SUMMARY_KEYS = {
     "collective",
+    "type",
+    "redop",
+    "scope",
+    "nodes",
+    "transports",
     "size_bytes",
     "rounds",
     "median_busbw_gbs",
@@ -90,6 +105,11 @@ def test_three_rounds_median_at_one_gib(rounds: list[Path]) -> None:
     assert doc["summary"] == [
         {
             "collective": "all_reduce",
+            "type": "float",
+            "redop": "sum",
+            "scope": "2 nodes",
+            "nodes": ["inst-xxxxx-h100-ol89", "inst-yyyyy-h100-ol89"],
+            "transports": [],
             "size_bytes": 1073741824,
             "rounds": 3,
             "median_busbw_gbs": 427.58,
@@ -118,8 +138,24 @@ def test_text_output(rounds: list[Path]) -> None:
         "363.76",
     ]
     at = lines.index("medians over rounds (out-of-place, GB/s)")
+    assert lines[at + 1].split()[:6] == [
+        "collective",
+        "type",
+        "redop",
+        "scope",
+        "transport",
+        "size",
+    ]
     assert lines[at + 2].split() == [
         "all_reduce",
+        "float",
+        "sum",
+        "2",
+        "nodes",
+        "(inst-xxxxx-h100-ol89,",
+        "inst-yyyyy-h100-ol89)",
+        "not",
+        "shown",
         "1GiB",
         "3",
         "427.58",

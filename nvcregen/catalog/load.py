@@ -21,7 +21,6 @@ from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, NvcregenError, has_errors
 from nvcregen.spec.fast import fast_document
-from nvcregen.spec.load import load_file
 from nvcregen.spec.parse import parse_model
 
 M = TypeVar("M", bound=BaseModel)
@@ -106,6 +105,8 @@ def _load_one(file: Path, display: str, model: type[M], diags: list[Diagnostic])
         if entry is not None:
             return entry
     # Something is wrong: load again, keeping positions, to say where.
+    from nvcregen.spec.load import load_file
+
     doc, load_diags = load_file(file, display)
     diags.extend(load_diags)
     if doc is None:

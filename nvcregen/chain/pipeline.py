@@ -2,60 +2,28 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.chain.model import CompileResult, Options
 from nvcregen.check.crossref import Located
 from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
+from nvcregen.core.errors import Diagnostic, Severity, has_errors
+from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key
 from nvcregen.emit.naming import manifest_path
-from nvcregen.emit.tree import Tree, to_tree
+from nvcregen.emit.tree import to_tree
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.site import load_site
 
-
-@dataclass(frozen=True)
-class Options:
-    """The tool's own options; everything else belongs in the site file.
-
-    Attributes:
-        strict: Tag-only images, example digests and a metrics endpoint without a CA
-            are errors, not warnings.
-        root: The project folder; a site's `nvcre.chart.archive` is relative to it.
-        out_path: The output folder's path inside the project (`out`), which GitOps
-            objects read `<out_path>/<site>/` from unless a site names its `gitops.path`;
-            None when the output folder is outside the project.
-
-    """
-
-    strict: bool = False
-    root: Path = Path()
-    out_path: str | None = "out"
-
-
-@dataclass(frozen=True)
-class CompileResult:
-    """What compiling one site produced: a tree (None on errors) and every diagnostic.
-
-    `cluster`, `cluster_span` and `objects` (each object at its path in the tree) let the
-    multi-site driver check sites that share a cluster against each other (NVC690).
-    """
-
-    source: str
-    site: str | None = None
-    tree: Tree | None = None
-    diagnostics: list[Diagnostic] = field(default_factory=list)
-    name_span: Span | None = None
-    cluster: str | None = None
-    cluster_span: Span | None = None
-    objects: tuple[Located, ...] = ()
+__all__ = ["CompileResult", "Options", "compile_site", "compile_source"]
 
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
@@ -66,15 +34,28 @@ def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -
     return compile_source(raw, display, catalog, options)
 
 
-def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options) -> CompileResult:
-    """Compile the bytes of one site file, named `display`, into an in-memory tree."""
+@dataclass(frozen=True)
+class Built:
+    """A site loaded, validated, planned and compiled into objects, not yet checked."""
+
+    site: Site
+    doc: Document
+    test_units: list[TestUnit]
+    manifests: list[Manifest]
+    diagnostics: list[Diagnostic]
+
+
+def build_site(
+    raw: bytes, display: str, catalog: Catalog, options: Options
+) -> Built | CompileResult:
+    """Load, validate and plan a site and compile every layer; a CompileResult if it stops."""
     loaded = load_site(raw, display, catalog, strict=options.strict)  # YAML, schema, plan
     site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
     if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
-    strict = options.strict
-    # versions, pins, TLS, RDMA networks, GitOps
-    diags += check_layers(site, doc, strict=strict, test_units=test_units, catalog=catalog)
+    diags += check_layers(  # versions, pins, scrape TLS, RDMA networks, GitOps settings
+        site, doc, strict=options.strict, test_units=test_units, catalog=catalog
+    )
     site, where = _gitops_path(site, options.out_path, doc)  # GitOps reads what render writes
     diags += where
     if test_units is None or has_errors(diags):
@@ -84,13 +65,22 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     except HelmError as exc:  # the chart archive cannot be verified or rendered
         return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
     manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
-    diags += check_manifests(manifests, site, doc, test_units, catalog.charts)  # before writing
+    return Built(site, doc, test_units, manifests, diags)
+
+
+def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options) -> CompileResult:
+    """Compile the bytes of one site file, named `display`, into an in-memory tree."""
+    built = build_site(raw, display, catalog, options)
+    if isinstance(built, CompileResult):
+        return built
+    site, doc, test_units, manifests = built.site, built.doc, built.test_units, built.manifests
+    # upstream rules, nvcregen's policies, project permissions and the plan's replay
+    diags = built.diagnostics + check_manifests(manifests, site, doc, test_units, catalog.charts)
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites
     stamp = _stamp(raw, site, options.root, diags)  # lets `render --check` skip it next time
     tree = to_tree(site.metadata.name, manifests, doc, display, images, stamp)  # + index.json
-    objects = tuple(Located(manifest_path(m), m.obj) for m in manifests)
     return CompileResult(
         display,
         site.metadata.name,
@@ -99,7 +89,7 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
         doc.span("/metadata/name"),
         site.spec.cluster,
         doc.span("/spec/cluster"),
-        objects,
+        tuple(Located(manifest_path(m), m.obj) for m in manifests),  # for NVC690 across sites
     )
 
 

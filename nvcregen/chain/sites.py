@@ -1,17 +1,23 @@
-"""Act on a project folder: find its sites, compile them all, render or check `out/`."""
+"""Act on a project folder: find its sites, compile them all, render or check `out/`.
+
+The compiler, the catalog and the writer are imported when first needed: a
+`render --check` that finds every site fresh (`emit/cache.py`) loads none of them.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nvcregen.catalog.load import load_catalog
-from nvcregen.chain.pipeline import CompileResult, Options, compile_site
-from nvcregen.check.collisions import SiteObjects, check_collisions
-from nvcregen.check.findings import Finding
+from nvcregen.chain.model import CompileResult, Options
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites
-from nvcregen.emit.writer import Drift, check_ownership, diff_tree, write_tree
+
+if TYPE_CHECKING:
+    from nvcregen.catalog.load import Catalog
+    from nvcregen.check.findings import Finding
+    from nvcregen.emit.writer import Drift
 
 SITES_DIR = "sites"
 DEFAULT_OUT = "out"
@@ -40,10 +46,33 @@ def display_path(path: Path, root: Path) -> str:
         return path.name
 
 
-def repository_path(out_dir: Path, root: Path) -> str | None:
-    """The output folder as a path inside the project (`out`, `deploy/out`); None outside."""
+def site_root(path: Path, root: Path) -> Path:
+    """The project a site file belongs to, found from the file alone.
+
+    The nearest folder at or above the file that holds a `sites/` folder (the project
+    root, so `sites/x.yaml` is named `sites/x.yaml` from wherever nvcregen runs), else
+    `root` when the file is inside it, else the file's own folder. Names in generated
+    files and the chart archive path are relative to it, so the output never depends
+    on the working directory.
+    """
+    resolved = path.resolve()
+    for folder in resolved.parents:
+        if (folder / SITES_DIR).is_dir():
+            return folder
     try:
-        inside = (root / out_dir).resolve().relative_to(root.resolve())
+        resolved.relative_to(root.resolve())
+    except ValueError:
+        return resolved.parent
+    return root
+
+
+def repository_path(out_dir: Path, project: Path) -> str | None:
+    """The output folder as a path inside the project (`out`, `deploy/out`); None outside.
+
+    `out_dir` is as the user gave it (relative to the working directory, or absolute).
+    """
+    try:
+        inside = out_dir.resolve().relative_to(project.resolve())
     except ValueError:
         return None
     return inside.as_posix()
@@ -56,8 +85,21 @@ def discover_sites(root: Path, given: list[Path]) -> list[Path]:
     return sorted([*(root / SITES_DIR).glob("*.yaml"), *(root / SITES_DIR).glob("*.yml")])
 
 
-def compile_sites(root: Path, given: list[Path], options: Options) -> list[CompileResult]:
-    """Compile every site; a broken catalog or no sites at all is an error result."""
+def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
+    """Compile one site file (`pipeline.compile_site`, the compiler imported on first use)."""
+    from nvcregen.chain.pipeline import compile_site as compile_one
+
+    return compile_one(path, display, catalog, options)
+
+
+def compile_sites(
+    root: Path, given: list[Path], options: Options, out_dir: Path | None = None
+) -> list[CompileResult]:
+    """Compile every site; a broken catalog or no sites at all is an error result.
+
+    With `out_dir` (render), each site's GitOps objects name that folder's path inside
+    the site's project; without it, `options.out_path` as given.
+    """
     paths = discover_sites(root, given)
     if not paths:
         where = Span(f"{SITES_DIR}/")
@@ -75,17 +117,25 @@ def compile_sites(root: Path, given: list[Path], options: Options) -> list[Compi
                 ],
             )
         ]
+    from nvcregen.catalog.load import load_catalog
+
     try:
         catalog = load_catalog()
     except NvcregenError as exc:
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
-    options = Options(strict=options.strict, root=root, out_path=options.out_path)
-    results = [compile_site(p, display_path(p, root), catalog, options) for p in paths]
+    results = []
+    for path in paths:
+        project = site_root(path, root)
+        out_path = options.out_path if out_dir is None else repository_path(out_dir, project)
+        here = Options(strict=options.strict, root=project, out_path=out_path)
+        results.append(compile_site(path, display_path(path, project), catalog, here))
     return _check_shared_clusters(_check_unique_names(results))
 
 
 def _check_shared_clusters(results: list[CompileResult]) -> list[CompileResult]:
     """NVC690: sites that name one cluster generate no object (or Helm release) twice."""
+    from nvcregen.check.collisions import SiteObjects, check_collisions
+
     sites = [
         SiteObjects(r.site, r.cluster, r.objects)
         for r in results
@@ -152,11 +202,11 @@ def render(
     with `cache` too, sites whose inputs and files match their index are not compiled
     (`emit/cache.py`).
     """
-    # The cache key holds the inputs, not the output folder GitOps paths are derived from:
-    # only the default folder may skip compiling.
-    if check and cache and options.out_path == DEFAULT_OUT:
+    if check and cache:
         return _check_cached(root, given, out_dir, options)
-    results = compile_sites(root, given, options)
+    from nvcregen.emit.writer import diff_tree, write_trees
+
+    results = compile_sites(root, given, options, out_dir)
     diags = [d for r in results for d in r.diagnostics]
     if has_errors(diags):
         return RenderOutcome(results, diags)
@@ -164,26 +214,52 @@ def render(
     if check:
         drift = [d for site, tree in trees.items() for d in diff_tree(out_dir, site, tree)]
         return RenderOutcome(results, diags, drift=drift)
-    ownership = [d for site, tree in trees.items() for d in check_ownership(out_dir, site, tree)]
-    if ownership:
-        return RenderOutcome(results, diags + ownership)
-    written = [site for site, tree in trees.items() if write_tree(out_dir, site, tree)]
-    return RenderOutcome(results, diags, written=written)
+    done = write_trees(out_dir, trees)  # locked; ownership of every folder checked first
+    return RenderOutcome(results, diags + done.diagnostics, written=done.written)
 
 
 def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options) -> RenderOutcome:
-    """`render --check`, compiling only the sites whose folders are not provably fresh."""
+    """`render --check`, compiling only the sites whose folders are not provably fresh.
+
+    The cache key holds a site's inputs, not the output folder its GitOps paths are
+    derived from, so only each project's default `out/` is trusted. Stale sites are
+    compiled alone unless one reuses a fresh site's name (NVC503) or cluster (NVC690):
+    then every site is, so those checks see them all.
+    """
     paths = discover_sites(root, given)
-    shown = {display_path(p, root): p for p in paths}
-    if len(shown) < len(paths) or not paths:  # nothing to skip; let compile_sites report it
+    projects = {p: site_root(p, root) for p in paths}
+    shown = {display_path(p, projects[p]): p for p in paths}
+    default = all(repository_path(out_dir, project) == DEFAULT_OUT for project in projects.values())
+    if len(shown) < len(paths) or not paths or not default:
         return render(root, given, out_dir, options, check=True, cache=False)
-    fresh = fresh_sites(out_dir, shown, root, strict=options.strict)
+    fresh: dict[str, str] = {}
+    for project in set(projects.values()):
+        mine = {name: p for name, p in shown.items() if projects[p] == project}
+        fresh |= fresh_sites(out_dir, mine, project, strict=options.strict)
     stale = [p for s, p in shown.items() if s not in fresh]
     outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None
     if outcome is None:
         return RenderOutcome([], [], cached=sorted(fresh.values()))
-    if any(r.site in fresh.values() for r in outcome.results):  # a new file reuses a name
+    clusters = {r.cluster for r in outcome.results if r.cluster}
+    if any(r.site in fresh.values() for r in outcome.results) or any(
+        _cluster_of(shown[s]) in clusters for s in fresh
+    ):
         return render(root, given, out_dir, options, check=True, cache=False)
     return RenderOutcome(
         outcome.results, outcome.diagnostics, drift=outcome.drift, cached=sorted(fresh.values())
     )
+
+
+def _cluster_of(path: Path) -> str | None:
+    """A fresh site's `spec.cluster`, read without compiling it (it compiled when rendered)."""
+    import yaml
+
+    from nvcregen.spec.fast import parse_fast
+
+    try:
+        data = parse_fast(path.read_bytes())
+    except (OSError, yaml.YAMLError):
+        return None
+    spec = data.get("spec") if isinstance(data, dict) else None
+    cluster = spec.get("cluster") if isinstance(spec, dict) else None
+    return cluster if isinstance(cluster, str) else None

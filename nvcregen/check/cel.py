@@ -24,6 +24,7 @@ way counts; see `nvcregen.check.cel_values`), with one of four statuses:
 from __future__ import annotations
 
 import functools
+import marshal
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -38,10 +39,19 @@ from cel_expr_python.ext import (  # type: ignore[import-untyped]
 
 from nvcregen.check.cel_k8s import declarations
 from nvcregen.check.cel_values import MISSING, Binding, align, bindings, schema_at, to_cel
+from nvcregen.kubeschema.memo import Memo
 from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import CelRule, CrdSchema, SchemaRegistry, default_registry
 
-__all__ = ["CelResult", "CelStatus", "Program", "compile_rule", "evaluate_rules", "uses_old_self"]
+__all__ = [
+    "CelResult",
+    "CelStatus",
+    "Program",
+    "compile_rule",
+    "evaluate_rules",
+    "reported_rules",
+    "uses_old_self",
+]
 
 CelStatus = Literal["passed", "failed", "unchecked", "skipped"]
 
@@ -55,6 +65,8 @@ _CALL = re.compile(r"((?:[A-Za-z_]\w*\s*\.\s*)*)([A-Za-z_]\w*)\s*\(")
 _STATUS_PREFIX = re.compile(r"^(?:[A-Z_]+: )?(?:ERROR: <input>:\d+:\d+: )?")
 _STRING_LITERAL = re.compile(r"""[rRbB]*('''|\"\"\"|'|")(?:\\.|(?!\1).)*?\1""", re.S)
 _OLD_SELF = re.compile(r"\boldSelf\b")
+_SELF = re.compile(r"(?<![\w.])self\b")
+_SELF_FIELD = re.compile(r"\s*\.\s*([A-Za-z_]\w*)\b\s*(\()?")
 
 
 @dataclass(frozen=True)
@@ -188,24 +200,79 @@ def evaluate_rules(
         document order; [] for core kinds, unknown kinds and objects without CEL rules.
 
     """
+    return _results(to_json(obj)[0], old, registry, reported_only=False)
+
+
+def reported_rules(
+    data: Mapping[str, Any],
+    *,
+    old: Mapping[str, Any] | None = None,
+    registry: SchemaRegistry | None = None,
+) -> list[CelResult]:
+    """The failed and unchecked results of `evaluate_rules`, in the same order.
+
+    What a checker reports, found with less work: `data` is plain JSON already (as
+    `to_json` returns it), and on a create (no `old`) a transition rule without
+    `optionalOldSelf` is skipped wherever it binds, so it is not bound at all.
+    """
+    return [
+        result
+        for result in _results(data, old, registry, reported_only=True)
+        if result.status in {"failed", "unchecked"}
+    ]
+
+
+def _results(
+    data: object,
+    old: Mapping[str, Any] | None,
+    registry: SchemaRegistry | None,
+    *,
+    reported_only: bool,
+) -> list[CelResult]:
+    """The results of the object's rules; `data` is plain JSON (see `to_json`)."""
     registry = registry or default_registry()
-    data, _ = to_json(obj)
     crd = _crd_of(data, registry)
     if crd is None:
+        return []
+    plan = _plan(crd, registry)
+    rules = plan.reportable_on_create if reported_only and old is None else plan.rules
+    if not rules:  # nothing to run: nothing to shape
         return []
     new = to_cel(data, crd.schema, resource=True)
     previous: Any = MISSING
     if old is not None:
         previous = align(to_cel(to_json(old)[0], crd.schema, resource=True), new, crd.schema)
-    activations: dict[str, Any] = {}
+    activations: dict[Any, Any] = {}
     results: list[CelResult] = []
-    for rule in registry.cel_rules(f"{crd.group}/{crd.version}", crd.kind):
-        optional = _optional_old_self(crd, rule)
+    for rule, optional in rules:
         results.extend(
             _evaluate(rule, binding, activations, optional_old_self=optional)
             for binding in bindings(crd.schema, rule.pointer_in_schema, new, previous)
         )
     return results
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """A CRD's rules in order, each with whether it binds `oldSelf` as optional."""
+
+    crd: CrdSchema  # held so that the id the plan is filed under stays the CRD's
+    rules: list[tuple[CelRule, bool]]
+    reportable_on_create: list[tuple[CelRule, bool]]  # without transition rules that skip
+
+
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(crd: CrdSchema, registry: SchemaRegistry) -> _Plan:
+    """The CRD's plan, worked out once per CRD (filed by the CRD's identity)."""
+    known = _PLANS.get(id(crd))
+    if known is None or known.crd is not crd:
+        rules = registry.cel_rules(f"{crd.group}/{crd.version}", crd.kind)
+        planned = [(rule, _optional_old_self(crd, rule)) for rule in rules]
+        runs = [(r, optional) for r, optional in planned if optional or not uses_old_self(r.rule)]
+        known = _PLANS[id(crd)] = _Plan(crd, planned, runs)
+    return known
 
 
 def _crd_of(data: object, registry: SchemaRegistry) -> CrdSchema | None:
@@ -230,17 +297,20 @@ def _optional_old_self(crd: CrdSchema, rule: CelRule) -> bool:
     )
 
 
-def _activation(binding: Binding, activations: dict[str, Any]) -> Any:
-    """One engine activation per bound value, shared by the rules on that value."""
-    if binding.pointer not in activations:
+def _activation(
+    binding: Binding, value: Any, fields: frozenset[str] | None, activations: dict[Any, Any]
+) -> Any:
+    """One engine activation per bound value (as the rule sees it), shared between rules."""
+    key = binding.pointer, fields
+    if key not in activations:
         old = binding.old if binding.has_old else None
-        data = {"self": binding.value, "oldSelf": old, _OLD: old, _HAS_OLD: binding.has_old}
-        activations[binding.pointer] = _env().Activation(data)
-    return activations[binding.pointer]
+        data = {"self": value, "oldSelf": old, _OLD: old, _HAS_OLD: binding.has_old}
+        activations[key] = _env().Activation(data)
+    return activations[key]
 
 
 def _evaluate(
-    rule: CelRule, binding: Binding, activations: dict[str, Any], *, optional_old_self: bool
+    rule: CelRule, binding: Binding, activations: dict[Any, Any], *, optional_old_self: bool
 ) -> CelResult:
     fixed = rule.message or f"failed rule: {rule.rule}"
     if uses_old_self(rule.rule) and not binding.has_old and not optional_old_self:
@@ -248,11 +318,63 @@ def _evaluate(
     program = compile_rule(rule.rule, optional_old_self=optional_old_self)
     if program.expression is None:
         return CelResult(binding.pointer, rule.rule, fixed, "unchecked", program.problem)
-    activation = _activation(binding, activations)
-    status, reason = _outcome(program.expression, activation)
-    failed = status == "failed"
-    message = _message(rule, activation, optional_old_self) if failed else fixed
+    fields = fields_read(rule.rule, rule.message_expression)
+    value = binding.value
+    if fields is not None and isinstance(value, dict):
+        value = {name: item for name, item in value.items() if name in fields}
+    key = _outcome_key(rule, value, binding, optional_old_self)
+    known = _OUTCOMES.get(key) if key is not None else None
+    if known is None:
+        activation = _activation(binding, value, fields, activations)
+        status, reason = _outcome(program.expression, activation)
+        failed = status == "failed"
+        message = _message(rule, activation, optional_old_self) if failed else fixed
+        known = status, reason, message
+        if key is not None:
+            _OUTCOMES.put(key, known, len(key[2]) + len(key[3] or b""))
+    status, reason, message = known
     return CelResult(binding.pointer, rule.rule, message, status, reason)
+
+
+@functools.cache
+def fields_read(*expressions: str | None) -> frozenset[str] | None:
+    """The fields of `self` that the expressions read, or None when they may read all of it.
+
+    A rule that only names fields of `self` (`self.metadata.name.matches(...)`,
+    `has(self.spec)`) sees the same values when `self` holds just those fields, and an
+    object is far cheaper to hand to the engine without the rest. Anything else (`self`
+    alone, `self[...]`, `self.?x`, a method on `self` such as `self.all(...)`, `oldSelf`)
+    keeps the whole value.
+    """
+    fields: set[str] = set()
+    for expression in filter(None, expressions):
+        text = _STRING_LITERAL.sub("''", expression)
+        if _OLD_SELF.search(text):
+            return None
+        for match in _SELF.finditer(text):
+            field = _SELF_FIELD.match(text, match.end())
+            if field is None or field[2]:
+                return None
+            fields.add(field[1])
+    return frozenset(fields)
+
+
+# A rule's outcome depends on the rule and the values of `self` and `oldSelf` only; many
+# generated objects bind the same values, so each outcome is worked out once per process.
+_OUTCOMES: Memo[tuple[CelRule, bool, bytes, bytes | None], tuple[CelStatus, str, str]] = Memo(
+    16 << 20
+)
+
+
+def _outcome_key(
+    rule: CelRule, value: Any, binding: Binding, optional_old_self: bool
+) -> tuple[CelRule, bool, bytes, bytes | None] | None:
+    """The rule and the values it sees; marshal bytes differ for values that differ at all."""
+    try:
+        old = marshal.dumps(binding.old) if binding.has_old else None
+        return rule, optional_old_self, marshal.dumps(value), old
+    except ValueError:  # a value marshal cannot write: evaluate it every time
+        return None
 
 
 def _outcome(expression: Any, activation: Any) -> tuple[CelStatus, str]:

@@ -26,10 +26,14 @@ import base64
 import binascii
 import copy
 import enum
+import functools
+import marshal
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
+from nvcregen.kubeschema.memo import Memo
 from nvcregen.kubeschema.problems import pointer
 
 __all__ = ["MISSING", "Binding", "align", "bindings", "schema_at", "to_cel"]
@@ -69,6 +73,10 @@ class Binding:
 def to_cel(value: Any, schema: Mapping[str, Any], *, resource: bool = False) -> Any:
     """Return `value` (plain JSON data) shaped by its structural schema for CEL.
 
+    Objects and lists are shaped once per process for each schema node and value (many
+    generated objects hold equal parts), so shaped values are shared: read them, never
+    change them.
+
     Args:
         value: The value, as plain JSON data.
         schema: Its node of the CRD's `openAPIV3Schema`.
@@ -78,14 +86,36 @@ def to_cel(value: Any, schema: Mapping[str, Any], *, resource: bool = False) -> 
         The value CEL sees.
 
     """
+    if not isinstance(value, dict | list):
+        return _scalar(value, schema)
+    key = _shape_key(value, schema, resource)
+    known = _SHAPED.get(key) if key is not None else None
+    if known is not None:
+        return known[1]
     if isinstance(value, dict):
         embedded = bool(schema.get("x-kubernetes-embedded-resource"))
-        return _object(value, schema, resource=resource or embedded)
-    if isinstance(value, list):
+        shaped: Any = _object(value, schema, resource=resource or embedded)
+    else:
         items = schema.get("items")
-        item_schema = items if isinstance(items, Mapping) else {}
-        return [to_cel(item, item_schema) for item in value]
-    return _scalar(value, schema)
+        item_schema = items if isinstance(items, Mapping) else _ANY
+        shaped = [to_cel(item, item_schema) for item in value]
+    if key is not None:
+        _SHAPED.put(key, (schema, shaped), len(key[2]))  # holds the node: its id stays its own
+    return shaped
+
+
+_SHAPED: Memo[tuple[int, bool, bytes], tuple[Mapping[str, Any], Any]] = Memo(32 << 20)
+_ANY: Mapping[str, Any] = MappingProxyType({})  # the schema of free-form data
+
+
+def _shape_key(
+    value: Any, schema: Mapping[str, Any], resource: bool
+) -> tuple[int, bool, bytes] | None:
+    """The schema node, the flag and the value's marshal bytes (equal only for equal values)."""
+    try:
+        return id(schema), resource, marshal.dumps(value)
+    except ValueError:  # not plain data: shaped every time
+        return None
 
 
 def _scalar(value: Any, schema: Mapping[str, Any]) -> Any:
@@ -133,11 +163,11 @@ def _child_schema(
     if isinstance(extra, Mapping):
         return extra
     if extra is True or schema.get("x-kubernetes-preserve-unknown-fields"):
-        return {}
+        return _ANY
     if resource and key in ("apiVersion", "kind"):
-        return {}
+        return _ANY
     closed = "properties" in schema or schema.get("type") == "object"
-    return None if closed else {}
+    return None if closed else _ANY
 
 
 def align(old: Any, new: Any, schema: Mapping[str, Any]) -> Any:
@@ -212,9 +242,10 @@ def schema_at(schema: Mapping[str, Any], schema_pointer: str) -> Mapping[str, An
     return node
 
 
-def _tokens(schema_pointer: str) -> list[str]:
+@functools.cache
+def _tokens(schema_pointer: str) -> tuple[str, ...]:
     parts = schema_pointer.split("/")[1:]
-    return [part.replace("~1", "/").replace("~0", "~") for part in parts]
+    return tuple(part.replace("~1", "/").replace("~0", "~") for part in parts)
 
 
 def bindings(
@@ -241,7 +272,11 @@ def bindings(
 
 
 def _walk(
-    tokens: list[str], node: Mapping[str, Any], value: Any, old: Any, path: tuple[str | int, ...]
+    tokens: tuple[str, ...],
+    node: Mapping[str, Any],
+    value: Any,
+    old: Any,
+    path: tuple[str | int, ...],
 ) -> Iterator[Binding]:
     if value is None:
         return

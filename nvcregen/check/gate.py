@@ -8,7 +8,7 @@ from typing import Any
 from nvcregen.catalog.charts import ChartEntry
 from nvcregen.catalog.load import load_catalog
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
-from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
+from nvcregen.check.cel import CelResult, reported_rules, uses_old_self
 from nvcregen.check.crossref import (
     Located,
     PoolCounts,
@@ -22,10 +22,12 @@ from nvcregen.check.findings import Finding
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.policy import check_policies
 from nvcregen.check.projects import Layered, check_projects
+from nvcregen.check.replayed import replay_manifests
 from nvcregen.check.webhooks import check_runtimes, webhook_findings
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
@@ -55,15 +57,17 @@ def object_findings(
         then policy findings.
 
     """
-    problems = default_registry().validate(obj, kube_version=kube_version)
+    registry = default_registry()
+    data, converted = to_json(obj)  # one walk over the object: plain JSON from here on
+    if converted or not isinstance(data, dict):
+        problems = registry.validate(obj, kube_version=kube_version)
+    else:
+        problems = registry.validate_json(data, kube_version=kube_version)
     findings = [Finding(p.pointer, p.code, p.message) for p in problems]
-    if not problems:  # CEL rules assume a structurally valid object, as the server does
-        findings += [_cel_finding(r) for r in evaluate_rules(obj, old=old) if _reported(r)]
+    # CEL rules assume a structurally valid object, as the API server does.
+    if not problems and isinstance(data, dict):
+        findings += [_cel_finding(r) for r in reported_rules(data, old=old)]
     return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
-
-
-def _reported(result: CelResult) -> bool:
-    return result.status in {"failed", "unchecked"}
 
 
 def _cel_finding(result: CelResult) -> Finding:
@@ -111,8 +115,10 @@ def check_manifests(
         for finding in [*_findings(manifest, version), *_counts(manifest, counts)]
         if finding.code not in _SITE_LEVEL_CODES
     ]
-    known = charts if charts is not None else load_catalog().charts
-    return per_object + _across(manifests, doc, known)
+    across = _across(manifests, doc, charts if charts is not None else load_catalog().charts)
+    if any(d.is_error for d in per_object + across):  # replay only objects that are valid
+        return per_object + across
+    return per_object + across + replay_manifests(manifests, site, doc, test_units)
 
 
 def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Finding]:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import gc
 import marshal
 import multiprocessing
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,9 @@ from nvcregen.spec.fast import parse_fast
 
 # Below this many files, starting workers costs more than it saves.
 PARALLEL_FROM = 400
+# Pieces of work per worker: a worker slowed by another process hands its later pieces to
+# the others instead of holding up the whole check.
+PIECES_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -43,35 +48,66 @@ class FileResult:
 _JOBS: list[FileJob] = []
 
 
+@contextmanager
+def collection_paused() -> Iterator[None]:
+    """Pause Python's cyclic garbage collector while a tree is read and checked.
+
+    Every parsed object stays alive until the check ends, so each collection re-scans a
+    heap that only grows and frees almost nothing: about a tenth of a check's time.
+    Forked workers inherit the pause, which also spares them copying the pages a
+    collection would touch. Reference counting still frees everything else at once.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
 def is_object(data: Any) -> bool:
     """Whether parsed data is a Kubernetes object (a mapping with a kind)."""
     return isinstance(data, dict) and "kind" in data
 
 
 def check_files(jobs: list[FileJob]) -> list[FileResult]:
-    """Parse and check every file, in order; large trees use every core.
+    """Parse and check every file, in order; large trees use every core (`iter_check_files`)."""
+    return list(iter_check_files(jobs))
 
-    Workers are forked after the first file has warmed the schema, CEL and policy
+
+def iter_check_files(jobs: list[FileJob]) -> Iterator[FileResult]:
+    """Parse and check every file, yielding results in order as soon as they are known.
+
+    Workers are forked after one file of each kind has warmed the schema, CEL and policy
     caches, so each starts with compiled validators, receives only job indexes, and
-    sends back plain data and findings.
+    sends back plain data and findings. The files are dealt out in small pieces, taken
+    by whichever worker is free; the caller works on the first results while workers
+    finish the last.
     """
     workers = min(os.cpu_count() or 1, 8)
     forking = "fork" in multiprocessing.get_all_start_methods()
     if len(jobs) < PARALLEL_FROM or workers < 2 or not forking:
-        return [check_file(job) for job in jobs]
+        yield from (check_file(job) for job in jobs)
+        return
     # Check one file of each kind here first, so every worker inherits compiled validators.
     done = {i: check_file(jobs[i]) for i in _one_per_kind(jobs)}
     rest = [i for i in range(len(jobs)) if i not in done]
+    size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
+    pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
+    context = multiprocessing.get_context("fork")
+    following = 0
     _JOBS[:] = jobs
     try:
-        strides = [rest[w::workers] for w in range(workers)]
-        context = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            parts = list(pool.map(_check_stride, strides))
+            for part in pool.map(_check_piece, pieces):  # workers are forked here
+                done.update(_decode(part))
+                while following in done:
+                    yield done.pop(following)
+                    following += 1
     finally:
         _JOBS.clear()
-    done |= {index: result for part in parts for index, result in _decode(part)}
-    return [done[i] for i in range(len(jobs))]
+    yield from (done.pop(i) for i in range(following, len(jobs)))
 
 
 def _one_per_kind(jobs: list[FileJob]) -> list[int]:
@@ -94,7 +130,7 @@ def check_file(job: FileJob) -> FileResult:
     return FileResult(data, findings)
 
 
-def _check_stride(indexes: list[int]) -> bytes:
+def _check_piece(indexes: list[int]) -> bytes:
     # marshal moves plain data between processes about three times faster than pickle.
     return marshal.dumps([(i, *_encode(check_file(_JOBS[i]))) for i in indexes])
 

@@ -2,22 +2,42 @@
 
 from __future__ import annotations
 
+import json
+import marshal
 from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Severity
 from nvcregen.core.nvcre import NVCRE_API
+from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, might_hold_secret
 from nvcregen.spec.positions import pointer
 
 OLD_GROUP = "cre.nvidia.com"
 IMAGE_KEYS = frozenset({"image"})
+_GBPS = "_gbps"
+_SKIP_VERIFY = "insecureSkipVerify"
+
+
+def mentions(value: Any, *texts: str) -> bool:
+    """False only when no string anywhere in `value` (key or value) contains one of `texts`.
+
+    A scan in C that spares most objects a walk in Python: marshal writes every string it
+    holds whole (a repeated one is written once, then referred to), in UTF-8.
+    """
+    try:
+        data = marshal.dumps(value)
+    except ValueError:  # not plain data: assume it might
+        return True
+    return any(text.encode() in data for text in texts)
 
 
 def find_key(
     value: Any, key: str, path: tuple[str | int, ...] = ()
 ) -> list[tuple[tuple[str | int, ...], Any]]:
     """Every (path, value) under a mapping key named `key`, anywhere in JSON-like data."""
+    if not path and not mentions(value, key):
+        return []
     found: list[tuple[tuple[str | int, ...], Any]] = []
     if isinstance(value, dict):
         for name, item in value.items():
@@ -36,9 +56,11 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     """Return every policy finding for one object."""
     findings = list(_api_group(obj))
     findings += _secret_values(obj)
+    findings += secret_strings(obj)
     findings += _scrape_tls(obj)
-    for path, value in _suspects(obj, ()):
-        findings += _node(path, value, strict=strict)
+    if mentions(obj, _GBPS, *IMAGE_KEYS, _SKIP_VERIFY):
+        for path, value in _suspects(obj, ()):
+            findings += _node(path, value, strict=strict)
     return findings
 
 
@@ -118,6 +140,45 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
                     "a Secret with values must not be in out/",
                     hint="reference an existing Secret by name instead",
                 )
+
+
+def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
+    """NVC669: a password in a URL or secret material in any string of the object.
+
+    One scan of the object's JSON text (C speed) finds almost every object clean; only
+    an object that may hold one is walked to say where.
+    """
+    if not might_hold_secret(json.dumps(obj, ensure_ascii=False)):
+        return []
+    found = []
+    for path, text in _strings(obj, ()):
+        what = find_secret(text)
+        if what is not None:
+            shown = "a password in a URL" if what == URL_CREDENTIALS else what
+            found.append(
+                Finding(
+                    pointer(path),
+                    "NVC669",
+                    f"this string holds {shown}; out/ is committed and must hold no secret",
+                    hint="remove it from the site (nvcregen refuses it there: NVC113/NVC114)"
+                    " and rotate it",
+                )
+            )
+    return found
+
+
+def _strings(
+    value: Any, path: tuple[str | int, ...]
+) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(value, str):
+        yield path, value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield (*path, key), str(key)
+            yield from _strings(item, (*path, key))
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            yield from _strings(item, (*path, index))
 
 
 def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Finding]:

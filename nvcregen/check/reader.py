@@ -10,7 +10,6 @@ import yaml
 
 from nvcregen.core.errors import Diagnostic
 from nvcregen.spec.fast import parse_fast
-from nvcregen.spec.load import load_document
 from nvcregen.spec.positions import Document
 
 
@@ -41,7 +40,9 @@ class GeneratedFile:
 
     @cached_property
     def loaded(self) -> tuple[Document | None, list[Diagnostic]]:
-        """The position-keeping load, with its diagnostics."""
+        """The position-keeping load, with its diagnostics (its loader imported on first use)."""
+        from nvcregen.spec.load import load_document
+
         return load_document(self.raw, self.shown)
 
     @property

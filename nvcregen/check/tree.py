@@ -21,14 +21,16 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, check_files, is_object
+from nvcregen.check.parallel import FileJob, collection_paused, is_object, iter_check_files
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
+from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import INDEX_FILE
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
+from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.fast import fast_document
 from nvcregen.validate.site import check_site
 
@@ -46,6 +48,7 @@ class SiteFacts:
 
     kube_version: str
     stage_pools: dict[str, PoolCounts]
+    plan: PlanFacts | None = None
     site: str = ""
     cluster: str = ""
 
@@ -79,7 +82,19 @@ def check_tree(
     `old` maps a file (as shown) to its previous object, for CEL transition rules;
     files without one are checked as creates.
     """
-    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old or {})
+    with collection_paused():
+        return _check_tree(out_dir, root, catalog, strict, server, old or {})
+
+
+def _check_tree(
+    out_dir: Path,
+    root: Path,
+    catalog: Catalog,
+    strict: bool,
+    server: Callable[[list[Located]], list[tuple[str, Finding]]] | None,
+    old: Mapping[str, Any],
+) -> list[Diagnostic]:
+    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old)
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -96,6 +111,7 @@ def check_tree(
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
         found += list(check_projects(layered, catalog.charts))
     found += _collisions(by_site, facts)
+    found += _replayed(files, facts)
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 
@@ -116,7 +132,10 @@ def _collisions(
 def _read_tree(
     out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
 ) -> tuple[list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None]]:
-    """Read and check every object of the tree; what is not an object is a diagnostic."""
+    """Read and check every object of the tree; what is not an object is a diagnostic.
+
+    Also returns what each site folder's site says (None where it cannot be loaded).
+    """
     listed = _tree_files(out_dir, root)
     site_dirs: dict[Path, Path | None] = {}
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
@@ -128,7 +147,7 @@ def _read_tree(
     ]
     files: list[TreeFile] = []
     diags: list[Diagnostic] = []
-    for (path, shown), site_dir, result in zip(listed, where, check_files(jobs), strict=True):
+    for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: let the careful loader say why
             diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
@@ -143,6 +162,23 @@ def _read_tree(
                 counts += admission_findings(result.data) + request_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))
     return files, diags, facts
+
+
+def _replayed(
+    files: list[TreeFile], facts: Mapping[Path, SiteFacts | None]
+) -> list[tuple[str, Finding]]:
+    """Replay each site folder whose site loads (docs/design/0008-replay.md)."""
+    found: list[tuple[str, Finding]] = []
+    for site_dir, site in sorted(facts.items()):
+        if site is None or site.plan is None:
+            continue
+        mine = [
+            (f.located.file, f.file.path.relative_to(site_dir).as_posix(), f.located.obj)
+            for f in files
+            if f.site_dir == site_dir
+        ]
+        found += replay_files(mine, site.plan)
+    return found
 
 
 def is_preview(file: TreeFile) -> bool:
@@ -166,10 +202,15 @@ def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
     base = _shown(out_dir, root)
     found = []
     for path in sorted(out_dir.rglob("*.yaml")):
-        relative = path.relative_to(out_dir)
-        if not any(part.startswith(".") for part in relative.parts):
-            found.append((path, f"{base}/{relative.as_posix()}"))
+        relative = _below(path, out_dir)
+        if not any(part.startswith(".") for part in relative):
+            found.append((path, f"{base}/{'/'.join(relative)}"))
     return found
+
+
+def _below(path: Path, folder: Path) -> tuple[str, ...]:
+    """`path.relative_to(folder).parts` for a path under `folder`, without new Paths."""
+    return path.parts[len(folder.parts) :]
 
 
 def _site_dir(folder: Path, known: dict[Path, Path | None]) -> Path | None:
@@ -204,7 +245,7 @@ def _index(site_dir: Path) -> dict[str, Any]:
 
 def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:
     """`sites/x.yaml:41` for a generated file, from its site's index."""
-    entry = index.get("files", {}).get(path.relative_to(site_dir).as_posix())
+    entry = index.get("files", {}).get("/".join(_below(path, site_dir)))
     source = index.get("source", {}).get("file")
     if not isinstance(entry, dict) or not source:
         return None
@@ -225,9 +266,16 @@ def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteF
     loaded = check_site(doc, catalog) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
-    counts = stage_counts(loaded.test_units or [])  # none for a site that no longer validates
+    units = loaded.test_units or []  # none for a site that no longer validates
     site = loaded.site
-    return SiteFacts(site.spec.kubernetes.version, counts, site.metadata.name, site.spec.cluster)
+    plan = plan_facts(site, units) if units else None
+    return SiteFacts(
+        site.spec.kubernetes.version,
+        stage_counts(units),
+        plan,
+        site.metadata.name,
+        site.spec.cluster,
+    )
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:

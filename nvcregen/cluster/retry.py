@@ -11,6 +11,7 @@ is raised when the last attempt got no answer.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -105,13 +106,19 @@ def delay(answer: Answer | None, attempt: int, policy: RetryPolicy) -> float:
 
 
 def retry_after(answer: Answer | None, cap: float) -> float | None:
-    """The server's Retry-After in seconds, capped; None when absent or an HTTP date."""
+    """The server's Retry-After in seconds, clamped to [0, cap].
+
+    None (so the backoff applies) when absent, an HTTP date, or no number at all: a
+    header such as `nan` comes from a broken server or proxy, and is ignored as HTTP
+    says an invalid field is, rather than ending the run.
+    """
     if answer is None or not answer.retry_after:
         return None
     try:
-        return min(max(float(answer.retry_after), 0.0), cap)
+        seconds = float(answer.retry_after)
     except ValueError:
         return None
+    return None if math.isnan(seconds) else min(max(seconds, 0.0), cap)
 
 
 def _unreachable(cluster: Cluster, reason: str) -> ServerUnreachableError:

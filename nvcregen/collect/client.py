@@ -11,7 +11,14 @@ requests go through its `ApiClient` as plain HTTP, so each answer's status and
   continue token (it expired, so the rest of the list is no longer consistent with the
   first pages), the listing starts over from the first page, a bounded number of times.
 - A listing that cannot be completed raises `ApiCallError`: a caller never sees a part
-  of a list, so a partial read can never be archived as complete.
+  of a list, so a partial read can never be archived as complete. A list the server cut
+  short (more items announced by `remainingItemCount` than arrive, a page announcing
+  more without a continue token, a repeated token) is such a listing.
+- A 404 to a LIST means "this kind is not served" only when API discovery agrees (the
+  group/version is unknown, or its resource list lacks the kind); otherwise the 404 is a
+  failed read, never an empty one.
+- Every item's kind, namespace and name must be valid Kubernetes names
+  (`core/kube.py::name_problem`): they become paths in the archive.
 """
 
 from __future__ import annotations
@@ -23,7 +30,8 @@ from typing import Any, Literal
 from nvcregen.cluster.client import Answer, Cluster, ServerUnreachableError
 from nvcregen.cluster.retry import RETRYABLE, RetryPolicy, send_retried
 from nvcregen.collect.requests import DeleteRequest, ListRequest
-from nvcregen.results.liveobjects import ListRecord, Obj
+from nvcregen.core.kube import name_problem
+from nvcregen.results.liveobjects import ListRecord, Obj, key_of
 
 MAX_PAGES = 10_000  # a server that keeps handing out continue tokens is broken
 RBAC_HINT = (
@@ -101,13 +109,13 @@ def _list_once(
     restarts: int,
     on_page: PageHook | None,
 ) -> Listing:
-    items: list[Obj] = []
-    token, version, pages = "", "", 0
-    while pages < MAX_PAGES:
+    pages = _Pages(request)
+    while pages.count < MAX_PAGES:
+        token = pages.token
         answer = _call(cluster, policy, "GET", request.path(), request.query(token))
         if answer.status == 410 and token:
             raise _ExpiredError
-        if answer.status == 404 and not token:
+        if answer.status == 404 and not token and not _served(cluster, request, policy):
             record = ListRecord(
                 request.kind, request.namespace, request.label_selector, "", 0, 0, 0, served=False
             )
@@ -115,24 +123,95 @@ def _list_once(
         if answer.status != 200 or not isinstance(answer.body, dict):
             hint = RBAC_HINT if answer.status == 403 else ""
             raise ApiCallError(f"listing {request}: {_failure(answer)}{hint}")
-        items += _items(answer.body, request)
-        meta = answer.body.get("metadata") or {}
-        version = version or str(meta.get("resourceVersion") or "")
-        token, pages = str(meta.get("continue") or ""), pages + 1
+        pages.add(answer.body)
         if on_page is not None:
-            on_page(request, len(items))
-        if not token:
-            record = ListRecord(
-                request.kind,
-                request.namespace,
-                request.label_selector,
-                version,
-                len(items),
-                pages,
-                restarts,
-            )
-            return Listing(items, record)
+            on_page(request, len(pages.items))
+        if not pages.token:
+            return pages.listing(restarts)
     raise ApiCallError(f"listing {request}: more than {MAX_PAGES} pages")
+
+
+class _Pages:
+    """The pages of one listing so far, checked for a list the server cut short.
+
+    A page that announces more items (`remainingItemCount`) must carry a continue token;
+    a continue token must never repeat; and when the first page said how many items the
+    list holds (the server says so for a list without a label selector, consistent at
+    one resourceVersion), exactly that many must arrive.
+    """
+
+    def __init__(self, request: ListRequest) -> None:
+        self.request = request
+        self.items: list[Obj] = []
+        self.token = ""
+        self.version = ""
+        self.count = 0
+        self.expected: int | None = None
+        self.tokens: set[str] = set()
+
+    def add(self, body: dict[str, Any]) -> None:
+        """Take one page; raise ApiCallError when it shows the list is incomplete."""
+        self.items += _items(body, self.request)
+        found = body.get("metadata")
+        meta: dict[str, Any] = found if isinstance(found, dict) else {}
+        self.version = self.version or str(meta.get("resourceVersion") or "")
+        self.token, self.count = str(meta.get("continue") or ""), self.count + 1
+        announced = meta.get("remainingItemCount")
+        remaining = announced if type(announced) is int else None  # bool is no count
+        if remaining and remaining > 0 and not self.token:
+            self._cut(f"the server announced {remaining} more items but sent no continue token")
+        if self.token in self.tokens:
+            self._cut("the server sent the same continue token twice")
+        self.tokens.add(self.token)
+        if remaining is not None and self.count == 1:
+            self.expected = len(self.items) + max(remaining, 0)
+        if not self.token and self.expected is not None and len(self.items) != self.expected:
+            self._cut(f"{len(self.items)} items arrived of the {self.expected} announced")
+
+    def _cut(self, why: str) -> None:
+        raise ApiCallError(f"listing {self.request}: the list is incomplete: {why}")
+
+    def listing(self, restarts: int) -> Listing:
+        """The complete listing and its record."""
+        request = self.request
+        record = ListRecord(
+            request.kind,
+            request.namespace,
+            request.label_selector,
+            self.version,
+            len(self.items),
+            self.count,
+            restarts,
+        )
+        return Listing(self.items, record)
+
+
+def _served(cluster: Cluster, request: ListRequest, policy: RetryPolicy) -> bool:
+    """Whether API discovery lists the kind's resource (after its LIST answered 404).
+
+    A group/version discovery does not know (404), or whose resource list lacks the
+    plural, is a CRD that is not installed. A 404 for a resource discovery does list is
+    no answer to trust: the read is incomplete.
+
+    Raises:
+        ApiCallError: When discovery fails, or lists the resource the LIST could not find.
+
+    """
+    api = request.api_version
+    path = f"/apis/{api}" if "/" in api else f"/api/{api}"
+    answer = _call(cluster, policy, "GET", path, ())
+    if answer.status == 404:
+        return False
+    body = answer.body if isinstance(answer.body, dict) else {}
+    if answer.status != 200 or not isinstance(body.get("resources"), list):
+        raise ApiCallError(f"discovery of {api}: {_failure(answer)}")
+    names = {r.get("name") for r in body["resources"] if isinstance(r, dict)}
+    if request.plural in names:
+        raise ApiCallError(
+            f"listing {request}: HTTP 404 although discovery lists {request.plural} in {api};"
+            " the list could not be read"
+        )
+    return False
 
 
 def _items(body: dict[str, Any], request: ListRequest) -> list[Obj]:
@@ -141,9 +220,18 @@ def _items(body: dict[str, Any], request: ListRequest) -> list[Obj]:
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
         raise ApiCallError(f"listing {request}: the answer has no list of items")
     defaults = {"apiVersion": request.api_version, "kind": request.kind}
-    return [
+    found = [
         item if {"apiVersion", "kind"} <= item.keys() else {**defaults, **item} for item in items
     ]
+    for item in found:
+        meta = item.get("metadata")
+        if not isinstance(meta, dict) or not isinstance(meta.get("name"), str):
+            raise ApiCallError(f"listing {request}: an item has no metadata.name")
+        key = key_of(item)
+        problem = name_problem(key.kind, key.namespace, key.name)
+        if problem is not None:  # never let an answer name a path outside the archive
+            raise ApiCallError(f"listing {request}: the server sent an unusable object: {problem}")
+    return found
 
 
 def delete_object(cluster: Cluster, request: DeleteRequest, policy: RetryPolicy) -> DeleteOutcome:

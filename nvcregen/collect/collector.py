@@ -6,7 +6,9 @@
     assemble, judge        -> runs with their rounds; pass / fail / incomplete verdicts
     archive                -> results/<site>/<run-id>/, atomic, never overwritten, verified
     reclaim (--reclaim)    -> DELETE the site's Certifications and WorkloadRuns, only when
-                              the archive verified, holds them, and no run is still going
+                              every listing was complete, the archive verified and holds
+                              them, every object they name was read, no run is still
+                              going and no verdict is incomplete
 
 A read that cannot be completed stops before anything is written: a partial read is
 never archived.
@@ -15,10 +17,11 @@ never archived.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
-from nvcregen.chain.sites import SITES_DIR, display_path
+from nvcregen.chain.sites import SITES_DIR, display_path, site_root
 from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import (
@@ -27,12 +30,12 @@ from nvcregen.collect.client import (
     delete_object,
     list_objects,
 )
+from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.requests import owner_requests, reclaim_requests, result_requests
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
-from nvcregen.core.errors import NvcregenError, has_errors
-from nvcregen.plan.resolve import plan
+from nvcregen.core.errors import NvcregenError
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -46,12 +49,10 @@ from nvcregen.results.liveobjects import Obj, Snapshot, content_digest
 from nvcregen.results.models import RunState
 from nvcregen.results.runs import RunSet, assemble_runs
 from nvcregen.results.select import select_owners, select_site_objects, select_workflows
-from nvcregen.results.verdicts import Verdicts, judge
-from nvcregen.spec.load import load_file
-from nvcregen.spec.parse import parse_model
+from nvcregen.results.verdicts import Verdicts, Word, judge
+from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate.schema import validate_schema
-from nvcregen.validate.semantic import check_references
+from nvcregen.validate.site import load_site
 
 
 def collect(options: CollectOptions) -> CollectOutcome:
@@ -65,7 +66,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     """
     if options.reclaim and options.from_dir is not None:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
-    loaded = load_site(options.root, options.site)
+    loaded = load_site_file(options.root, options.site)
     if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
         return collect_trainer(loaded, options)
     cluster = None if options.from_dir is not None else _connect(options)
@@ -78,7 +79,10 @@ def collect(options: CollectOptions) -> CollectOutcome:
     runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
     verdicts = judge(loaded.site, runs)
     site_objects = list(objects.all())
-    archive = _archive(loaded.file, snapshot, site_objects, runs, verdicts)
+    try:
+        archive = _archive(loaded.file, snapshot, site_objects, runs, verdicts)
+    except ValueError as exc:  # two objects on one path, or a name unusable as a path
+        raise CollectError(f"nothing archived: {exc}") from exc
     site_dir = options.out_dir / loaded.site.metadata.name
     try:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
@@ -87,13 +91,14 @@ def collect(options: CollectOptions) -> CollectOutcome:
     outcome = CollectOutcome(loaded.site.metadata.name, written, verdicts, notes=snapshot.notes)
     if not options.reclaim or cluster is None:
         return outcome  # reading never changes the cluster
-    deleted, problems = reclaim(loaded.site, cluster, written, site_objects, runs, options.policy)
+    read = Read(snapshot, site_objects, runs, verdicts)
+    deleted, problems = reclaim(loaded.site, cluster, written, read, options.policy)
     return CollectOutcome(
         outcome.site, written, verdicts, tuple(deleted), tuple(problems), snapshot.notes
     )
 
 
-def load_site(root: Path, given: str) -> LoadedSite:
+def load_site_file(root: Path, given: str) -> LoadedSite:
     """Load, validate and plan a site named by file or by name (`sites/<name>.yaml`).
 
     Raises:
@@ -106,25 +111,18 @@ def load_site(root: Path, given: str) -> LoadedSite:
         path = next((p for p in found if p.is_file()), path)
     if not path.is_file():
         raise CollectError(f"no site '{given}': neither a file nor {SITES_DIR}/{given}.yaml")
-    shown = display_path(path, root)
-    doc, diags = load_file(path, shown)
-    site: Site | None = None
-    if doc is not None:
-        diags += validate_schema(doc)
-        if not has_errors(diags):
-            site, more = parse_model(doc, Site)
-            diags += more
-    if doc is None or site is None or has_errors(diags):
-        raise CollectError(f"{shown} is not a valid site", diags)
+    shown = display_path(path, site_root(path, root))  # the same from any directory
+    raw, diags = read_site_bytes(path, shown)
     try:
         catalog = load_catalog()
     except NvcregenError as exc:
         raise CollectError("the catalog cannot be loaded", exc.diagnostics) from exc
-    diags += check_references(site, catalog, doc)
-    if has_errors(diags):
-        raise CollectError(f"{shown} is not a valid site", diags)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), plan(site, catalog))
+    loaded = load_site(raw, shown, catalog) if raw is not None else None
+    if loaded is None or loaded.site is None or loaded.test_units is None:
+        raise CollectError(f"{shown} is not a valid site", loaded.diagnostics if loaded else diags)
+    sha = hashlib.sha256(raw or b"").hexdigest()
+    site = loaded.site
+    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), loaded.test_units)
 
 
 def _connect(options: CollectOptions) -> Cluster:
@@ -187,32 +185,36 @@ def _archive(
     return build_archive(run, objects, texts)
 
 
+@dataclass(frozen=True)
+class Read:
+    """What one collection read and made of it: all a reclaim decision needs."""
+
+    snapshot: Snapshot
+    objects: list[Obj]  # the site's, among snapshot.objects
+    runs: RunSet
+    verdicts: Verdicts
+
+
 def reclaim(
-    site: Site,
-    cluster: Cluster,
-    written: Written,
-    objects: list[Obj],
-    runs: RunSet,
-    policy: RetryPolicy,
+    site: Site, cluster: Cluster, written: Written, read: Read, policy: RetryPolicy
 ) -> tuple[list[DeleteOutcome], list[str]]:
     """Delete the site's Certifications and WorkloadRuns, if and only if that is safe.
 
-    Safe means: the archive verified against its SHA256SUMS, the objects read back from
-    it are the objects just read, and no run is still pending or in progress (deleting
-    its owner would abort it). Each DELETE pins the archived uid and resourceVersion.
+    Safe means: the archive verified against its SHA256SUMS; the objects read back from
+    it are the objects just read; every object they name was read (`completeness.py`:
+    a missing CRD and a missing object are told apart); no run is still pending or in
+    progress (deleting its owner would abort it); and no verdict is `incomplete` (a
+    measurement missing or not final). Every listing was complete, or nothing was
+    archived (`client.py`). Each DELETE pins the archived uid and resourceVersion.
 
     Returns:
         What each DELETE did, and why reclaiming fell short (empty when it did not).
 
     """
-    if not written.verified:
-        return [], [f"nothing deleted: the archive did not verify: {'; '.join(written.problems)}"]
+    refusal = _refusal(written, read)
+    if refusal:
+        return [], [f"nothing deleted: {refusal}"]
     archived = archived_objects(written.path)
-    if content_digest(archived) != content_digest(objects):
-        return [], ["nothing deleted: the archived objects differ from the objects read"]
-    running = [f"{r.stage}/{r.test}" for r in runs.runs if r.source and r.state in _UNFINISHED]
-    if running:
-        return [], [f"nothing deleted: still running: {', '.join(running)}"]
     outcomes = [delete_object(cluster, r, policy) for r in reclaim_requests(site, archived)]
     problems = [
         f"{o.request} was not deleted: {o.status} ({o.message or o.code})"
@@ -220,6 +222,27 @@ def reclaim(
         if o.status not in {"deleted", "gone"}
     ]
     return outcomes, problems
+
+
+def _refusal(written: Written, read: Read) -> str:
+    """Why the site's objects must not be deleted ("" when they may)."""
+    if not written.verified:
+        return f"the archive did not verify: {'; '.join(written.problems)}"
+    if content_digest(archived_objects(written.path)) != content_digest(read.objects):
+        return "the archived objects differ from the objects read"
+    running = [f"{r.stage}/{r.test}" for r in read.runs.runs if r.source and r.state in _UNFINISHED]
+    if running:
+        return f"still running: {', '.join(running)}"
+    missing = missing_objects(read.objects, read.snapshot.objects, read.snapshot.listings)
+    if missing:
+        return f"not every object was read: {'; '.join(missing)}"
+    if read.verdicts.word is Word.INCOMPLETE:
+        what = [f"{v.stage}/{v.test}" for v in read.verdicts.runs if v.word is Word.INCOMPLETE]
+        what += [
+            f"{v.test} {v.scope}" for v in read.verdicts.thresholds if v.word is Word.INCOMPLETE
+        ]
+        return f"results are incomplete ({', '.join(sorted(set(what))) or 'report exports'})"
+    return ""
 
 
 _UNFINISHED = frozenset({RunState.PENDING, RunState.IN_PROGRESS})

@@ -4,7 +4,9 @@ Every `.yaml`, `.yml` and `.json` file under the folder is read: single objects,
 multi-document YAML, and lists (`kubectl get ... -o yaml` writes `kind: List`; the API
 writes `kind: <Kind>List`, whose items may leave out their apiVersion and kind). YAML is
 read as Kubernetes reads it (YAML 1.1), except that timestamps stay the strings they
-are, so an object is archived exactly as exported.
+are, so an object is archived exactly as exported. Exports are not trusted: aliases are
+refused (`spec/fast.py`), and every object's kind, namespace and name must be valid
+Kubernetes names before any of them becomes a path.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from nvcregen.core.kube import name_problem
 from nvcregen.results.liveobjects import Obj, ObjectKey, Snapshot, key_of
 from nvcregen.spec.fast import LOADER
 
@@ -32,7 +35,7 @@ class SourceError(Exception):
 
 
 class _KubeLoader(LOADER):  # type: ignore[misc]  # PyYAML's loaders are untyped
-    """PyYAML's safe loader (libyaml when present) that leaves timestamps as strings."""
+    """nvcregen's alias-free safe loader (libyaml) that leaves timestamps as strings."""
 
 
 _KubeLoader.yaml_implicit_resolvers = {
@@ -103,6 +106,9 @@ def _add(found: dict[ObjectKey, tuple[Obj, str]], obj: Any, where: str) -> list[
     ):
         return [f"{where}: not a Kubernetes object (apiVersion, kind and metadata.name needed)"]
     key = key_of(obj)
+    problem = name_problem(key.kind, key.namespace, key.name)
+    if problem is not None:  # it would name a path outside the archive
+        return [f"{where}: {problem}"]
     if key in found and found[key][0] != obj:
         return [f"{where}: {key} differs from the one in {found[key][1]}"]
     found.setdefault(key, (obj, where))

@@ -28,9 +28,10 @@ from typing import Any
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
+from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
-from nvcregen.results.archivefiles import bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
 from nvcregen.results.verdicts import Verdicts, judge
@@ -61,7 +62,10 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
     verdicts = judge(site, results.runs)
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)
-    archive = build_archive(run, objects, texts, {log.path: log.data for log in logs})
+    try:
+        archive = build_archive(run, objects, texts, {log.path: log.data for log in logs})
+    except ValueError as exc:
+        raise CollectError(f"nothing archived: {exc}") from exc
     site_dir = options.out_dir / site.metadata.name
     try:
         written = write_archive(site_dir, archive)
@@ -85,6 +89,10 @@ def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapsho
     for file in files:
         parts = file.relative_to(root).parts
         where = parts[0] if len(parts) > 1 else namespace
+        problem = name_problem("Pod", where, file.stem) if len(parts) <= 2 else "too deep"
+        if problem is not None:  # it would name a path outside the archive
+            shown = file.relative_to(folder).as_posix()
+            raise CollectError(f"{shown}: not logs/<namespace>/<name>.log: {problem}")
         try:
             logs.append(RunLog(where, file.stem, file.read_bytes()))
         except OSError as exc:
@@ -123,6 +131,7 @@ def _texts(
     records = [r.model_dump(mode="json") for r in results.records]
     about: dict[str, Any] = summary(loaded.file, run, snapshot, objects, results.runs, verdicts)
     about["logs"] = records
+    about["finished_at"] = latest([about["finished_at"], *(r.finished_at for r in results.records)])
     origin: dict[str, Any] = provenance(loaded.file, snapshot, objects)
     versions = {v for r in results.records if r.kind == "nccl" for v in r.versions}
     origin["nccl_versions"] = sorted(versions | set(origin["nccl_versions"]))

@@ -23,12 +23,16 @@ STRICT = click.option("--strict", is_flag=True, help="Treat tag-only images as e
 
 
 def print_diagnostics(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:
-    """Print diagnostics as text (stderr, with a closing summary line) or JSON (stdout)."""
-    from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer, summary
+    """Print diagnostics as text (stderr, with a closing summary line) or JSON (stdout).
+
+    At most `MAX_PER_FILE` per file are printed, then a note says how many were not.
+    """
+    from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer, cap_per_file, summary
 
     ordered = sorted(diags, key=Diagnostic.sort_key)
+    shown = cap_per_file(ordered)  # bounded output; the summary still counts them all
     if fmt == "json":
-        click.echo(JsonRenderer().render(ordered), nl=False)
+        click.echo(JsonRenderer().render(shown), nl=False)
         return
-    click.echo(TextRenderer(Path.cwd()).render(ordered), err=True, nl=False)
+    click.echo(TextRenderer(Path.cwd()).render(shown), err=True, nl=False)
     click.echo(summary(ordered, wrote=wrote), err=True, nl=False)

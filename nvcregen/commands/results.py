@@ -89,13 +89,19 @@ def collect(
     show_default=True,
     help="Write OUT/index.html and OUT/summary.md.",
 )
-def report(results_dir: Path, out_dir: Path) -> None:
+@click.option(
+    "--sanitize",
+    is_flag=True,
+    help="Replace addresses, host names and private registries with placeholders; also"
+    " write the sanitized bandwidth.csv and summary.json.",
+)
+def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
     """Page and summary of a run (RESULTS_DIR, or a site folder's newest): 0 written, 2 refused."""
     from nvcregen.report.folder import ReportError
     from nvcregen.report.writer import write_report
 
     try:
-        written = write_report(results_dir, out_dir)
+        written = write_report(results_dir, out_dir, sanitize=sanitize)
     except ReportError as exc:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from nvcregen.core.secrets import redact
+
 
 class ExitCode(enum.IntEnum):
     """Process exit codes of the command line (design §8)."""
@@ -40,9 +42,11 @@ class Span:
 class Diagnostic:
     """One problem found in an input or an output, pointing at where it came from.
 
-    Codes by stage: NVC1xx YAML/load, NVC2xx schema, NVC3xx references and
-    semantics, NVC4xx compile/render, NVC5xx emit, NVC6xx checks of generated
-    objects.
+    Codes by stage: NVC0xx about the output itself (NVC001: diagnostics left out),
+    NVC1xx YAML/load (NVC113/NVC114: secrets in a site), NVC2xx schema, NVC3xx
+    references and semantics, NVC4xx compile/render, NVC5xx emit (NVC504-NVC509:
+    filesystem faults, `emit/faults.py`), NVC6xx checks of generated objects (NVC669:
+    secrets in a generated tree).
     """
 
     span: Span
@@ -63,7 +67,7 @@ class Diagnostic:
         return (self.span.file, self.span.line, self.span.column, self.code, self.message)
 
     def to_json(self) -> dict[str, object]:
-        """Return the fields `--format json` prints, in a stable order."""
+        """Return the fields `--format json` prints, in a stable order, secrets masked."""
         return {
             "file": self.span.file,
             "line": self.span.line,
@@ -71,9 +75,13 @@ class Diagnostic:
             "severity": str(self.severity),
             "code": self.code,
             "path": self.path,
-            "message": self.message,
-            "hint": self.hint,
+            "message": redact(self.message),
+            "hint": redact(self.hint),
         }
+
+
+# Diagnostics about secrets: their source excerpts are printed with the value masked.
+SECRET_CODES = frozenset({"NVC113", "NVC114", "NVC669"})
 
 
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:

@@ -8,6 +8,7 @@ the short list below (everything else in a Kubernetes group is namespaced).
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 
 from nvcregen.core.datafiles import data_dir
@@ -87,3 +88,25 @@ def is_namespaced(group: str, kind: str, *, crd_scopes: dict[str, str] | None = 
     if is_core_group(group):
         return kind not in CLUSTER_SCOPED.get(group, frozenset())
     return False
+
+
+_DNS_LABEL = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
+
+
+def name_problem(kind: str, namespace: str, name: str) -> str | None:
+    """What makes an object's identity unsafe as a path (None when it is a valid one).
+
+    Every object nvcregen reads back (Certifications, WorkloadRuns, their measurements,
+    ConfigMaps, TrainJobs, Jobs, pods) is named by a DNS-1123 subdomain and lives in a
+    namespace named by a DNS-1123 label; its kind is a CamelCase identifier. None of
+    those can be `..`, hold a `/`, or be empty, so a valid identity is a safe file name.
+    """
+    if not _KIND.fullmatch(kind):
+        return f"kind {kind!r} is not a Kubernetes kind"
+    if namespace and not (len(namespace) <= LABEL_MAX and _DNS_LABEL.fullmatch(namespace)):
+        return f"namespace {namespace!r} is not a Kubernetes namespace name (a DNS-1123 label)"
+    if not (len(name) <= SUBDOMAIN_MAX and _DNS_SUBDOMAIN.fullmatch(name)):
+        return f"name {name!r} is not a Kubernetes object name (a DNS-1123 subdomain)"
+    return None

@@ -11,11 +11,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.check.replayed import replay_texts
 from nvcregen.core.metrics import THRESHOLD_FIELDS
 from nvcregen.emit.naming import IMAGES_FILE
 from nvcregen.plan.budget import plan_budget
-from nvcregen.plan.model import Pool
-from nvcregen.spec.v1alpha1 import JobSetDependency, Threshold, TrainerDependency
+from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.replay.context import shown
+from nvcregen.replay.timeline import plan_view
+from nvcregen.spec.v1alpha1 import JobSetDependency, Site, Threshold, TrainerDependency
 from nvcregen.validate.site import load_site
 
 Tree = dict[str, str]
@@ -92,6 +95,7 @@ def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts 
         "trigger": spec.readiness.trigger,
         "worst-case GPU-hours": f"{budget.gpu_hours:.1f} (budget {window.gpu_hours:g})",
         "worst-case wall time": f"{budget.wall_hours:.1f} h (deadline {window.deadline})",
+        **_replayed(tree, site, units),
         "concurrent jobs, retests": f"{window.max_concurrent_jobs}, {window.retests}",
         "NVCRE": f"{spec.nvcre.version} (chart {spec.nvcre.chart.version})",
         "Trainer": _dependency(spec.dependencies.trainer),
@@ -99,6 +103,24 @@ def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts 
     }
     stages = {s.name: tuple(s.tests) for s in spec.readiness.stages}
     return Facts(values, stages, _thresholds(spec.thresholds), _images(tree.get(IMAGES_FILE, "")))
+
+
+def _replayed(tree: Tree, site: Site, units: list[TestUnit]) -> dict[str, str]:
+    """The plan's wall time and GPU-hours as the replay of its objects has them."""
+    if not tree:
+        return {}
+    view = plan_view(replay_texts(tree, site, units))
+    worst = "never" if view.worst_ms is None else shown(view.worst_ms)
+    return {
+        "plan wall time (replayed)": (
+            "never ends"
+            if view.expected_ms is None
+            else f"{shown(view.expected_ms)} (worst case {worst})"
+        ),
+        "plan GPU-hours (replayed)": (
+            f"{view.gpu_hours:.1f} (worst case {view.worst_gpu_hours:.1f})"
+        ),
+    }
 
 
 def _count(pools: Iterable[Pool], *, gpus: bool) -> str:

@@ -30,12 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from nvcregen import __version__
 from nvcregen.core.datafiles import data_dir
 from nvcregen.emit.naming import INDEX_FILE
-from nvcregen.spec.fast import parse_fast
 
 INPUTS = "inputs"
 DIGESTS = "digests"
@@ -144,11 +141,30 @@ def site_input_key(path: Path, root: Path) -> str | None:
     """
     try:
         raw = path.read_bytes()
-        data = parse_fast(raw) if b"archive" in raw else None
-        chart = chart_bytes(root, _dig(data, "spec", "nvcre", "chart", "archive"))
-    except (OSError, yaml.YAMLError):
+        archive = _archive(raw) if b"archive" in raw else None
+        chart = chart_bytes(root, archive) if archive is not _UNREADABLE else None
+    except OSError:
         return None
-    return input_key(raw, chart)
+    return None if archive is _UNREADABLE else input_key(raw, chart)
+
+
+_UNREADABLE = object()
+
+
+def _archive(raw: bytes) -> object:
+    """`spec.nvcre.chart.archive` of a site file's bytes; `_UNREADABLE` if not YAML.
+
+    PyYAML is imported here, only for site files that mention an archive.
+    """
+    import yaml
+
+    from nvcregen.spec.fast import parse_fast
+
+    try:
+        data = parse_fast(raw)
+    except yaml.YAMLError:
+        return _UNREADABLE
+    return _dig(data, "spec", "nvcre", "chart", "archive")
 
 
 def chart_bytes(root: Path, archive: object) -> bytes | None:
@@ -194,14 +210,21 @@ def _fresh(site_dir: Path, text: str, index: dict[str, Any], key: str, *, strict
         return False
     if _files(site_dir) != set(digests):
         return False
+    top = os.fspath(site_dir)
     try:
         return all(
-            _sha((site_dir / path).read_bytes()) == digest
+            _sha(_read(f"{top}/{path}")) == digest
             for path, digest in digests.items()
             if path != INDEX_FILE
         )
     except OSError:  # vanished or unreadable since it was listed: let the compiler say
         return False
+
+
+def _read(path: str) -> bytes:
+    """A file's bytes (plain strings, not Path: this runs for every file of every site)."""
+    with open(path, "rb") as file:  # noqa: PTH123
+        return file.read()
 
 
 def _index_intact(text: str, own: object) -> bool:
@@ -216,15 +239,15 @@ def _index_intact(text: str, own: object) -> bool:
 
 
 def _files(site_dir: Path) -> set[str]:
-    """Every file under a folder, relative and '/'-separated (os.walk: faster than rglob)."""
+    """Every file under a folder, relative and '/'-separated (os.walk on plain strings)."""
+    top = os.fspath(site_dir)
     found: set[str] = set()
-    for folder, subfolders, names in os.walk(site_dir):
-        rel = Path(folder).relative_to(site_dir)
-        found.update((rel / name).as_posix() for name in names)
+    for folder, subfolders, names in os.walk(top):
+        rel = folder[len(top) :].lstrip(os.sep).replace(os.sep, "/")
+        prefix = f"{rel}/" if rel else ""
+        found.update(prefix + name for name in names)
         # os.walk does not enter a linked folder; nvcregen never writes one: make it differ
-        found.update(
-            f"{(rel / d).as_posix()}/" for d in subfolders if (Path(folder, d)).is_symlink()
-        )
+        found.update(f"{prefix}{d}/" for d in subfolders if Path(folder, d).is_symlink())
     return found
 
 

@@ -31,6 +31,29 @@ _ALIASES = {name.replace("_", ""): name for name in COLLECTIVES} | {
 _NAMES = "|".join(sorted(COLLECTIVES, key=len, reverse=True))
 _BINARY = re.compile(rf"\b(?P<name>{_NAMES})_perf\w*")
 _SOURCE = re.compile(rf"\bTest failure (?P<name>{_NAMES})\.cu\b")
+_SPELLINGS = "|".join(
+    sorted({*COLLECTIVES, *_ALIASES, *(n.replace("_", "-") for n in COLLECTIVES)}, key=len)[::-1]
+)
+_BARE_MARKER = re.compile(rf"^[^\w\s]*\s*(?P<name>{_SPELLINGS})\s*[^\w\s]*$", re.IGNORECASE)
+
+
+def marker_collective(line: str) -> str | None:
+    """The collective a line introduces: a `..._perf` binary, or a bare `== all_gather ==`.
+
+    Such lines come before a test's banner when a script runs several collectives into
+    one file (`echo "=== all_gather_perf ==="`, `+ mpirun ... ./all_gather_perf -b 8`).
+    """
+    if match := _BINARY.search(line):
+        return match["name"]
+    if match := _BARE_MARKER.match(line.strip()):
+        word = match["name"].lower().replace("-", "_")
+        return word if word in COLLECTIVES else _ALIASES.get(word.replace("_", ""))
+    return None
+
+
+def trace_collective(lines: Iterable[str]) -> str | None:
+    """The collective a failure trace names (`Test failure all_reduce.cu:90`), if any."""
+    return next((m["name"] for line in lines if (m := _SOURCE.search(line))), None)
 
 
 def collective_from_binary(binary: str) -> str | None:

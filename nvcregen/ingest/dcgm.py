@@ -7,6 +7,15 @@ the version in `metadata`. Log noise before the JSON, `null` entries between tes
 mixed-case statuses are all allowed. JSON that does not decode (an excerpt cut mid-key,
 an elided `{"..."}`) is salvaged test by test and the run marked truncated. Text tables are
 read by `dcgm_text.py`.
+
+When DCGM gives up before it runs a test, `dcgmi diag` prints no table, only its reason:
+
+```
+Error: Unable to complete diagnostic for entities 0,1,2,3. Return: (-30) : DCGM GPU ...
+Error: Cannot load plugins. Unable to change to the plugin dir '/usr/libexec/...' ...
+```
+
+Such an output is a failed run with no tests and DCGM's own lines as its errors.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from nvcregen.ingest.dcgm_results import (
     worst,
 )
 from nvcregen.ingest.dcgm_text import BORDER, parse_dcgm_text
+from nvcregen.ingest.lines import strip_prefix, without_timestamps
 from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest, IngestFormatError
 
 _ROOT_KEYS = ("DCGM Diagnostic", "DCGM GPU Diagnostic")
@@ -30,6 +40,11 @@ _OBJECT_START = re.compile(r"^[ \t]*\{", re.MULTILINE)
 _CATEGORY = re.compile(r'"category"\s*:\s*"(?P<value>[^"\\]*)"')
 _NAME = re.compile(r'"name"\s*:\s*"(?P<value>[^"\\]*)"')
 _VERSION = re.compile(r'"version"\s*:\s*"(?P<value>[^"\\]*)"')
+_RUNTIME_ERROR = re.compile(r"^Error: (?P<message>\S.*)$")
+_DCGM_WORDS = re.compile(
+    r"Return: \(-?\d+\)|diagnostic|plugin|host ?engine|NVVS|DCGM", re.IGNORECASE
+)
+MAX_ERROR_LINES = 50
 
 
 def parse_dcgm(text: str, source: str) -> list[DcgmRun]:
@@ -46,13 +61,46 @@ def parse_dcgm(text: str, source: str) -> list[DcgmRun]:
         IngestFormatError: The text holds neither DCGM diagnostic JSON nor a result table.
 
     """
+    text = without_timestamps(text)
     if _ROOT.search(text) or '"test_categories"' in text:
         return _json_runs(text, source)
     if any(BORDER.match(line.strip()) for line in text.splitlines()):
         runs = parse_dcgm_text(text, source)
         if runs:
             return runs
+    if (run := _runtime_error(text, source)) is not None:
+        return [run]
     raise IngestFormatError("not dcgmi diag output: no diagnostic JSON and no result table")
+
+
+def _runtime_error(text: str, source: str) -> DcgmRun | None:
+    """A failed run from DCGM's `Error: ...` lines, when it printed no table.
+
+    A line that continues an error (a path wrapped onto the next line) is joined to it.
+    At least one line must be DCGM's (a return code, diagnostics, plugins, the host
+    engine), so a stray `Error:` of another program is not taken for DCGM's.
+    """
+    errors: list[str] = []
+    for raw in text.splitlines():
+        line = raw.strip()  # `Error: ` would read as a pdsh host label
+        if not line.startswith("Error: "):
+            line = strip_prefix(raw).strip()
+        if match := _RUNTIME_ERROR.match(line):
+            errors.append(match["message"])
+        elif errors and line.startswith(("'", "/")):
+            errors[-1] += " " + line
+        if len(errors) >= MAX_ERROR_LINES:
+            break
+    if not any(_DCGM_WORDS.search(error) for error in errors):
+        return None
+    return DcgmRun(
+        file=source,
+        format="text",
+        status="failed",
+        tests=(),
+        level=find_level(text),
+        errors=tuple(f"DCGM runtime error: {error}" for error in unique(errors)),
+    )
 
 
 def _json_runs(text: str, source: str) -> list[DcgmRun]:

@@ -15,8 +15,14 @@
 A test row names the test and its result (3.x may add ` - All` or ` - GPUs: 0, 1`);
 `Warning` and `Info` rows start a message that continues on rows with an empty left
 cell. DCGM wraps messages at a fixed width in the middle of words, so the chunks are
-joined as they are. 4.x lists `GPUn: Result` rows under a test. A table without its
-closing border is truncated.
+joined as they are. 4.x lists `GPUn: Result` rows under a test.
+
+An `Error` row is DCGM's own verdict that something failed (3.x prints it under a
+Deployment test, the message wrapped at 45 characters): the run is failed with that
+message as its first reason, whether or not the table was cut. It is attached to the
+test just above it, which counts as failed; an `Error` row with no test above it in its
+section is the run's alone. A table without its closing border is truncated unless
+something failed.
 """
 
 from __future__ import annotations
@@ -39,7 +45,7 @@ BORDER = re.compile(r"^\+[-=+]+\+$")
 _SECTION = re.compile(r"^[|+]-+\s+(?P<name>\S(?:.*?\S)?)\s+-+\+-*[|+]$")
 _GPU_ROW = re.compile(r"^GPU\s*(?P<id>\d+)\s*:\s*(?P<result>\S.*)$")
 _RESULT = re.compile(r"^(?P<word>[A-Za-z]+(?: Run)?)\s*(?:-\s*(?P<scope>.*))?$")
-_MESSAGE_ROWS = {"warning": "errors", "warnings": "errors", "error": "errors", "info": "info"}
+_MESSAGE_ROWS = {"warning": "errors", "warnings": "errors", "error": "error", "info": "info"}
 
 
 @dataclass
@@ -72,6 +78,8 @@ class _Table:
     message: tuple[str, list[str]] | None = None  # (kind, chunks)
     closed: bool = False
     lines: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # the run's own `Error` rows
+    section_tests: int = 0
 
 
 def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
@@ -107,6 +115,7 @@ def _read_line(table: _Table, line: str) -> None:
     if section := _SECTION.match(line):
         _flush(table)
         table.section = section["name"]
+        table.section_tests = 0
     elif BORDER.match(line):
         _measure(table, line)
         table.closed = True
@@ -135,7 +144,9 @@ def _cells(table: _Table, line: str) -> tuple[str, str]:
 def _named_row(table: _Table, left: str, cell: str) -> None:
     _flush(table)
     kind = _MESSAGE_ROWS.get(left.lower())
-    if table.section.lower() == "metadata":
+    if kind == "error":
+        table.message = (kind, [_chunk(table, cell)])
+    elif table.section.lower() == "metadata":
         table.metadata[left] = cell.strip()
     elif kind is not None and table.tests:
         table.message = (kind, [_chunk(table, cell)])
@@ -143,6 +154,7 @@ def _named_row(table: _Table, left: str, cell: str) -> None:
         test = _Test(left, table.section, UNKNOWN)
         _apply_result(test, cell.strip())
         table.tests.append(test)
+        table.section_tests += 1
 
 
 def _continuation(table: _Table, cell: str) -> None:
@@ -182,21 +194,31 @@ def _flush(table: _Table) -> None:
         return
     kind, chunks = table.message
     text = " ".join("".join(chunks).split())
-    if text and table.tests:
-        getattr(table.tests[-1], kind).append(text)
     table.message = None
+    if not text:
+        return
+    if kind == "error":
+        table.errors.append(text)
+        if table.section_tests:
+            test = table.tests[-1]
+            test.errors.append(text)
+            test.result = "Fail"
+    elif table.tests:
+        getattr(table.tests[-1], kind).append(text)
 
 
 def _freeze(table: _Table, source: str) -> DcgmRun:
     _flush(table)
     tests = [test.freeze() for test in table.tests]
-    errors = () if table.closed else ("the table has no closing border: output cut short",)
+    errors = [f"Error: {e}" for e in table.errors]
+    if not table.closed:
+        errors.append("the table has no closing border: output cut short")
     return DcgmRun(
         file=source,
         format="text",
-        status=run_status(tests, runtime_error=False, truncated=not table.closed),
+        status=run_status(tests, runtime_error=bool(table.errors), truncated=not table.closed),
         tests=tuple(tests),
         dcgm_version=table.metadata.get("DCGM Version") or None,
         level=find_level("\n".join(table.lines)),
-        errors=errors,
+        errors=unique(errors),
     )

@@ -1,25 +1,38 @@
 """Undo what launchers add to each output line, so parsers see what nccl-tests printed.
 
-Handled prefixes, possibly stacked: `mpirun --tag-output` (`[1,0]<stdout>:`), `srun -l`
-(`0: `, ` 12: `), pdsh (`host: `) and a bracketed timestamp (`[2025-06-12 16:57:52] `).
+Handled prefixes, possibly stacked:
+
+- `mpirun --tag-output` (`[1,0]<stdout>:`), with anything a launcher put in front of the
+  tag (Ray or SkyPilot's `(head, rank=0, pid=3808) `, `kubectl logs --prefix`'s
+  `[pod/launcher/main] `): everything up to the tag is dropped;
+- `kubectl logs --timestamps` (`2026-10-14T13:01:00.123456789Z `);
+- `srun -l` (`0: `, ` 12: `), pdsh (`host: `) and a bracketed timestamp
+  (`[2025-06-12 16:57:52] `).
+
 An NCCL_DEBUG line (`host:pid:tid [0] NCCL INFO ...`) has no space after its first colon,
-so it is never mistaken for a pdsh prefix.
+so it is never mistaken for a pdsh prefix. Only the first `_TAG_WINDOW` characters are
+searched for a tag, so a long line costs no more than a short one.
 """
 
 from __future__ import annotations
 
 import re
 
+_MPI_TAG = re.compile(r"\[\d+,\d+\]<std(?:out|err)>:")
 _PREFIX = re.compile(
     r"""
     \[\d+,\d+\]<std(?:out|err)>:        # mpirun --tag-output
+    | \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)\x20  # kubectl --timestamps
+    | \[(?:pod|job)/[^\]\s]+\]\x20      # kubectl logs --prefix
     | \s*\d+:\x20                       # srun -l rank label
     | [A-Za-z0-9][\w.-]*:\x20           # pdsh host label
     | \[\d{4}-\d\d-\d\d[\sT][\d:.,]+\]\x20?  # timestamp
     """,
     re.VERBOSE,
 )
-_MAX_PREFIXES = 3
+_MAX_PREFIXES = 4
+_TAG_WINDOW = 256
+KUBECTL_TIME = re.compile(r"^(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.\d+)?Z\x20")
 
 
 def strip_prefix(line: str) -> str:
@@ -33,14 +46,42 @@ def strip_prefix(line: str) -> str:
 
     """
     text = line.rstrip("\r\n").rstrip()
+    tag = _MPI_TAG.search(text, 0, _TAG_WINDOW)
+    if tag is not None:
+        return text[tag.end() :]
     for _ in range(_MAX_PREFIXES):
         match = _PREFIX.match(text)
         if match is None or match.end() == 0:
             break
         text = text[match.end() :]
+        if (tag := _MPI_TAG.match(text)) is not None:
+            return text[tag.end() :]
     return text
 
 
 def logical_lines(text: str) -> list[str]:
     """Split a log into lines with launcher prefixes removed."""
     return [strip_prefix(line) for line in text.splitlines()]
+
+
+def last_timestamp(text: str) -> str | None:
+    """The last `kubectl logs --timestamps` time of a log, as `YYYYMMDDTHHMMSSZ`, if any.
+
+    Only the last 64 lines are looked at: the end of a log is when its run finished.
+    """
+    for line in reversed(text.splitlines()[-64:]):
+        match = KUBECTL_TIME.match(line)
+        if match is not None:
+            return "{}{}{}T{}{}{}Z".format(*match.groups())
+    return None
+
+
+def without_timestamps(text: str) -> str:
+    """The text without `kubectl logs --timestamps` prefixes, when its lines carry them.
+
+    JSON spread over lines (`dcgmi diag -j`) only decodes once they are gone.
+    """
+    lines = text.splitlines(keepends=True)
+    if not any(KUBECTL_TIME.match(line) for line in lines[:64]):
+        return text
+    return "".join(KUBECTL_TIME.sub("", line, count=1) for line in lines)

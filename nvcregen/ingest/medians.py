@@ -1,7 +1,11 @@
-"""Medians over rounds: one line per collective and message size seen in several runs.
+"""Medians over rounds: one line per kind of run and message size seen in several runs.
 
-Each run is a round. Within a round, rows of the same size (the `-N` cycles, or the
-repeated 0-byte rows of old logs) are averaged per figure, as NVCRE does. Across rounds,
+Runs are pooled only when they are alike: same collective, same data type and operation
+(a `-d all` or `-o all` sweep prints one table per type or operation), same node set
+(single-node and two-node runs of one test are different measurements), same transports
+(a round that fell back to Socket is not a slow RDMA round). Each run is a round.
+Within a round, rows of the same size (the `-N` cycles, or the repeated 0-byte rows of
+old logs) are averaged per figure, as NVCRE does. Across rounds,
 each figure gets its own median: the median bus bandwidth is the median of the rounds'
 bus bandwidths, never a value derived from the median time or another median. Failed
 runs do not count; truncated runs count with the rows they completed. Figures are the
@@ -18,6 +22,7 @@ from statistics import fmean, median
 from nvcregen.ingest.models import NcclRow, NcclRun, SummaryRow
 
 _MIN_ROUNDS = 2
+Key = tuple[str, str, str, tuple[str, ...], tuple[str, ...], int]
 
 
 @dataclass(frozen=True)
@@ -37,29 +42,31 @@ def summarize(runs: Iterable[NcclRun], at: int | None = None) -> list[SummaryRow
         at: Only this message size in bytes; None for every size.
 
     Returns:
-        One row per (collective, size) seen in at least two runs that did not fail,
-        sorted by collective and size.
+        One row per (collective, type, operation, node set, transports, size) seen in at
+        least two runs that did not fail, sorted by those.
 
     """
-    rounds: dict[tuple[str, int], list[_Round]] = defaultdict(list)
+    rounds: dict[Key, list[_Round]] = defaultdict(list)
     for run in runs:
         if run.status == "failed":
             continue
-        for size, rows in _rows_by_size(run.rows).items():
+        nodes = tuple(sorted(set(run.hosts)))
+        for (kind, redop, size), rows in _rows_by_kind(run.rows).items():
             if at is None or size == at:
-                rounds[(run.collective, size)].append(_round(rows))
+                key = (run.collective, kind, redop, nodes, run.transports, size)
+                rounds[key].append(_round(rows))
     return [
-        _summary_row(collective, size, found)
-        for (collective, size), found in sorted(rounds.items())
+        _summary_row(key, found)
+        for key, found in sorted(rounds.items())
         if len(found) >= _MIN_ROUNDS
     ]
 
 
-def _rows_by_size(rows: Iterable[NcclRow]) -> dict[int, list[NcclRow]]:
-    by_size: dict[int, list[NcclRow]] = defaultdict(list)
+def _rows_by_kind(rows: Iterable[NcclRow]) -> dict[tuple[str, str, int], list[NcclRow]]:
+    by_kind: dict[tuple[str, str, int], list[NcclRow]] = defaultdict(list)
     for row in rows:
-        by_size[row.size_bytes].append(row)
-    return by_size
+        by_kind[(row.type, row.redop or "", row.size_bytes)].append(row)
+    return by_kind
 
 
 def _round(rows: list[NcclRow]) -> _Round:
@@ -71,12 +78,17 @@ def _round(rows: list[NcclRow]) -> _Round:
     )
 
 
-def _summary_row(collective: str, size: int, found: list[_Round]) -> SummaryRow:
+def _summary_row(key: Key, found: list[_Round]) -> SummaryRow:
+    collective, kind, redop, nodes, transports, size = key
     busbw = [r.busbw for r in found if r.busbw is not None]
     mid = _median(busbw)
     spread = (max(busbw) - min(busbw)) / mid if busbw and mid else None
     return SummaryRow(
         collective=collective,
+        type=kind,
+        redop=redop or None,
+        nodes=nodes,
+        transports=transports,
         size_bytes=size,
         rounds=len(found),
         median_busbw_gbs=mid,

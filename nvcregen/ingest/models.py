@@ -86,6 +86,9 @@ class NcclRun:
         rows: The result rows in log order.
         gdrdma: Whether a `via NET/.../GDRDMA` line shows GPUDirect RDMA in use.
         nccl_versions: Distinct `NCCL version` strings the log prints, in order seen.
+        warnings: Doubts that do not change the status (an edited summary line).
+        hosts: The hosts of the device list (`# Rank 0 ... on node-a device 0`), in
+            order seen; empty when the log has no device list.
 
     """
 
@@ -98,6 +101,8 @@ class NcclRun:
     rows: tuple[NcclRow, ...]
     gdrdma: bool = False
     nccl_versions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
 
     def to_json(self) -> Json:
         """The JSON object of this run, exactly the fields of the ingest contract."""
@@ -106,7 +111,9 @@ class NcclRun:
             "collective": self.collective,
             "status": self.status,
             "errors": list(self.errors),
+            "warnings": list(self.warnings),
             "transports": list(self.transports),
+            "hosts": list(self.hosts),
             "avg_busbw_gbs": self.avg_busbw_gbs,
             "rows": [row.to_json() for row in self.rows],
         }
@@ -114,11 +121,19 @@ class NcclRun:
 
 @dataclass(frozen=True)
 class SummaryRow:
-    """Medians over rounds (runs) of one collective at one message size.
+    """Medians over rounds (runs) of like runs at one message size.
 
-    Each median is taken over that figure's own per-round values; no bandwidth is ever
-    derived from other medians. `spread` is (max - min) / median of the bus bandwidths,
-    None when the median is zero.
+    Runs are like when they measured the same collective, data type and operation, on
+    the same node set, over the same transports: nothing else is pooled. Each median is
+    taken over that figure's own per-round values; no bandwidth is ever derived from
+    other medians. `spread` is (max - min) / median of the bus bandwidths, None when the
+    median is zero.
+
+    Attributes:
+        nodes: The hosts of the runs' device lists, sorted; empty when not printed.
+        scope: `1 node`, `2 nodes`, ... from `nodes`, or `unknown`.
+        transports: The transports the runs used (empty: not shown in the logs).
+
     """
 
     collective: str
@@ -128,11 +143,27 @@ class SummaryRow:
     median_algbw_gbs: float | None
     median_time_us: float | None
     spread: float | None
+    type: str = ""
+    redop: str | None = None
+    nodes: tuple[str, ...] = ()
+    transports: tuple[str, ...] = ()
+
+    @property
+    def scope(self) -> str:
+        """How many nodes ran the rounds, in words."""
+        if not self.nodes:
+            return "unknown"
+        return f"{len(self.nodes)} node" + ("s" if len(self.nodes) > 1 else "")
 
     def to_json(self) -> Json:
         """The JSON object of this summary item."""
         return {
             "collective": self.collective,
+            "type": self.type,
+            "redop": self.redop,
+            "scope": self.scope,
+            "nodes": list(self.nodes),
+            "transports": list(self.transports),
             "size_bytes": self.size_bytes,
             "rounds": self.rounds,
             "median_busbw_gbs": self.median_busbw_gbs,

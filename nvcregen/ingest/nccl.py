@@ -3,13 +3,20 @@
 A log is read line by line after launcher prefixes are removed (`lines.py`). A run starts
 at the top of the file, and again at a banner (`# nThread ... nGpus ...` or
 `# Collective test starting`) once the previous run has shown its table. Everything else
-attaches to the current run: NCCL_DEBUG lines (transport, NCCL version), the column
-header, rows, the `Out of bounds values` and `Avg bus bandwidth` summary, and failures
-(`Test NCCL failure`, `Test CUDA failure`, `.. host pid N: Test failure`).
+attaches to the current run: NCCL_DEBUG lines (transport, NCCL version), the device
+list (which hosts ran it), the column header, rows, the `Out of bounds values` and `Avg
+bus bandwidth` summary, and failures (`Test NCCL failure`, `Test CUDA failure`, `.. host
+pid N: Test failure`, and what launchers print when a process dies: `launcher.py`).
+
+A script that runs several collectives into one file introduces each with a marker
+line (`=== all_gather_perf ===`, or the echoed command): a marker seen after a run's
+table names the *next* run, never the one before it.
 
 A run is `failed` when the log shows a failure, a non-zero `#wrong`, an out-of-bounds
-count, or several single-process tests printing into one table; `truncated` when it ends
-before the `Avg bus bandwidth` line or on a cut row; `ok` otherwise.
+count, several single-process tests printing into one table, or a summary with no row
+that could be read (a run is never `ok` without rows); `truncated` when it ends before
+the `Avg bus bandwidth` line or on a cut row; `ok` otherwise. Warnings (an `Avg bus
+bandwidth` that is not the mean of the rows, as after an edit) do not change the status.
 """
 
 from __future__ import annotations
@@ -17,9 +24,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nvcregen.ingest.collective import collective_from_binary, find_collective
-from nvcregen.ingest.lines import logical_lines
+from nvcregen.ingest.collective import (
+    collective_from_binary,
+    find_collective,
+    marker_collective,
+    trace_collective,
+)
+from nvcregen.ingest.launcher import continues_failure, launcher_failure
+from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError, NcclRow, NcclRun, RunStatus
+from nvcregen.ingest.runcheck import average_warning, failures
 from nvcregen.ingest.table import Columns, RowError, is_row, parse_header, parse_row
 from nvcregen.ingest.transport import detect_transports
 
@@ -27,12 +41,16 @@ _DEBUG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _STARTING = re.compile(r"Collective test starting:\s*(?P<binary>\S+)")
 _CONCLUDED = re.compile(r"Collective test concluded")
 _BANNER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+")
+_DEVICE = re.compile(
+    r"^\s*#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device"
+)
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<word>\w*)")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(?P<value>\S+)")
 _FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure\b.*")
 _STACK = re.compile(r"\bTest failure\b.*")
 _WARN = re.compile(r"\bNCCL WARN\s+(?P<message>.*?)\s*$")
 _VERSION = re.compile(r"\bNCCL version (?P<version>\S+)")
+MAX_LINES = 2_000_000  # bounds an untrusted log: about 200 MB of nccl-tests output
 
 
 @dataclass
@@ -43,9 +61,13 @@ class _Run:
     phase: str = "preamble"  # preamble -> table -> done
     banners: int = 0
     binary: str | None = None
+    named: str | None = None
+    next_name: str | None = None
+    hosts: dict[str, None] = field(default_factory=dict)
     columns: Columns | None = None
     rows: list[NcclRow] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
+    launcher: list[str] = field(default_factory=list)
     stack: list[str] = field(default_factory=list)
     out_of_bounds: list[str] = field(default_factory=list)
     avg_busbw: list[float | None] = field(default_factory=list)
@@ -65,39 +87,43 @@ def parse_nccl(text: str, source: str) -> list[NcclRun]:
     """Read every nccl-tests run in a log.
 
     Args:
-        text: The log as captured (prefixes from srun -l, mpirun --tag-output or pdsh
-            allowed; NCCL_DEBUG lines may be interleaved).
+        text: The log as captured (prefixes from srun -l, mpirun --tag-output, pdsh,
+            `kubectl logs --timestamps` allowed; NCCL_DEBUG lines may be interleaved).
         source: The name to record as each run's `file`.
 
     Returns:
         The runs in log order.
 
     Raises:
-        IngestFormatError: Nothing in the text looks like nccl-tests output.
+        IngestFormatError: Nothing in the text looks like nccl-tests output, or the log
+            is longer than MAX_LINES lines.
 
     """
-    lines = logical_lines(text)
-    runs = _split_runs(lines)
+    raw = text.splitlines()
+    if len(raw) > MAX_LINES:
+        raise IngestFormatError(f"{len(raw)} lines: more than the {MAX_LINES} read at most")
+    runs = _split_runs(raw)
     if not any(run.has_evidence for run in runs):
         raise IngestFormatError(
             "not nccl-tests output: no banner, column header, result row or test failure"
         )
-    fallback = find_collective(lines, source) or "unknown"
+    fallback = find_collective([], source) or "unknown"
     return [_freeze(run, source, fallback) for run in runs if run.has_evidence]
 
 
-def _split_runs(lines: list[str]) -> list[_Run]:
+def _split_runs(raw: list[str]) -> list[_Run]:
     runs = [_Run()]
-    for line in lines:
+    for captured in raw:
+        line = strip_prefix(captured)
         starts = _STARTING.search(line) or (_BANNER.search(line) and not _DEBUG.search(line))
         if starts and runs[-1].phase != "preamble":
-            runs.append(_Run())
+            runs.append(_Run(named=runs[-1].next_name))
         runs[-1].lines.append(line)
-        _read_line(runs[-1], line)
+        _read_line(runs[-1], line, captured)
     return runs
 
 
-def _read_line(run: _Run, line: str) -> None:
+def _read_line(run: _Run, line: str, captured: str) -> None:
     """Attach one line to the run being read."""
     if _DEBUG.search(line):
         _read_debug(run, line)
@@ -107,16 +133,18 @@ def _read_line(run: _Run, line: str) -> None:
         run.banners += 1
     elif _CONCLUDED.search(line):
         run.phase = "done"
+    elif match := _DEVICE.match(line):
+        run.hosts.setdefault(match["host"])
     elif (columns := parse_header(line)) is not None:
         run.columns = columns
         if run.phase == "preamble":
             run.phase = "table"
     else:
-        _read_result(run, line)
+        _read_result(run, line, captured)
 
 
-def _read_result(run: _Run, line: str) -> None:
-    """Attach a summary, failure, version or row line."""
+def _read_result(run: _Run, line: str, captured: str) -> None:
+    """Attach a summary, failure, version, marker or row line."""
     if match := _OUT_OF_BOUNDS.search(line):
         if int(match["count"]) or match["word"].upper() == "FAILED":
             run.out_of_bounds.append(f"Out of bounds values: {match['count']} {match['word']}")
@@ -132,6 +160,21 @@ def _read_result(run: _Run, line: str) -> None:
         run.versions.append(match["version"])
     elif is_row(line):
         _read_row(run, line)
+    else:
+        _read_other(run, line, captured)
+
+
+def _read_other(run: _Run, line: str, captured: str) -> None:
+    """A launcher failure, or a marker naming this run (before its table) or the next."""
+    if (failure := launcher_failure(captured, line)) is not None:
+        run.launcher.append(failure)
+    elif continues_failure(line) and run.launcher:
+        run.launcher[-1] += " " + line.strip()
+    elif (name := marker_collective(line)) is not None:
+        if run.phase == "preamble":
+            run.named = run.named or name
+        else:
+            run.next_name = name
 
 
 def _read_row(run: _Run, line: str) -> None:
@@ -153,54 +196,37 @@ def _read_debug(run: _Run, line: str) -> None:
 
 def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
     transport = detect_transports(run.lines)
-    failures = _failures(run)
+    found = failures(run.failures, run.stack, run.out_of_bounds, run.rows, run.banners)
+    found += run.launcher
+    if found:
+        found += run.warnings
+    elif run.avg_busbw and not run.rows:
+        found.append(
+            "the run printed its summary but no result row could be read: the table is"
+            " unreadable (an unknown launcher prefix or layout)"
+        )
     truncated = not run.avg_busbw or run.cut
-    status: RunStatus = "failed" if failures else "truncated" if truncated else "ok"
-    errors = failures + run.problems
+    status: RunStatus = "failed" if found else "truncated" if truncated else "ok"
+    errors = found + run.problems
     if status == "truncated" and not run.avg_busbw:
         errors.append("no 'Avg bus bandwidth' line: the log ends before the run finished")
+    avg = run.avg_busbw[0] if run.avg_busbw else None
+    checkable = status == "ok" and run.banners <= 1
+    warning = average_warning(avg, run.rows) if checkable else None
     named = collective_from_binary(run.binary) if run.binary else None
     return NcclRun(
         file=source,
-        collective=named or find_collective(run.lines, "") or fallback,
+        collective=named or run.named or trace_collective(run.lines) or fallback,
         status=status,
         errors=tuple(_unique(errors)),
         transports=transport.transports,
-        avg_busbw_gbs=run.avg_busbw[0] if run.avg_busbw else None,
+        avg_busbw_gbs=avg,
         rows=tuple(run.rows),
         gdrdma=transport.gdrdma,
         nccl_versions=tuple(_unique(run.versions)),
+        warnings=(warning,) if warning else (),
+        hosts=tuple(run.hosts),
     )
-
-
-def _failures(run: _Run) -> list[str]:
-    """Every reason the log gives for calling the run failed, most specific first."""
-    found = run.failures + run.out_of_bounds + _wrong_rows(run.rows)
-    if not run.failures:
-        found += run.stack  # the trace says where, when no failure line says why
-    if run.banners > 1:
-        found.append(
-            f"{run.banners} separate test processes printed into one table (one banner "
-            "each): nccl-tests was likely launched by mpirun without MPI support, so "
-            "each process ran alone and the rows cannot be told apart"
-        )
-    return found + run.warnings if found else []
-
-
-def _wrong_rows(rows: list[NcclRow]) -> list[str]:
-    """One message per row whose `#wrong` count is not zero."""
-    found = []
-    for row in rows:
-        halves = (("out-of-place", row.out_of_place), ("in-place", row.in_place))
-        wrong = [f"{half} {m.wrong}" for half, m in halves if _is_wrong(m.wrong)]
-        if wrong:
-            found.append(f"{row.size_bytes} bytes: #wrong {', '.join(wrong)}")
-    return found
-
-
-def _is_wrong(value: int | float | None) -> bool:
-    """A non-zero `#wrong` count; the old float `error` column is judged by its summary."""
-    return isinstance(value, int) and value > 0
 
 
 def _float_or_none(value: str) -> float | None:

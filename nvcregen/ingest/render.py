@@ -22,7 +22,19 @@ _ROW_HEADER = (
     "ip_busbw",
     "ip_#wrong",
 )
-_SUMMARY_HEADER = ("collective", "size", "rounds", "busbw", "algbw", "time_us", "spread")
+_SUMMARY_HEADER = (
+    "collective",
+    "type",
+    "redop",
+    "scope",
+    "transport",
+    "size",
+    "rounds",
+    "busbw",
+    "algbw",
+    "time_us",
+    "spread",
+)
 
 
 def render_text(result: IngestResult) -> str:
@@ -48,7 +60,7 @@ def _nccl_run(run: NcclRun) -> str:
     transport = ", ".join(run.transports) or "not shown"
     if run.gdrdma:
         transport += " (GDRDMA)"
-    avg = "none" if run.avg_busbw_gbs is None else f"{run.avg_busbw_gbs:g} GB/s"
+    avg = "none" if run.avg_busbw_gbs is None else f"{_number(run.avg_busbw_gbs)} GB/s"
     text = f"{run.file}: {run.collective} {run.status}; transport {transport}; avg busbw {avg}\n"
     if run.rows:
         cells = [
@@ -64,6 +76,7 @@ def _nccl_run(run: NcclRun) -> str:
         ]
         text += _table(_ROW_HEADER, cells, indent="  ")
     text += "".join(f"  error: {error}\n" for error in run.errors)
+    text += "".join(f"  warning: {warning}\n" for warning in run.warnings)
     return text + "\n"
 
 
@@ -74,6 +87,10 @@ def _measurement(m: Measurement) -> list[str]:
 def _summary_cells(row: SummaryRow) -> list[str]:
     return [
         row.collective,
+        row.type or "?",
+        row.redop or "-",
+        f"{row.scope} ({', '.join(row.nodes)})" if row.nodes else row.scope,
+        ", ".join(row.transports) or "not shown",
         format_size(row.size_bytes),
         str(row.rounds),
         _number(row.median_busbw_gbs),
@@ -108,11 +125,12 @@ def _gpus(test: DcgmTest) -> str:
 
 
 def _number(value: float | None) -> str:
+    """A figure as the log printed it: every digit kept, float noise of medians cut."""
     if value is None:
         return "N/A"
     if isinstance(value, int):
         return str(value)
-    return repr(round(value, 4)).removesuffix(".0")  # medians of two: no float noise
+    return repr(round(value, 4)).removesuffix(".0")
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], indent: str = "") -> str:

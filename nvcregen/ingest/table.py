@@ -4,9 +4,10 @@ Layouts seen in real logs (tests/fixtures/real-logs/nccl-tests/):
 
 - 2.x and later: `size count type redop root` then `time algbw busbw #wrong` twice
   (out-of-place, in-place); `#wrong` is `N/A` in place for alltoall and sendrecv.
-- old 2.x with `validation: 0`: `error` instead of `#wrong` (printed `N/A`), no `root`
-  column for reductions, no `redop` for all_gather and broadcast, and a `redop` column
-  whose cell is blank for alltoall.
+- old 2.x with `validation: 0`: `error` instead of `#wrong` (printed `N/A`, or a
+  float such as `2e-07` with validation on), no `root` column for reductions, no
+  `redop` for all_gather and broadcast, and a `redop` column whose cell is blank for
+  alltoall; a log pasted indented has blanks before the header's `#`.
 
 Rows are split on blanks, so values that outgrow their column (`1777718.25`) or irregular
 header spacing do not matter; the header says which leading columns exist.
@@ -47,8 +48,12 @@ class RowError(ValueError):
 
 
 def parse_header(line: str) -> Columns | None:
-    """Read a column header line (`#  size  count  type  redop ...`), or return None."""
-    words = line.lstrip("#").split()
+    """Read a column header line (`#  size  count  type  redop ...`), or return None.
+
+    Blanks before the `#` (a log pasted indented, as old READMEs show it) and a `#`
+    standing alone are not columns.
+    """
+    words = [word for word in line.strip().lstrip("#").split() if word != "#"]
     if not set(words) >= _HEADER_WORDS:
         return None
     lead = tuple(words[: words.index("time")])

@@ -1,10 +1,21 @@
 """Which network transport a run used, from its NCCL_DEBUG=INFO (or TRACE) lines.
 
-NCCL names the network it picked in `Using network IB` / `Using network Socket`, in its
-`NET/IB : Using [0]mlx5_0:1/RoCE ...` and `NET/Socket : Using ...` device lines, and on
-every connection (`via NET/IB/1/GDRDMA`). RoCE runs through NCCL's IB transport, so it
-is reported as `IB` (as NVCRE does). Without NCCL_DEBUG lines nothing is known and the
-list stays empty, as it does for a run that only used NVLink, P2P or shared memory.
+Only what NCCL says it *used* counts:
+
+- `Using network IB` / `Using network Socket` (and `Assigned NET plugin Socket to comm`
+  of NCCL 2.2x), and every connection's `via NET/IB/1/GDRDMA` or `via NET/Socket/0`;
+- only when a log shows neither, a transport that initialised (`Initialized NET plugin
+  Socket`, or a device list such as `NET/IB : Using [0]mlx5_0:1/RoCE`), unless the same
+  log says that transport then failed.
+
+Probes are not use: `NET/IB : No device found.`, `Failed to initialize NET plugin IB`,
+`Failed to open libibverbs.so` and the empty `NET/IB : Using [RO]; OOB ...` that NCCL
+prints before giving IB up all appear on Socket-only runs. RoCE runs through NCCL's IB
+transport, so it is reported as `IB` (as NVCRE does). Without NCCL_DEBUG lines nothing
+is known and the list stays empty, as it does for a run that only used NVLink, P2P or
+shared memory. So does a log whose communicators are all single-node (`nNodes 1` on every
+`comm ... nRanks N nNodes M` line) with no connection `via NET/...`: NCCL 2.2x still picks
+a network at init (`Using network Socket` on one GPU), but it carried nothing.
 """
 
 from __future__ import annotations
@@ -13,9 +24,18 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_USING_NETWORK = re.compile(r"NCCL INFO.*?\bUsing network\s+(?P<name>\S.*?)\s*$")
-_NET_DEVICE = re.compile(r"\bNET/(?P<name>IB|Socket)\b")
-_VIA_NET = re.compile(r"\bvia NET/(?P<name>[A-Za-z][^/\s]*(?: [A-Za-z][^/\s]*)*)(?P<rest>\S*)")
+_NAME = r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*)*"
+_USED = (
+    re.compile(rf"NCCL INFO.*?\bUsing network (?P<name>{_NAME})\s*$"),
+    re.compile(rf"NCCL INFO.*?\bAssigned NET plugin (?P<name>{_NAME}) to comm"),
+)
+_VIA_NET = re.compile(rf"\bvia NET/(?P<name>{_NAME})(?P<rest>\S*)")
+_READY = (
+    re.compile(rf"NCCL INFO.*?\bInitialized NET plugin (?P<name>{_NAME})\s*$"),
+    re.compile(r"NCCL INFO.*?\bNET/(?P<name>IB|Socket)\s*: Using \[\d"),  # a real device list
+)
+_NODES = re.compile(r"NCCL INFO.*\bnRanks\s+\d+\s+nNodes\s+(?P<nodes>\d+)\b")
+_FAILED = re.compile(rf"\bFailed to initialize NET plugin (?P<name>{_NAME})\s*$")
 _NOT_TRANSPORTS = frozenset({"Plugin"})
 
 
@@ -28,7 +48,7 @@ class TransportInfo:
 
 
 def detect_transports(lines: Iterable[str]) -> TransportInfo:
-    """Collect the network transports that NCCL_DEBUG lines name.
+    """The network transports NCCL used, as its NCCL_DEBUG lines say.
 
     Args:
         lines: Log lines (launcher prefixes may or may not be stripped).
@@ -38,16 +58,26 @@ def detect_transports(lines: Iterable[str]) -> TransportInfo:
         whether any connection line carries the `GDRDMA` flag.
 
     """
-    names: set[str] = set()
+    used: set[str] = set()
+    ready: set[str] = set()
+    failed: set[str] = set()
     gdrdma = False
+    nodes: set[int] = set()
+    connected = False
     for line in lines:
-        if "NET/" not in line and "Using network" not in line:
+        if (counted := _NODES.search(line)) is not None:
+            nodes.add(int(counted["nodes"]))
+        if "NET" not in line and "network" not in line:
             continue
-        if (match := _USING_NETWORK.search(line)) is not None:
-            names.add(match["name"])
-        names.update(m["name"] for m in _NET_DEVICE.finditer(line))
-        if (via := _VIA_NET.search(line)) is not None:
-            if via["name"] not in _NOT_TRANSPORTS:
-                names.add(via["name"])
+        used.update(m["name"] for pattern in _USED if (m := pattern.search(line)))
+        if (via := _VIA_NET.search(line)) is not None and via["name"] not in _NOT_TRANSPORTS:
+            used.add(via["name"])
+            connected = True
             gdrdma = gdrdma or "/GDRDMA" in via["rest"]
+        ready.update(m["name"] for pattern in _READY if (m := pattern.search(line)))
+        if (fail := _FAILED.search(line)) is not None:
+            failed.add(fail["name"])
+    if not connected and nodes == {1}:
+        return TransportInfo((), gdrdma)  # single-node communicators: no network carried data
+    names = used or (ready - failed)
     return TransportInfo(tuple(sorted(names)), gdrdma)

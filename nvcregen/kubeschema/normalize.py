@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from datetime import date
+from typing import Any
 
 from nvcregen.kubeschema.problems import SCHEMA_VIOLATION, Issue, JsonPath, Problem
 
@@ -34,13 +35,47 @@ def to_json(value: object) -> tuple[JsonValue, list[Problem]]:
 _PLAIN_SCALARS = (str, int, bool, type(None))
 
 
-def _plain(value: object) -> bool:
-    """Whether `value` is made only of dict, list, str, int, bool, None and finite floats."""
+# More containers than any object holds: past it, `_plain` gives up and `_copy` (which
+# ends in RecursionError on a value that holds itself, as a recursive walk would) decides.
+_CONTAINER_LIMIT = 1_000_000
+
+
+def _plain(value: Any) -> bool:
+    """Whether `value` is made only of dict, list, str, int, bool, None and finite floats.
+
+    This runs on every node of every object: a loop over a stack of containers, their
+    scalars tested in place.
+    """
+    stack = [value]
+    budget = _CONTAINER_LIMIT
+    while stack:
+        node = stack.pop()
+        kind = type(node)
+        if kind is dict:
+            for key in node:
+                if type(key) is not str:
+                    return False
+            items = node.values()
+        elif kind is list:
+            items = node
+        else:
+            return _plain_scalar(node)  # only the value itself can be a scalar here
+        budget -= 1
+        if budget < 0:
+            return False
+        for item in items:
+            kind = type(item)
+            if kind is str or kind is int or kind is bool or item is None:
+                continue
+            if kind is dict or kind is list:
+                stack.append(item)
+            elif not _plain_scalar(item):
+                return False
+    return True
+
+
+def _plain_scalar(value: object) -> bool:
     kind = type(value)
-    if kind is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())  # type: ignore[attr-defined]
-    if kind is list:
-        return all(_plain(item) for item in value)  # type: ignore[attr-defined]
     if kind is float:
         return math.isfinite(value)  # type: ignore[arg-type]
     return kind in _PLAIN_SCALARS

@@ -7,6 +7,7 @@ apimachinery rules below to every object. They follow `k8s.io/apimachinery`'s
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Mapping
 from datetime import datetime
@@ -127,8 +128,14 @@ def _rule_issues(
     path: JsonPath, value: str, rule: NameRule, what: str, checked: str | None = None
 ) -> list[Issue]:
     """Apply `rule` to `checked` (default: `value`); messages quote `value`."""
-    errors = rule(value if checked is None else checked)
+    errors = _errors(rule, value if checked is None else checked)
     return [Issue(path, f"{what} {show(value)} {e}", METADATA_RULE) for e in errors]
+
+
+@functools.lru_cache(maxsize=65_536)
+def _errors(rule: NameRule, value: str) -> tuple[str, ...]:
+    """A rule's verdict on a value, once per process: the same labels recur in every object."""
+    return tuple(rule(value))
 
 
 def _type_issue(path: JsonPath, value: object, expected: str) -> Issue:

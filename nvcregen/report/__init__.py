@@ -4,5 +4,5 @@
 JSON and CSV files (the contract with `nvcregen collect`), `plot.py` computes SVG
 geometry, `charts.py` turns bandwidth rows and thresholds into charts, `tables.py`
 builds the page's tables, `markdown.py` writes summary.md, `page.py` renders the HTML
-template and `run.py` puts it together and writes `index.html` and `summary.md`.
+template and `writer.py` puts it together and writes `index.html` and `summary.md`.
 """

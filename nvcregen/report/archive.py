@@ -109,6 +109,28 @@ class ExportVerdict(FileModel):
     detail: str = ""
 
 
+class NodeRun(FileModel):
+    """One group of one run that held a node, and how it ended."""
+
+    stage: str
+    scope: str = ""
+    test: str
+    group: str = ""
+    nodes: tuple[str, ...] = ()
+    word: Word
+    why: str = ""
+
+
+class NodeVerdict(FileModel):
+    """One node: failed, suspect, excluded, untested or cleared, and why."""
+
+    node: str
+    status: Literal["failed", "suspect", "excluded", "untested", "cleared"]
+    word: Word
+    reasons: tuple[str, ...] = ()
+    runs: tuple[NodeRun, ...] = ()
+
+
 class VerdictsFile(FileModel):
     """verdicts.json."""
 
@@ -116,6 +138,7 @@ class VerdictsFile(FileModel):
     thresholds: tuple[ThresholdVerdict, ...] = ()
     runs: tuple[RunVerdict, ...] = ()
     exports: tuple[ExportVerdict, ...] = ()
+    nodes: tuple[NodeVerdict, ...] = ()
 
 
 class FailedNode(FileModel):
@@ -158,6 +181,18 @@ class GoodputRound(FileModel):
     interruptions: int | None = None
 
 
+class BandwidthRound(FileModel):
+    """One round of one group of an NCCL run, as summary.json records it."""
+
+    ref: Ref = Ref()
+    group: str = ""
+    nodes: tuple[str, ...] = ()
+    iteration: int | None = None
+    finality: str = ""
+    completion_time: str | None = None
+    transports: tuple[str, ...] = ()
+
+
 class RunSummary(FileModel):
     """One planned test of one stage in summary.json."""
 
@@ -172,6 +207,7 @@ class RunSummary(FileModel):
     excluded_nodes: tuple[str, ...] = ()
     exclusion_reason: str = ""
     failed_nodes: tuple[FailedNode, ...] = ()
+    bandwidth: tuple[BandwidthRound, ...] = ()
     goodput: tuple[GoodputRound, ...] = ()
     superseded: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
@@ -182,6 +218,7 @@ class SummaryFile(FileModel):
 
     site: str
     run_id: str
+    finished_at: str | None = None
     verdict: Word
     counts: dict[str, int] = Field(default_factory=dict)
     collected_from: str = ""
@@ -244,19 +281,37 @@ class Archive:
     bandwidth: tuple[BandwidthRow, ...]
 
 
-def read_archive(folder: Path) -> Archive:
+READ = ("summary.json", "verdicts.json", "provenance.json", "bandwidth.csv")
+
+
+def read_texts(folder: Path) -> dict[str, str]:
+    """The texts of the files the report reads.
+
+    Raises:
+        ReportError: When one cannot be read as UTF-8 text.
+
+    """
+    return {name: _text(folder, name) for name in READ}
+
+
+def read_archive(folder: Path, texts: dict[str, str] | None = None) -> Archive:
     """Read a run folder's files (verify it first: see `folder.verified_run`).
+
+    Args:
+        folder: The run folder.
+        texts: The files' texts, when already read (and perhaps sanitized).
 
     Raises:
         ReportError: When a file is not what `nvcregen collect` writes.
 
     """
+    found = texts if texts is not None else read_texts(folder)
     return Archive(
         path=folder,
-        summary=_json(folder, "summary.json", SummaryFile),
-        verdicts=_json(folder, "verdicts.json", VerdictsFile),
-        provenance=_json(folder, "provenance.json", ProvenanceFile),
-        bandwidth=read_bandwidth(_text(folder, "bandwidth.csv")),
+        summary=_json(folder, "summary.json", SummaryFile, found),
+        verdicts=_json(folder, "verdicts.json", VerdictsFile, found),
+        provenance=_json(folder, "provenance.json", ProvenanceFile, found),
+        bandwidth=read_bandwidth(found["bandwidth.csv"]),
     )
 
 
@@ -267,11 +322,13 @@ def _text(folder: Path, name: str) -> str:
         raise ReportError(f"{folder / name} cannot be read: {exc}") from exc
 
 
-def _json(folder: Path, name: str, model: type[M]) -> M:
+def _json(folder: Path, name: str, model: type[M], texts: dict[str, str]) -> M:
     try:
-        return model.model_validate(json.loads(_text(folder, name)))
+        return model.model_validate(json.loads(texts[name]))
     except json.JSONDecodeError as exc:
         raise ReportError(f"{folder / name} is not JSON: {exc}") from exc
+    except RecursionError as exc:  # hostile nesting: the archive is not trusted
+        raise ReportError(f"{folder / name} is nested too deeply to be read") from exc
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"

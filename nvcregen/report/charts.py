@@ -6,7 +6,9 @@ when the round is not final) and a thick median line, the median taken size by s
 over the final rounds only, as the verdicts are. Bus bandwidth is always drawn; an
 algorithm-bandwidth chart is added where a threshold compares algbw. Thresholds of the
 same test and stage are drawn as horizontal lines at their bound (GB/s), marked at
-their message size.
+their message size, on the charts of the transport they expect only: an RDMA bound drawn
+over a TCP fallback's rounds would scale them flat against the axis, so that chart says
+in its caption which threshold it leaves out and why.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class ChartView:
     transport: str
     chart: Chart
     legend: tuple[LegendEntry, ...]
+    note: str = ""
 
 
 def charts(archive: Archive) -> list[ChartView]:
@@ -73,7 +76,15 @@ def _view(
 ) -> ChartView:
     stage, scope, test, transports = key
     series = bandwidth_series(rows, metric)
-    rules = threshold_rules([t for t in thresholds if t.field == metric])
+    mine = [t for t in thresholds if t.field == metric]
+    drawn = [t for t in mine if applies(t, transports)]
+    rules = threshold_rules(drawn)
+    left = [t for t in mine if t not in drawn and t.bound is not None]
+    note = "; ".join(
+        f"{t.field} {t.comparison} not drawn: it expects {expected_of(t)}, these rounds ran"
+        f" over {', '.join(transports)}"
+        for t in left
+    )
     return ChartView(
         anchor=f"chart-{number + 1}",
         test=test,
@@ -83,7 +94,19 @@ def _view(
         transport=transport_text(transports, run),
         chart=layout(series, rules, f"{METRICS[metric]} (GB/s)"),
         legend=legend(series),
+        note=note,
     )
+
+
+def expected_of(threshold: ThresholdVerdict) -> str | None:
+    """The transport a threshold's groups expected (the threshold's or the plan's)."""
+    return next((g.transport.expected for g in threshold.groups if g.transport.expected), None)
+
+
+def applies(threshold: ThresholdVerdict, transports: Sequence[str]) -> bool:
+    """Whether a threshold belongs on the chart of rounds over `transports`."""
+    expected = expected_of(threshold)
+    return expected is None or not transports or set(transports) <= {expected}
 
 
 def bandwidth_series(rows: Sequence[BandwidthRow], metric: str) -> list[Series]:

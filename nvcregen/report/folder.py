@@ -2,25 +2,35 @@
 
 A results folder is either one run (`results/<site>/<run-id>/`, holding SHA256SUMS or
 summary.json) or a site folder holding runs; of a site folder the newest run is
-reported, and every run in it is listed. Run ids start with the latest time found in
-the objects (`20261014T130100Z-...`), so the newest is the greatest id; `undated-...`
-runs count as older than any dated one.
+reported, and every run in it is listed. Runs are ordered by when their measurements
+finished: summary.json's `finished_at` (the last measurement's completion time, from the
+objects or the logs), else the time that starts a dated run id (`20261014T130100Z-...`).
+A run with neither (saved logs without timestamps: `undated-<hash>`) counts as older
+than any dated one, and such runs are ordered among themselves by when they were
+collected (their SHA256SUMS file's time), never by their hash.
 
 Verification reads the files rather than trusting the writer, with the same function
-`collect` uses (`nvcregen.results.archive.verify_archive`): every listed file must exist,
-be inside the run folder and match its sha256, every file must be listed, and the four
-readable files must be among them.
+`collect` uses (`nvcregen.results.archive.verify_archive`), as strictly as `sha256sum -c
+--strict`: SHA256SUMS and every file in the run must be regular files (no symbolic link,
+FIFO or device, listed or not), every line well formed and every path listed once, in
+plain form, inside the run folder; every listed file must exist and match its sha256,
+every file must be listed, and the four readable files must be among them. A site
+folder's runs are its real subfolders: a symbolic link to a run elsewhere is not one.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 from nvcregen.results.archive import SUMS, verify_archive
 
-_DATED = re.compile(r"^\d{8}T\d{6}Z-")
+_DATED = re.compile(r"^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-")
+_FINISHED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
+MAX_SUMMARY = 256 << 20  # summary.json is read for its time only below this size
 
 
 class ReportError(Exception):
@@ -37,11 +47,26 @@ class ReportError(Exception):
 
 @dataclass(frozen=True)
 class RunEntry:
-    """One run folder of a site folder and whether it verifies."""
+    """One run folder of a site folder, whether it verifies, and when it was measured.
+
+    Attributes:
+        finished_at: When its measurements finished (`YYYY-MM-DDTHH:MM:SSZ`), or None.
+        collected_at: When it was archived (its SHA256SUMS file's time), same form.
+
+    """
 
     run_id: str
     path: Path
     problems: tuple[str, ...]
+    finished_at: str | None = None
+    collected_at: str = ""
+
+    @property
+    def order(self) -> tuple[int, str, str]:
+        """Sort key, oldest first: undated runs by collection, then by measurement time."""
+        if self.finished_at is not None:
+            return (1, self.finished_at, self.run_id)
+        return (0, self.collected_at, self.run_id)
 
 
 @dataclass(frozen=True)
@@ -57,9 +82,49 @@ def is_run_folder(folder: Path) -> bool:
     return (folder / SUMS).is_file() or (folder / "summary.json").is_file()
 
 
+ORDER_NOTE = (
+    "Runs are ordered by when their measurements finished (from the objects or the logs);"
+    " runs whose objects and logs give no time come first, in the order they were collected."
+)
+
+
+def when_text(run: RunEntry) -> str:
+    """When a run was measured, or collected when that is all that is known."""
+    if run.finished_at is not None:
+        return f"measured until {run.finished_at}"
+    return "no measurement time: placed by when it was collected"
+
+
 def run_sort_key(run_id: str) -> tuple[int, str]:
-    """Order of run ids, oldest first: undated runs before dated ones, then by id."""
+    """Order of run ids alone, oldest first: undated runs before dated ones, then by id."""
     return (1 if _DATED.match(run_id) else 0, run_id)
+
+
+def entry(folder: Path, problems: tuple[str, ...]) -> RunEntry:
+    """A run folder with its measurement and collection times."""
+    return RunEntry(folder.name, folder, problems, measured_at(folder), _collected_at(folder))
+
+
+def measured_at(folder: Path) -> str | None:
+    """When a run's measurements finished: summary.json's `finished_at`, or a dated id's."""
+    try:
+        summary = folder / "summary.json"
+        if summary.stat().st_size <= MAX_SUMMARY:
+            found = json.loads(summary.read_text(encoding="utf-8")).get("finished_at")
+            if isinstance(found, str) and _FINISHED.match(found):
+                return found
+    except (OSError, ValueError, AttributeError):
+        pass
+    dated = _DATED.match(folder.name)
+    return "{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else None
+
+
+def _collected_at(folder: Path) -> str:
+    try:
+        stamp = (folder / SUMS).stat().st_mtime
+    except OSError:
+        return ""
+    return datetime.fromtimestamp(stamp, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def locate(results_dir: Path) -> Located:
@@ -72,11 +137,14 @@ def locate(results_dir: Path) -> Located:
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir} is not a folder")
     if is_run_folder(results_dir):
-        entry = RunEntry(results_dir.name, results_dir, tuple(verify(results_dir)))
-        return Located(results_dir, (entry,))
+        return Located(results_dir, (entry(results_dir, tuple(verify(results_dir))),))
     children = sorted(
-        (p for p in results_dir.iterdir() if p.is_dir() and not p.name.startswith(".")),
-        key=lambda p: run_sort_key(p.name),
+        (
+            p
+            for p in results_dir.iterdir()
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+        ),
+        key=lambda p: p.name,  # the order shown is by when measurements finished, below
     )
     runs = [p for p in children if is_run_folder(p)]
     if not runs:
@@ -85,8 +153,8 @@ def locate(results_dir: Path) -> Located:
         raise ReportError(
             f"{results_dir} is neither a run folder (no {SUMS}) nor a site folder of runs{hint}"
         )
-    entries = tuple(RunEntry(p.name, p, tuple(verify(p))) for p in runs)
-    return Located(runs[-1], entries)
+    entries = sorted((entry(p, tuple(verify(p))) for p in runs), key=lambda e: e.order)
+    return Located(entries[-1].path, tuple(entries))
 
 
 def verify(folder: Path) -> list[str]:

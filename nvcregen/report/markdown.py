@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nvcregen.report.archive import Archive
-from nvcregen.report.folder import RunEntry
+from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
 from nvcregen.report.tables import (
     NONE,
     ReasonText,
     goodput_tables,
+    hold_back_text,
+    node_lines,
     node_rows,
     provenance_rows,
     run_rows,
@@ -56,14 +58,19 @@ def _reasons(reasons: Sequence[ReasonText]) -> str:
     return "<br>".join(md(r.message) for r in reasons) or NONE
 
 
-def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
-    """The whole summary.md text."""
+def summary_markdown(
+    archive: Archive, runs: Sequence[RunEntry] = (), history: Sequence[str] = ()
+) -> str:
+    """The whole summary.md text; `history` is the history section's lines, if any."""
     s = archive.summary
     counts = ", ".join(f"{s.counts.get(w, 0)} {w}" for w in ("pass", "incomplete", "fail"))
     lines = [
         f"## Readiness of {md(s.site)}: {word(s.verdict)}",
         "",
+        f"**{md(hold_back_text(archive))}**",
+        "",
         f"Run {md(s.run_id)} · {counts} · plots and details: index.html",
+        *_node_table(archive),
         "",
         "### Thresholds",
         "",
@@ -81,6 +88,7 @@ def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
         *_nodes(archive),
         *_goodput(archive),
         *_other_runs(archive, runs),
+        *(["", *history] if history else []),
         "",
         "### Provenance",
         "",
@@ -88,6 +96,14 @@ def summary_markdown(archive: Archive, runs: Sequence[RunEntry] = ()) -> str:
         *[f"- image: {md(i.image)}" for i in archive.provenance.images],
     ]
     return "\n".join(lines) + "\n"
+
+
+def _node_table(archive: Archive) -> list[str]:
+    held, cleared = node_lines(archive)
+    if not held and not cleared:
+        return []
+    rows = [(md(n.node), md(n.status), word(n.word), md(n.why)) for n in (*held, *cleared)]
+    return ["", "### Nodes", "", *table(("node", "status", "verdict", "why"), rows)]
 
 
 def _thresholds(archive: Archive) -> list[str]:
@@ -138,9 +154,9 @@ def _other_runs(archive: Archive, runs: Sequence[RunEntry]) -> list[str]:
     if len(runs) < 2:
         return []
     items = [
-        f"- {md(r.run_id)}"
+        f"- {md(r.run_id)} — {md(when_text(r))}"
         + (" (this report)" if r.path == archive.path else "")
         + ("" if not r.problems else " — does not verify")
         for r in runs
     ]
-    return ["", "### Runs in this site folder", "", *items]
+    return ["", "### Runs in this site folder", "", md(ORDER_NOTE), "", *items]

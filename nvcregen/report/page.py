@@ -16,14 +16,19 @@ import jinja2
 
 from nvcregen.report.archive import Archive, ExportVerdict, Image
 from nvcregen.report.charts import ChartView, charts
-from nvcregen.report.folder import RunEntry
+from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
+from nvcregen.report.history import History
 from nvcregen.report.tables import (
     GoodputTable,
+    NodeLine,
     NodeRow,
     RunRow,
     VerdictRow,
     goodput_tables,
+    hold_back_text,
+    node_lines,
     node_rows,
+    number,
     provenance_rows,
     run_rows,
     verdict_rows,
@@ -38,6 +43,9 @@ class Page:
     run_id: str
     word: str
     counts: tuple[tuple[str, int], ...]
+    hold_back: str
+    held: tuple[NodeLine, ...]
+    cleared: tuple[NodeLine, ...]
     verdicts: tuple[VerdictRow, ...]
     runs: tuple[RunRow, ...]
     charts: tuple[ChartView, ...]
@@ -46,7 +54,8 @@ class Page:
     exports: tuple[ExportVerdict, ...]
     provenance: tuple[tuple[str, str], ...]
     images: tuple[Image, ...]
-    folder_runs: tuple[tuple[str, bool, bool], ...]
+    history: History | None
+    folder_runs: tuple[tuple[str, bool, bool, str], ...]
     notes: tuple[str, ...]
 
 
@@ -62,14 +71,20 @@ def _environment() -> jinja2.Environment:
     )
 
 
-def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
+def build_page(
+    archive: Archive, runs: Sequence[RunEntry] = (), history: History | None = None
+) -> Page:
     """The page of one archive; `runs` lists every run of its site folder."""
     s = archive.summary
+    held, cleared = node_lines(archive)
     return Page(
         site=s.site,
         run_id=s.run_id,
         word=s.verdict,
         counts=tuple((w, s.counts.get(w, 0)) for w in ("pass", "incomplete", "fail")),
+        hold_back=hold_back_text(archive),
+        held=tuple(held),
+        cleared=tuple(cleared),
         verdicts=tuple(verdict_rows(archive)),
         runs=tuple(run_rows(archive)),
         charts=tuple(charts(archive)),
@@ -78,8 +93,11 @@ def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
         exports=archive.verdicts.exports,
         provenance=tuple(provenance_rows(archive)),
         images=archive.provenance.images,
+        history=history,
         folder_runs=tuple(
-            (r.run_id, r.path == archive.path, not r.problems) for r in runs if len(runs) > 1
+            (r.run_id, r.path == archive.path, not r.problems, when_text(r))
+            for r in runs
+            if len(runs) > 1
         ),
         notes=(*s.notes, *s.problems),
     )
@@ -87,4 +105,5 @@ def build_page(archive: Archive, runs: Sequence[RunEntry] = ()) -> Page:
 
 def render_page(page: Page) -> str:
     """The HTML text of a page."""
-    return _environment().get_template("report.html.j2").render(page=page)
+    template = _environment().get_template("report.html.j2")
+    return template.render(page=page, ORDER_NOTE=ORDER_NOTE, number=number)

@@ -68,6 +68,16 @@ class NodeRow:
 
 
 @dataclass(frozen=True)
+class NodeLine:
+    """A node's status, its verdict and why, for the opening of the report."""
+
+    node: str
+    status: str
+    word: str
+    why: str
+
+
+@dataclass(frozen=True)
 class GoodputTable:
     """The training rounds of one run: goodput, its components, and their medians."""
 
@@ -168,6 +178,26 @@ def node_rows(archive: Archive) -> list[NodeRow]:
             reason = f"{node.reason}: {node.message}" if node.message else node.reason
             rows.append(NodeRow(run.stage, run.test, node.name, "failed", reason or NONE))
     return rows
+
+
+def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
+    """The nodes to hold back (failed, suspect, excluded, untested), then the cleared ones."""
+    lines = [
+        NodeLine(n.node, n.status, n.word, "; ".join(n.reasons) or NONE)
+        for n in archive.verdicts.nodes
+    ]
+    return [n for n in lines if n.status != "cleared"], [n for n in lines if n.status == "cleared"]
+
+
+def hold_back_text(archive: Archive) -> str:
+    """The report's first sentence: which nodes to hold back, or that every node cleared."""
+    held, cleared = node_lines(archive)
+    if not held and not cleared:
+        return "No node is named by this run's plan or results."
+    if not held:
+        return f"All {len(cleared)} nodes cleared: none to hold back."
+    named = ", ".join(f"{n.node} ({n.status})" for n in held)
+    return f"Hold back {len(held)} of {len(held) + len(cleared)} nodes: {named}."
 
 
 _COMPONENTS: tuple[tuple[str, Callable[[GoodputRound], float | None]], ...] = (

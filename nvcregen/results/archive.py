@@ -22,13 +22,16 @@ import hashlib
 import os
 import re
 import shutil
+import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Literal
 
-from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
+from nvcregen.core.kube import name_problem
+from nvcregen.emit.canonical import dump_yaml
 from nvcregen.results.liveobjects import CLUSTER_SCOPE, Obj, content_digest, key_of
+from nvcregen.spec.fast import parse_fast
 
 SUMS = "SHA256SUMS"
 REQUIRED = ("summary.json", "bandwidth.csv", "verdicts.json", "provenance.json")
@@ -36,6 +39,7 @@ OBJECTS = "objects"
 _TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$")
 _TIME_FIELDS = frozenset({"creationTimestamp", "completionTime", "lastTransitionTime"})
 _SUM_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
+_RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segment
 
 
 @dataclass(frozen=True)
@@ -61,8 +65,17 @@ class Written:
 
 
 def object_path(obj: Mapping[str, Any]) -> str:
-    """Where an object goes: objects/<kind>/<namespace or _cluster>/<name>.yaml."""
+    """Where an object goes: objects/<kind>/<namespace or _cluster>/<name>.yaml.
+
+    Raises:
+        ValueError: When its kind, namespace or name is not a valid Kubernetes one (so
+            it could name a path outside the archive).
+
+    """
     key = key_of(obj)
+    problem = name_problem(key.kind, key.namespace, key.name)
+    if problem is not None:
+        raise ValueError(f"{key}: {problem}")
     return f"{OBJECTS}/{key.kind.lower()}/{key.namespace or CLUSTER_SCOPE}/{key.name}.yaml"
 
 
@@ -119,6 +132,9 @@ def build_archive(
         files[path] = dump_yaml(obj).encode("utf-8")
     files |= {name: text.encode("utf-8") for name, text in texts.items()}
     files |= dict(blobs or {})
+    unsafe = sorted(path for path in files if not _inside(path))
+    if unsafe or not _RUN_ID.fullmatch(run):
+        raise ValueError(f"not a path inside the run folder: {(unsafe or [run])[0]!r}")
     files[SUMS] = sums(files).encode("utf-8")
     return Archive(run, files)
 
@@ -169,17 +185,48 @@ def _write_file(file: Path, data: bytes) -> None:
 
 
 def verify_archive(folder: Path) -> list[str]:
-    """Re-read an archive and check it against its SHA256SUMS.
+    """Re-read an archive and check it against its SHA256SUMS, strictly.
+
+    As strictly as `sha256sum -c --strict`, and more: only regular files, inside the
+    run folder.
 
     Returns:
-        Every problem: a missing or unparsable SHA256SUMS, a listed file missing or with
-        another hash, a file not listed, a required file absent. Empty when it verifies.
+        Every problem: SHA256SUMS missing, not a regular file, or with a line that is
+        not `<sha256>  <path>`, a path outside the run or not in its plain form, or a
+        path listed twice; anything in the folder that is not a regular file or a
+        folder (a symbolic link, a FIFO); a listed file missing or with another hash; a
+        file not listed; a required file absent. Empty when it verifies.
 
     """
+    entries = _entries(folder)
+    if SUMS not in entries:
+        return [f"{SUMS} cannot be read: it is missing"]
+    if entries[SUMS] != "file":
+        return [f"{SUMS} is a {entries[SUMS]}, not a regular file"]
     try:
         lines = (folder / SUMS).read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{SUMS} cannot be read: {exc}"]
+    listed, problems = _parse_sums(lines)
+    problems += [
+        f"{path} is a {kind}, not a regular file"
+        for path, kind in entries.items()
+        if kind != "file"
+    ]
+    present = {path for path, kind in entries.items() if kind == "file"} - {SUMS}
+    for path, digest in sorted(listed.items()):
+        if path not in present:
+            if path not in entries:
+                problems.append(f"{path} is listed in {SUMS} but missing")
+        elif _sha256(folder / path) != digest:
+            problems.append(f"{path} does not match its sha256 in {SUMS}")
+    problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
+    problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
+    return problems
+
+
+def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
+    """The listed paths and digests, and every malformed, outside or repeated line."""
     listed: dict[str, str] = {}
     problems = []
     for number, line in enumerate(lines, 1):
@@ -188,31 +235,61 @@ def verify_archive(folder: Path) -> list[str]:
             problems.append(f"{SUMS} line {number} is not `<sha256>  <path>`")
         elif not _inside(match[2]):
             problems.append(f"{SUMS} line {number} names a path outside the run: {match[2]}")
+        elif match[2] in listed:
+            problems.append(f"{SUMS} line {number} lists {match[2]} a second time")
         else:
             listed[match[2]] = match[1]
-    present = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()}
-    present.discard(SUMS)
-    for path, digest in sorted(listed.items()):
-        if path not in present:
-            problems.append(f"{path} is listed in {SUMS} but missing")
-        elif hashlib.sha256((folder / path).read_bytes()).hexdigest() != digest:
-            problems.append(f"{path} does not match its sha256 in {SUMS}")
-    problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
-    problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
-    return problems
+    return listed, problems
+
+
+def _entries(folder: Path) -> dict[str, str]:
+    """Every entry under a run folder by relative path: 'file', or what else it is.
+
+    Walked with lstat: a symbolic link is reported, never followed; folders are not
+    entries themselves.
+    """
+    found: dict[str, str] = {}
+    try:
+        children = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return found
+    for child in children:
+        mode = child.stat(follow_symlinks=False).st_mode
+        if stat.S_ISDIR(mode):
+            found |= {f"{child.name}/{p}": k for p, k in _entries(Path(child.path)).items()}
+        else:
+            found[child.name] = "file" if stat.S_ISREG(mode) else _kind(mode)
+    return found
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISLNK(mode):
+        return "symbolic link"
+    return "FIFO" if stat.S_ISFIFO(mode) else "special file"
+
+
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with file.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _inside(path: str) -> bool:
-    """A relative '/'-separated path that stays inside the folder."""
-    pure = PurePosixPath(path)
-    return not pure.is_absolute() and ".." not in pure.parts and "\\" not in path
+    """A relative '/'-separated path in plain form (no `.`, `..` or empty parts)."""
+    parts = path.split("/")
+    return (
+        "\\" not in path and "\0" not in path and all(part not in {"", ".", ".."} for part in parts)
+    )
 
 
 def archived_objects(folder: Path) -> list[Obj]:
     """The objects of an archive, read back from their YAML files."""
     objects = []
-    for file in sorted((folder / OBJECTS).rglob("*.yaml")):
-        data = load_yaml_plain(file.read_text(encoding="utf-8"))
-        if isinstance(data, dict):
-            objects.append(data)
+    for path, kind in sorted(_entries(folder / OBJECTS).items()):
+        if kind == "file" and path.endswith(".yaml"):
+            data = parse_fast((folder / OBJECTS / path).read_bytes())  # no aliases
+            if isinstance(data, dict):
+                objects.append(data)
     return objects

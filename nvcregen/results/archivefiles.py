@@ -6,7 +6,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,6 +32,7 @@ CSV_COLUMNS = (
     "transport",
 )
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
+_TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z$")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ def summary(
     return {
         "site": site.name,
         "run_id": run_id,
+        "finished_at": finished_at(runs),
         "verdict": str(verdicts.word),
         "counts": verdicts.counts(),
         "collected_from": snapshot.origin,
@@ -72,6 +74,22 @@ def summary(
         "problems": list(runs.problems),
         "notes": list(snapshot.notes),
     }
+
+
+def latest(times: Iterable[str | None]) -> str | None:
+    """The latest of some RFC 3339 UTC times, as `YYYY-MM-DDTHH:MM:SSZ`; None without any."""
+    found = [f"{m[1]}Z" for t in times if t and (m := _TIME.match(t))]
+    return max(found, default=None)
+
+
+def finished_at(runs: RunSet) -> str | None:
+    """When the last measurement of a collection finished (its `completionTime`).
+
+    `report` and `history` order a site's runs by it: the run ids of runs collected from
+    saved logs without timestamps start with `undated`, and their hashes say nothing of
+    their order.
+    """
+    return latest(m.completion_time for run in runs.runs for m in (*run.bandwidth, *run.goodput))
 
 
 def bandwidth_csv(runs: RunSet) -> str:

@@ -27,6 +27,7 @@ from typing import Any
 
 from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
+from nvcregen.ingest.lines import last_timestamp
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
@@ -77,6 +78,9 @@ class LogRecord(StatusModel):
     transports: tuple[str, ...] = ()
     gdrdma: bool = False
     versions: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()
+    finished_at: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,6 +138,7 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         "group": placed.group,
         "nodes": placed.nodes,
         "job_failed": failed,
+        "finished_at": _finished(text, placed.obj),
     }
     if placed.unit.test.dcgm is not None:
         return _Read(placed, _read_dcgm(text, base), None)
@@ -150,8 +155,26 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         transports=run.transports,
         gdrdma=run.gdrdma,
         versions=run.nccl_versions,
+        warnings=run.warnings,
+        hosts=run.hosts,
     )
     return _Read(placed, record, _bandwidth(placed, record, run))
+
+
+def _finished(text: str, obj: Obj | None) -> str | None:
+    """When a run finished, as its log's timestamps or its exported object say.
+
+    The last `kubectl logs --timestamps` time, else the TrainJob's or Job's
+    `completionTime` (or the time of its last true condition).
+    """
+    stamp = last_timestamp(text)
+    if stamp is not None:
+        return f"{stamp[:4]}-{stamp[4:6]}-{stamp[6:11]}:{stamp[11:13]}:{stamp[13:15]}Z"
+    status = status_of(obj or {})
+    times = [str(c.get("lastTransitionTime") or "") for c in status.get("conditions") or []
+             if isinstance(c, Mapping) and c.get("status") == "True"]  # fmt: skip
+    found = [t for t in (str(status.get("completionTime") or ""), *times) if t]
+    return max(found, default=None)
 
 
 def _read_dcgm(text: str, base: Mapping[str, Any]) -> LogRecord:
@@ -219,6 +242,7 @@ def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> Bandwi
         test_type=run.collective if run else "",
         rows=tuple(_rows(run.rows)) if run else (),
         transports=record.transports,
+        completion_time=record.finished_at,
     )
 
 
@@ -282,6 +306,7 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
             "reason": reason,
             "message": message,
             "failed_nodes": _failed_nodes(unit, failed),
+            "succeeded_nodes": _succeeded_nodes(unit, reads),
             "bandwidth": tuple(measured),
         }
     )
@@ -304,6 +329,17 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
         for r in failed
         for node in r.nodes
     )
+
+
+def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
+    """DCGM: the nodes whose every diagnostic log finished and passed."""
+    if unit.test.dcgm is None:
+        return ()
+    bad = {
+        n for r in reads if r.record.status != "ok" or r.record.job_failed for n in r.placed.nodes
+    }
+    good = [n for r in reads if r.record.status == "ok" for n in r.placed.nodes]
+    return tuple(n for n in dict.fromkeys(good) if n not in bad)
 
 
 def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:

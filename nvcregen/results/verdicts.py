@@ -6,18 +6,21 @@ runs the test at that scope, and within a stage per group of nodes (each node al
 intra-node runs), over the group's rounds:
 
 1. transport gate: when RDMA (IB) is expected and a round ran over Socket (or the
-   reverse), the verdict is `fail` with reason `transport`, however fast it was;
+   reverse), the verdict is `fail` with reason `transport`, however fast it was; the
+   median is then taken over the rounds that ran over the expected transport only, the
+   ones the chart of that transport draws (the others are named, not pooled);
 2. a round whose Job failed (`JobFailed`) fails; a provisional round (still
    `Measuring`, `NoDataCollected`, ...) or a missing one makes the verdict
    `incomplete`: a provisional measurement never passes;
 3. with every round final, the median of the figure over the rounds is compared.
 
-The worst group decides; `incomplete` ranks between `pass` and `fail`.
+The worst group decides; `incomplete` ranks between `pass` and `fail`. A run is judged
+by the same transport gate on its own (`judge_run`), so a round over Socket where RDMA
+was expected fails the run even when no threshold names the test.
 """
 
 from __future__ import annotations
 
-import enum
 import operator
 from collections.abc import Callable, Sequence
 from itertools import groupby
@@ -25,6 +28,7 @@ from itertools import groupby
 from nvcregen.core import units
 from nvcregen.core.metrics import METRICS, THRESHOLD_FIELDS
 from nvcregen.results.figures import Figure, bandwidth_figures, goodput_figures
+from nvcregen.results.gate import Transport, on_transport, run_transport, threshold_transport
 from nvcregen.results.models import (
     BandwidthMeasurement,
     Finality,
@@ -33,9 +37,13 @@ from nvcregen.results.models import (
     RunState,
     StatusModel,
 )
+from nvcregen.results.nodes import GroupWords, NodeVerdict, judge_nodes
 from nvcregen.results.payloads import ReportExportResult, Verification
 from nvcregen.results.runs import RunResult, RunSet
+from nvcregen.results.words import Reason, Word, worst
 from nvcregen.spec.v1alpha1 import Site, Threshold
+
+__all__ = ["Reason", "ThresholdVerdict", "Verdicts", "Word", "judge", "worst"]
 
 _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,
@@ -44,39 +52,6 @@ _OPERATORS: dict[str, Callable[[float, float], bool]] = {
     "<": operator.lt,
     "==": operator.eq,
 }
-
-
-class Word(enum.StrEnum):
-    """A verdict."""
-
-    PASS = "pass"
-    INCOMPLETE = "incomplete"
-    FAIL = "fail"
-
-
-_RANK = {Word.PASS: 0, Word.INCOMPLETE: 1, Word.FAIL: 2}
-
-
-def worst(words: Sequence[Word]) -> Word:
-    """The worst of some verdicts (pass when there are none)."""
-    return max(words, key=_RANK.__getitem__, default=Word.PASS)
-
-
-class Reason(StatusModel):
-    """Why a verdict is what it is: a stable code and a sentence."""
-
-    code: str
-    word: Word
-    message: str
-
-
-class Transport(StatusModel):
-    """What a threshold expects and what its rounds used (NCCL network names)."""
-
-    expected: str | None = None
-    seen: tuple[str, ...] = ()
-    pinned: str | None = None
-    checked: bool = False
 
 
 class GroupVerdict(StatusModel):
@@ -139,6 +114,7 @@ class Verdicts(StatusModel):
     thresholds: tuple[ThresholdVerdict, ...] = ()
     runs: tuple[RunVerdict, ...] = ()
     exports: tuple[ExportVerdict, ...] = ()
+    nodes: tuple[NodeVerdict, ...] = ()
 
     def counts(self) -> dict[str, int]:
         """How many verdicts of each word."""
@@ -162,11 +138,13 @@ def judge(site: Site, runs: RunSet) -> Verdicts:
     words += [v.word for v in exports]
     if runs.problems:
         words.append(Word.INCOMPLETE)
+    rounds = site.spec.readiness.rounds
     return Verdicts(
         word=worst(words),
         thresholds=tuple(thresholds),
         runs=tuple(run_verdicts),
         exports=tuple(exports),
+        nodes=judge_nodes(site, runs, group_words(thresholds), rounds),
     )
 
 
@@ -177,6 +155,16 @@ def _on_pool(site: Site, threshold: Threshold, runs: Sequence[RunResult]) -> lis
     first = site.spec.node_pools[0].name
     stages = {s.name for s in site.spec.readiness.stages if (s.pool or first) == threshold.pool}
     return [r for r in runs if r.stage in stages]
+
+
+def group_words(thresholds: Sequence[ThresholdVerdict]) -> GroupWords:
+    """Per stage, test and group: the reasons its threshold verdicts did not pass."""
+    found: GroupWords = {}
+    for t in thresholds:
+        for g in t.groups:
+            bad = [(r.word, r.message) for r in g.reasons if r.word is not Word.PASS]
+            found.setdefault((t.stage, t.test, g.group), []).extend(bad)
+    return found
 
 
 def judge_threshold(
@@ -260,12 +248,14 @@ def _judge_group(
     members: list[Measurement],
     rounds: int,
 ) -> GroupVerdict:
-    transport, reasons = _transport(threshold, run, members)
+    transport, reasons = threshold_transport(threshold, run, members)
     reasons += _finality(members, rounds)
     final = [m for m in members if m.finality is Finality.FINAL]
-    figures = _figures(field, size, final)
-    if field in METRICS and not any(r.word is not Word.PASS for r in reasons):
-        reasons.append(_compare(threshold, field, size, final, figures))
+    on = on_transport(final, transport.expected)
+    figures = _figures(field, size, on)
+    decided = any(r.word is not Word.PASS for r in reasons if r.code != "transport")
+    if field in METRICS and on and not decided:
+        reasons.append(_compare(threshold, field, size, on, figures, len(final) - len(on)))
     return GroupVerdict(
         group=members[0].group,
         nodes=members[0].nodes,
@@ -282,30 +272,6 @@ def _figures(field: str, size: int | None, final: Sequence[Measurement]) -> tupl
     if field == "goodput":
         return goodput_figures([m for m in final if isinstance(m, GoodputMeasurement)])
     return bandwidth_figures([m for m in final if isinstance(m, BandwidthMeasurement)], size)
-
-
-def _transport(
-    threshold: Threshold, run: RunResult, members: Sequence[Measurement]
-) -> tuple[Transport, list[Reason]]:
-    """The transport gate: expected network vs the networks the rounds recorded."""
-    expected = threshold.transport or run.expected_transport
-    bandwidth = [m for m in members if isinstance(m, BandwidthMeasurement)]
-    seen = tuple(sorted({t for m in bandwidth for t in m.transports}))
-    used = set(seen) or ({run.pinned_transport} if run.pinned_transport else set())
-    check = Transport(expected=expected, seen=seen, pinned=run.pinned_transport)
-    if expected is None or not bandwidth:
-        return check, []  # goodput records no network
-    if not used:
-        note = f"transport not recorded by the measurements; {expected} not verified"
-        return check, [_reason("transport-unverified", Word.PASS, note)]
-    wrong = sorted(used - {expected})
-    checked = check.model_copy(update={"checked": True})
-    if wrong:
-        want = "IB (RDMA)" if expected == "IB" else expected
-        why = f"expected {want}, but the rounds ran over {', '.join(wrong)}"
-        return checked, [_reason("transport", Word.FAIL, why)]
-    how = "recorded by the measurements" if seen else "pinned with NCCL_NET"
-    return checked, [_reason("transport-checked", Word.PASS, f"ran over {expected} ({how})")]
 
 
 def _finality(members: Sequence[Measurement], rounds: int) -> list[Reason]:
@@ -330,6 +296,7 @@ def _compare(
     size: int | None,
     final: Sequence[Measurement],
     figures: Sequence[Figure],
+    left_out: int = 0,
 ) -> Reason:
     name = field
     found = next((f for f in figures if f.name == name), None)
@@ -347,6 +314,8 @@ def _compare(
     bound = f"{comparison.op} {comparison.value:g}{unit}"
     written = f" (written {comparison.written})" if comparison.written != bound else ""
     text = f"median {name} {shown} over {len(found.rounds)} rounds, needs {bound}{written}"
+    if left_out:
+        text += f" ({left_out} round(s) over another transport left out)"
     if _OPERATORS[comparison.op](found.median, comparison.value):
         return _reason("met", Word.PASS, text)
     return _reason("threshold", Word.FAIL, text)
@@ -354,7 +323,7 @@ def _compare(
 
 def judge_run(run: RunResult) -> RunVerdict:
     """A run's verdict from NVCRE's own outcome, excluded and failed nodes included."""
-    reasons = []
+    reasons = run_transport(run)
     outcome = f"{run.reason}: {run.message}" if run.message else run.reason
     if run.state is RunState.FAILED:
         reasons.append(_reason("failed", Word.FAIL, outcome or "NVCRE marked it failed"))

@@ -15,6 +15,7 @@ from ruamel.yaml.error import MarkedYAMLError
 from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
 from nvcregen.spec._events import Builder
 from nvcregen.spec.positions import LINE_BREAK, Document
+from nvcregen.spec.secrets import secret_diagnostics
 
 MAX_BYTES = 1024 * 1024
 MAX_PER_CODE = 20  # diagnostics of one code shown before the rest are summarised
@@ -116,7 +117,8 @@ def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnost
         key_spans=MappingProxyType(builder.key_spans),
         raw=MappingProxyType(builder.raw),
     )
-    return document, diags
+    secrets = secret_diagnostics(document)  # NVC113/NVC114: nothing secret reaches out/
+    return (None, _capped(diags + secrets)) if secrets else (document, diags)
 
 
 def _error(span: Span, code: str, message: str, hint: str) -> Diagnostic:

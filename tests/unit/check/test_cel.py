@@ -10,7 +10,15 @@ from typing import Any
 import pytest
 import yaml
 
-from nvcregen.check.cel import CelResult, compile_rule, evaluate_rules
+from nvcregen.check import cel
+from nvcregen.check.cel import (
+    CelResult,
+    compile_rule,
+    evaluate_rules,
+    fields_read,
+    reported_rules,
+)
+from nvcregen.kubeschema.memo import Memo
 from nvcregen.kubeschema.registry import default_registry
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -344,3 +352,74 @@ def test_every_vendored_rule_compiles() -> None:
 def test_rules_compile_once() -> None:
     rule = "self.size() > 0"
     assert compile_rule(rule) is compile_rule(rule)
+
+
+# --- the checker's path: reported results only, remembered outcomes --------------------
+
+
+def reported(results: list[CelResult]) -> list[CelResult]:
+    return [r for r in results if r.status in {"failed", "unchecked"}]
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "value"),
+    [(k, p, v) for k, p, v, _, _ in INVALID] + [(k, p, v) for k, p, v, _ in CHANGED],
+)
+def test_reported_rules_are_the_reported_results(kind: str, path: str, value: Any) -> None:
+    new, old = mutated(kind, path, value), BASES[kind]()
+    assert reported_rules(new) == reported(evaluate_rules(new))
+    assert reported_rules(new, old=old) == reported(evaluate_rules(new, old=old))
+
+
+def test_a_remembered_outcome_keeps_its_own_pointer() -> None:
+    """Equal values bound at two places fail at both, each with its own pointer."""
+    obj = certification()
+    bad = {"labels": labels(**{"app.kubernetes.io/managed-by": "me"})}
+    obj["spec"]["workloadMetadata"] = copy.deepcopy(bad)
+    obj["spec"]["categories"][0]["options"]["workloadMetadata"] = copy.deepcopy(bad)
+    first, again = failed(evaluate_rules(obj)), failed(evaluate_rules(obj))
+    assert first == again
+    pointers = sorted({pointer for pointer, _ in first})
+    assert pointers == [
+        "/spec/categories/0/options/workloadMetadata/labels",
+        "/spec/workloadMetadata/labels",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("expressions", "fields"),
+    [
+        (("size(self.metadata.name) <= 63",), {"metadata"}),
+        (("has(self.a) || self.b.c.matches('x')", "'self ' + self.d"), {"a", "b", "d"}),
+        (("self.x == 'self.all(y)'",), {"x"}),  # string literals say nothing
+        (("self.all(k, k != 'x')",), None),  # a method on self reads all of it
+        (("size(self) > 0",), None),
+        (("self[0] == 1",), None),
+        (("self.?a.orValue(1) == 1",), None),
+        (("self.a == oldSelf.a",), None),
+        (("self.a", None), {"a"}),
+    ],
+)
+def test_fields_read(expressions: tuple[str | None, ...], fields: set[str] | None) -> None:
+    assert fields_read(*expressions) == (None if fields is None else frozenset(fields))
+
+
+def everything(*_: str | None) -> None:
+    return None
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        *[pytest.param(make(), id=kind) for kind, make in BASES.items()],
+        *[pytest.param(mutated(k, p, v), id=f"{k}-{p}") for k, p, v, _, _ in INVALID],
+        *yaml_docs(*EXAMPLE_FILES, *RUNTIME_FILES),
+    ],
+)
+def test_rules_see_the_same_values_with_only_the_fields_they_read(
+    doc: Obj, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    projected = evaluate_rules(doc)
+    monkeypatch.setattr(cel, "_OUTCOMES", Memo(1 << 20))
+    monkeypatch.setattr(cel, "fields_read", everything)
+    assert evaluate_rules(doc) == projected

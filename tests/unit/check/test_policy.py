@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 from nvcregen.check.crossref import (
@@ -11,7 +12,7 @@ from nvcregen.check.crossref import (
     check_identities,
     check_log_profiles,
 )
-from nvcregen.check.policy import check_policies
+from nvcregen.check.policy import check_policies, find_key, mentions
 from nvcregen.core.errors import Severity
 
 DIGEST = "@sha256:" + "a" * 64
@@ -127,3 +128,16 @@ def test_counts_must_be_explicit_and_match_the_pool() -> None:
     assert [f.pointer for f in check_counts(Located("c.yaml", too_many), pool)] == [
         "/spec/mlnxPerNode"
     ]
+
+
+def test_mentions_sees_every_string_and_says_maybe_for_other_data() -> None:
+    shared = "nccl_gbps"
+    assert mentions({"a": [shared, {"b": shared}]}, "_gbps")  # a repeated string, once
+    assert mentions({"image": 1}, "image")  # keys too
+    assert mentions({"a": "größe_gbps"}, "_gbps")  # UTF-8
+    assert not mentions({"a": ["x"], "b": {"c": 1.5}}, "image", "_gbps")
+    assert mentions({"a": date(2026, 1, 1)}, "image")  # marshal cannot write it: maybe
+    assert find_key({"x": [{"logProfileRef": "p"}]}, "logProfileRef") == [
+        (("x", 0, "logProfileRef"), "p")
+    ]
+    assert find_key({"x": [{"other": "logProfileRef"}]}, "logProfileRef") == []

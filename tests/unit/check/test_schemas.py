@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterator
+from datetime import date
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,8 @@ import yaml
 from ruamel.yaml import YAML
 
 from nvcregen.kubeschema.kubejsonschema import make_validator, problems_from
+from nvcregen.kubeschema.memo import Memo
+from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.openapi import to_json_schema
 from nvcregen.kubeschema.problems import Problem
 from nvcregen.kubeschema.registry import CelRule, SchemaRegistry, default_registry
@@ -643,6 +646,104 @@ def test_conversion(spec: Obj, expected: list[tuple[str, str]]) -> None:
     validator = make_validator(to_json_schema(SYNTHETIC))
     obj = {"metadata": {"anything": "is checked elsewhere"}, "spec": spec}
     assert codes(problems_from(validator.iter_errors(obj))) == expected
+
+
+# --- validity remembered per schema node and value (kubeschema/memo.py) ---------------
+
+
+def test_an_invalid_value_gives_the_same_problems_every_time_and_place() -> None:
+    validator = make_validator(to_json_schema(SYNTHETIC))
+    bad: Obj = {"port": 1.5, "tags": ["a", "a"], "empty": {"x": 1}}
+    first = problems_from(validator.iter_errors({"spec": copy.deepcopy(bad)}))
+    again = problems_from(validator.iter_errors({"spec": copy.deepcopy(bad)}))
+    elsewhere = problems_from(validator.iter_errors({"spec": {"free": {}, **bad}}))
+    assert first == again == elsewhere
+    assert sorted(codes(first)) == [
+        ("NVC602", "/spec/port"),
+        ("NVC602", "/spec/tags/1"),
+        ("NVC603", "/spec/empty/x"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("valid", "invalid"),
+    [
+        ({"port": 80}, {"port": 80.5}),
+        ({"tags": ["1"]}, {"tags": [1]}),
+        ({"free": {"a": [1]}, "maybe": "x"}, {"maybe": True}),
+    ],
+)
+def test_a_remembered_value_is_told_from_an_equal_looking_one(valid: Obj, invalid: Obj) -> None:
+    validator = make_validator(to_json_schema(SYNTHETIC))
+    assert problems_from(validator.iter_errors({"spec": valid})) == []
+    assert problems_from(validator.iter_errors({"spec": invalid}))
+
+
+def test_a_value_found_valid_is_not_descended_into_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    def spec() -> Obj:  # equal values built alike, as two files parse alike
+        return {"port": "http", "tags": ["a", "b"], "free": {"x": 1}}
+
+    validator = make_validator(to_json_schema(SYNTHETIC))
+    assert problems_from(validator.iter_errors({"spec": spec()})) == []
+    descended: list[object] = []
+    descend = getattr(type(validator), "descend")  # noqa: B009 - not in the protocol
+
+    def counting(self: Any, instance: object, *args: Any, **kwargs: Any) -> Any:
+        descended.append(instance)
+        return descend(self, instance, *args, **kwargs)
+
+    monkeypatch.setattr(type(validator), "descend", counting)
+    assert problems_from(validator.iter_errors({"spec": spec()})) == []
+    assert descended == [], "the equal spec was validated again"
+    assert problems_from(validator.iter_errors({"spec": {**spec(), "port": 1.5}}))
+    assert descended, "a different spec is validated"
+
+
+def test_a_memo_starts_again_when_its_keys_pass_the_budget() -> None:
+    remembered: Memo[str, int] = Memo(10)
+    remembered.put("a", 1, 6)
+    remembered.put("b", 2, 4)
+    assert (remembered.get("a"), remembered.get("b"), len(remembered)) == (1, 2, 2)
+    remembered.put("c", 3, 1)  # 11 bytes: too many, forget and start again
+    assert ("a" in remembered, remembered.get("c"), len(remembered)) == (False, 3, 1)
+
+
+# --- plain JSON before validation (kubeschema/normalize.py) ---------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [{"a": [1, "x", None, True, 1.5, {"b": []}]}, [], "x", 3, {"a": {"b": {"c": [[{}]]}}}],
+)
+def test_plain_data_is_not_copied(value: Any) -> None:
+    data, problems = to_json(value)
+    assert data is value and problems == []
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ({"a": [(1, 2)]}, {"a": [[1, 2]]}),
+        ({"a": {1: "x"}}, None),
+        ({"a": [float("inf")]}, None),
+        ({"a": {"b": date(2026, 1, 2)}}, {"a": {"b": "2026-01-02"}}),
+        ([{"a": b"x"}], None),
+    ],
+)
+def test_other_data_is_copied_or_reported(value: Any, expected: Any) -> None:
+    data, problems = to_json(value)
+    assert data is not value
+    if expected is None:
+        assert problems
+    else:
+        assert (data, problems) == (expected, [])
+
+
+def test_a_value_holding_itself_ends_in_recursion_error() -> None:
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(RecursionError):
+        to_json({"a": loop})
 
 
 # --- vendored data: compiled index and provenance -------------------------------------

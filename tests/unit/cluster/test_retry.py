@@ -74,7 +74,15 @@ def test_429_waits_as_long_as_retry_after_says() -> None:
 
 @pytest.mark.parametrize(
     ("header", "waited"),
-    [("3600", 10.0), ("-5", 0.0), ("Wed, 21 Oct 2015 07:28:00 GMT", 0.5)],
+    [
+        ("3600", 10.0),
+        ("-5", 0.0),
+        ("Wed, 21 Oct 2015 07:28:00 GMT", 0.5),
+        ("nan", 0.5),  # issue #14: time.sleep(nan) ended collect with "internal error"
+        ("-nan", 0.5),
+        ("inf", 10.0),
+        ("1e999", 10.0),
+    ],
 )
 def test_retry_after_is_capped_and_an_http_date_means_backoff(header: str, waited: float) -> None:
     client, _, slept = cluster((429, {"Retry-After": header}), (200, {}))

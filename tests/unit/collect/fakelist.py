@@ -16,8 +16,11 @@ server (`http.server` on 127.0.0.1, a random port, in a thread). It answers:
   `preconditions.resourceVersion` that do not match answer 409 Conflict.
 
 Faults are scripted per collection: an HTTP status (500, 429 with a Retry-After header,
-410 Gone for a request with a continue token), or a delay before answering (a client
-read timeout). Every request is recorded, so tests assert what was really sent.
+410 Gone for a request with a continue token), a delay before answering (a client read
+timeout), or a list cut short (no continue token, with or without `remainingItemCount`,
+items left out). API discovery (`GET /api/v1`, `GET /apis/<group>/<version>`) lists the
+served resources, and answers 404 for a group/version with none. Every request is
+recorded, so tests assert what was really sent.
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ PLURALS = {
 APIS = {"configmaps": "v1", "pods": "v1", "jobs": "batch/v1"}
 APIS["trainjobs"] = "trainer.kubeflow.org/v1alpha1"
 BUILT_IN = frozenset({"configmaps", "pods", "jobs"})
+DISCOVERY = {
+    "/api/v1": "v1",
+    "/apis/batch/v1": "batch/v1",
+    "/apis/trainer.kubeflow.org/v1alpha1": "trainer.kubeflow.org/v1alpha1",
+    f"/apis/{NVCRE}": NVCRE,
+}
 
 
 @dataclass
@@ -64,6 +73,9 @@ class Fault:
     on_continue: bool = False  # only requests that carry a continue token
     retry_after: str | None = None
     delay: float = 0.0
+    truncate: bool = False  # answer 200 but end the list here: no continue token
+    keep_remaining: bool = False  # with truncate: still announce remainingItemCount
+    drop: int = 0  # with truncate: leave out this many items of the page too
 
 
 @dataclass
@@ -101,6 +113,8 @@ class FakeKube:
         """Status, body (JSON, or bytes for a log) and extra headers for one request."""
         if request.path.endswith("/log") and authorization == f"Bearer {TOKEN}":
             return self._log(request)
+        if request.path in DISCOVERY and authorization == f"Bearer {TOKEN}":
+            return self._discovery(request)
         return self._api(request, authorization)
 
     def _api(self, request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
@@ -112,15 +126,52 @@ class FakeKube:
         namespace, plural, name = route
         fault = self._fault(request, plural)
         if fault is not None:
-            time.sleep(fault.delay)
-            if fault.code:
-                headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
-                return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), headers
+            injected = self._injected(fault, request, namespace, plural)
+            if injected is not None:
+                return injected
         if request.method == "GET" and name is None:
             return self._list(request, namespace, plural)
         if request.method == "DELETE" and name is not None and namespace is not None:
             return self._delete(request, namespace, plural, name)
         return 405, status(405, "MethodNotAllowed", request.method), {}
+
+    def _injected(
+        self, fault: Fault, request: Received, namespace: str | None, plural: str
+    ) -> tuple[int, Any, dict[str, str]] | None:
+        """The answer a fault makes (None: answer normally, after its delay)."""
+        if fault.truncate:
+            return self._cut_short(fault, self._list(request, namespace, plural))
+        time.sleep(fault.delay)
+        if not fault.code:
+            return None
+        headers = {"Retry-After": fault.retry_after} if fault.retry_after else {}
+        return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), headers
+
+    @staticmethod
+    def _cut_short(
+        fault: Fault, answer: tuple[int, Any, dict[str, str]]
+    ) -> tuple[int, Any, dict[str, str]]:
+        """A page that ends the list early: no continue token, maybe no count, fewer items."""
+        code, body, headers = answer
+        meta = body["metadata"]
+        meta.pop("continue", None)
+        if not fault.keep_remaining:
+            meta.pop("remainingItemCount", None)
+        body["items"] = body["items"][: max(0, len(body["items"]) - fault.drop)]
+        return code, body, headers
+
+    def _discovery(self, request: Received) -> tuple[int, Any, dict[str, str]]:
+        """`GET /api/v1` or `/apis/<group>/<version>`: the served resources of that API."""
+        api = DISCOVERY[request.path]
+        names = sorted(p for p in self.served if APIS.get(p, NVCRE) == api)
+        fault = self._fault(request, "discovery")
+        if fault is not None and fault.code:
+            return fault.code, status(fault.code, "Injected", f"injected {fault.code}"), {}
+        if not names:
+            return 404, status(404, "NotFound", "the server could not find the resource"), {}
+        resources = [{"name": n, "kind": PLURALS[n], "namespaced": True} for n in names]
+        body = {"kind": "APIResourceList", "groupVersion": api, "resources": resources}
+        return 200, body, {}
 
     def _fault(self, request: Received, plural: str) -> Fault | None:
         with self.lock:

@@ -471,13 +471,21 @@ def write_export(folder: Path, objects: list[Obj]) -> Path:
     """
     import yaml
 
+    class Dumper(yaml.SafeDumper):
+        """As kubectl writes: shared values written out in full, never as aliases."""
+
+        def ignore_aliases(self, data: object) -> bool:
+            return True
+
     folder.mkdir(parents=True, exist_ok=True)
     by_kind: dict[str, list[Obj]] = {}
     for obj in objects:
         by_kind.setdefault(obj["kind"], []).append(obj)
     owners = by_kind.get("Certification", []) + by_kind.get("WorkloadRun", [])
     (folder / "owners.yaml").write_text(
-        yaml.safe_dump({"apiVersion": "v1", "kind": "List", "items": owners}, sort_keys=False)
+        yaml.dump(
+            {"apiVersion": "v1", "kind": "List", "items": owners}, Dumper=Dumper, sort_keys=False
+        )
     )
     items = [
         {k: v for k, v in o.items() if k not in {"apiVersion", "kind"}}
@@ -487,7 +495,9 @@ def write_export(folder: Path, objects: list[Obj]) -> Path:
         json.dumps({"apiVersion": API, "kind": "WorkflowList", "items": items})
     )
     measurements = by_kind.get("BandwidthMeasurement", []) + by_kind.get("GoodputMeasurement", [])
-    (folder / "measurements.yaml").write_text(yaml.safe_dump_all(measurements, sort_keys=False))
+    (folder / "measurements.yaml").write_text(
+        yaml.dump_all(measurements, Dumper=Dumper, sort_keys=False)
+    )
     single = folder / "single"
     single.mkdir(exist_ok=True)
     for obj in by_kind.get("ConfigMap", []) + by_kind.get("ReportExport", []):

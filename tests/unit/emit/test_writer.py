@@ -203,10 +203,11 @@ def _crash_after(count: int) -> Callable[[Path, str], None]:
     return write_file
 
 
-@pytest.mark.parametrize("count", range(len(NEW)))
-def test_a_crash_while_writing_leaves_the_old_tree_intact(
+@pytest.mark.parametrize("count", range(len(NEW) + 1))
+def test_a_full_disk_while_writing_leaves_the_old_tree_intact(
     work: Path, monkeypatch: pytest.MonkeyPatch, count: int
 ) -> None:
+    """ENOSPC is a user error (NVC505), the old tree is untouched and nothing is left."""
     write_tree(OUT, SITE, OLD)
     (work / "out" / "README.md").write_text("hand-written\n")
     age(work / "out")
@@ -214,31 +215,30 @@ def test_a_crash_while_writing_leaves_the_old_tree_intact(
 
     with monkeypatch.context() as patch:
         patch.setattr(writer, "_write_file", _crash_after(count))
-        with pytest.raises(OSError, match="No space left"):
+        with pytest.raises(writer.WriteError) as raised:
             write_tree(OUT, SITE, NEW)
 
-    # The old tree is complete and untouched; only the half-written new one lies beside it.
+    [diag] = raised.value.diagnostics
+    assert (diag.code, diag.span.file) == ("NVC505", "out/lab")
+    assert "No space left on device" in diag.message and diag.hint
     assert snapshot(work / "out" / SITE) == before
     assert read_tree(work / "out" / SITE) == OLD
-    assert diff_tree(OUT, SITE, OLD) == []
     assert (work / "out" / "README.md").read_text() == "hand-written\n"
-    partial = work / "out" / f".nvcregen-{SITE}.new"
-    assert len(on_disk(partial)) == count
+    assert entries(work / "out") == ["README.md", SITE]  # no staging folder, no lock file
 
-    # The next run recovers: the new tree, and no leftovers.
     assert write_tree(OUT, SITE, NEW) is True
     assert on_disk(work / "out" / SITE) == encoded(NEW)
     assert entries(work / "out") == ["README.md", SITE]
 
 
-def test_a_crash_before_the_first_write_leaves_no_site_folder(
+def test_a_full_disk_before_the_first_write_leaves_no_site_folder(
     work: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(writer, "_write_file", _crash_after(1))
-    with pytest.raises(OSError):
+    with pytest.raises(writer.WriteError, match="no space left"):
         write_tree(OUT, SITE, NEW)
-    assert not (work / "out" / SITE).exists()
-    assert diff_tree(OUT, SITE, NEW)  # the partial folder is not mistaken for the site
+    assert entries(work / "out") == []
+    assert diff_tree(OUT, SITE, NEW)
 
 
 # check_ownership

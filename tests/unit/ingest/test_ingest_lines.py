@@ -82,3 +82,40 @@ def test_transports() -> None:
     assert (nvlink.transports, nvlink.gdrdma) == ((), False)
     topology = ["h:1:2 [0] NCCL INFO NET/1 :GPU/81000 (3/24.000000/PHB) NET/0 (5/3.125000/SYS)"]
     assert detect_transports(topology).transports == ()
+
+
+# NCCL 2.28.9 on a host without HCAs: IB fails, Socket is picked for every communicator.
+_INIT = [
+    "vm:656:656 [0] NCCL INFO NET/IB : No device found.",
+    "vm:656:656 [0] NCCL INFO NET/IB : Using [RO]; OOB eth0:192.0.2.2<0>",
+    "vm:656:656 [0] NCCL INFO Failed to initialize NET plugin IB",
+    "vm:656:656 [0] NCCL INFO NET/Socket : Using [0]eth0:192.0.2.2<0>",
+    "vm:656:656 [0] NCCL INFO Using network Socket",
+]
+
+
+def test_failed_net_plugin_is_not_a_transport() -> None:
+    assert detect_transports(_INIT).transports == ("Socket",)
+
+
+@pytest.mark.parametrize(
+    ("comms", "transports"),
+    [
+        (["rank 0 nRanks 1 nNodes 1 localRanks 1"], ()),
+        (["rank 0 nRanks 2 nNodes 1 localRanks 2", "rank 1 nRanks 2 nNodes 1 localRanks 2"], ()),
+        (["rank 0 nRanks 16 nNodes 2 localRanks 8"], ("Socket",)),
+        (
+            ["rank 0 nRanks 1 nNodes 1 localRanks 1", "rank 0 nRanks 16 nNodes 2 localRanks 8"],
+            ("Socket",),
+        ),
+    ],
+)
+def test_single_node_comms_use_no_network(comms: list[str], transports: tuple[str, ...]) -> None:
+    lines = _INIT + [f"vm:656:656 [0] NCCL INFO comm 0x55dd {comm} localRank 0" for comm in comms]
+    assert detect_transports(lines).transports == transports
+
+
+def test_single_node_comm_forced_onto_the_network_keeps_it() -> None:
+    via = "vm:656:656 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0"
+    lines = [*_INIT, "vm:656:656 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2", via]
+    assert detect_transports(lines).transports == ("Socket",)

@@ -118,3 +118,17 @@ def test_an_unreadable_bandwidth_row_is_refused_with_its_line() -> None:
 
 def test_sample_rows_cover_every_size(archive: Archive) -> None:
     assert len(archive.bandwidth) == len(sample_rows())
+
+
+def test_an_ib_threshold_is_not_drawn_over_socket_rounds(archive: Archive) -> None:
+    """The 2.25 GB/s TCP curve keeps an axis of its own, not one scaled to 360 GB/s."""
+    socket = [c for c in charts(archive) if c.transport.startswith("over Socket")]
+    assert [c.chart.rules for c in socket] == [(), ()]
+    assert socket[0].note == (
+        "busbw >= 2880 Gb/s not drawn: it expects IB, these rounds ran over Socket"
+    )
+    top = float(socket[0].chart.y_ticks[-1].label)
+    assert top < 5  # 2.25 GB/s reaches up the axis instead of lying flat at its bottom
+    ib = [c for c in charts(archive) if c.transport.startswith("over IB")]
+    assert [len(c.chart.rules) for c in ib] == [1, 1]
+    assert ib[0].note == ""

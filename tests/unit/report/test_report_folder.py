@@ -115,3 +115,26 @@ def test_a_file_that_is_not_what_collect_writes_is_named(tmp_path: Path) -> None
     run = write_run(tmp_path / "run2", files)
     with pytest.raises(ReportError, match=r"summary\.json is not JSON"):
         write_report(run, tmp_path / "out")
+
+
+def test_runs_are_ordered_by_when_their_measurements_finished_not_by_hash(
+    tmp_path: Path,
+) -> None:
+    """Two runs from saved logs: both `undated-<hash>`; the one measured later is newest."""
+    import os
+
+    def summary(finished: str | None) -> dict[str, object]:
+        return sample_summary() | {"finished_at": finished}
+
+    later = sample_run(tmp_path, "undated-111111111111", summary=summary("2026-10-15T08:00:00Z"))
+    earlier = sample_run(tmp_path, "undated-ffffffffffff", summary=summary("2026-10-14T08:00:00Z"))
+    located = locate(tmp_path / "edge-lab")
+    assert located.run == later
+    assert [r.path for r in located.runs] == [earlier, later]
+    assert located.runs[-1].finished_at == "2026-10-15T08:00:00Z"
+    # with no time in either, the one collected last is newest, whatever its hash
+    first = sample_run(tmp_path / "b", "undated-ffffffffffff", summary=summary(None))
+    second = sample_run(tmp_path / "b", "undated-111111111111", summary=summary(None))
+    os.utime(first / "SHA256SUMS", (1_700_000_000, 1_700_000_000))
+    os.utime(second / "SHA256SUMS", (1_800_000_000, 1_800_000_000))
+    assert locate(tmp_path / "b" / "edge-lab").run == second

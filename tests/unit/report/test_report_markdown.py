@@ -130,5 +130,9 @@ def test_other_runs_of_the_site_folder_are_listed(tmp_path: Path) -> None:
     newest = sample_run(tmp_path, "20261014T130100Z-0123456789ab")
     located = locate(tmp_path / "edge-lab")
     text = summary_markdown(read_archive(newest), located.runs)
-    assert "- 20261013T090000Z-aaaaaaaaaaaa\n" in text
-    assert "- 20261014T130100Z-0123456789ab (this report)\n" in text
+    assert "- 20261013T090000Z-aaaaaaaaaaaa — measured until 2026-10-13T09:00:00Z\n" in text
+    assert (
+        "- 20261014T130100Z-0123456789ab — measured until 2026-10-14T13:01:00Z (this report)\n"
+        in text
+    )
+    assert "Runs are ordered by when their measurements finished" in text

@@ -315,3 +315,37 @@ def test_runs_are_judged_by_nvcre_and_by_their_nodes() -> None:
 
 def test_an_empty_run_set_judges_nothing() -> None:
     assert RunSet(()).runs == ()
+
+
+def test_the_median_leaves_rounds_over_another_transport_out() -> None:
+    """Two RoCE rounds and one TCP round: the median is the RoCE rounds' (as the IB chart)."""
+    measured = [
+        *rounds((427.58, 452.28), transports=("IB",)),
+        bw(2.25, round_=3, transports=("Socket",)),
+    ]
+    (verdict,) = judge_threshold(1, threshold(transport="IB"), [run(*measured)], 3)
+    (group,) = verdict.groups
+    busbw = group.figures[0]
+    assert busbw.rounds == (427.58, 452.28)
+    assert busbw.median == (427.58 + 452.28) / 2
+    assert [r.code for r in verdict.reasons] == ["transport"]
+    assert [r.code for r in group.reasons] == ["transport", "met"]
+    assert "over 2 rounds" in group.reasons[1].message
+    assert "(1 round(s) over another transport left out)" in group.reasons[1].message
+    assert verdict.word is Word.FAIL
+
+
+def test_a_run_over_socket_where_rdma_is_expected_fails_without_a_threshold() -> None:
+    measured = [
+        *rounds((427.58, 452.28), transports=("IB",)),
+        bw(2.25, round_=3, transports=("Socket",)),
+    ]
+    verdict = judge_run(run(*measured))
+    assert verdict.word is Word.FAIL
+    assert [(r.code, r.message) for r in verdict.reasons] == [
+        ("transport", "group-0 round 3 (group-0-3-bw) ran over Socket, expected IB (RDMA)")
+    ]
+    assert judge_run(run(*rounds(transports=("IB",)))).word is Word.PASS
+    assert judge_run(run(*rounds())).word is Word.PASS  # not recorded: nothing to gate
+    tcp = run(*rounds(transports=("Socket",)), expected_transport="Socket")
+    assert judge_run(tcp).word is Word.PASS

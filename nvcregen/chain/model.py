@@ -1,0 +1,54 @@
+"""What the chain takes and gives: the tool's options and one site's compile result.
+
+Kept apart from `pipeline.py` so that `render --check` with every site cached can report
+its outcome without importing the compiler.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from nvcregen.core.errors import Diagnostic, Span
+
+if TYPE_CHECKING:
+    from nvcregen.check.crossref import Located
+    from nvcregen.emit.tree import Tree
+
+
+@dataclass(frozen=True)
+class Options:
+    """The tool's own options; everything else belongs in the site file.
+
+    Attributes:
+        strict: Tag-only images, example digests and a metrics endpoint without a CA
+            are errors, not warnings.
+        root: The project folder; a site's `nvcre.chart.archive` is relative to it.
+        out_path: The output folder's path inside the project (`out`), which GitOps
+            objects read `<out_path>/<site>/` from unless a site names its `gitops.path`;
+            None when the output folder is outside the project.
+
+    """
+
+    strict: bool = False
+    root: Path = Path()
+    out_path: str | None = "out"
+
+
+@dataclass(frozen=True)
+class CompileResult:
+    """What compiling one site produced: a tree (None on errors) and every diagnostic.
+
+    `cluster`, `cluster_span` and `objects` (each object at its path in the tree) let the
+    multi-site driver check sites that share a cluster against each other (NVC690).
+    """
+
+    source: str
+    site: str | None = None
+    tree: Tree | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    name_span: Span | None = None
+    cluster: str | None = None
+    cluster_span: Span | None = None
+    objects: tuple[Located, ...] = ()

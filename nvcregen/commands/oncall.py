@@ -1,0 +1,115 @@
+"""Commands that answer on-call questions from archives: `retest`, `history`, `export`."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nvcregen.commands.common import print_diagnostics
+from nvcregen.core.errors import ExitCode
+
+RESULTS = click.argument(
+    "results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True)
+)
+
+
+@click.command()
+@RESULTS
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the site here (default: sites/<site>-retest.yaml); never over a file.",
+)
+@click.option(
+    "--site",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="The site file the run was judged against (default: as provenance.json names it).",
+)
+def retest(results_dir: Path, out: Path | None, site: Path | None) -> None:
+    """A site that isolates a run's suspect nodes: 0 written or none, 2 refused."""
+    from nvcregen.report.folder import ReportError
+    from nvcregen.retest.sitefile import RetestError
+    from nvcregen.retest.writer import write_retest
+
+    try:
+        found = write_retest(results_dir, out, site, Path.cwd())
+    except RetestError as exc:
+        if exc.diagnostics:
+            print_diagnostics(list(exc.diagnostics), "text", wrote="nothing written")
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    for line in found.lines:
+        click.echo(line)
+    if found.path is not None:
+        click.echo(f"wrote {found.path}")
+
+
+@click.command()
+@RESULTS
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format.",
+)
+@click.option("--at", "sizes", multiple=True, metavar="SIZE", help="Only this size (repeatable).")
+def history(results_dir: Path, fmt: str, sizes: tuple[str, ...]) -> None:
+    """Median bus bandwidth run over run, regressions flagged: 0 none, 1 some, 2 refused."""
+    from nvcregen.core.units import UnitError, parse_size
+    from nvcregen.report.folder import ReportError
+    from nvcregen.report.historyview import load_history, render_json, render_markdown, render_text
+
+    try:
+        at = [parse_size(s) for s in sizes]
+    except UnitError as exc:
+        raise click.BadParameter(exc.message, param_hint="--at") from exc
+    try:
+        loaded = load_history(results_dir, at)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    render = {"json": render_json, "markdown": render_markdown}.get(fmt, render_text)
+    click.echo(render(loaded), nl=False)
+    sys.exit(ExitCode.DRIFT if loaded.history.regressions else ExitCode.OK)
+
+
+@click.group()
+def export() -> None:
+    """Export an archive's results for other tools."""
+
+
+@export.command("metrics")
+@RESULTS
+@click.option("--cluster", metavar="NAME", help="The `cluster` label (default: the site's).")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the OpenMetrics text here instead of standard output.",
+)
+def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> None:
+    """OpenMetrics text of a run for `promtool tsdb create-blocks-from openmetrics`."""
+    from nvcregen.report.archive import read_archive
+    from nvcregen.report.folder import ReportError, verified_run
+    from nvcregen.report.metrics import export_metrics as build
+    from nvcregen.retest.writer import site_cluster
+
+    try:
+        archive = read_archive(verified_run(results_dir).run)
+    except ReportError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    found = build(archive, cluster or site_cluster(archive, Path.cwd()))
+    for line in found.left_out:
+        click.echo(f"nvcregen: left out {line}", err=True)
+    if out is None:
+        click.echo(found.text, nl=False)
+    else:
+        out.write_text(found.text, encoding="utf-8")
+        click.echo(f"wrote {out}: {len(found.samples)} samples", err=True)

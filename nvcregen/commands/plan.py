@@ -1,0 +1,61 @@
+"""`nvcregen plan`: each site's readiness plan as a timeline, replayed from its objects."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from nvcregen.commands.common import SITES, print_diagnostics
+from nvcregen.core.errors import ExitCode
+
+
+@click.command("plan")
+@SITES
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "markdown", "json"]),
+    default="text",
+    show_default=True,
+    help="text for a terminal, markdown for a pull-request comment, json for tools.",
+)
+def plan(sites: tuple[Path, ...], fmt: str) -> None:
+    """Show each site's plan as a timeline: steps, runs, nodes, durations, GPU-hours.
+
+    The site is compiled in memory and its objects replayed as Kueue, the scheduler and
+    Argo CD or Flux would run them (docs/design/0008-replay.md); nothing is written. A
+    site whose replay finds problems still gets its timeline; `nvcregen check` (or
+    render) lists the problems.
+    """
+    from nvcregen.catalog.load import load_catalog
+    from nvcregen.chain.pipeline import CompileResult, Options, build_site
+    from nvcregen.chain.sites import discover_sites, display_path
+    from nvcregen.check.replayed import replay_manifests_of
+    from nvcregen.core.errors import NvcregenError
+    from nvcregen.replay.report import render_plans
+    from nvcregen.replay.timeline import plan_view
+
+    root = Path.cwd()
+    paths = discover_sites(root, list(sites))
+    if not paths:
+        click.echo("nvcregen: no site files found (add sites/<name>.yaml)", err=True)
+        sys.exit(ExitCode.INVALID)
+    try:
+        catalog = load_catalog()
+    except NvcregenError as exc:
+        print_diagnostics(exc.diagnostics, "text", wrote="no plan")
+        sys.exit(ExitCode.INVALID)
+    views, failed = [], []
+    for path in paths:
+        built = build_site(path.read_bytes(), display_path(path, root), catalog, Options(root=root))
+        if isinstance(built, CompileResult):
+            failed += [d for d in built.diagnostics if d.is_error]
+            continue
+        views.append(plan_view(replay_manifests_of(built.manifests, built.site, built.test_units)))
+    if views:
+        click.echo(render_plans(views, fmt), nl=False)
+    if failed:
+        print_diagnostics(failed, "text", wrote="no plan for sites with errors")
+        sys.exit(ExitCode.INVALID)

@@ -1,0 +1,118 @@
+"""Argo CD's sync waves as steps (pure; shared/reference/execution.md section 3).
+
+An Application applies the files under its `source.path` (subfolders with
+`directory.recurse`) wave by wave: a wave starts when every resource of the earlier waves
+is Healthy. Only kinds with a health check are waited on: those in the tree's `argocd-cm`
+(`resource.customizations.health.<group>_<kind>`), and batch/v1 Jobs that no Kueue queue
+suspends (the built-in check calls a Job Kueue resumed Healthy while it runs). The last
+wave of a sync is not waited on: runs there are unreported unless a later wave follows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from nvcregen.replay.gating import Gating, Step, relative, under, wave_of
+from nvcregen.replay.model import Run, TreeObject
+
+HEALTH_KEY = "resource.customizations.health."
+_WILDCARD_KEY = "resource.customizations"
+_APPLICATION = ("argoproj.io", "Application")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+
+
+def applications(objects: Iterable[TreeObject], root: str) -> list[tuple[TreeObject, str, bool]]:
+    """The tree's Applications reading this site's folder: (object, folder, recurse)."""
+    found = []
+    for item in objects:
+        if (item.group, item.kind) != _APPLICATION:
+            continue
+        source: Mapping[str, Any] = item.spec.get("source") or next(
+            iter(item.spec.get("sources") or []), {}
+        )
+        base = relative(str(source.get("path", "")), root)
+        if base is not None:
+            found.append((item, base, bool((source.get("directory") or {}).get("recurse"))))
+    return found
+
+
+def health_checks(objects: Iterable[TreeObject]) -> frozenset[str]:
+    """`<group>_<kind>` of every health check the tree's `argocd-cm` configures."""
+    keys: set[str] = set()
+    for item in objects:
+        if item.kind != "ConfigMap" or item.name != "argocd-cm":
+            continue
+        data = item.obj.get("data") or {}
+        keys |= {k.removeprefix(HEALTH_KEY) for k in data if k.startswith(HEALTH_KEY)}
+        for line in str(data.get(_WILDCARD_KEY, "")).splitlines():
+            if line and not line.startswith(" ") and line.rstrip().endswith(":"):
+                keys.add(line.rstrip()[:-1].replace("/", "_"))
+    return frozenset(keys)
+
+
+def argocd_gating(
+    objects: Sequence[TreeObject],
+    runs: Sequence[Run],
+    apps: Sequence[tuple[TreeObject, str, bool]],
+    checks: frozenset[str] | None,
+    *,
+    last_wave_waits: bool = False,
+) -> Gating:
+    """Steps per Application and wave.
+
+    `checks` None assumes a health check for every run kind; `last_wave_waits` that
+    something outside the tree waits for the last wave (nothing is reported about it).
+    """
+    steps: dict[str, Step] = {}
+    step_of: dict[str, str] = {}
+    unwaited: dict[str, str] = {}
+    unreported: dict[str, str] = {}
+    run_paths = {r.source.path for r in runs}
+    for app, base, recurse in sorted(apps, key=lambda a: a[0].name):
+        covered = [o for o in objects if under(o.path, base, recurse=recurse)]
+        mine = [o for o in covered if o.path in run_paths and o.path not in step_of]
+        if not mine:
+            continue
+        waves = sorted({wave_of(o) for o in mine})
+        last = max(wave_of(o) for o in covered)
+        for index, wave in enumerate(waves):
+            key = f"{app.name}#{wave}"
+            after = tuple(f"{app.name}#{w}" for w in waves[:index])
+            label = f"wave {wave} of Application {app.name}" if app.file else f"sync wave {wave}"
+            steps[key] = Step(key, label, app.file, after)
+        for item in mine:
+            step_of[item.path] = f"{app.name}#{wave_of(item)}"
+            reason = _unwaited(item, checks)
+            if reason:
+                unwaited[item.path] = reason
+            elif wave_of(item) == last and not last_wave_waits:
+                unreported[item.path] = (
+                    f"it is in the last sync wave ({last}) of Application {app.name}, which "
+                    "Argo CD does not wait on: the sync succeeds once it is applied"
+                )
+    return Gating(steps, step_of, unwaited, unreported)
+
+
+def _unwaited(item: TreeObject, checks: frozenset[str] | None) -> str:
+    """Why Argo CD does not wait for this run ("" when it does)."""
+    key = f"{item.group}_{item.kind}"
+    if checks is None or key in checks:
+        return ""
+    labels: Mapping[str, str] = item.meta.get("labels") or {}
+    if item.kind == "Job" and item.group == "batch":
+        if not labels.get(QUEUE_LABEL):
+            return ""
+        return (
+            "Argo CD's built-in Job check calls a Job Kueue resumed Healthy while it runs, and "
+            f"the tree's argocd-cm has no {HEALTH_KEY}{key}"
+        )
+    return (
+        f"Argo CD has no health check for {item.kind}: the tree's argocd-cm lacks {HEALTH_KEY}{key}"
+    )
+
+
+def waves_only(objects: Sequence[TreeObject], runs: Sequence[Run]) -> Gating:
+    """No GitOps objects in the tree: waves as one Application with every check would run."""
+    item = TreeObject("", "", {"metadata": {"name": "waves"}})
+    return argocd_gating(objects, runs, [(item, "", True)], None, last_wave_waits=True)

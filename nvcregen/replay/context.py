@@ -1,0 +1,96 @@
+"""What every check of the replay reads: the model, the clocks, and derived relations (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cached_property
+
+from nvcregen.core import units
+from nvcregen.replay.facts import PlanFacts
+from nvcregen.replay.gating import Gating
+from nvcregen.replay.kueue import Admission, Queues
+from nvcregen.replay.model import Run, Workload
+from nvcregen.replay.placement import Cluster
+from nvcregen.replay.runs import NVCRE
+from nvcregen.replay.simulate import Timeline
+
+Key = tuple[int, int, int]  # (run, batch, workload)
+
+# Codes of the replay (docs/design/0008-replay.md).
+NEVER_ADMITTED = "NVC670"
+PARTIAL = "NVC671"
+OVERLAP = "NVC672"
+UNREPORTED = "NVC673"
+CONCURRENCY = "NVC674"
+OVERRUN = "NVC675"
+WORST_CASE = "NVC676"
+
+
+@dataclass(frozen=True)
+class Context:
+    """The replayed tree: runs, steps, queues, each workload's admission, both clocks."""
+
+    facts: PlanFacts
+    runs: tuple[Run, ...]
+    gating: Gating
+    queues: Queues
+    admissions: Mapping[Key, Admission]
+    blocked: frozenset[Key]
+    expected: Timeline
+    worst: Timeline
+    cluster: Cluster
+
+    def workload(self, key: Key) -> Workload:
+        """The workload at a key."""
+        run, batch, index = key
+        return self.runs[run].batches[batch].workloads[index]
+
+    @cached_property
+    def before(self) -> dict[str, frozenset[str]]:
+        """Per step, the runs that must have finished before it applies."""
+        return self.gating.before(r.source.path for r in self.runs)
+
+    def ordered(self, first: Run, second: Run) -> bool:
+        """Whether `second` can only start once `first` has finished."""
+        step = self.gating.step_of.get(second.source.path, "")
+        return first.source.path in self.before.get(step, frozenset())
+
+    def may_overlap(self, one: Run, other: Run) -> bool:
+        """Whether two different runs can be running at the same time."""
+        return one is not other and not self.ordered(one, other) and not self.ordered(other, one)
+
+    def together(self, step: str) -> list[Run]:
+        """The runs of a step and every run that may overlap one of them.
+
+        `first` is ordered before every run of the step when it is in the step's `before`
+        set; a run of the step is before `first` when it is in the `before` of its step.
+        """
+        members = [r for r in self.runs if self.gating.step_of.get(r.source.path) == step]
+        earlier = self.before.get(step, frozenset())
+        paths = {m.source.path for m in members}
+        return [
+            r
+            for r in self.runs
+            if r in members
+            or (
+                r.source.path not in earlier
+                and not paths
+                <= self.before.get(self.gating.step_of.get(r.source.path, ""), frozenset())
+            )
+        ]
+
+    def step_label(self, run: Run) -> str:
+        """How messages name a run's step."""
+        step = self.gating.steps.get(self.gating.step_of.get(run.source.path, ""))
+        return step.label if step else "no step"
+
+
+def queue_pointer(run: Run) -> str:
+    """Where a run names its queue: its labels, or NVCRE's `workloadMetadata`."""
+    return "/spec/workloadMetadata" if run.source.group == NVCRE else "/metadata/labels"
+
+
+def shown(ms: int) -> str:
+    """A duration to the second, as the site writes durations."""
+    return units.format_duration(round(ms / 1000) * 1000)

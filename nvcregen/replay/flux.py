@@ -1,0 +1,118 @@
+"""Flux Kustomizations as steps (pure; shared/reference/execution.md section 4).
+
+A Kustomization applies every file under its `path`, subfolders included, once each
+Kustomization in its `dependsOn` is Ready; with `wait: true` (or the run listed in
+`healthChecks`) it is Ready only when what it applied is healthy. kstatus calls a kind
+without Ready conditions (TrainJob, NVCRE's kinds) healthy at once, so those runs are
+waited on only through a `healthCheckExprs` entry for their group and kind; a batch/v1
+Job is read by Flux's own Job reader (Complete). A file under several Kustomizations is
+taken as applied by the one with the fewest dependencies (it is applied first). A
+suspended Kustomization is taken as resumed by the operator; dependencies outside the
+tree as Ready.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from nvcregen.core import units
+from nvcregen.replay.gating import Gating, Step, relative, under
+from nvcregen.replay.model import Run, TreeObject
+
+FLUX = "kustomize.toolkit.fluxcd.io"
+_MIN_TIMEOUT_MS = 30_000
+_DEFAULT_INTERVAL_MS = 600_000
+
+
+def kustomizations(objects: Sequence[TreeObject], root: str) -> list[tuple[TreeObject, str]]:
+    """The tree's Kustomizations reading this site's folder: (object, folder)."""
+    found = []
+    for item in objects:
+        if (item.group, item.kind) == (FLUX, "Kustomization"):
+            base = relative(str(item.spec.get("path", "")), root)
+            if base is not None:
+                found.append((item, base))
+    return found
+
+
+def flux_gating(
+    objects: Sequence[TreeObject], runs: Sequence[Run], found: Sequence[tuple[TreeObject, str]]
+) -> Gating:
+    """A step per Kustomization, after the ones it depends on."""
+    steps = {_key(k): _step(k) for k, _ in found}
+    depth = {key: len(_ancestors(key, steps, set())) for key in steps}
+    step_of: dict[str, str] = {}
+    unwaited: dict[str, str] = {}
+    for run in runs:
+        covering = [
+            (depth[_key(k)], k.name, k) for k, base in found if under(run.source.path, base)
+        ]
+        if not covering:
+            continue
+        owner = min(covering, key=lambda c: (c[0], c[1]))[2]
+        step_of[run.source.path] = _key(owner)
+        reason = _unwaited(owner, run.source)
+        if reason:
+            unwaited[run.source.path] = reason
+    return Gating(steps, step_of, unwaited)
+
+
+def _key(item: TreeObject) -> str:
+    return f"{item.namespace}/{item.name}"
+
+
+def _step(item: TreeObject) -> Step:
+    after = tuple(
+        f"{d.get('namespace') or item.namespace}/{d.get('name')}"
+        for d in item.spec.get("dependsOn") or []
+        if isinstance(d, dict)
+    )
+    return Step(_key(item), f"Kustomization {item.name}", item.file, after, _timeout(item.spec))
+
+
+def _ancestors(key: str, steps: Mapping[str, Step], seen: set[str]) -> set[str]:
+    for earlier in steps[key].after if key in steps else ():
+        if earlier not in seen:
+            seen.add(earlier)
+            _ancestors(earlier, steps, seen)
+    return seen
+
+
+def _timeout(spec: Mapping[str, object]) -> int:
+    """`spec.timeout`, else Flux's default: the interval less 30 s, at least 30 s."""
+    timeout = _duration(spec.get("timeout"))
+    if timeout is not None:
+        return timeout
+    interval = _duration(spec.get("interval")) or _DEFAULT_INTERVAL_MS
+    return max(_MIN_TIMEOUT_MS, interval - _MIN_TIMEOUT_MS)
+
+
+def _duration(value: object) -> int | None:
+    try:
+        return units.parse_duration(str(value)) if value else None
+    except ValueError:
+        return None
+
+
+def _unwaited(owner: TreeObject, run: TreeObject) -> str:
+    """Why Flux does not wait for this run ("" when it does)."""
+    listed = any(
+        isinstance(c, dict) and c.get("kind") == run.kind and c.get("name") == run.name
+        for c in owner.spec.get("healthChecks") or []
+    )
+    if not owner.spec.get("wait") and not listed:
+        return (
+            f"Kustomization {owner.name} has no `wait: true`: it is Ready once the run is applied"
+        )
+    if (run.group, run.kind) == ("batch", "Job"):
+        return ""
+    for expr in owner.spec.get("healthCheckExprs") or []:
+        if not isinstance(expr, dict):
+            continue
+        group = str(expr.get("apiVersion", "")).rpartition("/")[0]
+        if group == run.group and expr.get("kind") in (None, run.kind):
+            return ""
+    return (
+        f"Kustomization {owner.name} has no healthCheckExprs for {run.kind}: kstatus calls it "
+        "healthy as soon as it exists"
+    )

@@ -1,0 +1,173 @@
+"""Checks of order and time: overlapping stages, unreported runs, deadlines (pure).
+
+- NVC672: runs of two stages (or two rounds of one test) may run at the same time: they
+  are in one step, or the later one's step does not wait for the earlier run.
+- NVC673: nothing waits for a run at the end of the plan: the sync or chain reports
+  success before it finished (Argo CD's last wave, a run no health check covers).
+- NVC675: with expected durations the plan ends after the window's deadline, or never.
+- NVC676 (warning): with every workload to its timeout the plan ends after the deadline;
+  a Flux step times out before its runs are expected to finish (Flux retries, late).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from nvcregen.core.errors import Severity
+from nvcregen.replay.context import (
+    NEVER_ADMITTED,
+    OVERLAP,
+    OVERRUN,
+    UNREPORTED,
+    WORST_CASE,
+    Context,
+    shown,
+)
+from nvcregen.replay.model import Problem, Run
+from nvcregen.replay.simulate import Timeline
+
+GATE_HINT = (
+    "give each stage (each round in trainer mode) its own step after the one before: a later "
+    "sync wave or a Kustomization depending on it, with health checks for its kinds"
+)
+
+
+def overlapping_stages(ctx: Context) -> Iterator[Problem]:
+    """NVC672, once per run: an earlier stage's (or round's) run it may overlap."""
+    for run in ctx.runs:
+        rival = next(
+            (r for r in ctx.runs if _earlier(ctx, r, run) and ctx.may_overlap(r, run)), None
+        )
+        if rival is not None:
+            yield _overlap(ctx, rival, run)
+
+
+def _earlier(ctx: Context, first: Run, second: Run) -> bool:
+    """Whether `first` belongs before `second`: an earlier stage, or an earlier round."""
+    rank_a, rank_b = ctx.facts.stage_rank(first.stage), ctx.facts.stage_rank(second.stage)
+    if first.stage != second.stage:
+        return (rank_a, first.stage) < (rank_b, second.stage)
+    if first.test != second.test or first.round is None or second.round is None:
+        return False
+    return _round(first.round) < _round(second.round)
+
+
+def _round(value: str) -> int:
+    return int(value) if value.isdigit() else 0
+
+
+def _overlap(ctx: Context, first: Run, second: Run) -> Problem:
+    same_step = ctx.gating.step_of.get(first.source.path) == ctx.gating.step_of.get(
+        second.source.path
+    )
+    if same_step:
+        reason = f"both are applied by {ctx.step_label(first)}"
+    elif not ctx.gating.waited(first.source.path):
+        reason = ctx.gating.unwaited[first.source.path]
+    else:
+        reason = f"{ctx.step_label(second)} does not wait for {ctx.step_label(first)}"
+    what = f"stage '{second.stage}'" if first.stage != second.stage else f"round {second.round}"
+    earlier = f"stage '{first.stage}'" if first.stage != second.stage else f"round {first.round}"
+    return Problem(
+        second.source.file,
+        "/metadata/name",
+        OVERLAP,
+        f"{second.label} ({what}) may run while {first.label} ({earlier}) has not finished: "
+        + reason,
+        hint=GATE_HINT,
+    )
+
+
+def unreported(ctx: Context) -> Iterator[Problem]:
+    """NVC673, once per step: runs nothing waits for when the plan ends."""
+    later = {a for step in ctx.gating.steps.values() for a in _ancestors(ctx, step.key)}
+    seen: set[str] = set()
+    for run in ctx.runs:
+        path = run.source.path
+        step = ctx.gating.step_of.get(path, "")
+        reason = ctx.gating.unreported.get(path)
+        if reason is None and not ctx.gating.waited(path) and step not in later:
+            reason = ctx.gating.unwaited[path]
+        if reason is None or step in seen:
+            continue
+        seen.add(step)
+        yield Problem(
+            run.source.file,
+            "/metadata/name",
+            UNREPORTED,
+            f"nothing waits for {run.label} at the end of the plan: {reason}",
+            hint="end the plan with a step that waits: a final gate object in a later sync wave "
+            "(Argo CD), `wait: true` with healthCheckExprs for its kind (Flux)",
+        )
+
+
+def _ancestors(ctx: Context, key: str) -> set[str]:
+    found: set[str] = set()
+    todo = list(ctx.gating.steps[key].after) if key in ctx.gating.steps else []
+    while todo:
+        step = todo.pop()
+        if step not in found:
+            found.add(step)
+            todo += ctx.gating.steps[step].after if step in ctx.gating.steps else ()
+    return found
+
+
+def deadline(ctx: Context, found: list[Problem]) -> Iterator[Problem]:
+    """NVC675 and NVC676: the plan against the window's deadline and Flux's step timeouts."""
+    limit = ctx.facts.deadline_ms
+    if ctx.expected.end_ms is None:
+        if not any(p.code == NEVER_ADMITTED for p in found):
+            yield _never_ends(ctx)
+        return
+    if ctx.expected.end_ms > limit:
+        yield _late(ctx, ctx.expected, OVERRUN, Severity.ERROR, "expected durations")
+    elif ctx.worst.end_ms is not None and ctx.worst.end_ms > limit:
+        yield _late(
+            ctx, ctx.worst, WORST_CASE, Severity.WARNING, "every job running to its timeout"
+        )
+    yield from _flux_timeouts(ctx)
+
+
+def _late(ctx: Context, timeline: Timeline, code: str, severity: Severity, case: str) -> Problem:
+    path, _ = max(timeline.runs.items(), key=lambda item: (item[1][1] or 0, item[0]))
+    run = next(r for r in ctx.runs if r.source.path == path)
+    total = timeline.end_ms or 0
+    return Problem(
+        run.source.file,
+        "/metadata/name",
+        code,
+        f"the plan ends {shown(total)} after it starts with {case} ({run.label} last), after the "
+        f"window's deadline of {shown(ctx.facts.deadline_ms)}",
+        severity,
+        "raise readiness.window.deadline or maxConcurrentJobs (and the quota with it), or plan "
+        "fewer tests or rounds; `nvcregen plan` shows where the time goes",
+    )
+
+
+def _never_ends(ctx: Context) -> Problem:
+    path = ctx.expected.stuck[0]
+    run = next(r for r in ctx.runs if r.source.path == path)
+    return Problem(
+        run.source.file,
+        "/metadata/name",
+        OVERRUN,
+        f"the plan never ends: {run.label} never starts ({ctx.step_label(run)} is never applied)",
+        hint="check the steps' dependsOn for a loop or a Kustomization that never becomes Ready",
+    )
+
+
+def _flux_timeouts(ctx: Context) -> Iterator[Problem]:
+    for key, step in ctx.gating.steps.items():
+        applied, done = ctx.expected.steps.get(key, (None, None))
+        if step.timeout_ms is None or applied is None or done is None:
+            continue
+        if done - applied > step.timeout_ms:
+            yield Problem(
+                step.file,
+                "/spec/timeout",
+                WORST_CASE,
+                f"{step.label} times out after {shown(step.timeout_ms)}, but its runs are expected "
+                f"to take {shown(done - applied)}: Flux reports the step failed, then retries",
+                Severity.WARNING,
+                "raise the step's timeout to the step's expected wall time (`nvcregen plan`)",
+            )

@@ -1,0 +1,122 @@
+"""Replay one site's tree: read it, admit, gate and time it, and judge it (pure).
+
+`replay_site` is the one entry point: `nvcregen check` calls it on the files of each
+site folder, the render gate on the objects in memory before anything is written,
+`nvcregen plan` and `diff` for the timeline. docs/design/0008-replay.md says what the
+model covers and what it leaves out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from nvcregen.replay.argocd import applications, argocd_gating, health_checks, waves_only
+from nvcregen.replay.checks import judge
+from nvcregen.replay.context import Context, Key
+from nvcregen.replay.facts import PlanFacts
+from nvcregen.replay.flux import flux_gating, kustomizations
+from nvcregen.replay.gating import Gating, Step
+from nvcregen.replay.kueue import Admission, Queues, admit, read_queues
+from nvcregen.replay.model import Problem, Run, TreeObject
+from nvcregen.replay.placement import Cluster
+from nvcregen.replay.runs import read_runs
+from nvcregen.replay.simulate import Case, Timeline, simulate
+
+PREVIEW = "preview"
+CASES: tuple[Case, Case] = ("expected", "worst")
+
+
+@dataclass(frozen=True)
+class Replay:
+    """A site's tree, replayed.
+
+    Attributes:
+        facts: What came from the site.
+        runs: The runs, expanded into workloads.
+        gating: Their steps.
+        queues: The tree's Kueue objects.
+        expected: The clock with expected durations.
+        worst: The clock with every workload to its timeout.
+        problems: What the replay found, in file order.
+
+    """
+
+    facts: PlanFacts
+    runs: tuple[Run, ...]
+    gating: Gating
+    queues: Queues
+    expected: Timeline
+    worst: Timeline
+    problems: tuple[Problem, ...]
+
+
+def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
+    """Replay the objects of one site folder (its `preview/` is never applied: skipped)."""
+    applied = [o for o in objects if not o.path.startswith(f"{PREVIEW}/")]
+    runs = read_runs(applied, facts)
+    gating = read_gating(applied, runs, facts)
+    queues = read_queues(applied)
+    admissions = {
+        (r, b, w): admit(workload, run.source.namespace, queues, facts)
+        for r, run in enumerate(runs)
+        for b, batch in enumerate(run.batches)
+        for w, workload in enumerate(batch.workloads)
+    }
+    cluster = Cluster(facts.nodes)
+    blocked = frozenset(
+        key for key, a in admissions.items() if a.refusal or not _fits(runs, key, a, cluster)
+    )
+    expected, worst = (_clock(runs, gating, admissions, queues, cluster, c, blocked) for c in CASES)
+    context = Context(
+        facts, tuple(runs), gating, queues, admissions, blocked, expected, worst, cluster
+    )
+    return Replay(facts, tuple(runs), gating, queues, expected, worst, judge(context))
+
+
+def _clock(
+    runs: Sequence[Run],
+    gating: Gating,
+    admissions: Mapping[Key, Admission],
+    queues: Queues,
+    cluster: Cluster,
+    case: Case,
+    blocked: frozenset[Key],
+) -> Timeline:
+    return simulate(
+        runs, gating, admissions, queues.priorities, cluster.fresh(), case=case, blocked=blocked
+    )
+
+
+def _fits(runs: Sequence[Run], key: Key, admission: Admission, cluster: Cluster) -> bool:
+    run, batch, index = key
+    return cluster.fits(runs[run].batches[batch].workloads[index], admission.node_labels)
+
+
+def read_gating(objects: Sequence[TreeObject], runs: Sequence[Run], facts: PlanFacts) -> Gating:
+    """The steps of a tree: its Kustomizations, else its Applications, else its waves.
+
+    A run no GitOps object of the tree applies is a step of its own, after nothing.
+    """
+    found = kustomizations(objects, facts.root)
+    apps = applications(objects, facts.root)
+    if found:
+        gating = flux_gating(objects, runs, found)
+    elif apps:
+        gating = argocd_gating(objects, runs, apps, health_checks(objects))
+    else:
+        return waves_only(objects, runs)
+    loose = [r for r in runs if r.source.path not in gating.step_of]
+    if not loose:
+        return gating
+    steps = dict(gating.steps)
+    step_of = dict(gating.step_of)
+    unwaited = dict(gating.unwaited)
+    for run in loose:
+        key = f"unapplied:{run.source.path}"
+        steps[key] = Step(key, f"{run.label} (applied by no GitOps object of the tree)", "")
+        step_of[run.source.path] = key
+        unwaited[run.source.path] = (
+            "no GitOps object of the tree applies it, so nothing waits for it"
+        )
+    return Gating(steps, step_of, unwaited, gating.unreported)

@@ -1,0 +1,145 @@
+"""The plan as a timeline: what `nvcregen plan` prints and `diff` compares (pure).
+
+Each row is a step of the replay (a stage, or a round of one in trainer mode): its runs,
+the nodes its workloads used, when it applies and how long it takes with expected
+durations and with every workload to its timeout, the longest timeout of one job, the
+most workloads running at once, and GPU-hours (GPUs held x time held). A step fits the
+window when it never runs more than `maxConcurrentJobs` at once and ends before the
+deadline.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nvcregen.replay.simulate import Slot, Timeline
+from nvcregen.replay.site import Replay
+
+_MS_PER_HOUR = 3_600_000
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One step of the timeline; times in ms from the plan's start (None: never)."""
+
+    name: str
+    applied_by: str
+    stages: tuple[str, ...]
+    runs: tuple[str, ...]
+    jobs: int
+    nodes: tuple[str, ...]
+    start_ms: int | None
+    end_ms: int | None
+    expected_ms: int | None
+    worst_ms: int | None
+    timeout_ms: int
+    at_once: int
+    gpu_hours: float
+    worst_gpu_hours: float
+    fits: bool
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A site's timeline and its totals against the window."""
+
+    site: str
+    steps: tuple[StepRow, ...]
+    expected_ms: int | None
+    worst_ms: int | None
+    gpu_hours: float
+    worst_gpu_hours: float
+    deadline_ms: int
+    budget_gpu_hours: float
+    max_concurrent_jobs: int
+    errors: int
+    warnings: int
+
+    @property
+    def fits(self) -> bool:
+        """Whether the expected plan ends before the deadline, every step within the window."""
+        ends = self.expected_ms is not None and self.expected_ms <= self.deadline_ms
+        return ends and self.gpu_hours <= self.budget_gpu_hours and all(s.fits for s in self.steps)
+
+
+def plan_view(replay: Replay) -> PlanView:
+    """The timeline of a replayed site."""
+    facts = replay.facts
+    rows = [row for key in replay.gating.steps if (row := _row(replay, key)) is not None]
+    rows.sort(key=lambda r: (r.start_ms is None, r.start_ms or 0, r.name))
+    severities = [p.severity.value for p in replay.problems]
+    return PlanView(
+        facts.site,
+        tuple(rows),
+        replay.expected.end_ms,
+        replay.worst.end_ms,
+        _gpu_hours(replay.expected.slots),
+        _gpu_hours(replay.worst.slots),
+        facts.deadline_ms,
+        facts.gpu_hours,
+        facts.max_concurrent_jobs,
+        severities.count("error"),
+        severities.count("warning"),
+    )
+
+
+def _row(replay: Replay, key: str) -> StepRow | None:
+    runs = [r for r in replay.runs if replay.gating.step_of.get(r.source.path) == key]
+    if not runs:
+        return None
+    paths = {r.source.path for r in runs}
+    slots = [s for s in replay.expected.slots if s.run in paths]
+    worst = [s for s in replay.worst.slots if s.run in paths]
+    start, end = _span(replay.expected, paths)
+    worst_start, worst_end = _span(replay.worst, paths)
+    at_once = _at_once(slots)
+    limit = replay.facts.deadline_ms
+    return StepRow(
+        name=", ".join(sorted({_folder(r.source.path) for r in runs})),
+        applied_by=replay.gating.steps[key].label,
+        stages=tuple(dict.fromkeys(r.stage for r in runs)),
+        runs=tuple(r.label for r in runs),
+        jobs=sum(len(r.workloads) for r in runs),
+        nodes=tuple(sorted({n for s in slots for n in s.nodes})),
+        start_ms=start,
+        end_ms=end,
+        expected_ms=None if start is None or end is None else end - start,
+        worst_ms=None if worst_start is None or worst_end is None else worst_end - worst_start,
+        timeout_ms=max((w.timeout_ms for r in runs for w in r.workloads), default=0),
+        at_once=at_once,
+        gpu_hours=_gpu_hours(slots),
+        worst_gpu_hours=_gpu_hours(worst),
+        fits=end is not None and end <= limit and at_once <= replay.facts.max_concurrent_jobs,
+    )
+
+
+def _span(timeline: Timeline, paths: set[str]) -> tuple[int | None, int | None]:
+    """When the first of these runs started and the last ended (None: never)."""
+    times = [timeline.runs[p] for p in paths if p in timeline.runs]
+    starts = [s for s, _ in times if s is not None]
+    ends = [e for _, e in times]
+    start = min(starts) if starts else None
+    end = (
+        None if not ends or any(e is None for e in ends) else max(e for e in ends if e is not None)
+    )
+    return start, end
+
+
+def _folder(path: str) -> str:
+    """A run's step folder: its folder below the layer (`01-single-node/round-1`)."""
+    parts = path.split("/")[1:-1]
+    return "/".join(parts) or path
+
+
+def _at_once(slots: list[Slot]) -> int:
+    """The most workloads running at the same moment."""
+    events = sorted([(s.start_ms, 1) for s in slots] + [(s.end_ms, -1) for s in slots])
+    peak = running = 0
+    for _, change in events:
+        running += change
+        peak = max(peak, running)
+    return peak
+
+
+def _gpu_hours(slots: tuple[Slot, ...] | list[Slot]) -> float:
+    return sum(s.gpus * (s.end_ms - s.start_ms) for s in slots) / _MS_PER_HOUR

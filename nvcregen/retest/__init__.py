@@ -1,0 +1,1 @@
+"""`nvcregen retest`: a Site file that isolates the suspect nodes of an archived run."""

@@ -1,0 +1,136 @@
+"""The retest Site file: the archived run's site, cut down to the pairs that isolate suspects.
+
+Everything but the plan is kept from the site the run was judged against (cluster,
+images, dependencies, NICs, thresholds of the retested tests, the window); the node pools
+and stages are replaced: one pool per batch of pairs, named `retest-<n>`, its nodes
+listed suspect, cleared, suspect, cleared, ..., so that `nodesPerJob: 2` makes exactly the
+pairs; one stage per batch and original stage, running the tests the suspects failed.
+The file is compiled in memory before it is written: it validates and renders, or
+nothing is written.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.chain.pipeline import Options, compile_source
+from nvcregen.core.errors import Diagnostic, has_errors
+from nvcregen.emit.canonical import dump_yaml
+from nvcregen.plan.budget import Budget, plan_budget
+from nvcregen.retest.pairs import RetestPlan
+from nvcregen.validate.site import load_site
+
+Data = dict[str, Any]
+MAX_NAME = 63
+
+
+class RetestError(Exception):
+    """No retest site can be written; `diagnostics` holds the compiler's, if any."""
+
+    def __init__(self, message: str, diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
+
+
+@dataclass(frozen=True)
+class RetestSite:
+    """The retest site's name, text and worst-case budget."""
+
+    name: str
+    text: str
+    budget: Budget
+
+
+def retest_name(site: str) -> str:
+    """`<site>-retest`, cut to a DNS label's 63 characters."""
+    suffix = "-retest"
+    return site[: MAX_NAME - len(suffix)].rstrip("-") + suffix
+
+
+def retest_data(original: Data, plan: RetestPlan, pool_of: dict[str, str]) -> Data:
+    """The original site's data with the retest's pools, stages and thresholds."""
+    data = copy.deepcopy(original)
+    spec = data["spec"]
+    name = retest_name(str(data["metadata"]["name"]))
+    pools = {p["name"]: p for p in spec["nodePools"]}
+    stages = {s["name"]: s for s in spec["readiness"]["stages"]}
+    new_pools, new_stages = [], []
+    for n, batch in enumerate(plan.batches, 1):
+        pool = copy.deepcopy(pools[pool_of[batch.pairs[0].suspect]])
+        pool["name"] = f"retest-{n}"
+        pool["nodes"] = [node for p in batch.pairs for node in (p.suspect, p.cleared)]
+        new_pools.append(pool)
+        origins = list(dict.fromkeys(stage for stage, _ in batch.tests))
+        for k, stage in enumerate(origins, 1):
+            tests = [test for s, test in batch.tests if s == stage]
+            label = f"retest{n}" if len(origins) == 1 else f"retest{n}-{k}"
+            new_stages.append(_stage(stages[stage], label, pool["name"], tests))
+    spec["nodePools"] = new_pools
+    spec["readiness"]["stages"] = new_stages
+    kept = {(t, "inter-node") for s in new_stages for t in s["tests"]}
+    spec["thresholds"] = [
+        t for t in spec.get("thresholds") or [] if (t["test"], t["scope"]) in kept
+    ]
+    gitops = spec.get("gitops") or {}
+    if gitops.get("path"):  # never the original's folder: syncing it would apply the original
+        gitops["path"] = str(gitops["path"]).rstrip("/").rpartition("/")[0] + "/" + name
+    data["metadata"]["name"] = name
+    return data
+
+
+def _stage(original: Data, name: str, pool: str, tests: list[str]) -> Data:
+    stage: Data = {"name": name, "scope": "inter-node", "pool": pool, "nodesPerJob": 2}
+    stage["tests"] = tests
+    for key in ("timeoutPerJob", "pinTransport"):
+        if key in original:
+            stage[key] = original[key]
+    return stage
+
+
+def compile_retest(data: Data, header: str, root: Path, display: str) -> RetestSite:
+    """Write the site text and compile it in memory; refuse it unless it renders.
+
+    Raises:
+        RetestError: When the site does not validate, plan or render.
+
+    """
+    text = dump_yaml(data, header=header)
+    catalog = load_catalog()
+    result = compile_source(text.encode(), display, catalog, Options(root=root))
+    if result.tree is None or has_errors(result.diagnostics):
+        raise RetestError("the retest site does not render", tuple(result.diagnostics))
+    loaded = load_site(text.encode(), display, catalog)
+    assert loaded.site is not None and loaded.test_units is not None
+    return RetestSite(loaded.site.metadata.name, text, plan_budget(loaded.site, loaded.test_units))
+
+
+def budget_of(data: Data, root: Path) -> Budget:
+    """The worst-case budget of a site's data (before its header is written).
+
+    Raises:
+        RetestError: When the data does not even plan.
+
+    """
+    text = dump_yaml(data)
+    loaded = load_site(text.encode(), "retest.yaml", load_catalog())
+    if loaded.site is None or loaded.test_units is None:
+        raise RetestError("the retest site does not plan", tuple(loaded.diagnostics))
+    return plan_budget(loaded.site, loaded.test_units)
+
+
+def budget_line(budget: Budget, data: Data) -> str:
+    """The retest's worst case against the window it runs in."""
+    readiness = data["spec"]["readiness"]
+    window = readiness["window"]
+    attempts = f"{readiness.get('rounds', 3)} rounds x (1 + {window.get('retests', 0)} retests)"
+    return (
+        f"Budget of this retest: worst case {math.ceil(budget.gpu_hours * 10) / 10:g} GPU-hours"
+        f" and {math.ceil(budget.wall_hours * 10) / 10:g} h of wall clock ({attempts}, every"
+        f" job to its timeout), within the window's {window['gpuHours']} GPU-hours and"
+        f" {window['deadline']}."
+    )

@@ -1,0 +1,149 @@
+"""`nvcregen retest RESULTS_DIR [--out FILE]`: read the archive, pair, write the site.
+
+locate, verify -> the run (as `report` does: a run folder, or a site folder's newest)
+site           -> the site file the run was judged against (provenance.json), whose
+                  sha256 must still match: a changed site would retest other nodes
+pair           -> suspects with cleared nodes (`pairs.py`); failed nodes need none
+write          -> the retest site, compiled in memory first, then written; never over
+                  an existing file
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvcregen.emit.canonical import load_yaml_plain
+from nvcregen.report.archive import Archive, read_archive
+from nvcregen.report.folder import verified_run
+from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
+from nvcregen.retest.sitefile import (
+    RetestError,
+    budget_line,
+    budget_of,
+    compile_retest,
+    retest_data,
+)
+
+NVCRE_NOTE = (
+    "NVCRE mode: two nodes is the floor of NVCRE's `diagnose` test scale (minGroupSize 2),"
+    " so a failing pair cannot be split further by NVCRE; these pairs take its place."
+)
+
+
+@dataclass(frozen=True)
+class Retest:
+    """What `retest` found and wrote (`path` None when there is nothing to retest)."""
+
+    path: Path | None
+    lines: tuple[str, ...]
+
+
+def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: Path) -> Retest:
+    """Write the retest site of an archived run.
+
+    Raises:
+        ReportError: When the archive cannot be found, verified or read.
+        RetestError: When the site file is missing or changed, the retest site does not
+            render, or `out` exists.
+
+    """
+    archive = read_archive(verified_run(results_dir).run)
+    data = _original(archive, site, root)
+    pool_of = {
+        n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
+    }
+    plan = plan_retest(archive.verdicts.nodes, pool_of)
+    notes = _notes(plan)
+    if not plan.batches:
+        return Retest(
+            None, ("no suspect node to pair with a cleared one: nothing to retest", *notes)
+        )
+    new = retest_data(data, plan, pool_of)
+    header = _header(archive, plan, budget_line(budget_of(new, root), new), new)
+    target = out or root / "sites" / f"{new['metadata']['name']}.yaml"
+    if target.exists():
+        raise RetestError(f"{target} exists: give another --out, or remove it first")
+    written = compile_retest(new, header, root, str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(written.text, encoding="utf-8")
+    pairs = [f"{p.suspect} with {p.cleared}" for b in plan.batches for p in b.pairs]
+    return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}", *notes))
+
+
+def _original(archive: Archive, site: Path | None, root: Path) -> dict[str, Any]:
+    named = archive.provenance.site
+    path = site or root / named.file
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise RetestError(
+            f"the site file {path} cannot be read ({exc.strerror or exc}): give it with --site"
+        ) from exc
+    if named.sha256 and hashlib.sha256(raw).hexdigest() != named.sha256:
+        raise RetestError(
+            f"{path} is not the site the run was judged against (its sha256 differs from"
+            " provenance.json): give that file with --site"
+        )
+    data = load_yaml_plain(raw.decode("utf-8"))
+    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
+        raise RetestError(f"{path} is not a Site file")
+    return data
+
+
+def site_cluster(archive: Archive, root: Path) -> str:
+    """The site's `spec.cluster` from the file provenance.json names, else the site name."""
+    try:
+        data = _original(archive, None, root)
+    except RetestError:
+        return archive.summary.site
+    return str(data["spec"].get("cluster") or archive.summary.site)
+
+
+def _notes(plan: RetestPlan) -> list[str]:
+    notes = [
+        f"{n.node} failed alone, no retest needed: {'; '.join(n.reasons)}" for n in plan.failed
+    ]
+    notes += [
+        f"{n}: suspect, but no cleared node in its pool to pair it with" for n in plan.unpaired
+    ]
+    return notes
+
+
+def _header(archive: Archive, plan: RetestPlan, budget: str, data: dict[str, Any]) -> str:
+    s = archive.summary
+    lines = [
+        "yaml-language-server: $schema=../schemas/site.v1alpha1.json",
+        f"Retest of site {s.site}, run {s.run_id}, written by `nvcregen retest`.",
+        "Each suspect node (only in failing groups of several nodes) runs the tests it failed",
+        "again in a group of two, the smallest a multi-node test runs, beside a cleared node",
+        "(one that passed them): failing again names the suspect, passing clears it.",
+        "",
+    ]
+    why = {n.node: n for n in archive.verdicts.nodes}
+    for number, batch in enumerate(plan.batches, 1):
+        lines.append(f"Pool retest-{number}, in pairs:")
+        for pair in batch.pairs:
+            tests = ", ".join(
+                f"{stage} / {test}" for stage, test in failing_tests(why[pair.suspect])
+            )
+            lines.append(f"  {pair.suspect} (suspect in {tests}) with {pair.cleared} (cleared)")
+    lines += ["", *_wrapped(budget)]
+    lines += [f"No retest: {note}" for note in _notes(plan)]
+    if data["spec"]["readiness"].get("engine", "nvcre") == "nvcre":
+        lines += _wrapped(NVCRE_NOTE)
+    return "\n".join(lines)
+
+
+def _wrapped(text: str, width: int = 86) -> Sequence[str]:
+    words, lines, line = text.split(), [], ""
+    for word in words:
+        if line and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line = word
+        else:
+            line = f"{line} {word}".strip()
+    return [*lines, line] if line else lines

@@ -1,0 +1,108 @@
+"""A four-node trainer-mode site and its saved logs, for the on-call tests (issue #13).
+
+The site is `sites/h20-3e-trainer.yaml` with four nodes (node-a .. node-d) and a budget
+that fits them: single-node runs on each node, two-node runs on (a, b) and (c, d). Every
+NCCL log is printed as nccl-tests prints it (`ncclprint.py`) with the group's hosts in
+its device list and NCCL's own transport lines; every DCGM log is NVIDIA's captured
+`dcgmi diag -j` of DCGM 3.1.0 (all PASS). `busbw(stage, test, nodes)` chooses each
+group's bus bandwidth, so a test states which group fails and how.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import ncclprint
+from trainerfactory import compiled, example_text
+
+from nvcregen.emit.canonical import dump_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = ROOT / "tests" / "fixtures" / "real-logs"
+DCGM_JSON = REAL / "dcgm" / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt"
+NODES = ("node-a", "node-b", "node-c", "node-d")
+GIB = 1 << 30
+COLLECTIVES = {
+    "nccl-all-reduce": "all_reduce",
+    "nccl-all-gather": "all_gather",
+    "nccl-alltoall": "alltoall",
+    "nccl-all-reduce-tcp": "all_reduce",
+}
+DEBUG = {
+    "IB": (
+        "{host}:1274:1274 [0] NCCL INFO NCCL version 2.27.3+cuda12.9",
+        "{host}:1274:1290 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/RoCE [1]mlx5_1:1/RoCE [RO];"
+        " OOB eth0:10.0.0.1<0>",
+        "{host}:1274:1290 [0] NCCL INFO Using network IB",
+    ),
+    "Socket": (
+        "{host}:1274:1274 [0] NCCL INFO NCCL version 2.27.3+cuda12.9",
+        "{host}:1274:1290 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>",
+        "{host}:1274:1290 [0] NCCL INFO Using network Socket",
+    ),
+}
+Obj = dict[str, Any]
+Busbw = Callable[[str, str, tuple[str, ...]], float]
+
+
+def site_text(nodes: tuple[str, ...] = NODES) -> str:
+    """The example trainer-mode site with `nodes` and a budget for them."""
+    text = example_text().replace("nodes: [node-a, node-b]", f"nodes: [{', '.join(nodes)}]")
+    text = text.replace("gpuHours: 180", "gpuHours: 4000").replace("deadline: 12h", "deadline: 96h")
+    return text.replace("name: h20-3e-trainer", "name: h20-3e-four", 1)
+
+
+def healthy(stage: str, test: str, nodes: tuple[str, ...]) -> float:
+    """Every group at the field report's figures: 465 GB/s in a node, 452 across, TCP 2.25."""
+    if test.endswith("-tcp"):
+        return 2.25
+    return 465.0 if len(nodes) == 1 else 452.28
+
+
+def group_nodes(obj: Obj, test_nodes: tuple[str, ...], per_job: int) -> tuple[str, ...]:
+    """The nodes of a TrainJob's group, from its `-g<index>` name."""
+    match = re.search(r"-g(\d+)$", obj["metadata"]["name"])
+    assert match is not None
+    start = int(match[1]) * per_job
+    return test_nodes[start : start + per_job]
+
+
+def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw) -> str:
+    """A launcher log of one round of one group, as the TrainJob prints it."""
+    labels = obj["metadata"]["labels"]
+    stage, test = labels["nvcregen.io/stage"], labels["nvcregen.io/test"]
+    collective = COLLECTIVES[test]
+    value = busbw(stage, test, nodes)
+    nranks = 8 * len(nodes)
+    rows = [
+        ncclprint.Row(size, ncclprint.time_for(size, value, collective, nranks),
+                      ncclprint.time_for(size, value * 0.998, collective, nranks))
+        for size in (GIB, 2 * GIB)
+    ]  # fmt: skip
+    expected = obj["metadata"].get("annotations", {}).get("nvcregen.io/expected-transport")
+    body = ncclprint.run(collective, list(nodes), 8, rows)
+    debug = [line.format(host=nodes[0]) for line in DEBUG.get(expected or "", ())]
+    return "\n".join([*body[:19], *debug, *body[19:]]) + "\n"
+
+
+def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
+    """Write `folder/logs/<ns>/<name>.log` for every TrainJob and Job, and the objects."""
+    objects = [m.obj for m in compiled(text) if m.kind in {"TrainJob", "Job"}]
+    names = re.search(r"nodes: \[([^\]]*)\]", text)
+    assert names is not None
+    nodes = tuple(n.strip() for n in names[1].split(","))
+    for obj in objects:
+        meta = obj["metadata"]
+        path = folder / "logs" / meta["namespace"] / f"{meta['name']}.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if obj["kind"] == "Job":
+            path.write_text(DCGM_JSON.read_text(encoding="utf-8"), encoding="utf-8")
+            continue
+        per_job = 1 if meta["labels"]["nvcregen.io/stage"] == "single-node" else 2
+        path.write_text(nccl_text(obj, group_nodes(obj, nodes, per_job), busbw), encoding="utf-8")
+    listing = dump_yaml({"apiVersion": "v1", "kind": "List", "items": objects})
+    (folder / "objects.yaml").write_text(listing, encoding="utf-8")
+    return folder

@@ -1,0 +1,92 @@
+"""Rendered trees for the replay's tests: the shipped ones as `check` reads them, and edits.
+
+`shipped(site)` reads `out/<site>/` and the site's facts as `nvcregen check` does; `edited`
+returns a copy of a tree with one function applied to the objects it selects, so a test
+builds a broken tree by hand from a good one and states exactly what it broke.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.replay.facts import PlanFacts, plan_facts
+from nvcregen.replay.model import Problem, TreeObject
+from nvcregen.replay.site import Replay, replay_site
+from nvcregen.spec.fast import parse_fast
+from nvcregen.validate.site import load_site
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = ("h20-3e-lab", "h20-3e-trainer", "l20-pool")
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+WAVE = "argocd.argoproj.io/sync-wave"
+Tree = tuple[TreeObject, ...]
+
+
+@cache
+def shipped_facts(site: str) -> PlanFacts:
+    """The replay's facts of a shipped site."""
+    path = ROOT / "sites" / f"{site}.yaml"
+    loaded = load_site(path.read_bytes(), f"sites/{site}.yaml", load_catalog())
+    assert loaded.site is not None and loaded.test_units is not None, loaded.diagnostics
+    return plan_facts(loaded.site, loaded.test_units)
+
+
+@cache
+def shipped(site: str) -> Tree:
+    """The objects of `out/<site>/`, named as `nvcregen check out` names them."""
+    base = ROOT / "out" / site
+    return tuple(
+        TreeObject(
+            f"out/{site}/{p.relative_to(base).as_posix()}",
+            p.relative_to(base).as_posix(),
+            parse_fast(p.read_bytes()),
+        )
+        for p in sorted(base.rglob("*.yaml"))
+    )
+
+
+def edited(
+    tree: Iterable[TreeObject],
+    select: Callable[[TreeObject], bool],
+    change: Callable[[dict[str, Any]], object],
+) -> Tree:
+    """A copy of the tree with `change` applied to (a deep copy of) each selected object."""
+    found = []
+    for item in tree:
+        if not select(item):
+            found.append(item)
+            continue
+        obj = copy.deepcopy(dict(item.obj))
+        change(obj)
+        found.append(TreeObject(item.file, item.path, obj))
+    return tuple(found)
+
+
+def without(tree: Iterable[TreeObject], select: Callable[[TreeObject], bool]) -> Tree:
+    """The tree without the selected objects."""
+    return tuple(item for item in tree if not select(item))
+
+
+def kind(name: str) -> Callable[[TreeObject], bool]:
+    """Select objects of one kind."""
+    return lambda item: item.kind == name
+
+
+def replay(tree: Iterable[TreeObject], facts: PlanFacts) -> Replay:
+    """Replay a tree."""
+    return replay_site(list(tree), facts)
+
+
+def codes(found: Replay) -> list[str]:
+    """The codes the replay reported, in order."""
+    return [p.code for p in found.problems]
+
+
+def of(found: Replay, code: str) -> list[Problem]:
+    """The problems with one code."""
+    return [p for p in found.problems if p.code == code]

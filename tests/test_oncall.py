@@ -1,0 +1,209 @@
+"""On-call questions answered from a failing run (issue #13): which node, what to retest.
+
+A four-node trainer-mode site, collected from saved logs written as the tools print them
+(`oncallfactory.py`), then reported, as an on-call engineer would read it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from oncallfactory import healthy, site_text, write_logs
+
+from nvcregen.cli import main
+
+SITE_NAME = "h20-3e-four"
+
+
+def two_node_pair_ab_slow(stage: str, test: str, nodes: tuple[str, ...]) -> float:
+    """The two-node all-reduce of (node-a, node-b) at 300 GB/s; everything else healthy."""
+    if (stage, test) == ("two-node", "nccl-all-reduce") and "node-a" in nodes:
+        return 300.0
+    return healthy(stage, test, nodes)
+
+
+def node_a_slow_alone_too(stage: str, test: str, nodes: tuple[str, ...]) -> float:
+    """node-a also fails its own single-node all-reduce (310 < 420 GB/s)."""
+    if (stage, test, nodes) == ("single-node", "nccl-all-reduce", ("node-a",)):
+        return 310.0
+    return two_node_pair_ab_slow(stage, test, nodes)
+
+
+def collect_and_report(tmp: Path, busbw: object) -> Path:
+    site = tmp / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    write_logs(tmp / "saved", site_text(), busbw)  # type: ignore[arg-type]
+    runner = CliRunner()
+    args = [
+        "collect",
+        "--site",
+        str(site),
+        "--from",
+        str(tmp / "saved"),
+        "--out",
+        str(tmp / "results"),
+    ]
+    assert runner.invoke(main, args).exit_code == 1  # a threshold failed
+    report = runner.invoke(
+        main, ["report", str(tmp / "results" / SITE_NAME), "--out", str(tmp / "report")]
+    )
+    assert report.exit_code == 0, report.output
+    (run,) = (tmp / "results" / SITE_NAME).iterdir()
+    return run
+
+
+@pytest.fixture(scope="module")
+def pair_failure(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The archive of the (node-a, node-b) failure; its report is in ../../../report."""
+    return collect_and_report(tmp_path_factory.mktemp("pair"), two_node_pair_ab_slow)
+
+
+def nodes_of(run: Path) -> dict[str, dict[str, object]]:
+    verdicts = json.loads((run / "verdicts.json").read_text())
+    return {n["node"]: n for n in verdicts["nodes"]}
+
+
+def test_a_two_node_failure_makes_its_pair_suspect_and_clears_the_rest(pair_failure: Path) -> None:
+    nodes = nodes_of(pair_failure)
+    assert {n: v["status"] for n, v in nodes.items()} == {
+        "node-a": "suspect",
+        "node-b": "suspect",
+        "node-c": "cleared",
+        "node-d": "cleared",
+    }
+    assert [v["word"] for v in nodes.values()] == ["fail", "fail", "pass", "pass"]
+    assert nodes["node-a"]["reasons"] == [
+        "only in failing groups of two-node / nccl-all-reduce g0 with node-b: median busbw"
+        " 300 GB/s over 3 rounds, needs >= 360 GB/s (written >= 2880 Gb/s)"
+    ]
+    runs = nodes["node-a"]["runs"]
+    assert isinstance(runs, list)
+    assert {(r["stage"], r["test"], r["word"]) for r in runs} >= {
+        ("single-node", "nccl-all-reduce", "pass"),
+        ("two-node", "nccl-all-reduce", "fail"),
+        ("two-node", "nccl-all-gather", "pass"),
+    }
+
+
+def test_report_and_summary_name_the_suspects_first(pair_failure: Path) -> None:
+    report = pair_failure.parents[2] / "report"
+    lines = (report / "summary.md").read_text().splitlines()
+    assert lines[0] == "## Readiness of h20-3e-four: ❌ fail"
+    assert lines[2] == "**Hold back 2 of 4 nodes: node-a (suspect), node-b (suspect).**"
+    html = (report / "index.html").read_text()
+    header = html[html.index("<header>") : html.index("</header>")]
+    assert "Hold back 2 of 4 nodes: node-a (suspect), node-b (suspect)." in header
+
+
+def test_a_node_that_failed_its_single_node_run_is_failed_not_suspect(tmp_path: Path) -> None:
+    run = collect_and_report(tmp_path, node_a_slow_alone_too)
+    nodes = nodes_of(run)
+    assert (nodes["node-a"]["status"], nodes["node-b"]["status"]) == ("failed", "suspect")
+    assert nodes["node-a"]["reasons"] == [
+        "failed alone in single-node / nccl-all-reduce g0: median busbw 310 GB/s over 3"
+        " rounds, needs >= 420 GB/s"
+    ]
+    lines = (tmp_path / "report" / "summary.md").read_text().splitlines()
+    assert lines[2] == "**Hold back 2 of 4 nodes: node-a (failed), node-b (suspect).**"
+
+
+def retest(run: Path, out: Path) -> str:
+    site = run.parents[2] / "site.yaml"  # provenance.json names it relative to collect's cwd
+    args = ["retest", str(run), "--out", str(out), "--site", str(site)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_retest_pairs_each_suspect_with_a_cleared_node_and_renders(
+    pair_failure: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "h20-3e-four-retest.yaml"
+    said = retest(pair_failure, out)
+    assert (
+        said.splitlines()[0] == "retest h20-3e-four-retest: node-a with node-c; node-b with node-d"
+    )
+    text = out.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../schemas/site.v1alpha1.json\n")
+    assert "#   node-a (suspect in two-node / nccl-all-reduce) with node-c (cleared)\n" in text
+    assert "# Budget of this retest: worst case " in text
+    site = yaml.safe_load(text)
+    (pool,) = site["spec"]["nodePools"]
+    assert pool["nodes"] == ["node-a", "node-c", "node-b", "node-d"]
+    (stage,) = site["spec"]["readiness"]["stages"]
+    assert (stage["pool"], stage["nodesPerJob"], stage["tests"]) == (
+        pool["name"],
+        2,
+        ["nccl-all-reduce"],
+    )
+    assert [t["test"] for t in site["spec"]["thresholds"]] == ["nccl-all-reduce"]
+    runner = CliRunner()
+    assert runner.invoke(main, ["validate", str(out)]).exit_code == 0
+    rendered = runner.invoke(main, ["render", str(out), "--out", str(tmp_path / "out")])
+    assert rendered.exit_code == 0, rendered.output
+    jobs = [
+        yaml.safe_load(p.read_text())
+        for p in (tmp_path / "out" / "h20-3e-four-retest").rglob("*.yaml")
+    ]
+    groups = {
+        tuple(pinned(job))
+        for job in jobs
+        if isinstance(job, dict) and job.get("kind") == "TrainJob"
+    }
+    assert groups == {("node-a", "node-c"), ("node-b", "node-d")}
+
+
+def pinned(trainjob: dict[str, object]) -> list[str]:
+    """The nodes a rendered TrainJob is pinned to (its node affinity's metadata.name)."""
+    text = yaml.safe_dump(trainjob)
+    found = re.findall(r"- (node-[a-d])\n", text)
+    return sorted(dict.fromkeys(found))
+
+
+def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
+    run = collect_and_report(tmp_path, node_a_slow_alone_too)
+    said = retest(run, tmp_path / "retest.yaml").splitlines()
+    assert said[0] == "retest h20-3e-four-retest: node-b with node-c"
+    assert said[1].startswith("node-a failed alone, no retest needed: failed alone in single-node")
+    site = yaml.safe_load((tmp_path / "retest.yaml").read_text())
+    assert site["spec"]["nodePools"][0]["nodes"] == ["node-b", "node-c"]
+
+
+def test_retest_refuses_an_existing_file(pair_failure: Path, tmp_path: Path) -> None:
+    out = tmp_path / "taken.yaml"
+    out.write_text("keep me\n")
+    site = pair_failure.parents[2] / "site.yaml"
+    args = ["retest", str(pair_failure), "--out", str(out), "--site", str(site)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "exists" in result.stderr
+    assert out.read_text() == "keep me\n"
+    changed = tmp_path / "changed.yaml"
+    changed.write_text(site.read_text() + "# edited\n")
+    args = ["retest", str(pair_failure), "--out", str(tmp_path / "x.yaml"), "--site", str(changed)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "is not the site the run was judged against" in result.stderr
+
+
+def test_finished_at_comes_from_kubectl_timestamps(tmp_path: Path) -> None:
+    """Logs saved with `kubectl logs --timestamps`: their last time is when the run ended."""
+    site = tmp_path / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    saved = write_logs(tmp_path / "saved", site_text())
+    for n, log in enumerate(sorted(saved.rglob("*.log"))):
+        stamp = f"2026-10-14T13:{n % 60:02d}:07.123456789Z"
+        lines = log.read_text().splitlines()
+        log.write_text("".join(f"{stamp} {line}\n" for line in lines))
+    args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp_path / "r")]
+    assert CliRunner().invoke(main, args).exit_code == 0
+    (run,) = (tmp_path / "r" / SITE_NAME).iterdir()
+    summary = json.loads((run / "summary.json").read_text())
+    last = min(len(list(saved.rglob("*.log"))) - 1, 59)
+    assert summary["finished_at"] == f"2026-10-14T13:{last:02d}:07Z"
+    assert summary["verdict"] == "pass"  # the prefix is read through, as ingest reads it

@@ -1,0 +1,114 @@
+"""`nvcregen plan` and the replay in `nvcregen check`, end to end in a scratch project."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from nvcregen.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+SITES = ("h20-3e-lab", "h20-3e-trainer", "l20-pool")
+QUEUE_LINE = "    kueue.x-k8s.io/queue-name: readiness\n"
+
+# The lab's timeline, as `nvcregen plan` prints it (docs/design/0008-replay.md).
+LAB_TEXT = """\
+h20-3e-lab: expected 3h51m30s (worst case 7h51m), 61.7 GPU-hours (worst case 125.6); window 16h, 260 GPU-hours, 2 jobs at once: fits the window
+  step            runs  jobs  nodes           starts  expected  worst  timeout  at once  GPU-h  fits
+  01-single-node     3    30  node-a,node-b       0s   1h6m33s  2h18m      13m      2/2   17.7   yes
+  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  5h33m    1h10m      1/2   44.0   yes
+"""  # noqa: E501
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A project with the shipped sites, as the current directory."""
+    (tmp_path / "sites").mkdir()
+    for site in SITES:
+        shutil.copyfile(ROOT / "sites" / f"{site}.yaml", tmp_path / "sites" / f"{site}.yaml")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> Result:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_plan_prints_the_lab_timeline(project: Path) -> None:
+    result = run("plan", "sites/h20-3e-lab.yaml")
+    assert result.exit_code == 0, result.output
+    assert result.stdout == LAB_TEXT
+    assert not list(project.glob("out"))  # nothing written
+
+
+def test_plan_of_every_shipped_site_fits_its_window(project: Path) -> None:
+    result = run("plan", "--format", "json")
+    assert result.exit_code == 0, result.output
+    plans = {p["site"]: p for p in json.loads(result.stdout)}
+    assert sorted(plans) == sorted(SITES)
+    assert all(p["fits"] and p["problems"] == {"errors": 0, "warnings": 0} for p in plans.values())
+    trainer = plans["h20-3e-trainer"]
+    assert [s["step"] for s in trainer["steps"]] == [
+        f"{stage}/round-{r}" for stage in ("01-single-node", "02-two-node") for r in (1, 2, 3)
+    ]
+    assert trainer["expected_ms"] == plans["h20-3e-lab"]["expected_ms"] == 13_890_000
+    assert all(s["at_once"] <= 2 for s in trainer["steps"])
+    pairs = plans["l20-pool"]["steps"][1]
+    assert (pairs["step"], pairs["applied_by"]) == (
+        "02-pairs",
+        "Kustomization l20-pool-readiness-02-pairs",
+    )
+    assert pairs["nodes"] == ["l20-1", "l20-2", "l20-3", "l20-4"]
+
+
+def test_plan_as_markdown(project: Path) -> None:
+    out = run("plan", "sites/l20-pool.yaml", "--format", "markdown").stdout
+    assert out.startswith("### l20-pool\n\nexpected 4h16m36s (worst case 8h36m)")
+    header = (
+        "| step | runs | jobs | nodes | starts | expected | worst | timeout | at once | GPU-h |"
+    )
+    assert header + " fits |" in out
+    assert "| 02-pairs | 2 | 8 | l20-1,l20-2,l20-3,l20-4 | 2h5m30s | 2h11m6s |" in out
+
+
+def test_plan_of_an_invalid_site_exits_2_with_its_errors(project: Path) -> None:
+    site = project / "sites" / "h20-3e-lab.yaml"
+    site.write_text(site.read_text().replace("rounds: 3", "rounds: 0"))
+    result = run("plan", "sites/h20-3e-lab.yaml")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "sites/h20-3e-lab.yaml" in result.stderr
+
+
+def test_check_reports_a_hand_built_tree_without_queue_labels_as_deadlock_prone(
+    project: Path,
+) -> None:
+    shutil.copytree(ROOT / "out" / "h20-3e-trainer", project / "out" / "h20-3e-trainer")
+    edited = 0
+    for path in (project / "out" / "h20-3e-trainer" / "readiness").rglob("*.yaml"):
+        text = path.read_text()
+        if QUEUE_LINE in text:
+            path.write_text(text.replace(QUEUE_LINE, ""))
+            edited += 1
+    assert edited == 42  # every Job and TrainJob of every round
+    result = run("check", "out", "--format", "json")
+    assert result.exit_code == 1
+    found = json.loads(result.stdout)
+    deadlocks = [d for d in found if d["code"] == "NVC671"]
+    assert len(deadlocks) == 12
+    assert all(d["message"].startswith("deadlock-prone:") for d in deadlocks)
+    assert all("/02-two-node/" in d["file"] and d["path"] == "/metadata/labels" for d in deadlocks)
+
+
+def test_check_of_the_shipped_trees_replays_them_clean(project: Path) -> None:
+    for site in SITES:
+        shutil.copytree(ROOT / "out" / site, project / "out" / site)
+    result = run("check", "out", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.stdout) == []

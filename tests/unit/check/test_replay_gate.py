@@ -1,0 +1,65 @@
+"""The render gate replays the objects it is about to write (docs/design/0008-replay.md)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from sitefactory import catalog
+
+from nvcregen.chain.pipeline import Built, Options, build_site
+from nvcregen.check.gate import check_manifests
+from nvcregen.core.manifest import Manifest
+from nvcregen.emit.naming import manifest_path
+
+ROOT = Path(__file__).resolve().parents[3]
+SITE = "sites/h20-3e-lab.yaml"
+WAVE = "argocd.argoproj.io/sync-wave"
+
+
+@pytest.fixture(scope="module")
+def built() -> Built:
+    found = build_site((ROOT / SITE).read_bytes(), SITE, catalog(), Options(root=ROOT))
+    assert isinstance(found, Built)
+    return found
+
+
+def _in_wave_one(manifest: Manifest) -> Manifest:
+    if manifest.folder != "02-two-node":
+        return manifest
+    meta = manifest.obj["metadata"]
+    obj = {**manifest.obj, "metadata": {**meta, "annotations": {**meta["annotations"], WAVE: "1"}}}
+    return dataclasses.replace(manifest, obj=obj)
+
+
+def test_the_shipped_site_passes_the_gate(built: Built) -> None:
+    assert check_manifests(built.manifests, built.site, built.doc, built.test_units) == []
+
+
+def test_overlapping_stages_fail_render_at_the_site_lines(built: Built) -> None:
+    manifests = [_in_wave_one(m) for m in built.manifests]
+    found = check_manifests(manifests, built.site, built.doc, built.test_units)
+    two_node = sorted(manifest_path(m) for m in manifests if m.folder == "02-two-node")
+    assert [d.code for d in found] == ["NVC672"] * len(two_node) and len(two_node) == 4
+    first = found[0]
+    assert first.is_error
+    assert first.message.startswith(f"generated {two_node[0]}: ")
+    assert first.span.file == SITE
+    source = next(m.source for m in manifests if manifest_path(m) == two_node[0])
+    assert source.startswith("/spec/readiness/stages/1/")  # the stage's test it runs
+    assert first.span == built.doc.span(source)
+    assert first.notes == ("in the object at /metadata/name",)
+
+
+def test_objects_with_errors_are_not_replayed(built: Built) -> None:
+    def unlabelled(manifest: Manifest) -> Manifest:
+        if manifest.kind != "WorkloadRun":
+            return manifest
+        spec = {**manifest.obj["spec"], "workloadMetadata": {"labels": {}}}
+        return dataclasses.replace(manifest, obj={**manifest.obj, "spec": spec})
+
+    manifests = [unlabelled(m) for m in built.manifests]
+    codes = {d.code for d in check_manifests(manifests, built.site, built.doc, built.test_units)}
+    assert "NVC625" in codes
+    assert not {c for c in codes if c.startswith("NVC67")}

@@ -1,0 +1,71 @@
+"""`report --sanitize`: no internal address, host name or private registry left anywhere."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+from reportfactory import sample_provenance, sample_run, sample_summary, sample_verdicts
+
+from nvcregen.cli import main
+from nvcregen.report.folder import verify
+
+PRIVATE = "harbor.corp.example:5000"
+SECRETS = ("node-a", "node-b", "node-c", "10.20.30.41", "fe80::52b1:b1f3:51c0:ecca", PRIVATE)
+
+
+def leaky_run(results: Path) -> Path:
+    """The sample run with nodes, addresses and a private registry in every file."""
+    summary = sample_summary()
+    run = summary["runs"][0]
+    run["message"] = "rank 8 on node-b (10.20.30.41, fe80::52b1:b1f3:51c0:ecca) exited"
+    run["failed_nodes"] = [{"name": "node-b", "reason": "ThresholdViolation", "message": ""}]
+    run["bandwidth"] = [{"ref": {"name": "x"}, "group": "group-0", "nodes": ["node-a", "node-b"]}]
+    verdicts = sample_verdicts()
+    verdicts["nodes"] = [
+        {"node": "node-b", "status": "suspect", "word": "fail",
+         "reasons": ["only in failing groups with node-a"], "runs": []},
+        {"node": "node-c", "status": "cleared", "word": "pass", "reasons": [], "runs": []},
+    ]  # fmt: skip
+    provenance = sample_provenance()
+    provenance["images"].append({"image": f"{PRIVATE}/gpu/nccl-tests:2.17@sha256:" + "ab" * 32})
+    return sample_run(results, summary=summary, verdicts=verdicts, provenance=provenance)
+
+
+def test_sanitized_outputs_hold_none_of_the_originals(tmp_path: Path) -> None:
+    run = leaky_run(tmp_path / "results")
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(out), "--sanitize"])
+    assert result.exit_code == 0, result.output
+    names = sorted(p.name for p in out.iterdir())
+    assert names == ["bandwidth.csv", "index.html", "summary.json", "summary.md"]
+    for file in out.iterdir():
+        text = file.read_text()
+        assert not [s for s in SECRETS if s in text], file.name
+    summary = (out / "summary.md").read_text()
+    assert "**Hold back 1 of 2 nodes: host-02 (suspect).**" in summary
+    data = json.loads((out / "summary.json").read_text())
+    assert data["runs"][0]["message"] == "rank 8 on host-02 (ip-01, ip-02) exited"
+    assert data["runs"][0]["bandwidth"][0]["nodes"] == ["host-01", "host-02"]
+    assert "registry-01.invalid/gpu/nccl-tests:2.17" in (out / "index.html").read_text()
+    assert "nvcr.io/nvidia/pytorch:26.01-py3" in summary  # public registries stay
+    assert verify(run) == []  # the archive itself is untouched
+
+
+def test_placeholders_are_stable(tmp_path: Path) -> None:
+    run = leaky_run(tmp_path / "results")
+    for out in ("one", "two"):
+        args = ["report", str(run), "--out", str(tmp_path / out), "--sanitize"]
+        assert CliRunner().invoke(main, args).exit_code == 0
+    for name in ("index.html", "summary.md", "summary.json", "bandwidth.csv"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+
+
+def test_without_sanitize_nothing_is_replaced(tmp_path: Path) -> None:
+    run = leaky_run(tmp_path / "results")
+    assert (
+        CliRunner().invoke(main, ["report", str(run), "--out", str(tmp_path / "r")]).exit_code == 0
+    )
+    assert "node-b" in (tmp_path / "r" / "summary.md").read_text()
+    assert not (tmp_path / "r" / "summary.json").exists()

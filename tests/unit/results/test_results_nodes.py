@@ -1,0 +1,128 @@
+"""Nodes in every verdict: failed alone, suspect, excluded, untested, cleared."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sitefactory import parse, site_yaml
+
+from nvcregen.results.models import (
+    BandwidthMeasurement,
+    BandwidthRow,
+    FailedNode,
+    Finality,
+    ObjectRef,
+    RunState,
+)
+from nvcregen.results.nodes import judge_nodes
+from nvcregen.results.runs import RunResult, RunSet
+from nvcregen.results.words import Word
+
+GIB = 1 << 30
+SITE = parse(site_yaml())[0]  # nodes gpu-1 and gpu-2
+
+
+def bw(group: str, nodes: tuple[str, ...], round_: int, **fields: Any) -> BandwidthMeasurement:
+    base: dict[str, Any] = {
+        "ref": ObjectRef(kind="BandwidthMeasurement", name=f"{group}-{round_}"),
+        "group": group,
+        "nodes": nodes,
+        "iteration": round_,
+        "finality": Finality.FINAL,
+        "rows": (BandwidthRow(size_bytes=GIB, bus_bw=400.0, alg_bw=213.0, samples=1),),
+    }
+    return BandwidthMeasurement(**(base | fields))
+
+
+def run(*measured: BandwidthMeasurement, **fields: Any) -> RunResult:
+    base: dict[str, Any] = {
+        "stage": "fabric",
+        "scope": "inter-node",
+        "test": "nccl-all-reduce",
+        "state": RunState.SUCCEEDED,
+        "bandwidth": measured,
+    }
+    return RunResult(**(base | fields))
+
+
+def statuses(*runs: RunResult, rounds: int = 1, **words: Any) -> dict[str, str]:
+    found = judge_nodes(SITE, RunSet(tuple(runs)), words.get("thresholds", {}), rounds)
+    return {n.node: n.status for n in found}
+
+
+def test_a_job_that_failed_on_one_node_fails_that_node_alone() -> None:
+    single = run(
+        bw("g0", ("gpu-1",), 1, finality=Finality.NOT_EVALUATED, reason="JobFailed"),
+        bw("g1", ("gpu-2",), 1),
+        stage="node",
+        scope="intra-node",
+    )
+    assert statuses(single) == {"gpu-1": "failed", "gpu-2": "cleared"}
+
+
+def test_a_failing_pair_with_no_passing_partner_is_suspect_and_its_threshold_says_why() -> None:
+    pair = run(bw("g0", ("gpu-1", "gpu-2"), 1))
+    thresholds = {("fabric", "nccl-all-reduce", "g0"): [(Word.FAIL, "median busbw 300 GB/s")]}
+    found = judge_nodes(SITE, RunSet((pair,)), thresholds, 1)
+    assert [(n.node, n.status, n.word) for n in found] == [
+        ("gpu-1", "suspect", Word.FAIL),
+        ("gpu-2", "suspect", Word.FAIL),
+    ]
+    assert found[0].reasons == (
+        "only in failing groups of fabric / nccl-all-reduce g0 with gpu-2: median busbw 300 GB/s",
+    )
+
+
+def test_nvcre_failed_nodes_excluded_nodes_and_untested_ones() -> None:
+    failed = run(failed_nodes=(FailedNode(name="gpu-1", reason="HardwareFailureDetected"),))
+    excluded = run(excluded_nodes=("gpu-2",), exclusion_reason="NodeNotReady", test="dcgm-l1")
+    found = {n.node: n for n in judge_nodes(SITE, RunSet((failed, excluded)), {}, 1)}
+    assert (found["gpu-1"].status, found["gpu-1"].reasons) == (
+        "failed",
+        ("failed alone in fabric / nccl-all-reduce: HardwareFailureDetected",),
+    )
+    assert (found["gpu-2"].status, found["gpu-2"].word) == ("excluded", Word.INCOMPLETE)
+    assert found["gpu-2"].reasons == ("excluded from fabric / dcgm-l1: NodeNotReady",)
+    assert statuses() == {"gpu-1": "untested", "gpu-2": "untested"}
+
+
+def test_a_group_that_has_not_finished_clears_no_one() -> None:
+    pending = run(
+        bw("g0", ("gpu-1", "gpu-2"), 1, finality=Finality.PROVISIONAL, reason="Measuring")
+    )
+    assert statuses(pending) == {"gpu-1": "untested", "gpu-2": "untested"}
+    short = run(bw("g0", ("gpu-1", "gpu-2"), 1))
+    assert statuses(short, rounds=2) == {"gpu-1": "untested", "gpu-2": "untested"}
+    assert statuses(short, rounds=1) == {"gpu-1": "cleared", "gpu-2": "cleared"}
+
+
+def test_a_round_over_the_wrong_transport_fails_its_group() -> None:
+    socket = run(bw("g0", ("gpu-1", "gpu-2"), 1, transports=("Socket",)), expected_transport="IB")
+    assert statuses(socket) == {"gpu-1": "suspect", "gpu-2": "suspect"}
+
+
+def test_a_node_passing_another_group_of_the_same_test_is_cleared() -> None:
+    groups = run(bw("g0", ("gpu-1", "gpu-2"), 1), bw("g1", ("gpu-1", "gpu-3"), 1))
+    thresholds = {("fabric", "nccl-all-reduce", "g0"): [(Word.FAIL, "slow")]}
+    assert statuses(groups, thresholds=thresholds) == {
+        "gpu-2": "suspect",
+        "gpu-1": "cleared",
+        "gpu-3": "cleared",
+    }
+
+
+def test_nvcre_succeeded_nodes_do_not_clear_a_group_nvcregen_failed() -> None:
+    """NVCRE lists a pair as succeeded; nvcregen's threshold failed it: the pair is suspect."""
+    pair = run(bw("g0", ("gpu-1", "gpu-2"), 1), succeeded_nodes=("gpu-1", "gpu-2"))
+    thresholds = {("fabric", "nccl-all-reduce", "g0"): [(Word.FAIL, "slow")]}
+    assert statuses(pair, thresholds=thresholds) == {"gpu-1": "suspect", "gpu-2": "suspect"}
+    dcgm = run(test="dcgm-l1", succeeded_nodes=("gpu-1", "gpu-2"))
+    assert statuses(dcgm) == {"gpu-1": "cleared", "gpu-2": "cleared"}
+
+
+def test_a_single_group_without_named_members_is_the_stage_pool() -> None:
+    """NVCRE full-scale: the Workflow names no members; the group is the pool less exclusions."""
+    whole = run(bw("g0", (), 1), stage="inter-node-stage")
+    assert statuses(whole) == {"gpu-1": "untested", "gpu-2": "untested"}  # no such stage
+    found = judge_nodes(SITE, RunSet((run(bw("g0", (), 1), stage="fabric"),)), {}, 1)
+    assert {n.node: n.status for n in found} == {"gpu-1": "cleared", "gpu-2": "cleared"}

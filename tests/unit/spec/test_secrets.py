@@ -1,0 +1,158 @@
+"""Secrets never reach out/: refused in the site at the field's line (issue #14, item 7).
+
+NVC113 is a password in a URL, NVC114 recognisable secret material; both name what was
+found, never the secret, and text output masks the value. `check` finds the same in a
+generated tree (NVC669, `tests/unit/check/test_check_hostile.py`).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nvcregen.cli import main
+from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer
+from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, redact
+from nvcregen.spec.load import load_document
+
+ROOT = Path(__file__).resolve().parents[3]
+SITE = (ROOT / "sites" / "h20-3e-lab.yaml").read_text()
+REPO = "https://git.example.com/gpu/readiness.git"
+GITHUB = "ghp_" + "a1B2" * 9
+PEM = (
+    "-----BEGIN OPENSSH PRIVATE KEY-----\\nb3BlbnNzaC1rZXktdjEAAAA=\\n"
+    "-----END OPENSSH PRIVATE KEY-----"
+)
+KUBECONFIG = "apiVersion: v1\\nkind: Config\\nusers:\\n- name: admin\\n  user: {token: x}"
+SECRETS = {
+    "a URL password": ("https://bot:hunter22@git.example.com/gpu/r.git", URL_CREDENTIALS),
+    "a GitHub token": (GITHUB, "a GitHub token"),
+    "a fine-grained GitHub token": ("github_pat_" + "A" * 30, "a GitHub token"),
+    "an AWS key id": ("AKIAIOSFODNN7EXAMPLE", "an AWS access key id"),
+    "a Slack token": ("xoxb-1234567890-abcdefghij", "a Slack token"),
+    "a JWT": (
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.c2lnbmF0dXJlLXBhcnQ",
+        "a JSON Web Token",
+    ),
+    "a bearer token": ("Bearer abcdefghijklmnopqrstuvwxyz012345", "a bearer token"),
+    "a PEM key": (PEM.replace("\\n", "\n"), "a PEM private key"),
+    "a kubeconfig": (KUBECONFIG.replace("\\n", "\n"), "kubeconfig credentials"),
+    "kubeconfig key data": ("client-key-data: LS0tLS1CRUdJTg==", "kubeconfig credentials"),
+}
+CLEAN = [
+    REPO,
+    "ssh://git@github.com/org/repo.git",
+    "git@github.com:org/repo.git",
+    "oci://ghcr.io/nvidia/cluster-readiness-engine",
+    "nvcr.io/nvidia/pytorch:26.01-py3@sha256:" + "4c" * 32,
+    "http://[::1]:8080/path?x=1",
+    "Bearer",
+    "token-secret-name",
+]
+
+
+@pytest.mark.parametrize(("text", "what"), SECRETS.values(), ids=SECRETS.keys())
+def test_each_kind_of_secret_is_named(text: str, what: str) -> None:
+    assert find_secret(text) == what
+    assert find_secret(f"prefix {text} suffix") == what
+
+
+@pytest.mark.parametrize("text", CLEAN)
+def test_ordinary_configuration_is_no_secret(text: str) -> None:
+    assert find_secret(text) is None
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(("text", "what"), SECRETS.values(), ids=SECRETS.keys())
+def test_redact_masks_every_kind_of_secret(text: str, what: str) -> None:
+    masked = redact(f"before {text} after")
+    assert text not in masked and "hunter22" not in masked
+    assert what == URL_CREDENTIALS or find_secret(masked) is None
+    assert masked.startswith("before ") and masked.endswith(" after")
+
+
+def test_redact_keeps_a_url_user_and_host() -> None:
+    url = "https://bot:hun:ter22@git.example.com/r.git"
+    assert redact(f"repo {url}") == "repo https://bot:***@git.example.com/r.git"
+
+
+def test_messages_hints_and_notes_never_print_a_secret(tmp_path: Path) -> None:
+    """A diagnostic that quotes a value (NVC680 names the repoURL) prints it masked."""
+    url = "https://bot:hunter22@git.example.com/r.git"
+    (tmp_path / "f.yaml").write_text(f"repoURL: {url}\n")
+    diag = Diagnostic(
+        Span("f.yaml", 1, 10),
+        Severity.ERROR,
+        "NVC680",
+        f"no repo {url}",
+        "/x",
+        f"allow {url}",
+        (f"seen {url}",),
+    )
+    for printed in (TextRenderer(tmp_path).render([diag]), JsonRenderer().render([diag])):
+        assert "hunter22" not in printed
+        assert "https://bot:***@git.example.com/r.git" in printed
+
+
+def with_repo(url: str) -> bytes:
+    return SITE.replace(REPO, url).encode()
+
+
+def test_a_password_in_the_repo_url_is_refused_at_its_line() -> None:
+    doc, diags = load_document(with_repo("https://bot:hunter22@git.example.com/r.git"), "s.yaml")
+    assert doc is None
+    [diag] = diags
+    line = next(n for n, text in enumerate(SITE.splitlines(), 1) if REPO in text)
+    assert (diag.code, diag.span.line, diag.path) == ("NVC113", line, "/spec/gitops/repoURL")
+    assert "hunter22" not in diag.message + diag.hint
+
+
+def test_secret_material_in_any_string_or_key_is_refused() -> None:
+    text = SITE.replace("  cluster: h20-3e-lab", f'  cluster: "{GITHUB}"', 1)
+    text = text.replace("nodePools:", f'nodePools:\n    # "{PEM}"', 1)  # a comment is fine
+    text = text.replace("metadata:", f'metadata:\n  labels: {{"{GITHUB}": x}}', 1)
+    doc, diags = load_document(text.encode(), "s.yaml")
+    assert doc is None
+    assert sorted((d.code, d.path) for d in diags) == [
+        ("NVC114", "/metadata/labels/" + GITHUB),
+        ("NVC114", "/spec/cluster"),
+    ]
+
+
+def test_text_output_masks_the_secret(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    site = tmp_path / "s.yaml"
+    site.write_bytes(with_repo("https://bot:hunter22@git.example.com/r.git"))
+    done = CliRunner().invoke(main, ["validate", str(site)])
+    assert done.exit_code == 2
+    assert "error[NVC113]" in done.stderr
+    assert "hunter22" not in done.output + done.stderr
+    assert re.search(r"repoURL: \*{20,}", done.stderr)
+
+
+TOKENS = st.sampled_from([text for text, _ in SECRETS.values() if "\n" not in text])
+FIELDS = st.sampled_from(["  cluster: h20-3e-lab", "    trigger: manual"])
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    token=TOKENS,
+    field=FIELDS,
+    before=st.text("abc -_/.", max_size=8),
+    after=st.text("abc -_/.", max_size=8),
+)
+def test_a_secret_anywhere_in_any_string_is_always_refused(
+    token: str, field: str, before: str, after: str
+) -> None:
+    """Property: wrapped in any text, in any string field, a secret never loads."""
+    key = field.split(":", maxsplit=1)[0]
+    value = f"{before} {token} {after}".replace('"', "")
+    doc, diags = load_document(SITE.replace(field, f'{key}: "{value}"', 1).encode(), "s.yaml")
+    assert doc is None
+    assert {d.code for d in diags} <= {"NVC113", "NVC114"} and diags
