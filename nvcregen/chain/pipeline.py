@@ -118,6 +118,6 @@ def _gitops_path(site: Site, out_path: str | None, doc: Document) -> tuple[Site,
 
 
 def _stamp(raw: bytes, site: Site, root: Path, diags: list[Diagnostic]) -> Stamp:
-    """The input key (site and chart bytes; `emit/cache.py` adds the rest) and warnings."""
+    """The input key (site and chart bytes; `emit/cache.py` adds the rest) and notices."""
     key = input_key(raw, chart_bytes(root, site.spec.nvcre.chart.archive))
-    return Stamp(key, sum(d.severity is Severity.WARNING for d in diags))
+    return Stamp(key, sum(d.severity is not Severity.ERROR for d in diags))

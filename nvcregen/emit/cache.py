@@ -4,7 +4,7 @@
 
 - `inputs`: the sha256 of everything the site's tree is a function of (the site file's
   bytes, its chart archive's bytes, nvcregen's version, the catalog, the Site schema and
-  the compiled upstream schemas), and how many warnings the compile gave;
+  the compiled upstream schemas), and how many warnings and notes the compile gave;
 - `digests`: the sha256 of every file in the folder, `index.json` included (the sha256 of
   its exact bytes with its own entry empty, so the file can hold its own digest).
 
@@ -43,10 +43,14 @@ Tree = dict[str, str]
 
 @dataclass(frozen=True)
 class Stamp:
-    """What `index.json` records about a compile: its input key and its warning count."""
+    """What `index.json` records about a compile: its input key and its notices.
+
+    `notices` counts the warnings and information diagnostics: `--strict` turns some of
+    either into errors (an unpinned image, an example digest).
+    """
 
     key: str
-    warnings: int = 0
+    notices: int = 0
 
 
 def dump_index(index: dict[str, Any]) -> str:
@@ -95,7 +99,7 @@ def seal_index(index: dict[str, Any], tree: Tree, stamp: Stamp) -> str:
     """
     digests = {path: _sha(text.encode()) for path, text in tree.items() if path != INDEX_FILE}
     digests[INDEX_FILE] = ""
-    sealed = {**index, INPUTS: {"sha256": stamp.key, "warnings": stamp.warnings}}
+    sealed = {**index, INPUTS: {"sha256": stamp.key, "notices": stamp.notices}}
     sealed[DIGESTS] = digests
     blank = dump_index(sealed)
     return blank.replace(_self_entry(""), _self_entry(_sha(blank.encode())), 1)
@@ -193,8 +197,8 @@ def _indexes(out_dir: Path) -> list[tuple[str, Path, str, dict[str, Any]]]:
 def is_fresh(site_dir: Path, key: str, *, strict: bool) -> bool:
     """Whether `site_dir` holds exactly the tree a compile with input `key` would write.
 
-    With `strict`, a site that compiled with warnings is not fresh: `--strict` may turn
-    them into errors, so it must be compiled again.
+    With `strict`, a site that compiled with warnings or notes is not fresh: `--strict`
+    may turn them into errors, so it must be compiled again.
     """
     loaded = _read_index(site_dir)
     return loaded is not None and _fresh(site_dir, *loaded, key, strict=strict)
@@ -204,7 +208,7 @@ def _fresh(site_dir: Path, text: str, index: dict[str, Any], key: str, *, strict
     inputs, digests = index.get(INPUTS), index.get(DIGESTS)
     if not isinstance(inputs, dict) or inputs.get("sha256") != key:
         return False
-    if strict and inputs.get("warnings") != 0:
+    if strict and inputs.get("notices") != 0:
         return False
     if not isinstance(digests, dict) or not _index_intact(text, digests.get(INDEX_FILE)):
         return False

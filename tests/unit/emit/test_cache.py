@@ -93,9 +93,9 @@ def test_a_linked_folder_makes_the_folder_stale(tmp_path: Path) -> None:
 
 
 def test_the_index_records_its_own_digest(tmp_path: Path) -> None:
-    tree = write_site_dir(tmp_path, Stamp("k1", warnings=2))
+    tree = write_site_dir(tmp_path, Stamp("k1", notices=2))
     index = json.loads(tree["index.json"])
-    assert index["inputs"] == {"sha256": "k1", "warnings": 2}
+    assert index["inputs"] == {"sha256": "k1", "notices": 2}
     assert sorted(index["digests"]) == ["a/x.yaml", "images.txt", "index.json"]
     assert is_fresh(tmp_path, "k1", strict=False)
     assert not is_fresh(tmp_path, "k1", strict=True)  # --strict may fail on the warnings
