@@ -7,7 +7,8 @@ from pathlib import Path
 from nvcregen.catalog.load import Catalog
 from nvcregen.compile.gitops.chain import argocd_health_config, chain_readiness
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
-from nvcregen.compile.gitops.steps import gate_readiness, plan_steps
+from nvcregen.compile.gitops.steps import gate_readiness, place_runs, plan_steps
+from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.imagelist import catalog_images, chart_pulls, images_txt
 from nvcregen.compile.monitoring.layer import check_monitoring, monitoring_manifests
 from nvcregen.compile.platform.helm import HelmRenderer, select_renderer
@@ -70,15 +71,20 @@ def site_manifests(
     manifests = platform_manifests(site, _renderer(site), base_dir=root)
     # Kueue is installed with the platform; its queues are a layer of their own, applied
     # once its CRDs exist (docs/design/0007-admission.md).
-    manifests += kueue_install(site, test_units) + queue_manifests(site, test_units)
+    queues = queue_manifests(site, test_units)
+    manifests += kueue_install(site, test_units) + queues
     steps = plan_steps(site, test_units)
     if site.spec.readiness.engine == "trainer":
         # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).
-        manifests += gate_readiness(site, trainer_manifests(site, test_units), steps)
+        readiness = trainer_manifests(site, test_units)
     else:
         manifests += monitoring_manifests(site, test_units)
         readiness = readiness_manifests(site, test_units)
-        manifests += gate_readiness(site, readiness, steps) + preview_manifests(readiness)
+    placed = place_runs(readiness, steps)  # step folders and sync waves
+    steps = timed_steps(site, steps, [*placed, *queues], test_units)  # worst case, replayed
+    manifests += gate_readiness(site, placed, steps)
+    if site.spec.readiness.engine != "trainer":
+        manifests += preview_manifests(readiness)
     if site.spec.gitops.engine == "argocd":
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need

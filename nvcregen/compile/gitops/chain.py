@@ -29,7 +29,6 @@ from nvcregen.compile.gitops.layer import (
     layer_path,
 )
 from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
-from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.spec.v1alpha1 import Site
 
@@ -146,7 +145,7 @@ def _step(site: Site, step: Step, name: str, previous: str) -> Manifest:
         "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
         "dependsOn": [{"name": previous}],
         "wait": True,
-        "timeout": units.format_duration(step.timeout_ms),
+        "timeout": step.timeout,
         "healthCheckExprs": [check.flux_expr() for check in step.checks],
     }
     note = f"step {step.number}: applied once {previous} is ready for the same revision"

@@ -18,7 +18,6 @@ docs/design/0006-stage-gating.md.
 from __future__ import annotations
 
 import dataclasses
-import math
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -35,7 +34,6 @@ COMMON_FOLDER = "00-common"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ROUND_LABEL = "nvcregen.io/round"
 _STAGE_SOURCE = re.compile(r"^/spec/readiness/stages/(\d+)(?:/|$)")
-_MINUTE_MS = 60_000
 # The readiness kinds of each engine, by what a test runs.
 _NVCRE_KINDS = {"category": "Certification", "workloadrun": "WorkloadRun"}
 
@@ -50,9 +48,10 @@ class Step:
         stage_index: The stage's index in `readiness.stages`.
         round: Trainer mode: the round (from 1) this step runs; None when the engine runs
             every round of the stage itself (NVCRE).
-        timeout_ms: How long the step may take before Flux reports it failed
-            (`step_timeout_ms`).
         checks: The health checks of the kinds the step runs.
+        timeout_ms: How long the step may take before Flux reports it failed: its worst
+            case, set by `nvcregen.compile.gitops.timing.timed_steps` once its runs are
+            placed (None until then).
 
     """
 
@@ -60,8 +59,20 @@ class Step:
     stage: str
     stage_index: int
     round: int | None
-    timeout_ms: int
     checks: tuple[HealthCheck, ...]
+    timeout_ms: int | None = None
+
+    @property
+    def timeout(self) -> str:
+        """The timeout as Flux and the plan ConfigMap write it (`4h24m`).
+
+        Raises:
+            ValueError: The step was never timed (a bug: `timed_steps` times every step).
+
+        """
+        if self.timeout_ms is None:
+            raise ValueError(f"readiness step {self.folder} has no timeout yet")
+        return units.format_duration(self.timeout_ms)
 
     @property
     def folder(self) -> str:
@@ -78,32 +89,11 @@ def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
     for index, group in groupby(test_units, key=lambda u: u.stage_index):
         stage_units = list(group)
         checks = _checks(stage_units, trainer=trainer)
-        # NVCRE runs all rounds inside one step; trainer mode makes a step of each round.
-        timeout = step_timeout_ms(site, stage_units, 1 if trainer else rounds)
         name = stage_units[0].stage.name
+        # NVCRE runs all rounds inside one step; trainer mode makes a step of each round.
         for round_ in range(1, rounds + 1) if trainer else (None,):
-            steps.append(Step(len(steps) + 1, name, index, round_, timeout, checks))
+            steps.append(Step(len(steps) + 1, name, index, round_, checks))
     return tuple(steps)
-
-
-def step_timeout_ms(site: Site, stage_units: Sequence[TestUnit], rounds: int) -> int:
-    """How long one step may take before Flux reports it failed: a placeholder estimate.
-
-    The sum over the step's runs (every node group of every test) of timeoutPerJob x
-    rounds x attempts (1 + window.retests), divided by window.maxConcurrentJobs and
-    rounded up to a minute. TODO(#11): replace with the plan's physics model.
-    """
-    window = site.spec.readiness.window
-    attempts = 1 + window.retests
-    total = sum(_node_groups(u) * u.timeout_ms for u in stage_units) * rounds * attempts
-    minutes = math.ceil(total / window.max_concurrent_jobs / _MINUTE_MS)
-    return max(1, minutes) * _MINUTE_MS
-
-
-def _node_groups(unit: TestUnit) -> int:
-    """The runs one round of a test makes: a node group each; one when the count is unknown."""
-    nodes = unit.pool.node_count
-    return max(1, nodes // unit.nodes_per_job) if nodes else 1
 
 
 def _checks(stage_units: Sequence[TestUnit], *, trainer: bool) -> tuple[HealthCheck, ...]:
@@ -114,25 +104,25 @@ def _checks(stage_units: Sequence[TestUnit], *, trainer: bool) -> tuple[HealthCh
     return tuple(c for c in HEALTH_CHECKS if c.kind in kinds)
 
 
-def gate_readiness(
-    site: Site, readiness: Sequence[Manifest], steps: Sequence[Step]
-) -> list[Manifest]:
-    """Put every readiness object in its step's folder and wave; add the plan and final gate.
-
-    Args:
-        site: The site.
-        readiness: The readiness layer (NVCRE or trainer mode).
-        steps: The site's steps (`plan_steps`).
-
-    Returns:
-        The objects with folders and, for runs, sync waves; a plan ConfigMap in
-        `00-common/`; with Argo CD, the final gate after the last step.
+def place_runs(readiness: Sequence[Manifest], steps: Sequence[Step]) -> list[Manifest]:
+    """Put every readiness object in its step's folder and, for runs, its sync wave.
 
     Raises:
         ValueError: A run belongs to no step (a bug: the steps come from the same plan).
 
     """
-    placed = [_place(m, steps) for m in readiness]
+    return [_place(m, steps) for m in readiness]
+
+
+def gate_readiness(site: Site, placed: Sequence[Manifest], steps: Sequence[Step]) -> list[Manifest]:
+    """Add the plan ConfigMap in `00-common/` and, with Argo CD, the final gate.
+
+    Args:
+        site: The site.
+        placed: The readiness layer, placed (`place_runs`).
+        steps: The site's steps, timed (`nvcregen.compile.gitops.timing.timed_steps`).
+
+    """
     gated = [*placed, plan_config_map(site, steps, placed)]
     if site.spec.gitops.engine == "argocd":
         gated.append(final_gate(site, steps, placed))
@@ -179,8 +169,7 @@ def plan_config_map(site: Site, steps: Sequence[Step], placed: Sequence[Manifest
     lines: list[str] = []
     for step in steps:
         runs = runs_of(step, placed)
-        timeout = units.format_duration(step.timeout_ms)
-        lines.append(f"{step.folder}: step {step.number}, {len(runs)} runs, timeout {timeout}")
+        lines.append(f"{step.folder}: step {step.number}, {len(runs)} runs, timeout {step.timeout}")
         lines += [f"  {run}" for run in runs]
     data = {"steps": "\n".join(lines) + "\n", "trigger": site.spec.readiness.trigger}
     obj = _config_map(f"{site.metadata.name}-readiness-plan", site, data)

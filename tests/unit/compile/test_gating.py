@@ -12,23 +12,26 @@ from sitefactory import FILE, catalog, edit, parse, site_yaml
 from trainerfactory import ROOT, trainer_text
 
 from nvcregen.check.gate import object_findings
+from nvcregen.check.replayed import replay_manifests_of
+from nvcregen.compile.gitops import timing
 from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
 from nvcregen.compile.gitops.health.checks import argocd_health_keys, check_for
 from nvcregen.compile.gitops.layer import LAYERS
 from nvcregen.compile.gitops.steps import (
     COMMON_FOLDER,
     SYNC_WAVE,
-    gate_readiness,
     is_run,
+    place_runs,
     plan_steps,
-    step_timeout_ms,
 )
+from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.plan.resolve import plan
+from nvcregen.replay.timeline import StepRow, plan_view
 from nvcregen.spec.v1alpha1 import Site
 
 REPO = "https://git.example.com/gpu/readiness.git"
@@ -187,7 +190,7 @@ def test_a_run_outside_every_step_is_a_bug() -> None:
     (cert, *_) = [m for m in runs(found) if m.kind == "Certification"]
     stray = Manifest(cert.obj, "readiness", "/spec/readiness/stages/7")
     with pytest.raises(ValueError, match="belongs to no readiness step"):
-        gate_readiness(site, [stray], steps)
+        place_runs([stray], steps)
 
 
 # --- Flux: one Kustomization per step ------------------------------------------------------
@@ -196,7 +199,9 @@ def test_a_run_outside_every_step_is_a_bug() -> None:
 @pytest.mark.parametrize("mode", ["nvcre", "trainer"])
 def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
     site, found = build(site_text("flux", mode=mode))
-    steps = plan_steps(site, plan(site, catalog()))
+    test_units = plan(site, catalog())
+    placed = [m for m in found if m.component in {"readiness", "queues"}]
+    steps = timed_steps(site, plan_steps(site, test_units), placed, test_units)
     specs = kustomizations(found)
     previous = "lab-readiness"
     for step in steps:
@@ -205,7 +210,7 @@ def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
         assert spec["dependsOn"] == [{"name": previous}]
         assert spec["path"] == f"./out/lab/readiness/{step.folder}"
         assert spec["wait"] is True
-        assert spec["timeout"] == units.format_duration(step.timeout_ms)
+        assert spec["timeout"] == step.timeout
         assert "suspend" not in spec
         in_folder = {(m.obj["apiVersion"], m.kind) for m in runs(found) if m.folder == step.folder}
         assert {(e["apiVersion"], e["kind"]) for e in spec["healthCheckExprs"]} == in_folder
@@ -290,27 +295,77 @@ def test_argocd_manual_trigger_never_syncs_readiness_by_itself() -> None:
 # --- Timeouts ------------------------------------------------------------------------------
 
 
-def test_step_timeout_is_runs_times_rounds_times_attempts_over_concurrency() -> None:
-    site, _ = parse(site_text(rounds=3))
-    node_units = [u for u in plan(site, catalog()) if u.stage.name == "node"]
-    # Two nodes, one per job: two runs per test and round; 2 concurrent jobs, no retests.
-    expected = sum(2 * u.timeout_ms for u in node_units) * 3 * 1 // 2
-    assert step_timeout_ms(site, node_units, 3) == expected
-    retest = edit(site_text(rounds=3), "gpuHours: 500}", "gpuHours: 500, retests: 1}")
-    site2, _ = parse(retest)
-    units2 = [u for u in plan(site2, catalog()) if u.stage.name == "node"]
-    assert step_timeout_ms(site2, units2, 3) == 2 * expected
-    serial = edit(site_text(rounds=3), "maxConcurrentJobs: 2", "maxConcurrentJobs: 1")
-    site3, _ = parse(serial)
-    units3 = [u for u in plan(site3, catalog()) if u.stage.name == "node"]
-    assert step_timeout_ms(site3, units3, 3) == 2 * expected
+def _step_rows(site: Site, found: list[Manifest]) -> dict[str, StepRow]:
+    """The replay's timeline of a built site, by step folder (what `nvcregen plan` shows)."""
+    view = plan_view(replay_manifests_of(found, site, plan(site, catalog())))
+    return {row.name: row for row in view.steps}
 
 
-def test_step_timeout_rounds_up_to_a_minute() -> None:
-    site, _ = parse(site_text())
-    one = [u for u in plan(site, catalog()) if u.stage.name == "fabric"]
-    assert step_timeout_ms(site, one, 1) % 60_000 == 0
-    assert step_timeout_ms(site, one, 1) >= one[0].timeout_ms // 2
+def _step_timeouts(site: Site, found: list[Manifest]) -> dict[str, int]:
+    steps = plan_steps(site, plan(site, catalog()))
+    specs = kustomizations(found)
+    return {
+        s.folder: units.parse_duration(specs[step_kustomization_name(site, s)]["timeout"])
+        for s in steps
+    }
+
+
+@pytest.mark.parametrize("mode", ["nvcre", "trainer"])
+def test_a_flux_step_waits_as_long_as_its_worst_case_rounded_up_to_a_minute(mode: str) -> None:
+    site, found = build(site_text("flux", mode=mode, rounds=3))
+    rows = _step_rows(site, found)
+    timeouts = _step_timeouts(site, found)
+    assert set(timeouts) == set(rows)
+    for folder, timeout in timeouts.items():
+        worst = rows[folder].worst_ms
+        expected = rows[folder].expected_ms
+        assert worst is not None and expected is not None
+        assert worst <= timeout < worst + 60_000, folder
+        assert timeout % 60_000 == 0
+        assert timeout > expected  # NVC676 never fires on nvcregen's own
+
+
+def test_retests_multiply_the_step_timeout() -> None:
+    text = site_text("flux", rounds=3)
+    site, found = build(text)
+    retest, found_2 = build(edit(text, "gpuHours: 500}", "gpuHours: 500, retests: 1}"))
+    rows = _step_rows(site, found)
+    for folder, timeout in _step_timeouts(retest, found_2).items():
+        worst = rows[folder].worst_ms
+        assert worst is not None
+        assert 2 * worst <= timeout < 2 * worst + 60_000
+
+
+def test_one_job_at_a_time_lengthens_the_step_timeout() -> None:
+    """The timeout follows the schedule: a step whose jobs queue one by one waits longer."""
+    text = site_text("flux", rounds=3)
+    site, found = build(text)
+    serial, found_1 = build(edit(text, "maxConcurrentJobs: 2", "maxConcurrentJobs: 1"))
+    two, one = _step_timeouts(site, found), _step_timeouts(serial, found_1)
+    assert any(one[f] > two[f] for f in two)
+    assert all(one[f] >= two[f] for f in two)
+
+
+def test_step_timeouts_round_up_to_a_whole_minute_at_least_one() -> None:
+    site, found = build(site_text("flux"))
+    test_units = plan(site, catalog())
+    steps = plan_steps(site, test_units)
+    placed = [m for m in found if m.component in {"readiness", "queues"}]
+    folder = steps[0].folder
+
+    def timed(worst_ms: int) -> int | None:
+        fixed = {folder: worst_ms}
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(timing, "worst_step_ms", lambda *_: fixed)
+            return timed_steps(site, steps, placed, test_units)[0].timeout_ms
+
+    assert timed(0) == 60_000
+    assert steps[0].timeout_ms is None
+    with pytest.raises(ValueError, match="has no timeout yet"):
+        _ = steps[0].timeout
+    assert timed(60_000) == 60_000
+    assert timed(60_001) == 120_000
+    assert timed(119_999) == 120_000
 
 
 # --- Argo CD health checks, installed by the platform layer --------------------------------

@@ -22,6 +22,7 @@ from nvcregen.cli import main
 from nvcregen.compile.gitops.chain import chain_readiness
 from nvcregen.compile.gitops.layer import gitops_manifests
 from nvcregen.compile.gitops.steps import plan_steps
+from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.layers import LAYER_ORDER, site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness.nvcre import readiness_manifests
@@ -217,7 +218,8 @@ def test_preview_is_never_applied_by_gitops() -> None:
         # The AppProject is the same with or without the preview among the layers.
         without = [m for m in found if m.component not in {COMPONENT, "gitops"}]
         present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in without)]
-        steps = plan_steps(site, test_units)
+        placed = [m for m in found if m.component in {"readiness", "queues"}]
+        steps = timed_steps(site, plan_steps(site, test_units), placed, test_units)
         assert chain_readiness(site, gitops_manifests(site, present, without), steps) == gitops
     assert COMPONENT not in LAYER_ORDER
 

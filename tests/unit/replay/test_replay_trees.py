@@ -378,7 +378,7 @@ def test_flux_without_wait_does_not_gate() -> None:
 
 
 def test_a_flux_step_timeout_shorter_than_its_runs_is_a_warning_at_the_kustomization() -> None:
-    # The pairs step is expected to take 2h11m6s; its timeout is 2h12m.
+    # The pairs step is expected to take 2h11m6s; its timeout is its worst case, 4h24m.
     def timeout(value: str) -> Any:
         def change(obj: dict[str, Any]) -> None:
             obj["spec"]["timeout"] = value
@@ -402,3 +402,17 @@ def test_the_replay_is_deterministic() -> None:
     two = replay(reversed(shipped(TRAINER)), shipped_facts(TRAINER))
     assert one.expected == two.expected
     assert one.worst == two.worst
+
+
+def test_every_shipped_flux_step_waits_for_its_worst_case() -> None:
+    """A Flux step that times out before its runs can end fails a slow but passing plan."""
+    found = replay(shipped(L20), shipped_facts(L20))
+    steps = [s for k, s in found.gating.steps.items() if k in set(found.gating.step_of.values())]
+    assert [s.label for s in steps] == [
+        "Kustomization l20-pool-readiness-01-single-node",
+        "Kustomization l20-pool-readiness-02-pairs",
+    ]
+    for step in steps:
+        applied, done = found.worst.steps[step.key]
+        assert applied is not None and done is not None and step.timeout_ms is not None
+        assert done - applied <= step.timeout_ms < done - applied + MINUTE

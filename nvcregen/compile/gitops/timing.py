@@ -1,0 +1,67 @@
+"""How long each readiness step may take: its worst case, replayed (pure).
+
+A Flux Kustomization with `wait: true` fails once its `timeout` passes before what it
+applied is healthy; the step after it then waits for the next reconciliation, and the
+failure pages whoever watches Flux. A step's timeout is therefore its worst case: the
+replay (docs/design/0008-replay.md) of the placed runs and their queues, every job
+running to its timeout, on the site's nodes and under its Kueue quota, times the
+attempts the window allows (1 + `retests`, as the budget counts them), rounded up to a
+minute. Argo CD has no step timeout; the plan ConfigMap shows the same figure there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+
+from nvcregen.compile.gitops.steps import Step
+from nvcregen.core.manifest import Manifest
+from nvcregen.emit.naming import manifest_path
+from nvcregen.plan.model import TestUnit
+from nvcregen.replay.facts import plan_facts
+from nvcregen.replay.model import TreeObject
+from nvcregen.replay.site import replay_site
+from nvcregen.spec.v1alpha1 import Site
+
+_MINUTE_MS = 60_000
+
+
+def timed_steps(
+    site: Site, steps: Sequence[Step], objects: Sequence[Manifest], test_units: list[TestUnit]
+) -> tuple[Step, ...]:
+    """`steps` with their timeouts, from the replay of `objects` (placed runs and queues)."""
+    worst = worst_step_ms(objects, site, test_units)
+    attempts = 1 + site.spec.readiness.window.retests
+    return tuple(
+        dataclasses.replace(step, timeout_ms=_minutes(worst.get(step.folder, 0) * attempts))
+        for step in steps
+    )
+
+
+def worst_step_ms(
+    objects: Sequence[Manifest], site: Site, test_units: list[TestUnit]
+) -> Mapping[str, int]:
+    """Each step folder's worst case: from its first run's start to its last run's end.
+
+    The objects carry no GitOps objects yet, so the replay gates them by their sync waves
+    (a step's number), each wave waited for. A folder whose runs never all end (a plan
+    the render gate refuses) is left out.
+    """
+    tree = [TreeObject(path, path, m.obj) for m in objects for path in [manifest_path(m)]]
+    replay = replay_site(tree, plan_facts(site, test_units))
+    spans: dict[str, list[tuple[int | None, int | None]]] = {}
+    for run in replay.runs:
+        folder = run.source.path.split("/", 1)[1].rsplit("/", 1)[0]
+        spans.setdefault(folder, []).append(replay.worst.runs.get(run.source.path, (None, None)))
+    found: dict[str, int] = {}
+    for folder, times in spans.items():
+        known = [(s, e) for s, e in times if s is not None and e is not None]
+        if len(known) == len(times):
+            found[folder] = max(e for _, e in known) - min(s for s, _ in known)
+    return found
+
+
+def _minutes(ms: int) -> int:
+    """`ms` rounded up to a whole minute, at least one."""
+    return max(1, math.ceil(ms / _MINUTE_MS)) * _MINUTE_MS
