@@ -68,7 +68,36 @@ def collection_paused() -> Iterator[None]:
 
 def is_object(data: Any) -> bool:
     """Whether parsed data is a Kubernetes object (a mapping with a kind)."""
-    return isinstance(data, dict) and "kind" in data
+    return not_object(data) is None
+
+
+def not_object(data: Any) -> str | None:
+    """Why parsed data is no Kubernetes object (None when it is one).
+
+    An object is a mapping whose `kind` and `apiVersion` (when present) are strings; its
+    `metadata`, when present, a mapping. Anything else would only confuse later checks.
+    """
+    if not isinstance(data, dict) or "kind" not in data:
+        return "not a Kubernetes object (no kind)"
+    for key in ("kind", "apiVersion"):
+        if key in data and not isinstance(data[key], str):
+            return f"not a Kubernetes object ({key} is {_shape(data[key])}, not a string)"
+    if "metadata" in data and not isinstance(data["metadata"], dict):
+        return f"not a Kubernetes object (metadata is {_shape(data['metadata'])}, not a mapping)"
+    return None
+
+
+def _shape(value: Any) -> str:
+    """What a YAML value is, with its article: `a list`, `a number`, `null`."""
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, str):
+        return "a string"
+    return "a boolean" if isinstance(value, bool) else "a number"
 
 
 def check_files(jobs: list[FileJob]) -> list[FileResult]:

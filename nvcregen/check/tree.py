@@ -21,7 +21,7 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, collection_paused, is_object, iter_check_files
+from nvcregen.check.parallel import FileJob, collection_paused, iter_check_files, not_object
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
@@ -151,8 +151,8 @@ def _read_tree(
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: let the careful loader say why
             diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
-        elif not is_object(result.data):
-            diags.append(_not_object(shown, "not a Kubernetes object (no kind)"))
+        elif (why := not_object(result.data)) is not None:
+            diags.append(_not_object(shown, why))
         else:
             site = facts.get(site_dir) if site_dir else None
             origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None

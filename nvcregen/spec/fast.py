@@ -1,7 +1,9 @@
 """Fast YAML loading with libyaml, for inputs whose positions are rarely needed.
 
 Every YAML nvcregen reads with it (generated trees, exports, old revisions, the
-catalog) is read without aliases: an alias makes one node count many times, and a
+catalog) is read as JSON-shaped data, as the Kubernetes tools read it: a plain date stays
+its text, and tags with no JSON form (`!!binary`, `!!set`, ...) are refused. It is read
+without aliases: an alias makes one node count many times, and a
 few hundred bytes of nested aliases ("billion laughs") would expand to gigabytes in
 whatever walks the data next. The loader refuses the second use of any node, so the
 cost of a load stays linear in the size of the file.
@@ -39,6 +41,24 @@ class _NoAliasLoader(_BASE):  # type: ignore[misc]  # PyYAML's loaders are untyp
             )
         return super().construct_object(node, deep)
 
+
+def _timestamp_text(loader: Any, node: Any) -> str:
+    """A plain date or time stays the text it is, as kubectl reads it (JSON has no date)."""
+    return str(loader.construct_scalar(node))
+
+
+def _not_json(loader: Any, node: Any) -> Any:
+    raise ConstructorError(
+        None,
+        None,
+        f"{node.tag} has no JSON form; nvcregen reads YAML that maps to JSON",
+        node.start_mark,
+    )
+
+
+_NoAliasLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_text)
+for _tag in ("binary", "set", "omap", "pairs"):
+    _NoAliasLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
 LOADER: Any = _NoAliasLoader
 

@@ -98,3 +98,47 @@ def test_thousands_of_problems_in_one_file_print_at_most_200(project: Path) -> N
     )
     assert "nvcregen: 1000 errors in 1 file" in output  # the summary counts them all
     assert len(output) < 200_000
+
+
+def _edited_tree(project: Path, old: str, new: str) -> Path:
+    shutil.copytree(ROOT / "out" / "h20-3e-lab", project / "out" / "h20-3e-lab")
+    shutil.copytree(ROOT / "sites", project / "sites")
+    victim = next((project / "out" / "h20-3e-lab" / "readiness").rglob("certification-*.yaml"))
+    text = victim.read_text()
+    assert old in text
+    victim.write_text(text.replace(old, new, 1))
+    return victim
+
+
+def test_a_plain_date_in_an_object_is_its_text_as_kubectl_reads_it(project: Path) -> None:
+    """A YAML 1.1 timestamp became a `date` that no JSON step could handle: an internal error."""
+    _edited_tree(project, "\n  name: ", "\n  labels2: 2024-01-01\n  name: ")
+    code, output = check("out")
+    assert code == 1
+    assert 'metadata.labels2: unknown field "labels2"' in output
+    assert "internal error" not in output
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "why"),
+    [
+        ("kind: Certification", "kind: [Certification]", "kind is a list, not a string"),
+        ("apiVersion: nvcre", "apiVersion: {a: 1}\nx: nvcre", "apiVersion is a mapping"),
+        ("metadata:\n", "metadata: 7\nx:\n", "metadata is a number, not a mapping"),
+    ],
+)
+def test_an_object_whose_kind_or_metadata_has_the_wrong_shape_is_no_object(
+    project: Path, old: str, new: str, why: str
+) -> None:
+    _edited_tree(project, old, new)
+    code, output = check("out")
+    assert code == 1
+    assert f"error[NVC600]: not a Kubernetes object ({why}" in output
+    assert "internal error" not in output
+
+
+def test_a_tag_with_no_json_form_is_refused(project: Path) -> None:
+    _edited_tree(project, "namespace: nvcre", "namespace: !!binary aGVsbG8=")
+    code, output = check("out")
+    assert code == 1
+    assert "YAML tag !!binary is not allowed" in output
