@@ -210,7 +210,9 @@ def test_render_writes_nothing_when_any_site_is_broken(project: Path) -> None:
 def test_render_to_another_folder(project: Path) -> None:
     result = run("render", "--out", "other/")
     assert result.exit_code == 0
-    assert last_line(result) == f"nvcregen: no problems; wrote other/{SITE}/"
+    # the site names gitops.path out/<site>: its Applications still apply that folder
+    assert f"warning[NVC379]: the GitOps objects apply out/{SITE}" in result.output
+    assert last_line(result) == f"nvcregen: 1 warning; wrote other/{SITE}/"
     assert not (project / "out").exists()
     assert files(project / "other" / SITE) == files(COMMITTED)
 
@@ -343,3 +345,15 @@ def test_check_as_a_process_prints_everything_and_exits_with_its_code(
     else:
         assert "error[NVC631]" in done.stderr
         assert done.stderr.endswith("checked out/\n")
+
+
+def test_render_out_elsewhere_in_the_project_warns_that_gitops_path_still_names_out(
+    project: Path,
+) -> None:
+    """h20-3e-lab names `gitops.path: out/h20-3e-lab`; rendering to build/ leaves it stale."""
+    result = run("render", f"sites/{SITE}.yaml", "--out", "build/gitops")
+    assert result.exit_code == 0, result.output
+    assert "warning[NVC379]: the GitOps objects apply out/h20-3e-lab" in result.output
+    assert "but this render writes build/gitops/h20-3e-lab" in result.output
+    same = run("render", f"sites/{SITE}.yaml", "--out", "out")
+    assert same.exit_code == 0 and "NVC379" not in same.output

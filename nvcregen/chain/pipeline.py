@@ -25,6 +25,10 @@ from nvcregen.validate.site import load_site
 
 __all__ = ["CompileResult", "Options", "compile_site", "compile_source"]
 
+# Says where this render writes, not what the site's inputs give: left out of the stamp so
+# `index.json` is the same bytes whichever folder it was rendered into.
+_OUTPUT_FOLDER = "NVC379"
+
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
     """Compile one site file into an in-memory tree of manifests."""
@@ -96,11 +100,15 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
 def _gitops_path(site: Site, out_path: str | None, doc: Document) -> tuple[Site, list[Diagnostic]]:
     """The site with `gitops.path` set to where render writes it; NVC379 outside the project.
 
-    A site that names its `gitops.path` (or has no GitOps objects) is left as it is.
+    A site that names its `gitops.path` (or has no GitOps objects) is left as it is; when
+    render writes it elsewhere inside the project, NVC379 warns that the GitOps objects
+    apply the folder the site names, not the one just written.
     """
     gitops = site.spec.gitops
-    if gitops.repo_url is None or gitops.path is not None:
+    if gitops.repo_url is None:
         return site, []
+    if gitops.path is not None:
+        return site, _elsewhere(site, gitops.path, out_path, doc)
     if out_path is None:
         where = "/spec/gitops"
         message = (
@@ -111,13 +119,35 @@ def _gitops_path(site: Site, out_path: str | None, doc: Document) -> tuple[Site,
             "render into the repository (e.g. --out deploy/out), or set spec.gitops.path to "
             "where this site's output is committed"
         )
-        return site, [Diagnostic(doc.span(where), Severity.ERROR, "NVC379", message, where, hint)]
-    base = site.metadata.name if out_path in {"", "."} else f"{out_path}/{site.metadata.name}"
+        return site, [
+            Diagnostic(doc.span(where), Severity.ERROR, _OUTPUT_FOLDER, message, where, hint)
+        ]
+    base = _written(site, out_path)
     spec = site.spec.model_copy(update={"gitops": gitops.model_copy(update={"path": base})})
     return site.model_copy(update={"spec": spec}), []
+
+
+def _elsewhere(site: Site, path: str, out_path: str | None, doc: Document) -> list[Diagnostic]:
+    """NVC379 (warning): the site names its folder, and render writes another in the project."""
+    if out_path is None or path.strip("/").removeprefix("./") == _written(site, out_path):
+        return []
+    where = "/spec/gitops/path"
+    message = (
+        f"the GitOps objects apply {path} (spec.gitops.path), but this render writes "
+        f"{_written(site, out_path)}"
+    )
+    hint = "render into the folder gitops.path names, or change gitops.path to where you render"
+    return [Diagnostic(doc.span(where), Severity.WARNING, _OUTPUT_FOLDER, message, where, hint)]
+
+
+def _written(site: Site, out_path: str) -> str:
+    """The site's folder inside the project: `<out_path>/<site>`."""
+    name = site.metadata.name
+    return name if out_path in {"", "."} else f"{out_path}/{name}"
 
 
 def _stamp(raw: bytes, site: Site, root: Path, diags: list[Diagnostic]) -> Stamp:
     """The input key (site and chart bytes; `emit/cache.py` adds the rest) and notices."""
     key = input_key(raw, chart_bytes(root, site.spec.nvcre.chart.archive))
-    return Stamp(key, sum(d.severity is not Severity.ERROR for d in diags))
+    notices = [d for d in diags if d.severity is not Severity.ERROR and d.code != _OUTPUT_FOLDER]
+    return Stamp(key, len(notices))

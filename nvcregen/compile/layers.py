@@ -18,6 +18,7 @@ from nvcregen.compile.podsecurity import label_namespaces
 from nvcregen.compile.queue import kueue_install, queue_manifests
 from nvcregen.compile.readiness.network import check_pod_network
 from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.compile.readiness.pods import check_tolerations
 from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
@@ -53,7 +54,8 @@ def check_layers(
     network = check_pod_network(site, units, doc, strict=strict)
     examples = catalog.examples if catalog is not None else None
     pinned = check_pins(site, doc, examples, units, strict=strict)
-    return check_platform(site, doc) + pinned + monitoring + network + check_gitops(site, doc)
+    platform = check_platform(site, doc) + pinned + check_tolerations(site, doc)
+    return platform + monitoring + network + check_gitops(site, doc)
 
 
 def site_manifests(
@@ -85,7 +87,8 @@ def site_manifests(
     manifests += gate_readiness(site, placed, steps)
     if site.spec.readiness.engine != "trainer":
         manifests += preview_manifests(readiness)
-    if site.spec.gitops.engine == "argocd":
+    argocd = site.spec.gitops.engine == "argocd"
+    if argocd and site.spec.gitops.health_checks == "install":
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]

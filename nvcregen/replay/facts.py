@@ -67,6 +67,8 @@ class PlanFacts:
         external_queues: LocalQueues (namespace, name) that exist outside the tree.
         external_cluster_queues: Whether ClusterQueues outside the tree are expected (an
             existing Kueue): their quota is the platform team's, not checked here.
+        external_health_checks: Whether Argo CD's health checks come from outside the tree
+            (`gitops.healthChecks: existing`): taken as configured for every kind.
 
     """
 
@@ -80,6 +82,7 @@ class PlanFacts:
     stages: tuple[str, ...] = ()
     external_queues: frozenset[tuple[str, str]] = frozenset()
     external_cluster_queues: bool = False
+    external_health_checks: bool = False
 
     def timing(self, stage: str | None, test: str | None) -> Timing | None:
         """The timing of a stage's test (or NVCRE variant); None when the plan has none."""
@@ -112,6 +115,7 @@ def plan_facts(site: Site, test_units: list[TestUnit]) -> PlanFacts:
             else frozenset()
         ),
         external_cluster_queues=external,
+        external_health_checks=site.spec.gitops.health_checks == "existing",
     )
 
 

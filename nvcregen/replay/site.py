@@ -103,7 +103,8 @@ def read_gating(objects: Sequence[TreeObject], runs: Sequence[Run], facts: PlanF
     if found:
         gating = flux_gating(objects, runs, found)
     elif apps:
-        gating = argocd_gating(objects, runs, apps, health_checks(objects))
+        checks = None if facts.external_health_checks else health_checks(objects)
+        gating = argocd_gating(objects, runs, apps, checks)
     else:
         return waves_only(objects, runs)
     loose = [r for r in runs if r.source.path not in gating.step_of]

@@ -590,6 +590,11 @@ class GitOps(StrictModel):
         | None
     ) = None
     secret_ref: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
+    health_checks: Literal["install", "existing"] = "install"
+    """Argo CD: `install` adds the health checks the readiness waves need to `argocd-cm`
+    (server-side, from the platform layer); `existing` when another site on the cluster,
+    or the Argo CD installation, already does: one object two Applications track flips
+    between them."""
 
 
 class SiteSpec(StrictModel):

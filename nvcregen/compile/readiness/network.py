@@ -5,8 +5,8 @@ setup, a pod on the cluster network alone fails at RDMA connection setup, and wi
 `NCCL_NET=IB` pinned the test fails. A pool's `nics.podNetwork` says which way its RDMA
 pods get there (`nvcregen.spec.v1alpha1.PodNetwork`). Trainer mode writes it into every
 pod template of an RDMA run; NVCRE 0.7.0 documents no field for it on Certifications or
-WorkloadRuns, so NVCRE mode can only say so (NVC372, for information) and mark it assumed
-in the preview.
+WorkloadRuns, so NVCRE mode can only say so (NVC372: information, a warning where the site
+set a podNetwork NVCRE mode cannot apply) and mark it assumed in the preview.
 
 `check_pod_network` reports RoCE RDMA runs without a pod network (NVC371), networks that
 do not match the NICs one to one (NVC373), and NVCRE mode's gap (NVC372).
@@ -102,18 +102,18 @@ def _pool_problems(site: Site, unit: TestUnit, doc: Document, *, strict: bool) -
 
 
 def _nvcre_gap(where: str, unit: TestUnit) -> tuple[str, Severity, str, str, str]:
-    wanted = (
-        "its podNetwork"
-        if unit.pool.spec.nics and unit.pool.spec.nics.pod_network
-        else "a pod network"
+    """NVC372: information without a pod network; a warning when the site set one in vain."""
+    pool = unit.pool.spec.name
+    gap = (
+        "NVCRE 0.7.0 documents no field to give RDMA pods a pod network (host network or "
+        f"Multus networks) on pool {pool}'s RoCE NICs"
     )
-    return (
-        where,
-        Severity.INFO,
-        "NVC372",
-        f"NVCRE 0.7.0 documents no field to give RDMA pods {wanted} (host network or Multus "
-        f"networks) on pool {unit.pool.spec.name}'s RoCE NICs: unless NVCRE's platform "
-        "overrides add one, RDMA connection setup may fail",
+    hint = (
         "check a preview TrainJob's pods on the cluster (kubectl get pod -o yaml); trainer "
-        "mode (readiness.engine: trainer) writes nics.podNetwork into every RDMA pod",
+        "mode (readiness.engine: trainer) writes nics.podNetwork into every RDMA pod"
     )
+    if unit.pool.spec.nics is not None and unit.pool.spec.nics.pod_network is not None:
+        message = f"{gap}, so this podNetwork is not applied in NVCRE mode"
+        return f"{where}/podNetwork", Severity.WARNING, "NVC372", message, hint
+    message = f"{gap}: unless NVCRE's platform overrides add one, RDMA connection setup may fail"
+    return where, Severity.INFO, "NVC372", message, hint

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import Site
 
 
 def pod_resources(unit: TestUnit, devices: Mapping[str, int]) -> Obj:
@@ -53,4 +56,32 @@ def taint_selectors(pool: Pool) -> list[Obj]:
         if toleration.effect is not None:
             selector["effect"] = toleration.effect
         found.append(selector)
+    return found
+
+
+def check_tolerations(site: Site, doc: Document) -> list[Diagnostic]:
+    """NVC374: NVCRE mode loses a pool's toleration without a key beside keyed ones.
+
+    NVCRE gives its pods a blanket `Exists` toleration unless the target names taints;
+    with `taintSelectors` the pods tolerate those taints alone, and a toleration without a
+    key (tolerate everything) has no selector form, so it is lost.
+    """
+    if site.spec.readiness.engine != "nvcre":
+        return []
+    found = []
+    for index, pool in enumerate(site.spec.node_pools):
+        keyless = [i for i, t in enumerate(pool.tolerations) if t.key is None]
+        if not keyless or len(keyless) == len(pool.tolerations):
+            continue
+        where = f"/spec/nodePools/{index}/tolerations/{keyless[0]}"
+        message = (
+            f"pool {pool.name}: a toleration without a key has no NVCRE taintSelectors form, "
+            "and the keyed ones replace NVCRE's blanket toleration, so NVCRE's pods will not "
+            "tolerate every taint"
+        )
+        hint = (
+            "name each taint the pool's nodes carry (key, effect), or leave only the "
+            "keyless toleration: NVCRE's pods then tolerate every taint"
+        )
+        found.append(Diagnostic(doc.span(where), Severity.WARNING, "NVC374", message, where, hint))
     return found

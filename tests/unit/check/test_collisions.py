@@ -66,13 +66,33 @@ def test_two_copies_of_a_site_on_one_cluster_collide_on_what_a_cluster_has_once(
         "PrometheusRule nvcre/nvcregen-nvcre",
         "ConfigMap nvcre/nvcregen-dashboard-nvcre",
         "LocalQueue nvcre/readiness",
+        # both install Argo CD's health checks
+        "ConfigMap argocd/argocd-cm",
     }
-    # cluster-scoped names carry the site; argocd-cm is shared by design and identical
-    assert not any("ClusterRole " in m or "LogProfile" in m or "argocd-cm" in m for m in found)
+    # cluster-scoped names carry the site
+    assert not any("ClusterRole " in m or "LogProfile" in m for m in found)
+
+
+def test_one_site_of_a_cluster_installs_argo_cds_health_checks() -> None:
+    """Two Applications tracking one argocd-cm take it from each other on every sync."""
+    lab = _compiled(_site("lab"))
+    both = list(
+        check_collisions([_objects(lab), _objects(_compiled(_site("team-b", sharing=True)))])
+    )
+    finding = next(f for _, _, f in both if "argocd-cm" in f.message)
+    assert "set gitops.healthChecks: existing" in finding.hint
+    existing = edit(
+        _site("team-b", sharing=True), GITOPS, GITOPS.replace("}", ", healthChecks: existing}")
+    )
+    team_b = _compiled(existing)
+    assert not [o for o in team_b.objects if o.obj["metadata"]["name"] == "argocd-cm"]
+    assert _messages(lab, team_b) == []
 
 
 def test_a_site_that_shares_by_design_does_not_collide() -> None:
-    assert _messages(_compiled(_site("lab")), _compiled(_site("team-b", sharing=True))) == []
+    sharing = _site("team-b", sharing=True)
+    sharing = edit(sharing, GITOPS, GITOPS.replace("}", ", healthChecks: existing}"))
+    assert _messages(_compiled(_site("lab")), _compiled(sharing)) == []
 
 
 def test_sites_on_different_clusters_never_collide() -> None:

@@ -130,7 +130,16 @@ def test_nvcre_mode_says_it_cannot_give_pods_a_network() -> None:
     written = text("{hostNetwork: true}")
     site, doc = parse(written)
     (diag,) = check_pod_network(site, units_of(written), doc, strict=True)
-    assert (diag.code, diag.severity) == ("NVC372", Severity.INFO)
+    # the site asked for a network NVCRE mode drops: a warning at the setting itself
+    assert (diag.code, diag.severity) == ("NVC372", Severity.WARNING)
+    assert diag.path.endswith("/nics/podNetwork")
+    assert "this podNetwork is not applied in NVCRE mode" in diag.message
+    unset = text()
+    assert "podNetwork" not in unset
+    bare, bare_doc = parse(unset)
+    (note,) = check_pod_network(bare, units_of(unset), bare_doc, strict=True)
+    assert (note.code, note.severity) == ("NVC372", Severity.INFO)
+    assert "may fail" in note.message
 
 
 @pytest.mark.parametrize("network", ["{}", "{hostNetwork: true, networks: [a, b]}"])

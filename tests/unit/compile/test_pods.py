@@ -18,6 +18,7 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.compile.readiness.pods import check_tolerations
 from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.core.manifest import Manifest
 from nvcregen.core.podsecurity import ENFORCE, needed_level, pod_specs
@@ -102,6 +103,20 @@ def test_nvcre_mode_names_the_taints_and_the_preview_shows_the_tolerations() -> 
             ]
     preview = [pod for m in found if m.component == "preview" for _, pod in pod_specs(m.obj)]
     assert preview and all(pod["tolerations"] == [TOLERATION] for pod in preview)
+
+
+def _nvc374(text: str) -> list[tuple[str, str]]:
+    site, doc = parse(text)
+    return [(d.severity.value, d.path) for d in check_tolerations(site, doc)]
+
+
+def test_nvcre_mode_warns_when_keyed_tolerations_drop_a_keyless_one() -> None:
+    keyless = TAINTED + "    - {operator: Exists}\n"
+    assert _nvc374(site_yaml(pools=keyless)) == [("warning", "/spec/nodePools/0/tolerations/1")]
+    alone = POOL + "  tolerations:\n    - {operator: Exists}\n"
+    assert _nvc374(site_yaml(pools=alone)) == []  # NVCRE's blanket toleration covers it
+    assert _nvc374(site_yaml(pools=TAINTED)) == []
+    assert _nvc374(trainer_text(site_yaml(pools=keyless))) == []  # written as they are
 
 
 @pytest.mark.parametrize(

@@ -416,3 +416,11 @@ def test_every_shipped_flux_step_waits_for_its_worst_case() -> None:
         applied, done = found.worst.steps[step.key]
         assert applied is not None and done is not None and step.timeout_ms is not None
         assert done - applied <= step.timeout_ms < done - applied + MINUTE
+
+
+def test_health_checks_another_site_installs_are_trusted() -> None:
+    """`gitops.healthChecks: existing`: the tree has no argocd-cm, the cluster has one."""
+    tree = tuple(o for o in shipped(LAB) if o.name != "argocd-cm")
+    assert set(codes(replay(tree, shipped_facts(LAB)))) == {"NVC672", "NVC673"}
+    facts = dataclasses.replace(shipped_facts(LAB), external_health_checks=True)
+    assert replay(tree, facts).problems == ()
