@@ -54,6 +54,7 @@ TRAINER_NAMESPACE = "kubeflow-system"
 # The Trainer chart's values key for its JobSet subchart: `condition: jobset.install` in
 # schemas/upstream/kubeflow-trainer/v2.2.1/chart/Chart.yaml.
 JOBSET_INSTALL = "install"
+JOBSET_PROMETHEUS = "prometheus"
 JOBSET_CRD = "jobsets.jobset.x-k8s.io"
 JOBSET_API = "jobset.x-k8s.io/v1alpha2/JobSet"
 # Trainer 2.2.1's chart README says `Kubernetes >= 1.29` (its Chart.yaml has no kubeVersion).
@@ -214,12 +215,19 @@ def rendered_nvcre(site: Site, renderer: HelmRenderer | None, base_dir: Path) ->
 def trainer_values(site: Site) -> Obj:
     """Trainer chart values: its JobSet subchart only when the site manages JobSet.
 
+    A managed JobSet exports no metrics to the Prometheus Operator (see below).
+
     The controller images are written out when the site pins them or has a mirror:
     `<registry>` behind the mirror, the tag `v<version>` with the digest appended (the
     charts join `registry/repository:tag`, so `tag@digest` pins).
     """
     deps = site.spec.dependencies
     jobset: Obj = {JOBSET_INSTALL: deps.jobset.managed}
+    if deps.jobset.managed:
+        # The JobSet chart's `prometheus.enable` (default true) renders a ServiceMonitor,
+        # which fails to apply where the Prometheus Operator's CRDs are not installed;
+        # nothing nvcregen generates reads JobSet's metrics.
+        jobset[JOBSET_PROMETHEUS] = {"enable": False}
     values: Obj = {"jobset": jobset}
     mirror = site.spec.images.mirror
     if mirror or deps.trainer.image_digest:

@@ -184,7 +184,9 @@ def test_the_jobset_value_name_is_the_trainer_charts_condition() -> None:
     chart = (ROOT / "schemas/upstream/kubeflow-trainer/v2.2.1/chart/Chart.yaml").read_text()
     assert "condition: jobset.install" in chart
     managed = platform_site(dependencies="jobset: {managed: true}")
-    assert trainer_values(managed) == {"jobset": {"install": True}}
+    # the bundled JobSet's ServiceMonitor would need the Prometheus Operator's CRDs
+    assert trainer_values(managed) == {"jobset": {"install": True, "prometheus": {"enable": False}}}
+    assert trainer_values(platform_site()) == {"jobset": {"install": False}}
 
 
 def test_an_unmanaged_trainer_emits_nothing_for_trainer() -> None:
