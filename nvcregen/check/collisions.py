@@ -19,6 +19,7 @@ from typing import Any
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
+from nvcregen.core.helmsource import app_annotations, chart_source
 from nvcregen.core.kube import api_group
 
 CODE = "NVC690"
@@ -98,9 +99,10 @@ def helm_release(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     group = api_group(str(obj.get("apiVersion", "")))
     if obj.get("kind") == "Application" and group == "argoproj.io":
         source = spec.get("source") or {}
-        if not source.get("chart"):
+        chart = chart_source(source, app_annotations(obj))
+        if chart is None:
             return None
-        release = (source.get("helm") or {}).get("releaseName") or source["chart"]
+        release = (source.get("helm") or {}).get("releaseName") or chart.chart
         return str((spec.get("destination") or {}).get("namespace", "")), str(release)
     if obj.get("kind") == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
         meta = obj.get("metadata") or {}

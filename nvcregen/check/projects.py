@@ -20,6 +20,7 @@ from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key, show_group
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core import kube
+from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 
 CODE = "NVC680"
 ARGO_GROUP = "argoproj.io"
@@ -102,12 +103,13 @@ def _check_app(
         if repo and not project.permits_repo(repo):
             message = f"AppProject {project.name} does not allow source repository {repo}"
             yield app.file, Finding(f"{where}/repoURL", CODE, message, hint=_HINT)
-        if source.get("path"):
+        chart = chart_source(source, app_annotations(app.obj))
+        if chart is not None:
+            yield from _check_chart(app, where, source, chart, destination, project, charts)
+        elif source.get("path"):
             layer = str(source["path"]).rstrip("/").rsplit("/", 1)[-1]
             for obj in (o.located for o in objects if o.layer == layer):
                 yield from _check_object(obj, destination, project, name)
-        elif source.get("chart"):
-            yield from _check_chart(app, where, source, destination, project, charts)
 
 
 def _check_object(
@@ -132,11 +134,13 @@ def _check_chart(
     app: Located,
     where: str,
     source: Mapping[str, Any],
+    found: ChartSource,
     destination: str,
     project: Project,
     charts: Mapping[str, ChartEntry],
 ) -> Iterator[tuple[str, Finding]]:
-    chart, version = str(source["chart"]), str(source.get("targetRevision", ""))
+    chart, version = found.chart, found.version
+    pointer = f"{where}/chart" if source.get("chart") else f"{where}/repoURL"
     entry = charts.get(chart_key(chart, version))
     if entry is None:
         message = (
@@ -144,7 +148,7 @@ def _check_chart(
             f"whether AppProject {project.name} permits it, is unknown"
         )
         hint = "add catalog/charts/<chart>-<version>.yaml from the chart's templates"
-        yield app.file, Finding(f"{where}/chart", CODE, message, hint=hint)
+        yield app.file, Finding(pointer, CODE, message, hint=hint)
         return
     values = (source.get("helm") or {}).get("valuesObject") or {}
     installed = entry.installs(values)
@@ -154,14 +158,14 @@ def _check_chart(
                 f"chart {chart} {version} installs cluster-scoped {show_group_kind(group_kind)}, "
                 f"which AppProject {project.name} does not permit"
             )
-            yield app.file, Finding(f"{where}/chart", CODE, message, hint=_HINT)
+            yield app.file, Finding(pointer, CODE, message, hint=_HINT)
     for namespace in sorted(installed.namespaces - {destination}):
         if not project.permits_namespace(namespace):
             message = (
                 f"chart {chart} {version} writes to namespace {namespace}, which is not a "
                 f"destination of AppProject {project.name}"
             )
-            yield app.file, Finding(f"{where}/chart", CODE, message, hint=_HINT)
+            yield app.file, Finding(pointer, CODE, message, hint=_HINT)
 
 
 def _listed(group_kind: GroupKind, entries: Iterable[Mapping[str, Any]]) -> bool:

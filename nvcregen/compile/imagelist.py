@@ -18,7 +18,7 @@ from typing import Any
 from nvcregen.catalog.charts import ChartEntry, chart_key
 from nvcregen.catalog.load import Catalog
 from nvcregen.catalog.models import ImageRole
-from nvcregen.compile.platform.helmref import CHART_DIGEST
+from nvcregen.core.helmsource import app_annotations, chart_source
 from nvcregen.core.kube import api_group
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.images import is_pinned, resolve_image
@@ -93,11 +93,10 @@ def _chart_sources(objects: list[Obj]) -> Iterator[tuple[str, str, str | None, O
         group = api_group(str(obj.get("apiVersion", "")))
         if obj.get("kind") == "Application" and group == "argoproj.io":
             source = spec.get("source") or {}
-            if source.get("chart"):
-                chart = f"{source['repoURL']}/{source['chart']}"
+            found = chart_source(source, app_annotations(obj))
+            if found is not None:
                 values = (source.get("helm") or {}).get("valuesObject") or {}
-                digest = ((obj.get("metadata") or {}).get("annotations") or {}).get(CHART_DIGEST)
-                yield chart, str(source.get("targetRevision", "")), digest, values
+                yield found.ref, found.version, found.digest, values
         elif obj.get("kind") == "HelmRelease":
             meta = obj.get("metadata") or {}
             ref = spec.get("chartRef") or {}

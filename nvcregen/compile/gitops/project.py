@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key
 from nvcregen.core import kube
+from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.spec.v1alpha1 import Site
@@ -85,8 +86,9 @@ def _add_object(scope: ProjectScope, manifest: Manifest) -> None:
         scope.cluster_kinds.add((group, manifest.kind))
 
 
-def _add_child(scope: ProjectScope, spec: Obj, charts: Mapping[str, ChartEntry]) -> None:
+def _add_child(scope: ProjectScope, app: Obj, charts: Mapping[str, ChartEntry]) -> None:
     """An Application of this project: its destination, repositories and chart's objects."""
+    spec = app.get("spec") or {}
     destination = (spec.get("destination") or {}).get("namespace")
     if destination:
         scope.namespaces.add(str(destination))
@@ -96,12 +98,15 @@ def _add_child(scope: ProjectScope, spec: Obj, charts: Mapping[str, ChartEntry])
     for source in sources(spec):
         if source.get("repoURL"):
             scope.repos.add(str(source["repoURL"]))
-        if source.get("chart"):
-            _add_chart(scope, source, charts)
+        chart = chart_source(source, app_annotations(app))
+        if chart is not None:
+            _add_chart(scope, source, chart, charts)
 
 
-def _add_chart(scope: ProjectScope, source: Obj, charts: Mapping[str, ChartEntry]) -> None:
-    name, version = str(source["chart"]), str(source.get("targetRevision", ""))
+def _add_chart(
+    scope: ProjectScope, source: Obj, chart: ChartSource, charts: Mapping[str, ChartEntry]
+) -> None:
+    name, version = chart.chart, chart.version
     entry = charts.get(chart_key(name, version))
     if entry is None:
         scope.notes.append(f"chart {name} {version} is not in catalog/charts: nothing allowed")
@@ -113,12 +118,12 @@ def _add_chart(scope: ProjectScope, source: Obj, charts: Mapping[str, ChartEntry
 
 
 def children(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:
-    """Specs of the Argo CD Applications among the layers that belong to `project`."""
+    """The Argo CD Applications among the layers that belong to `project`."""
     for m in layers:
         spec = m.obj.get("spec") or {}
         group = kube.api_group(str(m.obj.get("apiVersion", "")))
         if m.kind == "Application" and group == "argoproj.io" and spec.get("project") == project:
-            yield spec
+            yield m.obj
 
 
 def sources(spec: Obj) -> list[Obj]:

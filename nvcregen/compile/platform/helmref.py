@@ -4,13 +4,15 @@ When nvcregen does not render a chart itself, it writes the objects that make th
 engine install it: for Flux an `OCIRepository` plus a `HelmRelease` (chart CRDs created on
 install and replaced on upgrade, since Helm alone never upgrades `crds/`); for Argo CD an
 `Application` with a Helm source, applied server-side because the Trainer and JobSet CRDs
-are too large for client-side apply.
+are too large for client-side apply. A chart pinned by digest is pulled by that digest:
+Flux's `OCIRepository.ref.digest`, Argo CD's OCI source (`nvcregen.core.helmsource`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
 from nvcregen.core.manifest import Obj
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
@@ -20,7 +22,6 @@ ARGOCD_NAMESPACE = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"
 HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
 FLUX_INTERVAL = "1h"
-CHART_DIGEST = "nvcregen.io/chart-digest"
 
 
 @dataclass(frozen=True)
@@ -93,13 +94,22 @@ def flux_objects(release: ChartRelease) -> list[Obj]:
 def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
     """An Argo CD Application `name` in `project`, installing the chart from its registry.
 
-    The Helm OCI repository is written without `oci://`, as Argo CD's Helm sources want it.
-    Argo CD pulls a chart by version only; a pinned digest is kept in the annotation
-    `nvcregen.io/chart-digest`, so images.txt mirrors exactly that artifact.
+    A chart pinned by digest is Argo CD's OCI source (`oci://<registry>/<chart>`, `path: .`,
+    the digest as `targetRevision`; Argo CD 3.1 or later), so Argo CD pulls exactly that
+    artifact; the version is kept in `nvcregen.io/chart-version`. Without a digest it is a
+    Helm repository over OCI (written without `oci://`, as Argo CD's Helm sources want it)
+    and the version.
     """
     metadata: Obj = {"name": name, "namespace": ARGOCD_NAMESPACE}
+    helm: Obj = {"releaseName": release.name, "valuesObject": release.values}
+    source: Obj
     if release.digest:
-        metadata["annotations"] = {CHART_DIGEST: release.digest}
+        metadata["annotations"] = {CHART_DIGEST: release.digest, CHART_VERSION: release.version}
+        source = {"repoURL": f"{OCI}{release.ref.removeprefix(OCI)}", "path": "."}
+        source |= {"targetRevision": release.digest, "helm": helm}
+    else:
+        source = {"repoURL": release.repository, "chart": release.chart}
+        source |= {"targetRevision": release.version, "helm": helm}
     return {
         "apiVersion": ARGO_API,
         "kind": "Application",
@@ -107,12 +117,7 @@ def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
         "spec": {
             "project": project,
             "destination": {"server": IN_CLUSTER, "namespace": release.namespace},
-            "source": {
-                "repoURL": release.repository,
-                "chart": release.chart,
-                "targetRevision": release.version,
-                "helm": {"releaseName": release.name, "valuesObject": release.values},
-            },
+            "source": source,
             "syncPolicy": {
                 "automated": {"prune": True, "selfHeal": True},
                 "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
@@ -138,9 +143,11 @@ def reference_notes(release: ChartRelease, engine: str) -> tuple[str, ...]:
     """What a reader of index.json should know about how the chart is pinned."""
     pin = f"digest {release.digest}" if release.digest else "tag only (no chart digest pinned)"
     notes = [f"chart {release.ref} {release.version}, {pin}"]
-    if engine == "argocd":
+    if engine == "argocd" and release.digest:
+        notes.append("Argo CD pulls it by digest as an OCI source (Argo CD 3.1 or later)")
+    elif engine == "argocd":
         notes.append(
-            f"Argo CD resolves {release.repository} as a Helm OCI repository and pins by "
-            "version only; register it (enableOCI) if your Argo CD requires that"
+            f"Argo CD resolves {release.repository} as a Helm OCI repository and pulls by "
+            "version; register it (enableOCI) if your Argo CD requires that"
         )
     return tuple(notes)

@@ -95,13 +95,31 @@ def test_a_namespace_without_a_destination_is_reported() -> None:
 
 
 def test_a_chart_the_catalog_does_not_know_is_reported() -> None:
+    """A pinned chart is an OCI source: its version is the chart-version annotation."""
     manifests = _compiled("h20-3e-trainer")
     app = next(m for m in manifests if m.kind == "Application" and m.name.endswith("-kueue"))
-    source = {**app.obj["spec"]["source"], "targetRevision": "0.20.0"}
-    manifests[manifests.index(app)] = _changed(app, source=source)
+    assert app.obj["spec"]["source"]["targetRevision"].startswith("sha256:")
+    obj = copy.deepcopy(app.obj)
+    obj["metadata"]["annotations"]["nvcregen.io/chart-version"] = "0.20.0"
+    manifests[manifests.index(app)] = dataclasses.replace(app, obj=obj)
     found = _findings(manifests)
     assert len(found) == 1
     assert "chart kueue 0.20.0 is not in catalog/charts" in found[0][1].message
+    assert found[0][1].pointer == "/spec/source/repoURL"
+
+
+def test_a_chart_by_version_is_checked_too() -> None:
+    """Without a digest the source is a Helm repository over OCI, named by version."""
+    manifests = _compiled("h20-3e-trainer")
+    app = next(m for m in manifests if m.kind == "Application" and m.name.endswith("-kueue"))
+    url = app.obj["spec"]["source"]["repoURL"].removeprefix("oci://")
+    repository, chart = url.rsplit("/", 1)
+    source = {"repoURL": repository, "chart": chart, "targetRevision": "0.20.0"}
+    manifests[manifests.index(app)] = _changed(app, source=source)
+    found = {f.pointer: f.message for _, f in _findings(manifests)}
+    assert "chart kueue 0.20.0 is not in catalog/charts" in found["/spec/source/chart"]
+    # the project lists the pinned OCI source, not this Helm repository
+    assert found["/spec/source/repoURL"].endswith(f"does not allow source repository {repository}")
 
 
 def test_project_matching_follows_argocd_globs_and_blacklists() -> None:

@@ -86,9 +86,17 @@ def test_argo_applications_pull_charts_through_the_mirror_and_keep_the_digest() 
         "dependencies": f"trainer: {{chartDigest: {DIGEST}, imageDigest: {DIGEST}}}",
     }
     apps = [o for o in _objects(engine="argocd", **knobs) if o["kind"] == "Application"]
-    assert all(a["spec"]["source"]["repoURL"].startswith(f"{MIRROR}/") for a in apps)
-    (trainer,) = [a for a in apps if a["spec"]["source"]["chart"] == "kubeflow-trainer"]
-    assert trainer["metadata"]["annotations"] == {"nvcregen.io/chart-digest": DIGEST}
+    urls = [a["spec"]["source"]["repoURL"].removeprefix("oci://") for a in apps]
+    assert urls and all(url.startswith(f"{MIRROR}/") for url in urls)
+    # pinned: Argo CD's OCI source pulls the digest, the version is an annotation
+    (trainer,) = [a for a in apps if a["spec"]["source"]["repoURL"].endswith("/kubeflow-trainer")]
+    assert trainer["spec"]["source"]["targetRevision"] == DIGEST
+    assert trainer["spec"]["source"]["path"] == "."
+    assert "chart" not in trainer["spec"]["source"]
+    assert trainer["metadata"]["annotations"] == {
+        "nvcregen.io/chart-digest": DIGEST,
+        "nvcregen.io/chart-version": "2.2.1",
+    }
     values = trainer["spec"]["source"]["helm"]["valuesObject"]
     assert values["image"] == {
         "registry": f"{MIRROR}/ghcr.io",
