@@ -28,7 +28,7 @@ from nvcregen.core.errors import ExitCode
     help="text for a terminal, markdown for a pull-request comment, json for tools.",
 )
 def diff(base: str, fmt: str) -> None:
-    """Show what the sites' changes since GIT-REF do: a domain summary, then every object.
+    """Show what the sites' changes since --base do: a domain summary, then every object.
 
     Exits 2, like every command, when a site of the working tree is invalid (the report
     still shows it); a base that was invalid and is fixed now is not an error.
