@@ -103,8 +103,11 @@ class ChartSpec(StrictModel):
     version: str = "0.7.0"
     """The chart version (an OCI tag)."""
     digest: Digest | None = None
+    """The chart's OCI manifest digest (`sha256:...`): Flux and Argo CD pull exactly it."""
     archive: str | None = None
+    """A local `.tgz` of the chart, relative to the site file, rendered in-process."""
     sha256: Digest | None = None
+    """The archive file's own hash (`sha256sum FILE`), checked before it is rendered."""
 
 
 class ManagerImage(StrictModel):
@@ -141,8 +144,11 @@ class TrainerDependency(StrictModel):
     version: Literal["2.2.1"] = "2.2.1"
     """The Kubeflow Trainer release nvcregen installs or expects."""
     managed: bool = True
+    """Whether nvcregen installs Trainer's chart; false expects it installed."""
     chart_digest: Digest | None = None
+    """The Trainer chart's OCI manifest digest; `--strict` refuses a managed Trainer without."""
     image_digest: Digest | None = None
+    """The controller image's digest (`trainer-controller-manager:v<version>@<digest>`)."""
 
 
 class JobSetDependency(StrictModel):
@@ -156,7 +162,9 @@ class JobSetDependency(StrictModel):
     version: Literal["0.11.0"] = "0.11.0"
     """The JobSet release Trainer's chart bundles."""
     managed: bool = False
+    """Whether Trainer's chart installs its bundled JobSet; false makes JobSet a precondition."""
     image_digest: Digest | None = None
+    """The bundled JobSet controller image's digest (`jobset:v<version>@<digest>`)."""
 
 
 class PrometheusDependency(StrictModel):
@@ -199,18 +207,25 @@ class KueueDependency(StrictModel):
     """
 
     version: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+\.[0-9]+$")] = "0.19.2"
+    """The Kueue release: the one installed (`managed: true`, 0.19.2), or the existing one."""
     managed: bool = True
+    """Whether nvcregen installs Kueue and its queues; false uses the cluster's Kueue."""
     chart_digest: Digest | None = None
     """The Kueue chart's OCI manifest digest; `--strict` refuses a managed Kueue without it."""
     image_digest: Digest | None = None
     """The Kueue controller image's digest (`v<version>@<digest>`)."""
     local_queue: QueueName = "readiness"
+    """The LocalQueue in NVCRE's namespace every readiness run is queued in."""
     cluster_queue: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
+    """With `managed: false`: an existing ClusterQueue the generated LocalQueue binds to."""
     pods_ready_timeout: Duration | None = None
+    """How long Kueue waits for all of a run's pods to be ready before it requeues the run
+    (default: the plan's shortest test timeout, at least 10m)."""
     requeue_limit: Annotated[int, Field(ge=1, le=10)] = 3
     """How many times a run whose pods are not all ready in time is requeued before it is
     deactivated."""
     pod_allowance: PodAllowance = Field(default_factory=PodAllowance)
+    """cpu and memory the quota counts per pod on top of its own requests."""
 
 
 class GangScheduler(StrictModel):
@@ -231,11 +246,17 @@ class Dependencies(StrictModel):
     """
 
     trainer: TrainerDependency = Field(default_factory=TrainerDependency)
+    """Kubeflow Trainer, which runs every workload as a TrainJob."""
     jobset: JobSetDependency = Field(default_factory=JobSetDependency)
+    """JobSet, which Trainer's TrainJobs run as."""
     prometheus: PrometheusDependency = Field(default_factory=PrometheusDependency)
+    """The Prometheus Operator the monitoring layer's objects are for."""
     dcgm: DcgmDependency = Field(default_factory=DcgmDependency)
+    """A standalone DCGM hostengine, for DCGM level 4."""
     kueue: KueueDependency = Field(default_factory=KueueDependency)
+    """Kueue, which admits every readiness run whole (unless `gangScheduler` is set)."""
     gang_scheduler: GangScheduler | None = None
+    """NVCRE's gang scheduler instead of Kueue (NVCRE mode only)."""
 
 
 class Images(StrictModel):
@@ -250,12 +271,16 @@ class Images(StrictModel):
     """
 
     mirror: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")] | None = None
+    """The registry every image and chart is pulled through (`<mirror>/<registry>/<path>`)."""
     nccl: Image | None = None
+    """The nccl-tests image, pinned by digest."""
     dcgm: Image | None = None
     """The DCGM diagnostics image, pinned by digest."""
     training: Image | None = None
     """The checkpointed training image, pinned by digest."""
     nccl_ships_sshd: bool = False
+    """Whether the `nccl` image ships `/usr/sbin/sshd`: an offline site's multi-node tests
+    need it."""
 
     @property
     def offline(self) -> bool:
@@ -276,6 +301,7 @@ class PodNetwork(StrictModel):
     """
 
     host_network: bool = False
+    """Run RDMA pods on the node's network (sshd on port 2222)."""
     networks: list[
         Annotated[
             str,
@@ -285,6 +311,8 @@ class PodNetwork(StrictModel):
             ),
         ]
     ] = Field(default_factory=list, max_length=32)
+    """Multus NetworkAttachmentDefinitions (`name` or `namespace/name`), one per NIC in
+    `hcas` order."""
 
     @model_validator(mode="after")
     def _one_way(self) -> PodNetwork:
@@ -342,10 +370,13 @@ class Toleration(StrictModel):
     """
 
     key: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The taint's key; without one (and `operator: Exists`) every taint is tolerated."""
     operator: Literal["Exists", "Equal"] = "Equal"
+    """`Equal` tolerates the taint with `value`; `Exists` any value of `key`."""
     value: (
         Annotated[str, Field(pattern=r"^([a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?)?$")] | None
     ) = None
+    """The taint's value (`operator: Equal` only)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
     """The taint effect tolerated; all effects when left out."""
 
@@ -379,7 +410,9 @@ class NodePool(StrictModel):
     model: Annotated[str, Field(min_length=1, max_length=64)]
     """A GPU model of the catalog (`catalog/hardware/`), e.g. `H20-3e`."""
     product_labels: list[Annotated[str, Field(min_length=1, max_length=63)]] | None = None
+    """The `nvidia.com/gpu.product` values of the pool's nodes (default: the catalog's)."""
     product_labels_override: bool = False
+    """Accept `productLabels` the catalog does not list for the model."""
     nodes: list[NodeName] | None = Field(default=None, min_length=1, max_length=4096)
     """The pool's nodes by name (or a `selector` and `nodeCount`)."""
     selector: dict[str, str] | None = None
@@ -500,7 +533,9 @@ class CaRef(StrictModel):
     """
 
     secret: KeyRef | None = None
+    """A Secret key holding the CA (cert-manager's `ca.crt`)."""
     config_map: KeyRef | None = None
+    """A ConfigMap key holding the CA bundle (trust-manager)."""
 
     @model_validator(mode="after")
     def _one_source(self) -> CaRef:
@@ -513,7 +548,9 @@ class TlsSpec(StrictModel):
     """TLS for scraping the controller: verified against the CA the site names.
 
     The NVCRE controller serves its metrics with a self-signed certificate unless it is
-    given one (e.g. a cert-manager Certificate for `nvcre-metrics-service.<ns>.svc`), so
+    given one (e.g. a cert-manager Certificate for `nvcre-metrics-service.<ns>.svc`; NVCRE
+    0.7.0's chart has no value for it, so naming a CA says the platform mounts one into
+    the controller, which nvcregen cannot check offline), so
     verification can succeed only against a CA the site names in `ca` (`caSecret` is the
     short form of `ca: {secret: {name: ..., key: ca.crt}}`); `serverName` is the name in
     that certificate (default `nvcre-metrics-service.<namespace>.svc`). Without a CA the
@@ -523,8 +560,11 @@ class TlsSpec(StrictModel):
 
     insecure_skip_verify: bool = False
     server_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
+    """The name in the controller's certificate (default `nvcre-metrics-service.<ns>.svc`)."""
     ca: CaRef | None = None
+    """The CA that signed the certificate the controller serves its metrics with."""
     ca_secret: Annotated[str, Field(pattern=_DNS_SUBDOMAIN)] | None = None
+    """Short form of `ca: {secret: {name: <this>, key: ca.crt}}`."""
 
     @model_validator(mode="after")
     def _one_ca(self) -> TlsSpec:
