@@ -163,3 +163,15 @@ def test_every_kind_has_one_script_and_one_argocd_key() -> None:
         check = check_for(obj["apiVersion"], kind)
         assert check is not None
         assert keys[check.argocd_key] == lua_script(check.lua)
+
+
+@pytest.mark.parametrize("check", HEALTH_CHECKS, ids=lambda c: c.kind)
+def test_each_script_is_its_header_the_shared_prelude_and_its_body(check: Any) -> None:
+    """Argo CD runs one script per kind: the shared helpers are joined in, defined once."""
+    script = lua_script(check.lua)
+    assert script.startswith("-- Argo CD health of ")
+    body = script.index("\nlocal failed")
+    for helper in ("condition_of", "is_true", "describe"):
+        assert script.count(f"local function {helper}(") == 1, helper
+        assert script.index(f"local function {helper}(") < body  # defined before it is used
+    assert "prelude.lua" in script  # the header says where the helpers come from

@@ -15,6 +15,7 @@ from nvcregen.core.manifest import Obj
 
 ARGOCD_KEY_PREFIX = "resource.customizations.health."
 _PACKAGE = __name__.rpartition(".")[0]  # the scripts sit next to this module, wherever it moves
+PRELUDE = "prelude.lua"
 
 
 @dataclass(frozen=True)
@@ -94,8 +95,20 @@ def check_for(api_version: str, kind: str) -> HealthCheck | None:
 
 @functools.cache
 def lua_script(name: str) -> str:
-    """The text of one Lua script of this package, e.g. "job.lua"."""
-    return resources.files(_PACKAGE).joinpath(name).read_text(encoding="utf-8")
+    """One Argo CD health script, e.g. "job.lua": its header, the shared prelude, its body.
+
+    Argo CD runs one script per kind and cannot share code between them, so the helpers
+    every check uses are written once, in `prelude.lua`, and joined into each script here.
+    """
+    header, body = _split(name)
+    return f"{header}\n{_split(PRELUDE)[1].strip()}\n{body}"
+
+
+def _split(name: str) -> tuple[str, str]:
+    """A script's leading comment lines, and the rest."""
+    lines = resources.files(_PACKAGE).joinpath(name).read_text(encoding="utf-8").splitlines(True)
+    cut = next((i for i, line in enumerate(lines) if not line.startswith("--")), len(lines))
+    return "".join(lines[:cut]), "".join(lines[cut:])
 
 
 def argocd_health_keys() -> dict[str, str]:

@@ -5,33 +5,7 @@
 -- Suspended=False (JobResumed) and would be Healthy while it still runs, so a later sync
 -- wave would start early. Here only Complete is Healthy and only Failed is Degraded
 -- (DeadlineExceeded and BackoffLimitExceeded included); a queued Job is Suspended.
-
-local function condition_of(wanted)
-  if obj.status == nil or obj.status.conditions == nil then
-    return nil
-  end
-  for _, condition in ipairs(obj.status.conditions) do
-    if condition.type == wanted then
-      return condition
-    end
-  end
-  return nil
-end
-
-local function is_true(condition)
-  return condition ~= nil and condition.status == "True"
-end
-
-local function describe(condition)
-  local text = condition.type
-  if condition.reason ~= nil and condition.reason ~= "" then
-    text = text .. " (" .. condition.reason .. ")"
-  end
-  if condition.message ~= nil and condition.message ~= "" then
-    text = text .. ": " .. condition.message
-  end
-  return text
-end
+-- condition_of, is_true and describe follow: prelude.lua, shared by every check.
 
 local function pods()
   local status = obj.status or {}

@@ -4,40 +4,18 @@
 -- NVCRE keeps exactly one of InProgress, Succeeded and Failed True; a run that failed
 -- validation or timed out ends Failed. Failed is checked first, so a run is never Healthy
 -- while any Failed condition is True.
+-- condition_of, is_true and describe follow: prelude.lua, shared by every check.
 
-local function true_condition(wanted)
-  if obj.status == nil or obj.status.conditions == nil then
-    return nil
-  end
-  for _, condition in ipairs(obj.status.conditions) do
-    if condition.type == wanted and condition.status == "True" then
-      return condition
-    end
-  end
-  return nil
-end
-
-local function describe(condition)
-  local text = condition.type
-  if condition.reason ~= nil and condition.reason ~= "" then
-    text = text .. " (" .. condition.reason .. ")"
-  end
-  if condition.message ~= nil and condition.message ~= "" then
-    text = text .. ": " .. condition.message
-  end
-  return text
-end
-
-local failed = true_condition("Failed")
-if failed ~= nil then
+local failed = condition_of("Failed")
+if is_true(failed) then
   return {status = "Degraded", message = describe(failed)}
 end
-local succeeded = true_condition("Succeeded")
-if succeeded ~= nil then
+local succeeded = condition_of("Succeeded")
+if is_true(succeeded) then
   return {status = "Healthy", message = describe(succeeded)}
 end
-local running = true_condition("InProgress")
-if running ~= nil then
+local running = condition_of("InProgress")
+if is_true(running) then
   return {status = "Progressing", message = describe(running)}
 end
 return {status = "Progressing", message = "waiting for NVCRE to report InProgress, Succeeded or Failed"}

@@ -5,33 +5,7 @@
 -- Suspended True while spec.suspend holds it (Kueue queues a TrainJob that way) and False
 -- (Resumed) once it runs. Argo CD has no built-in check for this kind: without this one a
 -- TrainJob is done the moment it is created.
-
-local function condition_of(wanted)
-  if obj.status == nil or obj.status.conditions == nil then
-    return nil
-  end
-  for _, condition in ipairs(obj.status.conditions) do
-    if condition.type == wanted then
-      return condition
-    end
-  end
-  return nil
-end
-
-local function is_true(condition)
-  return condition ~= nil and condition.status == "True"
-end
-
-local function describe(condition)
-  local text = condition.type
-  if condition.reason ~= nil and condition.reason ~= "" then
-    text = text .. " (" .. condition.reason .. ")"
-  end
-  if condition.message ~= nil and condition.message ~= "" then
-    text = text .. ": " .. condition.message
-  end
-  return text
-end
+-- condition_of, is_true and describe follow: prelude.lua, shared by every check.
 
 local failed = condition_of("Failed")
 if is_true(failed) then
