@@ -126,15 +126,21 @@ def test_render_refuses_two_sites_that_collide(tmp_path: Path) -> None:
     assert outcome.diagnostics[-1].path == "/spec/cluster"
 
 
-def test_check_of_a_tree_finds_sites_that_now_share_a_cluster(tmp_path: Path) -> None:
-    sites = tmp_path / "sites"
+def _rendered_apart(project: Path) -> tuple[Path, Path]:
+    """Sites lab and lab-b on two clusters, rendered into project/out: (site file of lab-b, out)."""
+    sites = project / "sites"
     sites.mkdir()
     (sites / "lab.yaml").write_text(_site("lab"))
     (sites / "lab-b.yaml").write_text(_site("lab-b", cluster="other"))
-    out = tmp_path / "out"
-    assert render(tmp_path, [], out, Options(root=tmp_path), check=False).written
+    out = project / "out"
+    assert render(project, [], out, Options(root=project), check=False).written
+    return sites / "lab-b.yaml", out
+
+
+def test_check_of_a_tree_finds_sites_that_now_share_a_cluster(tmp_path: Path) -> None:
+    lab_b, out = _rendered_apart(tmp_path)
     assert not [d for d in check_tree(out, tmp_path, catalog()) if d.code == "NVC690"]
-    (sites / "lab-b.yaml").write_text(_site("lab-b"))  # moved onto lab's cluster
+    lab_b.write_text(_site("lab-b"))  # moved onto lab's cluster
     found = [d for d in check_tree(out, tmp_path, catalog()) if d.code == "NVC690"]
     assert found and {d.span.file.split("/")[1] for d in found} == {"lab", "lab-b"}
 
@@ -143,17 +149,12 @@ def test_render_check_compiles_a_fresh_site_an_edited_one_now_shares_a_cluster_w
     tmp_path: Path,
 ) -> None:
     """The cached `render --check` would compile only the edited site, and miss NVC690."""
-    sites = tmp_path / "sites"
-    sites.mkdir()
-    (sites / "lab.yaml").write_text(_site("lab"))
-    (sites / "lab-b.yaml").write_text(_site("lab-b", cluster="other"))
-    out = tmp_path / "out"
-    assert render(tmp_path, [], out, Options(root=tmp_path), check=False).written
+    lab_b, out = _rendered_apart(tmp_path)
     assert render(tmp_path, [], out, Options(root=tmp_path), check=True).cached == ["lab", "lab-b"]
-    (sites / "lab-b.yaml").write_text(_site("lab-b", cluster="elsewhere"))  # stale, no sharing
+    lab_b.write_text(_site("lab-b", cluster="elsewhere"))  # stale, no sharing
     alone = render(tmp_path, [], out, Options(root=tmp_path), check=True)
     assert alone.cached == ["lab"] and alone.drift
-    (sites / "lab-b.yaml").write_text(_site("lab-b"))  # stale, on lab's (fresh) cluster
+    lab_b.write_text(_site("lab-b"))  # stale, on lab's (fresh) cluster
     outcome = render(tmp_path, [], out, Options(root=tmp_path), check=True)
     assert outcome.cached == []
     assert {d.code for d in outcome.diagnostics if d.is_error} == {"NVC690"}
