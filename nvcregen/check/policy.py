@@ -146,13 +146,15 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC669: a password in a URL or secret material in any string of the object.
 
     One scan of the object's JSON text (C speed) finds almost every object clean; only
-    an object that may hold one is walked to say where.
+    an object that may hold one is walked to say where. JSON writes a newline in a string
+    as backslash-n: turned back into one, a multi-line value (a kubeconfig) reads as it is.
     """
-    if not might_hold_secret(json.dumps(obj, ensure_ascii=False)):
+    text = json.dumps(obj, ensure_ascii=False).replace("\\n", "\n")
+    if not might_hold_secret(text):
         return []
     found = []
-    for path, text in _strings(obj, ()):
-        what = find_secret(text)
+    for path, value in _strings(obj, ()):
+        what = find_secret(value)
         if what is not None:
             shown = "a password in a URL" if what == URL_CREDENTIALS else what
             found.append(

@@ -35,12 +35,32 @@ _PATTERNS: tuple[tuple[str, str], ...] = (
     ("a bearer token", r"\bBearer\s+[A-Za-z0-9._~+/-]{20,}"),
 )
 _ANY = re.compile("|".join(f"(?P<p{i}>{pattern})" for i, (_, pattern) in enumerate(_PATTERNS)))
+# Text each pattern cannot match without, in `_PATTERNS` order. A substring test runs
+# about a hundred times faster than a regular expression's scan, and almost every text
+# nvcregen checks (every object of a generated tree) holds none of these.
+_CLUES: tuple[tuple[str, ...], ...] = (
+    ("://",),
+    ("PRIVATE KEY",),
+    ("client-", "kind:"),
+    ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    ("AKIA", "ASIA"),
+    ("xox",),
+    ("eyJ",),
+    ("Bearer",),
+)
+_ONE = tuple(re.compile(pattern) for _, pattern in _PATTERNS)
 URL_CREDENTIALS = "url"  # what `find_secret` returns for a password in a URL
 
 
 def might_hold_secret(text: str) -> bool:
-    """Whether any pattern matches anywhere in `text` (one C-speed scan)."""
-    return _ANY.search(text) is not None
+    """Whether any pattern matches anywhere in `text`.
+
+    Each pattern is searched only in a text that holds one of its clues (`_CLUES`).
+    """
+    return any(
+        any(clue in text for clue in clues) and pattern.search(text) is not None
+        for clues, pattern in zip(_CLUES, _ONE, strict=True)
+    )
 
 
 def find_secret(text: str) -> str | None:

@@ -15,10 +15,11 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nvcregen.check.policy import secret_strings
 from nvcregen.cli import main
 from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer
 from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, redact
+from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, might_hold_secret, redact
 from nvcregen.spec.load import load_document
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -61,6 +62,10 @@ CLEAN = [
 def test_each_kind_of_secret_is_named(text: str, what: str) -> None:
     assert find_secret(text) == what
     assert find_secret(f"prefix {text} suffix") == what
+    # the quick scan (clues first, then the pattern) finds what the full one does
+    assert might_hold_secret(f"prefix {text} suffix")
+    # and in a generated object, multi-line values included (NVC669)
+    assert [f.pointer for f in secret_strings({"a": [f"x {text}"]})] == ["/a/0"]
 
 
 @pytest.mark.parametrize("text", CLEAN)
@@ -156,3 +161,12 @@ def test_a_secret_anywhere_in_any_string_is_always_refused(
     doc, diags = load_document(SITE.replace(field, f'{key}: "{value}"', 1).encode(), "s.yaml")
     assert doc is None
     assert {d.code for d in diags} <= {"NVC113", "NVC114"} and diags
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=200))
+def test_the_quick_scan_agrees_with_every_pattern_on_any_text(text: str) -> None:
+    """Clues only skip a pattern that cannot match: never a secret the patterns find."""
+    for token in ("", *(t for t, _ in SECRETS.values())):
+        sample = text[: len(text) // 2] + token + text[len(text) // 2 :]
+        assert might_hold_secret(sample) == (find_secret(sample) is not None)
