@@ -111,7 +111,7 @@ def _check_tree(
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
         found += list(check_projects(layered, catalog.charts))
     found += _collisions(by_site, facts)
-    found += _replayed(files, facts)
+    found += _replayed(by_site, facts)
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 
@@ -165,7 +165,7 @@ def _read_tree(
 
 
 def _replayed(
-    files: list[TreeFile], facts: Mapping[Path, SiteFacts | None]
+    by_site: Mapping[Path | None, list[TreeFile]], facts: Mapping[Path, SiteFacts | None]
 ) -> list[tuple[str, Finding]]:
     """Replay each site folder whose site loads (docs/design/0008-replay.md)."""
     found: list[tuple[str, Finding]] = []
@@ -173,9 +173,8 @@ def _replayed(
         if site is None or site.plan is None:
             continue
         mine = [
-            (f.located.file, f.file.path.relative_to(site_dir).as_posix(), f.located.obj)
-            for f in files
-            if f.site_dir == site_dir
+            (f.located.file, "/".join(_below(f.file.path, site_dir)), f.located.obj)
+            for f in by_site.get(site_dir, [])
         ]
         found += replay_files(mine, site.plan)
     return found
@@ -190,7 +189,7 @@ def _layer(file: TreeFile) -> str | None:
     """The output layer (first folder under the site's) a file is in; None outside a site."""
     if file.site_dir is None:
         return None
-    return file.file.path.relative_to(file.site_dir).parts[0]
+    return _below(file.file.path, file.site_dir)[0]
 
 
 def _version(site: SiteFacts | None) -> str:
