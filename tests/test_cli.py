@@ -357,3 +357,41 @@ def test_render_out_elsewhere_in_the_project_warns_that_gitops_path_still_names_
     assert "but this render writes build/gitops/h20-3e-lab" in result.output
     same = run("render", f"sites/{SITE}.yaml", "--out", "out")
     assert same.exit_code == 0 and "NVC379" not in same.output
+
+
+def test_only_a_render_warns_that_gitops_path_names_another_folder(project: Path) -> None:
+    """validate (and plan, diff) write nothing: a gitops.path of their own is no concern."""
+    site = project / "sites" / f"{SITE}.yaml"
+    site.write_text(site.read_text().replace(f"path: out/{SITE}", f"path: gitops/{SITE}"))
+    assert "NVC379" not in run("validate").output
+    assert "warning[NVC379]: the GitOps objects apply gitops/h20-3e-lab" in run("render").output
+
+
+def test_an_out_folder_that_links_elsewhere_is_still_out_in_the_repository(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shutil.copyfile(ROOT / "sites" / "l20-pool.yaml", project / "sites" / "l20-pool.yaml")
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (project / "out").symlink_to(elsewhere, target_is_directory=True)
+    result = run("render", "sites/l20-pool.yaml")
+    assert result.exit_code == 0, result.output
+    kustomization = elsewhere / "l20-pool" / "gitops" / "kustomization-l20-pool-readiness.yaml"
+    assert 'path: "./out/l20-pool/readiness/00-common"' in kustomization.read_text()
+
+
+def test_check_replays_a_tree_rendered_elsewhere_in_the_project_with_its_own_paths(
+    project: Path,
+) -> None:
+    """Flux objects of `render --out deploy/out` read deploy/out/<site>: check follows them."""
+    shutil.copyfile(ROOT / "sites" / "l20-pool.yaml", project / "sites" / "l20-pool.yaml")
+    assert run("render", "sites/l20-pool.yaml", "--out", "deploy/out").exit_code == 0
+    assert run("check", "deploy/out").exit_code == 0
+    pairs = project / "deploy/out/l20-pool/gitops/kustomization-l20-pool-readiness-02-pairs.yaml"
+    text = pairs.read_text()
+    assert "  dependsOn:\n    - name: l20-pool-readiness-01-single-node\n" in text
+    pairs.write_text(
+        text.replace("  dependsOn:\n    - name: l20-pool-readiness-01-single-node\n", "")
+    )
+    result = run("check", "deploy/out")
+    assert result.exit_code == 1
+    assert "error[NVC672]" in result.output  # the pairs may run with the single-node tests

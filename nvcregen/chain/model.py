@@ -28,12 +28,15 @@ class Options:
         out_path: The output folder's path inside the project (`out`), which GitOps
             objects read `<out_path>/<site>/` from unless a site names its `gitops.path`;
             None when the output folder is outside the project.
+        rendering: Whether the tree is written to `out_path` (render, render --check):
+            only then does a `gitops.path` naming another folder deserve a warning.
 
     """
 
     strict: bool = False
     root: Path = Path()
     out_path: str | None = "out"
+    rendering: bool = False
 
 
 @dataclass(frozen=True)

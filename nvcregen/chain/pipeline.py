@@ -12,6 +12,7 @@ from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
+from nvcregen.compile.readiness.preview import COMPONENT as PREVIEW
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key
@@ -60,7 +61,7 @@ def build_site(
     diags += check_layers(  # versions, pins, scrape TLS, RDMA networks, GitOps settings
         site, doc, strict=options.strict, test_units=test_units, catalog=catalog
     )
-    site, where = _gitops_path(site, options.out_path, doc)  # GitOps reads what render writes
+    site, where = _gitops_path(site, options, doc)  # GitOps reads what render writes
     diags += where
     if test_units is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
@@ -93,22 +94,23 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
         doc.span("/metadata/name"),
         site.spec.cluster,
         doc.span("/spec/cluster"),
-        tuple(Located(manifest_path(m), m.obj) for m in manifests),  # for NVC690 across sites
+        # what is applied, for NVC690 across sites: previews never are (check leaves them too)
+        tuple(Located(manifest_path(m), m.obj) for m in manifests if m.component != PREVIEW),
     )
 
 
-def _gitops_path(site: Site, out_path: str | None, doc: Document) -> tuple[Site, list[Diagnostic]]:
+def _gitops_path(site: Site, options: Options, doc: Document) -> tuple[Site, list[Diagnostic]]:
     """The site with `gitops.path` set to where render writes it; NVC379 outside the project.
 
     A site that names its `gitops.path` (or has no GitOps objects) is left as it is; when
     render writes it elsewhere inside the project, NVC379 warns that the GitOps objects
     apply the folder the site names, not the one just written.
     """
-    gitops = site.spec.gitops
+    gitops, out_path = site.spec.gitops, options.out_path
     if gitops.repo_url is None:
         return site, []
     if gitops.path is not None:
-        return site, _elsewhere(site, gitops.path, out_path, doc)
+        return site, _elsewhere(site, gitops.path, out_path, doc) if options.rendering else []
     if out_path is None:
         where = "/spec/gitops"
         message = (
@@ -122,9 +124,7 @@ def _gitops_path(site: Site, out_path: str | None, doc: Document) -> tuple[Site,
         return site, [
             Diagnostic(doc.span(where), Severity.ERROR, _OUTPUT_FOLDER, message, where, hint)
         ]
-    base = _written(site, out_path)
-    spec = site.spec.model_copy(update={"gitops": gitops.model_copy(update={"path": base})})
-    return site.model_copy(update={"spec": spec}), []
+    return site.with_gitops_path(_written(site, out_path)), []
 
 
 def _elsewhere(site: Site, path: str, out_path: str | None, doc: Document) -> list[Diagnostic]:

@@ -6,6 +6,7 @@ The compiler, the catalog and the writer are imported when first needed: a
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -70,12 +71,23 @@ def repository_path(out_dir: Path, project: Path) -> str | None:
     """The output folder as a path inside the project (`out`, `deploy/out`); None outside.
 
     `out_dir` is as the user gave it (relative to the working directory, or absolute).
+    Links are not followed first: an `out` inside the project that links elsewhere is
+    still `out` in the repository.
     """
-    try:
-        inside = out_dir.resolve().relative_to(project.resolve())
-    except ValueError:
-        return None
-    return inside.as_posix()
+    for folder, base in (
+        (_plain(out_dir), _plain(project)),
+        (out_dir.resolve(), project.resolve()),
+    ):
+        try:
+            return folder.relative_to(base).as_posix()
+        except ValueError:
+            continue
+    return None
+
+
+def _plain(path: Path) -> Path:
+    """An absolute path with `..` and `.` folded away, links left as they are."""
+    return Path(os.path.normpath(path.absolute()))
 
 
 def discover_sites(root: Path, given: list[Path]) -> list[Path]:
@@ -124,12 +136,32 @@ def compile_sites(
     except NvcregenError as exc:
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
     results = []
-    for path in paths:
+    mates = _cluster_mates(paths, root) if given else []
+    for path in [*paths, *mates]:
         project = site_root(path, root)
         out_path = options.out_path if out_dir is None else repository_path(out_dir, project)
-        here = Options(strict=options.strict, root=project, out_path=out_path)
+        rendering = out_dir is not None
+        here = Options(options.strict, project, out_path, rendering=rendering)
         results.append(compile_site(path, display_path(path, project), catalog, here))
-    return _check_shared_clusters(_check_unique_names(results))
+    checked = _check_shared_clusters(_check_unique_names(results))
+    return checked[: len(paths)]  # the mates were compiled only to be checked against
+
+
+def _cluster_mates(given: list[Path], root: Path) -> list[Path]:
+    """The other sites of the given sites' projects that name one of their clusters.
+
+    Rendering some sites of a project still checks them against the sites they share a
+    cluster with (NVC690); those are compiled, not written.
+    """
+    clusters = {_cluster_of(p) for p in given} - {None}
+    chosen = {p.resolve() for p in given}
+    projects = sorted({site_root(p, root) for p in given})
+    return [
+        other
+        for project in projects
+        for other in discover_sites(project, [])
+        if other.resolve() not in chosen and _cluster_of(other) in clusters
+    ]
 
 
 def _check_shared_clusters(results: list[CompileResult]) -> list[CompileResult]:
@@ -222,15 +254,17 @@ def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options
     """`render --check`, compiling only the sites whose folders are not provably fresh.
 
     The cache key holds a site's inputs, not the output folder its GitOps paths are
-    derived from, so only each project's default `out/` is trusted. Stale sites are
-    compiled alone unless one reuses a fresh site's name (NVC503) or cluster (NVC690):
-    then every site is, so those checks see them all.
+    derived from, so only each project's default `out/` is trusted. Sites that name one
+    cluster are always compiled, all of them, so NVC690 compares them; stale sites are
+    compiled alone unless one reuses a fresh site's name (NVC503).
     """
     paths = discover_sites(root, given)
     projects = {p: site_root(p, root) for p in paths}
     shown = {display_path(p, projects[p]): p for p in paths}
     default = all(repository_path(out_dir, project) == DEFAULT_OUT for project in projects.values())
-    if len(shown) < len(paths) or not paths or not default:
+    clusters = [c for c in map(_cluster_of, paths) if c is not None]
+    shared = len(set(clusters)) < len(clusters)  # NVC690 compares them: compile them all
+    if len(shown) < len(paths) or not paths or not default or shared:
         return render(root, given, out_dir, options, check=True, cache=False)
     fresh: dict[str, str] = {}
     for project in set(projects.values()):
@@ -240,10 +274,7 @@ def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options
     outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None
     if outcome is None:
         return RenderOutcome([], [], cached=sorted(fresh.values()))
-    clusters = {r.cluster for r in outcome.results if r.cluster}
-    if any(r.site in fresh.values() for r in outcome.results) or any(
-        _cluster_of(shown[s]) in clusters for s in fresh
-    ):
+    if any(r.site in fresh.values() for r in outcome.results):  # a new file reuses a name
         return render(root, given, out_dir, options, check=True, cache=False)
     return RenderOutcome(
         outcome.results, outcome.diagnostics, drift=outcome.drift, cached=sorted(fresh.values())

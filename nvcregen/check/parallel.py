@@ -75,15 +75,20 @@ def not_object(data: Any) -> str | None:
     """Why parsed data is no Kubernetes object (None when it is one).
 
     An object is a mapping whose `kind` and `apiVersion` (when present) are strings; its
-    `metadata`, when present, a mapping. Anything else would only confuse later checks.
+    `metadata`, labels and annotations, when present, mappings. Anything else would only
+    confuse the checks that read them.
     """
     if not isinstance(data, dict) or "kind" not in data:
         return "not a Kubernetes object (no kind)"
     for key in ("kind", "apiVersion"):
         if key in data and not isinstance(data[key], str):
             return f"not a Kubernetes object ({key} is {_shape(data[key])}, not a string)"
-    if "metadata" in data and not isinstance(data["metadata"], dict):
-        return f"not a Kubernetes object (metadata is {_shape(data['metadata'])}, not a mapping)"
+    meta = data.get("metadata", {})
+    if not isinstance(meta, dict):
+        return f"not a Kubernetes object (metadata is {_shape(meta)}, not a mapping)"
+    for key in ("labels", "annotations"):
+        if meta.get(key) is not None and not isinstance(meta[key], dict):
+            return f"not a Kubernetes object (metadata.{key} is {_shape(meta[key])}, not a mapping)"
     return None
 
 

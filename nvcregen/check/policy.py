@@ -143,25 +143,30 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
 
 
 def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
-    """NVC669: a password in a URL or secret material in any string of the object.
+    """NVC669: a password in a URL or secret material in any string or key of the object.
 
     One scan of the object's JSON text (C speed) finds almost every object clean; only
-    an object that may hold one is walked to say where. JSON writes a newline in a string
-    as backslash-n: turned back into one, a multi-line value (a kubeconfig) reads as it is.
+    an object that may hold one is walked to say where. JSON escapes whitespace in a
+    string (a newline as backslash-n): turned back, a multi-line value (a kubeconfig)
+    reads as it is. A secret in a key is reported at its mapping, so the pointer printed
+    never holds it.
     """
-    text = json.dumps(obj, ensure_ascii=False).replace("\\n", "\n")
+    text = json.dumps(obj, ensure_ascii=False)
+    for escaped, plain in _JSON_WHITESPACE:
+        text = text.replace(escaped, plain)
     if not might_hold_secret(text):
         return []
     found = []
-    for path, value in _strings(obj, ()):
+    for path, value, is_key in _strings(obj, ()):
         what = find_secret(value)
         if what is not None:
             shown = "a password in a URL" if what == URL_CREDENTIALS else what
+            where = "a key of this mapping" if is_key else "this string"
             found.append(
                 Finding(
                     pointer(path),
                     "NVC669",
-                    f"this string holds {shown}; out/ is committed and must hold no secret",
+                    f"{where} holds {shown}; out/ is committed and must hold no secret",
                     hint="remove it from the site (nvcregen refuses it there: NVC113/NVC114)"
                     " and rotate it",
                 )
@@ -169,14 +174,19 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
     return found
 
 
+# How json.dumps writes the whitespace the secret patterns' `\s` matches.
+_JSON_WHITESPACE = (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\f", "\f"), ("\\u000b", "\v"))
+
+
 def _strings(
     value: Any, path: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], str]]:
+) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
+    """Every string and key: (where it is, or its mapping for a key; text; whether a key)."""
     if isinstance(value, str):
-        yield path, value
+        yield path, value, False
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield (*path, key), str(key)
+            yield path, str(key), True
             yield from _strings(item, (*path, key))
     elif isinstance(value, list):
         for index, item in enumerate(value):

@@ -140,7 +140,7 @@ def _read_tree(
     site_dirs: dict[Path, Path | None] = {}
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
     indexes = {d: _index(d) for d in set(where) if d is not None}
-    facts = {d: _site_facts(index, root, catalog) for d, index in indexes.items()}
+    facts = {d: _site_facts(index, root, catalog, d) for d, index in indexes.items()}
     jobs = [
         FileJob(path, _version(facts.get(d) if d else None), strict, old.get(shown))
         for (path, shown), d in zip(listed, where, strict=True)
@@ -256,8 +256,14 @@ def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 
-def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteFacts | None:
-    """Load the site a folder's index names and map each of its stages to its pool."""
+def _site_facts(
+    index: Mapping[str, Any], root: Path, catalog: Catalog, site_dir: Path
+) -> SiteFacts | None:
+    """Load the site a folder's index names and map each of its stages to its pool.
+
+    A site that names no `gitops.path` has its GitOps objects read the folder render wrote
+    it to: this one, as a path inside the project (`deploy/out/<site>`), as render derives it.
+    """
     source = index.get("source", {}).get("file")
     if not source or not (root / source).is_file():
         return None
@@ -267,6 +273,9 @@ def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteF
         return None
     units = loaded.test_units or []  # none for a site that no longer validates
     site = loaded.site
+    folder = _inside(site_dir, root)
+    if site.spec.gitops.path is None and folder is not None:
+        site = site.with_gitops_path(folder)
     plan = plan_facts(site, units) if units else None
     return SiteFacts(
         site.spec.kubernetes.version,
@@ -275,6 +284,14 @@ def _site_facts(index: Mapping[str, Any], root: Path, catalog: Catalog) -> SiteF
         site.metadata.name,
         site.spec.cluster,
     )
+
+
+def _inside(folder: Path, root: Path) -> str | None:
+    """`folder` as a '/'-separated path inside `root`; None outside it."""
+    try:
+        return folder.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        return None
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from nvcregen.core.errors import SECRET_CODES, Diagnostic, Severity, Span
-from nvcregen.core.secrets import redact
+from nvcregen.core.secrets import redact, redact_pointer
 
 MAX_PER_FILE = 200
 MAX_LINE = 4096  # bytes of a source line kept for an excerpt
@@ -135,7 +135,7 @@ class TextRenderer:
             text += f"{gutter} |\n{span.line} | {redact(source)}\n"
             text += f"{gutter} | {' ' * (span.column - 1)}{'^' * width}\n"
         if diag.path:
-            text += f"   = at {diag.path}\n"
+            text += f"   = at {redact_pointer(diag.path)}\n"
         text += "".join(f"   = note: {redact(note)}\n" for note in diag.notes)
         if diag.hint:
             text += f"   = hint: {redact(diag.hint)}\n"

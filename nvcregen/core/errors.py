@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
-from nvcregen.core.secrets import redact
+from nvcregen.core.secrets import redact, redact_pointer
 
 
 class ExitCode(enum.IntEnum):
@@ -74,7 +74,7 @@ class Diagnostic:
             "column": self.span.column,
             "severity": str(self.severity),
             "code": self.code,
-            "path": self.path,
+            "path": redact_pointer(self.path),
             "message": redact(self.message),
             "hint": redact(self.hint),
         }

@@ -87,3 +87,14 @@ def _mask(match: re.Match[str]) -> str:
         return MASK
     user_ends = found.index(":", found.index("://") + 3)
     return f"{found[: user_ends + 1]}{MASK}@"
+
+
+def redact_pointer(path: str) -> str:
+    """A JSON pointer with any secret in its segments masked (`~1` is a `/` there)."""
+    segments = path.split("/")
+    decoded = [segment.replace("~1", "/").replace("~0", "~") for segment in segments]
+    if not might_hold_secret("\n".join(decoded)):
+        return path
+    return "/".join(
+        MASK if might_hold_secret(d) else s for s, d in zip(segments, decoded, strict=True)
+    )

@@ -663,3 +663,8 @@ class Site(StrictModel):
     """Always `Site`."""
     metadata: Metadata
     spec: SiteSpec
+
+    def with_gitops_path(self, path: str) -> Site:
+        """The site with `gitops.path` set: where its output is in the GitOps repository."""
+        gitops = self.spec.gitops.model_copy(update={"path": path})
+        return self.model_copy(update={"spec": self.spec.model_copy(update={"gitops": gitops})})

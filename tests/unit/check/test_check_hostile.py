@@ -125,6 +125,8 @@ def test_a_plain_date_in_an_object_is_its_text_as_kubectl_reads_it(project: Path
         ("kind: Certification", "kind: [Certification]", "kind is a list, not a string"),
         ("apiVersion: nvcre", "apiVersion: {a: 1}\nx: nvcre", "apiVersion is a mapping"),
         ("metadata:\n", "metadata: 7\nx:\n", "metadata is a number, not a mapping"),
+        ("  labels:\n", "  labels: [a]\n  x:\n", "metadata.labels is a list, not a mapping"),
+        ("  annotations:\n", "  annotations: 5\n  x:\n", "metadata.annotations is a number"),
     ],
 )
 def test_an_object_whose_kind_or_metadata_has_the_wrong_shape_is_no_object(

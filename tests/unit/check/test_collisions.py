@@ -158,3 +158,20 @@ def test_render_check_compiles_a_fresh_site_an_edited_one_now_shares_a_cluster_w
     outcome = render(tmp_path, [], out, Options(root=tmp_path), check=True)
     assert outcome.cached == []
     assert {d.code for d in outcome.diagnostics if d.is_error} == {"NVC690"}
+
+
+def test_render_check_compares_fresh_sites_that_share_a_cluster(tmp_path: Path) -> None:
+    """Each site rendered alone is fresh; a cached check must still compare them."""
+    sites = tmp_path / "sites"
+    sites.mkdir()
+    (sites / "lab.yaml").write_text(_site("lab"))
+    out = tmp_path / "out"
+    assert render(tmp_path, [], out, Options(root=tmp_path), check=False).written
+    (sites / "lab-b.yaml").write_text(_site("lab-b"))  # same cluster as lab
+    alone = render(tmp_path, [sites / "lab-b.yaml"], out, Options(root=tmp_path), check=False)
+    assert {d.code for d in alone.diagnostics if d.is_error} == {"NVC690"}  # lab is compared
+    assert not alone.written and not (out / "lab-b").exists()
+    assert [r.site for r in alone.results] == ["lab-b"]  # lab compiled, not reported
+    outcome = render(tmp_path, [], out, Options(root=tmp_path), check=True)
+    assert outcome.cached == []
+    assert {d.code for d in outcome.diagnostics if d.is_error} == {"NVC690"}

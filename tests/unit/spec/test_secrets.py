@@ -170,3 +170,24 @@ def test_the_quick_scan_agrees_with_every_pattern_on_any_text(text: str) -> None
     for token in ("", *(t for t, _ in SECRETS.values())):
         sample = text[: len(text) // 2] + token + text[len(text) // 2 :]
         assert might_hold_secret(sample) == (find_secret(sample) is not None)
+
+
+def test_a_secret_in_a_key_never_reaches_the_printed_pointer(tmp_path: Path) -> None:
+    url = "https://bob:hunter2pass@x.example.com/y"
+    found = secret_strings({"metadata": {"annotations": {url: "x"}}})
+    assert [(f.pointer, f.message.split(" holds")[0]) for f in found] == [
+        ("/metadata/annotations", "a key of this mapping")
+    ]
+    (tmp_path / "f.yaml").write_text("a: 1\n")
+    pointer = "/spec/labels/https:~1~1bob:hunter2pass@x.example.com~1y"
+    diag = Diagnostic(Span("f.yaml", 1, 1), Severity.ERROR, "NVC113", "m", pointer, "h")
+    for printed in (TextRenderer(tmp_path).render([diag]), JsonRenderer().render([diag])):
+        assert "hunter2pass" not in printed
+        assert "/spec/labels/***" in printed
+
+
+@pytest.mark.parametrize(
+    "value", ["kind:\tConfig\nusers: [x]", "Bearer\t" + "a" * 32, "x\r\nkind: Config\r\nusers:"]
+)
+def test_secrets_behind_escaped_whitespace_are_found_in_objects(value: str) -> None:
+    assert [f.pointer for f in secret_strings({"data": {"v": value}})] == ["/data/v"]
