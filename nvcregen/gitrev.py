@@ -104,6 +104,19 @@ def project_prefix(cwd: Path) -> str:
     return out.decode(*_ENCODING).removesuffix("\n")
 
 
+def in_repository(project: Path, inside: str) -> str:
+    """A folder inside the project as a folder of its Git repository, which GitOps reads.
+
+    A project kept in a subfolder of its repository (`platform/gpu/`) has its `out`
+    applied from `platform/gpu/out`; outside Git, or at its top, the path stays.
+    """
+    try:
+        prefix = project_prefix(project)
+    except GitError:
+        return inside
+    return (prefix.rstrip("/") or ".") if inside in {"", "."} else f"{prefix}{inside}"
+
+
 def resolve_commit(cwd: Path, ref: str) -> str:
     """The commit a revision names (`HEAD~1`, a tag, a branch).
 

@@ -395,3 +395,19 @@ def test_check_replays_a_tree_rendered_elsewhere_in_the_project_with_its_own_pat
     result = run("check", "deploy/out")
     assert result.exit_code == 1
     assert "error[NVC672]" in result.output  # the pairs may run with the single-node tests
+
+
+def test_a_project_in_a_subfolder_of_its_repository_names_paths_from_the_top(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GitOps reads paths from the repository's top: `platform/gpu/out/<site>`."""
+    project = tmp_path / "platform" / "gpu"
+    (project / "sites").mkdir(parents=True)
+    shutil.copyfile(ROOT / "sites" / "l20-pool.yaml", project / "sites" / "l20-pool.yaml")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    monkeypatch.chdir(project)
+    assert run("render").exit_code == 0
+    head = project / "out/l20-pool/gitops/kustomization-l20-pool-readiness.yaml"
+    assert 'path: "./platform/gpu/out/l20-pool/readiness/00-common"' in head.read_text()
+    assert run("render", "--check").exit_code == 0  # the cache key holds the folder
+    assert run("check", "out").exit_code == 0  # and check replays with the same paths

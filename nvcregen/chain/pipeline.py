@@ -15,7 +15,7 @@ from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness.preview import COMPONENT as PREVIEW
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.manifest import Manifest
-from nvcregen.emit.cache import Stamp, chart_bytes, input_key
+from nvcregen.emit.cache import Stamp, chart_bytes, input_key, site_folder
 from nvcregen.emit.naming import manifest_path
 from nvcregen.emit.tree import to_tree
 from nvcregen.plan.model import TestUnit
@@ -84,7 +84,7 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites
-    stamp = _stamp(raw, site, options.root, diags)  # lets `render --check` skip it next time
+    stamp = _stamp(raw, site, options, diags)  # lets `render --check` skip it next time
     tree = to_tree(site.metadata.name, manifests, doc, display, images, stamp)  # + index.json
     return CompileResult(
         display,
@@ -142,12 +142,17 @@ def _elsewhere(site: Site, path: str, out_path: str | None, doc: Document) -> li
 
 def _written(site: Site, out_path: str) -> str:
     """The site's folder inside the project: `<out_path>/<site>`."""
-    name = site.metadata.name
-    return name if out_path in {"", "."} else f"{out_path}/{name}"
+    return site_folder(site.metadata.name, out_path)
 
 
-def _stamp(raw: bytes, site: Site, root: Path, diags: list[Diagnostic]) -> Stamp:
-    """The input key (site and chart bytes; `emit/cache.py` adds the rest) and notices."""
-    key = input_key(raw, chart_bytes(root, site.spec.nvcre.chart.archive))
+def _stamp(raw: bytes, site: Site, options: Options, diags: list[Diagnostic]) -> Stamp:
+    """The input key and the notices (warnings and information).
+
+    The key holds the site's and chart's bytes and the folder its GitOps objects apply
+    (the site's `gitops.path`, set by `_gitops_path`); `emit/cache.py` adds the rest.
+    """
+    chart = chart_bytes(options.root, site.spec.nvcre.chart.archive)
+    gitops = site.spec.gitops
+    key = input_key(raw, chart, gitops.path if gitops.repo_url is not None else None)
     notices = [d for d in diags if d.severity is not Severity.ERROR and d.code != _OUTPUT_FOLDER]
     return Stamp(key, len(notices))

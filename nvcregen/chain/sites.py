@@ -21,7 +21,6 @@ if TYPE_CHECKING:
     from nvcregen.emit.writer import Drift
 
 SITES_DIR = "sites"
-DEFAULT_OUT = "out"
 
 
 @dataclass(frozen=True)
@@ -85,6 +84,15 @@ def repository_path(out_dir: Path, project: Path) -> str | None:
     return None
 
 
+def _in_repository(project: Path, inside: str | None) -> str | None:
+    """`gitrev.in_repository` (Git and YAML imported only when asked), None kept."""
+    if inside is None:
+        return None
+    from nvcregen.gitrev import in_repository
+
+    return in_repository(project, inside)
+
+
 def _plain(path: Path) -> Path:
     """An absolute path with `..` and `.` folded away, links left as they are."""
     return Path(os.path.normpath(path.absolute()))
@@ -139,7 +147,8 @@ def compile_sites(
     mates = _cluster_mates(paths, root) if given else []
     for path in [*paths, *mates]:
         project = site_root(path, root)
-        out_path = options.out_path if out_dir is None else repository_path(out_dir, project)
+        inside = options.out_path if out_dir is None else repository_path(out_dir, project)
+        out_path = _in_repository(project, inside)
         rendering = out_dir is not None
         here = Options(options.strict, project, out_path, rendering=rendering)
         results.append(compile_site(path, display_path(path, project), catalog, here))
@@ -253,23 +262,23 @@ def render(
 def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options) -> RenderOutcome:
     """`render --check`, compiling only the sites whose folders are not provably fresh.
 
-    The cache key holds a site's inputs, not the output folder its GitOps paths are
-    derived from, so only each project's default `out/` is trusted. Sites that name one
-    cluster are always compiled, all of them, so NVC690 compares them; stale sites are
-    compiled alone unless one reuses a fresh site's name (NVC503).
+    The cache key holds a site's inputs and the repository folder its GitOps paths name.
+    Sites that name one cluster are always compiled, all of them, so NVC690 compares
+    them; stale sites are compiled alone unless one reuses a fresh site's name (NVC503).
     """
     paths = discover_sites(root, given)
     projects = {p: site_root(p, root) for p in paths}
     shown = {display_path(p, projects[p]): p for p in paths}
-    default = all(repository_path(out_dir, project) == DEFAULT_OUT for project in projects.values())
     clusters = [c for c in map(_cluster_of, paths) if c is not None]
     shared = len(set(clusters)) < len(clusters)  # NVC690 compares them: compile them all
-    if len(shown) < len(paths) or not paths or not default or shared:
+    if len(shown) < len(paths) or not paths or shared:
         return render(root, given, out_dir, options, check=True, cache=False)
     fresh: dict[str, str] = {}
     for project in set(projects.values()):
         mine = {name: p for name, p in shown.items() if projects[p] == project}
-        fresh |= fresh_sites(out_dir, mine, project, strict=options.strict)
+        inside = repository_path(out_dir, project)
+        out_path = _in_repository(project, inside)
+        fresh |= fresh_sites(out_dir, mine, project, strict=options.strict, out_path=out_path)
     stale = [p for s, p in shown.items() if s not in fresh]
     outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None
     if outcome is None:

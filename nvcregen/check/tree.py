@@ -29,6 +29,7 @@ from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import INDEX_FILE
+from nvcregen.gitrev import in_repository
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.fast import fast_document
@@ -275,7 +276,7 @@ def _site_facts(
     site = loaded.site
     folder = _inside(site_dir, root)
     if site.spec.gitops.path is None and folder is not None:
-        site = site.with_gitops_path(folder)
+        site = site.with_gitops_path(in_repository(root, folder))
     plan = plan_facts(site, units) if units else None
     return SiteFacts(
         site.spec.kubernetes.version,

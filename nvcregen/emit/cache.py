@@ -3,8 +3,9 @@
 `render` seals each `out/<site>/index.json` with two blocks:
 
 - `inputs`: the sha256 of everything the site's tree is a function of (the site file's
-  bytes, its chart archive's bytes, nvcregen's version, the catalog, the Site schema and
-  the compiled upstream schemas), and how many warnings and notes the compile gave;
+  bytes, its chart archive's bytes, the folder in the repository GitOps reads it from,
+  nvcregen's version, the catalog, the Site schema and the compiled upstream schemas),
+  and how many warnings and notes the compile gave;
 - `digests`: the sha256 of every file in the folder, `index.json` included (the sha256 of
   its exact bytes with its own entry empty, so the file can hold its own digest).
 
@@ -83,12 +84,18 @@ def bundle_digest() -> str:
     return digest.hexdigest()
 
 
-def input_key(site: bytes, chart: bytes | None) -> str:
-    """The sha256 of one site's inputs: its file's bytes and its chart archive's, if any."""
+def input_key(site: bytes, chart: bytes | None, gitops_folder: str | None = None) -> str:
+    """The sha256 of one site's inputs.
+
+    They are its file's bytes, its chart archive's (if any) and the folder of the
+    repository its GitOps objects apply (`gitops.path`, or where render wrote it).
+    """
     digest = hashlib.sha256(_SCHEME)
     digest.update(bundle_digest().encode())
     digest.update(hashlib.sha256(site).digest())
     digest.update(b"chart\0" + hashlib.sha256(chart).digest() if chart is not None else b"-\0")
+    if gitops_folder is not None:  # no GitOps objects: the key as before
+        digest.update(b"gitops\0" + gitops_folder.encode())
     return digest.hexdigest()
 
 
@@ -111,7 +118,12 @@ def _self_entry(digest: str) -> str:
 
 
 def fresh_sites(
-    out_dir: Path, sources: dict[str, Path], root: Path, *, strict: bool
+    out_dir: Path,
+    sources: dict[str, Path],
+    root: Path,
+    *,
+    strict: bool,
+    out_path: str | None = None,
 ) -> dict[str, str]:
     """Find the site files whose `out/` folder is fresh, without compiling them.
 
@@ -120,6 +132,7 @@ def fresh_sites(
         sources: Site files to consider, by the name `index.json` records (`sites/x.yaml`).
         root: The project folder chart archives are relative to.
         strict: Whether the run is `--strict` (see `is_fresh`).
+        out_path: The output folder's path in the repository (`input_key`).
 
     Returns:
         Each fresh site file's recorded name, mapped to its site (and folder) name.
@@ -130,13 +143,13 @@ def fresh_sites(
         path = sources.get(shown)
         if path is None or index.get("site") != site_dir.name:
             continue
-        key = site_input_key(path, root)
+        key = site_input_key(path, root, out_path)
         if key is not None and _fresh(site_dir, text, index, key, strict=strict):
             fresh[shown] = site_dir.name
     return fresh
 
 
-def site_input_key(path: Path, root: Path) -> str | None:
+def site_input_key(path: Path, root: Path, out_path: str | None = None) -> str | None:
     """The input key of a site file, read without compiling it; None if it cannot be read.
 
     The chart archive is found with a plain YAML parse, skipped when the word `archive`
@@ -145,30 +158,47 @@ def site_input_key(path: Path, root: Path) -> str | None:
     """
     try:
         raw = path.read_bytes()
-        archive = _archive(raw) if b"archive" in raw else None
-        chart = chart_bytes(root, archive) if archive is not _UNREADABLE else None
+        data = _parsed(raw) if b"archive" in raw or b"repoURL" in raw else None
+        if data is _UNREADABLE:
+            return None
+        chart = chart_bytes(root, _dig(data, "spec", "nvcre", "chart", "archive"))
     except OSError:
         return None
-    return None if archive is _UNREADABLE else input_key(raw, chart)
+    return input_key(raw, chart, _gitops_folder(data, out_path))
+
+
+def _gitops_folder(data: object, out_path: str | None) -> str | None:
+    """The folder the site's GitOps objects apply, as the compiler sets it (None: none)."""
+    if not _dig(data, "spec", "gitops", "repoURL"):
+        return None
+    named = _dig(data, "spec", "gitops", "path")
+    if isinstance(named, str):
+        return named
+    name = _dig(data, "metadata", "name")
+    return site_folder(str(name), out_path) if out_path is not None else None
+
+
+def site_folder(name: str, out_path: str) -> str:
+    """A site's output folder in the repository: `<out_path>/<site>`."""
+    return name if out_path in {"", "."} else f"{out_path}/{name}"
 
 
 _UNREADABLE = object()
 
 
-def _archive(raw: bytes) -> object:
-    """`spec.nvcre.chart.archive` of a site file's bytes; `_UNREADABLE` if not YAML.
+def _parsed(raw: bytes) -> object:
+    """A site file's data; `_UNREADABLE` if not YAML.
 
-    PyYAML is imported here, only for site files that mention an archive.
+    PyYAML is imported here, only for site files that mention an archive or a repository.
     """
     import yaml
 
     from nvcregen.spec.fast import parse_fast
 
     try:
-        data = parse_fast(raw)
+        return parse_fast(raw)
     except yaml.YAMLError:
         return _UNREADABLE
-    return _dig(data, "spec", "nvcre", "chart", "archive")
 
 
 def chart_bytes(root: Path, archive: object) -> bytes | None:

@@ -77,6 +77,23 @@ def test_the_chart_archive_is_read_from_the_site(tmp_path: Path) -> None:
     assert site_input_key(site, tmp_path) == input_key(b"kind: Site\n", None)
 
 
+def test_the_key_holds_the_folder_the_gitops_objects_apply(tmp_path: Path) -> None:
+    """Rendered into another folder, a site without gitops.path gets other GitOps paths."""
+    site = tmp_path / "s.yaml"
+    gitops = b"metadata: {name: lab}\nspec:\n  gitops: {repoURL: https://g.example/r.git}\n"
+    site.write_bytes(gitops)
+    in_out = site_input_key(site, tmp_path, "out")
+    assert in_out == input_key(gitops, None, "out/lab")
+    assert site_input_key(site, tmp_path, "deploy/out") == input_key(gitops, None, "deploy/out/lab")
+    assert site_input_key(site, tmp_path, ".") == input_key(gitops, None, "lab")
+    named = gitops.replace(b"}\n", b", path: gitops/lab}\n")
+    site.write_bytes(named)
+    assert site_input_key(site, tmp_path, "out") == site_input_key(site, tmp_path, "x/out")
+    assert site_input_key(site, tmp_path, "out") == input_key(named, None, "gitops/lab")
+    site.write_bytes(b"metadata: {name: lab}\n")  # no GitOps objects: no folder in the key
+    assert site_input_key(site, tmp_path, "out") == input_key(site.read_bytes(), None)
+
+
 def test_a_sealed_folder_is_fresh_until_touched(tmp_path: Path) -> None:
     write_site_dir(tmp_path, Stamp("k1"))
     assert is_fresh(tmp_path, "k1", strict=True)
