@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from nvcregen.chain.model import CompileResult, Options
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
-from nvcregen.emit.cache import fresh_sites
+from nvcregen.emit.cache import fresh_sites, site_data
 
 if TYPE_CHECKING:
     from nvcregen.catalog.load import Catalog
@@ -291,15 +291,8 @@ def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options
 
 
 def _cluster_of(path: Path) -> str | None:
-    """A fresh site's `spec.cluster`, read without compiling it (it compiled when rendered)."""
-    import yaml
-
-    from nvcregen.spec.fast import parse_fast
-
-    try:
-        data = parse_fast(path.read_bytes())
-    except (OSError, yaml.YAMLError):
-        return None
+    """A site's `spec.cluster`, read without compiling it (None when it cannot be read)."""
+    data = site_data(path)
     spec = data.get("spec") if isinstance(data, dict) else None
     cluster = spec.get("cluster") if isinstance(spec, dict) else None
     return cluster if isinstance(cluster, str) else None

@@ -186,10 +186,25 @@ def site_folder(name: str, out_path: str) -> str:
 _UNREADABLE = object()
 
 
+def site_data(path: Path) -> object:
+    """A site file's data, read without validating it; None if unreadable or not YAML.
+
+    One parse per file and run: `render --check` reads each site's cluster and, here,
+    its chart archive and GitOps folder.
+    """
+    try:
+        data = _parsed(path.read_bytes())
+    except OSError:
+        return None
+    return None if data is _UNREADABLE else data
+
+
+@functools.lru_cache(maxsize=1024)
 def _parsed(raw: bytes) -> object:
     """A site file's data; `_UNREADABLE` if not YAML.
 
     PyYAML is imported here, only for site files that mention an archive or a repository.
+    Callers must not change what it returns: it is shared.
     """
     import yaml
 

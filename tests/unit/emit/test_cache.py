@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from nvcregen.emit import cache
-from nvcregen.emit.cache import Stamp, input_key, is_fresh, seal_index, site_input_key
+from nvcregen.emit.cache import (
+    Stamp,
+    input_key,
+    is_fresh,
+    seal_index,
+    site_data,
+    site_input_key,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE = b"apiVersion: nvcregen.io/v1alpha1\nkind: Site\nspec:\n  nvcre:\n    chart:\n"
@@ -121,3 +128,18 @@ def test_the_index_records_its_own_digest(tmp_path: Path) -> None:
     index["files"]["a/x.yaml"] = {"edited": True}
     (tmp_path / "index.json").write_text(cache.dump_index(index))
     assert not is_fresh(tmp_path, "k1", strict=False)
+
+
+def test_a_site_file_is_parsed_once_per_run(tmp_path: Path) -> None:
+    """render --check reads each site's cluster and its key's fields from one parse."""
+    site = tmp_path / "s.yaml"
+    site.write_bytes(b"metadata: {name: lab}\nspec: {cluster: c, gitops: {repoURL: https://x/r}}\n")
+    first = site_data(site)
+    assert first == {
+        "metadata": {"name": "lab"},
+        "spec": {"cluster": "c", "gitops": {"repoURL": "https://x/r"}},
+    }
+    assert site_data(site) is first  # the same parse, shared
+    site.write_bytes(b"spec: [unclosed\n")
+    assert site_data(site) is None
+    assert site_data(tmp_path / "missing.yaml") is None
