@@ -18,9 +18,9 @@ QUEUE_LINE = "    kueue.x-k8s.io/queue-name: readiness\n"
 # The lab's timeline, as `nvcregen plan` prints it (docs/design/0008-replay.md).
 LAB_TEXT = """\
 h20-3e-lab: expected 3h51m30s (worst case 7h51m), 61.7 GPU-hours (worst case 125.6); window 16h, 260 GPU-hours, 2 jobs at once: fits the window
-  step            runs  jobs  nodes           starts  expected  worst  timeout  at once  GPU-h  fits
-  01-single-node     3    30  node-a,node-b       0s   1h6m33s  2h18m      13m      2/2   17.7   yes
-  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  5h33m    1h10m      1/2   44.0   yes
+  step            runs  jobs  nodes           starts  expected  worst  job timeout  step timeout  at once  GPU-h  fits
+  01-single-node     3    30  node-a,node-b       0s   1h6m33s  2h18m          13m             -      2/2   17.7   yes
+  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  5h33m        1h10m             -      1/2   44.0   yes
 """  # noqa: E501
 
 
@@ -70,11 +70,10 @@ def test_plan_of_every_shipped_site_fits_its_window(project: Path) -> None:
 def test_plan_as_markdown(project: Path) -> None:
     out = run("plan", "sites/l20-pool.yaml", "--format", "markdown").stdout
     assert out.startswith("### l20-pool\n\nexpected 4h16m36s (worst case 8h36m)")
-    header = (
-        "| step | runs | jobs | nodes | starts | expected | worst | timeout | at once | GPU-h |"
-    )
-    assert header + " fits |" in out
+    header = "| step | runs | jobs | nodes | starts | expected | worst | job timeout |"
+    assert header + " step timeout | at once | GPU-h | fits |" in out
     assert "| 02-pairs | 2 | 8 | l20-1,l20-2,l20-3,l20-4 | 2h5m30s | 2h11m6s |" in out
+    assert "| 4h24m | 2h | 4h24m | 2/4 |" in out  # worst, job timeout, step timeout
 
 
 def test_plan_of_an_invalid_site_exits_2_with_its_errors(project: Path) -> None:
@@ -112,3 +111,17 @@ def test_check_of_the_shipped_trees_replays_them_clean(project: Path) -> None:
     result = run("check", "out", "--format", "json")
     assert result.exit_code == 0, result.output
     assert json.loads(result.stdout) == []
+
+
+def test_plan_shows_how_long_each_flux_step_waits(project: Path) -> None:
+    result = run("plan", "sites/l20-pool.yaml", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (plan,) = json.loads(result.stdout)
+    steps = {s["step"]: s for s in plan["steps"]}
+    kustomizations = project / "out"
+    assert not kustomizations.exists()
+    for name in ("01-single-node", "02-pairs"):
+        step = steps[name]
+        assert step["worst_ms"] <= step["step_timeout_ms"] < step["worst_ms"] + 60_000
+    lab = json.loads(run("plan", "sites/h20-3e-lab.yaml", "--format", "json").stdout)
+    assert all(s["step_timeout_ms"] is None for s in lab[0]["steps"])  # Argo CD: no timeout

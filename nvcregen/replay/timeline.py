@@ -2,8 +2,9 @@
 
 Each row is a step of the replay (a stage, or a round of one in trainer mode): its runs,
 the nodes its workloads used, when it applies and how long it takes with expected
-durations and with every workload to its timeout, the longest timeout of one job, the
-most workloads running at once, and GPU-hours (GPUs held x time held). A step fits the
+durations and with every workload to its timeout, the longest timeout of one job, how
+long its GitOps step waits (Flux's `timeout`), the most workloads running at once, and
+GPU-hours (GPUs held x time held). A step fits the
 window when it never runs more than `maxConcurrentJobs` at once and ends before the
 deadline.
 """
@@ -33,6 +34,7 @@ class StepRow:
     expected_ms: int | None
     worst_ms: int | None
     timeout_ms: int
+    step_timeout_ms: int | None
     at_once: int
     gpu_hours: float
     worst_gpu_hours: float
@@ -106,6 +108,7 @@ def _row(replay: Replay, key: str) -> StepRow | None:
         expected_ms=None if start is None or end is None else end - start,
         worst_ms=None if worst_start is None or worst_end is None else worst_end - worst_start,
         timeout_ms=max((w.timeout_ms for r in runs for w in r.workloads), default=0),
+        step_timeout_ms=replay.gating.steps[key].timeout_ms,
         at_once=at_once,
         gpu_hours=_gpu_hours(slots),
         worst_gpu_hours=_gpu_hours(worst),
