@@ -170,8 +170,8 @@ def test_each_script_is_its_header_the_shared_prelude_and_its_body(check: Any) -
     """Argo CD runs one script per kind: the shared helpers are joined in, defined once."""
     script = lua_script(check.lua)
     assert script.startswith("-- Argo CD health of ")
-    body = script.index("\nlocal failed")
-    for helper in ("condition_of", "is_true", "describe"):
+    body = script.index("\nlocal result")
+    for helper in ("condition_of", "is_true", "describe", "ended", "queued"):
         assert script.count(f"local function {helper}(") == 1, helper
         assert script.index(f"local function {helper}(") < body  # defined before it is used
     assert "prelude.lua" in script  # the header says where the helpers come from

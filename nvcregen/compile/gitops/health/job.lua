@@ -5,7 +5,7 @@
 -- Suspended=False (JobResumed) and would be Healthy while it still runs, so a later sync
 -- wave would start early. Here only Complete is Healthy and only Failed is Degraded
 -- (DeadlineExceeded and BackoffLimitExceeded included); a queued Job is Suspended.
--- condition_of, is_true and describe follow: prelude.lua, shared by every check.
+-- condition_of, is_true, describe, ended and queued follow: prelude.lua, shared by every check.
 
 local function pods()
   local status = obj.status or {}
@@ -13,19 +13,8 @@ local function pods()
     tostring(status.succeeded or 0) .. ", failed " .. tostring(status.failed or 0)
 end
 
-local failed = condition_of("Failed")
-if is_true(failed) then
-  return {status = "Degraded", message = describe(failed)}
-end
-local complete = condition_of("Complete")
-if is_true(complete) then
-  return {status = "Healthy", message = describe(complete)}
-end
-local suspended = condition_of("Suspended")
-if is_true(suspended) then
-  return {status = "Suspended", message = "queued: " .. describe(suspended)}
-end
-if obj.spec ~= nil and obj.spec.suspend == true then
-  return {status = "Suspended", message = "queued: spec.suspend is true"}
+local result = ended("Complete") or queued()
+if result ~= nil then
+  return result
 end
 return {status = "Progressing", message = "running: pods " .. pods()}

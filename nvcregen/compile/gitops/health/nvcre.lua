@@ -4,15 +4,11 @@
 -- NVCRE keeps exactly one of InProgress, Succeeded and Failed True; a run that failed
 -- validation or timed out ends Failed. Failed is checked first, so a run is never Healthy
 -- while any Failed condition is True.
--- condition_of, is_true and describe follow: prelude.lua, shared by every check.
+-- condition_of, is_true, describe, ended and queued follow: prelude.lua, shared by every check.
 
-local failed = condition_of("Failed")
-if is_true(failed) then
-  return {status = "Degraded", message = describe(failed)}
-end
-local succeeded = condition_of("Succeeded")
-if is_true(succeeded) then
-  return {status = "Healthy", message = describe(succeeded)}
+local result = ended("Succeeded")
+if result ~= nil then
+  return result
 end
 local running = condition_of("InProgress")
 if is_true(running) then

@@ -25,3 +25,28 @@ local function describe(condition)
   end
   return text
 end
+
+-- Degraded when `Failed` is True, Healthy when `success` is True; nil while neither is.
+local function ended(success)
+  local failed = condition_of("Failed")
+  if is_true(failed) then
+    return {status = "Degraded", message = describe(failed)}
+  end
+  local done = condition_of(success)
+  if is_true(done) then
+    return {status = "Healthy", message = describe(done)}
+  end
+  return nil
+end
+
+-- Suspended while Kueue holds the object (Suspended True, or spec.suspend); nil otherwise.
+local function queued()
+  local suspended = condition_of("Suspended")
+  if is_true(suspended) then
+    return {status = "Suspended", message = "queued: " .. describe(suspended)}
+  end
+  if obj.spec ~= nil and obj.spec.suspend == true then
+    return {status = "Suspended", message = "queued: spec.suspend is true"}
+  end
+  return nil
+end

@@ -5,23 +5,13 @@
 -- Suspended True while spec.suspend holds it (Kueue queues a TrainJob that way) and False
 -- (Resumed) once it runs. Argo CD has no built-in check for this kind: without this one a
 -- TrainJob is done the moment it is created.
--- condition_of, is_true and describe follow: prelude.lua, shared by every check.
+-- condition_of, is_true, describe, ended and queued follow: prelude.lua, shared by every check.
 
-local failed = condition_of("Failed")
-if is_true(failed) then
-  return {status = "Degraded", message = describe(failed)}
-end
-local complete = condition_of("Complete")
-if is_true(complete) then
-  return {status = "Healthy", message = describe(complete)}
+local result = ended("Complete") or queued()
+if result ~= nil then
+  return result
 end
 local suspended = condition_of("Suspended")
-if is_true(suspended) then
-  return {status = "Suspended", message = "queued: " .. describe(suspended)}
-end
-if obj.spec ~= nil and obj.spec.suspend == true then
-  return {status = "Suspended", message = "queued: spec.suspend is true"}
-end
 if suspended ~= nil then
   return {status = "Progressing", message = "running: " .. describe(suspended)}
 end
