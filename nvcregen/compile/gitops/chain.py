@@ -24,8 +24,7 @@ from nvcregen.compile.gitops.layer import (
     ARGOCD_NAMESPACE,
     FLUX_KUSTOMIZE_API,
     FLUX_NAMESPACE,
-    KUSTOMIZE_INTERVAL,
-    RETRY_INTERVAL,
+    flux_spec,
     layer_path,
 )
 from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
@@ -107,13 +106,7 @@ def gitops_kustomization(site: Site) -> Manifest:
     New or renamed stages add or remove step Kustomizations, and a `flux resume` of the
     readiness head is reverted to the `suspend: true` of Git at the next reconcile.
     """
-    spec: Obj = {
-        "interval": KUSTOMIZE_INTERVAL,
-        "retryInterval": RETRY_INTERVAL,
-        "path": f"./{layer_path(site, COMPONENT)}",
-        "prune": True,
-        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
-    }
+    spec = flux_spec(site, layer_path(site, COMPONENT))
     note = "applies gitops/ from Git, itself included; apply gitops/ once by hand to start"
     return _kustomization(_gitops_name(site), spec, (note,))
 
@@ -137,12 +130,7 @@ def step_kustomization_name(site: Site, step: Step) -> str:
 
 
 def _step(site: Site, step: Step, name: str, previous: str) -> Manifest:
-    spec: Obj = {
-        "interval": KUSTOMIZE_INTERVAL,
-        "retryInterval": RETRY_INTERVAL,
-        "path": f"./{layer_path(site, 'readiness')}/{step.folder}",
-        "prune": True,
-        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
+    spec = flux_spec(site, f"{layer_path(site, 'readiness')}/{step.folder}") | {
         "dependsOn": [{"name": previous}],
         "wait": True,
         "timeout": step.timeout,

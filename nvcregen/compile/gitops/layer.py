@@ -234,16 +234,21 @@ def _git_repository(site: Site) -> Manifest:
     return _manifest(obj)
 
 
-def _kustomization(site: Site, component: str, previous: str | None) -> Manifest:
-    name = site.metadata.name
-    spec: Obj = {
+def flux_spec(site: Site, path: str, *, prune: bool = True) -> Obj:
+    """What every Flux Kustomization of a site has: its folder of the site's GitRepository."""
+    return {
         "interval": KUSTOMIZE_INTERVAL,
         "retryInterval": RETRY_INTERVAL,
-        "path": f"./{layer_path(site, component)}",
-        # CRDs are never pruned: deleting one deletes every object of its kind.
-        "prune": component != "crds",
-        "sourceRef": {"kind": "GitRepository", "name": name},
+        "path": f"./{path}",
+        "prune": prune,
+        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
     }
+
+
+def _kustomization(site: Site, component: str, previous: str | None) -> Manifest:
+    name = site.metadata.name
+    # CRDs are never pruned: deleting one deletes every object of its kind.
+    spec = flux_spec(site, layer_path(site, component), prune=component != "crds")
     if previous is not None:
         spec["dependsOn"] = [{"name": f"{name}-{previous}"}]
     if component in WAITED_LAYERS:
