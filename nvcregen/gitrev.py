@@ -104,16 +104,20 @@ def project_prefix(cwd: Path) -> str:
     return out.decode(*_ENCODING).removesuffix("\n")
 
 
-def in_repository(project: Path, inside: str) -> str:
-    """A folder inside the project as a folder of its Git repository, which GitOps reads.
-
-    A project kept in a subfolder of its repository (`platform/gpu/`) has its `out`
-    applied from `platform/gpu/out`; outside Git, or at its top, the path stays.
-    """
+def repository_prefix(project: Path) -> str:
+    """Where a project is in its Git repository: `''` at its top or outside Git, else `sub/`."""
     try:
-        prefix = project_prefix(project)
+        return project_prefix(project)
     except GitError:
-        return inside
+        return ""
+
+
+def in_repository(prefix: str, inside: str) -> str:
+    """A folder inside a project as its Git repository names it, which GitOps reads.
+
+    `prefix` is the project's `repository_prefix`: a project kept in a subfolder of its
+    repository (`platform/gpu/`) has its `out` applied from `platform/gpu/out`.
+    """
     return (prefix.rstrip("/") or ".") if inside in {"", "."} else f"{prefix}{inside}"
 
 

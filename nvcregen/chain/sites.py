@@ -85,12 +85,15 @@ def repository_path(out_dir: Path, project: Path) -> str | None:
 
 
 def _in_repository(project: Path, inside: str | None) -> str | None:
-    """`gitrev.in_repository` (Git and YAML imported only when asked), None kept."""
+    """`inside` as the project's Git repository names it (one `git` run); None kept.
+
+    Git (and with it YAML) is imported only when asked.
+    """
     if inside is None:
         return None
-    from nvcregen.gitrev import in_repository
+    from nvcregen.gitrev import in_repository, repository_prefix
 
-    return in_repository(project, inside)
+    return in_repository(repository_prefix(project), inside)
 
 
 def _plain(path: Path) -> Path:
@@ -145,12 +148,13 @@ def compile_sites(
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
     results = []
     mates = _cluster_mates(paths, root) if given else []
+    out_paths: dict[Path, str | None] = {}  # per project: one `git` run each
     for path in [*paths, *mates]:
         project = site_root(path, root)
-        inside = options.out_path if out_dir is None else repository_path(out_dir, project)
-        out_path = _in_repository(project, inside)
-        rendering = out_dir is not None
-        here = Options(options.strict, project, out_path, rendering=rendering)
+        if project not in out_paths:
+            inside = options.out_path if out_dir is None else repository_path(out_dir, project)
+            out_paths[project] = _in_repository(project, inside)
+        here = Options(options.strict, project, out_paths[project], rendering=out_dir is not None)
         results.append(compile_site(path, display_path(path, project), catalog, here))
     checked = _check_shared_clusters(_check_unique_names(results))
     return checked[: len(paths)]  # the mates were compiled only to be checked against

@@ -29,7 +29,7 @@ from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.naming import INDEX_FILE
-from nvcregen.gitrev import in_repository
+from nvcregen.gitrev import in_repository, repository_prefix
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.fast import fast_document
@@ -141,7 +141,8 @@ def _read_tree(
     site_dirs: dict[Path, Path | None] = {}
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
     indexes = {d: _index(d) for d in set(where) if d is not None}
-    facts = {d: _site_facts(index, root, catalog, d) for d, index in indexes.items()}
+    prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
+    facts = {d: _site_facts(index, root, catalog, d, prefix) for d, index in indexes.items()}
     jobs = [
         FileJob(path, _version(facts.get(d) if d else None), strict, old.get(shown))
         for (path, shown), d in zip(listed, where, strict=True)
@@ -258,12 +259,13 @@ def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
 
 
 def _site_facts(
-    index: Mapping[str, Any], root: Path, catalog: Catalog, site_dir: Path
+    index: Mapping[str, Any], root: Path, catalog: Catalog, site_dir: Path, prefix: str
 ) -> SiteFacts | None:
     """Load the site a folder's index names and map each of its stages to its pool.
 
     A site that names no `gitops.path` has its GitOps objects read the folder render wrote
-    it to: this one, as a path inside the project (`deploy/out/<site>`), as render derives it.
+    it to: this one, as a path of the repository (`deploy/out/<site>`; `prefix` is the
+    project's `repository_prefix`), as render derives it.
     """
     source = index.get("source", {}).get("file")
     if not source or not (root / source).is_file():
@@ -276,7 +278,7 @@ def _site_facts(
     site = loaded.site
     folder = _inside(site_dir, root)
     if site.spec.gitops.path is None and folder is not None:
-        site = site.with_gitops_path(in_repository(root, folder))
+        site = site.with_gitops_path(in_repository(prefix, folder))
     plan = plan_facts(site, units) if units else None
     return SiteFacts(
         site.spec.kubernetes.version,

@@ -19,9 +19,11 @@ from nvcregen.gitrev import (
     NotARepositoryError,
     UnknownRevisionError,
     export_sites,
+    in_repository,
     list_sites,
     old_objects,
     read_blobs,
+    repository_prefix,
 )
 
 SITE = b"kind: Site\nspec:\n  nvcre:\n    chart:\n      archive: charts/nvcre.tgz\n"
@@ -171,3 +173,17 @@ def test_git_missing(read: Reader, project: Path, monkeypatch: pytest.MonkeyPatc
 def test_every_error_is_a_git_error() -> None:
     for error in (GitMissingError, NotARepositoryError, UnknownRevisionError):
         assert issubclass(error, GitError)
+
+
+def test_a_project_folder_is_named_from_the_top_of_its_repository(tmp_path: Path) -> None:
+    project = tmp_path / "platform" / "gpu"
+    project.mkdir(parents=True)
+    assert repository_prefix(project) == ""  # not in Git: the project's own paths
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert repository_prefix(project) == "platform/gpu/"
+    assert repository_prefix(tmp_path) == ""
+    assert in_repository("platform/gpu/", "out") == "platform/gpu/out"
+    assert in_repository("platform/gpu/", ".") == "platform/gpu"
+    assert in_repository("platform/gpu/", "") == "platform/gpu"
+    assert in_repository("", ".") == "."
+    assert in_repository("", "deploy/out") == "deploy/out"

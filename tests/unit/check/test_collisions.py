@@ -5,8 +5,10 @@ from __future__ import annotations
 import copy
 from pathlib import Path
 
+import pytest
 from sitefactory import catalog, edit, site_yaml
 
+from nvcregen import gitrev
 from nvcregen.chain.pipeline import CompileResult, Options, compile_source
 from nvcregen.chain.sites import render
 from nvcregen.check.collisions import SiteObjects, check_collisions
@@ -175,3 +177,21 @@ def test_render_check_compares_fresh_sites_that_share_a_cluster(tmp_path: Path) 
     outcome = render(tmp_path, [], out, Options(root=tmp_path), check=True)
     assert outcome.cached == []
     assert {d.code for d in outcome.diagnostics if d.is_error} == {"NVC690"}
+
+
+def test_git_runs_once_per_project_not_once_per_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Where the project is in its repository is asked once by render, and once by check."""
+    calls: list[Path] = []
+    real = gitrev.project_prefix
+
+    def counted(project: Path) -> str:
+        calls.append(project)
+        return real(project)
+
+    monkeypatch.setattr(gitrev, "project_prefix", counted)
+    _, out = _rendered_apart(tmp_path)
+    assert len(calls) == 1  # two sites, one project
+    check_tree(out, tmp_path, catalog())
+    assert len(calls) == 2
