@@ -27,42 +27,25 @@ KINDS = ("Certification", "WorkloadRun", "TrainJob", "Job")
 # Every state, with the Argo CD health and the Flux status it must give, per kind. Flux
 # cannot evaluate an expression over a `status` that is not there: "Unknown" (it keeps
 # polling until the Kustomization's timeout), never Current or Failed.
+_NVCRE_RUN = {
+    "not-started": ("Progressing", "Unknown"),
+    "queued": ("Progressing", "InProgress"),
+    "running": ("Progressing", "InProgress"),
+    "succeeded": ("Healthy", "Current"),
+    "failed": ("Degraded", "Failed"),
+    "timed-out": ("Degraded", "Failed"),
+}
+# Kueue suspends TrainJobs and Jobs on create and resumes them once admitted.
+_QUEUED_RUN = {
+    **_NVCRE_RUN,
+    "suspended-on-create": ("Suspended", "Unknown"),
+    "queued": ("Suspended", "InProgress"),
+}
 EXPECTED: dict[str, dict[str, tuple[str, str]]] = {
-    "Certification": {
-        "not-started": ("Progressing", "Unknown"),
-        "queued": ("Progressing", "InProgress"),
-        "running": ("Progressing", "InProgress"),
-        "succeeded": ("Healthy", "Current"),
-        "failed": ("Degraded", "Failed"),
-        "timed-out": ("Degraded", "Failed"),
-    },
-    "WorkloadRun": {
-        "not-started": ("Progressing", "Unknown"),
-        "queued": ("Progressing", "InProgress"),
-        "running": ("Progressing", "InProgress"),
-        "succeeded": ("Healthy", "Current"),
-        "failed": ("Degraded", "Failed"),
-        "timed-out": ("Degraded", "Failed"),
-    },
-    "TrainJob": {
-        "not-started": ("Progressing", "Unknown"),
-        "suspended-on-create": ("Suspended", "Unknown"),
-        "queued": ("Suspended", "InProgress"),
-        "running": ("Progressing", "InProgress"),
-        "succeeded": ("Healthy", "Current"),
-        "failed": ("Degraded", "Failed"),
-        "timed-out": ("Degraded", "Failed"),
-    },
-    "Job": {
-        "not-started": ("Progressing", "Unknown"),
-        "suspended-on-create": ("Suspended", "Unknown"),
-        "queued": ("Suspended", "InProgress"),
-        "running": ("Progressing", "InProgress"),
-        "resumed-running": ("Progressing", "InProgress"),
-        "succeeded": ("Healthy", "Current"),
-        "failed": ("Degraded", "Failed"),
-        "timed-out": ("Degraded", "Failed"),
-    },
+    "Certification": _NVCRE_RUN,
+    "WorkloadRun": _NVCRE_RUN,
+    "TrainJob": _QUEUED_RUN,
+    "Job": {**_QUEUED_RUN, "resumed-running": ("Progressing", "InProgress")},
 }
 CASES = [(kind, state) for kind in KINDS for state in EXPECTED[kind]]
 
@@ -83,15 +66,8 @@ def condition(kind: str, status: str, reason: str, message: str = "") -> Obj:
 
 
 def job_condition(kind: str, status: str, reason: str, message: str = "") -> Obj:
-    """A batch/v1 JobCondition as the Job controller writes it."""
-    return {
-        "type": kind,
-        "status": status,
-        "reason": reason,
-        "message": message,
-        "lastProbeTime": T1,
-        "lastTransitionTime": T1,
-    }
+    """A batch/v1 JobCondition as the Job controller writes it: with a probe time too."""
+    return condition(kind, status, reason, message) | {"lastProbeTime": T1}
 
 
 @cache

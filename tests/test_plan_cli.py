@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
+from nvcregen.core.units import parse_duration
 
 ROOT = Path(__file__).resolve().parent.parent
 SITES = ("h20-3e-lab", "h20-3e-trainer", "l20-pool")
@@ -118,10 +119,15 @@ def test_plan_shows_how_long_each_flux_step_waits(project: Path) -> None:
     assert result.exit_code == 0, result.output
     (plan,) = json.loads(result.stdout)
     steps = {s["step"]: s for s in plan["steps"]}
-    kustomizations = project / "out"
-    assert not kustomizations.exists()
+    assert not (project / "out").exists()  # plan writes nothing
+    assert run("render", "sites/l20-pool.yaml").exit_code == 0
+    gitops = project / "out" / "l20-pool" / "gitops"
     for name in ("01-single-node", "02-pairs"):
         step = steps[name]
         assert step["worst_ms"] <= step["step_timeout_ms"] < step["worst_ms"] + 60_000
+        # what the rendered Kustomization of the step says, Flux's own `timeout`
+        text = (gitops / f"kustomization-l20-pool-readiness-{name}.yaml").read_text()
+        (timeout,) = [line.split('"')[1] for line in text.splitlines() if "timeout:" in line]
+        assert parse_duration(timeout) == step["step_timeout_ms"]
     lab = json.loads(run("plan", "sites/h20-3e-lab.yaml", "--format", "json").stdout)
     assert all(s["step_timeout_ms"] is None for s in lab[0]["steps"])  # Argo CD: no timeout
