@@ -10,7 +10,7 @@ from typing import Any
 from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Severity
 from nvcregen.core.nvcre import NVCRE_API
-from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, might_hold_secret
+from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, has_clue
 from nvcregen.spec.positions import pointer
 
 OLD_GROUP = "cre.nvidia.com"
@@ -145,16 +145,12 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
 def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC669: a password in a URL or secret material in any string or key of the object.
 
-    One scan of the object's JSON text (C speed) finds almost every object clean; only
-    an object that may hold one is walked to say where. JSON escapes whitespace in a
-    string (a newline as backslash-n): turned back, a multi-line value (a kubeconfig)
-    reads as it is. A secret in a key is reported at its mapping, so the pointer printed
-    never holds it.
+    One search of the object's JSON text for the patterns' clues (C speed) finds almost
+    every object clean; only an object holding a clue has its strings and keys matched,
+    each as it is (JSON's escapes would hide a multi-line secret from the patterns). A
+    secret in a key is reported at its mapping, so the pointer printed never holds it.
     """
-    text = json.dumps(obj, ensure_ascii=False)
-    for escaped, plain in _JSON_WHITESPACE:
-        text = text.replace(escaped, plain)
-    if not might_hold_secret(text):
+    if not has_clue(json.dumps(obj, ensure_ascii=False)):
         return []
     found = []
     for path, value, is_key in _strings(obj, ()):
@@ -172,10 +168,6 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
                 )
             )
     return found
-
-
-# How json.dumps writes the whitespace the secret patterns' `\s` matches.
-_JSON_WHITESPACE = (("\\n", "\n"), ("\\t", "\t"), ("\\r", "\r"), ("\\f", "\f"), ("\\u000b", "\v"))
 
 
 def _strings(

@@ -52,6 +52,15 @@ _ONE = tuple(re.compile(pattern) for _, pattern in _PATTERNS)
 URL_CREDENTIALS = "url"  # what `find_secret` returns for a password in a URL
 
 
+def has_clue(text: str) -> bool:
+    """Whether `text` holds any pattern's clue: without one, no secret can be in it.
+
+    Clues are plain ASCII words with no quote, backslash or whitespace, so they read the
+    same in a JSON text of the strings as in the strings themselves.
+    """
+    return any(clue in text for clues in _CLUES for clue in clues)
+
+
 def might_hold_secret(text: str) -> bool:
     """Whether any pattern matches anywhere in `text`.
 
