@@ -22,6 +22,7 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.site import replay_site
+from nvcregen.replay.timeline import plan_view
 from nvcregen.spec.v1alpha1 import Site
 
 _MINUTE_MS = 60_000
@@ -45,21 +46,12 @@ def worst_step_ms(
     """Each step folder's worst case: from its first run's start to its last run's end.
 
     The objects carry no GitOps objects yet, so the replay gates them by their sync waves
-    (a step's number), each wave waited for. A folder whose runs never all end (a plan
-    the render gate refuses) is left out.
+    (a step's number), each wave waited for: a row of the timeline is one step folder. A
+    folder whose runs never all end (a plan the render gate refuses) is left out.
     """
     tree = [TreeObject(path, path, m.obj) for m in objects for path in [manifest_path(m)]]
-    replay = replay_site(tree, plan_facts(site, test_units))
-    spans: dict[str, list[tuple[int | None, int | None]]] = {}
-    for run in replay.runs:
-        folder = run.source.path.split("/", 1)[1].rsplit("/", 1)[0]
-        spans.setdefault(folder, []).append(replay.worst.runs.get(run.source.path, (None, None)))
-    found: dict[str, int] = {}
-    for folder, times in spans.items():
-        known = [(s, e) for s, e in times if s is not None and e is not None]
-        if len(known) == len(times):
-            found[folder] = max(e for _, e in known) - min(s for s, _ in known)
-    return found
+    view = plan_view(replay_site(tree, plan_facts(site, test_units)))  # as `nvcregen plan`
+    return {row.name: row.worst_ms for row in view.steps if row.worst_ms is not None}
 
 
 def _minutes(ms: int) -> int:
