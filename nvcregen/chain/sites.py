@@ -6,7 +6,6 @@ The compiler, the catalog and the writer are imported when first needed: a
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +13,7 @@ from typing import TYPE_CHECKING
 from nvcregen.chain.model import CompileResult, Options
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites, site_data
+from nvcregen.emit.naming import project_path
 
 if TYPE_CHECKING:
     from nvcregen.catalog.load import Catalog
@@ -66,24 +66,6 @@ def site_root(path: Path, root: Path) -> Path:
     return root
 
 
-def repository_path(out_dir: Path, project: Path) -> str | None:
-    """The output folder as a path inside the project (`out`, `deploy/out`); None outside.
-
-    `out_dir` is as the user gave it (relative to the working directory, or absolute).
-    Links are not followed first: an `out` inside the project that links elsewhere is
-    still `out` in the repository.
-    """
-    for folder, base in (
-        (_plain(out_dir), _plain(project)),
-        (out_dir.resolve(), project.resolve()),
-    ):
-        try:
-            return folder.relative_to(base).as_posix()
-        except ValueError:
-            continue
-    return None
-
-
 def _in_repository(project: Path, inside: str | None) -> str | None:
     """`inside` as the project's Git repository names it (one `git` run); None kept.
 
@@ -94,11 +76,6 @@ def _in_repository(project: Path, inside: str | None) -> str | None:
     from nvcregen.gitrev import in_repository, repository_prefix
 
     return in_repository(repository_prefix(project), inside)
-
-
-def _plain(path: Path) -> Path:
-    """An absolute path with `..` and `.` folded away, links left as they are."""
-    return Path(os.path.normpath(path.absolute()))
 
 
 def discover_sites(root: Path, given: list[Path]) -> list[Path]:
@@ -152,7 +129,7 @@ def compile_sites(
     for path in [*paths, *mates]:
         project = site_root(path, root)
         if project not in out_paths:
-            inside = options.out_path if out_dir is None else repository_path(out_dir, project)
+            inside = options.out_path if out_dir is None else project_path(out_dir, project)
             out_paths[project] = _in_repository(project, inside)
         here = Options(options.strict, project, out_paths[project], rendering=out_dir is not None)
         results.append(compile_site(path, display_path(path, project), catalog, here))
@@ -280,7 +257,7 @@ def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options
     fresh: dict[str, str] = {}
     for project in set(projects.values()):
         mine = {name: p for name, p in shown.items() if projects[p] == project}
-        inside = repository_path(out_dir, project)
+        inside = project_path(out_dir, project)
         out_path = _in_repository(project, inside)
         fresh |= fresh_sites(out_dir, mine, project, strict=options.strict, out_path=out_path)
     stale = [p for s, p in shown.items() if s not in fresh]

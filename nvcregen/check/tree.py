@@ -28,7 +28,7 @@ from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.emit.naming import INDEX_FILE
+from nvcregen.emit.naming import INDEX_FILE, project_path
 from nvcregen.gitrev import in_repository, repository_prefix
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 from nvcregen.replay.facts import PlanFacts, plan_facts
@@ -276,7 +276,7 @@ def _site_facts(
         return None
     units = loaded.test_units or []  # none for a site that no longer validates
     site = loaded.site
-    folder = _inside(site_dir, root)
+    folder = project_path(site_dir, root)
     if site.spec.gitops.path is None and folder is not None:
         site = site.with_gitops_path(in_repository(prefix, folder))
     plan = plan_facts(site, units) if units else None
@@ -287,14 +287,6 @@ def _site_facts(
         site.metadata.name,
         site.spec.cluster,
     )
-
-
-def _inside(folder: Path, root: Path) -> str | None:
-    """`folder` as a '/'-separated path inside `root`; None outside it."""
-    try:
-        return folder.absolute().relative_to(root.absolute()).as_posix()
-    except ValueError:
-        return None
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:
