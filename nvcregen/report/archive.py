@@ -18,6 +18,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nvcregen.report.folder import ReportError
+from nvcregen.results.attestation import signature_text
 
 Word = Literal["pass", "fail", "incomplete"]
 M = TypeVar("M", bound="FileModel")
@@ -279,6 +280,7 @@ class Archive:
     verdicts: VerdictsFile
     provenance: ProvenanceFile
     bandwidth: tuple[BandwidthRow, ...]
+    signature: str = ""  # signed by which key, or unsigned (`results/attestation.py`)
 
 
 READ = ("summary.json", "verdicts.json", "provenance.json", "bandwidth.csv")
@@ -312,6 +314,7 @@ def read_archive(folder: Path, texts: dict[str, str] | None = None) -> Archive:
         verdicts=_json(folder, "verdicts.json", VerdictsFile, found),
         provenance=_json(folder, "provenance.json", ProvenanceFile, found),
         bandwidth=read_bandwidth(found["bandwidth.csv"]),
+        signature=signature_text(folder),
     )
 
 
