@@ -214,6 +214,15 @@ class RunSummary(FileModel):
     problems: tuple[str, ...] = ()
 
 
+class LogEntry(FileModel):
+    """One log a trainer-mode collection read, as summary.json's `logs` records it."""
+
+    path: str
+    run: str = ""
+    round: int = 0
+    finished_at: str | None = None
+
+
 class SummaryFile(FileModel):
     """summary.json."""
 
@@ -226,6 +235,7 @@ class SummaryFile(FileModel):
     runs: tuple[RunSummary, ...] = ()
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    logs: tuple[LogEntry, ...] = ()
 
 
 class SiteRef(FileModel):
