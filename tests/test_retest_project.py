@@ -193,3 +193,32 @@ def test_batches_and_two_pools_render_beside_the_original(
     errors = [d.message for r in results for d in r.diagnostics if d.severity == "error"]
     assert errors == []
     assert all(r.tree is not None for r in results)
+
+
+def test_an_nvcre_mode_retest_uses_the_original_nvcre_and_its_monitoring(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NVCRE is installed once per cluster: the retest adds readiness runs, nothing else."""
+    from nvcregen.chain.model import Options
+    from nvcregen.chain.sites import compile_sites
+    from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
+    from nvcregen.retest.sitefile import retest_data
+
+    (tmp_path / "sites").mkdir()
+    shutil.copy(ROOT / "sites" / "h20-3e-lab.yaml", tmp_path / "sites")
+    data = load_yaml_plain((ROOT / "sites" / "h20-3e-lab.yaml").read_text())
+    assert isinstance(data, dict) and data["spec"]["readiness"].get("engine", "nvcre") == "nvcre"
+    nodes = [verdict("node-a", "suspect", ("node-a", "node-x")), verdict("node-b", "cleared")]
+    pool_of = {"node-a": "h20", "node-b": "h20"}
+    retest = retest_data(data, plan_retest(nodes, pool_of), pool_of)
+    assert retest["spec"]["nvcre"]["managed"] is False
+    (tmp_path / "sites" / "h20-3e-lab-retest.yaml").write_text(dump_yaml(retest))
+    monkeypatch.chdir(tmp_path)
+    results = compile_sites(tmp_path, [], Options())
+    errors = [d.message for r in results for d in r.diagnostics if d.severity == "error"]
+    assert errors == []
+    (mine,) = [r for r in results if r.site == "h20-3e-lab-retest"]
+    assert mine.tree is not None
+    kinds = {located.obj["kind"] for located in mine.objects}
+    assert "WorkloadRun" in kinds  # the two-node test, on the original's NVCRE
+    assert not kinds & {"Namespace", "ServiceMonitor", "PrometheusRule", "HelmRelease", "Role"}
