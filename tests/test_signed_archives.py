@@ -11,6 +11,7 @@ import base64
 import hashlib
 import json
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -242,3 +243,32 @@ def test_verify_refuses_a_private_key_for_key_and_says_why(
     assert result.exit_code == 2
     assert "holds a private key: give its public half" in result.stderr
     assert private.read_text().splitlines()[1][:16] not in result.output
+
+
+def test_without_cryptography_signing_says_how_to_install_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: tuple[Path, Path, Path]
+) -> None:
+    monkeypatch.setitem(sys.modules, "cryptography.hazmat.primitives", None)  # not installed
+    result = collect(tmp_path, "--sign-key", str(signed[1]))
+    assert result.exit_code == 2
+    assert "need the `cryptography` package, an optional dependency: pip install" in (result.stderr)
+    assert "'nvcregen[sign]'" in result.stderr
+    assert not (tmp_path / "results").exists()
+    refused = verify(signed[0], signed[2])
+    assert refused.exit_code == 2
+    assert "pip install 'nvcregen[sign]'" in refused.stderr
+
+
+def test_with_source_date_epoch_a_signed_archive_is_the_same_bytes_twice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: tuple[Path, Path, Path]
+) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1793000000")
+    first = collect(tmp_path, "--sign-key", str(signed[1]))
+    (tmp_path / "results").rename(tmp_path / "first")
+    again = collect(tmp_path, "--sign-key", str(signed[1]))
+    assert first.exit_code == again.exit_code == 0
+    (run,) = (tmp_path / "results" / SITE).iterdir()
+    envelope = (run / ENVELOPE).read_bytes()
+    assert envelope == (tmp_path / "first" / SITE / run.name / ENVELOPE).read_bytes()
+    payload = json.loads(base64.b64decode(json.loads(envelope)["payload"]))
+    assert payload["predicate"]["collectedAt"] == "2026-10-26T07:33:20Z"
