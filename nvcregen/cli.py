@@ -175,10 +175,22 @@ def _cached_note(cached: list[str]) -> str:
 def _register() -> None:
     from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.plan import plan
-    from nvcregen.commands.results import collect, ingest, report
+    from nvcregen.commands.results import collect, ingest, report, verify
     from nvcregen.commands.workspace import catalog, diff, init_site
 
-    commands = (plan, diff, collect, report, ingest, retest, history, export, init_site, catalog)
+    commands = (
+        plan,
+        diff,
+        collect,
+        verify,
+        report,
+        ingest,
+        retest,
+        history,
+        export,
+        init_site,
+        catalog,
+    )
     for command in commands:
         main.add_command(command)
 

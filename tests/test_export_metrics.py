@@ -69,7 +69,7 @@ def test_backfilled_series_match_the_archive(tmp_path: Path) -> None:
             "cluster": "lab-east", "group": row.group, "round": str(row.round),
             "run": archive.summary.run_id, "scope": row.scope, "site": "edge-lab",
             "size": str(row.size_bytes), "stage": row.stage, "test": row.test,
-            "transport": ",".join(row.transports),
+            "time_from": "objects", "transport": ",".join(row.transports),
         }  # fmt: skip
         ms = int(seconds(TIMES[row.round or 0]) * 1000)
         key = tuple(sorted(labels.items()))

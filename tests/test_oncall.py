@@ -169,7 +169,8 @@ def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
     run = collect_and_report(tmp_path, node_a_slow_alone_too)
     said = retest(run, tmp_path / "retest.yaml").splitlines()
     assert said[0] == "retest h20-3e-four-retest: node-b with node-c"
-    assert said[1].startswith("node-a failed alone, no retest needed: failed alone in single-node")
+    assert said[1].startswith("Budget of this retest: worst case 28.8 GPU-hours")
+    assert said[2].startswith("node-a failed alone, no retest needed: failed alone in single-node")
     site = yaml.safe_load((tmp_path / "retest.yaml").read_text())
     assert site["spec"]["nodePools"][0]["nodes"] == ["node-b", "node-c"]
 

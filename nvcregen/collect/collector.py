@@ -33,6 +33,7 @@ from nvcregen.collect.client import (
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.requests import owner_requests, reclaim_requests, result_requests
+from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core.errors import NvcregenError
@@ -66,9 +67,10 @@ def collect(options: CollectOptions) -> CollectOutcome:
     """
     if options.reclaim and options.from_dir is not None:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
+    key = signing_key(options.sign_key)  # a wrong key stops it before anything is read
     loaded = load_site_file(options.root, options.site)
     if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
-        return collect_trainer(loaded, options)
+        return collect_trainer(loaded, options, key)
     cluster = None if options.from_dir is not None else _connect(options)
     snapshot = (
         read_folder_or_fail(options.from_dir)
@@ -80,7 +82,9 @@ def collect(options: CollectOptions) -> CollectOutcome:
     verdicts = judge(loaded.site, runs)
     site_objects = list(objects.all())
     try:
-        archive = _archive(loaded.file, snapshot, site_objects, runs, verdicts)
+        archive = sign_archive(
+            _archive(loaded.file, snapshot, site_objects, runs, verdicts), key, loaded, verdicts
+        )
     except ValueError as exc:  # two objects on one path, or a name unusable as a path
         raise CollectError(f"nothing archived: {exc}") from exc
     site_dir = options.out_dir / loaded.site.metadata.name
@@ -88,13 +92,16 @@ def collect(options: CollectOptions) -> CollectOutcome:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
-    outcome = CollectOutcome(loaded.site.metadata.name, written, verdicts, notes=snapshot.notes)
+    signature = signature_note(key, written)
+    outcome = CollectOutcome(
+        loaded.site.metadata.name, written, verdicts, notes=snapshot.notes, signature=signature
+    )
     if not options.reclaim or cluster is None:
         return outcome  # reading never changes the cluster
     read = Read(snapshot, site_objects, runs, verdicts)
     deleted, problems = reclaim(loaded.site, cluster, written, read, options.policy)
     return CollectOutcome(
-        outcome.site, written, verdicts, tuple(deleted), tuple(problems), snapshot.notes
+        outcome.site, written, verdicts, tuple(deleted), tuple(problems), snapshot.notes, signature
     )
 
 

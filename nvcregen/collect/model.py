@@ -43,6 +43,7 @@ class CollectOptions:
         kubeconfig: The kubeconfig file (default: $KUBECONFIG, then ~/.kube/config).
         from_dir: A folder of exported objects, instead of a cluster.
         reclaim: Delete the site's readiness objects once the archive verified.
+        sign_key: An Ed25519 private key (PEM) to sign the archive with (`signing.py`).
         policy: Retries, timeouts and restarts of API calls.
         page_size: Objects per LIST page.
         on_page: Progress callback, after each page read.
@@ -57,6 +58,7 @@ class CollectOptions:
     kubeconfig: Path | None = None
     from_dir: Path | None = None
     reclaim: bool = False
+    sign_key: Path | None = None
     policy: RetryPolicy = field(default_factory=RetryPolicy)
     page_size: int = PAGE_SIZE
     on_page: PageHook | None = None
@@ -73,6 +75,7 @@ class CollectOutcome:
     deleted: tuple[DeleteOutcome, ...] = ()
     reclaim_problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = field(default=())
+    signature: str = ""
 
     @property
     def exit_code(self) -> ExitCode:

@@ -17,6 +17,7 @@ def render_text(outcome: CollectOutcome) -> str:
     state = "verified" if archive.verified else "NOT verified"
     lines = [f"{archive.path.as_posix()}/: {archive.state}, {state}"]
     lines += [f"  problem: {p}" for p in archive.problems]
+    lines += [f"  {outcome.signature}"] if outcome.signature else []
     lines += [_threshold_line(v) for v in outcome.verdicts.thresholds]
     for run in outcome.verdicts.runs:
         if run.word is not Word.PASS:
@@ -67,6 +68,7 @@ def render_json(outcome: CollectOutcome) -> str:
         "deleted": [str(o.request) for o in outcome.deleted if o.status == "deleted"],
         "reclaim_problems": list(outcome.reclaim_problems),
         "notes": list(outcome.notes),
+        "signature": outcome.signature,
     }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 

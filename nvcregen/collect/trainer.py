@@ -23,10 +23,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.podlogs import read_cluster_logs
+from nvcregen.collect.signing import sign_archive, signature_note
 from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
 from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
@@ -36,11 +37,16 @@ from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
 from nvcregen.results.verdicts import Verdicts, judge
 
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
 LOG_SUFFIXES = frozenset({".log", ".txt"})
 RUN_KINDS = frozenset({"TrainJob", "Job"})
 
 
-def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutcome:
+def collect_trainer(
+    loaded: LoadedSite, options: CollectOptions, key: Ed25519PrivateKey | None = None
+) -> CollectOutcome:
     """Collect, judge and archive a trainer-mode site's results from its logs.
 
     Raises:
@@ -64,6 +70,7 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
     run = _run_id(objects, logs, loaded.file.sha256)
     try:
         archive = build_archive(run, objects, texts, {log.path: log.data for log in logs})
+        archive = sign_archive(archive, key, loaded, verdicts)
     except ValueError as exc:
         raise CollectError(f"nothing archived: {exc}") from exc
     site_dir = options.out_dir / site.metadata.name
@@ -71,7 +78,10 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
         written = write_archive(site_dir, archive)
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
-    return CollectOutcome(site.metadata.name, written, verdicts, notes=snapshot.notes)
+    signature = signature_note(key, written)
+    return CollectOutcome(
+        site.metadata.name, written, verdicts, notes=snapshot.notes, signature=signature
+    )
 
 
 def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapshot]:

@@ -98,18 +98,38 @@ def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> 
     from nvcregen.report.archive import read_archive
     from nvcregen.report.folder import ReportError, verified_run
     from nvcregen.report.metrics import export_metrics as build
+    from nvcregen.report.metrics import time_line
+    from nvcregen.results.attestation import signed_collection_time
     from nvcregen.retest.writer import site_cluster
 
     try:
-        archive = read_archive(verified_run(results_dir).run)
+        run = verified_run(results_dir).run
+        archive = read_archive(run)
     except ReportError as exc:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
-    found = build(archive, cluster or site_cluster(archive, Path.cwd()))
-    for line in found.left_out:
-        click.echo(f"nvcregen: left out {line}", err=True)
+    when = signed_collection_time(run) or _collected(run)
+    found = build(archive, cluster or site_cluster(archive, Path.cwd()), when)
+    if not found.samples:
+        rows = len(archive.bandwidth)
+        click.echo(
+            f"nvcregen: nothing to export from {run}: no final NCCL bandwidth round"
+            f" ({rows} bandwidth.csv rows, none final){'' if rows else ': no NCCL test ran'};"
+            " nothing written",
+            err=True,
+        )
+        sys.exit(ExitCode.INVALID)
     if out is None:
         click.echo(found.text, nl=False)
+        click.echo(f"nvcregen: {len(found.samples)} samples; {time_line(found)}", err=True)
     else:
         out.write_text(found.text, encoding="utf-8")
-        click.echo(f"wrote {out}: {len(found.samples)} samples", err=True)
+        click.echo(f"wrote {out}: {len(found.samples)} samples; {time_line(found)}", err=True)
+
+
+def _collected(run: Path) -> str | None:
+    """When SHA256SUMS was written, to the second: the unsigned archive's collection time."""
+    from nvcregen.report.folder import collected_at
+
+    stamp = collected_at(run)
+    return f"{stamp[:19]}Z" if stamp else None

@@ -39,6 +39,13 @@ from nvcregen.core.errors import ExitCode
     is_flag=True,
     help="Once the archive verified, delete the site's Certifications and WorkloadRuns.",
 )
+@click.option(
+    "--sign-key",
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="KEY",
+    help="Sign the archive with this Ed25519 private key (PEM): attestation.dsse.json, a"
+    " DSSE envelope of an in-toto Statement of every file (`nvcregen verify --key`).",
+)
 @FORMAT
 def collect(
     site: str,
@@ -47,6 +54,7 @@ def collect(
     from_dir: Path | None,
     out_dir: Path,
     reclaim: bool,
+    sign_key: Path | None,
     fmt: str,
 ) -> None:
     """Archive a site's results with verdicts: 0 all pass, 1 fail or incomplete, 2 error."""
@@ -62,7 +70,15 @@ def collect(
         raise click.UsageError("--kubeconfig needs --context CTX")
     progress = TerminalProgress() if sys.stderr.isatty() and fmt == "text" else None
     options = CollectOptions(
-        site, out_dir, Path.cwd(), context, kubeconfig, from_dir, reclaim, on_page=progress
+        site,
+        out_dir,
+        Path.cwd(),
+        context,
+        kubeconfig,
+        from_dir,
+        reclaim,
+        sign_key=sign_key,
+        on_page=progress,
     )
     try:
         outcome = run_collect(options)
@@ -106,8 +122,47 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     click.echo(f"{written.site} {written.run_id}: {written.word}")
+    click.echo(f"{written.run_id}: {written.signature}")
     for file in written.files:
         click.echo(f"wrote {file}")
+
+
+@click.command()
+@click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--key",
+    "key_file",
+    required=True,
+    type=click.Path(path_type=Path, dir_okay=False),
+    metavar="PUB",
+    help="The signer's Ed25519 public key (PEM).",
+)
+def verify(results_dir: Path, key_file: Path) -> None:
+    """Check a run (RESULTS_DIR, or a site folder's newest) is intact and signed by PUB.
+
+    Exit 0 when every file is as signed and the signature verifies under PUB; 1 when a
+    file changed, is missing or was added, the archive is unsigned or another key signed
+    it; 2 when PUB cannot be used or RESULTS_DIR holds no run.
+    """
+    from nvcregen.report.folder import ReportError, locate
+    from nvcregen.results.archive import verify_archive
+    from nvcregen.results.attestation import verify_signature
+    from nvcregen.results.dsse import SigningKeyError, fingerprint, load_public_key
+
+    try:
+        public = load_public_key(key_file)
+        run = locate(results_dir).run
+    except (SigningKeyError, ReportError) as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    keyid = fingerprint(public)
+    problems = list(dict.fromkeys([*verify_signature(run, public), *verify_archive(run)]))
+    if problems:
+        click.echo(f"{run}: NOT verified against key {keyid}", err=True)
+        for problem in problems:
+            click.echo(f"  - {problem}", err=True)
+        sys.exit(ExitCode.DRIFT)
+    click.echo(f"{run}: verified, every file as signed by key {keyid}")
 
 
 @click.command()

@@ -80,7 +80,8 @@ def site_manifests(
         # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).
         readiness = trainer_manifests(site, test_units)
     else:
-        manifests += monitoring_manifests(site, test_units)
+        if site.spec.nvcre.managed:  # else NVCRE is another site's, which monitors it
+            manifests += monitoring_manifests(site, test_units)
         readiness = readiness_manifests(site, test_units)
     placed = place_runs(readiness, steps)  # step folders and sync waves
     steps = timed_steps(site, steps, [*placed, *queues], test_units)  # worst case, replayed

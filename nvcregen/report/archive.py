@@ -18,6 +18,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nvcregen.report.folder import ReportError
+from nvcregen.results.attestation import signature_text
 
 Word = Literal["pass", "fail", "incomplete"]
 M = TypeVar("M", bound="FileModel")
@@ -213,6 +214,15 @@ class RunSummary(FileModel):
     problems: tuple[str, ...] = ()
 
 
+class LogEntry(FileModel):
+    """One log a trainer-mode collection read, as summary.json's `logs` records it."""
+
+    path: str
+    run: str = ""
+    round: int = 0
+    finished_at: str | None = None
+
+
 class SummaryFile(FileModel):
     """summary.json."""
 
@@ -225,6 +235,7 @@ class SummaryFile(FileModel):
     runs: tuple[RunSummary, ...] = ()
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    logs: tuple[LogEntry, ...] = ()
 
 
 class SiteRef(FileModel):
@@ -279,6 +290,7 @@ class Archive:
     verdicts: VerdictsFile
     provenance: ProvenanceFile
     bandwidth: tuple[BandwidthRow, ...]
+    signature: str = ""  # signed by which key, or unsigned (`results/attestation.py`)
 
 
 READ = ("summary.json", "verdicts.json", "provenance.json", "bandwidth.csv")
@@ -312,6 +324,7 @@ def read_archive(folder: Path, texts: dict[str, str] | None = None) -> Archive:
         verdicts=_json(folder, "verdicts.json", VerdictsFile, found),
         provenance=_json(folder, "provenance.json", ProvenanceFile, found),
         bandwidth=read_bandwidth(found["bandwidth.csv"]),
+        signature=signature_text(folder),
     )
 
 

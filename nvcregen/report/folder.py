@@ -105,6 +105,11 @@ def entry(folder: Path, problems: tuple[str, ...]) -> RunEntry:
     return RunEntry(folder.name, folder, problems, measured_at(folder), _collected_at(folder))
 
 
+def collected_at(folder: Path) -> str:
+    """When a run was archived: its SHA256SUMS file's time, "" when it cannot be read."""
+    return _collected_at(folder)
+
+
 def measured_at(folder: Path) -> str | None:
     """When a run's measurements finished: summary.json's `finished_at`, or a dated id's."""
     try:
@@ -120,6 +125,7 @@ def measured_at(folder: Path) -> str | None:
 
 
 def _collected_at(folder: Path) -> str:
+    """When a run was archived: its SHA256SUMS file's time (`...:SS.ffffffZ`), "" unknown."""
     try:
         stamp = (folder / SUMS).stat().st_mtime
     except OSError:

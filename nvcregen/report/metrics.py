@@ -9,20 +9,33 @@ controller's `nvcre_*` gauges (which vanish when a run ends); these are nvcregen
   rounds (the figure verdicts compare), at the time the last of them completed.
 
 Labels: `cluster` (as the monitoring layer's rules carry it), `site`, `stage`, `test`,
-`scope`, `transport`, `size` (bytes), `group`, `run` (the archive's run id), and `round`
-on the per-round families. A round with no completion time takes the run's
-`finished_at`; one with neither is left out (a sample needs a time to be backfilled).
-Samples are sorted, so the same archive always gives the same bytes.
+`scope`, `transport`, `size` (bytes), `group`, `run` (the archive's run id), `time_from`,
+and `round` on the per-round families.
+
+A sample needs a time to be backfilled. Each round's is, in this order:
+
+- `objects`: its measurement's completion time, from the objects read (NVCRE's
+  BandwidthMeasurement, or in trainer mode the TrainJob's `completionTime`);
+- `logs`: the last `kubectl logs --timestamps` time of its log (trainer mode);
+- `collection`: the archive's collection time: the signed Statement's `collectedAt`, else
+  when SHA256SUMS was written. Logs saved without timestamps and without their objects
+  give nothing else; the label says so, so such samples are not read as measured then.
+
+`time_from` says which, per series; a median's is the worst of its rounds' (collection
+over logs over objects). Samples are sorted, so the same archive always gives the same
+bytes.
 """
 
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
+from nvcregen.ingest.lines import last_timestamp
 from nvcregen.report.archive import Archive, BandwidthRow
+from nvcregen.results.archive import run_files
 
 FAMILIES = (
     ("nvcregen_nccl_busbw_gbs", "NCCL bus bandwidth of one round at one message size, GB/s"),
@@ -30,6 +43,7 @@ FAMILIES = (
     ("nvcregen_nccl_busbw_median_gbs", "Median bus bandwidth of a group over its final rounds"),
 )  # fmt: skip
 Labels = tuple[tuple[str, str], ...]
+SOURCES = ("objects", "logs", "collection")  # best first
 
 
 @dataclass(frozen=True)
@@ -44,11 +58,12 @@ class Sample:
 
 @dataclass(frozen=True)
 class Export:
-    """The OpenMetrics text and the rounds left out for want of a time."""
+    """The OpenMetrics text, its samples, and how many rounds took each time source."""
 
     text: str
     samples: tuple[Sample, ...]
-    left_out: tuple[str, ...]
+    sources: Mapping[str, int]  # bandwidth.csv rows (round x size) per time source
+    collected_at: str | None = None  # the collection time used, when one was
 
 
 def seconds(stamp: str) -> float:
@@ -56,42 +71,88 @@ def seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def export_metrics(archive: Archive, cluster: str) -> Export:
-    """Every final round of an archive as samples, and their OpenMetrics text."""
+def export_metrics(archive: Archive, cluster: str, collected_at: str | None) -> Export:
+    """Every final round of an archive as samples, and their OpenMetrics text.
+
+    Args:
+        archive: The verified run.
+        cluster: The `cluster` label.
+        collected_at: The archive's collection time (RFC 3339 UTC), for rounds neither
+            the objects nor the logs date; None when it is unknown too.
+
+    """
     times = _round_times(archive)
     samples: list[Sample] = []
-    left_out: list[str] = []
-    groups: dict[Labels, list[tuple[float, float]]] = {}
+    sources = dict.fromkeys(SOURCES, 0)
+    groups: dict[Labels, list[tuple[float, float, str]]] = {}
     for row in archive.bandwidth:
         if row.finality != "final":
             continue
-        when = times.get(row.measurement) or archive.summary.finished_at
+        when, source = times.get((row.measurement, row.round or 0), (collected_at, "collection"))
         if when is None:
-            left_out.append(f"{row.measurement} at {row.size_bytes} bytes: no completion time")
             continue
+        sources[source] += 1
         base = _labels(archive, cluster, row)
         at = seconds(when)
-        per_round = (*base, ("round", str(row.round or "")))
+        per_round = (*base, ("round", str(row.round or "")), ("time_from", source))
         samples.append(Sample("nvcregen_nccl_busbw_gbs", _sorted(per_round), row.busbw, at))
         samples.append(Sample("nvcregen_nccl_algbw_gbs", _sorted(per_round), row.algbw, at))
-        groups.setdefault(_sorted(base), []).append((row.busbw, at))
+        groups.setdefault(_sorted(base), []).append((row.busbw, at, source))
     for labels, found in groups.items():
-        median = statistics.median(v for v, _ in found)
+        median = statistics.median(v for v, _, _ in found)
+        worst = max((s for _, _, s in found), key=SOURCES.index)
         samples.append(
-            Sample("nvcregen_nccl_busbw_median_gbs", labels, median, max(t for _, t in found))
+            Sample(
+                "nvcregen_nccl_busbw_median_gbs",
+                _sorted((*labels, ("time_from", worst))),
+                median,
+                max(t for _, t, _ in found),
+            )
         )
     ordered = tuple(sorted(samples, key=lambda s: (s.family, s.labels, s.time)))
-    return Export(render(ordered), ordered, tuple(dict.fromkeys(left_out)))
+    used = collected_at if sources["collection"] else None
+    return Export(render(ordered), ordered, sources, used)
 
 
-def _round_times(archive: Archive) -> dict[str, str]:
-    """Each measurement's completion time, by the name bandwidth.csv gives it."""
-    return {
-        m.ref.name: m.completion_time
-        for run in archive.summary.runs
-        for m in run.bandwidth
-        if m.completion_time and m.ref.name
+def _round_times(archive: Archive) -> dict[tuple[str, int], tuple[str, str]]:
+    """Each round's completion time and where it comes from, by measurement and round.
+
+    A trainer-mode round's time is its log's last timestamp when the log has one (that
+    is what collect took), else its object's.
+    """
+    stamped = _stamped_logs(archive)
+    found: dict[tuple[str, int], tuple[str, str]] = {}
+    for run in archive.summary.runs:
+        for m in run.bandwidth:
+            if m.completion_time and m.ref.name:
+                key = (m.ref.name, m.iteration or 0)
+                found[key] = (m.completion_time, "logs" if key in stamped else "objects")
+    return found
+
+
+def _stamped_logs(archive: Archive) -> set[tuple[str, int]]:
+    """(run, round) of every archived log whose lines carry `kubectl --timestamps` times."""
+    present = {path for path, kind in run_files(archive.path).items() if kind == "file"}
+    stamped = set()
+    for log in archive.summary.logs:
+        if log.path not in present:  # summary.json is input: only the archive's own files
+            continue
+        text = (archive.path / log.path).read_bytes().decode("utf-8", errors="replace")
+        if last_timestamp(text) is not None:
+            stamped.add((log.run, log.round))
+    return stamped
+
+
+def time_line(found: Export) -> str:
+    """Which times the samples carry, for the printed summary."""
+    words = {
+        "objects": "the objects' completion times",
+        "logs": "their logs' timestamps",
+        "collection": f"the archive's collection time {found.collected_at}"
+        " (neither objects nor logs date them: not when they were measured)",
     }
+    used = [f"{n} rows at {words[s]}" for s, n in found.sources.items() if n]
+    return "times: " + "; ".join(used)
 
 
 def _labels(archive: Archive, cluster: str, row: BandwidthRow) -> Labels:

@@ -255,4 +255,5 @@ def provenance_rows(archive: Archive) -> list[tuple[str, str]]:
         ("collected from", p.collected_from or s.collected_from or NONE),
         ("nvcregen", p.nvcregen or NONE),
         ("NCCL", ", ".join(p.nccl_versions) or "not stated in the logs"),
+        ("signature", archive.signature or NONE),
     ]

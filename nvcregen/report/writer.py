@@ -38,6 +38,7 @@ class Report:
     site: str
     run_id: str
     word: str
+    signature: str = ""
 
 
 def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) -> Report:
@@ -73,7 +74,7 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
     except OSError as exc:
         raise ReportError(f"cannot write the report into {out_dir}: {exc}") from exc
     s = archive.summary
-    return Report(located.run, files, s.site, s.run_id, s.verdict)
+    return Report(located.run, files, s.site, s.run_id, s.verdict, archive.signature)
 
 
 def _entry(located: Located) -> RunEntry:

@@ -10,6 +10,8 @@ Layout (every path '/'-separated, relative to the run folder):
     provenance.json    site file sha256, nvcregen version, listings, images, NCCL
     logs/<ns>/<name>.log   trainer mode: each pod log read, byte for byte
     SHA256SUMS         `sha256sum -c` format, for every other file
+    attestation.dsse.json  only with `collect --sign-key`: a signed in-toto Statement of
+                       every other file, SHA256SUMS included (`attestation.py`)
 
 The run id is `<latest time in the objects>-<12 hex>`, the hex a hash of the site file
 and the objects, so collecting the same state twice names the same folder, and a folder
@@ -34,6 +36,7 @@ from nvcregen.results.liveobjects import CLUSTER_SCOPE, Obj, content_digest, key
 from nvcregen.spec.fast import parse_fast
 
 SUMS = "SHA256SUMS"
+ENVELOPE = "attestation.dsse.json"  # signs SHA256SUMS, so SHA256SUMS cannot list it
 REQUIRED = ("summary.json", "bandwidth.csv", "verdicts.json", "provenance.json")
 OBJECTS = "objects"
 _TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$")
@@ -213,7 +216,7 @@ def verify_archive(folder: Path) -> list[str]:
         for path, kind in entries.items()
         if kind != "file"
     ]
-    present = {path for path, kind in entries.items() if kind == "file"} - {SUMS}
+    present = {path for path, kind in entries.items() if kind == "file"} - {SUMS, ENVELOPE}
     for path, digest in sorted(listed.items()):
         if path not in present:
             if path not in entries:
@@ -240,6 +243,11 @@ def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
         else:
             listed[match[2]] = match[1]
     return listed, problems
+
+
+def run_files(folder: Path) -> dict[str, str]:
+    """Every entry under a run folder by relative path: 'file', or what else it is."""
+    return _entries(folder)
 
 
 def _entries(folder: Path) -> dict[str, str]:

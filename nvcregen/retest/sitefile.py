@@ -1,12 +1,16 @@
 """The retest Site file: the archived run's site, cut down to the pairs that isolate suspects.
 
 Everything but the plan is kept from the site the run was judged against (cluster,
-images, dependencies, NICs, thresholds of the retested tests, the window); the node pools
-and stages are replaced: one pool per batch of pairs, named `retest-<n>`, its nodes
-listed suspect, cleared, suspect, cleared, ..., so that `nodesPerJob: 2` makes exactly the
-pairs; one stage per batch and original stage, running the tests the suspects failed.
-The file is compiled in memory before it is written: it validates and renders, or
-nothing is written.
+images, NICs, thresholds of the retested tests, the window); the node pools and stages
+are replaced: one pool per batch of pairs, named `retest-<n>`, its nodes listed suspect,
+cleared, suspect, cleared, ..., so that `nodesPerJob: 2` makes exactly the pairs; one
+stage per batch and original stage, running the tests the suspects failed.
+
+The retest runs on the original's cluster, beside it in the same repository, so it
+installs nothing the original installs (NVC690): it uses the original's namespace,
+collector account and NVCRE (`nvcre.managed: false`), Trainer and JobSet (`managed:
+false`), Kueue and its LocalQueue (`kueue.managed: false`, no `clusterQueue` of its
+own), and Argo CD's health checks (`gitops.healthChecks: existing`).
 """
 
 from __future__ import annotations
@@ -72,6 +76,7 @@ def retest_data(original: Data, plan: RetestPlan, pool_of: dict[str, str]) -> Da
             new_stages.append(_stage(stages[stage], label, pool["name"], tests))
     spec["nodePools"] = new_pools
     spec["readiness"]["stages"] = new_stages
+    _reuse_platform(spec)
     kept = {(t, "inter-node") for s in new_stages for t in s["tests"]}
     spec["thresholds"] = [
         t for t in spec.get("thresholds") or [] if (t["test"], t["scope"]) in kept
@@ -81,6 +86,29 @@ def retest_data(original: Data, plan: RetestPlan, pool_of: dict[str, str]) -> Da
         gitops["path"] = str(gitops["path"]).rstrip("/").rpartition("/")[0] + "/" + name
     data["metadata"]["name"] = name
     return data
+
+
+def _reuse_platform(spec: Data) -> None:
+    """Use what the original site installs on the cluster instead of installing it again.
+
+    The original's LocalQueue serves the retest: Kueue is the original's whether it
+    installs it (`managed: true`) or binds a LocalQueue to an existing ClusterQueue; the
+    retest names no `clusterQueue`, so it generates no LocalQueue of its own.
+    """
+    spec.setdefault("nvcre", {})["managed"] = False
+    dependencies = spec.setdefault("dependencies", {})
+    for name in ("trainer", "jobset"):
+        dependencies.setdefault(name, {})["managed"] = False
+    if "gangScheduler" not in dependencies:
+        kueue = dependencies.setdefault("kueue", {})
+        kueue["managed"] = False
+        kueue.pop("clusterQueue", None)
+        for pin in ("chartDigest", "imageDigest"):  # pins of what it no longer installs
+            kueue.pop(pin, None)
+    for name in ("trainer", "jobset"):
+        for pin in ("chartDigest", "imageDigest"):
+            dependencies[name].pop(pin, None)
+    spec.setdefault("gitops", {})["healthChecks"] = "existing"
 
 
 def _stage(original: Data, name: str, pool: str, tests: list[str]) -> Data:

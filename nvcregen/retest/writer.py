@@ -4,8 +4,11 @@ locate, verify -> the run (as `report` does: a run folder, or a site folder's ne
 site           -> the site file the run was judged against (provenance.json), whose
                   sha256 must still match: a changed site would retest other nodes
 pair           -> suspects with cleared nodes (`pairs.py`); failed nodes need none
-write          -> the retest site, compiled in memory first, then written; never over
-                  an existing file
+write          -> the retest site, compiled in memory first, then written (never over
+                  an existing file) and compiled again from its file with every site
+                  of its project, as `nvcregen validate` does, so that it is also
+                  checked against the sites of its cluster (NVC690); a file that does
+                  not pass is removed again, and nothing is said to be written
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from nvcregen.chain.model import Options
+from nvcregen.chain.sites import SITES_DIR, compile_sites
+from nvcregen.core.errors import has_errors
 from nvcregen.emit.canonical import load_yaml_plain
 from nvcregen.report.archive import Archive, read_archive
 from nvcregen.report.folder import verified_run
@@ -52,31 +58,76 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
 
     """
     archive = read_archive(verified_run(results_dir).run)
-    data = _original(archive, site, root)
+    original = site or root / archive.provenance.site.file
+    data = _original(archive, original)
     pool_of = {
         n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
     }
     plan = plan_retest(archive.verdicts.nodes, pool_of)
-    notes = _notes(plan)
+    notes = _notes(plan, pool_of)
     if not plan.batches:
         return Retest(
             None, ("no suspect node to pair with a cleared one: nothing to retest", *notes)
         )
     new = retest_data(data, plan, pool_of)
-    header = _header(archive, plan, budget_line(budget_of(new, root), new), new)
-    target = out or root / "sites" / f"{new['metadata']['name']}.yaml"
+    budget = budget_line(budget_of(new, root), new)
+    header = _header(archive, plan, budget, new, pool_of)
+    target = out or root / SITES_DIR / f"{new['metadata']['name']}.yaml"
     if target.exists():
         raise RetestError(f"{target} exists: give another --out, or remove it first")
     written = compile_retest(new, header, root, str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(written.text, encoding="utf-8")
+    _write_checked(target, written.text, original, root)
     pairs = [f"{p.suspect} with {p.cleared}" for b in plan.batches for p in b.pairs]
-    return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}", *notes))
+    batches = (
+        f" ({len(plan.batches)} batches, one after the other)" if len(plan.batches) > 1 else ""
+    )
+    return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}{batches}", budget, *notes))
 
 
-def _original(archive: Archive, site: Path | None, root: Path) -> dict[str, Any]:
+def _write_checked(target: Path, text: str, original: Path, root: Path) -> None:
+    """Write the site (never over a file), then compile it beside its project's sites.
+
+    Raises:
+        RetestError: When the file exists, or the written site does not validate and
+            render with the original and the other sites of its cluster; the file is
+            removed again then.
+
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with target.open("x", encoding="utf-8") as handle:  # never over an existing file
+            handle.write(text)
+    except FileExistsError as exc:
+        raise RetestError(f"{target} exists: give another --out, or remove it first") from exc
+    in_sites = target.resolve().parent == (root / SITES_DIR).resolve()
+    # in sites/: every site of the project, as a plain `nvcregen render` compiles them;
+    # elsewhere: the retest and the original, with the sites sharing their cluster
+    results = compile_sites(root, [] if in_sites else [target, original], Options())
+    name = _name_of(text)
+    mine = [d for r in results if r.site == name for d in r.diagnostics]
+    clashes = [  # the other side of a clash: NVC503 and NVC690 name the site they clash with
+        d
+        for r in results
+        if r.site != name
+        for d in r.diagnostics
+        if d.code in {"NVC503", "NVC690"} and name in d.message
+    ]
+    rendered = any(r.site == name and r.tree is not None for r in results)
+    if not rendered or has_errors([*mine, *clashes]):
+        target.unlink(missing_ok=True)  # nvcregen wrote it just now
+        raise RetestError(
+            "the retest site does not render beside the sites of its project; nothing written",
+            (*mine, *clashes),
+        )
+
+
+def _name_of(text: str) -> str:
+    data = load_yaml_plain(text)
+    return str(data["metadata"]["name"]) if isinstance(data, dict) else ""
+
+
+def _original(archive: Archive, path: Path) -> dict[str, Any]:
     named = archive.provenance.site
-    path = site or root / named.file
     try:
         raw = path.read_bytes()
     except OSError as exc:
@@ -97,23 +148,31 @@ def _original(archive: Archive, site: Path | None, root: Path) -> dict[str, Any]
 def site_cluster(archive: Archive, root: Path) -> str:
     """The site's `spec.cluster` from the file provenance.json names, else the site name."""
     try:
-        data = _original(archive, None, root)
+        data = _original(archive, root / archive.provenance.site.file)
     except RetestError:
         return archive.summary.site
     return str(data["spec"].get("cluster") or archive.summary.site)
 
 
-def _notes(plan: RetestPlan) -> list[str]:
+def _notes(plan: RetestPlan, pool_of: dict[str, str]) -> list[str]:
     notes = [
         f"{n.node} failed alone, no retest needed: {'; '.join(n.reasons)}" for n in plan.failed
     ]
-    notes += [
-        f"{n}: suspect, but no cleared node in its pool to pair it with" for n in plan.unpaired
-    ]
+    by_pool: dict[str, list[str]] = {}
+    for node in plan.unpaired:
+        by_pool.setdefault(pool_of.get(node, ""), []).append(node)
+    for pool, nodes in by_pool.items():
+        where = f"pool {pool} has no cleared node" if pool else "not a node of the site's pools"
+        notes.append(
+            f"{', '.join(nodes)}: suspect, not retested: {where} to pair"
+            f" {'it' if len(nodes) == 1 else 'them'} with (retest beside a node known to be good)"
+        )
     return notes
 
 
-def _header(archive: Archive, plan: RetestPlan, budget: str, data: dict[str, Any]) -> str:
+def _header(
+    archive: Archive, plan: RetestPlan, budget: str, data: dict[str, Any], pool_of: dict[str, str]
+) -> str:
     s = archive.summary
     lines = [
         "yaml-language-server: $schema=../schemas/site.v1alpha1.json",
@@ -132,7 +191,17 @@ def _header(archive: Archive, plan: RetestPlan, budget: str, data: dict[str, Any
             )
             lines.append(f"  {pair.suspect} (suspect in {tests}) with {pair.cleared} (cleared)")
     lines += ["", *_wrapped(budget)]
-    lines += [f"No retest: {note}" for note in _notes(plan)]
+    if len(plan.batches) > 1:
+        lines += _wrapped(
+            f"More suspects than cleared nodes in a pool: {len(plan.batches)} batches, each a"
+            " stage of its own, run one after the other, reusing the cleared nodes."
+        )
+    lines += [
+        "It installs nothing of its own on the cluster: the original site's namespace,",
+        "collector account, NVCRE, Trainer, JobSet, Kueue and LocalQueue, and Argo CD health",
+        "checks are used as they are (nvcre.managed, dependencies.*.managed: false).",
+    ]
+    lines += [f"No retest: {note}" for note in _notes(plan, pool_of)]
     if data["spec"]["readiness"].get("engine", "nvcre") == "nvcre":
         lines += _wrapped(NVCRE_NOTE)
     return "\n".join(lines)

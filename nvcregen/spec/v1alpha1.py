@@ -126,6 +126,10 @@ class NvcreSpec(StrictModel):
     """The NVCRE release nvcregen targets."""
     namespace: Name = "nvcre"
     """The namespace of NVCRE and of every readiness run (trainer mode: TrainJobs and Jobs)."""
+    managed: bool = True
+    """Whether this site installs the namespace, the collector's account and (NVCRE mode)
+    NVCRE itself; false when another site on the cluster does (`nvcregen retest` writes
+    such a site), and this one only adds its readiness runs to that namespace."""
     chart: ChartSpec = Field(default_factory=ChartSpec)
     image: ManagerImage = Field(default_factory=ManagerImage)
     pdb: bool = False  # a PodDisruptionBudget (minAvailable 1): blocks drains with one replica

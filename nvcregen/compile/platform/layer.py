@@ -80,6 +80,8 @@ def platform_manifests(
 
     """
     nvcre = site.spec.nvcre
+    if not nvcre.managed:  # another site of the cluster installs them (NVC690)
+        return [*collector_rbac(site), *trainer_reference(site)]
     manifests = [readiness_namespace(site), *collector_rbac(site)]
     if site.spec.readiness.engine == "trainer":
         pass  # the plan runs as Trainer objects and Jobs: no NVCRE to install
@@ -115,9 +117,12 @@ def collector_rbac(site: Site) -> list[Manifest]:
 
     A ServiceAccount `nvcregen-collector`; a ClusterRole `nvcregen-<site>-collector` (per
     site: two sites may share a cluster) reading NVCRE's kinds and a Role reading
-    ConfigMaps, Pods and Pod logs in NVCRE's namespace, each with its binding.
+    ConfigMaps, Pods and Pod logs in NVCRE's namespace, each with its binding. With
+    `nvcre.managed: false` only the per-site ClusterRole and its binding: the account and
+    the Role are the installing site's.
     """
     ns = site.spec.nvcre.namespace
+    shared = not site.spec.nvcre.managed  # the account and its Role are the installing site's
     cluster_rules = [{"apiGroups": [NVCRE_GROUP], "resources": list(COLLECTED), "verbs": READ}]
     namespace_rules = [
         {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": READ},
@@ -130,10 +135,13 @@ def collector_rbac(site: Site) -> list[Manifest]:
         ]
     cluster_name = f"nvcregen-{site.metadata.name}-collector"  # cluster-scoped: per site
     objects: list[Obj] = [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(COLLECTOR, ns)},
         *_role_and_binding("ClusterRole", None, cluster_rules, ns, cluster_name),
-        *_role_and_binding("Role", ns, namespace_rules, ns, COLLECTOR),
     ]
+    if not shared:
+        objects[:0] = [
+            {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": _meta(COLLECTOR, ns)}
+        ]
+        objects += _role_and_binding("Role", ns, namespace_rules, ns, COLLECTOR)
     return [Manifest(obj, COMPONENT, "/spec/nvcre/namespace") for obj in objects]
 
 
