@@ -308,17 +308,45 @@ def test_render_out_names_the_folder_gitops_applies(project: Path) -> None:
     assert paths and all(p.strip('"').startswith("./deploy/out/l20-pool/") for p in paths)
 
 
-def test_render_out_outside_the_project_is_refused_without_a_gitops_path(
+def test_render_out_outside_the_project_previews_with_a_warning(
     project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
+    """Issue 19: `--out /tmp/x` was refused (NVC379) for a site without `gitops.path`."""
     elsewhere = tmp_path_factory.mktemp("elsewhere")
     shutil.copyfile(ROOT / "sites" / "l20-pool.yaml", project / "sites" / "l20-pool.yaml")
     result = run("render", "sites/l20-pool.yaml", "--out", str(elsewhere))
-    assert result.exit_code == 2
-    assert "error[NVC379]" in result.output
-    assert "set spec.gitops.path" in result.output
-    # h20-3e-lab names its gitops.path: its output may go anywhere
-    assert run("render", f"sites/{SITE}.yaml", "--out", str(elsewhere)).exit_code == 0
+    assert result.exit_code == 0, result.output
+    assert "error[" not in result.output
+    assert (
+        "sites/l20-pool.yaml:74:5: warning[NVC379]: the output folder is outside the project, "
+        "so this render is a preview: the GitOps objects in it still point at out/l20-pool, "
+        "the folder the site is committed at (render's default; no gitops.path)"
+    ) in result.output
+    assert last_line(result) == f"nvcregen: 1 warning; wrote {elsewhere}/l20-pool/"
+    # the preview is what `render` commits: its GitOps objects apply out/l20-pool
+    assert files(elsewhere / "l20-pool") == files(ROOT / "out" / "l20-pool")
+    assert not (project / "out").exists()
+    # and it is fresh for `render --check` of the same folder
+    assert run("render", "--check", "sites/l20-pool.yaml", "--out", str(elsewhere)).exit_code == 0
+
+
+def test_render_out_outside_the_project_previews_every_shipped_site(
+    project: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Every shipped site previews into a folder outside the project with exit 0."""
+    for site in (ROOT / "sites").glob("*.yaml"):
+        shutil.copyfile(site, project / "sites" / site.name)
+    elsewhere = tmp_path_factory.mktemp("x")
+    result = run("render", "--out", str(elsewhere))
+    assert result.exit_code == 0, result.output
+    names = sorted(p.stem for p in (ROOT / "sites").glob("*.yaml"))
+    assert len(names) >= 3
+    for name in names:
+        assert files(elsewhere / name) == files(ROOT / "out" / name)
+        # the site names gitops.path, or is committed at out/<site>: the warning says which
+        assert f"still point at out/{name}, the folder the site is committed at (" in result.output
+    assert "error[" not in result.output
+    assert result.output.count("warning[NVC379]") == len(names)
 
 
 @pytest.mark.parametrize("fmt", ["text", "json"])

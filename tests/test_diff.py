@@ -95,7 +95,15 @@ def test_markdown_names_the_site_and_shows_old_to_new(repo: Path) -> None:
     assert out.startswith("## nvcregen diff: `HEAD~1` → working tree\n")
     assert "### `h20-3e-lab`: changed" in out
     assert "| **rounds** | **3 → 5** |" in out
-    assert "| **worst-case GPU-hours** | **251.2 (budget 260) → 418.7 (budget 450)** |" in out
+    assert (
+        "| **worst-case GPU-hours** | **251.2 (125.6 + 1 retest); budget 260 → "
+        "418.7 (209.3 + 1 retest); budget 450** |"
+    ) in out
+    # the replay's worst case is the budget's: every job to its timeout and the retest
+    assert "| **worst-case wall time** | **15h42m (7h51m + 1 retest); deadline 16h → " in out
+    assert "| **plan wall time (replayed)** | **3h51m30s, worst case 15h42m (7h51m + 1 retest)" in (
+        out
+    )
     assert "`busbw >= 420 GB/s` → `busbw >= 440 GB/s`" in out
     assert "| `/spec/repeatCount` | `3` | `5` |" in out
     assert "### `l20-pool`: unchanged" in out

@@ -81,7 +81,7 @@ def test_the_window_fits_the_plan_with_bounded_headroom(project: Path, model: st
     deadline_h = parse_duration(window.deadline) / 3_600_000
     assert budget.wall_hours <= deadline_h <= math.ceil(budget.wall_hours * HEADROOM)
     text = (project / "sites" / "w.yaml").read_text(encoding="utf-8")
-    assert f"{budget.gpu_hours:.1f} GPU-hours" in text
+    assert f"{budget.worst_wall} and {budget.worst_gpu_hours} GPU-hours" in text
 
 
 def test_h20_3e_starter_carries_the_catalog_facts_and_comments(project: Path) -> None:
@@ -140,6 +140,63 @@ def test_named_nodes_flux_and_repo(project: Path) -> None:
     assert run("validate").exit_code == 0
 
 
+def test_halving_the_nics_after_init_failed_the_window_init_sizes_for_them(
+    project: Path,
+) -> None:
+    """Issue 19: `init` had no NIC options; 4 NICs where it wrote 8 broke the window."""
+    assert run("init", "--model", "H20-3e", "--name", "lab", "--out", "eight.yaml").exit_code == 0
+    eight = (project / "eight.yaml").read_text(encoding="utf-8")
+    halved = eight.replace("        count: 8\n", "        count: 4\n")
+    assert halved != eight
+    (project / "halved.yaml").write_text(halved, encoding="utf-8")
+    refused = run("validate", "halved.yaml")
+    assert refused.exit_code == 2 and "error[NVC313]" in refused.output  # the failure reported
+
+    made = run(
+        "init", "--model", "H20-3e", "--name", "lab", "--nics", "4", "--nic-speed", "200Gb/s",
+        "--fabric", "roce",
+    )  # fmt: skip
+    assert made.exit_code == 0, made.output
+    site = site_of(project / "sites" / "lab.yaml")
+    nics = site.spec.node_pools[0].nics
+    assert nics is not None
+    assert (nics.count, nics.speed, nics.fabric) == (4, "200Gb/s", "roce")
+    checked = run("validate", "sites/lab.yaml")
+    assert checked.exit_code == 0, checked.output
+    # the window is sized to the slower pairs: longer than the 8-NIC starter's
+    window, eight_window = site.spec.readiness.window, site_of(project / "eight.yaml").spec
+    assert parse_duration(window.deadline) > parse_duration(eight_window.readiness.window.deadline)
+    budget = plan_budget(site, plan(site, CATALOG))
+    deadline_h = parse_duration(window.deadline) / 3_600_000
+    assert budget.wall_hours <= deadline_h <= math.ceil(budget.wall_hours * HEADROOM)
+    text = (project / "sites" / "lab.yaml").read_text(encoding="utf-8")
+    assert "# As asked (--nics, --nic-speed): 4 x 200Gb/s (roce)" in text
+    assert "# hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3]" in text
+
+
+def test_nic_speed_and_fabric_size_the_window(project: Path) -> None:
+    """Slower NICs (and InfiniBand instead of RoCE) change the worst case init sizes for."""
+    assert run("init", "--model", "H100", "--name", "fast", "--nic-speed", "400Gb/s").exit_code == 0
+    assert run("init", "--model", "H100", "--name", "slow", "--nic-speed", "100Gb/s").exit_code == 0
+    fast, slow = (site_of(project / "sites" / f"{n}.yaml") for n in ("fast", "slow"))
+    assert slow.spec.node_pools[0].nics is not None
+    assert slow.spec.node_pools[0].nics.speed == "100Gb/s"
+    fast_h = plan_budget(fast, plan(fast, CATALOG)).wall_hours
+    slow_h = plan_budget(slow, plan(slow, CATALOG)).wall_hours
+    assert slow_h > fast_h
+    assert parse_duration(slow.spec.readiness.window.deadline) >= math.ceil(slow_h) * 3_600_000
+    assert run("validate").exit_code == 0
+    # a model without typical NICs takes them whole from the options
+    whole = run(
+        "init", "--model", "RTX PRO 6000", "--name", "rtx", "--nics", "2", "--nic-speed",
+        "100Gb/s", "--fabric", "roce",
+    )  # fmt: skip
+    assert whole.exit_code == 0, whole.output
+    rtx = site_of(project / "sites" / "rtx.yaml").spec.node_pools[0].nics
+    assert rtx is not None and (rtx.count, rtx.speed, rtx.fabric) == (2, "100Gb/s", "roce")
+    assert run("validate", "sites/rtx.yaml").exit_code == 0
+
+
 def test_one_node_has_no_inter_node_stage(project: Path) -> None:
     assert run("init", "--model", "H100", "--name", "solo", "--nodes", "n1").exit_code == 0
     text = (project / "sites" / "solo.yaml").read_text(encoding="utf-8")
@@ -194,6 +251,12 @@ def test_never_overwrites(project: Path) -> None:
             ["--model", "RTX PRO 6000", "--name", "x", "--fabric", "roce"],
             "lists no typical NICs for RTX PRO 6000",
         ),
+        (
+            ["--model", "RTX PRO 6000", "--name", "x", "--nics", "2"],
+            "describe them whole with --nics, --nic-speed and --fabric",
+        ),
+        (["--model", "H100", "--name", "x", "--nic-speed", "200"], "--nic-speed 200:"),
+        (["--model", "H100", "--name", "x", "--nic-speed", "fast"], "--nic-speed fast:"),
         (["--model", "H100", "--name", "x", "--node-count", "100000"], "more than one window"),
     ],
 )

@@ -18,10 +18,10 @@ QUEUE_LINE = "    kueue.x-k8s.io/queue-name: readiness\n"
 
 # The lab's timeline, as `nvcregen plan` prints it (docs/design/0008-replay.md).
 LAB_TEXT = """\
-h20-3e-lab: expected 3h51m30s (worst case 7h51m), 61.7 GPU-hours (worst case 125.6); window 16h, 260 GPU-hours, 2 jobs at once: fits the window
+h20-3e-lab: expected 3h51m30s, worst case 15h42m (7h51m + 1 retest); 61.7 GPU-hours, worst case 251.2 (125.6 + 1 retest); window 16h, 260 GPU-hours, 2 jobs at once: fits the window
   step            runs  jobs  nodes           starts  expected  worst  job timeout  step timeout  at once  GPU-h  fits
-  01-single-node     3    30  node-a,node-b       0s   1h6m33s  2h18m          13m             -      2/2   17.7   yes
-  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  5h33m        1h10m             -      1/2   44.0   yes
+  01-single-node     3    30  node-a,node-b       0s   1h6m33s  4h36m          13m             -      2/2   17.7   yes
+  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  11h6m        1h10m             -      1/2   44.0   yes
 """  # noqa: E501
 
 
@@ -70,7 +70,7 @@ def test_plan_of_every_shipped_site_fits_its_window(project: Path) -> None:
 
 def test_plan_as_markdown(project: Path) -> None:
     out = run("plan", "sites/l20-pool.yaml", "--format", "markdown").stdout
-    assert out.startswith("### l20-pool\n\nexpected 4h16m36s (worst case 8h36m)")
+    assert out.startswith("### l20-pool\n\nexpected 4h16m36s, worst case 8h36m; 136.9 GPU-hours")
     header = "| step | runs | jobs | nodes | starts | expected | worst | job timeout |"
     assert header + " step timeout | at once | GPU-h | fits |" in out
     assert "| 02-pairs | 2 | 8 | l20-1,l20-2,l20-3,l20-4 | 2h5m30s | 2h11m6s |" in out
@@ -131,3 +131,38 @@ def test_plan_shows_how_long_each_flux_step_waits(project: Path) -> None:
         assert parse_duration(timeout) == step["step_timeout_ms"]
     lab = json.loads(run("plan", "sites/h20-3e-lab.yaml", "--format", "json").stdout)
     assert all(s["step_timeout_ms"] is None for s in lab[0]["steps"])  # Argo CD: no timeout
+
+
+def test_worst_case_has_one_meaning_in_plan_nvc313_and_diff(project: Path) -> None:
+    """Issue 19: plan said 7h51m where NVC313 and diff said 15h42m (retests left out)."""
+    worst = "15h42m (7h51m + 1 retest)"
+    text = run("plan", "sites/h20-3e-lab.yaml").stdout
+    assert f"worst case {worst};" in text
+    assert "worst case 251.2 (125.6 + 1 retest);" in text
+    markdown = run("plan", "sites/h20-3e-lab.yaml", "--format", "markdown").stdout
+    assert f"worst case {worst};" in markdown
+    (plan,) = json.loads(run("plan", "sites/h20-3e-lab.yaml", "--format", "json").stdout)
+    assert (plan["worst_ms"], plan["worst_once_ms"], plan["retests"]) == (
+        parse_duration("15h42m"),
+        parse_duration("7h51m"),
+        1,
+    )
+    assert (plan["worst_gpu_hours"], plan["worst_once_gpu_hours"]) == (251.2, 125.6)
+    for step in plan["steps"]:  # each step's worst case counts the retest too
+        assert step["worst_ms"] == 2 * step["worst_once_ms"]
+    # l20-pool has no retests: its worst case is one attempt, and says nothing more
+    (pool,) = json.loads(run("plan", "sites/l20-pool.yaml", "--format", "json").stdout)
+    assert pool["retests"] == 0 and pool["worst_ms"] == pool["worst_once_ms"]
+    assert "worst case 8h36m;" in run("plan", "sites/l20-pool.yaml").stdout
+
+    # one minute short of that worst case: NVC313 gives the same figure, worded the same
+    site = project / "sites" / "h20-3e-lab.yaml"
+    site.write_text(site.read_text().replace("deadline: 16h", "deadline: 15h41m"))
+    refused = run("validate", "sites/h20-3e-lab.yaml")
+    assert refused.exit_code == 2
+    assert f"error[NVC313]: the plan's worst case takes {worst} (expected 3h52m)" in (
+        refused.output
+    )
+    assert "stage two-node: expected 2h45m, worst case 11h6m (5h33m + 1 retest)" in (refused.output)
+    site.write_text(site.read_text().replace("deadline: 15h41m", "deadline: 15h42m"))
+    assert run("validate", "sites/h20-3e-lab.yaml").exit_code == 0  # at the limit: fits

@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING
 
 from nvcregen.core.errors import Diagnostic, Span
 
+DEFAULT_OUT = "out"
+"""`render`'s output folder, inside the project, when `--out` names none."""
+
 if TYPE_CHECKING:
     from nvcregen.check.crossref import Located
     from nvcregen.emit.tree import Tree
@@ -30,13 +33,17 @@ class Options:
             None when the output folder is outside the project.
         rendering: Whether the tree is written to `out_path` (render, render --check):
             only then does a `gitops.path` naming another folder deserve a warning.
+        committed_out: Where a site without `gitops.path` is committed (the project's
+            `out`, as its Git repository names it): what the GitOps objects of a preview
+            outside the project (`out_path` None) point at.
 
     """
 
     strict: bool = False
     root: Path = Path()
-    out_path: str | None = "out"
+    out_path: str | None = DEFAULT_OUT
     rendering: bool = False
+    committed_out: str = DEFAULT_OUT
 
 
 @dataclass(frozen=True)

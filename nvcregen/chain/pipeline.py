@@ -100,11 +100,14 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
 
 
 def _gitops_path(site: Site, options: Options, doc: Document) -> tuple[Site, list[Diagnostic]]:
-    """The site with `gitops.path` set to where render writes it; NVC379 outside the project.
+    """The site with `gitops.path` set to where its output is committed; NVC379 if elsewhere.
 
     A site that names its `gitops.path` (or has no GitOps objects) is left as it is; when
-    render writes it elsewhere inside the project, NVC379 warns that the GitOps objects
-    apply the folder the site names, not the one just written.
+    render writes it elsewhere, NVC379 warns that the GitOps objects apply the folder the
+    site names, not the one just written. Rendered outside the project (a preview, as
+    `helm template --output-dir` makes one), a site without `gitops.path` points its
+    GitOps objects at the folder it is committed at, `<committed_out>/<site>`, and NVC379
+    says so.
     """
     gitops, out_path = site.spec.gitops, options.out_path
     if gitops.repo_url is None:
@@ -112,24 +115,34 @@ def _gitops_path(site: Site, options: Options, doc: Document) -> tuple[Site, lis
     if gitops.path is not None:
         return site, _elsewhere(site, gitops.path, out_path, doc) if options.rendering else []
     if out_path is None:
+        committed = _written(site, options.committed_out)
         where = "/spec/gitops"
-        message = (
-            "the output folder is outside the project, so the GitOps objects cannot name the "
-            "folder they apply"
+        return site.with_gitops_path(committed), [_preview(committed, where, doc)] * bool(
+            options.rendering
         )
-        hint = (
-            "render into the repository (e.g. --out deploy/out), or set spec.gitops.path to "
-            "where this site's output is committed"
-        )
-        return site, [
-            Diagnostic(doc.span(where), Severity.ERROR, _OUTPUT_FOLDER, message, where, hint)
-        ]
     return site.with_gitops_path(_written(site, out_path)), []
 
 
+def _preview(committed: str, where: str, doc: Document) -> Diagnostic:
+    """NVC379 (warning): a preview outside the project; its GitOps objects apply `committed`."""
+    named = "spec.gitops.path" if where.endswith("/path") else "render's default; no gitops.path"
+    message = (
+        f"the output folder is outside the project, so this render is a preview: the GitOps "
+        f"objects in it still point at {committed}, the folder the site is committed at "
+        f"({named})"
+    )
+    hint = (
+        "commit the render of the project's own output folder (nvcregen render), or set "
+        "spec.gitops.path to the folder the site is committed at"
+    )
+    return Diagnostic(doc.span(where), Severity.WARNING, _OUTPUT_FOLDER, message, where, hint)
+
+
 def _elsewhere(site: Site, path: str, out_path: str | None, doc: Document) -> list[Diagnostic]:
-    """NVC379 (warning): the site names its folder, and render writes another in the project."""
-    if out_path is None or path.strip("/").removeprefix("./") == _written(site, out_path):
+    """NVC379 (warning): the site names its folder, and render writes another one."""
+    if out_path is None:
+        return [_preview(path, "/spec/gitops/path", doc)]
+    if path.strip("/").removeprefix("./") == _written(site, out_path):
         return []
     where = "/spec/gitops/path"
     message = (

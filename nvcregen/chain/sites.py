@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nvcregen.chain.model import CompileResult, Options
+from nvcregen.chain.model import DEFAULT_OUT, CompileResult, Options
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.emit.cache import fresh_sites, site_data
 from nvcregen.emit.naming import project_path
@@ -125,13 +125,18 @@ def compile_sites(
         return [CompileResult("catalog", diagnostics=exc.diagnostics)]
     results = []
     mates = _cluster_mates(paths, root) if given else []
-    out_paths: dict[Path, str | None] = {}  # per project: one `git` run each
+    out_paths: dict[Path, tuple[str | None, str]] = {}  # per project: one `git` run each
     for path in [*paths, *mates]:
         project = site_root(path, root)
         if project not in out_paths:
             inside = options.out_path if out_dir is None else project_path(out_dir, project)
-            out_paths[project] = _in_repository(project, inside)
-        here = Options(options.strict, project, out_paths[project], rendering=out_dir is not None)
+            # a preview outside the project: its GitOps objects name the committed folder
+            committed = _in_repository(project, DEFAULT_OUT) if inside is None else None
+            out_paths[project] = (_in_repository(project, inside), committed or DEFAULT_OUT)
+        out_path, committed_out = out_paths[project]
+        here = Options(
+            options.strict, project, out_path, out_dir is not None, committed_out=committed_out
+        )
         results.append(compile_site(path, display_path(path, project), catalog, here))
     checked = _check_shared_clusters(_check_unique_names(results))
     return checked[: len(paths)]  # the mates were compiled only to be checked against
@@ -258,7 +263,8 @@ def _check_cached(root: Path, given: list[Path], out_dir: Path, options: Options
     for project in set(projects.values()):
         mine = {name: p for name, p in shown.items() if projects[p] == project}
         inside = project_path(out_dir, project)
-        out_path = _in_repository(project, inside)
+        # a preview outside the project names the committed folder, as compile_sites does
+        out_path = _in_repository(project, DEFAULT_OUT if inside is None else inside)
         fresh |= fresh_sites(out_dir, mine, project, strict=options.strict, out_path=out_path)
     stale = [p for s, p in shown.items() if s not in fresh]
     outcome = render(root, stale, out_dir, options, check=True, cache=False) if stale else None

@@ -18,6 +18,7 @@ import yaml
 from nvcregen.check.findings import Finding
 from nvcregen.check.gate import object_findings
 from nvcregen.core.errors import Severity
+from nvcregen.core.regular import read_regular
 from nvcregen.spec.fast import parse_fast
 
 # Below this many files, starting workers costs more than it saves.
@@ -155,7 +156,7 @@ def _one_per_kind(jobs: list[FileJob]) -> list[int]:
 def check_file(job: FileJob) -> FileResult:
     """Parse one file with libyaml and, when it holds an object, check it."""
     try:
-        data = parse_fast(job.path.read_bytes())
+        data = parse_fast(read_regular(job.path))
     except (OSError, yaml.YAMLError):
         return FileResult(None)
     if not is_object(data):

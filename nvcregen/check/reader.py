@@ -9,6 +9,7 @@ from typing import Any
 import yaml
 
 from nvcregen.core.errors import Diagnostic
+from nvcregen.core.regular import read_regular
 from nvcregen.spec.fast import parse_fast
 from nvcregen.spec.positions import Document
 
@@ -28,7 +29,7 @@ class GeneratedFile:
     @cached_property
     def raw(self) -> bytes:
         """The file's bytes, read on first use."""
-        return self.path.read_bytes()
+        return read_regular(self.path)  # never a FIFO: its reader would wait forever
 
     @cached_property
     def data(self) -> Any:

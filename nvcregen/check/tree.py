@@ -28,6 +28,8 @@ from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.core.regular import not_regular, read_regular
+from nvcregen.emit.faults import not_regular_file
 from nvcregen.emit.naming import INDEX_FILE, project_path
 from nvcregen.gitrev import in_repository, repository_prefix
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
@@ -137,7 +139,10 @@ def _read_tree(
 
     Also returns what each site folder's site says (None where it cannot be loaded).
     """
-    listed = _tree_files(out_dir, root)
+    listed, diags = _regular_files(_tree_files(out_dir, root))
+    base = _shown(out_dir, root)  # an index.json that is a FIFO is never read either
+    index_files = [(p, f"{base}/{'/'.join(_below(p, out_dir))}") for p in out_dir.rglob(INDEX_FILE)]
+    diags += _regular_files(sorted(index_files))[1]
     site_dirs: dict[Path, Path | None] = {}
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
     indexes = {d: _index(d) for d in set(where) if d is not None}
@@ -148,7 +153,6 @@ def _read_tree(
         for (path, shown), d in zip(listed, where, strict=True)
     ]
     files: list[TreeFile] = []
-    diags: list[Diagnostic] = []
     for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: let the careful loader say why
@@ -209,6 +213,26 @@ def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
     return found
 
 
+def _regular_files(
+    listed: list[tuple[Path, str]],
+) -> tuple[list[tuple[Path, str]], list[Diagnostic]]:
+    """The listed files that are regular files; NVC511 for a FIFO, socket or device.
+
+    Reading a FIFO waits for a writer forever: such a file is reported, never opened.
+    """
+    kept, diags = [], []
+    for path, shown in listed:
+        try:
+            kind = not_regular(path)
+        except OSError:  # vanished or unreadable: reading it says so
+            kind = None
+        if kind in {None, "folder"}:  # a folder named *.yaml is read (and reported) as before
+            kept.append((path, shown))
+        else:
+            diags.append(not_regular_file(shown, str(kind), "nvcregen check does not read it"))
+    return kept, diags
+
+
 def _below(path: Path, folder: Path) -> tuple[str, ...]:
     """`path.relative_to(folder).parts` for a path under `folder`, without new Paths."""
     return path.parts[len(folder.parts) :]
@@ -238,7 +262,7 @@ def _shown(path: Path, root: Path) -> str:
 
 def _index(site_dir: Path) -> dict[str, Any]:
     try:
-        data = json.loads((site_dir / INDEX_FILE).read_text(encoding="utf-8"))
+        data = json.loads(read_regular(site_dir / INDEX_FILE).decode("utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

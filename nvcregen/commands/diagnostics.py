@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Protocol
 
 from nvcregen.core.errors import SECRET_CODES, Diagnostic, Severity, Span
+from nvcregen.core.regular import open_regular
 from nvcregen.core.secrets import redact, redact_pointer
 
 MAX_PER_FILE = 200
@@ -77,7 +78,7 @@ def read_lines(file: Path, wanted: Iterable[int]) -> dict[int, str]:
     if not need:
         return {}
     last, line, done, carry_cr = max(need), 1, 0, False
-    with file.open("rb") as handle:
+    with open_regular(file) as handle:  # a FIFO named by a diagnostic is never opened
         while line <= last and done < MAX_SCAN:
             chunk = handle.read(_CHUNK)
             if not chunk:

@@ -67,6 +67,17 @@ def diff(base: str, fmt: str) -> None:
     type=click.Choice(["roce", "ib", "tcp"]),
     help="NIC fabric (default: the catalog's typical NICs for the model).",
 )
+@click.option(
+    "--nics",
+    "nic_count",
+    type=click.IntRange(1, 32),
+    help="NICs per node (default: the catalog's typical count); the window is sized for them.",
+)
+@click.option(
+    "--nic-speed",
+    metavar="SPEED",
+    help="Line rate of one NIC, with its unit, e.g. 200Gb/s (default: the catalog's typical).",
+)
 @click.option("--kubernetes", default="1.33", show_default=True, help="Kubernetes minor version.")
 @click.option(
     "--engine",
@@ -83,6 +94,8 @@ def init_site(
     nodes: str | None,
     node_count: int | None,
     fabric: str | None,
+    nic_count: int | None,
+    nic_speed: str | None,
     kubernetes: str,
     engine: str,
     repo_url: str | None,
@@ -93,7 +106,10 @@ def init_site(
     if nodes is not None and node_count is not None:
         raise click.UsageError("--node-count is for a selector pool; --nodes names the nodes")
     try:
-        starter = Starter.of(model, name, nodes, node_count, kubernetes, fabric, engine, repo_url)
+        starter = Starter.of(
+            model, name, nodes, node_count, kubernetes, fabric, engine, repo_url,
+            nic_count, nic_speed,
+        )  # fmt: skip
         text, done = init_command(Path.cwd(), starter, out_path)
     except ScaffoldError as exc:
         click.echo(f"nvcregen: {exc}", err=True)

@@ -17,6 +17,7 @@ from nvcregen.emit.naming import IMAGES_FILE
 from nvcregen.plan.budget import plan_budget
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.replay.context import shown
+from nvcregen.replay.report import worst_gpu_hours, worst_wall
 from nvcregen.replay.timeline import plan_view
 from nvcregen.spec.v1alpha1 import JobSetDependency, Site, Threshold, TrainerDependency
 from nvcregen.validate.site import load_site
@@ -93,8 +94,8 @@ def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts 
         "node pools": ", ".join(f"{p.spec.name} ({p.hardware.model})" for p in pools.values()),
         "rounds": str(spec.readiness.rounds),
         "trigger": spec.readiness.trigger,
-        "worst-case GPU-hours": f"{budget.gpu_hours:.1f} (budget {window.gpu_hours:g})",
-        "worst-case wall time": f"{budget.wall_hours:.1f} h (deadline {window.deadline})",
+        "worst-case GPU-hours": f"{budget.worst_gpu_hours}; budget {window.gpu_hours:g}",
+        "worst-case wall time": f"{budget.worst_wall}; deadline {window.deadline}",
         **_replayed(tree, site, units),
         "concurrent jobs, retests": f"{window.max_concurrent_jobs}, {window.retests}",
         "NVCRE": f"{spec.nvcre.version} (chart {spec.nvcre.chart.version})",
@@ -110,16 +111,13 @@ def _replayed(tree: Tree, site: Site, units: list[TestUnit]) -> dict[str, str]:
     if not tree:
         return {}
     view = plan_view(replay_texts(tree, site, units))
-    worst = "never" if view.worst_ms is None else shown(view.worst_ms)
     return {
         "plan wall time (replayed)": (
             "never ends"
             if view.expected_ms is None
-            else f"{shown(view.expected_ms)} (worst case {worst})"
+            else f"{shown(view.expected_ms)}, worst case {worst_wall(view)}"
         ),
-        "plan GPU-hours (replayed)": (
-            f"{view.gpu_hours:.1f} (worst case {view.worst_gpu_hours:.1f})"
-        ),
+        "plan GPU-hours (replayed)": f"{view.gpu_hours:.1f}, worst case {worst_gpu_hours(view)}",
     }
 
 

@@ -33,6 +33,7 @@ from typing import Any
 
 from nvcregen import __version__
 from nvcregen.core.datafiles import data_dir
+from nvcregen.core.regular import read_regular
 from nvcregen.emit.naming import INDEX_FILE
 
 INPUTS = "inputs"
@@ -272,8 +273,7 @@ def _fresh(site_dir: Path, text: str, index: dict[str, Any], key: str, *, strict
 
 def _read(path: str) -> bytes:
     """A file's bytes (plain strings, not Path: this runs for every file of every site)."""
-    with open(path, "rb") as file:  # noqa: PTH123
-        return file.read()
+    return read_regular(path)  # a FIFO at a listed path is refused, never opened
 
 
 def _index_intact(text: str, own: object) -> bool:
@@ -303,7 +303,7 @@ def _files(site_dir: Path) -> set[str]:
 def _read_index(site_dir: Path) -> tuple[str, dict[str, Any]] | None:
     """A site folder's `index.json`, as text and data; None unless it is a JSON object."""
     try:
-        text = (site_dir / INDEX_FILE).read_bytes().decode("utf-8")
+        text = read_regular(site_dir / INDEX_FILE).decode("utf-8")
         data = json.loads(text)
     except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
         return None

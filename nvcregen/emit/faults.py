@@ -6,6 +6,7 @@ NVC505  no space left (or the quota is spent) while writing
 NVC506  any other filesystem failure while writing
 NVC507  another render holds the output tree's lock for too long
 NVC508  out/<site> is a symbolic link or a file, not a folder
+NVC511  a FIFO, socket or device in out/<site>/: never opened, the folder not replaced
 """
 
 from __future__ import annotations
@@ -21,14 +22,33 @@ _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 _KEPT = "nothing in the site's folder was changed"
 
 
+NOT_REGULAR = frozenset({"FIFO", "socket", "device"})
+
+
+def not_regular_file(shown: str, kind: str, action: str) -> Diagnostic:
+    """NVC511: a FIFO, socket or device where nvcregen keeps regular files, never opened."""
+    return Diagnostic(
+        Span(shown),
+        Severity.ERROR,
+        "NVC511",
+        f"this is a {kind}, not a regular file: nvcregen never opens one (reading a FIFO waits "
+        f"for a writer forever); {action}",
+        hint="remove it or move it out of the output folder (nvcregen writes only regular "
+        "files there), then run again",
+    )
+
+
 def refused(out_dir: Path, site: str, entry: Entry) -> Diagnostic:
-    """NVC502: one entry of a site folder that nvcregen did not write."""
+    """NVC502 (NVC511 for a FIFO, socket or device): an entry nvcregen did not write."""
+    shown = f"{out_dir.as_posix()}/{site}/{entry.path}"
+    if entry.kind in NOT_REGULAR:
+        return not_regular_file(shown, entry.kind, "refusing to replace the folder")
     what = {
         "file": "this file was not written by nvcregen",
         "empty folder": "this empty folder was not made by nvcregen (it writes none)",
     }.get(entry.kind, f"this {entry.kind} was not made by nvcregen")
     return Diagnostic(
-        Span(f"{out_dir.as_posix()}/{site}/{entry.path}"),
+        Span(shown),
         Severity.ERROR,
         "NVC502",
         f"{what}; refusing to replace the folder",

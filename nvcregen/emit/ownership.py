@@ -16,6 +16,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvcregen.core.regular import describe, open_regular, read_regular
 from nvcregen.emit.naming import EXTRA_FILES, INDEX_FILE
 
 # Written first into a staging folder and removed just before it is swapped in: a
@@ -32,21 +33,6 @@ class Entry:
 
     path: str
     kind: str  # "file", "symbolic link", "FIFO", "socket", "device", "empty folder"
-
-
-def describe(mode: int) -> str:
-    """A word for a file type, from `lstat`."""
-    if stat.S_ISREG(mode):
-        return "file"
-    if stat.S_ISLNK(mode):
-        return "symbolic link"
-    if stat.S_ISFIFO(mode):
-        return "FIFO"
-    if stat.S_ISSOCK(mode):
-        return "socket"
-    if stat.S_ISDIR(mode):
-        return "folder"
-    return "device"
 
 
 def walk(folder: Path) -> list[Entry]:
@@ -76,7 +62,7 @@ def owned_files(site_dir: Path) -> set[str] | None:
     try:
         if not stat.S_ISREG(index.lstat().st_mode):
             return None
-        files = json.loads(index.read_text(encoding="utf-8")).get("files", {})
+        files = json.loads(read_regular(index).decode("utf-8")).get("files", {})
     except (OSError, ValueError, AttributeError):
         return None
     return {*files, *EXTRA_FILES} if isinstance(files, dict) else None
@@ -85,7 +71,7 @@ def owned_files(site_dir: Path) -> set[str] | None:
 def is_generated(file: Path) -> bool:
     """Whether a regular file starts with nvcregen's generated header."""
     try:
-        with file.open("rb") as handle:
+        with open_regular(file) as handle:
             head = handle.read(_HEAD)
     except OSError:
         return False

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span
+from nvcregen.core.regular import NotRegularFileError, read_regular
 from nvcregen.emit import swap
 from nvcregen.emit.faults import leaked_path, os_error, refused, symlinked_site
 from nvcregen.emit.ownership import STAGING_MARK, foreign, is_leftover_of_ours, walk
@@ -68,12 +69,18 @@ def read_tree(site_dir: Path) -> Tree:
     if not site_dir.is_dir() or site_dir.is_symlink():
         return {}
     return {
-        entry.path: (site_dir / entry.path).read_bytes().decode("utf-8", "replace")
-        if entry.kind == "file"
-        else f"<{entry.kind}>"
+        entry.path: _text(site_dir / entry.path) if entry.kind == "file" else f"<{entry.kind}>"
         for entry in walk(site_dir)
         if entry.kind != "empty folder"
     }
+
+
+def _text(file: Path) -> str:
+    """A regular file's text as `read_tree` shows it; `<FIFO>` (...) if it became one."""
+    try:
+        return read_regular(file).decode("utf-8", "replace")
+    except NotRegularFileError as exc:
+        return f"<{exc.kind}>"
 
 
 def diff_tree(out_dir: Path, site: str, tree: Tree) -> list[Drift]:

@@ -4,6 +4,10 @@ Each job takes its expected duration (the physics model, `TestUnit.expected_ms`)
 expected case and its timeout in the worst. A test's jobs run in waves of
 `maxConcurrentJobs`, once per round; the worst case repeats every round `retests` more
 times. Tests, and stages, run one after another: each job holds every GPU of its nodes.
+
+"Worst case" has this one meaning in every output (`plan`, NVC313, NVC676, `diff`):
+every job runs to its timeout and every retest happens, worded with the retests named
+(`worst case 15h42m (7h51m + 1 retest)`, `worst_case`).
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from nvcregen.core import units
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -40,9 +45,10 @@ class UnitCost:
 
 @dataclass(frozen=True)
 class Budget:
-    """The whole plan's cost, tests one after another."""
+    """The whole plan's cost, tests one after another; worst case with `retests` counted."""
 
     costs: tuple[UnitCost, ...]
+    retests: int = 0
 
     @property
     def gpu_hours(self) -> float:
@@ -63,6 +69,18 @@ class Budget:
     def expected_wall_hours(self) -> float:
         """Expected wall-clock hours."""
         return sum(c.expected_wall_hours for c in self.costs)
+
+    @property
+    def worst_wall(self) -> str:
+        """The worst-case wall time with its retests named: `15h42m (7h51m + 1 retest)`."""
+        once = self.wall_hours / (1 + self.retests)
+        return worst_case(hours(self.wall_hours), hours(once), self.retests)
+
+    @property
+    def worst_gpu_hours(self) -> str:
+        """The worst-case GPU-hours with their retests named: `251.2 (125.6 + 1 retest)`."""
+        once = self.gpu_hours / (1 + self.retests)
+        return worst_case(f"{self.gpu_hours:.1f}", f"{once:.1f}", self.retests)
 
     def stages(self) -> dict[str, tuple[float, float]]:
         """Wall-clock hours per stage, in plan order: (expected, worst case)."""
@@ -104,4 +122,20 @@ def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
 def plan_budget(site: Site, test_units: list[TestUnit]) -> Budget:
     """Add up the cost of every test whose node count is known."""
     costs = [c for u in test_units if (c := unit_cost(site, u)) is not None]
-    return Budget(tuple(costs))
+    return Budget(tuple(costs), site.spec.readiness.window.retests)
+
+
+def hours(value: float) -> str:
+    """Hours as a duration to the minute (`15h42m`)."""
+    return units.format_duration(round(value * 60) * 60_000)
+
+
+def worst_case(total: str, once: str, retests: int) -> str:
+    """A worst case as every output words it: `24h36m (12h18m + 1 retest)`.
+
+    `total` counts every retest, `once` is one attempt (every job to its timeout, each
+    round once); without retests they are equal and `total` stands alone.
+    """
+    if retests == 0:
+        return total
+    return f"{total} ({once} + {retests} retest{'s' * (retests > 1)})"

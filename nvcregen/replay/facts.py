@@ -69,6 +69,7 @@ class PlanFacts:
             existing Kueue): their quota is the platform team's, not checked here.
         external_health_checks: Whether Argo CD's health checks come from outside the tree
             (`gitops.healthChecks: existing`): taken as configured for every kind.
+        retests: `readiness.window.retests`: the worst case repeats each step that often.
 
     """
 
@@ -83,6 +84,7 @@ class PlanFacts:
     external_queues: frozenset[tuple[str, str]] = frozenset()
     external_cluster_queues: bool = False
     external_health_checks: bool = False
+    retests: int = 0
 
     def timing(self, stage: str | None, test: str | None) -> Timing | None:
         """The timing of a stage's test (or NVCRE variant); None when the plan has none."""
@@ -116,6 +118,7 @@ def plan_facts(site: Site, test_units: list[TestUnit]) -> PlanFacts:
         ),
         external_cluster_queues=external,
         external_health_checks=site.spec.gitops.health_checks == "existing",
+        retests=window.retests,
     )
 
 

@@ -5,8 +5,9 @@
 - NVC673: nothing waits for a run at the end of the plan: the sync or chain reports
   success before it finished (Argo CD's last wave, a run no health check covers).
 - NVC675: with expected durations the plan ends after the window's deadline, or never.
-- NVC676 (warning): with every workload to its timeout the plan ends after the deadline;
-  a Flux step times out before its runs are expected to finish (Flux retries, late).
+- NVC676 (warning): in the worst case (every workload to its timeout, every retest
+  happening: `plan/budget.py`) the plan ends after the deadline; a Flux step times out
+  before its runs are expected to finish (Flux retries, late).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nvcregen.core.errors import Severity
+from nvcregen.plan.budget import worst_case
 from nvcregen.replay.context import (
     NEVER_ADMITTED,
     OVERLAP,
@@ -114,29 +116,38 @@ def _ancestors(ctx: Context, key: str) -> set[str]:
 
 def deadline(ctx: Context, found: list[Problem]) -> Iterator[Problem]:
     """NVC675 and NVC676: the plan against the window's deadline and Flux's step timeouts."""
-    limit = ctx.facts.deadline_ms
+    limit, retests = ctx.facts.deadline_ms, ctx.facts.retests
     if ctx.expected.end_ms is None:
         if not any(p.code == NEVER_ADMITTED for p in found):
             yield _never_ends(ctx)
         return
     if ctx.expected.end_ms > limit:
         yield _late(ctx, ctx.expected, OVERRUN, Severity.ERROR, "expected durations")
-    elif ctx.worst.end_ms is not None and ctx.worst.end_ms > limit:
-        yield _late(
-            ctx, ctx.worst, WORST_CASE, Severity.WARNING, "every job running to its timeout"
+    elif ctx.worst.end_ms is not None and ctx.worst.end_ms * (1 + retests) > limit:
+        case = "every job running to its timeout" + (
+            f" and every retest happening ({retests})" if retests else ""
         )
+        yield _late(ctx, ctx.worst, WORST_CASE, Severity.WARNING, case, retests)
     yield from _flux_timeouts(ctx)
 
 
-def _late(ctx: Context, timeline: Timeline, code: str, severity: Severity, case: str) -> Problem:
+def _late(
+    ctx: Context,
+    timeline: Timeline,
+    code: str,
+    severity: Severity,
+    case: str,
+    retests: int = 0,
+) -> Problem:
     path, _ = max(timeline.runs.items(), key=lambda item: (item[1][1] or 0, item[0]))
     run = next(r for r in ctx.runs if r.source.path == path)
-    total = timeline.end_ms or 0
+    once = timeline.end_ms or 0
+    total = worst_case(shown(once * (1 + retests)), shown(once), retests)
     return Problem(
         run.source.file,
         "/metadata/name",
         code,
-        f"the plan ends {shown(total)} after it starts with {case} ({run.label} last), after the "
+        f"the plan ends {total} after it starts with {case} ({run.label} last), after the "
         f"window's deadline of {shown(ctx.facts.deadline_ms)}",
         severity,
         "raise readiness.window.deadline or maxConcurrentJobs (and the quota with it), or plan "

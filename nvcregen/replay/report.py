@@ -1,4 +1,9 @@
-"""`nvcregen plan` output: the timelines as text, Markdown or JSON (pure)."""
+"""`nvcregen plan` output: the timelines as text, Markdown or JSON (pure).
+
+Every worst case shown counts the window's retests (`plan/budget.py`): the summary names
+them (`worst case 15h42m (7h51m + 1 retest)`), the `worst` column and JSON's `worst_ms`
+and `worst_gpu_hours` include them, and JSON's `worst_once_*` give one attempt.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +11,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from nvcregen.plan.budget import worst_case
 from nvcregen.replay.context import shown
 from nvcregen.replay.timeline import PlanView, StepRow
 
@@ -45,7 +51,7 @@ def _cells(row: StepRow, window: int) -> tuple[str, ...]:
         ",".join(row.nodes) or "-",
         _when(row.start_ms),
         _when(row.expected_ms),
-        _when(row.worst_ms),
+        _when(row.worst_case_ms),
         shown(row.timeout_ms),
         "-" if row.step_timeout_ms is None else shown(row.step_timeout_ms),
         f"{row.at_once}/{window}",
@@ -61,10 +67,24 @@ def summary(view: PlanView) -> str:
         view.errors or view.warnings
     )
     return (
-        f"expected {_when(view.expected_ms)} (worst case {_when(view.worst_ms)}), "
-        f"{view.gpu_hours:.1f} GPU-hours (worst case {view.worst_gpu_hours:.1f}); window "
+        f"expected {_when(view.expected_ms)}, worst case {worst_wall(view)}; "
+        f"{view.gpu_hours:.1f} GPU-hours, worst case {worst_gpu_hours(view)}; window "
         f"{shown(view.deadline_ms)}, {view.budget_gpu_hours:g} GPU-hours, "
         f"{view.max_concurrent_jobs} jobs at once: {verdict}{found}"
+    )
+
+
+def worst_wall(view: PlanView) -> str:
+    """The plan's worst-case wall time with its retests named: `15h42m (7h51m + 1 retest)`."""
+    if view.worst_ms is None:
+        return "never"
+    return worst_case(_when(view.worst_case_ms), _when(view.worst_ms), view.retests)
+
+
+def worst_gpu_hours(view: PlanView) -> str:
+    """The plan's worst-case GPU-hours with its retests named: `251.2 (125.6 + 1 retest)`."""
+    return worst_case(
+        f"{view.worst_case_gpu_hours:.1f}", f"{view.worst_gpu_hours:.1f}", view.retests
     )
 
 
@@ -93,9 +113,12 @@ def _json(view: PlanView) -> dict[str, Any]:
         "site": view.site,
         "fits": view.fits,
         "expected_ms": view.expected_ms,
-        "worst_ms": view.worst_ms,
+        "worst_ms": view.worst_case_ms,
+        "worst_once_ms": view.worst_ms,
         "gpu_hours": round(view.gpu_hours, 3),
-        "worst_gpu_hours": round(view.worst_gpu_hours, 3),
+        "worst_gpu_hours": round(view.worst_case_gpu_hours, 3),
+        "worst_once_gpu_hours": round(view.worst_gpu_hours, 3),
+        "retests": view.retests,
         "window": {
             "deadline_ms": view.deadline_ms,
             "gpu_hours": view.budget_gpu_hours,
@@ -117,11 +140,13 @@ def _json_step(row: StepRow) -> dict[str, Any]:
         "start_ms": row.start_ms,
         "end_ms": row.end_ms,
         "expected_ms": row.expected_ms,
-        "worst_ms": row.worst_ms,
+        "worst_ms": row.worst_case_ms,
+        "worst_once_ms": row.worst_ms,
         "timeout_ms": row.timeout_ms,
         "step_timeout_ms": row.step_timeout_ms,
         "at_once": row.at_once,
         "gpu_hours": round(row.gpu_hours, 3),
-        "worst_gpu_hours": round(row.worst_gpu_hours, 3),
+        "worst_gpu_hours": round(row.worst_gpu_hours * (1 + row.retests), 3),
+        "worst_once_gpu_hours": round(row.worst_gpu_hours, 3),
         "fits": row.fits,
     }

@@ -7,6 +7,10 @@ long its GitOps step waits (Flux's `timeout`), the most workloads running at onc
 GPU-hours (GPUs held x time held). A step fits the
 window when it never runs more than `maxConcurrentJobs` at once and ends before the
 deadline.
+
+The worst case is the budget's (`plan/budget.py`): every workload to its timeout and
+every retest happening, so `worst_case_ms` is one attempt's replayed `worst_ms` times
+1 + `readiness.window.retests`.
 """
 
 from __future__ import annotations
@@ -32,13 +36,19 @@ class StepRow:
     start_ms: int | None
     end_ms: int | None
     expected_ms: int | None
-    worst_ms: int | None
+    worst_ms: int | None  # one attempt: every job to its timeout, no retest
     timeout_ms: int
     step_timeout_ms: int | None
     at_once: int
     gpu_hours: float
     worst_gpu_hours: float
     fits: bool
+    retests: int = 0
+
+    @property
+    def worst_case_ms(self) -> int | None:
+        """The step's worst case: one attempt (`worst_ms`) and every retest."""
+        return None if self.worst_ms is None else self.worst_ms * (1 + self.retests)
 
 
 @dataclass(frozen=True)
@@ -48,14 +58,25 @@ class PlanView:
     site: str
     steps: tuple[StepRow, ...]
     expected_ms: int | None
-    worst_ms: int | None
+    worst_ms: int | None  # one attempt: every job to its timeout, no retest
     gpu_hours: float
-    worst_gpu_hours: float
+    worst_gpu_hours: float  # one attempt
     deadline_ms: int
     budget_gpu_hours: float
     max_concurrent_jobs: int
     errors: int
     warnings: int
+    retests: int = 0
+
+    @property
+    def worst_case_ms(self) -> int | None:
+        """The plan's worst case: one attempt (`worst_ms`) and every retest."""
+        return None if self.worst_ms is None else self.worst_ms * (1 + self.retests)
+
+    @property
+    def worst_case_gpu_hours(self) -> float:
+        """The worst case's GPU-hours: one attempt's (`worst_gpu_hours`) and every retest's."""
+        return self.worst_gpu_hours * (1 + self.retests)
 
     @property
     def fits(self) -> bool:
@@ -82,6 +103,7 @@ def plan_view(replay: Replay) -> PlanView:
         facts.max_concurrent_jobs,
         severities.count("error"),
         severities.count("warning"),
+        facts.retests,
     )
 
 
@@ -113,6 +135,7 @@ def _row(replay: Replay, key: str) -> StepRow | None:
         gpu_hours=_gpu_hours(slots),
         worst_gpu_hours=_gpu_hours(worst),
         fits=end is not None and end <= limit and at_once <= replay.facts.max_concurrent_jobs,
+        retests=replay.facts.retests,
     )
 
 

@@ -15,6 +15,7 @@ from typing import Literal, cast, get_args
 
 from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, ImageRole, TestEntry, TypicalNics
+from nvcregen.core import units
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.v1alpha1 import API_VERSION, Site
@@ -54,6 +55,8 @@ class Starter:
         fabric: The NICs' fabric; None takes the catalog's typical one.
         engine: The GitOps controller.
         repo_url: The Git repository Argo CD or Flux read; None leaves GitOps commented.
+        nic_count: NICs per node; None takes the catalog's typical count.
+        nic_speed: One NIC's line rate (`200Gb/s`); None takes the catalog's typical one.
 
     """
 
@@ -65,6 +68,8 @@ class Starter:
     fabric: SiteFabric | None = None
     engine: Engine = "argocd"
     repo_url: str | None = None
+    nic_count: int | None = None
+    nic_speed: str | None = None
 
     @classmethod
     def of(
@@ -77,11 +82,14 @@ class Starter:
         fabric: str | None = None,
         engine: str = "argocd",
         repo_url: str | None = None,
+        nic_count: int | None = None,
+        nic_speed: str | None = None,
     ) -> Starter:
         """Build a request from command-line text: `nodes` is comma-separated.
 
         Raises:
-            ScaffoldError: For a fabric or engine nvcregen does not know, or no node.
+            ScaffoldError: For a fabric or engine nvcregen does not know, no node, or a
+                NIC speed without its unit.
 
         """
         if fabric not in {None, *get_args(SiteFabric)}:
@@ -91,6 +99,11 @@ class Starter:
         names = tuple(n.strip() for n in (nodes or "").split(",") if n.strip())
         if nodes is not None and not names:
             raise ScaffoldError("--nodes names no node")
+        if nic_speed is not None:
+            try:
+                units.parse_bandwidth(nic_speed)
+            except units.UnitError as exc:
+                raise ScaffoldError(f"--nic-speed {nic_speed}: {exc}") from None
         return cls(
             model,
             name,
@@ -100,6 +113,8 @@ class Starter:
             cast("SiteFabric | None", fabric),
             cast("Engine", engine),
             repo_url,
+            nic_count,
+            nic_speed,
         )
 
     @property
@@ -134,8 +149,20 @@ class Draft:
 
     @property
     def nics(self) -> TypicalNics | None:
-        """The pool's NICs: the catalog's typical ones, on the chosen fabric."""
-        return self.hardware.typical_nics if self.fabric is not None else None
+        """The pool's NICs: the count and speed asked for, else the catalog's typical ones."""
+        if self.fabric is None:
+            return None
+        typical, starter = self.hardware.typical_nics, self.starter
+        if starter.nic_count is None and starter.nic_speed is None and typical is not None:
+            return typical
+        count = starter.nic_count if starter.nic_count is not None else _typical(typical).count
+        speed = starter.nic_speed or _typical(typical).speed
+        return TypicalNics(count=count, speed=speed, fabric=self.fabric)
+
+    @property
+    def nics_asked(self) -> bool:
+        """Whether the NICs' count or speed came from the request, not the catalog."""
+        return self.starter.nic_count is not None or self.starter.nic_speed is not None
 
     @property
     def max_concurrent(self) -> int:
@@ -199,7 +226,7 @@ def site_data(draft: Draft) -> dict[str, object]:
     else:
         pool["selector"] = {PRODUCT_LABEL: hardware.product_labels[0]}
         pool["nodeCount"] = starter.node_count
-    if draft.nics is not None:
+    if draft.nics is not None:  # the window below is sized for exactly these NICs
         pool["nics"] = {
             "count": draft.nics.count,
             "fabric": draft.fabric,
@@ -252,7 +279,7 @@ def _check_request(starter: Starter) -> None:
 def _plan_stages(starter: Starter, catalog: Catalog, hardware: HardwareEntry) -> Draft:
     pool = re.sub(r"[^a-z0-9-]+", "-", model_key(hardware.model)).strip("-")[:32].rstrip("-")
     draft = Draft(starter, hardware, pool if _NAME.fullmatch(pool) else "gpus", None)
-    draft.fabric = _fabric(hardware, starter.fabric)
+    draft.fabric = _fabric(starter, hardware)
     rdma = draft.fabric in {"roce", "ib"}
     intra = _usable(catalog, INTRA_NODE_TESTS, "intra-node", rdma=rdma)
     comment = "Each node on its own: DCGM, then collectives inside the node."
@@ -267,14 +294,25 @@ def _plan_stages(starter: Starter, catalog: Catalog, hardware: HardwareEntry) ->
     return draft
 
 
-def _fabric(hardware: HardwareEntry, fabric: SiteFabric | None) -> SiteFabric | None:
+def _typical(typical: TypicalNics | None) -> TypicalNics:
+    if typical is None:  # _fabric refused a request that leaves a NIC fact unknown
+        raise ScaffoldError("no typical NICs to complete --nics and --nic-speed from")
+    return typical
+
+
+def _fabric(starter: Starter, hardware: HardwareEntry) -> SiteFabric | None:
     """The pool's fabric: the one asked for, else the catalog's typical one (None: no NICs)."""
-    typical = hardware.typical_nics
+    typical, fabric = hardware.typical_nics, starter.fabric
+    asked = starter.nic_count is not None or starter.nic_speed is not None
     if typical is None:
-        if fabric is not None:
+        complete = fabric is not None and starter.nic_count and starter.nic_speed
+        if complete:
+            return fabric
+        if fabric is not None or asked:
             raise ScaffoldError(
-                f"the catalog lists no typical NICs for {hardware.model}, so --fabric has no "
-                "NICs to describe; leave it out and declare spec.nodePools[].nics in the site"
+                f"the catalog lists no typical NICs for {hardware.model}: describe them whole "
+                "with --nics, --nic-speed and --fabric, or leave all three out and declare "
+                "spec.nodePools[].nics in the site"
             )
         return None
     if fabric is not None:

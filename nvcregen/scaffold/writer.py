@@ -128,8 +128,8 @@ def starter_text(starter: Starter, catalog: Catalog, *, site_file: str = "") -> 
         nvlink=hardware.nvlink or "",
         numa=_numa_example(hardware.gpus_per_node),
         rounds=ROUNDS,
-        worst_gpu_hours=f"{budget.gpu_hours:.1f}",
-        worst_wall=_hours(budget.wall_hours),
+        worst_gpu_hours=budget.worst_gpu_hours,
+        worst_wall=budget.worst_wall,
         max_concurrent=draft.max_concurrent,
         deadline=f"{draft.deadline_hours}h",
         gpu_hours=draft.gpu_hours,
@@ -164,6 +164,11 @@ def _nics(draft: Draft) -> dict[str, object] | None:
     if nics is None or fabric is None:
         return None
     note = f"Typical for {draft.hardware.model}: {nics.count} x {nics.speed} ({nics.fabric})."
+    if draft.nics_asked:
+        note = (
+            f"As asked (--nics, --nic-speed): {nics.count} x {nics.speed} ({fabric}); the "
+            "window below is sized for them."
+        )
     if nics.fabric == "roce-or-ib" and draft.starter.fabric is None:
         note += " Set the fabric your nodes use: roce or ib."
     return {
@@ -220,7 +225,3 @@ def _schema_ref(site_file: str) -> str:
     """The schema's path relative to the site file, as the yaml-language-server reads it."""
     folder = Path(site_file).parent
     return Path(os.path.relpath(SCHEMA_FILE, folder)).as_posix()
-
-
-def _hours(hours: float) -> str:
-    return units.format_duration(max(60_000, round(hours * 3_600_000 / 60_000) * 60_000))

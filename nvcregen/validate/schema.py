@@ -120,19 +120,28 @@ def _message(doc: Document, err: ValidationError, where: str) -> tuple[str, str]
         missing = str(err.message).split("'")[1]
         return f"missing required key '{missing}'", _describe(schema, missing)
     if err.validator == "type":
-        unit, raw = schema.get("x-nvcregen-unit"), doc.raw.get(where)
-        number = isinstance(value, int | float) and not isinstance(value, bool)
-        if isinstance(unit, str) and raw is not None and number:
-            # `speed: 200` is a number without its unit; quoting it would not help.
-            problem = check_unit(unit, raw)
-            if problem is not None:
-                return problem
-        return _type_message(doc, where, value, str(err.validator_value))
+        return _type_problem(doc, err, where, schema, value)
     if err.validator in {"enum", "const"}:
         return _choice_message(value, err)
     if err.validator == "pattern":
         return _pattern_message(value, schema, str(err.validator_value))
     return str(err.message), ""
+
+
+def _type_problem(
+    doc: Document, err: ValidationError, where: str, schema: Mapping[str, Any], value: object
+) -> tuple[str, str]:
+    """A value of the wrong type: a number without its unit, a selector, or the type."""
+    unit, raw = schema.get("x-nvcregen-unit"), doc.raw.get(where)
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    if isinstance(unit, str) and raw is not None and number:
+        # `speed: 200` is a number without its unit; quoting it would not help.
+        problem = check_unit(unit, raw)
+        if problem is not None:
+            return problem
+    if _in_label_map(err) and isinstance(value, Mapping | list):
+        return _label_map_message(err, value)
+    return _type_message(doc, where, value, str(err.validator_value))
 
 
 def _type_message(doc: Document, where: str, value: object, expected: str) -> tuple[str, str]:
@@ -146,6 +155,49 @@ def _type_message(doc: Document, where: str, value: object, expected: str) -> tu
     if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLEANS:
         return f"'{value}' is text in YAML 1.2, not a boolean", "write true or false"
     return f"{shown} is not of type '{expected}'", _TYPE_HINTS.get(expected, "")
+
+
+def _in_label_map(err: ValidationError) -> bool:
+    """Whether `err` is about one value of a map of labels (`selector`, `labels`).
+
+    Such maps are objects whose every value must be a string (`additionalProperties`).
+    """
+    steps = list(err.absolute_schema_path)
+    return steps[-2:] == ["additionalProperties", "type"] and len(err.absolute_path) >= 2
+
+
+def _label_map_message(
+    err: ValidationError, value: Mapping[str, Any] | list[Any]
+) -> tuple[str, str]:
+    """A mapping (or list) where a label's value belongs: most often Kubernetes' form.
+
+    `selector: {matchLabels: {pool: h20}}` is how a Kubernetes LabelSelector reads, but
+    the site's selectors are plain label maps: `selector: {pool: h20}`.
+    """
+    field, key = str(err.absolute_path[-2]), str(err.absolute_path[-1])
+    expected = f"{field} is a map of labels, each written label: value with a text value"
+    if key == "matchLabels" and isinstance(value, Mapping):
+        labels = ", ".join(f"{k}: {_label_value(v)}" for k, v in value.items())
+        return (
+            f"{expected}, not a Kubernetes label selector: matchLabels was read as a label "
+            "whose value is a mapping",
+            f"write the labels directly: {field}: {{{labels}}} (every label must match)",
+        )
+    if key == "matchExpressions":
+        return (
+            f"{expected}: matchExpressions (set-based selection) is not supported",
+            f"write each label with the one value it must have: {field}: {{<label>: <value>}}",
+        )
+    shown = "a mapping" if isinstance(value, Mapping) else "a list"
+    return (
+        f"{expected}, but label '{key}' has {shown} as its value",
+        f"write {field}: {{{key}: <value>}}, quoting a value that looks like a number or a boolean",
+    )
+
+
+def _label_value(value: object) -> str:
+    """A label's value as the site should write it: text, quoted when YAML would not read it so."""
+    return value if isinstance(value, str) else json.dumps(str(value))
 
 
 def _kind(value: object) -> str:

@@ -10,7 +10,7 @@ from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.core.units import check_unit
-from nvcregen.plan.budget import plan_budget
+from nvcregen.plan.budget import hours, plan_budget, worst_case
 from nvcregen.plan.images import is_pinned, source_image
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import network_for, stage_pool_name
@@ -357,8 +357,10 @@ def check_plan(
 def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
     window = site.spec.readiness.window
     budget = plan_budget(site, test_units)
+    attempts, retests = 1 + window.retests, window.retests
     stages = tuple(
-        f"stage {name}: expected {_hours(expected)}, worst case {_hours(worst)}"
+        f"stage {name}: expected {hours(expected)}, "
+        f"worst case {worst_case(hours(worst), hours(worst / attempts), retests)}"
         for name, (expected, worst) in budget.stages().items()
     )
     if budget.gpu_hours > window.gpu_hours + 1e-9:
@@ -366,7 +368,7 @@ def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
         report.add(
             "/spec/readiness/window/gpuHours",
             "NVC313",
-            f"the plan's worst case needs {budget.gpu_hours:.1f} GPU-hours (expected "
+            f"the plan's worst case needs {budget.worst_gpu_hours} GPU-hours (expected "
             f"{budget.expected_gpu_hours:.1f}), over the budget of {window.gpu_hours:g}",
             f"largest: {largest}; raise gpuHours or cut rounds, tests or retests",
             notes=stages,
@@ -374,16 +376,12 @@ def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
     deadline_h = units.parse_duration(window.deadline) / 3_600_000
     if budget.wall_hours > deadline_h + 1e-9:
         longest = budget.largest(by="wall_hours")
-        named = ", ".join(f"{c.name} {_hours(c.wall_hours)}" for c in longest)
+        named = ", ".join(f"{c.name} {hours(c.wall_hours)}" for c in longest)
         report.add(
             "/spec/readiness/window/deadline",
             "NVC313",
-            f"the plan's worst case takes {_hours(budget.wall_hours)} (expected "
-            f"{_hours(budget.expected_wall_hours)}), past the deadline of {window.deadline}",
+            f"the plan's worst case takes {budget.worst_wall} (expected "
+            f"{hours(budget.expected_wall_hours)}), past the deadline of {window.deadline}",
             f"longest: {named}; raise maxConcurrentJobs or the deadline, or cut rounds or tests",
             notes=stages,
         )
-
-
-def _hours(hours: float) -> str:
-    return units.format_duration(round(hours * 3_600_000 / 60_000) * 60_000)

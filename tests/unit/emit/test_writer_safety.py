@@ -193,7 +193,7 @@ def test_links_fifos_and_empty_folders_are_refused_and_kept(tmp_path: Path) -> N
     ] == [
         ("NVC502", "lab/dirlink"),
         ("NVC502", "lab/empty"),
-        ("NVC502", "lab/pipe"),
+        ("NVC511", "lab/pipe"),
         ("NVC502", "lab/readiness/link.yaml"),
     ]
     assert "symbolic link" in result.diagnostics[0].message

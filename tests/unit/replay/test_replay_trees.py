@@ -199,6 +199,24 @@ def test_a_worst_case_past_the_deadline_is_a_warning() -> None:
     assert "every job running to its timeout" in problem.message
 
 
+def test_the_worst_case_against_the_deadline_counts_every_retest() -> None:
+    """Issue 19: one meaning of "worst case": one attempt (7h51m) and the lab's 1 retest."""
+    facts = shipped_facts(LAB)
+    assert facts.retests == 1
+    worst = 2 * 28_260_000  # 15h42m
+    assert "NVC676" not in codes(
+        replay(shipped(LAB), dataclasses.replace(facts, deadline_ms=worst))
+    )
+    late = replay(shipped(LAB), dataclasses.replace(facts, deadline_ms=worst - 1000))
+    (problem,) = of(late, "NVC676")
+    assert (
+        "the plan ends 15h42m (7h51m + 1 retest) after it starts with every job running to its "
+        "timeout and every retest happening (1)"
+    ) in problem.message
+    no_retest = dataclasses.replace(facts, retests=0, deadline_ms=28_260_000)
+    assert "NVC676" not in codes(replay(shipped(LAB), no_retest))
+
+
 def _quota(resource: str, value: object) -> Any:
     def change(obj: dict[str, Any]) -> None:
         for entry in obj["spec"]["resourceGroups"][0]["flavors"][0]["resources"]:

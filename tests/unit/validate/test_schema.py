@@ -198,3 +198,40 @@ def test_diagnostics_are_sorted_and_unique() -> None:
     diags = schema_diagnostics(text)
     assert [d.code for d in diags] == ["NVC202", "NVC203"]
     assert diags == sorted(set(diags), key=Diagnostic.sort_key)
+
+
+def test_a_kubernetes_label_selector_says_how_to_write_the_labels() -> None:
+    """Issue 19: `{"pool": "h20"} is not of type 'string'` did not say what is expected."""
+    text = edit(
+        site_yaml(), "  nodes: [gpu-1, gpu-2]\n", "  selector: {matchLabels: {pool: h20}}\n"
+    )
+    diag = only(schema_diagnostics(text), "NVC202")
+    assert diag.message == (
+        "selector is a map of labels, each written label: value with a text value, not a "
+        "Kubernetes label selector: matchLabels was read as a label whose value is a mapping"
+    )
+    assert diag.hint == "write the labels directly: selector: {pool: h20} (every label must match)"
+    assert diag.path == "/spec/nodePools/0/selector/matchLabels"
+    line = line_of(text, "matchLabels")
+    assert (diag.span.line, diag.span.column) == (
+        line,
+        text.splitlines()[line - 1].index("{pool") + 1,
+    )
+
+
+def test_other_mappings_in_a_label_map_say_what_a_label_takes() -> None:
+    text = edit(site_yaml(), "  nodes: [gpu-1, gpu-2]\n", "  selector: {pool: {name: h20}}\n")
+    diag = only(schema_diagnostics(text), "NVC202")
+    assert diag.message.endswith("but label 'pool' has a mapping as its value")
+    assert diag.hint.startswith("write selector: {pool: <value>}")
+    expressions = edit(
+        site_yaml(),
+        "  nodes: [gpu-1, gpu-2]\n",
+        "  selector: {matchExpressions: [{key: pool, operator: In, values: [h20]}]}\n",
+    )
+    diag = only(schema_diagnostics(expressions), "NVC202")
+    assert "matchExpressions (set-based selection) is not supported" in diag.message
+    # a number where a label's value belongs is still the quoting problem
+    number = edit(site_yaml(), "  nodes: [gpu-1, gpu-2]\n", "  selector: {rack: 7}\n")
+    diag = only(schema_diagnostics(number), "NVC202")
+    assert (diag.message, diag.hint) == ("7 was read as the number 7, not as text", 'quote it: "7"')
