@@ -175,6 +175,7 @@ def _cached_note(cached: list[str]) -> str:
 def _register() -> None:
     from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.plan import plan
+    from nvcregen.commands.quarantine import quarantine
     from nvcregen.commands.results import collect, ingest, report, verify
     from nvcregen.commands.workspace import catalog, diff, init_site
 
@@ -186,6 +187,7 @@ def _register() -> None:
         report,
         ingest,
         retest,
+        quarantine,
         history,
         export,
         init_site,

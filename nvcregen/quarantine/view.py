@@ -1,0 +1,58 @@
+"""What `nvcregen quarantine` prints: the marks (dry run) or what was done, text or JSON."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from nvcregen.quarantine.apply import Outcome
+from nvcregen.quarantine.marks import EFFECT, KEY, Marks
+
+
+def as_json(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) -> str:
+    """The marks and, after `--apply`, what happened to each node."""
+    done = {o.node: o for o in outcomes or ()}
+    nodes: list[dict[str, Any]] = []
+    for mark in marks.marks:
+        entry: dict[str, Any] = {
+            "node": mark.node,
+            "labels": mark.labels,
+            "annotations": mark.annotations,
+            "taint": mark.taint,
+        }
+        if mark.node in done:
+            entry["action"] = done[mark.node].action
+            entry["detail"] = done[mark.node].detail
+        nodes.append(entry)
+    data = {
+        "site": marks.site,
+        "run": marks.run,
+        "mode": ("release" if release else "apply") if outcomes is not None else "dry-run",
+        "nodes": nodes,
+        "notQuarantined": [{"node": n.node, "status": n.status} for n in marks.left],
+    }
+    return json.dumps(data, indent=2, sort_keys=True)
+
+
+def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) -> list[str]:
+    """One line a node, then the held-back nodes left alone."""
+    if not marks.marks:
+        lines = [f"{marks.run}: no failed node, nothing to quarantine"]
+    elif outcomes is None:
+        verb = "would release" if release else "would set"
+        lines = [
+            f"{marks.run}: dry run ({'--release --apply' if release else '--apply'} to write);"
+            f" {verb} on {len(marks.marks)} failed node(s): label {KEY}={marks.site},"
+            f" taint {KEY}={marks.site}:{EFFECT}"
+        ]
+        lines += [f"  {m.node}: {m.reason}" for m in marks.marks]
+    else:
+        lines = [f"{marks.run}: {'release' if release else 'quarantine'}"]
+        for outcome in outcomes:
+            detail = f" ({outcome.detail})" if outcome.detail else ""
+            lines.append(f"  {outcome.node}: {outcome.action}{detail}")
+    if marks.left:
+        held = ", ".join(f"{n.node} ({n.status})" for n in marks.left)
+        lines.append(f"not quarantined, not proven faulty (retest them first): {held}")
+    return lines

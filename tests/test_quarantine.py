@@ -1,0 +1,229 @@
+"""`nvcregen quarantine` (issue #22): a verified run's failed nodes labelled and tainted.
+
+Archives come from saved logs of the four-node on-call site (`oncallfactory.py`); the
+cluster is `nodeapi.FakeNodes`, which models server-side apply's field ownership.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+from kubehttp import serve_app
+from nodeapi import FakeNodes
+from oncallfactory import healthy, site_text, write_logs
+
+from nvcregen.cli import main
+from nvcregen.cluster.client import connect
+from nvcregen.quarantine.apply import apply_marks
+from nvcregen.quarantine.marks import KEY, RUN, marks_of
+from nvcregen.report.archive import read_archive
+
+SITE = "h20-3e-four"
+OTHER_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
+
+
+def alone_slow(*bad: str) -> Any:
+    """Each node in `bad` fails its own single-node all-reduce; (a, b) fails as a pair."""
+
+    def busbw(stage: str, test: str, nodes: tuple[str, ...]) -> float:
+        if stage == "single-node" and test == "nccl-all-reduce" and nodes[0] in bad:
+            return 310.0
+        if (stage, test) == ("two-node", "nccl-all-reduce") and "node-a" in nodes:
+            return 300.0
+        return healthy(stage, test, nodes)
+
+    return busbw
+
+
+def collected(tmp: Path, busbw: Any) -> Path:
+    site = tmp / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    write_logs(tmp / "saved", site_text(), busbw)
+    args = ["collect", "--site", str(site), "--from", str(tmp / "saved"), "--out", str(tmp / "r")]
+    assert CliRunner().invoke(main, args).exit_code == 1
+    (run,) = (tmp / "r" / SITE).iterdir()
+    return run
+
+
+@pytest.fixture(scope="module")
+def one_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """node-a failed alone; node-b suspect (its pair with node-a failed); c, d cleared."""
+    return collected(tmp_path_factory.mktemp("one"), alone_slow("node-a"))
+
+
+@pytest.fixture(scope="module")
+def two_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """node-a and node-c failed alone."""
+    return collected(tmp_path_factory.mktemp("two"), alone_slow("node-a", "node-c"))
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeNodes]:
+    nodes = FakeNodes()
+    for name in ("node-a", "node-b", "node-c", "node-d"):
+        nodes.add(name, {"pool": "h20"}, [OTHER_TAINT] if name == "node-a" else [])
+    with serve_app(nodes) as url:
+        nodes.url = url  # type: ignore[attr-defined]
+        yield nodes
+
+
+def kubeconfig(tmp: Path, url: str) -> Path:
+    config = {
+        "apiVersion": "v1",
+        "kind": "Config",
+        "current-context": "lab",
+        "clusters": [{"name": "fake", "cluster": {"server": url}}],
+        "users": [{"name": "ops", "user": {"token": "t0ken"}}],
+        "contexts": [{"name": "lab", "context": {"cluster": "fake", "user": "ops"}}],
+    }
+    path = tmp / "kubeconfig"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def run(run_dir: Path, tmp: Path, fake: FakeNodes, *extra: str) -> Any:
+    config = kubeconfig(tmp, fake.url)  # type: ignore[attr-defined]
+    args = ["quarantine", str(run_dir), "--context", "lab", "--kubeconfig", str(config), *extra]
+    return CliRunner().invoke(main, args)
+
+
+def test_dry_run_names_only_failed_nodes_and_writes_nothing(one_failed: Path) -> None:
+    result = CliRunner().invoke(main, ["quarantine", str(one_failed), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["mode"] == "dry-run"
+    assert [n["node"] for n in data["nodes"]] == ["node-a"]
+    (node,) = data["nodes"]
+    assert node["taint"] == {"key": KEY, "value": SITE, "effect": "NoSchedule"}
+    assert node["labels"] == {KEY: SITE}
+    assert node["annotations"][RUN] == f"{SITE}/{one_failed.name}"
+    assert data["notQuarantined"] == [{"node": "node-b", "status": "suspect"}]
+    text = CliRunner().invoke(main, ["quarantine", str(one_failed)])
+    assert "dry run" in text.output and "node-b (suspect)" in text.output
+
+
+def test_apply_without_context_is_refused(one_failed: Path) -> None:
+    result = CliRunner().invoke(main, ["quarantine", str(one_failed), "--apply"])
+    assert result.exit_code == 2
+    assert "needs --context" in result.output
+
+
+def test_apply_sets_the_mark_keeps_every_other_taint_and_touches_no_other_node(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    before = {n: json.dumps(v, sort_keys=True) for n, v in fake.nodes.items()}
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 0, result.output
+    assert "node-a: set" in result.output
+    node = fake.nodes["node-a"]
+    assert node["spec"]["taints"] == [
+        OTHER_TAINT,
+        {"key": KEY, "value": SITE, "effect": "NoSchedule"},
+    ]
+    assert node["metadata"]["labels"] == {"pool": "h20", KEY: SITE}
+    assert node["metadata"]["annotations"][RUN] == f"{SITE}/{one_failed.name}"
+    assert fake.owners["node-a", ("labels", KEY)] == {"nvcregen"}
+    assert fake.owners["node-a", ("labels", "pool")] == {"kubelet"}
+    for name in ("node-b", "node-c", "node-d"):
+        assert json.dumps(fake.nodes[name], sort_keys=True) == before[name]
+    patches = [r for r in fake.seen if r.method == "PATCH"]
+    assert [r.path for r in patches] == ["/api/v1/nodes/node-a"]
+    assert patches[0].query["fieldManager"] == ["nvcregen"]
+    assert patches[0].body["metadata"]["resourceVersion"] == "101"  # as read
+
+
+def test_a_second_apply_writes_nothing(one_failed: Path, tmp_path: Path, fake: FakeNodes) -> None:
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    fake.seen.clear()
+    again = run(one_failed, tmp_path, fake, "--apply")
+    assert again.exit_code == 0
+    assert "node-a: already set" in again.output
+    assert [r.method for r in fake.seen] == ["GET"]
+
+
+def test_release_takes_off_exactly_what_it_set(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    before = json.loads(json.dumps(fake.nodes["node-a"]))
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    released = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert released.exit_code == 0, released.output
+    assert "node-a: released" in released.output
+    after = fake.nodes["node-a"]
+    assert after["spec"]["taints"] == [OTHER_TAINT]
+    assert after["metadata"]["labels"] == before["metadata"]["labels"]
+    assert after["metadata"]["annotations"] == before["metadata"]["annotations"]
+
+
+def test_release_after_another_controller_took_the_taint_list(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The node controller rewrote the list (it owns it now): the taint still comes off."""
+    fake.update("node-a", "kubelet", taints=[])
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    ours = fake.nodes["node-a"]["spec"]["taints"]
+    fake.update("node-a", "node-controller", taints=ours)
+    assert fake.owners["node-a", ("taints",)] == {"node-controller"}
+    assert run(one_failed, tmp_path, fake, "--apply", "--release").exit_code == 0
+    assert "taints" not in fake.nodes["node-a"]["spec"]
+
+
+def test_release_leaves_a_node_another_run_quarantined(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    fake.nodes["node-a"]["metadata"]["annotations"][RUN] = f"{SITE}/another-run"
+    kept = json.dumps(fake.nodes["node-a"], sort_keys=True)
+    result = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 0
+    assert f"node-a: other run (quarantined by {SITE}/another-run)" in result.output
+    assert json.dumps(fake.nodes["node-a"], sort_keys=True) == kept
+
+
+def test_a_taint_added_between_read_and_apply_is_kept(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    late = {"key": "late/taint", "effect": "NoSchedule"}
+
+    def race(nodes: FakeNodes) -> None:
+        nodes.update("node-a", "kubectl-taint", taints=[OTHER_TAINT, late])
+
+    fake.race = race
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 0, result.output
+    assert [r.method for r in fake.seen] == ["GET", "PATCH", "GET", "PATCH"]
+    assert late in fake.nodes["node-a"]["spec"]["taints"]
+    assert fake.nodes["node-a"]["metadata"]["labels"][KEY] == SITE
+
+
+def test_an_api_failing_half_way_stops_and_a_rerun_finishes(
+    two_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    fake.fail_after = 1  # node-a's apply lands; everything after answers 500
+    slept: list[float] = []
+    config = kubeconfig(tmp_path, fake.url)  # type: ignore[attr-defined]
+    cluster = connect("lab", config, sleep=slept.append)
+    marks = marks_of(read_archive(two_failed))
+    assert [m.node for m in marks.marks] == ["node-a", "node-c"]
+    outcomes = apply_marks(cluster, marks, release=False)
+    assert [(o.node, o.action) for o in outcomes] == [("node-a", "set"), ("node-c", "failed")]
+    assert "HTTP 500" in outcomes[1].detail and "etcdserver" in outcomes[1].detail
+    assert len(slept) == 3  # four tries of node-c's read
+    assert KEY not in fake.nodes["node-c"]["metadata"]["labels"]
+    fake.fail_after = None
+    again = apply_marks(cluster, marks, release=False)
+    assert [(o.node, o.action) for o in again] == [("node-a", "already set"), ("node-c", "set")]
+
+
+def test_a_failed_node_missing_from_the_cluster_exits_1(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    del fake.nodes["node-a"]
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 1
+    assert "node-a: missing" in result.output
