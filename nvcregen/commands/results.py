@@ -118,7 +118,7 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
     "--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format."
 )
 def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None:
-    """Read raw nccl-tests or `dcgmi diag` outputs into runs (and medians over rounds)."""
+    """Read nccl-tests or `dcgmi diag` outputs: 0 read, 1 a diagnostic failed, 2 unreadable."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
@@ -141,3 +141,5 @@ def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None
             list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
         )
         sys.exit(ExitCode.INVALID)
+    if any(run.status == "failed" for run in result.dcgm_runs):
+        sys.exit(ExitCode.DRIFT)  # a failed diagnostic is a result, not a success

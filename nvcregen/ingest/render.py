@@ -117,8 +117,15 @@ def _dcgm_run(run: DcgmRun) -> str:
 
 
 def _gpus(test: DcgmTest) -> str:
+    """Per-GPU results, never contradicting the test's own.
+
+    A test DCGM failed while every GPU passed failed outside them (an internal error, a
+    plugin that crashed): the cell says that instead of `4 x Pass`.
+    """
     if not test.gpus:
         return ""
+    if test.result == "Fail" and not any(gpu.result == "Fail" for gpu in test.gpus):
+        return f"no GPU of {len(test.gpus)} failed: the test itself did"
     if all(gpu.result == test.gpus[0].result for gpu in test.gpus):
         return f"{len(test.gpus)} x {test.gpus[0].result}"
     return " ".join(f"{gpu.id}:{gpu.result}" for gpu in test.gpus)
