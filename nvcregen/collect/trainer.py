@@ -32,6 +32,7 @@ from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
+from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
 from nvcregen.results.verdicts import Verdicts, judge
@@ -59,7 +60,7 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
-    verdicts = judge(site, results.runs)
+    verdicts = judge(site, results.runs, examine(loaded.units, loaded.catalog, results.runs))
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)
     try:

@@ -106,6 +106,8 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     click.echo(f"{written.site} {written.run_id}: {written.word}")
+    for line in written.evidence:
+        click.echo(f"  {line}")
     for file in written.files:
         click.echo(f"wrote {file}")
 

@@ -189,6 +189,18 @@ def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
     return [n for n in lines if n.status != "cleared"], [n for n in lines if n.status == "cleared"]
 
 
+_FIRST = {"unbound": "Unbound evidence", "implausible": "Implausible", "anomaly": "Anomaly"}
+
+
+def evidence_lines(archive: Archive) -> list[str]:
+    """The report's first lines: evidence that cannot pass, and why (run, host, plan)."""
+    return [
+        f"{_FIRST.get(f.kind, f.kind)} ({f.code}), {f.stage}/{f.test}: {f.message}"
+        for f in archive.verdicts.findings
+        if f.word != "pass"
+    ]
+
+
 def hold_back_text(archive: Archive) -> str:
     """The report's first sentence: which nodes to hold back, or that every node cleared."""
     held, cleared = node_lines(archive)

@@ -37,6 +37,7 @@ from nvcregen.results.models import (
     FailedNode,
     Finality,
     ObjectRef,
+    RankRecord,
     RunState,
     StatusModel,
 )
@@ -243,6 +244,8 @@ def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> Bandwi
         rows=tuple(_rows(run.rows)) if run else (),
         transports=record.transports,
         completion_time=record.finished_at,
+        from_log=True,
+        ranks=tuple(RankRecord(**vars(r)) for r in run.ranks) if run else (),
     )
 
 
