@@ -69,3 +69,16 @@ def test_without_sanitize_nothing_is_replaced(tmp_path: Path) -> None:
     )
     assert "node-b" in (tmp_path / "r" / "summary.md").read_text()
     assert not (tmp_path / "r" / "summary.json").exists()
+
+
+def test_sanitized_names_are_letters_never_node_numbers() -> None:
+    from nvcregen.report.sanitize import letters, sanitizer
+
+    texts = {
+        "summary.json": '{"runs": [{"failed_nodes": [{"name": "gpu-01"}, {"name": "gpu-02"}]}]}',
+        "verdicts.json": '{"nodes": [{"node": "gpu-01"}, {"node": "gpu-02"}]}',
+        "provenance.json": "{}",
+    }
+    clean = sanitizer(texts)
+    assert clean.names == {"gpu-01": "node-A", "gpu-02": "node-B"}  # not host-03, host-04
+    assert [letters(i) for i in (0, 25, 26, 27, 701, 702)] == ["A", "Z", "AA", "AB", "ZZ", "AAA"]
