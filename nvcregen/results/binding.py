@@ -109,7 +109,8 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     found = []
     planned = m.nodes or tuple(unit.pool.spec.nodes or ())
     hosts = list(dict.fromkeys(r.host for r in m.ranks))
-    foreign = [h for h in hosts if not _is_planned(h, planned, m.ref.name, unit)]
+    by_name = bool(planned)  # a selector pool names no node: bound by model and count
+    foreign = [h for h in hosts if by_name and not _is_planned(h, planned, m.ref.name, unit)]
     if foreign:
         expected = ", ".join(planned) if planned else f"pods of {m.ref.name}"
         text = (

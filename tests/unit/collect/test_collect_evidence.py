@@ -52,7 +52,7 @@ def threshold(outcome: CollectOutcome, test: str, scope: str) -> dict[str, Any]:
 
 
 def is_run(verdict: Any, stage: str, test: str) -> bool:
-    return (verdict.stage, verdict.test) == (stage, test)  # type: ignore[no-any-return]
+    return bool((verdict.stage, verdict.test) == (stage, test))
 
 
 def is_test(obj: Obj, stage: str, test: str) -> bool:
@@ -175,3 +175,21 @@ def test_an_all_to_all_that_collapses_fails_though_no_threshold_names_it(tmp_pat
         reason.message
     )
     assert outcome.exit_code is ExitCode.DRIFT
+
+
+def test_nvcre_rounds_on_a_node_the_pool_does_not_name_are_unbound(tmp_path: Path) -> None:
+    from labstate import find, lab_state, write_export
+
+    objects = lab_state()
+    wf = find(objects, "Workflow", "lab-two-node-0002-communication-nccl-all-reduce")
+    wf["status"]["orchestration"]["groups"][0]["nodes"] = ["node-a", "spark-fb97"]
+    folder = write_export(tmp_path / "export", objects)
+    lab = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
+    outcome = run(folder, tmp_path / "results", lab)
+    found = [f for f in outcome.verdicts.findings if f.code == "NVC733"]
+    assert found and "measured on spark-fb97, which pool h20 does not name" in found[0].message
+    verdict = threshold(outcome, "nccl-all-reduce", "inter-node")
+    assert verdict["word"] == "fail"
+    clean = run(write_export(tmp_path / "clean", lab_state()), tmp_path / "results-clean", lab)
+    assert [f.code for f in clean.verdicts.findings] == []
+    assert clean.exit_code is ExitCode.OK
