@@ -8,8 +8,9 @@ Binding. A round read from a log names who ran each rank (`# Rank 3 ... on HOST 
   are pinned to the planned nodes by its node affinity) (NVC730 otherwise);
 - every device is the pool's GPU model: GPU Feature Discovery's product label is the
   driver's device name with blanks made dashes, so `NVIDIA H100 80GB HBM3` is
-  `NVIDIA-H100-80GB-HBM3`, compared with the pool's product labels (NVC731); a device
-  the driver does not name (`NVIDIA Graphics Device`) is not checked (NVC739);
+  `NVIDIA-H100-80GB-HBM3` (`-SHARED` added when time-sliced), compared with the pool's
+  product labels (NVC731); a device the driver does not name (`NVIDIA Graphics
+  Device`) is not checked (NVC739);
 - there are as many ranks, on as many hosts, as the plan runs (NVC732).
 
 A round from NVCRE's objects names its group's nodes: a node the pool does not name is
@@ -118,7 +119,10 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             f" (expected {expected})"
         )
         found.append(_finding("NVC730", "unbound", Word.FAIL, run, m, text))
-    labels = {*unit.pool.product_labels, *unit.pool.hardware.product_labels}
+    labels = {
+        label.removesuffix("-SHARED")  # GFD's suffix on a time-sliced GPU's label
+        for label in (*unit.pool.product_labels, *unit.pool.hardware.product_labels)
+    }
     models = list(dict.fromkeys(r.model for r in m.ranks if r.model not in UNNAMED))
     other = [x for x in models if x.replace(" ", "-") not in labels]
     if other:
