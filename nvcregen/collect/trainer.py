@@ -136,6 +136,8 @@ def _texts(
     origin: dict[str, Any] = provenance(loaded.file, snapshot, objects)
     versions = {v for r in results.records if r.kind == "nccl" for v in r.versions}
     origin["nccl_versions"] = sorted(versions | set(origin["nccl_versions"]))
+    origin["gpu_models"] = sorted({m for r in results.records for m in r.models})
+    origin["cuda_drivers"] = sorted({v for r in results.records for v in r.cuda_driver})
     origin["dcgm_versions"] = sorted(
         {v for r in results.records if r.kind == "dcgm" for v in r.versions}
     )

@@ -266,6 +266,8 @@ class ProvenanceFile(FileModel):
     collected_from: str = ""
     images: tuple[Image, ...] = ()
     nccl_versions: tuple[str, ...] = ()
+    gpu_models: tuple[str, ...] = ()
+    cuda_drivers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

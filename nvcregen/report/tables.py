@@ -267,4 +267,6 @@ def provenance_rows(archive: Archive) -> list[tuple[str, str]]:
         ("collected from", p.collected_from or s.collected_from or NONE),
         ("nvcregen", p.nvcregen or NONE),
         ("NCCL", ", ".join(p.nccl_versions) or "not stated in the logs"),
+        *([("GPUs (device lists)", ", ".join(p.gpu_models))] if p.gpu_models else []),
+        *([("CUDA driver", ", ".join(p.cuda_drivers))] if p.cuda_drivers else []),
     ]

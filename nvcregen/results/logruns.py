@@ -81,6 +81,8 @@ class LogRecord(StatusModel):
     versions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
+    models: tuple[str, ...] = ()
+    cuda_driver: tuple[str, ...] = ()
     finished_at: str | None = None
 
 
@@ -158,6 +160,8 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         versions=run.nccl_versions,
         warnings=run.warnings,
         hosts=run.hosts,
+        models=tuple(dict.fromkeys(r.model for r in run.ranks if r.model)),
+        cuda_driver=run.cuda_driver,
     )
     return _Read(placed, record, _bandwidth(placed, record, run))
 

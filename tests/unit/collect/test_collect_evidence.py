@@ -67,6 +67,11 @@ def test_the_planned_logs_bind_and_pass(tmp_path: Path) -> None:
     outcome = run(write_saved_logs(tmp_path / "saved"), tmp_path / "results")
     assert outcome.exit_code is ExitCode.OK
     assert [f for f in outcome.verdicts.findings if f.word != "pass"] == []
+    provenance = json.loads((outcome.archive.path / "provenance.json").read_text())
+    assert provenance["gpu_models"] == ["NVIDIA H20-3e"]  # who produced it, as the logs say
+    report = tmp_path / "report"
+    CliRunner().invoke(main, ["report", str(outcome.archive.path), "--out", str(report)])
+    assert "- GPUs (device lists): NVIDIA H20-3e" in (report / "summary.md").read_text()
 
 
 def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) -> None:
