@@ -14,8 +14,9 @@ Binding. A round read from a log names who ran each rank (`# Rank 3 ... on HOST 
 - there are as many ranks, on as many hosts, as the plan runs (NVC732).
 
 A round from NVCRE's objects names its group's nodes: a node the pool does not name is
-NVC733. A log without a device list cannot be bound (NVC734). A selector pool names no
-node: its rounds are bound by model and count only, and a note says so (NVC739).
+NVC733, fewer nodes than `nodesPerJob` NVC732. A log without a device list cannot be
+bound (NVC734). A selector pool names no node: its rounds are bound by model and count
+only, and a note says so (NVC739).
 
 Plausibility. Every bus bandwidth is compared with the run's ceiling from the physics
 model (`plan.physics.ceiling_busbw`: the lowest line-rate bound over the links every
@@ -157,18 +158,23 @@ def _is_planned(host: str, planned: Sequence[str], run_name: str, unit: TestUnit
 
 
 def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Finding]:
-    """NVCRE's rounds name their group's nodes: each must be one the pool names."""
+    """NVCRE's rounds name their group's nodes: each one the pool names, as many as planned."""
+    found = []
+    if m.nodes and len(m.nodes) < unit.nodes_per_job:
+        text = (
+            f"{_where(m)}: measured on {len(m.nodes)} node(s) ({', '.join(m.nodes)}), where"
+            f" the plan runs {_expected(unit)}: fewer"
+        )
+        found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
     named = unit.pool.spec.nodes
-    if named is None:
-        return []
-    foreign = [n for n in m.nodes if n not in named]
-    if not foreign:
-        return []
-    text = (
-        f"{_where(m)}: measured on {', '.join(foreign)}, which pool {unit.pool.spec.name}"
-        f" does not name (it names {', '.join(named)})"
-    )
-    return [_finding("NVC733", "unbound", Word.FAIL, run, m, text)]
+    foreign = [n for n in m.nodes if named is not None and n not in named]
+    if foreign and named is not None:
+        text = (
+            f"{_where(m)}: measured on {', '.join(foreign)}, which pool {unit.pool.spec.name}"
+            f" does not name (it names {', '.join(named)})"
+        )
+        found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
+    return found
 
 
 def ceiling_text(unit: TestUnit, catalog: Catalog) -> tuple[float, str] | None:

@@ -89,6 +89,20 @@ def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) 
     assert "expected node-a, node-b" in host.message
     model = next(f for f in outcome.verdicts.findings if f.code == "NVC731")
     assert "NVIDIA H100 80GB HBM3" in model.message and "plans H20-3e" in model.message
+    printed = CliRunner().invoke(
+        main,
+        [
+            "collect",
+            "--site",
+            str(SITE),
+            "--from",
+            str(tmp_path / "saved"),
+            "--out",
+            str(tmp_path / "cli"),
+        ],
+    )
+    assert printed.exit_code == 1
+    assert printed.stdout.splitlines()[1].startswith("fail       unbound NVC730 two-node/nccl-all")
     report = tmp_path / "report"
     done = CliRunner().invoke(main, ["report", str(outcome.archive.path), "--out", str(report)])
     assert done.exit_code == 0, done.output
@@ -195,6 +209,12 @@ def test_nvcre_rounds_on_a_node_the_pool_does_not_name_are_unbound(tmp_path: Pat
     assert found and "measured on spark-fb97, which pool h20 does not name" in found[0].message
     verdict = threshold(outcome, "nccl-all-reduce", "inter-node")
     assert verdict["word"] == "fail"
+    wf["status"]["orchestration"]["groups"][0]["nodes"] = ["node-a"]  # one of two
+    alone = run(write_export(tmp_path / "alone", objects), tmp_path / "results-alone", lab)
+    fewer = [f for f in alone.verdicts.findings if f.code == "NVC732"]
+    assert fewer and "1 node(s) (node-a), where the plan runs 2 nodes x 8 GPUs: fewer" in (
+        fewer[0].message
+    )
     clean = run(write_export(tmp_path / "clean", lab_state()), tmp_path / "results-clean", lab)
     assert [f.code for f in clean.verdicts.findings] == []
     assert clean.exit_code is ExitCode.OK
