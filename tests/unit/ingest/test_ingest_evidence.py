@@ -74,3 +74,11 @@ def test_dcgm_exit_codes_say_pass_fail_or_unreadable(tmp_path: Path) -> None:
         for f in (passed, failed, junk)
     ]
     assert codes == [0, 1, 2]
+
+
+def test_the_text_output_says_who_ran_the_ranks() -> None:
+    lines = CliRunner().invoke(main, ["ingest", "nccl", str(OFI)]).stdout.splitlines()
+    assert lines[1] == (
+        "  ranks: 2 on 2 host(s) (efa-node-a, efa-node-b): NVIDIA H100 80GB HBM3;"
+        " NCCL 2.21.5+cuda12.4; CUDA driver 12.4"
+    )
