@@ -43,7 +43,7 @@ _CONCLUDED = re.compile(r"Collective test concluded")
 _BANNER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+")
 _DEVICE = re.compile(
     r"^\s*#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device"
-    r"(?:\s+(?P<device>\d+)(?:\s+\[[^\]]*\])?(?:\s+(?P<model>\S.*?))?)?\s*$"
+    r"(?:\s+(?P<device>\d+)(?:\s+\[[^\]]*\])?(?:\s+(?P<model>\S.*))?)?"
 )
 _DRIVER = re.compile(r"\bcudaDriverVersion\s+(?P<version>\d+)\b")
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<word>\w*)")
@@ -140,7 +140,8 @@ def _read_line(run: _Run, line: str, captured: str) -> None:
     elif match := _DEVICE.match(line):
         run.hosts.setdefault(match["host"])
         device = int(match["device"]) if match["device"] else None
-        run.ranks.append(Rank(int(match["rank"]), match["host"], device, match["model"] or ""))
+        model = (match["model"] or "").strip()
+        run.ranks.append(Rank(int(match["rank"]), match["host"], device, model))
     elif (columns := parse_header(line)) is not None:
         run.columns = columns
         if run.phase == "preamble":

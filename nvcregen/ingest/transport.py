@@ -40,7 +40,7 @@ _READY = (
     re.compile(rf"NCCL INFO.*?\bInitialized NET plugin (?P<name>{_NAME})\s*$"),
     re.compile(r"NCCL INFO.*?\bNET/(?P<name>IB|Socket)\s*: Using \[\d"),  # a real device list
 )
-_OFI = re.compile(r"NCCL INFO.*?\bNET/OFI\b.*\b(?:Initializing|Using|Selected [Pp]rovider)\b")
+_OFI = re.compile(r"\bNET/OFI (?:Initializing|Using|Selected [Pp]rovider)\b")
 OFI_NAME = "AWS Libfabric"  # the network name aws-ofi-nccl gives NCCL
 _NODES = re.compile(r"NCCL INFO.*\bnRanks\s+\d+\s+nNodes\s+(?P<nodes>\d+)\b")
 _FAILED = re.compile(rf"\bFailed to initialize NET plugin (?P<name>{_NAME})\s*$")
@@ -85,7 +85,7 @@ def detect_transports(lines: Iterable[str], *, finished: bool = True) -> Transpo
             connected = True
             gdrdma = gdrdma or "/GDRDMA" in via["rest"]
         ready.update(m["name"] for pattern in _READY if (m := pattern.search(line)))
-        if _OFI.search(line):
+        if "NCCL INFO" in line and _OFI.search(line):
             ready.add(OFI_NAME)
         if (fail := _FAILED.search(line)) is not None:
             failed.add(fail["name"])
