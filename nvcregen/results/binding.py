@@ -14,9 +14,10 @@ Binding. A round read from a log names who ran each rank (`# Rank 3 ... on HOST 
 - there are as many ranks, on as many hosts, as the plan runs (NVC732).
 
 A round from NVCRE's objects names its group's nodes: a node the pool does not name is
-NVC733, fewer nodes than `nodesPerJob` NVC732. A log without a device list cannot be
-bound (NVC734). A selector pool names no node: its rounds are bound by model and count
-only, and a note says so (NVC739).
+NVC733, fewer nodes than `nodesPerJob` NVC732. A log whose launcher pod the API placed
+on a node the plan does not name (`spec.nodeName`, cluster collections) is NVC733 too.
+A log without a device list cannot be bound (NVC734). A selector pool names no node:
+its rounds are bound by model and count only, and a note says so (NVC739).
 
 Plausibility. Every bus bandwidth is compared with the run's ceiling from the physics
 model (`plan.physics.ceiling_busbw`: the lowest line-rate bound over the links every
@@ -110,6 +111,13 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         return [_finding("NVC734", "unbound", Word.INCOMPLETE, run, m, text)]
     found = []
     planned = m.nodes or tuple(unit.pool.spec.nodes or ())
+    elsewhere = [n for n in m.scheduled_on if planned and n not in planned]
+    if elsewhere:
+        text = (
+            f"{_where(m)}: its launcher pod was scheduled on {', '.join(elsewhere)}, which the"
+            f" plan does not name (expected {', '.join(planned)})"
+        )
+        found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
     hosts = list(dict.fromkeys(r.host for r in m.ranks))
     by_name = bool(planned)  # a selector pool names no node: bound by model and count
     foreign = [h for h in hosts if by_name and not _is_planned(h, planned, m.ref.name, unit)]

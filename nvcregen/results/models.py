@@ -161,7 +161,8 @@ class BandwidthMeasurement(Measurement):
     """One Job's bandwidths per message size.
 
     `from_log` marks a round read from a saved log (trainer mode), whose device list
-    (`ranks`) says who ran it; NVCRE's objects name only the group's nodes.
+    (`ranks`) says who ran it, and `scheduled_on` the node its launcher pod ran on as
+    the API said; NVCRE's objects name only the group's nodes.
     """
 
     test_type: str = ""
@@ -169,6 +170,7 @@ class BandwidthMeasurement(Measurement):
     transports: tuple[str, ...] = ()
     from_log: bool = False
     ranks: tuple[RankRecord, ...] = ()
+    scheduled_on: tuple[str, ...] = ()
 
     def at(self, size_bytes: int) -> BandwidthRow | None:
         """The row of one message size, if it was measured."""
