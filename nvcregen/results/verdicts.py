@@ -17,6 +17,11 @@ intra-node runs), over the group's rounds:
 The worst group decides; `incomplete` ranks between `pass` and `fail`. A run is judged
 by the same transport gate on its own (`judge_run`), so a round over Socket where RDMA
 was expected fails the run even when no threshold names the test.
+
+Last, the findings about the evidence itself (`results/examine.py`: rounds produced by
+hosts, GPUs or ranks the plan does not name, figures above the links' ceiling, sweeps
+that collapse or decline, rounds that disagree) join the reasons of their group's
+threshold verdicts and of their run's verdict: a finding that fails, fails them.
 """
 
 from __future__ import annotations
