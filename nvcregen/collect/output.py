@@ -8,7 +8,7 @@ from typing import Any, TextIO
 
 from nvcregen.collect.model import CollectOutcome
 from nvcregen.collect.requests import ListRequest
-from nvcregen.results.findings import Finding
+from nvcregen.results.findings import first_lines
 from nvcregen.results.verdicts import Reason, ThresholdVerdict, Word
 
 
@@ -18,7 +18,7 @@ def render_text(outcome: CollectOutcome) -> str:
     state = "verified" if archive.verified else "NOT verified"
     lines = [f"{archive.path.as_posix()}/: {archive.state}, {state}"]
     lines += [f"  problem: {p}" for p in archive.problems]
-    lines += [_finding_line(f) for f in outcome.verdicts.findings if f.word is not Word.PASS]
+    lines += [f"evidence   {line}" for line in first_lines(outcome.verdicts.findings)]
     lines += [_threshold_line(v) for v in outcome.verdicts.thresholds]
     for run in outcome.verdicts.runs:
         if run.word is not Word.PASS:
@@ -31,11 +31,6 @@ def render_text(outcome: CollectOutcome) -> str:
     lines += [f"reclaim: {p}" for p in outcome.reclaim_problems]
     lines += [f"note: {n}" for n in outcome.notes]
     return "\n".join(lines) + "\n"
-
-
-def _finding_line(finding: Finding) -> str:
-    where = f"{finding.stage}/{finding.test}"
-    return f"{finding.word:<10} {finding.kind} {finding.code} {where}: {finding.message}"
 
 
 def _threshold_line(verdict: ThresholdVerdict) -> str:

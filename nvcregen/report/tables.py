@@ -18,6 +18,7 @@ from nvcregen.report.archive import (
     RunSummary,
     ThresholdVerdict,
 )
+from nvcregen.results.findings import summarize_rounds
 
 NONE = "—"
 
@@ -189,16 +190,13 @@ def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
     return [n for n in lines if n.status != "cleared"], [n for n in lines if n.status == "cleared"]
 
 
-_FIRST = {"unbound": "Unbound evidence", "implausible": "Implausible", "anomaly": "Anomaly"}
-
-
 def evidence_lines(archive: Archive) -> list[str]:
     """The report's first lines: evidence that cannot pass, and why (run, host, plan)."""
-    return [
-        f"{_FIRST.get(f.kind, f.kind)} ({f.code}), {f.stage}/{f.test}: {f.message}"
+    return summarize_rounds(
+        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round)
         for f in archive.verdicts.findings
         if f.word != "pass"
-    ]
+    )
 
 
 def hold_back_text(archive: Archive) -> str:

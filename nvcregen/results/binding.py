@@ -88,10 +88,6 @@ def _finding(
     )
 
 
-def _where(m: BandwidthMeasurement) -> str:
-    return f"round {m.iteration} ({m.ref.name})"
-
-
 def _expected(unit: TestUnit) -> str:
     nodes = unit.nodes_per_job
     return f"{nodes} node{'s' if nodes > 1 else ''} x {unit.pool.gpus_per_node} GPUs"
@@ -105,7 +101,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     """A log's ranks against the plan: hosts, models, counts."""
     if not m.ranks:
         text = (
-            f"{_where(m)}: the log names no rank (no `# Rank N ... on HOST device D` list):"
+            "the log names no rank (no `# Rank N ... on HOST device D` list):"
             " who produced these numbers cannot be checked against the plan"
         )
         return [_finding("NVC734", "unbound", Word.INCOMPLETE, run, m, text)]
@@ -114,7 +110,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     elsewhere = [n for n in m.scheduled_on if planned and n not in planned]
     if elsewhere:
         text = (
-            f"{_where(m)}: its launcher pod was scheduled on {', '.join(elsewhere)}, which the"
+            f"its launcher pod was scheduled on {', '.join(elsewhere)}, which the"
             f" plan does not name (expected {', '.join(planned)})"
         )
         found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
@@ -124,8 +120,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     if foreign:
         expected = ", ".join(planned) if planned else f"pods of {m.ref.name}"
         text = (
-            f"{_where(m)}: ranks ran on {', '.join(foreign)}, which the plan does not name"
-            f" (expected {expected})"
+            f"ranks ran on {', '.join(foreign)}, which the plan does not name (expected {expected})"
         )
         found.append(_finding("NVC730", "unbound", Word.FAIL, run, m, text))
     labels = {
@@ -135,23 +130,24 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     models = list(dict.fromkeys(r.model for r in m.ranks if r.model not in UNNAMED))
     other = [x for x in models if x.replace(" ", "-") not in labels]
     if other:
-        devices = sorted({f"{r.host} device {r.device}" for r in m.ranks if r.model in other})
-        shown = ", ".join(devices[:4]) + (
-            f" and {len(devices) - 4} more" if len(devices) > 4 else ""
-        )
+        per_host: dict[str, int] = {}
+        for r in m.ranks:
+            if r.model in other:
+                per_host[r.host] = per_host.get(r.host, 0) + 1
+        shown = ", ".join(f"{n} on {host}" for host, n in per_host.items())
         text = (
-            f"{_where(m)}: {', '.join(other)} ({shown}), where pool {unit.pool.spec.name}"
+            f"devices are {', '.join(other)} ({shown}), where pool {unit.pool.spec.name}"
             f" plans {unit.pool.spec.model} ({_labels(unit)})"
         )
         found.append(_finding("NVC731", "unbound", Word.FAIL, run, m, text))
     if any(r.model in UNNAMED for r in m.ranks):
-        text = f"{_where(m)}: the driver does not name the devices: their model is not checked"
+        text = "the driver does not name the devices: their model is not checked"
         found.append(_finding("NVC739", "bound", Word.PASS, run, m, text))
     ranks = unit.nodes_per_job * unit.pool.gpus_per_node
     if len(m.ranks) != ranks or len(hosts) != unit.nodes_per_job:
         fewer = len(m.ranks) < ranks or len(hosts) < unit.nodes_per_job
         text = (
-            f"{_where(m)}: {len(m.ranks)} ranks on {len(hosts)} host(s), where the plan runs"
+            f"{len(m.ranks)} ranks on {len(hosts)} host(s), where the plan runs"
             f" {_expected(unit)} ({ranks} ranks){': fewer' if fewer else ''}"
         )
         found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
@@ -170,7 +166,7 @@ def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     found = []
     if m.nodes and len(m.nodes) < unit.nodes_per_job:
         text = (
-            f"{_where(m)}: measured on {len(m.nodes)} node(s) ({', '.join(m.nodes)}), where"
+            f"measured on {len(m.nodes)} node(s) ({', '.join(m.nodes)}), where"
             f" the plan runs {_expected(unit)}: fewer"
         )
         found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
@@ -178,7 +174,7 @@ def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     foreign = [n for n in m.nodes if named is not None and n not in named]
     if foreign and named is not None:
         text = (
-            f"{_where(m)}: measured on {', '.join(foreign)}, which pool {unit.pool.spec.name}"
+            f"measured on {', '.join(foreign)}, which pool {unit.pool.spec.name}"
             f" does not name (it names {', '.join(named)})"
         )
         found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
@@ -213,7 +209,7 @@ def _plausible(
     top = max(over, key=lambda r: r.bus_bw)
     sizes = ", ".join(units.format_size(r.size_bytes) for r in over[:6])
     text = (
-        f"{_where(m)}: busbw {float(top.bus_bw):g} GB/s at {units.format_size(top.size_bytes)}"
+        f"busbw {float(top.bus_bw):g} GB/s at {units.format_size(top.size_bytes)}"
         f" is above the {limit:.4g} GB/s the plan's links allow ({how}); implausible at"
         f" {sizes}{' ...' if len(over) > 6 else ''}"
     )

@@ -18,7 +18,7 @@ the run's own verdict, so evidence that is unbound or implausible never passes.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from nvcregen.results.models import StatusModel
@@ -41,14 +41,57 @@ class Finding(StatusModel):
     sizes: tuple[int, ...] = ()
     message: str
 
+    @property
+    def where(self) -> str:
+        """The round it is about (`round 2 (NAME)`), its group, or "" for the whole run."""
+        if self.round is not None:
+            return f"round {self.round} ({self.source})" if self.source else f"round {self.round}"
+        return f"group {self.group}" if self.group else ""
+
     def reason(self) -> Reason:
-        """The finding as a verdict's reason."""
-        return Reason(code=self.kind, word=self.word, message=f"{self.code}: {self.message}")
+        """The finding as a verdict's reason: its code, where, and what."""
+        where = f"{self.where}: " if self.where else ""
+        return Reason(code=self.kind, word=self.word, message=f"{self.code}: {where}{self.message}")
 
     def holds(self, stage: str, test: str, group: str | None = None) -> bool:
         """Whether this finding is about that run (and group, when one is given)."""
         same = (self.stage, self.test) == (stage, test)
         return same and (group is None or not self.group or self.group == group)
+
+
+def first_lines(findings: Sequence[Finding]) -> list[str]:
+    """The findings that do not pass, one line per finding repeated over rounds."""
+    return summarize_rounds(
+        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round)
+        for f in findings
+        if f.word is not Word.PASS
+    )
+
+
+Item = tuple[str, str, str, str, str, str, int | None]
+
+
+def summarize_rounds(items: Iterable[Item]) -> list[str]:
+    """`KIND (CODE), STAGE/TEST, rounds 1, 2, 3: MESSAGE`, in first-seen order.
+
+    Shared by `collect`'s output and the report (which reads the same fields from
+    verdicts.json): the same finding in every round of a group is one line.
+    """
+    rounds: dict[tuple[str, ...], list[int]] = {}
+    for kind, code, stage, test, group, message, round_ in items:
+        found = rounds.setdefault((kind, code, stage, test, group, message), [])
+        if round_ is not None:
+            found.append(round_)
+    lines = []
+    for (kind, code, stage, test, group, message), seen in rounds.items():
+        where = f"{stage}/{test}" + (f" {group}" if group else "")
+        if seen:
+            where += f", round{'s' if len(seen) > 1 else ''} {', '.join(map(str, seen))}"
+        lines.append(f"{_TITLE.get(kind, kind)} ({code}), {where}: {message}")
+    return lines
+
+
+_TITLE = {"unbound": "Unbound evidence", "implausible": "Implausible", "anomaly": "Anomaly"}
 
 
 def decisive(findings: Sequence[Finding]) -> list[Finding]:

@@ -107,21 +107,20 @@ def shapes(run: RunResult) -> list[Finding]:
     """Anomalies of every round of a run, and of its rounds together, per group."""
     found: list[Finding] = []
     for m in run.bandwidth:
-        where = f"round {m.iteration} ({m.ref.name})"
         points = _points(m)
         if (fell := collapse(points)) is not None:
             down, before, low = fell
             after = [s for s, _ in sorted(points) if s > down[-1]]
             back = f", back after {units.format_size(down[-1])}" if after else ""
             text = (
-                f"{where}: busbw collapses from {before:g} to {low:g} GB/s at"
+                f"busbw collapses from {before:g} to {low:g} GB/s at"
                 f" {_sizes(down)}{back} (under {COLLAPSE:.0%} of its plateau)"
             )
             found.append(_finding("NVC736", Word.FAIL, run, m, text, down))
         elif sizes := decline(points):
             last = dict(points)[sizes[-1]]
             text = (
-                f"{where}: busbw falls as messages grow, {_sizes(sizes)}, to {last:g} GB/s"
+                f"busbw falls as messages grow, {_sizes(sizes)}, to {last:g} GB/s"
                 f" (under {1 - DECLINE_DROP:.0%} of its best {max(b for _, b in points):g})"
             )
             found.append(_finding("NVC737", Word.FAIL, run, m, text, sizes))

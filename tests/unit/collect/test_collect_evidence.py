@@ -88,7 +88,10 @@ def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) 
     assert "inst-xxxxx-h100-ol89, inst-yyyyy-h100-ol89" in host.message
     assert "expected node-a, node-b" in host.message
     model = next(f for f in outcome.verdicts.findings if f.code == "NVC731")
-    assert "NVIDIA H100 80GB HBM3" in model.message and "plans H20-3e" in model.message
+    assert model.message == (
+        "devices are NVIDIA H100 80GB HBM3 (8 on inst-xxxxx-h100-ol89, 8 on"
+        " inst-yyyyy-h100-ol89), where pool h20 plans H20-3e (NVIDIA-H20-3e)"
+    )
     printed = CliRunner().invoke(
         main,
         [
@@ -102,13 +105,19 @@ def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) 
         ],
     )
     assert printed.exit_code == 1
-    assert printed.stdout.splitlines()[1].startswith("fail       unbound NVC730 two-node/nccl-all")
+    first = "evidence   Unbound evidence (NVC730), two-node/nccl-all-reduce g0, rounds 1, 2, 3: "
+    assert printed.stdout.splitlines()[1] == (
+        f"{first}ranks ran on inst-xxxxx-h100-ol89, inst-yyyyy-h100-ol89, which the plan does"
+        " not name (expected node-a, node-b)"
+    )  # one line for the three rounds
     report = tmp_path / "report"
     done = CliRunner().invoke(main, ["report", str(outcome.archive.path), "--out", str(report)])
     assert done.exit_code == 0, done.output
     assert "Unbound evidence (NVC730), two-node/nccl-all-reduce" in done.stdout.splitlines()[1]
     summary = (report / "summary.md").read_text().splitlines()
-    assert summary[2].startswith("- **Unbound evidence (NVC730), two-node/nccl-all-reduce: round 1")
+    assert summary[2].startswith(
+        "- **Unbound evidence (NVC730), two-node/nccl-all-reduce g0, rounds"
+    )
     assert "ranks ran on inst-xxxxx-h100-ol89" in summary[2]
     assert 'id="evidence"' in (report / "index.html").read_text()
 
