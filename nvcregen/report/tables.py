@@ -191,11 +191,13 @@ def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
 
 
 def evidence_lines(archive: Archive) -> list[str]:
-    """The report's first lines: evidence that cannot pass, and why (run, host, plan)."""
+    """The report's first lines: evidence that cannot pass, and why (run, host, plan).
+
+    Then the notes on how evidence was bound where it could not be by name.
+    """
+    ordered = sorted(archive.verdicts.findings, key=lambda f: f.word == "pass")
     return summarize_rounds(
-        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round)
-        for f in archive.verdicts.findings
-        if f.word != "pass"
+        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round) for f in ordered
     )
 
 

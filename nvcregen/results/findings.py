@@ -60,11 +60,10 @@ class Finding(StatusModel):
 
 
 def first_lines(findings: Sequence[Finding]) -> list[str]:
-    """The findings that do not pass, one line per finding repeated over rounds."""
+    """Findings that do not pass, then the notes; one line per finding over its rounds."""
+    ordered = sorted(findings, key=lambda f: f.word is Word.PASS)
     return summarize_rounds(
-        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round)
-        for f in findings
-        if f.word is not Word.PASS
+        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round) for f in ordered
     )
 
 
@@ -91,7 +90,12 @@ def summarize_rounds(items: Iterable[Item]) -> list[str]:
     return lines
 
 
-_TITLE = {"unbound": "Unbound evidence", "implausible": "Implausible", "anomaly": "Anomaly"}
+_TITLE = {
+    "unbound": "Unbound evidence",
+    "implausible": "Implausible",
+    "anomaly": "Anomaly",
+    "bound": "Note",
+}
 
 
 def decisive(findings: Sequence[Finding]) -> list[Finding]:

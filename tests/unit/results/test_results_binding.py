@@ -6,6 +6,7 @@ from sitefactory import catalog, site_yaml, unit, units_of
 
 from nvcregen.plan import model as plan_model
 from nvcregen.results.binding import MARGIN, bind, ceiling_text
+from nvcregen.results.findings import first_lines
 from nvcregen.results.models import (
     BandwidthMeasurement,
     BandwidthRow,
@@ -65,6 +66,8 @@ def test_a_selector_pool_binds_by_model_and_count_and_says_so() -> None:
         found[0].message
     )
     assert codes(measured(hosts, "NVIDIA A100-SXM4-80GB"), SELECTOR) == ["NVC731", "NVC739"]
+    (line,) = first_lines(found)  # a note, still in the first lines
+    assert line.startswith("Note (NVC739), pair/nccl-all-reduce: pool gpu names no node")
 
 
 def test_the_ceiling_holds_at_its_margin_and_one_over_fails() -> None:
