@@ -45,6 +45,7 @@ _DEVICE = re.compile(
     r"^\s*#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device"
     r"(?:\s+(?P<device>\d+)(?:\s+\[[^\]]*\])?(?:\s+(?P<model>\S.*))?)?"
 )
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _DRIVER = re.compile(r"\bcudaDriverVersion\s+(?P<version>\d+)\b")
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<word>\w*)")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(?P<value>\S+)")
@@ -140,8 +141,8 @@ def _read_line(run: _Run, line: str, captured: str) -> None:
     elif match := _DEVICE.match(line):
         run.hosts.setdefault(match["host"])
         device = int(match["device"]) if match["device"] else None
-        model = (match["model"] or "").strip()
-        run.ranks.append(Rank(int(match["rank"]), match["host"], device, model))
+        model, host = _printable(match["model"] or "").strip(), _printable(match["host"])
+        run.ranks.append(Rank(int(match["rank"]), host, device, model))
     elif (columns := parse_header(line)) is not None:
         run.columns = columns
         if run.phase == "preamble":
@@ -239,6 +240,14 @@ def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
         ranks=tuple(run.ranks),
         cuda_driver=tuple(_unique(run.drivers)),
     )
+
+
+def _printable(text: str) -> str:
+    """A name from the log with each control character made `?`.
+
+    An escape sequence would otherwise reach a terminal through verdict messages.
+    """
+    return _CONTROL.sub("?", text)
 
 
 def _float_or_none(value: str) -> float | None:

@@ -82,3 +82,9 @@ def test_the_text_output_says_who_ran_the_ranks() -> None:
         "  ranks: 2 on 2 host(s) (efa-node-a, efa-node-b): NVIDIA H100 80GB HBM3;"
         " NCCL 2.21.5+cuda12.4; CUDA driver 12.4"
     )
+
+
+def test_names_from_the_device_list_carry_no_control_characters() -> None:
+    line = "#  Rank  0 Group  0 Pid 1 on node\x1b[2J device  0 [0x0f] NVIDIA\x07 H100\n"
+    (run,) = parse_nccl(line + OCI.read_text().split("#\n", 2)[2], "hostile")
+    assert run.ranks[0] == Rank(0, "node?[2J", 0, "NVIDIA? H100")
