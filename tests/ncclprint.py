@@ -50,7 +50,7 @@ def time_text(us: float) -> str:
     return f"{us:7.1f}" if us >= 100 else f"{us:7.2f}"
 
 
-def gpus(hosts: Sequence[str], per_host: int, name: str = "NVIDIA H20") -> list[str]:
+def gpus(hosts: Sequence[str], per_host: int, name: str = "NVIDIA H20-3e") -> list[str]:
     """The `# Using devices` block: one process per GPU, ranks host by host."""
     lines = ["#", "# Using devices"]
     for h, host in enumerate(hosts):

@@ -56,9 +56,15 @@ def site_text(nodes: tuple[str, ...] = NODES) -> str:
 
 
 def healthy(stage: str, test: str, nodes: tuple[str, ...]) -> float:
-    """Every group at the field report's figures: 465 GB/s in a node, 452 across, TCP 2.25."""
+    """Every group at the field report's figures: 465 GB/s in a node, 452 across, TCP 2.25.
+
+    All-to-all across the nodes' eight 200 Gb/s NICs is held to its ceiling (46.9 GB/s
+    times the field report's calibration): 45 GB/s.
+    """
     if test.endswith("-tcp"):
         return 2.25
+    if test == "nccl-alltoall" and len(nodes) > 1:
+        return 45.0
     return 465.0 if len(nodes) == 1 else 452.28
 
 

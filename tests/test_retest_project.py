@@ -93,7 +93,7 @@ def verdict(node: str, status: str, group: tuple[str, ...] = ()) -> NodeVerdict:
         else ()
     )
     word = {"suspect": "fail", "cleared": "pass", "failed": "fail"}[status]
-    return NodeVerdict(node=node, status=status, word=word, runs=runs)  # type: ignore[arg-type]
+    return NodeVerdict(node=node, status=status, word=word, runs=runs)
 
 
 POOLS = {"a1": "x", "a2": "x", "a3": "x", "a4": "x", "a5": "x", "b1": "y", "b2": "y", "b3": "y"}

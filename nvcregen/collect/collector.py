@@ -46,6 +46,7 @@ from nvcregen.results.archive import (
     write_archive,
 )
 from nvcregen.results.archivefiles import SiteFile, bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, content_digest
 from nvcregen.results.models import RunState
 from nvcregen.results.runs import RunSet, assemble_runs
@@ -79,7 +80,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     )
     objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
     runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
-    verdicts = judge(loaded.site, runs)
+    verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs))
     site_objects = list(objects.all())
     try:
         archive = sign_archive(
@@ -129,7 +130,7 @@ def load_site_file(root: Path, given: str) -> LoadedSite:
         raise CollectError(f"{shown} is not a valid site", loaded.diagnostics if loaded else diags)
     sha = hashlib.sha256(raw or b"").hexdigest()
     site = loaded.site
-    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), loaded.test_units)
+    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), loaded.test_units, catalog)
 
 
 def _connect(options: CollectOptions) -> Cluster:

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nvcregen.catalog.load import Catalog
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import DeleteOutcome, PageHook
 from nvcregen.collect.requests import PAGE_SIZE
@@ -96,3 +97,4 @@ class LoadedSite:
     site: Site
     file: SiteFile
     units: list[TestUnit]
+    catalog: Catalog

@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from nvcregen.collect.model import CollectOutcome
 from nvcregen.collect.requests import ListRequest
+from nvcregen.results.findings import first_lines
 from nvcregen.results.verdicts import Reason, ThresholdVerdict, Word
 
 
@@ -18,6 +19,7 @@ def render_text(outcome: CollectOutcome) -> str:
     lines = [f"{archive.path.as_posix()}/: {archive.state}, {state}"]
     lines += [f"  problem: {p}" for p in archive.problems]
     lines += [f"  {outcome.signature}"] if outcome.signature else []
+    lines += [f"evidence   {line}" for line in first_lines(outcome.verdicts.findings)]
     lines += [_threshold_line(v) for v in outcome.verdicts.thresholds]
     for run in outcome.verdicts.runs:
         if run.word is not Word.PASS:

@@ -92,8 +92,17 @@ def _read_logs(
         if data is None:
             notes.append(f"{run.get('kind')} {name}: pod {pod} is gone, no log")
             continue
-        logs.append(RunLog(namespace, name, data))
+        logs.append(RunLog(namespace, name, data, _node(pods, pod)))
     return logs, notes
+
+
+def _node(pods: Sequence[Obj], name: str) -> str:
+    """The node a pod was scheduled on (`spec.nodeName`), "" when not yet or not said."""
+    for pod in pods:
+        if metadata(pod).get("name") == name:
+            spec = pod.get("spec")
+            return str(spec.get("nodeName") or "") if isinstance(spec, dict) else ""
+    return ""
 
 
 def pod_of(run: Obj, pods: Sequence[Obj]) -> tuple[str | None, str]:

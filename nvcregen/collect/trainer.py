@@ -33,6 +33,7 @@ from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
+from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
 from nvcregen.results.verdicts import Verdicts, judge
@@ -65,7 +66,7 @@ def collect_trainer(
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
-    verdicts = judge(site, results.runs)
+    verdicts = judge(site, results.runs, examine(loaded.units, loaded.catalog, results.runs))
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)
     try:
@@ -145,6 +146,8 @@ def _texts(
     origin: dict[str, Any] = provenance(loaded.file, snapshot, objects)
     versions = {v for r in results.records if r.kind == "nccl" for v in r.versions}
     origin["nccl_versions"] = sorted(versions | set(origin["nccl_versions"]))
+    origin["gpu_models"] = sorted({m for r in results.records for m in r.models})
+    origin["cuda_drivers"] = sorted({v for r in results.records for v in r.cuda_driver})
     origin["dcgm_versions"] = sorted(
         {v for r in results.records if r.kind == "dcgm" for v in r.versions}
     )

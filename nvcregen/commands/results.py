@@ -122,6 +122,8 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     click.echo(f"{written.site} {written.run_id}: {written.word}")
+    for line in written.evidence:
+        click.echo(f"  {line}")
     click.echo(f"{written.run_id}: {written.signature}")
     for file in written.files:
         click.echo(f"wrote {file}")
@@ -173,7 +175,7 @@ def verify(results_dir: Path, key_file: Path) -> None:
     "--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format."
 )
 def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None:
-    """Read raw nccl-tests or `dcgmi diag` outputs into runs (and medians over rounds)."""
+    """Read nccl-tests or `dcgmi diag` outputs: 0 read, 1 a diagnostic failed, 2 unreadable."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
@@ -196,3 +198,5 @@ def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None
             list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
         )
         sys.exit(ExitCode.INVALID)
+    if any(run.status == "failed" for run in result.dcgm_runs):
+        sys.exit(ExitCode.DRIFT)  # a failed diagnostic is a result, not a success

@@ -21,6 +21,7 @@ from nvcregen.ingest.models import (
     Measurement,
     NcclRow,
     NcclRun,
+    Rank,
     RunStatus,
     SummaryRow,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "Measurement",
     "NcclRow",
     "NcclRun",
+    "Rank",
     "RunStatus",
     "SummaryRow",
     "parse_dcgm",

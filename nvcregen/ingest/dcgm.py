@@ -30,7 +30,7 @@ from nvcregen.ingest.dcgm_results import (
     unique,
     worst,
 )
-from nvcregen.ingest.dcgm_text import BORDER, parse_dcgm_text
+from nvcregen.ingest.dcgm_text import looks_like_table, parse_dcgm_text
 from nvcregen.ingest.lines import strip_prefix, without_timestamps
 from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest, IngestFormatError
 
@@ -64,7 +64,7 @@ def parse_dcgm(text: str, source: str) -> list[DcgmRun]:
     text = without_timestamps(text)
     if _ROOT.search(text) or '"test_categories"' in text:
         return _json_runs(text, source)
-    if any(BORDER.match(line.strip()) for line in text.splitlines()):
+    if looks_like_table(text):
         runs = parse_dcgm_text(text, source)
         if runs:
             return runs

@@ -23,6 +23,12 @@ message as its first reason, whether or not the table was cut. It is attached to
 test just above it, which counts as failed; an `Error` row with no test above it in its
 section is the run's alone. A table without its closing border is truncated unless
 something failed.
+
+An excerpt pasted from a terminal or an issue is read for what it shows: it may start
+inside the table (no top border, no `Diagnostic | Result` header: a section rule or a
+test row is enough to know the table), end without its closing border, and have rows
+the terminal wrapped (a row whose right border moved to the next line is joined back).
+Such a run is `truncated` unless something in it failed.
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ _SECTION = re.compile(r"^[|+]-+\s+(?P<name>\S(?:.*?\S)?)\s+-+\+-*[|+]$")
 _GPU_ROW = re.compile(r"^GPU\s*(?P<id>\d+)\s*:\s*(?P<result>\S.*)$")
 _RESULT = re.compile(r"^(?P<word>[A-Za-z]+(?: Run)?)\s*(?:-\s*(?P<scope>.*))?$")
 _MESSAGE_ROWS = {"warning": "errors", "warnings": "errors", "error": "error", "info": "info"}
+_ROW = re.compile(r"^\|[^|]*\S[^|]*\|[^|]*\|$")  # | Name | Result |
 
 
 @dataclass
@@ -77,6 +84,7 @@ class _Table:
     tests: list[_Test] = field(default_factory=list)
     message: tuple[str, list[str]] | None = None  # (kind, chunks)
     closed: bool = False
+    opened: bool = False  # a top border or the header was seen before any row
     lines: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # the run's own `Error` rows
     section_tests: int = 0
@@ -95,13 +103,36 @@ def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
 
     """
     tables = [_Table()]
-    for raw in text.splitlines():
+    for raw in _unwrapped(text.splitlines()):
         line = strip_prefix(raw).strip()
         if _is_header(line) and (tables[-1].tests or tables[-1].metadata):
             tables.append(_Table())
         tables[-1].lines.append(raw)
         _read_line(tables[-1], line)
     return [_freeze(t, source) for t in tables if t.tests or t.metadata]
+
+
+def looks_like_table(text: str) -> bool:
+    """Whether a text holds a result table, or an excerpt of one."""
+    for raw in _unwrapped(text.splitlines()):
+        line = strip_prefix(raw).strip()
+        if BORDER.match(line) or _SECTION.match(line) or _is_header(line):
+            return True
+    return False
+
+
+def _unwrapped(lines: list[str]) -> list[str]:
+    """Lines with a table row that a terminal wrapped joined back to its right border."""
+    out: list[str] = []
+    for raw in lines:
+        stripped = raw.strip()
+        last = out[-1].rstrip() if out else ""
+        wrapped = last.lstrip().startswith("|") and not last.endswith(("|", "+"))
+        if wrapped and stripped and not stripped.startswith(("|", "+")) and len(last) > 2:
+            out[-1] = last + stripped
+        else:
+            out.append(raw)
+    return out
 
 
 def _is_header(line: str) -> bool:
@@ -112,6 +143,8 @@ def _read_line(table: _Table, line: str) -> None:
     if not line.startswith(("|", "+")):
         return
     table.closed = False
+    if _is_header(line) or (BORDER.match(line) and not (table.tests or table.metadata)):
+        table.opened = True
     if section := _SECTION.match(line):
         _flush(table)
         table.section = section["name"]
@@ -211,12 +244,16 @@ def _freeze(table: _Table, source: str) -> DcgmRun:
     _flush(table)
     tests = [test.freeze() for test in table.tests]
     errors = [f"Error: {e}" for e in table.errors]
+    if not table.opened:
+        errors.append("the table has no top border or header: an excerpt from inside it")
     if not table.closed:
         errors.append("the table has no closing border: output cut short")
     return DcgmRun(
         file=source,
         format="text",
-        status=run_status(tests, runtime_error=bool(table.errors), truncated=not table.closed),
+        status=run_status(
+            tests, runtime_error=bool(table.errors), truncated=not (table.closed and table.opened)
+        ),
         tests=tuple(tests),
         dcgm_version=table.metadata.get("DCGM Version") or None,
         level=find_level("\n".join(table.lines)),

@@ -43,7 +43,9 @@ def summarize(runs: Iterable[NcclRun], at: int | None = None) -> list[SummaryRow
 
     Returns:
         One row per (collective, type, operation, node set, transports, size) seen in at
-        least two runs that did not fail, sorted by those.
+        least two runs that did not fail, sorted by those; with `at`, in one run
+        already (a file of one round, its `-N` cycles averaged, still gives that size's
+        figure: `--at` selects, whatever the rounds and cycles per file).
 
     """
     rounds: dict[Key, list[_Round]] = defaultdict(list)
@@ -55,11 +57,8 @@ def summarize(runs: Iterable[NcclRun], at: int | None = None) -> list[SummaryRow
             if at is None or size == at:
                 key = (run.collective, kind, redop, nodes, run.transports, size)
                 rounds[key].append(_round(rows))
-    return [
-        _summary_row(key, found)
-        for key, found in sorted(rounds.items())
-        if len(found) >= _MIN_ROUNDS
-    ]
+    least = 1 if at is not None else _MIN_ROUNDS
+    return [_summary_row(k, found) for k, found in sorted(rounds.items()) if len(found) >= least]
 
 
 def _rows_by_kind(rows: Iterable[NcclRow]) -> dict[tuple[str, str, int], list[NcclRow]]:

@@ -72,6 +72,27 @@ class NcclRow:
 
 
 @dataclass(frozen=True)
+class Rank:
+    """One line of the device list: who produced a rank's numbers.
+
+    `# Rank 3 Group 0 Pid 1277 on node-a device 3 [0x5b] NVIDIA H20-3e`: the host the
+    process ran on (a node's name, or a pod's under Kubernetes), the CUDA device index
+    and the device name the driver reports (GPU Feature Discovery derives the node label
+    `nvidia.com/gpu.product` from it, spaces made dashes). `device` is None and `model`
+    "" where an old or cut line does not print them.
+    """
+
+    rank: int
+    host: str
+    device: int | None = None
+    model: str = ""
+
+    def to_json(self) -> Json:
+        """The JSON object of this rank."""
+        return {"rank": self.rank, "host": self.host, "device": self.device, "model": self.model}
+
+
+@dataclass(frozen=True)
 class NcclRun:
     """One nccl-tests run read from a log.
 
@@ -89,6 +110,9 @@ class NcclRun:
         warnings: Doubts that do not change the status (an edited summary line).
         hosts: The hosts of the device list (`# Rank 0 ... on node-a device 0`), in
             order seen; empty when the log has no device list.
+        ranks: Every line of the device list, in order seen.
+        cuda_driver: The CUDA driver versions NCCL_DEBUG lines name (`cudaDriverVersion
+            12040` is `12.4`), in order seen.
 
     """
 
@@ -103,6 +127,8 @@ class NcclRun:
     nccl_versions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
+    ranks: tuple[Rank, ...] = ()
+    cuda_driver: tuple[str, ...] = ()
 
     def to_json(self) -> Json:
         """The JSON object of this run, exactly the fields of the ingest contract."""
@@ -114,6 +140,9 @@ class NcclRun:
             "warnings": list(self.warnings),
             "transports": list(self.transports),
             "hosts": list(self.hosts),
+            "ranks": [rank.to_json() for rank in self.ranks],
+            "nccl_versions": list(self.nccl_versions),
+            "cuda_driver": list(self.cuda_driver),
             "avg_busbw_gbs": self.avg_busbw_gbs,
             "rows": [row.to_json() for row in self.rows],
         }

@@ -32,7 +32,7 @@ from nvcregen.ingest.collective import (
 )
 from nvcregen.ingest.launcher import continues_failure, launcher_failure
 from nvcregen.ingest.lines import strip_prefix
-from nvcregen.ingest.models import IngestFormatError, NcclRow, NcclRun, RunStatus
+from nvcregen.ingest.models import IngestFormatError, NcclRow, NcclRun, Rank, RunStatus
 from nvcregen.ingest.runcheck import average_warning, failures
 from nvcregen.ingest.table import Columns, RowError, is_row, parse_header, parse_row
 from nvcregen.ingest.transport import detect_transports
@@ -43,7 +43,10 @@ _CONCLUDED = re.compile(r"Collective test concluded")
 _BANNER = re.compile(r"\bnThread\s+\d+\s+nGpus\s+\d+")
 _DEVICE = re.compile(
     r"^\s*#\s*Rank\s+(?P<rank>\d+)\s+(?:Group\s+\d+\s+)?Pid\s+\d+\s+on\s+(?P<host>\S+)\s+device"
+    r"(?:\s+(?P<device>\d+)(?:\s+\[[^\]]*\])?(?:\s+(?P<model>\S.*))?)?"
 )
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+_DRIVER = re.compile(r"\bcudaDriverVersion\s+(?P<version>\d+)\b")
 _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<word>\w*)")
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(?P<value>\S+)")
 _FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure\b.*")
@@ -64,6 +67,8 @@ class _Run:
     named: str | None = None
     next_name: str | None = None
     hosts: dict[str, None] = field(default_factory=dict)
+    ranks: list[Rank] = field(default_factory=list)
+    drivers: list[str] = field(default_factory=list)
     columns: Columns | None = None
     rows: list[NcclRow] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
@@ -135,6 +140,9 @@ def _read_line(run: _Run, line: str, captured: str) -> None:
         run.phase = "done"
     elif match := _DEVICE.match(line):
         run.hosts.setdefault(match["host"])
+        device = int(match["device"]) if match["device"] else None
+        model, host = _printable(match["model"] or "").strip(), _printable(match["host"])
+        run.ranks.append(Rank(int(match["rank"]), host, device, model))
     elif (columns := parse_header(line)) is not None:
         run.columns = columns
         if run.phase == "preamble":
@@ -190,14 +198,17 @@ def _read_row(run: _Run, line: str) -> None:
 def _read_debug(run: _Run, line: str) -> None:
     if match := _VERSION.search(line):
         run.versions.append(match["version"])
+    elif match := _DRIVER.search(line):
+        number = int(match["version"])
+        run.drivers.append(f"{number // 1000}.{number % 1000 // 10}")
     elif match := _WARN.search(line):
         run.warnings.append(f"NCCL WARN {match['message']}")
 
 
 def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
-    transport = detect_transports(run.lines)
     found = failures(run.failures, run.stack, run.out_of_bounds, run.rows, run.banners)
     found += run.launcher
+    transport = detect_transports(run.lines, finished=not found)
     if found:
         found += run.warnings
     elif run.avg_busbw and not run.rows:
@@ -226,7 +237,17 @@ def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
         nccl_versions=tuple(_unique(run.versions)),
         warnings=(warning,) if warning else (),
         hosts=tuple(run.hosts),
+        ranks=tuple(run.ranks),
+        cuda_driver=tuple(_unique(run.drivers)),
     )
+
+
+def _printable(text: str) -> str:
+    """A name from the log with each control character made `?`.
+
+    An escape sequence would otherwise reach a terminal through verdict messages.
+    """
+    return _CONTROL.sub("?", text)
 
 
 def _float_or_none(value: str) -> float | None:

@@ -75,8 +75,23 @@ def _nccl_run(run: NcclRun) -> str:
             for row in run.rows
         ]
         text += _table(_ROW_HEADER, cells, indent="  ")
+    text += _who(run)
     text += "".join(f"  error: {error}\n" for error in run.errors)
     text += "".join(f"  warning: {warning}\n" for warning in run.warnings)
+    return text + "\n"
+
+
+def _who(run: NcclRun) -> str:
+    """Who produced a run's numbers: ranks, hosts, GPU models, versions, where printed."""
+    if not run.ranks:
+        return ""
+    hosts = list(dict.fromkeys(r.host for r in run.ranks))
+    models = ", ".join(dict.fromkeys(r.model for r in run.ranks if r.model)) or "model not shown"
+    text = f"  ranks: {len(run.ranks)} on {len(hosts)} host(s) ({', '.join(hosts)}): {models}"
+    if run.nccl_versions:
+        text += f"; NCCL {', '.join(run.nccl_versions)}"
+    if run.cuda_driver:
+        text += f"; CUDA driver {', '.join(run.cuda_driver)}"
     return text + "\n"
 
 
@@ -117,8 +132,15 @@ def _dcgm_run(run: DcgmRun) -> str:
 
 
 def _gpus(test: DcgmTest) -> str:
+    """Per-GPU results, never contradicting the test's own.
+
+    A test DCGM failed while every GPU passed failed outside them (an internal error, a
+    plugin that crashed): the cell says that instead of `4 x Pass`.
+    """
     if not test.gpus:
         return ""
+    if test.result == "Fail" and not any(gpu.result == "Fail" for gpu in test.gpus):
+        return f"no GPU of {len(test.gpus)} failed: the test itself did"
     if all(gpu.result == test.gpus[0].result for gpu in test.gpus):
         return f"{len(test.gpus)} x {test.gpus[0].result}"
     return " ".join(f"{gpu.id}:{gpu.result}" for gpu in test.gpus)

@@ -16,6 +16,12 @@ is known and the list stays empty, as it does for a run that only used NVLink, P
 shared memory. So does a log whose communicators are all single-node (`nNodes 1` on every
 `comm ... nRanks N nNodes M` line) with no connection `via NET/...`: NCCL 2.2x still picks
 a network at init (`Using network Socket` on one GPU), but it carried nothing.
+
+A run that failed or crashed never got as far as carrying data, so for it the init lines
+are all there is: it keeps the transport they name (`Using network Socket` on one node,
+`NET/IB : Using [0]mlx5_0:1/RoCE`, or the AWS Libfabric plugin's `NET/OFI` lines, which
+NCCL later names `Using network AWS Libfabric`), so a failure can still be told apart
+from a fallback to TCP.
 """
 
 from __future__ import annotations
@@ -34,6 +40,8 @@ _READY = (
     re.compile(rf"NCCL INFO.*?\bInitialized NET plugin (?P<name>{_NAME})\s*$"),
     re.compile(r"NCCL INFO.*?\bNET/(?P<name>IB|Socket)\s*: Using \[\d"),  # a real device list
 )
+_OFI = re.compile(r"\bNET/OFI (?:Initializing|Using|Selected [Pp]rovider)\b")
+OFI_NAME = "AWS Libfabric"  # the network name aws-ofi-nccl gives NCCL
 _NODES = re.compile(r"NCCL INFO.*\bnRanks\s+\d+\s+nNodes\s+(?P<nodes>\d+)\b")
 _FAILED = re.compile(rf"\bFailed to initialize NET plugin (?P<name>{_NAME})\s*$")
 _NOT_TRANSPORTS = frozenset({"Plugin"})
@@ -47,11 +55,13 @@ class TransportInfo:
     gdrdma: bool
 
 
-def detect_transports(lines: Iterable[str]) -> TransportInfo:
+def detect_transports(lines: Iterable[str], *, finished: bool = True) -> TransportInfo:
     """The network transports NCCL used, as its NCCL_DEBUG lines say.
 
     Args:
         lines: Log lines (launcher prefixes may or may not be stripped).
+        finished: False for a run that failed or crashed: the transport its init lines
+            name is kept even where no connection was made.
 
     Returns:
         Sorted unique transport names (`IB`, `Socket`, or a plugin's network name) and
@@ -75,9 +85,11 @@ def detect_transports(lines: Iterable[str]) -> TransportInfo:
             connected = True
             gdrdma = gdrdma or "/GDRDMA" in via["rest"]
         ready.update(m["name"] for pattern in _READY if (m := pattern.search(line)))
+        if "NCCL INFO" in line and _OFI.search(line):
+            ready.add(OFI_NAME)
         if (fail := _FAILED.search(line)) is not None:
             failed.add(fail["name"])
-    if not connected and nodes == {1}:
+    if finished and not connected and nodes == {1}:
         return TransportInfo((), gdrdma)  # single-node communicators: no network carried data
     names = used or (ready - failed)
     return TransportInfo(tuple(sorted(names)), gdrdma)

@@ -132,6 +132,21 @@ class NodeVerdict(FileModel):
     runs: tuple[NodeRun, ...] = ()
 
 
+class Finding(FileModel):
+    """What the evidence of one run showed: unbound, implausible, an anomaly, a note."""
+
+    code: str
+    kind: str
+    word: Word
+    stage: str = ""
+    test: str = ""
+    group: str = ""
+    round: int | None = None
+    source: str = ""
+    sizes: tuple[int, ...] = ()
+    message: str
+
+
 class VerdictsFile(FileModel):
     """verdicts.json."""
 
@@ -140,6 +155,7 @@ class VerdictsFile(FileModel):
     runs: tuple[RunVerdict, ...] = ()
     exports: tuple[ExportVerdict, ...] = ()
     nodes: tuple[NodeVerdict, ...] = ()
+    findings: tuple[Finding, ...] = ()
 
 
 class FailedNode(FileModel):
@@ -261,6 +277,8 @@ class ProvenanceFile(FileModel):
     collected_from: str = ""
     images: tuple[Image, ...] = ()
     nccl_versions: tuple[str, ...] = ()
+    gpu_models: tuple[str, ...] = ()
+    cuda_drivers: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
 from nvcregen.report.tables import (
     NONE,
     ReasonText,
+    evidence_lines,
     goodput_tables,
     hold_back_text,
     node_lines,
@@ -67,6 +68,8 @@ def summary_markdown(
     lines = [
         f"## Readiness of {md(s.site)}: {word(s.verdict)}",
         "",
+        *[f"- **{md(line)}**" for line in evidence_lines(archive)],
+        *([""] if evidence_lines(archive) else []),
         f"**{md(hold_back_text(archive))}**",
         "",
         f"Run {md(s.run_id)} · {counts} · plots and details: index.html",

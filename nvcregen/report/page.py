@@ -24,6 +24,7 @@ from nvcregen.report.tables import (
     NodeRow,
     RunRow,
     VerdictRow,
+    evidence_lines,
     goodput_tables,
     hold_back_text,
     node_lines,
@@ -44,6 +45,7 @@ class Page:
     word: str
     counts: tuple[tuple[str, int], ...]
     hold_back: str
+    evidence: tuple[str, ...]
     held: tuple[NodeLine, ...]
     cleared: tuple[NodeLine, ...]
     verdicts: tuple[VerdictRow, ...]
@@ -83,6 +85,7 @@ def build_page(
         word=s.verdict,
         counts=tuple((w, s.counts.get(w, 0)) for w in ("pass", "incomplete", "fail")),
         hold_back=hold_back_text(archive),
+        evidence=tuple(evidence_lines(archive)),
         held=tuple(held),
         cleared=tuple(cleared),
         verdicts=tuple(verdict_rows(archive)),

@@ -8,7 +8,8 @@ can slip through. Replaced, each by a placeholder numbered in sorted order of th
 originals (so the same nodes give the same placeholders run after run):
 
 - node and host names the archive names (nodes of groups, failed, excluded and
-  succeeded nodes, hosts of logs, node verdicts) -> `host-01`, `host-02`, ...;
+  succeeded nodes, hosts and ranks of logs, node verdicts) -> `node-A`, `node-B`, ...
+  (letters, never numbers: `host-03` would read as a real node 3 of a numbered fleet);
 - IPv4 addresses, and IPv6 ones written with `::` -> `ip-01`, ...;
 - image registries other than the public ones (nvcr.io, docker.io, ghcr.io, quay.io,
   registry.k8s.io, gcr.io, public.ecr.aws) -> `registry-01.invalid`, ...
@@ -29,6 +30,7 @@ PUBLIC = frozenset(
     {"nvcr.io", "docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws"}
 )
 _NODE_KEYS = frozenset({"nodes", "hosts", "excluded_nodes", "succeeded_nodes"})
+_LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 _IPV6 = re.compile(r"(?<![\w:])[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4})*::[0-9a-fA-F:%\w]*")
 _IMAGE_HOST = re.compile(r"^([a-z0-9-]+(?:\.[a-z0-9-]+)+(?::\d+)?|[a-z0-9-]+:\d+)/")
@@ -77,9 +79,19 @@ def sanitizer(texts: Mapping[str, str]) -> Sanitizer:
     }
     private = sorted(h for h in hosts if h not in PUBLIC)
     return Sanitizer(
-        {n: f"host-{i:02d}" for i, n in enumerate(sorted(names), 1)},
+        {n: f"node-{letters(i)}" for i, n in enumerate(sorted(names))},
         {h: f"registry-{i:02d}.invalid" for i, h in enumerate(private, 1)},
     )
+
+
+def letters(index: int) -> str:
+    """A placeholder's letters, as spreadsheet columns: 0 -> A, 25 -> Z, 26 -> AA."""
+    found = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, len(_LETTERS))
+        found = _LETTERS[rest] + found
+    return found
 
 
 def _node_names(data: object) -> Iterator[str]:
@@ -90,7 +102,7 @@ def _node_names(data: object) -> Iterator[str]:
                 yield from (v for v in value if isinstance(v, str) and v)
             elif key in {"failed_nodes"} and isinstance(value, list):
                 yield from (str(v["name"]) for v in value if isinstance(v, dict) and v.get("name"))
-            elif key == "node" and isinstance(value, str) and value:
+            elif key in {"node", "host"} and isinstance(value, str) and value:
                 yield value
             else:
                 yield from _node_names(value)

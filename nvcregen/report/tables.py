@@ -18,6 +18,7 @@ from nvcregen.report.archive import (
     RunSummary,
     ThresholdVerdict,
 )
+from nvcregen.results.findings import summarize_rounds
 
 NONE = "—"
 
@@ -189,6 +190,17 @@ def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
     return [n for n in lines if n.status != "cleared"], [n for n in lines if n.status == "cleared"]
 
 
+def evidence_lines(archive: Archive) -> list[str]:
+    """The report's first lines: evidence that cannot pass, and why (run, host, plan).
+
+    Then the notes on how evidence was bound where it could not be by name.
+    """
+    ordered = sorted(archive.verdicts.findings, key=lambda f: f.word == "pass")
+    return summarize_rounds(
+        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round) for f in ordered
+    )
+
+
 def hold_back_text(archive: Archive) -> str:
     """The report's first sentence: which nodes to hold back, or that every node cleared."""
     held, cleared = node_lines(archive)
@@ -256,4 +268,6 @@ def provenance_rows(archive: Archive) -> list[tuple[str, str]]:
         ("nvcregen", p.nvcregen or NONE),
         ("NCCL", ", ".join(p.nccl_versions) or "not stated in the logs"),
         ("signature", archive.signature or NONE),
+        *([("GPUs (device lists)", ", ".join(p.gpu_models))] if p.gpu_models else []),
+        *([("CUDA driver", ", ".join(p.cuda_drivers))] if p.cuda_drivers else []),
     ]

@@ -23,6 +23,7 @@ from nvcregen.report.historyview import history_of, markdown_lines
 from nvcregen.report.markdown import summary_markdown
 from nvcregen.report.page import build_page, render_page
 from nvcregen.report.sanitize import sanitize_texts
+from nvcregen.report.tables import evidence_lines
 
 PAGE = "index.html"
 SUMMARY = "summary.md"
@@ -39,6 +40,7 @@ class Report:
     run_id: str
     word: str
     signature: str = ""
+    evidence: tuple[str, ...] = ()
 
 
 def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) -> Report:
@@ -74,7 +76,15 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
     except OSError as exc:
         raise ReportError(f"cannot write the report into {out_dir}: {exc}") from exc
     s = archive.summary
-    return Report(located.run, files, s.site, s.run_id, s.verdict, archive.signature)
+    return Report(
+        located.run,
+        files,
+        s.site,
+        s.run_id,
+        s.verdict,
+        archive.signature,
+        tuple(evidence_lines(archive)),
+    )
 
 
 def _entry(located: Located) -> RunEntry:

@@ -37,6 +37,7 @@ from nvcregen.results.models import (
     FailedNode,
     Finality,
     ObjectRef,
+    RankRecord,
     RunState,
     StatusModel,
 )
@@ -48,11 +49,16 @@ _TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
 
 @dataclass(frozen=True)
 class RunLog:
-    """One saved pod log: its namespace, its name (TrainJob, Job or pod) and its bytes."""
+    """One saved pod log: its namespace, its name (TrainJob, Job or pod) and its bytes.
+
+    `node` is the node the API said the pod was scheduled on (`spec.nodeName`), when the
+    log was read from a cluster; "" for a saved log.
+    """
 
     namespace: str
     name: str
     data: bytes
+    node: str = ""
 
     @property
     def path(self) -> str:
@@ -80,6 +86,9 @@ class LogRecord(StatusModel):
     versions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     hosts: tuple[str, ...] = ()
+    pod_node: str = ""
+    models: tuple[str, ...] = ()
+    cuda_driver: tuple[str, ...] = ()
     finished_at: str | None = None
 
 
@@ -139,6 +148,7 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         "nodes": placed.nodes,
         "job_failed": failed,
         "finished_at": _finished(text, placed.obj),
+        "pod_node": log.node,
     }
     if placed.unit.test.dcgm is not None:
         return _Read(placed, _read_dcgm(text, base), None)
@@ -157,6 +167,8 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         versions=run.nccl_versions,
         warnings=run.warnings,
         hosts=run.hosts,
+        models=tuple(dict.fromkeys(r.model for r in run.ranks if r.model)),
+        cuda_driver=run.cuda_driver,
     )
     return _Read(placed, record, _bandwidth(placed, record, run))
 
@@ -243,6 +255,9 @@ def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> Bandwi
         rows=tuple(_rows(run.rows)) if run else (),
         transports=record.transports,
         completion_time=record.finished_at,
+        from_log=True,
+        ranks=tuple(RankRecord(**vars(r)) for r in run.ranks) if run else (),
+        scheduled_on=(record.pod_node,) if record.pod_node else (),
     )
 
 

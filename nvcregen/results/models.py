@@ -148,12 +148,29 @@ class Measurement(StatusModel):
     completion_time: str | None = None
 
 
+class RankRecord(StatusModel):
+    """Who produced one rank's numbers, as the log's device list names it."""
+
+    rank: int
+    host: str
+    device: int | None = None
+    model: str = ""
+
+
 class BandwidthMeasurement(Measurement):
-    """One Job's bandwidths per message size."""
+    """One Job's bandwidths per message size.
+
+    `from_log` marks a round read from a saved log (trainer mode), whose device list
+    (`ranks`) says who ran it, and `scheduled_on` the node its launcher pod ran on as
+    the API said; NVCRE's objects name only the group's nodes.
+    """
 
     test_type: str = ""
     rows: tuple[BandwidthRow, ...] = ()
     transports: tuple[str, ...] = ()
+    from_log: bool = False
+    ranks: tuple[RankRecord, ...] = ()
+    scheduled_on: tuple[str, ...] = ()
 
     def at(self, size_bytes: int) -> BandwidthRow | None:
         """The row of one message size, if it was measured."""

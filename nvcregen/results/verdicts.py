@@ -17,6 +17,11 @@ intra-node runs), over the group's rounds:
 The worst group decides; `incomplete` ranks between `pass` and `fail`. A run is judged
 by the same transport gate on its own (`judge_run`), so a round over Socket where RDMA
 was expected fails the run even when no threshold names the test.
+
+Last, the findings about the evidence itself (`results/examine.py`: rounds produced by
+hosts, GPUs or ranks the plan does not name, figures above the links' ceiling, sweeps
+that collapse or decline, rounds that disagree) join the reasons of their group's
+threshold verdicts and of their run's verdict: a finding that fails, fails them.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ from itertools import groupby
 from nvcregen.core import units
 from nvcregen.core.metrics import METRICS, THRESHOLD_FIELDS
 from nvcregen.results.figures import Figure, bandwidth_figures, goodput_figures
+from nvcregen.results.findings import Finding, decisive, with_reasons
 from nvcregen.results.gate import Transport, on_transport, run_transport, threshold_transport
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -115,6 +121,7 @@ class Verdicts(StatusModel):
     runs: tuple[RunVerdict, ...] = ()
     exports: tuple[ExportVerdict, ...] = ()
     nodes: tuple[NodeVerdict, ...] = ()
+    findings: tuple[Finding, ...] = ()
 
     def counts(self) -> dict[str, int]:
         """How many verdicts of each word."""
@@ -123,16 +130,20 @@ class Verdicts(StatusModel):
         return {str(w): words.count(w) for w in Word}
 
 
-def judge(site: Site, runs: RunSet) -> Verdicts:
-    """Judge a site's runs against its thresholds, and each run and export by itself."""
+def judge(site: Site, runs: RunSet, findings: Sequence[Finding] = ()) -> Verdicts:
+    """Judge a site's runs against its thresholds, and each run and export by itself.
+
+    `findings` about the evidence (`results/examine.py`) that do not pass join the
+    reasons of their run's verdicts: unbound or implausible evidence never passes.
+    """
     thresholds = [
-        verdict
+        _with_findings(verdict, findings)
         for index, threshold in enumerate(site.spec.thresholds)
         for verdict in judge_threshold(
             index, threshold, _on_pool(site, threshold, runs.runs), site.spec.readiness.rounds
         )
     ]
-    run_verdicts = [judge_run(run) for run in runs.runs]
+    run_verdicts = [_run_with_findings(judge_run(run), findings) for run in runs.runs]
     exports = [judge_export(export) for export in runs.exports]
     words = [v.word for v in thresholds] + [v.word for v in run_verdicts]
     words += [v.word for v in exports]
@@ -145,7 +156,32 @@ def judge(site: Site, runs: RunSet) -> Verdicts:
         runs=tuple(run_verdicts),
         exports=tuple(exports),
         nodes=judge_nodes(site, runs, group_words(thresholds), rounds),
+        findings=tuple(findings),
     )
+
+
+def _with_findings(verdict: ThresholdVerdict, findings: Sequence[Finding]) -> ThresholdVerdict:
+    """A threshold verdict with the findings about its run's groups among its reasons."""
+    about = [f for f in decisive(findings) if f.holds(verdict.stage, verdict.test)]
+    if not about or not verdict.stage:
+        return verdict
+    groups = []
+    for g in verdict.groups:
+        word, reasons = with_reasons(
+            g.word, g.reasons, [f for f in about if f.holds(verdict.stage, verdict.test, g.group)]
+        )
+        groups.append(g.model_copy(update={"word": word, "reasons": reasons}))
+    word = worst([verdict.word, *(g.word for g in groups), *(f.word for f in about)])
+    named = {g.group for g in groups}
+    loose = [f.reason() for f in about if f.group and f.group not in named]
+    reasons = (*_summary_reasons(groups), *loose)
+    return verdict.model_copy(update={"word": word, "groups": tuple(groups), "reasons": reasons})
+
+
+def _run_with_findings(verdict: RunVerdict, findings: Sequence[Finding]) -> RunVerdict:
+    about = [f for f in findings if f.holds(verdict.stage, verdict.test)]
+    word, reasons = with_reasons(verdict.word, verdict.reasons, about)
+    return verdict.model_copy(update={"word": word, "reasons": reasons})
 
 
 def _on_pool(site: Site, threshold: Threshold, runs: Sequence[RunResult]) -> list[RunResult]:

@@ -18,6 +18,7 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.admission import admission_problems
 from nvcregen.validate.feasibility import label_problems, physics_problems, pool_problems
+from nvcregen.validate.slips import nic_slips
 from nvcregen.validate.trainer import trainer_mode_problems
 
 
@@ -136,6 +137,8 @@ def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
                 "nodeCount is the number of nodes the selector should match; the budget needs it",
             )
         _check_nics(site, i, report)
+        gpus = pool.gpus_per_node or hardware.gpus_per_node
+        report.diagnostics += nic_slips(report.doc, i, pool, gpus)
         _check_topology(site, i, hardware.gpus_per_node, report)
 
 

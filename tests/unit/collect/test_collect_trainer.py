@@ -125,7 +125,7 @@ def test_logs_are_placed_by_name_without_exported_objects(tmp_path: Path) -> Non
 def test_socket_where_ib_is_expected_fails_with_the_transport_reason(tmp_path: Path) -> None:
     def socket(obj: dict[str, Any]) -> str:
         if is_two_node_all_reduce(obj):
-            return nccl_log(int(labels(obj)["nvcregen.io/round"]), SOCKET_LINES)
+            return nccl_log(obj, SOCKET_LINES)
         return default_log(obj)
 
     outcome = run(write_saved_logs(tmp_path / "saved", socket), tmp_path / "results")

@@ -119,3 +119,30 @@ def test_a_log_that_cannot_be_read_archives_nothing(tmp_path: Path, fake: FakeKu
         collect(options(tmp_path, fake))
     assert "nvcregen-collector" in str(caught.value)  # the RBAC hint
     assert not (tmp_path / "results").exists()
+
+
+def test_a_launcher_pod_on_a_node_the_plan_does_not_name_is_unbound(tmp_path: Path) -> None:
+    objects, logs = cluster_state()
+    planned = {}  # each pod's planned node: its group's first node
+    for run in runs():
+        name = run["metadata"]["name"]
+        group = int(name.rsplit("-", 1)[1][1:])
+        single = run["metadata"]["labels"]["nvcregen.io/stage"] == "single-node"
+        planned[name] = ("node-a", "node-b")[group] if single else "node-a"
+        if is_two_node_all_reduce(run) and name.endswith("-r1-g0"):
+            planned[name] = "node-z"
+    for obj in objects:
+        if obj["kind"] == "Pod":
+            owner = next(n for n in planned if obj["metadata"]["name"].startswith(f"{n}-"))
+            obj["spec"] = {"nodeName": planned[owner]}
+    with serve(objects) as server:
+        server.logs = logs
+        outcome = collect(options(tmp_path, server))
+    found = [f for f in outcome.verdicts.findings if f.code == "NVC733"]
+    assert [(f.stage, f.test, f.round) for f in found] == [("two-node", "nccl-all-reduce", 1)]
+    assert "its launcher pod was scheduled on node-z, which the plan does not name" in (
+        found[0].message
+    )
+    assert outcome.exit_code is ExitCode.DRIFT
+    summary = json.loads((outcome.archive.path / "summary.json").read_text())
+    assert {r["pod_node"] for r in summary["logs"]} == {"node-a", "node-b", "node-z"}

@@ -22,9 +22,9 @@ EXPECTED: dict[str, tuple[str, str, tuple[str, ...], int, float | None]] = {
         "all_gather", "ok", (), 3, 21.4033),
     "allreduce-1node-1xRTX5090-nranks1-huge-inplace-algbw-avg0.txt": (
         "all_reduce", "ok", (), 25, 0.0),
-    # NCCL picked Socket at init, but the comm is single-node (nNodes 1, SHM only): no network.
+    # A failed run keeps the network its init lines name (Socket), single-node or not.
     "allreduce-1node-2xRTX5090-nccl2.25.1-debug-info-net-socket-shm-then-failure.txt": (
-        "all_reduce", "failed", (), 0, None),
+        "all_reduce", "failed", ("Socket",), 0, None),
     "allreduce-1node-2xRTX5090-test-nccl-failure-unhandled-cuda-error.txt": (
         "all_reduce", "failed", (), 0, None),
     "allreduce-1node-3xA6000-nccl2.26.2-debug-roce-timestamped-warn-unhandled-system-error.txt": (
@@ -45,9 +45,9 @@ EXPECTED: dict[str, tuple[str, str, tuple[str, ...], int, float | None]] = {
         "all_reduce", "ok", (), 32, 156.742),
     "alltoall-2node-16gpu-v2.18.3-nccl2.30.3-spcx-inplace-NA-bw-collapse.txt": (
         "alltoall", "ok", (), 24, 7.39538),
-    # Four 1-rank comms (nNodes 1 each): IB was picked at init and carried nothing.
+    # Four 1-rank comms (nNodes 1 each), failed: the IB their init lines name is kept.
     "alltoall-2node-4proc-roce-trace-non-mpi-build-4x-nranks1-interleaved.txt": (
-        "alltoall", "failed", (), 112, 0.0),
+        "alltoall", "failed", ("IB",), 112, 0.0),
     "broadcast-2node-2xV100-nccl2.9.6-socket-c0-old-header-TRUNCATED-excerpt.txt": (
         "broadcast", "truncated", (), 1, None),
     "gather-2node-2xA100-nccl2.16.5-debug-ib-roce-gdrdma-no-summary-perf-cliff.txt": (
@@ -224,8 +224,14 @@ def test_network_picked_at_init_by_single_node_comms_is_not_a_transport() -> Non
     tcp_name = "allreduce-1node-2xRTX5090-nccl2.25.1-debug-info-net-socket-shm-then-failure.txt"
     roce_name = "alltoall-2node-4proc-roce-trace-non-mpi-build-4x-nranks1-interleaved.txt"
     tcp, roce = only_run(tcp_name), only_run(roce_name)
-    assert (tcp.transports, roce.transports) == ((), ())
+    assert (tcp.status, roce.status) == ("failed", "failed")
+    assert (tcp.transports, roce.transports) == (("Socket",), ("IB",))  # failed: init is all
     assert (tcp.gdrdma, roce.gdrdma) == (False, False)
+    # The same lines in a run that did not fail (the failure lines cut): nothing carried.
+    lines = (LOGS / tcp_name).read_text().splitlines()
+    kept = "\n".join(line for line in lines if "failure" not in line and "WARN" not in line)
+    finished = parse_nccl(kept, tcp_name)[0]
+    assert (finished.status, finished.transports) == ("truncated", ())
     # Without the `nNodes` lines the node count is unknown: the picked network is reported.
     for name, picked in ((tcp_name, ("Socket",)), (roce_name, ("IB",))):
         lines = (LOGS / name).read_text().splitlines()

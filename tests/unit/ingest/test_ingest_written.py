@@ -197,7 +197,9 @@ def test_summaries_keep_node_sets_and_transports_apart() -> None:
         ("1 node", (), 2),
         ("2 nodes", (), 2),
         ("2 nodes", ("IB",), 2),
-    ]  # the single Socket round has no partner: no line
+        ("2 nodes", ("Socket",), 1),
+    ]  # the Socket round is not pooled with the others: a line of its own (`at` selects)
+    assert [r.rounds for r in summarize(runs)] == [2] * 15  # without `at`: two rounds at least
 
 
 def test_text_output_keeps_every_digit_of_the_average(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ without any test failing.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
@@ -42,7 +43,7 @@ def on_argocd() -> Replay:
     return replay(shipped(TRAINER), shipped_facts(TRAINER))
 
 
-REPLAYS = {"flux": trainer_on_flux, "argocd": on_argocd}
+REPLAYS: dict[str, Callable[[], Replay]] = {"flux": trainer_on_flux, "argocd": on_argocd}
 
 
 def ordered(found: Replay) -> set[tuple[str, str]]:
@@ -90,8 +91,9 @@ def test_every_step_waits_for_every_earlier_step(engine: str) -> None:
     for clock in (found.expected, found.worst):
         first_end = clock.steps[steps[0]][1]
         assert first_end is not None
-        assert clock.steps[steps[-1]][0] is not None
-        assert clock.steps[steps[-1]][0] >= first_end
+        last_start = clock.steps[steps[-1]][0]
+        assert last_start is not None
+        assert last_start >= first_end
         for earlier, later in itertools.pairwise(steps):
             end, start = clock.steps[earlier][1], clock.steps[later][0]
             assert end is not None and start is not None and start >= end

@@ -44,10 +44,10 @@ def test_sanitized_outputs_hold_none_of_the_originals(tmp_path: Path) -> None:
         text = file.read_text()
         assert not [s for s in SECRETS if s in text], file.name
     summary = (out / "summary.md").read_text()
-    assert "**Hold back 1 of 2 nodes: host-02 (suspect).**" in summary
+    assert "**Hold back 1 of 2 nodes: node-B (suspect).**" in summary
     data = json.loads((out / "summary.json").read_text())
-    assert data["runs"][0]["message"] == "rank 8 on host-02 (ip-01, ip-02) exited"
-    assert data["runs"][0]["bandwidth"][0]["nodes"] == ["host-01", "host-02"]
+    assert data["runs"][0]["message"] == "rank 8 on node-B (ip-01, ip-02) exited"
+    assert data["runs"][0]["bandwidth"][0]["nodes"] == ["node-A", "node-B"]
     assert "registry-01.invalid/gpu/nccl-tests:2.17" in (out / "index.html").read_text()
     assert "nvcr.io/nvidia/pytorch:26.01-py3" in summary  # public registries stay
     assert verify(run) == []  # the archive itself is untouched
@@ -69,3 +69,16 @@ def test_without_sanitize_nothing_is_replaced(tmp_path: Path) -> None:
     )
     assert "node-b" in (tmp_path / "r" / "summary.md").read_text()
     assert not (tmp_path / "r" / "summary.json").exists()
+
+
+def test_sanitized_names_are_letters_never_node_numbers() -> None:
+    from nvcregen.report.sanitize import letters, sanitizer
+
+    texts = {
+        "summary.json": '{"runs": [{"failed_nodes": [{"name": "gpu-01"}, {"name": "gpu-02"}]}]}',
+        "verdicts.json": '{"nodes": [{"node": "gpu-01"}, {"node": "gpu-02"}]}',
+        "provenance.json": "{}",
+    }
+    clean = sanitizer(texts)
+    assert clean.names == {"gpu-01": "node-A", "gpu-02": "node-B"}  # not host-03, host-04
+    assert [letters(i) for i in (0, 25, 26, 27, 701, 702)] == ["A", "Z", "AA", "AB", "ZZ", "AAA"]

@@ -1,0 +1,30 @@
+"""Every finding about a collection's evidence: binding, plausibility, shapes (pure)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from nvcregen.catalog.load import Catalog
+from nvcregen.plan.model import TestUnit
+from nvcregen.results.binding import bind
+from nvcregen.results.findings import Finding
+from nvcregen.results.runs import RunSet
+from nvcregen.results.shapes import shapes
+
+
+def examine(units: Sequence[TestUnit], catalog: Catalog, runs: RunSet) -> tuple[Finding, ...]:
+    """Findings of every run with measurements, in the plan's order of runs.
+
+    Each run is examined against the planned test of its stage: who produced its
+    rounds, whether its numbers fit under its links' ceiling, and the shape of its
+    sweeps.
+    """
+    planned = {(u.stage.name, u.test.name): u for u in units}
+    found: list[Finding] = []
+    for run in runs.runs:
+        unit = planned.get((run.stage, run.test))
+        if unit is None or unit.test.nccl is None:
+            continue
+        found += bind(run, unit, catalog)
+        found += shapes(run)
+    return tuple(found)

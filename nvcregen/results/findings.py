@@ -1,0 +1,113 @@
+"""Findings about the evidence itself, and how they bear on the verdicts (pure).
+
+A threshold asks whether a number is high enough; a finding asks whether the number can
+be believed and whether it measured what the plan meant (docs/design/0012-evidence.md):
+
+- `unbound` (NVC730-734): the evidence was produced by a host, a GPU model or a number
+  of ranks the plan does not name;
+- `implausible` (NVC735): a bus bandwidth above what the run's links allow;
+- `anomaly` (NVC736-738): a sweep whose shape a person would stop at (a collapse, a
+  decline as messages grow, rounds that disagree);
+- `bound` (NVC739): how evidence was bound when it could not be bound by name (a
+  selector pool, a device the driver does not name): a note, never a reason to fail.
+
+A finding that does not pass is added to the reasons of every verdict of its run: the
+threshold verdicts of its group (or all groups, for a finding about the whole run) and
+the run's own verdict, so evidence that is unbound or implausible never passes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from nvcregen.results.models import StatusModel
+from nvcregen.results.words import Reason, Word, worst
+
+Kind = Literal["unbound", "implausible", "anomaly", "bound"]
+
+
+class Finding(StatusModel):
+    """One thing the evidence of one run showed, with its code and where it is."""
+
+    code: str
+    kind: Kind
+    word: Word
+    stage: str
+    test: str
+    group: str = ""
+    round: int | None = None
+    source: str = ""
+    sizes: tuple[int, ...] = ()
+    message: str
+
+    @property
+    def where(self) -> str:
+        """The round it is about (`round 2 (NAME)`), its group, or "" for the whole run."""
+        if self.round is not None:
+            return f"round {self.round} ({self.source})" if self.source else f"round {self.round}"
+        return f"group {self.group}" if self.group else ""
+
+    def reason(self) -> Reason:
+        """The finding as a verdict's reason: its code, where, and what."""
+        where = f"{self.where}: " if self.where else ""
+        return Reason(code=self.kind, word=self.word, message=f"{self.code}: {where}{self.message}")
+
+    def holds(self, stage: str, test: str, group: str | None = None) -> bool:
+        """Whether this finding is about that run (and group, when one is given)."""
+        same = (self.stage, self.test) == (stage, test)
+        return same and (group is None or not self.group or self.group == group)
+
+
+def first_lines(findings: Sequence[Finding]) -> list[str]:
+    """Findings that do not pass, then the notes; one line per finding over its rounds."""
+    ordered = sorted(findings, key=lambda f: f.word is Word.PASS)
+    return summarize_rounds(
+        (f.kind, f.code, f.stage, f.test, f.group, f.message, f.round) for f in ordered
+    )
+
+
+Item = tuple[str, str, str, str, str, str, int | None]
+
+
+def summarize_rounds(items: Iterable[Item]) -> list[str]:
+    """`KIND (CODE), STAGE/TEST, rounds 1, 2, 3: MESSAGE`, in first-seen order.
+
+    Shared by `collect`'s output and the report (which reads the same fields from
+    verdicts.json): the same finding in every round of a group is one line.
+    """
+    rounds: dict[tuple[str, ...], list[int]] = {}
+    for kind, code, stage, test, group, message, round_ in items:
+        found = rounds.setdefault((kind, code, stage, test, group, message), [])
+        if round_ is not None:
+            found.append(round_)
+    lines = []
+    for (kind, code, stage, test, group, message), seen in rounds.items():
+        where = f"{stage}/{test}" + (f" {group}" if group else "")
+        if seen:
+            where += f", round{'s' if len(seen) > 1 else ''} {', '.join(map(str, seen))}"
+        lines.append(f"{_TITLE.get(kind, kind)} ({code}), {where}: {message}")
+    return lines
+
+
+_TITLE = {
+    "unbound": "Unbound evidence",
+    "implausible": "Implausible",
+    "anomaly": "Anomaly",
+    "bound": "Note",
+}
+
+
+def decisive(findings: Sequence[Finding]) -> list[Finding]:
+    """The findings that keep a verdict from passing, in order."""
+    return [f for f in findings if f.word is not Word.PASS]
+
+
+def with_reasons(
+    word: Word, reasons: tuple[Reason, ...], findings: Sequence[Finding]
+) -> tuple[Word, tuple[Reason, ...]]:
+    """A verdict's word and reasons once the findings about it are added."""
+    added = tuple(f.reason() for f in decisive(findings))
+    if not added:
+        return word, reasons
+    return worst([word, *(r.word for r in added)]), (*reasons, *added)

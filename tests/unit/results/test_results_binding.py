@@ -1,0 +1,82 @@
+"""Issue #21: rounds bound to the plan by host, model and count; the plausibility margin."""
+
+from __future__ import annotations
+
+from sitefactory import catalog, site_yaml, unit, units_of
+
+from nvcregen.plan import model as plan_model
+from nvcregen.results.binding import MARGIN, bind, ceiling_text
+from nvcregen.results.findings import first_lines
+from nvcregen.results.models import (
+    BandwidthMeasurement,
+    BandwidthRow,
+    Finality,
+    ObjectRef,
+    RankRecord,
+)
+from nvcregen.results.runs import RunResult
+
+STAGES = "- {name: pair, scope: inter-node, nodesPerJob: 2, tests: [nccl-all-reduce]}"
+NICS = "nics: {count: 8, fabric: ib, speed: 400Gb/s, resourceName: rdma/ib}"
+NAMED = f"- {{name: gpu, model: H100, nodes: [gpu-1, gpu-2], {NICS}}}"
+SELECTOR = f"- {{name: gpu, model: H100, selector: {{role: gpu}}, nodeCount: 2, {NICS}}}"
+H100 = "NVIDIA H100 80GB HBM3"
+
+
+def planned(pools: str) -> plan_model.TestUnit:
+    return unit(units_of(site_yaml(pools=pools, stages=STAGES)), "pair", "nccl-all-reduce")
+
+
+def measured(
+    hosts: list[str], model: str = H100, busbw: float = 300.0, nodes: tuple[str, ...] = ()
+) -> RunResult:
+    ranks = tuple(
+        RankRecord(rank=i, host=h, device=i % 8, model=model) for i, h in enumerate(hosts)
+    )
+    row = BandwidthRow.model_validate(
+        {"sizeBytes": 1 << 30, "algBW": 1, "busBW": busbw, "samples": 1}
+    )
+    m = BandwidthMeasurement(
+        ref=ObjectRef(kind="TrainJob", name="pair-r1-g0"), group="g0", nodes=nodes, iteration=1,
+        finality=Finality.FINAL, rows=(row,), from_log=True, ranks=ranks,
+    )  # fmt: skip
+    return RunResult(stage="pair", scope="inter-node", test="nccl-all-reduce", bandwidth=(m,))
+
+
+def codes(run: RunResult, pools: str) -> list[str]:
+    return [f.code for f in bind(run, planned(pools), catalog())]
+
+
+def test_named_nodes_bind_by_name_model_and_count() -> None:
+    hosts = ["gpu-1"] * 8 + ["gpu-2"] * 8
+    assert codes(measured(hosts, nodes=("gpu-1", "gpu-2")), NAMED) == []
+    assert codes(measured(hosts[:-1], nodes=("gpu-1", "gpu-2")), NAMED) == ["NVC732"]  # 15
+    other = ["gpu-1"] * 8 + ["gpu-3"] * 8
+    assert codes(measured(other, nodes=("gpu-1", "gpu-2")), NAMED) == ["NVC730"]
+    assert codes(measured(hosts, "NVIDIA H200", nodes=("gpu-1", "gpu-2")), NAMED) == ["NVC731"]
+    pods = ["pair-r1-g0-launcher-0-0"] * 8 + ["pair-r1-g0-node-0-0.pair-r1-g0"] * 8
+    assert codes(measured(pods, nodes=("gpu-1", "gpu-2")), NAMED) == []  # the run's own pods
+
+
+def test_a_selector_pool_binds_by_model_and_count_and_says_so() -> None:
+    hosts = ["ip-10-0-0-1"] * 8 + ["ip-10-0-0-2"] * 8
+    found = bind(measured(hosts), planned(SELECTOR), catalog())
+    assert [(f.code, f.word) for f in found] == [("NVC739", "pass")]
+    assert "bound by GPU model (NVIDIA-H100-80GB-HBM3) and count (2 nodes x 8 GPUs)" in (
+        found[0].message
+    )
+    assert codes(measured(hosts, "NVIDIA A100-SXM4-80GB"), SELECTOR) == ["NVC731", "NVC739"]
+    (line,) = first_lines(found)  # a note, still in the first lines
+    assert line.startswith("Note (NVC739), pair/nccl-all-reduce: pool gpu names no node")
+
+
+def test_the_ceiling_holds_at_its_margin_and_one_over_fails() -> None:
+    found = ceiling_text(planned(NAMED), catalog())
+    assert found is not None
+    limit, how = found
+    assert how.endswith(f"+{MARGIN:.0%} margin")
+    hosts = ["gpu-1"] * 8 + ["gpu-2"] * 8
+    at = measured(hosts, busbw=round(limit, 2) - 0.01, nodes=("gpu-1", "gpu-2"))
+    over = measured(hosts, busbw=round(limit, 2) + 0.01, nodes=("gpu-1", "gpu-2"))
+    assert codes(at, NAMED) == []
+    assert codes(over, NAMED) == ["NVC735"]
