@@ -173,12 +173,14 @@ def _cached_note(cached: list[str]) -> str:
 
 
 def _register() -> None:
+    from nvcregen.commands.fabric import drill, inventory
     from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.plan import plan
     from nvcregen.commands.results import collect, ingest, report
     from nvcregen.commands.workspace import catalog, diff, init_site
 
-    commands = (plan, diff, collect, report, ingest, retest, history, export, init_site, catalog)
+    commands: tuple[click.Command, ...] = (plan, diff, collect, report, ingest, retest, history)
+    commands += (export, init_site, catalog, inventory, drill)
     for command in commands:
         main.add_command(command)
 

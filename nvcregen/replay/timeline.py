@@ -11,8 +11,10 @@ deadline.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from nvcregen.fabric.groups import Coverage
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
 
@@ -56,6 +58,7 @@ class PlanView:
     max_concurrent_jobs: int
     errors: int
     warnings: int
+    coverage: Mapping[str, Coverage] = field(default_factory=dict)  # by step name
 
     @property
     def fits(self) -> bool:
