@@ -8,10 +8,11 @@ and NVLink domain i (H100 nodes: one node per domain).
 from __future__ import annotations
 
 import json
+from typing import Any
 import sys
 
 
-def fleet(count: int, leaves: int) -> dict[str, object]:
+def fleet(count: int, leaves: int) -> dict[str, Any]:
     """The List of `count` nodes spread evenly over `leaves` leaves."""
     per_leaf = max(1, count // leaves)
     items = []

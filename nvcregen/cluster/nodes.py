@@ -6,6 +6,7 @@ from typing import Any
 
 from nvcregen.cluster.client import Cluster, ClusterError
 from nvcregen.cluster.retry import RetryPolicy, send_retried
+from nvcregen.fabric.inventory import Inventory, InventoryError, from_nodes
 
 PAGE = 500
 MAX_NODES = 100_000
@@ -37,3 +38,16 @@ def list_nodes(cluster: Cluster, policy: RetryPolicy | None = None) -> list[dict
         token = str((body.get("metadata") or {}).get("continue") or "")
         if not token:
             return items
+
+
+def live_inventory(cluster: Cluster, policy: RetryPolicy | None = None) -> Inventory:
+    """The cluster's nodes as an inventory, to compare with a site's (`fabric.drift`).
+
+    Raises:
+        ClusterError: The nodes cannot be listed, or the answer holds no usable nodes.
+
+    """
+    try:
+        return from_nodes(list_nodes(cluster, policy), f"context {cluster.context}")
+    except InventoryError as exc:
+        raise ClusterError(f"the nodes of {cluster.host} cannot be read: {exc}") from exc

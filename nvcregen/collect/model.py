@@ -15,6 +15,7 @@ from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import DeleteOutcome, PageHook
 from nvcregen.collect.requests import PAGE_SIZE
 from nvcregen.core.errors import Diagnostic, ExitCode
+from nvcregen.fabric.inventory import Inventory
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.archive import Written
 from nvcregen.results.archivefiles import SiteFile
@@ -93,3 +94,4 @@ class LoadedSite:
     site: Site
     file: SiteFile
     units: list[TestUnit]
+    inventory: Inventory | None = None  # the site's `spec.inventory`, to compare live nodes

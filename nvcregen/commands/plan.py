@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nvcregen.commands.common import SITES, print_diagnostics
 from nvcregen.core.errors import ExitCode
-from nvcregen.plan.model import TestUnit
-from nvcregen.replay.timeline import PlanView
+
+if TYPE_CHECKING:  # the command line loads the compiler only for the commands that need it
+    from nvcregen.plan.model import TestUnit
+    from nvcregen.replay.timeline import PlanView
 
 
 @click.command("plan")
