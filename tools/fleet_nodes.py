@@ -8,8 +8,8 @@ and NVLink domain i (H100 nodes: one node per domain).
 from __future__ import annotations
 
 import json
-from typing import Any
 import sys
+from typing import Any
 
 
 def fleet(count: int, leaves: int) -> dict[str, Any]:
