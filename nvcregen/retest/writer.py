@@ -19,6 +19,7 @@ from typing import Any
 from nvcregen.emit.canonical import load_yaml_plain
 from nvcregen.report.archive import Archive, read_archive
 from nvcregen.report.folder import verified_run
+from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
 from nvcregen.retest.sitefile import (
     RetestError,
@@ -53,6 +54,9 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     """
     archive = read_archive(verified_run(results_dir).run)
     data = _original(archive, site, root)
+    narrowed = write_narrowed(archive, data, out, root)  # a pool with a fabric: bisection
+    if narrowed is not None:
+        return Retest(*narrowed)
     pool_of = {
         n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
     }
