@@ -167,6 +167,10 @@ def _unit(
     )
     if grouping is not None and grouping.largest > 1:
         nodes_per_job = grouping.largest
+    elif stage.groups == "diagnose" and stage.nodes_per_job is None and pool.node_count:
+        nodes_per_job = diagnose_group(
+            pool.node_count, site.spec.readiness.window.max_concurrent_jobs
+        )
     run = run_for(
         test, pool.hardware, pool.spec, pool.gpus_per_node, stage.scope, network, nodes_per_job
     )
@@ -195,6 +199,14 @@ def _unit(
         pod=catalog.pods.for_test(test.kind),
         grouping=grouping,
     )
+
+
+def diagnose_group(nodes: int, at_once: int) -> int:
+    """NVCRE diagnose's screening group: the pool split over the jobs the window runs at once.
+
+    Every node is screened in the first wave; bisection then goes down to `minGroupSize`.
+    """
+    return max(2, -(-nodes // max(1, at_once)))
 
 
 def stage_grouping(stage: Stage, pool: Pool) -> Grouping | None:

@@ -41,7 +41,13 @@ def test_pool_and_diagnose_are_nvcre_test_scales() -> None:
     (cert,) = [o for o in readiness if o["kind"] == "Certification"]
     options = cert["spec"]["categories"][0]["options"]
     assert (options["testScale"], options["minGroupSize"]) == ("diagnose", 2)
-    assert cert["spec"]["maxConcurrent"] == 64  # the window's
+    assert options["nodesPerJob"] == 2  # 16 nodes over the 64 jobs the window runs at once
+    readiness, _ = compiled(
+        edit(fleet_site(64, "diagnose"), "maxConcurrentJobs: 64", "maxConcurrentJobs: 5"), 64, 8
+    )
+    (cert,) = [o for o in readiness if o["kind"] == "Certification"]
+    assert cert["spec"]["categories"][0]["options"]["nodesPerJob"] == 13  # ceil(64 / 5)
+    assert cert["spec"]["maxConcurrent"] == 5  # the window's
 
 
 def test_accelerator_is_intra_rack_only_on_nvcres_clique_label() -> None:
