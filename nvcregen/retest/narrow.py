@@ -23,7 +23,7 @@ from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.report.archive import Archive, NodeVerdict
 from nvcregen.retest.sitefile import budget_line, budget_of, compile_retest, retest_name
 from nvcregen.spec.load import load_document
-from nvcregen.spec.v1alpha1 import FabricLevels
+from nvcregen.spec.v1alpha1 import PoolFabric
 
 Data = dict[str, Any]
 MAX_GROUPS = 32  # a site has at most 32 stages
@@ -44,7 +44,7 @@ def narrow(nodes: list[NodeVerdict], data: Data, inventory: Inventory) -> Narrow
     pool = next((p for p in data["spec"]["nodePools"] if "fabric" in p and p.get("nodes")), None)
     if pool is None:
         return None
-    levels = FabricLevels.model_validate((pool.get("fabric") or {}).get("levels") or {})
+    levels = PoolFabric.model_validate(pool.get("fabric") or {}).levels
     members = [str(n) for n in pool["nodes"]]
     leaf = {
         n: inventory.nodes[n].fabric[levels.leaf]

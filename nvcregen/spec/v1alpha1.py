@@ -396,28 +396,21 @@ class Toleration(StrictModel):
 
 
 class FabricLevels(StrictModel):
-    """The node labels naming each level of a pool's network fabric, lowest first.
+    """The node labels naming each level of a pool's network fabric.
 
-    Defaults are NVIDIA topograph's; newer topograph releases label
-    `accelerator.topograph.run/domain` and `fabric.topograph.run/tier-N` instead.
+    Only the levels named count: `levels: {leaf: fabric.topograph.run/tier-1}` is a fabric
+    of leaves alone. Newer topograph releases label `accelerator.topograph.run/domain` and
+    `fabric.topograph.run/tier-N`.
     """
 
-    accelerator: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = (
-        "network.topology.nvidia.com/accelerator"
-    )
-    """The NVLink (accelerator) domain's label; null when the pool has none."""
-    leaf: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] = (
-        "network.topology.nvidia.com/leaf"
-    )
+    accelerator: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The NVLink (accelerator) domain's label."""
+    leaf: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)]
     """The leaf switch's label: the level cross-leaf stages pair."""
-    spine: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = (
-        "network.topology.nvidia.com/spine"
-    )
-    """The spine's label; null when the fabric has no such level."""
-    core: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = (
-        "network.topology.nvidia.com/core"
-    )
-    """The core's label; null when the fabric has no such level."""
+    spine: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The spine's label."""
+    core: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The core's label."""
 
     def keys(self) -> tuple[str, ...]:
         """The level labels present, highest first (Kueue's Topology order)."""
@@ -425,11 +418,22 @@ class FabricLevels(StrictModel):
         return tuple(dict.fromkeys(k for k in found if k is not None))
 
 
+TOPOGRAPH_LEVELS = {
+    "accelerator": "network.topology.nvidia.com/accelerator",
+    "leaf": "network.topology.nvidia.com/leaf",
+    "spine": "network.topology.nvidia.com/spine",
+    "core": "network.topology.nvidia.com/core",
+}
+
+
 class PoolFabric(StrictModel):
     """A pool's network fabric: the node labels of its levels (placement from the inventory)."""
 
-    levels: FabricLevels = Field(default_factory=FabricLevels)
-    """The node labels of the fabric's levels (default: topograph's)."""
+    levels: FabricLevels = Field(
+        default_factory=lambda: FabricLevels.model_validate(TOPOGRAPH_LEVELS)
+    )
+    """The node labels of the fabric's levels (default: topograph's
+    `network.topology.nvidia.com/{accelerator,leaf,spine,core}`)."""
 
 
 class NodePool(StrictModel):

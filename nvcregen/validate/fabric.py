@@ -25,6 +25,7 @@ NO_LEAF = "NVC394"
 GROUPS_NEED_FABRIC = "NVC395"
 GROUPS_UNSUPPORTED = "NVC396"
 TOO_FEW_GROUPS = "NVC397"
+OTHER_LEVELS = "NVC398"
 _REPORTED_PER_POOL = 20  # one wrong inventory would print a line per node otherwise
 
 
@@ -124,9 +125,28 @@ def _error(span: Span, code: str, message: str, where: str, hint: str) -> Diagno
     return Diagnostic(span, Severity.ERROR, code, message, where, hint)
 
 
+def level_problems(site: Site, doc: Document) -> list[Diagnostic]:
+    """NVC398: pools naming other fabric levels than the first (the site has one Topology)."""
+    fabrics = [(i, p.fabric) for i, p in enumerate(site.spec.node_pools) if p.fabric is not None]
+    if not fabrics:
+        return []
+    first = fabrics[0][1].levels.keys()
+    found = []
+    for index, fabric in fabrics[1:]:
+        if fabric.levels.keys() != first:
+            where = f"/spec/nodePools/{index}/fabric"
+            names = site.spec.node_pools[index].name, site.spec.node_pools[fabrics[0][0]].name
+            message = f"pool {names[0]} names other fabric levels than pool {names[1]}"
+            hint = (
+                "a site's fabric Topology has one set of levels: name the same labels in every pool"
+            )
+            found.append(_error(doc.span(where), OTHER_LEVELS, message, where, hint))
+    return found
+
+
 def group_problems(site: Site, inventory: Inventory | None, doc: Document) -> list[Diagnostic]:
     """Stages whose `groups` cannot be planned: no fabric or inventory, wrong scope or engine."""
-    found: list[Diagnostic] = []
+    found = level_problems(site, doc)
     pools = {p.name: p for p in site.spec.node_pools}
     for index, stage in enumerate(site.spec.readiness.stages):
         if stage.groups is None:

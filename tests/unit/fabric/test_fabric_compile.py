@@ -51,7 +51,7 @@ def test_pool_and_diagnose_are_nvcre_test_scales() -> None:
 
 
 def test_accelerator_is_intra_rack_only_on_nvcres_clique_label() -> None:
-    clique = "fabric: {levels: {accelerator: nvidia.com/gpu.clique}}"
+    clique = "fabric: {levels: {accelerator: nvidia.com/gpu.clique, leaf: " + LEAF + "}}"
     text = edit(fleet_site(16, "accelerator"), "fabric: {}", clique)
     parsed = site(text)
     units = plan(parsed, catalog(), fleet_inventory(16, 4))

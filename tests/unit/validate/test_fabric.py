@@ -80,3 +80,16 @@ def test_cross_leaf_needs_two_leaves(tmp_path: Path) -> None:
     assert [c for c, _ in codes(diagnose(tmp_path, fleet_site(16)))] == ["NVC397"]
     write_project(tmp_path, 16, 2)
     assert codes(diagnose(tmp_path, fleet_site(16))) == []
+
+
+def test_pools_share_their_fabric_levels(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 4)
+    text = fleet_site(16)
+    second = "    - name: other\n      model: H100\n      nodes: [gpu-0000]\n"
+    other = text.replace(
+        "  readiness:\n",
+        second + "      fabric: {levels: {leaf: network.topology.nvidia.com/leaf}}\n  readiness:\n",
+    )
+    assert codes(diagnose(tmp_path, other)) == [("NVC398", line_of(other, "fabric: {levels"))]
+    same = text.replace("  readiness:\n", second + "      fabric: {}\n  readiness:\n")
+    assert codes(diagnose(tmp_path, same)) == []
