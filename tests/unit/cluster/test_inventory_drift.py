@@ -107,3 +107,25 @@ def test_check_server_finds_the_drift_of_rendered_sites(tmp_path: Path) -> None:
     assert [(d.code, d.severity.value) for d in unreachable] == [("NVC773", "warning")]
     shutil.rmtree(tmp_path / "out" / "fleet")
     assert tree_drift(tmp_path / "out", tmp_path, connect("ctx", down)) == []  # no site, no call
+
+
+def test_inventory_from_a_context_matches_one_from_the_export(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from nvcregen.cli import main
+
+    items = fleet(PAGE + 3, 4)["items"]
+    (tmp_path / "nodes.json").write_text(json.dumps({"kind": "List", "items": items}))
+    with serve_app(Nodes(items)) as url:
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url, closed_port_url())
+        args = ["inventory", "--context", "ctx", "--kubeconfig", str(kubeconfig)]
+        live = CliRunner().invoke(main, [*args, "-o", str(tmp_path / "live.yaml")])
+    saved = CliRunner().invoke(main, ["inventory", "--from", str(tmp_path / "nodes.json")])
+    assert live.exit_code == 0 and saved.exit_code == 0
+    body = (tmp_path / "live.yaml").read_text().replace("source: context ctx", "")
+    assert body == saved.stdout.replace("source: nodes.json", "")
+    target = tmp_path / "x.yaml"
+    down = ["inventory", "--context", "nope", "--kubeconfig", str(kubeconfig), "-o", str(target)]
+    refused = CliRunner().invoke(main, down)
+    assert refused.exit_code == 2 and "context 'nope'" in refused.output
+    assert not target.exists()
