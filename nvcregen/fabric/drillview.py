@@ -9,6 +9,10 @@ from nvcregen.fabric.drill import Drill, RoundResult
 from nvcregen.fabric.names import compress
 
 
+def _count(number: int, word: str) -> str:
+    return f"{number} {word}{'s' * (number != 1)}"
+
+
 def _hours(ms: int) -> str:
     minutes = round(ms / 60_000)
     return f"{minutes // 60}h{minutes % 60:02d}m"
@@ -35,9 +39,10 @@ def drill_text(drill: Drill) -> str:
     verdict = "named" if drill.found else "NOT named"
     lines = [
         f"injected {drill.fault}: {verdict} ({drill.named})",
-        f"  plan: {found['planJobs']} jobs in {found['planRounds']} rounds until the first"
-        " failing round",
-        f"  retests: {found['retestJobs']} jobs in {found['retestRounds']} rounds,"
+        f"  plan: {_count(found['planJobs'], 'job')} in {_count(found['planRounds'], 'round')}"
+        " until the first failing round",
+        f"  retests: {_count(found['retestJobs'], 'job')} in"
+        f" {_count(found['retestRounds'], 'round')},"
         f" {found['retestGpuHours']:g} GPU-hours, {_hours(found['retestWallMs'])}",
         f"  total: {found['gpuHours']:g} GPU-hours, {_hours(found['wallMs'])}",
     ]
