@@ -173,26 +173,15 @@ def _cached_note(cached: list[str]) -> str:
 
 
 def _register() -> None:
+    from nvcregen.commands.fabric import drill, inventory
     from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.plan import plan
     from nvcregen.commands.quarantine import quarantine
     from nvcregen.commands.results import collect, ingest, report, verify
     from nvcregen.commands.workspace import catalog, diff, init_site
 
-    commands = (
-        plan,
-        diff,
-        collect,
-        verify,
-        report,
-        ingest,
-        retest,
-        quarantine,
-        history,
-        export,
-        init_site,
-        catalog,
-    )
+    commands: tuple[click.Command, ...] = (plan, diff, collect, verify, report, ingest, retest)
+    commands += (quarantine, history, export, init_site, catalog, inventory, drill)
     for command in commands:
         main.add_command(command)
 

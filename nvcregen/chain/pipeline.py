@@ -54,7 +54,7 @@ def build_site(
     raw: bytes, display: str, catalog: Catalog, options: Options
 ) -> Built | CompileResult:
     """Load, validate and plan a site and compile every layer; a CompileResult if it stops."""
-    loaded = load_site(raw, display, catalog, strict=options.strict)  # YAML, schema, plan
+    loaded = load_site(raw, display, catalog, strict=options.strict, root=options.root)
     site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
     if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
@@ -165,7 +165,8 @@ def _stamp(raw: bytes, site: Site, options: Options, diags: list[Diagnostic]) ->
     (the site's `gitops.path`, set by `_gitops_path`); `emit/cache.py` adds the rest.
     """
     chart = chart_bytes(options.root, site.spec.nvcre.chart.archive)
+    inventory = chart_bytes(options.root, site.spec.inventory)
     gitops = site.spec.gitops
-    key = input_key(raw, chart, gitops.path if gitops.repo_url is not None else None)
+    key = input_key(raw, chart, gitops.path if gitops.repo_url is not None else None, inventory)
     notices = [d for d in diags if d.severity is not Severity.ERROR and d.code != _OUTPUT_FOLDER]
     return Stamp(key, len(notices))

@@ -49,9 +49,23 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
     diags = check_tree(
         out, options.root, load_catalog(), strict=options.strict, server=server, old=old
     )
+    if options.context:  # the live nodes against each site's inventory
+        diags += _drift(out, options)
     done = f"checked {out.as_posix()}/"
     if options.base:
         done += f" against {options.base} ({len(old)} earlier versions)"
     if options.context:
         done += f" and dry-ran it on context '{options.context}'"
     return diags, done
+
+
+def _drift(out: Path, options: CheckOptions) -> list[Diagnostic]:
+    """NVC770-NVC773: the live nodes against the inventories the tree's sites name."""
+    from nvcregen.check.inventory import tree_drift
+    from nvcregen.cluster import ClusterError, connect
+
+    try:
+        cluster = connect(options.context, options.kubeconfig)
+    except ClusterError as exc:
+        raise CheckSetupError(str(exc)) from exc
+    return tree_drift(out, options.root, cluster)

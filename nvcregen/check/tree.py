@@ -295,7 +295,7 @@ def _site_facts(
     if not source or not (root / source).is_file():
         return None
     doc = fast_document(root / source, source)
-    loaded = check_site(doc, catalog) if doc is not None else None
+    loaded = check_site(doc, catalog, root=root) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
     units = loaded.test_units or []  # none for a site that no longer validates

@@ -17,12 +17,13 @@ never archived.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.sites import SITES_DIR, display_path, site_root
 from nvcregen.cluster.client import Cluster, ClusterError, connect
+from nvcregen.cluster.nodes import live_inventory
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import (
     ApiCallError,
@@ -37,6 +38,7 @@ from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core.errors import NvcregenError
+from nvcregen.fabric.drift import inventory_drift
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -70,8 +72,10 @@ def collect(options: CollectOptions) -> CollectOutcome:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
     key = signing_key(options.sign_key)  # a wrong key stops it before anything is read
     loaded = load_site_file(options.root, options.site)
+    drift = inventory_notes(loaded, options)  # the live nodes against the site's inventory
     if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
-        return collect_trainer(loaded, options, key)
+        found = collect_trainer(loaded, options, key)
+        return replace(found, notes=found.notes + drift)
     cluster = None if options.from_dir is not None else _connect(options)
     snapshot = (
         read_folder_or_fail(options.from_dir)
@@ -93,16 +97,17 @@ def collect(options: CollectOptions) -> CollectOutcome:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
+    notes = snapshot.notes + drift
     signature = signature_note(key, written)
     outcome = CollectOutcome(
-        loaded.site.metadata.name, written, verdicts, notes=snapshot.notes, signature=signature
+        loaded.site.metadata.name, written, verdicts, notes=notes, signature=signature
     )
     if not options.reclaim or cluster is None:
         return outcome  # reading never changes the cluster
     read = Read(snapshot, site_objects, runs, verdicts)
     deleted, problems = reclaim(loaded.site, cluster, written, read, options.policy)
     return CollectOutcome(
-        outcome.site, written, verdicts, tuple(deleted), tuple(problems), snapshot.notes, signature
+        outcome.site, written, verdicts, tuple(deleted), tuple(problems), notes, signature
     )
 
 
@@ -125,12 +130,27 @@ def load_site_file(root: Path, given: str) -> LoadedSite:
         catalog = load_catalog()
     except NvcregenError as exc:
         raise CollectError("the catalog cannot be loaded", exc.diagnostics) from exc
-    loaded = load_site(raw, shown, catalog) if raw is not None else None
+    loaded = load_site(raw, shown, catalog, root=root) if raw is not None else None
     if loaded is None or loaded.site is None or loaded.test_units is None:
         raise CollectError(f"{shown} is not a valid site", loaded.diagnostics if loaded else diags)
     sha = hashlib.sha256(raw or b"").hexdigest()
     site = loaded.site
-    return LoadedSite(site, SiteFile(site.metadata.name, shown, sha), loaded.test_units, catalog)
+    file = SiteFile(site.metadata.name, shown, sha)
+    return LoadedSite(site, file, loaded.test_units, catalog, loaded.inventory)
+
+
+def inventory_notes(loaded: LoadedSite, options: CollectOptions) -> tuple[str, ...]:
+    """NVC770-NVC772 as notes: the live nodes against the site's inventory (cluster only).
+
+    Reading the nodes is best effort: a failure is a note too, never a failed collection.
+    """
+    if loaded.inventory is None or options.from_dir is not None:
+        return ()
+    try:
+        live = live_inventory(_connect(options), options.policy)
+    except (ClusterError, CollectError) as exc:
+        return (f"NVC773: the live nodes cannot be compared with the inventory: {exc}",)
+    return tuple(f"{d.code}: {d.message}" for d in inventory_drift(loaded.inventory, live))
 
 
 def _connect(options: CollectOptions) -> Cluster:

@@ -16,6 +16,7 @@ from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import DeleteOutcome, PageHook
 from nvcregen.collect.requests import PAGE_SIZE
 from nvcregen.core.errors import Diagnostic, ExitCode
+from nvcregen.fabric.inventory import Inventory
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.archive import Written
 from nvcregen.results.archivefiles import SiteFile
@@ -98,3 +99,4 @@ class LoadedSite:
     file: SiteFile
     units: list[TestUnit]
     catalog: Catalog
+    inventory: Inventory | None = None  # the site's `spec.inventory`, to compare live nodes

@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nvcregen.commands.common import SITES, print_diagnostics
 from nvcregen.core.errors import ExitCode
+
+if TYPE_CHECKING:  # the command line loads the compiler only for the commands that need it
+    from nvcregen.plan.model import TestUnit
+    from nvcregen.replay.timeline import PlanView
 
 
 @click.command("plan")
@@ -53,9 +58,27 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
         if isinstance(built, CompileResult):
             failed += [d for d in built.diagnostics if d.is_error]
             continue
-        views.append(plan_view(replay_manifests_of(built.manifests, built.site, built.test_units)))
+        view = plan_view(replay_manifests_of(built.manifests, built.site, built.test_units))
+        views.append(with_coverage(view, built.test_units))
     if views:
         click.echo(render_plans(views, fmt), nl=False)
     if failed:
         print_diagnostics(failed, "text", wrote="no plan for sites with errors")
         sys.exit(ExitCode.INVALID)
+
+
+def with_coverage(view: PlanView, test_units: list[TestUnit]) -> PlanView:
+    """The view with each step's coverage, from the planned units of its stages."""
+    from dataclasses import replace
+
+    from nvcregen.plan.coverage import units_coverage
+
+    by_stage: dict[str, list[TestUnit]] = {}
+    for unit in test_units:
+        by_stage.setdefault(unit.stage.name, []).append(unit)
+    found = {}
+    for row in view.steps:
+        covered = units_coverage([u for s in row.stages for u in by_stage.get(s, [])])
+        if covered is not None:
+            found[row.name] = covered
+    return replace(view, coverage=found)

@@ -85,11 +85,17 @@ def bundle_digest() -> str:
     return digest.hexdigest()
 
 
-def input_key(site: bytes, chart: bytes | None, gitops_folder: str | None = None) -> str:
+def input_key(
+    site: bytes,
+    chart: bytes | None,
+    gitops_folder: str | None = None,
+    inventory: bytes | None = None,
+) -> str:
     """The sha256 of one site's inputs.
 
-    They are its file's bytes, its chart archive's (if any) and the folder of the
-    repository its GitOps objects apply (`gitops.path`, or where render wrote it).
+    They are its file's bytes, its chart archive's (if any), the folder of the
+    repository its GitOps objects apply (`gitops.path`, or where render wrote it) and
+    its inventory's bytes (if it names one: fabric groups come from it).
     """
     digest = hashlib.sha256(_SCHEME)
     digest.update(bundle_digest().encode())
@@ -97,6 +103,8 @@ def input_key(site: bytes, chart: bytes | None, gitops_folder: str | None = None
     digest.update(b"chart\0" + hashlib.sha256(chart).digest() if chart is not None else b"-\0")
     if gitops_folder is not None:  # no GitOps objects: the key as before
         digest.update(b"gitops\0" + gitops_folder.encode())
+    if inventory is not None:  # no inventory: the key as before
+        digest.update(b"inventory\0" + hashlib.sha256(inventory).digest())
     return digest.hexdigest()
 
 
@@ -159,13 +167,15 @@ def site_input_key(path: Path, root: Path, out_path: str | None = None) -> str |
     """
     try:
         raw = path.read_bytes()
-        data = _parsed(raw) if b"archive" in raw or b"repoURL" in raw else None
+        wanted = b"archive" in raw or b"repoURL" in raw or b"inventory" in raw
+        data = _parsed(raw) if wanted else None
         if data is _UNREADABLE:
             return None
         chart = chart_bytes(root, _dig(data, "spec", "nvcre", "chart", "archive"))
+        inventory = chart_bytes(root, _dig(data, "spec", "inventory"))
     except OSError:
         return None
-    return input_key(raw, chart, _gitops_folder(data, out_path))
+    return input_key(raw, chart, _gitops_folder(data, out_path), inventory)
 
 
 def _gitops_folder(data: object, out_path: str | None) -> str | None:
@@ -218,7 +228,10 @@ def _parsed(raw: bytes) -> object:
 
 
 def chart_bytes(root: Path, archive: object) -> bytes | None:
-    """The bytes of a site's chart archive (relative to `root`); None when it names none."""
+    """The bytes of a file a site names (a chart archive, an inventory; relative to `root`).
+
+    None when it names none.
+    """
     return (root / archive).read_bytes() if isinstance(archive, str) else None
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nvcregen.catalog.models import HardwareEntry, PodSize, TestEntry
+from nvcregen.fabric.groups import Grouping
+from nvcregen.fabric.placement import Placement
 from nvcregen.spec.v1alpha1 import NodePool, Stage
 
 Mode = Literal["category", "workloadrun"]
@@ -26,6 +28,7 @@ class Pool:
     gpus_per_node: int
     product_labels: tuple[str, ...]
     catalog_file: str
+    placement: Placement | None = None  # leaf and NVLink domain of each node (the inventory)
 
     @property
     def node_count(self) -> int | None:
@@ -60,6 +63,7 @@ class TestUnit:
     thresholds: tuple[CompiledThreshold, ...]
     test_file: str
     pod: PodSize | None = None  # cpu and memory of each GPU pod (catalog/pods.yaml)
+    grouping: Grouping | None = None  # fabric-aware groups (`stage.groups`), in rounds
 
     @property
     def nics_per_node(self) -> int:

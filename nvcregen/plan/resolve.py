@@ -6,6 +6,9 @@ from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import TestEntry
 from nvcregen.core import units
 from nvcregen.core.metrics import METRICS
+from nvcregen.fabric.groups import Grouping, plan_groups
+from nvcregen.fabric.inventory import Inventory
+from nvcregen.fabric.placement import place
 from nvcregen.plan import physics
 from nvcregen.plan.images import resolve_image
 from nvcregen.plan.model import CompiledThreshold, Mode, Network, Pool, TestUnit
@@ -13,8 +16,10 @@ from nvcregen.plan.run import run_for
 from nvcregen.spec.v1alpha1 import NodePool, Site, Stage, Threshold
 
 
-def resolve_pools(site: Site, catalog: Catalog) -> dict[str, Pool]:
-    """Attach catalog hardware to every pool whose model the catalog knows."""
+def resolve_pools(
+    site: Site, catalog: Catalog, inventory: Inventory | None = None
+) -> dict[str, Pool]:
+    """Attach catalog hardware (and fabric placement) to every pool the catalog knows."""
     pools: dict[str, Pool] = {}
     for index, spec in enumerate(site.spec.node_pools):
         hardware = catalog.find_hardware(spec.model)
@@ -23,7 +28,8 @@ def resolve_pools(site: Site, catalog: Catalog) -> dict[str, Pool]:
         labels = tuple(spec.product_labels or hardware.product_labels)
         gpus = spec.gpus_per_node or hardware.gpus_per_node
         origin = catalog.origin("hardware", model_key(hardware.model))
-        pools[spec.name] = Pool(spec, index, hardware, gpus, labels, origin)
+        placement = place(spec, inventory)
+        pools[spec.name] = Pool(spec, index, hardware, gpus, labels, origin, placement)
     return pools
 
 
@@ -63,6 +69,24 @@ def mode_for(
     if test.nvcre.hostengine is not None and hostengine not in {None, test.nvcre.hostengine}:
         return "workloadrun"
     return "category"
+
+
+CLIQUE = "nvidia.com/gpu.clique"  # the NVLink domain label NVCRE's intra-rack groups by
+
+
+def nvcre_runs_groups(stage: Stage, pool: NodePool) -> bool:
+    """Whether NVCRE forms a fabric-aware stage's groups itself (a `testScale` can say it).
+
+    `pool` is `full-scale`, `diagnose` is NVCRE's own, and `accelerator` is `intra-rack`
+    when the pool's NVLink label is the one NVCRE groups by (`nvidia.com/gpu.clique`);
+    `leaf` and `cross-leaf` never: those are a WorkloadRun per group.
+    """
+    if stage.groups in {"pool", "diagnose"}:
+        return True
+    fabric = pool.fabric
+    return (
+        stage.groups == "accelerator" and fabric is not None and fabric.levels.accelerator == CLIQUE
+    )
 
 
 def nvcre_requests_nics(pool: Pool) -> bool:
@@ -119,9 +143,13 @@ def _derivation(field: str, threshold: Threshold, comparison: units.Comparison) 
     return text
 
 
-def plan(site: Site, catalog: Catalog) -> list[TestUnit]:
-    """Resolve every stage's tests, in the order the site lists them."""
-    pools = resolve_pools(site, catalog)
+def plan(site: Site, catalog: Catalog, inventory: Inventory | None = None) -> list[TestUnit]:
+    """Resolve every stage's tests, in the order the site lists them.
+
+    With the site's inventory, pools with a fabric are placed, and stages that name
+    `groups` get their fabric-aware groups.
+    """
+    pools = resolve_pools(site, catalog, inventory)
     return [
         _unit(site, catalog, stage, index, pools[stage_pool_name(site, stage)], catalog.tests[name])
         for index, stage in enumerate(site.spec.readiness.stages)
@@ -133,20 +161,30 @@ def _unit(
     site: Site, catalog: Catalog, stage: Stage, stage_index: int, pool: Pool, test: TestEntry
 ) -> TestUnit:
     network = network_for(test, pool.spec, stage.scope)
+    grouping = stage_grouping(stage, pool)
     nodes_per_job = (
         1 if stage.scope == "intra-node" else (stage.nodes_per_job or pool.node_count or 2)
     )
+    if grouping is not None and grouping.largest > 1:
+        nodes_per_job = grouping.largest
+    elif stage.groups == "diagnose" and stage.nodes_per_job is None and pool.node_count:
+        nodes_per_job = diagnose_group(
+            pool.node_count, site.spec.readiness.window.max_concurrent_jobs
+        )
     run = run_for(
         test, pool.hardware, pool.spec, pool.gpus_per_node, stage.scope, network, nodes_per_job
     )
     expected_ms = physics.expected_ms(run, catalog)
     factor = site.spec.readiness.window.timeout_factor
+    mode = mode_for(test, stage, network, site, nvcre_knows_model=nvcre_requests_nics(pool))
+    if grouping is not None and not nvcre_runs_groups(stage, pool.spec):
+        mode = "workloadrun"  # NVCRE cannot form these groups: a WorkloadRun per group
     return TestUnit(
         stage=stage,
         stage_index=stage_index,
         test=test,
         pool=pool,
-        mode=mode_for(test, stage, network, site, nvcre_knows_model=nvcre_requests_nics(pool)),
+        mode=mode,
         network=network,
         nodes_per_job=nodes_per_job,
         timeout_ms=(
@@ -159,4 +197,24 @@ def _unit(
         thresholds=compile_thresholds(site, test.name, stage.scope, pool.spec.name),
         test_file=catalog.origin("tests", test.name),
         pod=catalog.pods.for_test(test.kind),
+        grouping=grouping,
     )
+
+
+def diagnose_group(nodes: int, at_once: int) -> int:
+    """NVCRE diagnose's screening group: the pool split over the jobs the window runs at once.
+
+    Every node is screened in the first wave; bisection then goes down to `minGroupSize`.
+    """
+    return max(2, -(-nodes // max(1, at_once)))
+
+
+def stage_grouping(stage: Stage, pool: Pool) -> Grouping | None:
+    """A stage's fabric-aware groups; None without `groups`, a placed pool, or at `diagnose`.
+
+    `diagnose` hands grouping to NVCRE, which splits the pool itself.
+    """
+    if stage.groups in {None, "diagnose"} or stage.scope != "inter-node" or pool.placement is None:
+        return None
+    assert stage.groups is not None
+    return plan_groups(stage.groups, pool.placement)

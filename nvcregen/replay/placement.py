@@ -73,11 +73,22 @@ class Cluster:
         for podset in workload.podsets:
             want = {r: a for r, a in podset.requests.items() if counted(r)}
             candidates = self.eligible(podset, node_labels or {})
+            # First fit, resumed where the last pod went: nodes skipped had no room, and
+            # taking only lessens room, so the scan is linear in candidates, not quadratic.
+            start = 0
             for _ in range(podset.count):
-                node = next((n for n in candidates if _room(self.free[n.name], want)), None)
-                if node is None:
+                start = next(
+                    (
+                        i
+                        for i in range(start, len(candidates))
+                        if _room(self.free[candidates[i].name], want)
+                    ),
+                    -1,
+                )
+                if start < 0:
                     self.release(taken)
                     return None
+                node = candidates[start]
                 _take(self.free[node.name], want)
                 taken.append((node.name, want))
         return taken

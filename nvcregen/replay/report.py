@@ -11,6 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from nvcregen.fabric.groups import Coverage
+from nvcregen.fabric.names import shown as shown_nodes
 from nvcregen.plan.budget import worst_case
 from nvcregen.replay.context import shown
 from nvcregen.replay.timeline import PlanView, StepRow
@@ -43,12 +45,27 @@ def _when(ms: int | None) -> str:
     return "never" if ms is None else shown(ms)
 
 
-def _cells(row: StepRow, window: int) -> tuple[str, ...]:
+def _columns(view: PlanView) -> tuple[str, ...]:
+    """The table's columns: `coverage` after `nodes` when the site's fabric is placed."""
+    if not _fabric(view):
+        return COLUMNS
+    return (*COLUMNS[:4], "coverage", *COLUMNS[4:])
+
+
+def _fabric(view: PlanView) -> bool:
+    return any(c.leaf_pairs_total for c in view.coverage.values())
+
+
+def _cells(row: StepRow, view: PlanView) -> tuple[str, ...]:
+    covered = view.coverage.get(row.name)
+    extra = ("-" if covered is None else covered.text(),) if _fabric(view) else ()
+    window = view.max_concurrent_jobs
     return (
         row.name,
         str(len(row.runs)),
         str(row.jobs),
-        ",".join(row.nodes) or "-",
+        shown_nodes(row.nodes),
+        *extra,
         _when(row.start_ms),
         _when(row.expected_ms),
         _when(row.worst_case_ms),
@@ -89,12 +106,14 @@ def worst_gpu_hours(view: PlanView) -> str:
 
 
 def _text(view: PlanView) -> str:
-    rows = [COLUMNS, *(_cells(r, view.max_concurrent_jobs) for r in view.steps)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(COLUMNS))]
+    columns = _columns(view)
+    rows = [columns, *(_cells(r, view) for r in view.steps)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
+    left = {0, 3, 4} if len(columns) > len(COLUMNS) else {0, 3}
     lines = [f"{view.site}: {summary(view)}"]
     for row in rows:
         cells = [
-            c.ljust(w) if i in {0, 3} else c.rjust(w)
+            c.ljust(w) if i in left else c.rjust(w)
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  " + "  ".join(cells).rstrip())
@@ -102,9 +121,10 @@ def _text(view: PlanView) -> str:
 
 
 def _markdown(view: PlanView) -> str:
-    lines = [f"### {view.site}", "", summary(view), "", "| " + " | ".join(COLUMNS) + " |"]
-    lines.append("|" + "|".join(" --- " for _ in COLUMNS) + "|")
-    lines += ["| " + " | ".join(_cells(r, view.max_concurrent_jobs)) + " |" for r in view.steps]
+    columns = _columns(view)
+    lines = [f"### {view.site}", "", summary(view), "", "| " + " | ".join(columns) + " |"]
+    lines.append("|" + "|".join(" --- " for _ in columns) + "|")
+    lines += ["| " + " | ".join(_cells(r, view)) + " |" for r in view.steps]
     return "\n".join(lines) + "\n"
 
 
@@ -125,11 +145,12 @@ def _json(view: PlanView) -> dict[str, Any]:
             "max_concurrent_jobs": view.max_concurrent_jobs,
         },
         "problems": {"errors": view.errors, "warnings": view.warnings},
-        "steps": [_json_step(s) for s in view.steps],
+        "steps": [_json_step(s, view.coverage.get(s.name)) for s in view.steps],
     }
 
 
-def _json_step(row: StepRow) -> dict[str, Any]:
+def _json_step(row: StepRow, covered: Coverage | None) -> dict[str, Any]:
+    nodes = len(row.nodes)
     return {
         "step": row.name,
         "applied_by": row.applied_by,
@@ -149,4 +170,15 @@ def _json_step(row: StepRow) -> dict[str, Any]:
         "worst_gpu_hours": round(row.worst_gpu_hours * (1 + row.retests), 3),
         "worst_once_gpu_hours": round(row.worst_gpu_hours, 3),
         "fits": row.fits,
+        "coverage": (
+            covered.to_json()
+            if covered is not None
+            else {
+                "nodes": nodes,
+                "nodesTotal": nodes,
+                "leafPairs": 0,
+                "leafPairsTotal": 0,
+                "rounds": 1,
+            }
+        ),
     }

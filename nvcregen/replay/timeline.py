@@ -15,8 +15,10 @@ every retest happening, so `worst_case_ms` is one attempt's replayed `worst_ms` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from nvcregen.fabric.groups import Coverage
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
 
@@ -66,6 +68,7 @@ class PlanView:
     max_concurrent_jobs: int
     errors: int
     warnings: int
+    coverage: Mapping[str, Coverage] = field(default_factory=dict)  # by step name
     retests: int = 0
 
     @property
@@ -103,7 +106,7 @@ def plan_view(replay: Replay) -> PlanView:
         facts.max_concurrent_jobs,
         severities.count("error"),
         severities.count("warning"),
-        facts.retests,
+        retests=facts.retests,
     )
 
 

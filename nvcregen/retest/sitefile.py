@@ -132,7 +132,7 @@ def compile_retest(data: Data, header: str, root: Path, display: str) -> RetestS
     result = compile_source(text.encode(), display, catalog, Options(root=root))
     if result.tree is None or has_errors(result.diagnostics):
         raise RetestError("the retest site does not render", tuple(result.diagnostics))
-    loaded = load_site(text.encode(), display, catalog)
+    loaded = load_site(text.encode(), display, catalog, root=root)
     assert loaded.site is not None and loaded.test_units is not None
     return RetestSite(loaded.site.metadata.name, text, plan_budget(loaded.site, loaded.test_units))
 
@@ -145,7 +145,7 @@ def budget_of(data: Data, root: Path) -> Budget:
 
     """
     text = dump_yaml(data)
-    loaded = load_site(text.encode(), "retest.yaml", load_catalog())
+    loaded = load_site(text.encode(), "retest.yaml", load_catalog(), root=root)
     if loaded.site is None or loaded.test_units is None:
         raise RetestError("the retest site does not plan", tuple(loaded.diagnostics))
     return plan_budget(loaded.site, loaded.test_units)

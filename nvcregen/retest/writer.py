@@ -25,6 +25,7 @@ from nvcregen.core.errors import has_errors
 from nvcregen.emit.canonical import load_yaml_plain
 from nvcregen.report.archive import Archive, read_archive
 from nvcregen.report.folder import verified_run
+from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
 from nvcregen.retest.sitefile import (
     RetestError,
@@ -60,6 +61,9 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     archive = read_archive(verified_run(results_dir).run)
     original = site or root / archive.provenance.site.file
     data = _original(archive, original)
+    narrowed = write_narrowed(archive, data, out, root)  # a pool with a fabric: bisection
+    if narrowed is not None:
+        return Retest(*narrowed)
     pool_of = {
         n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
     }

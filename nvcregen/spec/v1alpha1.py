@@ -399,6 +399,47 @@ class Toleration(StrictModel):
         return {name: value for name, value in found.items() if value is not None}
 
 
+class FabricLevels(StrictModel):
+    """The node labels naming each level of a pool's network fabric.
+
+    Only the levels named count: `levels: {leaf: fabric.topograph.run/tier-1}` is a fabric
+    of leaves alone. Newer topograph releases label `accelerator.topograph.run/domain` and
+    `fabric.topograph.run/tier-N`.
+    """
+
+    accelerator: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The NVLink (accelerator) domain's label."""
+    leaf: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)]
+    """The leaf switch's label: the level cross-leaf stages pair."""
+    spine: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The spine's label."""
+    core: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None
+    """The core's label."""
+
+    def keys(self) -> tuple[str, ...]:
+        """The level labels present, highest first (Kueue's Topology order)."""
+        found = (self.core, self.spine, self.leaf, self.accelerator)
+        return tuple(dict.fromkeys(k for k in found if k is not None))
+
+
+TOPOGRAPH_LEVELS = {
+    "accelerator": "network.topology.nvidia.com/accelerator",
+    "leaf": "network.topology.nvidia.com/leaf",
+    "spine": "network.topology.nvidia.com/spine",
+    "core": "network.topology.nvidia.com/core",
+}
+
+
+class PoolFabric(StrictModel):
+    """A pool's network fabric: the node labels of its levels (placement from the inventory)."""
+
+    levels: FabricLevels = Field(
+        default_factory=lambda: FabricLevels.model_validate(TOPOGRAPH_LEVELS)
+    )
+    """The node labels of the fabric's levels (default: topograph's
+    `network.topology.nvidia.com/{accelerator,leaf,spine,core}`)."""
+
+
 class NodePool(StrictModel):
     """A set of identical GPU nodes, named explicitly or by a label selector.
 
@@ -427,6 +468,9 @@ class NodePool(StrictModel):
     nics: Nics | None = None
     topology: Topology | None = None
     tolerations: list[Toleration] = Field(default_factory=list, max_length=32)
+    fabric: PoolFabric | None = None
+    """The pool's fabric levels; which node sits under which leaf comes from the site's
+    inventory (docs/design/0011-fabric.md)."""
 
     @model_validator(mode="after")
     def _nodes_or_selector(self) -> NodePool:
@@ -454,6 +498,10 @@ class Stage(StrictModel):
     pin_transport: bool = False
     """Run RDMA collectives as WorkloadRuns pinning `NCCL_NET=IB` and the HCA list, so a missing
     RDMA path fails instead of falling back to TCP."""
+    groups: Literal["leaf", "cross-leaf", "accelerator", "pool", "diagnose"] | None = None
+    """How an inter-node stage groups a pool with a fabric: within one leaf, pairs of leaves
+    (every leaf pair in the fewest rounds), one NVLink domain, the whole pool, or NVCRE's
+    `diagnose` (NVCRE mode); `nodesPerJob` consecutive nodes when left out."""
 
 
 class Window(StrictModel):
@@ -651,6 +699,14 @@ class SiteSpec(StrictModel):
     nvcre: NvcreSpec = Field(default_factory=NvcreSpec)
     dependencies: Dependencies = Field(default_factory=Dependencies)
     images: Images = Field(default_factory=Images)
+    inventory: (
+        Annotated[
+            str, Field(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")
+        ]
+        | None
+    ) = None
+    """The site's node inventory (`nvcregen inventory`), relative to the project folder: nodes
+    are checked against it, and fabric placement comes from it."""
     node_pools: list[NodePool] = Field(min_length=1, max_length=64)
     readiness: Readiness
     thresholds: list[Threshold] = Field(default_factory=list)

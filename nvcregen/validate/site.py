@@ -8,15 +8,18 @@ each of them: the YAML traps, the schema, the models, the catalog references, th
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core.errors import Diagnostic, has_errors
+from nvcregen.fabric.inventory import Inventory
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.load import load_document
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.fabric import group_problems, inventory_problems, load_inventory
 from nvcregen.validate.schema import validate_schema
 from nvcregen.validate.semantic import check_plan, check_references
 
@@ -29,6 +32,7 @@ class LoadedSite:
     site: Site | None
     test_units: list[TestUnit] | None
     diagnostics: list[Diagnostic]
+    inventory: Inventory | None = None
 
     @property
     def name(self) -> str | None:
@@ -36,7 +40,9 @@ class LoadedSite:
         return self.site.metadata.name if self.site is not None else None
 
 
-def load_site(raw: bytes, display: str, catalog: Catalog, *, strict: bool = False) -> LoadedSite:
+def load_site(
+    raw: bytes, display: str, catalog: Catalog, *, strict: bool = False, root: Path | None = None
+) -> LoadedSite:
     """Load the bytes of one site file named `display`; plan it when it is valid.
 
     `test_units` is set only when no step found an error; the budget is checked on that
@@ -45,12 +51,19 @@ def load_site(raw: bytes, display: str, catalog: Catalog, *, strict: bool = Fals
     doc, diags = load_document(raw, display)  # bytes -> data + positions
     if doc is None:
         return LoadedSite(None, None, None, diags)
-    loaded = check_site(doc, catalog, strict=strict)
-    return LoadedSite(doc, loaded.site, loaded.test_units, diags + loaded.diagnostics)
+    loaded = check_site(doc, catalog, strict=strict, root=root)
+    return LoadedSite(
+        doc, loaded.site, loaded.test_units, diags + loaded.diagnostics, loaded.inventory
+    )
 
 
-def check_site(doc: Document, catalog: Catalog, *, strict: bool = False) -> LoadedSite:
-    """Validate and plan a site already read (`check` reads sites with libyaml)."""
+def check_site(
+    doc: Document, catalog: Catalog, *, strict: bool = False, root: Path | None = None
+) -> LoadedSite:
+    """Validate and plan a site already read (`check` reads sites with libyaml).
+
+    `root` is the project folder the site's inventory is relative to (default: here).
+    """
     diags = validate_schema(doc)  # schemas/site.v1alpha1.json
     if has_errors(diags):
         return LoadedSite(doc, None, None, diags)
@@ -59,8 +72,14 @@ def check_site(doc: Document, catalog: Catalog, *, strict: bool = False) -> Load
     if site is None or has_errors(diags):
         return LoadedSite(doc, site, None, diags)
     diags += check_references(site, catalog, doc, strict=strict)  # catalog, units, fabric
+    inventory, found = load_inventory(site, doc, root)  # spec.inventory: NVC390
+    diags += found
+    if inventory is not None:
+        diags += inventory_problems(site, catalog, inventory, doc)  # NVC391-NVC394
+    if inventory is not None or site.spec.inventory is None:  # else NVC390 says enough
+        diags += group_problems(site, inventory, doc)  # stage groups: NVC395-NVC397
     if has_errors(diags):
-        return LoadedSite(doc, site, None, diags)
-    test_units = plan(site, catalog)  # what runs where, in site order: built once
+        return LoadedSite(doc, site, None, diags, inventory)
+    test_units = plan(site, catalog, inventory)  # what runs where, in site order: built once
     diags += check_plan(site, catalog, test_units, doc)  # physics, GPU-hours, deadline
-    return LoadedSite(doc, site, test_units, diags)
+    return LoadedSite(doc, site, test_units, diags, inventory)

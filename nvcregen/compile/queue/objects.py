@@ -44,7 +44,8 @@ def queue_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
         return [local_queue(site, kueue.cluster_queue)]
     quotas = pool_quotas(site, test_units)
     flavors = [resource_flavor(site, q.pool) for q in quotas]
-    manifests = [topology(site), *flavors, cluster_queue(site, quotas, flavors)]
+    fabric = [fabric_topology(site, levels)] if (levels := fabric_levels(site)) else []
+    manifests = [topology(site), *fabric, *flavors, cluster_queue(site, quotas, flavors)]
     manifests.append(local_queue(site, cluster_queue_name(site)))
     return manifests + priority_classes(site)
 
@@ -52,6 +53,32 @@ def queue_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
 def topology_name(site: Site) -> str:
     """The site's Topology: `<site>-nodes`."""
     return f"{site.metadata.name}-nodes"
+
+
+def fabric_topology_name(site: Site) -> str:
+    """The Topology of the site's fabric pools: `<site>-fabric`."""
+    return f"{site.metadata.name}-fabric"
+
+
+def fabric_levels(site: Site) -> tuple[str, ...]:
+    """The fabric's node labels, highest first, from the first pool naming a fabric (or ())."""
+    for pool in site.spec.node_pools:
+        if pool.fabric is not None:
+            return pool.fabric.levels.keys()
+    return ()
+
+
+def fabric_topology(site: Site, levels: tuple[str, ...]) -> Manifest:
+    """A Topology of the fabric's levels, top down, then the node: runs can ask for a domain.
+
+    A leaf group asks for its leaf (`podset-required-topology`), an NVLink group for its
+    domain; pools with a fabric have their flavor on this Topology.
+    """
+    spec = {"levels": [{"nodeLabel": label} for label in (*levels, HOSTNAME)]}
+    obj = _object("Topology", fabric_topology_name(site), spec)
+    notes = ("TAS over the fabric: runs that must stay in a leaf or NVLink domain ask for it",)
+    index = next(i for i, p in enumerate(site.spec.node_pools) if p.fabric is not None)
+    return Manifest(obj, COMPONENT, f"/spec/nodePools/{index}/fabric", notes=notes)
 
 
 def cluster_queue_name(site: Site) -> str:
@@ -83,7 +110,8 @@ def resource_flavor(site: Site, pool: Pool) -> Manifest:
 
     Its labels and topology are immutable upstream, so its name ends in their hash.
     """
-    spec = {"nodeLabels": flavor_labels(pool), "topologyName": topology_name(site)}
+    named = fabric_topology_name(site) if pool.spec.fabric is not None else topology_name(site)
+    spec = {"nodeLabels": flavor_labels(pool), "topologyName": named}
     name = hashed_name([site.metadata.name, pool.spec.name], content_hash(spec), NAME_MAX)
     source = f"/spec/nodePools/{pool.index}"
     return Manifest(_object("ResourceFlavor", name, spec), COMPONENT, source, (pool.catalog_file,))

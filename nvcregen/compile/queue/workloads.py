@@ -59,17 +59,21 @@ def priority_value(site: Site, stage_index: int) -> int:
     return (len(site.spec.readiness.stages) - stage_index) * PRIORITY_STEP
 
 
-def topology_annotations(site: Site, pods: int) -> dict[str, str]:
+def topology_annotations(site: Site, pods: int, level: str | None = None) -> dict[str, str]:
     """A pod template's Topology Aware Scheduling request, when nvcregen manages the queues.
 
-    A podset of one pod asks for one host; a larger one lets Kueue spread it over free
-    nodes (each pod needs a whole node's GPUs anyway). None for an external Kueue, whose
-    flavors may have no topology: a podset asking for one would never be admitted there.
+    A podset of one pod asks for one host; one that must stay in a fabric domain (a leaf
+    or an NVLink domain: `level`, a label of the site's fabric Topology) asks for that
+    level; any other lets Kueue spread it over free nodes (each pod needs a whole node's
+    GPUs anyway). None for an external Kueue, whose flavors may have no topology: a
+    podset asking for one would never be admitted there.
     """
     if not manages_queues(site):
         return {}
     if pods == 1:
         return {REQUIRED_TOPOLOGY: HOSTNAME}
+    if level is not None:
+        return {REQUIRED_TOPOLOGY: level}
     return {UNCONSTRAINED_TOPOLOGY: "true"}
 
 

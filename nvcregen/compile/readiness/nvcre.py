@@ -14,6 +14,7 @@ from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.plan.resolve import nvcre_runs_groups
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "readiness"
@@ -23,6 +24,7 @@ WORKLOADRUN_NAME_MAX = 52
 GPU = "nvidia.com/gpu"
 GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_PRODUCT = "nvidia.com/gpu.product"
+DIAGNOSE_MIN_GROUP = 2  # a link fault needs two nodes to show; NVCRE's default too
 
 
 def readiness_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
@@ -33,7 +35,12 @@ def readiness_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest
         categories = [u for u in stage_units if u.mode == "category"]
         if categories:
             manifests.append(certification(site, categories))
-        manifests += [workload_run(site, u) for u in stage_units if u.mode == "workloadrun"]
+        manifests += [
+            run
+            for u in stage_units
+            if u.mode == "workloadrun"
+            for run in (grouped_runs(site, u) if _own_groups(u) else [workload_run(site, u)])
+        ]
     if any(_uses_nccl_profile(u) for u in test_units):
         manifests.append(nccl_log_profile(site))
     return manifests
@@ -102,6 +109,8 @@ def _category(unit: TestUnit) -> Obj:
         "image": unit.image,
         "testScale": _test_scale(unit),
     }
+    if unit.stage.groups == "diagnose":
+        options["minGroupSize"] = DIAGNOSE_MIN_GROUP
     if unit.test.kind == "nccl":
         options.update(_nccl_options(unit))
     if unit.test.training is not None:
@@ -130,18 +139,40 @@ def _nccl_options(unit: TestUnit) -> Obj:
     }
 
 
-def workload_run(site: Site, unit: TestUnit) -> Manifest:
-    """A WorkloadRun for a test NVCRE's catalog cannot express as asked."""
+def _own_groups(unit: TestUnit) -> bool:
+    """Whether a unit's fabric groups are WorkloadRuns of their own (NVCRE cannot form them)."""
+    return unit.grouping is not None and not nvcre_runs_groups(unit.stage, unit.pool.spec)
+
+
+def grouped_runs(site: Site, unit: TestUnit) -> list[Manifest]:
+    """One WorkloadRun per fabric group (a leaf, a leaf pair, an NVLink domain).
+
+    NVCRE splits a target's sorted nodes into consecutive groups and cannot group by a
+    leaf label, so each group is its own WorkloadRun, targeting exactly its nodes.
+    """
+    assert unit.grouping is not None
+    return [
+        workload_run(site, unit, (index, group)) for index, group in enumerate(unit.grouping.groups)
+    ]
+
+
+def workload_run(
+    site: Site, unit: TestUnit, group: tuple[int, tuple[str, ...]] | None = None
+) -> Manifest:
+    """A WorkloadRun for a test NVCRE's catalog cannot express as asked (or one fabric group)."""
     window = site.spec.readiness.window
+    selected = target(unit.pool)
+    if group is not None:
+        selected["nodeNames"] = list(group[1])
     spec: Obj = {
         "image": unit.image,
-        "numNodes": unit.nodes_per_job,
+        "numNodes": len(group[1]) if group is not None else unit.nodes_per_job,
         **counts(unit),
-        "target": target(unit.pool),
+        "target": selected,
         "orchestration": {
             "testScale": _test_scale(unit),
             "repeatCount": site.spec.readiness.rounds,
-            "maxConcurrent": window.max_concurrent_jobs,
+            "maxConcurrent": 1 if group is not None else window.max_concurrent_jobs,
             "timeoutPerJob": units.format_duration(unit.timeout_ms),
         },
         "workloadMetadata": {"labels": workload_labels(site, unit)},
@@ -153,11 +184,10 @@ def workload_run(site: Site, unit: TestUnit) -> Manifest:
         spec["gangScheduler"] = gang
     if unit.thresholds:
         spec["thresholds"] = _threshold_map(unit)
-    name = hashed_name(
-        [site.metadata.name, unit.stage.name, unit.test.name],
-        content_hash(spec),
-        WORKLOADRUN_NAME_MAX,
-    )
+    parts = [site.metadata.name, unit.stage.name, unit.test.name]
+    if group is not None:
+        parts.append(f"g{group[0]}")
+    name = hashed_name(parts, content_hash(spec), WORKLOADRUN_NAME_MAX)
     obj = _object("WorkloadRun", name, site.spec.nvcre.namespace, spec)
     source = (
         f"/spec/readiness/stages/{unit.stage_index}/tests/{unit.stage.tests.index(unit.test.name)}"
@@ -222,7 +252,19 @@ def outer_deadline_s(timeout_ms: int) -> int:
 
 
 def _test_scale(unit: TestUnit) -> str:
-    return "intra-node" if unit.stage.scope == "intra-node" else "full-scale"
+    """NVCRE's `testScale` for a unit: a fabric group's own, else the stage scope's.
+
+    `accelerator` groups are NVCRE's `intra-rack` when the pool's NVLink label is the
+    one NVCRE groups by (`nvidia.com/gpu.clique`); otherwise each domain is a WorkloadRun
+    running its group at full scale.
+    """
+    if unit.stage.scope == "intra-node":
+        return "intra-node"
+    if unit.stage.groups == "diagnose":
+        return "diagnose"
+    if unit.stage.groups == "accelerator" and nvcre_runs_groups(unit.stage, unit.pool.spec):
+        return "intra-rack"
+    return "full-scale"
 
 
 def _threshold_map(unit: TestUnit) -> dict[str, str]:

@@ -13,6 +13,8 @@ round, placed on any of its nodes by the scheduler.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.mpi import (
@@ -76,18 +78,28 @@ def nccl_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
     """One TrainingRuntime for an NCCL test, and its TrainJobs per round and node group."""
     runtime = nccl_runtime(site, unit)
     jobs = [
-        train_job(site, unit, runtime.name, round_, (index, group))
+        train_job(site, _sized(unit, group), runtime.name, round_, (index, group))
         for round_ in range(1, site.spec.readiness.rounds + 1)
         for index, group in enumerate(node_groups(unit))
     ]
     return [runtime, *jobs]
 
 
-def node_groups(unit: TestUnit) -> list[tuple[str, ...]]:
-    """The node groups a test runs on: `nodesPerJob` named nodes each, or one unnamed group.
+def _sized(unit: TestUnit, group: tuple[str, ...]) -> TestUnit:
+    """The unit as one group runs it: a fabric group (a leaf, a leaf pair) has its own size."""
+    if unit.grouping is None or len(group) == unit.nodes_per_job:
+        return unit
+    return replace(unit, nodes_per_job=len(group))
 
+
+def node_groups(unit: TestUnit) -> list[tuple[str, ...]]:
+    """The node groups a test runs on: fabric groups, `nodesPerJob` named nodes each, or one.
+
+    Fabric groups come from the stage's `groups`; one unnamed group serves a selector pool.
     Nodes left over after the last full group are not tested, as with NVCRE.
     """
+    if unit.grouping is not None:
+        return list(unit.grouping.groups)
     nodes = unit.pool.spec.nodes
     if nodes is None:
         return [()]
@@ -133,9 +145,20 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
 def _pod_metadata(site: Site, unit: TestUnit, pods: int) -> Obj:
     """A replicated job's pod labels, its Multus networks and Kueue topology request."""
     metadata: Obj = {"labels": unit_labels(site, unit)}
-    if annotations := pod_network(unit).annotations | topology_annotations(site, pods):
+    level = domain_level(unit)
+    if annotations := pod_network(unit).annotations | topology_annotations(site, pods, level):
         metadata["annotations"] = annotations
     return {"metadata": metadata}
+
+
+def domain_level(unit: TestUnit) -> str | None:
+    """The fabric level a run's pods must share: its leaf, or its NVLink domain (else None)."""
+    fabric = unit.pool.spec.fabric
+    if fabric is None or unit.grouping is None:
+        return None
+    if unit.grouping.kind == "leaf":
+        return fabric.levels.leaf
+    return fabric.levels.accelerator if unit.grouping.kind == "accelerator" else None
 
 
 def _runtime_placement(unit: TestUnit) -> Obj:

@@ -1,0 +1,160 @@
+"""`nvcregen inventory` and `nvcregen drill`: a site's nodes as a file, and a fault replayed."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from nvcregen.core.errors import ExitCode
+
+BAD_EXPORT = "NVC780"
+BAD_FAULT = "NVC781"
+
+
+@click.command("inventory")
+@click.option(
+    "--from",
+    "source",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A saved `kubectl get nodes -o yaml` (a v1 List).",
+)
+@click.option("--context", help="Read the nodes from this kubeconfig context instead.")
+@click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False))
+@click.option(
+    "-o",
+    "--output",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the inventory here (atomically); standard output when left out.",
+)
+def inventory(
+    source: Path | None, context: str | None, kubeconfig: Path | None, output: Path | None
+) -> None:
+    """Write a site's node inventory: GPUs, NICs, fabric labels, taints, driver and CUDA.
+
+    Sorted and deterministic, to review in a pull request; a site names it in
+    `spec.inventory`, and `validate`, `plan`, `check --server` and `collect` use it.
+    """
+    from nvcregen.emit.canonical import dump_yaml
+    from nvcregen.fabric.inventory import InventoryError, from_node_list, from_nodes, to_data
+
+    if (source is None) == (context is None):
+        _fail("give exactly one of --from FILE or --context CTX")
+    try:
+        if source is not None:
+            found = from_node_list(_read_export(source), source.name)
+        else:
+            found = from_nodes(_live_nodes(context, kubeconfig), f"context {context}")
+    except InventoryError as exc:
+        _fail(f"{BAD_EXPORT}: {exc}")
+    header = "nvcregen inventory: review changes; a site names this file in spec.inventory"
+    text = dump_yaml(to_data(found), header=header)
+    if output is None:
+        click.echo(text, nl=False)
+        return
+    write_atomic(output, text)
+    click.echo(f"nvcregen: wrote {output} ({len(found.nodes)} nodes)", err=True)
+
+
+def _read_export(path: Path) -> Any:
+    """The export's data: at most 64 MiB, YAML without aliases (or JSON)."""
+    import yaml
+
+    from nvcregen.fabric.inventory import MAX_BYTES
+    from nvcregen.spec.fast import parse_fast
+
+    if path.stat().st_size > MAX_BYTES:
+        _fail(f"{BAD_EXPORT}: {path} is over {MAX_BYTES // 2**20} MiB")
+    try:
+        return parse_fast(path.read_bytes())
+    except yaml.YAMLError as exc:
+        _fail(f"{BAD_EXPORT}: {path} is not YAML without aliases: {str(exc).splitlines()[0]}")
+
+
+def _live_nodes(context: str | None, kubeconfig: Path | None) -> list[dict[str, Any]]:
+    from nvcregen.cluster import ClusterError, connect
+    from nvcregen.cluster.nodes import list_nodes
+
+    try:
+        return list_nodes(connect(context, kubeconfig))
+    except ClusterError as exc:
+        _fail(str(exc))
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write a file whole or not at all: a temporary file beside it, then a rename."""
+    folder = path.parent if str(path.parent) else Path()
+    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
+            stream.write(text)
+        Path(name).replace(path)
+    except BaseException:
+        Path(name).unlink(missing_ok=True)
+        raise
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"nvcregen: {message}", err=True)
+    sys.exit(ExitCode.INVALID)
+
+
+@click.command("drill")
+@click.argument("site", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option(
+    "--fail",
+    "fail",
+    required=True,
+    help="The fault to inject: a node (gpu-0517), or two leaves for a link (leaf-03,leaf-17).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+def drill(site: Path, fail: str, fmt: str) -> None:
+    """Replay a site's plan and retests with one fault injected: until it is named.
+
+    A pure simulation (docs/design/0011-fabric.md): a group fails iff it holds the
+    faulty node, or has nodes under both leaves of the faulty link. Prints the rounds,
+    jobs, GPU-hours and wall time until the fault is named. Exit 0 when the injected
+    fault is named, 1 when it is not, 2 for an invalid site or fault.
+    """
+    from nvcregen.catalog.load import load_catalog
+    from nvcregen.commands.common import print_diagnostics
+    from nvcregen.fabric.drill import run_drill
+    from nvcregen.fabric.drillview import drill_json, drill_text
+    from nvcregen.plan.coverage import plan_rounds
+    from nvcregen.validate.site import load_site
+
+    root = Path.cwd()
+    loaded = load_site(site.read_bytes(), str(site), load_catalog(), root=root)
+    errors = [d for d in loaded.diagnostics if d.is_error]
+    if errors or loaded.site is None or loaded.test_units is None:
+        print_diagnostics(errors, "text", wrote="no drill")
+        sys.exit(ExitCode.INVALID)
+    units = loaded.test_units
+    placement = next((u.pool.placement for u in units if u.pool.placement is not None), None)
+    leaf = dict(placement.leaf) if placement is not None else {}
+    nodes = [n for p in loaded.site.spec.node_pools for n in p.nodes or ()]
+    fault = _fault(fail, set(nodes), set(leaf.values()))
+    window = loaded.site.spec.readiness.window.max_concurrent_jobs
+    result = run_drill(plan_rounds(units), fault, leaf, nodes, window)
+    click.echo(drill_json(result) if fmt == "json" else drill_text(result), nl=False)
+    sys.exit(ExitCode.OK if result.found else ExitCode.DRIFT)
+
+
+def _fault(text: str, nodes: set[str], leaves: set[str]) -> Any:
+    """`--fail`'s fault: a node of the site, or two distinct leaves of its inventory."""
+    from nvcregen.fabric.drill import Fault
+
+    parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 1:
+        if parts[0] not in nodes:
+            _fail(f"{BAD_FAULT}: --fail {parts[0]} is not a node the site names")
+        return Fault(node=parts[0])
+    if len(parts) != 2 or parts[0] == parts[1] or not set(parts) <= leaves:
+        known = ", ".join(sorted(leaves)[:8]) or "none: the site has no placed fabric"
+        _fail(f"{BAD_FAULT}: --fail {text} is not two leaves of the inventory (leaves: {known})")
+    a, b = sorted(parts)
+    return Fault(link=(a, b))

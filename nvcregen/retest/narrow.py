@@ -1,0 +1,162 @@
+"""The next retest round of a site whose pool has a fabric: bisection over leaves.
+
+For a pool placed by the site's inventory, the archive's groups (which failed, which
+passed) are folded into suspect nodes and suspect links (`fabric.localise`), and the
+next round's groups are written as a site: one pool and stage per group, running the
+first test that failed, each group inside one leaf while nodes are suspect (halves of a leaf's
+suspects, a lone suspect beside a cleared node of its leaf), then cleared nodes under
+the leaves of suspect links. Run it, collect it, and retest again from that archive
+until `retest` names the node or link. Sites without a fabric keep the pairs of
+`pairs.py`.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvcregen.fabric.inventory import Inventory
+from nvcregen.fabric.inventoryfile import read_inventory
+from nvcregen.fabric.localise import Group, learn, next_round
+from nvcregen.report.archive import Archive, NodeVerdict
+from nvcregen.retest.sitefile import budget_line, budget_of, compile_retest, retest_name
+from nvcregen.spec.load import load_document
+from nvcregen.spec.v1alpha1 import PoolFabric
+
+Data = dict[str, Any]
+MAX_GROUPS = 32  # a site has at most 32 stages
+
+
+@dataclass(frozen=True)
+class Narrowing:
+    """The next round: its groups, the (stage, test) failures they retest, what is named."""
+
+    groups: tuple[Group, ...]
+    tests: tuple[tuple[str, str], ...]
+    named: str | None
+    pool: str
+
+
+def narrow(nodes: list[NodeVerdict], data: Data, inventory: Inventory) -> Narrowing | None:
+    """The next round for the first pool with a fabric; None when no pool has one."""
+    pool = next((p for p in data["spec"]["nodePools"] if "fabric" in p and p.get("nodes")), None)
+    if pool is None:
+        return None
+    levels = PoolFabric.model_validate(pool.get("fabric") or {}).levels
+    members = [str(n) for n in pool["nodes"]]
+    leaf = {
+        n: inventory.nodes[n].fabric[levels.leaf]
+        for n in members
+        if n in inventory.nodes and levels.leaf in inventory.nodes[n].fabric
+    }
+    inside = set(members)
+    results: dict[Group, bool] = {}
+    tests: list[tuple[str, str]] = []
+    for verdict in nodes:
+        for run in verdict.runs:
+            group = tuple(n for n in run.nodes if n in inside) or (verdict.node,)
+            failed = run.word == "fail"
+            results[group] = results.get(group, False) or failed
+            if failed:
+                tests.append((run.stage, run.test))
+    known = learn(None, sorted(results.items()), leaf)
+    groups = tuple(next_round(known, leaf, members))
+    return Narrowing(groups, tuple(dict.fromkeys(tests)), known.named(), str(pool["name"]))
+
+
+def narrowed_data(original: Data, found: Narrowing) -> Data:
+    """The original site with one pool and one stage per group of the next round."""
+    data = copy.deepcopy(original)
+    spec = data["spec"]
+    template = next(p for p in spec["nodePools"] if p["name"] == found.pool)
+    stages = {s["name"]: s for s in spec["readiness"]["stages"]}
+    pools, new_stages = [], []
+    for number, group in enumerate(found.groups, 1):
+        pool = copy.deepcopy(template)
+        pool["name"] = f"narrow-{number}"
+        pool["nodes"] = list(group)
+        pools.append(pool)
+        for stage_name, test in found.tests[:1] or ():
+            stage: Data = {"name": f"narrow{number}", "pool": pool["name"], "tests": [test]}
+            stage["scope"] = "inter-node" if len(group) > 1 else "intra-node"
+            if len(group) > 1:
+                stage["nodesPerJob"] = len(group)
+            for key in ("timeoutPerJob", "pinTransport"):
+                if key in stages.get(stage_name, {}):
+                    stage[key] = stages[stage_name][key]
+            new_stages.append(stage)
+    spec["nodePools"] = pools
+    spec["readiness"]["stages"] = new_stages
+    kept = {(s["tests"][0], s["scope"]) for s in new_stages}
+    spec["thresholds"] = [
+        t for t in spec.get("thresholds") or [] if (t["test"], t["scope"]) in kept
+    ]
+    data["metadata"]["name"] = retest_name(str(data["metadata"]["name"]))
+    gitops = spec.get("gitops") or {}
+    if gitops.get("path"):  # never the original's folder: syncing it would apply the original
+        gitops["path"] = (
+            str(gitops["path"]).rstrip("/").rpartition("/")[0] + "/" + data["metadata"]["name"]
+        )
+    return data
+
+
+def write_narrowed(
+    archive: Archive, data: Data, out: Path | None, root: Path
+) -> tuple[Path | None, tuple[str, ...]] | None:
+    """Write the next narrowing round of a fabric site; None when the site has no fabric.
+
+    Returns:
+        The file written (None when the fault is already named, or nothing can tell)
+        and the lines to print.
+
+    """
+    named = data["spec"].get("inventory")
+    if not isinstance(named, str):
+        return None
+    inventory = _inventory(root / named)
+    if inventory is None:
+        return None
+    found = narrow(list(archive.verdicts.nodes), data, inventory)
+    if found is None:
+        return None
+    if found.named is not None:
+        return None, (f"named: {found.named}; nothing left to retest",)
+    if not found.groups or len(found.groups) > MAX_GROUPS or not found.tests:
+        return None  # the pairs of pairs.py take over
+    new = narrowed_data(data, found)
+    header = _header(archive, found, budget_line(budget_of(new, root), new))
+    target = out or root / "sites" / f"{new['metadata']['name']}.yaml"
+    if target.exists():
+        from nvcregen.retest.sitefile import RetestError
+
+        raise RetestError(f"{target} exists: give another --out, or remove it first")
+    written = compile_retest(new, header, root, str(target))
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(written.text, encoding="utf-8")
+    shown = "; ".join(f"[{' '.join(g)}]" for g in found.groups)
+    return target, (f"retest {written.name}: {len(found.groups)} groups: {shown}",)
+
+
+def _inventory(path: Path) -> Inventory | None:
+    try:
+        raw = path.read_bytes()
+    except OSError:
+        return None
+    doc, _ = load_document(raw, path.name)
+    return read_inventory(doc)[0] if doc is not None else None
+
+
+def _header(archive: Archive, found: Narrowing, budget: str) -> str:
+    s = archive.summary
+    lines = [
+        "yaml-language-server: $schema=../schemas/site.v1alpha1.json",
+        f"Narrowing retest of site {s.site}, run {s.run_id}, written by `nvcregen retest`.",
+        "The pool has a fabric: suspects are retested inside their leaf (no uplink crossed,",
+        "so only a node can fail), halves at a time; then cleared nodes under the leaves of",
+        "suspect links. Collect this run and retest again until the fault is named.",
+        "",
+    ]
+    lines += [f"Pool narrow-{n}: {' '.join(g)}" for n, g in enumerate(found.groups, 1)]
+    return "\n".join([*lines, "", budget])

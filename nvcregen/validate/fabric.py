@@ -1,0 +1,200 @@
+"""A site against its inventory, and its fabric-aware stages: NVC390-NVC397.
+
+The inventory is read here (bounded: a file over 64 MiB is refused), relative to the
+project folder like a chart archive, so every command that loads a site plans with it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nvcregen.catalog.load import Catalog
+from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.fabric.groups import plan_groups
+from nvcregen.fabric.inventory import MAX_BYTES, Inventory
+from nvcregen.fabric.inventoryfile import BAD_INVENTORY, read_inventory
+from nvcregen.fabric.placement import place
+from nvcregen.spec.load import load_document
+from nvcregen.spec.positions import Document
+from nvcregen.spec.v1alpha1 import NodePool, Site
+
+NOT_INVENTORIED = "NVC391"
+WRONG_PRODUCT = "NVC392"
+FEWER_GPUS = "NVC393"
+NO_LEAF = "NVC394"
+GROUPS_NEED_FABRIC = "NVC395"
+GROUPS_UNSUPPORTED = "NVC396"
+TOO_FEW_GROUPS = "NVC397"
+OTHER_LEVELS = "NVC398"
+_REPORTED_PER_POOL = 20  # one wrong inventory would print a line per node otherwise
+
+
+def load_inventory(
+    site: Site, doc: Document, root: Path | None
+) -> tuple[Inventory | None, list[Diagnostic]]:
+    """The inventory the site names (None when it names none or it is unusable)."""
+    named = site.spec.inventory
+    if named is None:
+        return None, []
+    path = (root or Path.cwd()) / named
+    where = "/spec/inventory"
+    try:
+        raw = _read_bounded(path)
+    except OSError as exc:
+        message = f"the inventory {named} cannot be read: {exc.strerror or exc}"
+        hint = "write it with `nvcregen inventory`; the path is relative to the project folder"
+        return None, [
+            Diagnostic(doc.span(where), Severity.ERROR, BAD_INVENTORY, message, where, hint)
+        ]
+    inventory_doc, diags = load_document(raw, named)
+    if inventory_doc is None:
+        return None, diags
+    inventory, problems = read_inventory(inventory_doc)
+    return inventory, diags + problems
+
+
+def _read_bounded(path: Path) -> bytes:
+    """A file's bytes, refused over `MAX_BYTES` (an OSError saying so)."""
+    with path.open("rb") as stream:
+        raw = stream.read(MAX_BYTES + 1)
+    if len(raw) > MAX_BYTES:
+        raise OSError(0, f"over the {MAX_BYTES // 2**20} MiB limit")
+    return raw
+
+
+def inventory_problems(
+    site: Site, catalog: Catalog, inventory: Inventory, doc: Document
+) -> list[Diagnostic]:
+    """Named nodes missing from the inventory, of another product, with fewer GPUs, unplaced."""
+    found: list[Diagnostic] = []
+    for index, pool in enumerate(site.spec.node_pools):
+        hardware = catalog.find_hardware(pool.model)
+        products = set(pool.product_labels or (hardware.product_labels if hardware else ()))
+        gpus = pool.gpus_per_node or (hardware.gpus_per_node if hardware else None)
+        problems: list[Diagnostic] = []
+        for position, name in enumerate(pool.nodes or []):
+            where = f"/spec/nodePools/{index}/nodes/{position}"
+            problems += _node_problems(pool, name, inventory, products, gpus, doc, where)
+        found += problems[:_REPORTED_PER_POOL]
+        if len(problems) > _REPORTED_PER_POOL:
+            more = len(problems) - _REPORTED_PER_POOL
+            first = problems[_REPORTED_PER_POOL]
+            found.append(
+                Diagnostic(
+                    first.span,
+                    Severity.INFO,
+                    first.code,
+                    f"{more} more like these left out",
+                    first.path,
+                )
+            )
+    return found
+
+
+def _node_problems(
+    pool: NodePool,
+    name: str,
+    inventory: Inventory,
+    products: set[str],
+    gpus: int | None,
+    doc: Document,
+    where: str,
+) -> list[Diagnostic]:
+    span = doc.span(where)
+    node = inventory.nodes.get(name)
+    if node is None:
+        hint = "run `nvcregen inventory` again, or take the node out of the pool"
+        return [_error(span, NOT_INVENTORIED, f"node {name} is not in the inventory", where, hint)]
+    found = []
+    if products and node.product is not None and node.product not in products:
+        wanted = ", ".join(sorted(products))
+        message = f"node {name} has {node.product}, not the pool's {pool.model} ({wanted})"
+        hint = "move the node to a pool of its model, or set productLabels"
+        found.append(_error(span, WRONG_PRODUCT, message, where, hint))
+    if gpus is not None and node.gpus is not None and node.gpus < gpus:
+        message = f"node {name} has {node.gpus} GPUs, the pool {gpus} per node"
+        found.append(_error(span, FEWER_GPUS, message, where, "repair the node or leave it out"))
+    if pool.fabric is not None and pool.fabric.levels.leaf not in node.fabric:
+        message = f"node {name} has no {pool.fabric.levels.leaf} label in the inventory"
+        hint = "label the node's leaf (topograph does), or name the leaf label in fabric.levels"
+        found.append(_error(span, NO_LEAF, message, where, hint))
+    return found
+
+
+def _error(span: Span, code: str, message: str, where: str, hint: str) -> Diagnostic:
+    return Diagnostic(span, Severity.ERROR, code, message, where, hint)
+
+
+def level_problems(site: Site, doc: Document) -> list[Diagnostic]:
+    """NVC398: pools naming other fabric levels than the first (the site has one Topology)."""
+    fabrics = [(i, p.fabric) for i, p in enumerate(site.spec.node_pools) if p.fabric is not None]
+    if not fabrics:
+        return []
+    first = fabrics[0][1].levels.keys()
+    found = []
+    for index, fabric in fabrics[1:]:
+        if fabric.levels.keys() != first:
+            where = f"/spec/nodePools/{index}/fabric"
+            names = site.spec.node_pools[index].name, site.spec.node_pools[fabrics[0][0]].name
+            message = f"pool {names[0]} names other fabric levels than pool {names[1]}"
+            hint = (
+                "a site's fabric Topology has one set of levels: name the same labels in every pool"
+            )
+            found.append(_error(doc.span(where), OTHER_LEVELS, message, where, hint))
+    return found
+
+
+def group_problems(site: Site, inventory: Inventory | None, doc: Document) -> list[Diagnostic]:
+    """Stages whose `groups` cannot be planned: no fabric or inventory, wrong scope or engine."""
+    found = level_problems(site, doc)
+    pools = {p.name: p for p in site.spec.node_pools}
+    for index, stage in enumerate(site.spec.readiness.stages):
+        if stage.groups is None:
+            continue
+        where = f"/spec/readiness/stages/{index}/groups"
+        span = doc.span(where)
+        if stage.scope != "inter-node":
+            found.append(
+                _error(
+                    span,
+                    GROUPS_UNSUPPORTED,
+                    "groups are for inter-node stages",
+                    where,
+                    "remove groups",
+                )
+            )
+            continue
+        if stage.groups == "diagnose":
+            if site.spec.readiness.engine == "trainer":
+                hint = "trainer mode narrows a fault with `nvcregen retest`; use cross-leaf or pool"
+                found.append(
+                    _error(
+                        span,
+                        GROUPS_UNSUPPORTED,
+                        "diagnose is NVCRE's; this site runs trainer mode",
+                        where,
+                        hint,
+                    )
+                )
+            continue
+        pool = pools.get(stage.pool or site.spec.node_pools[0].name)
+        if pool is None:
+            continue
+        placement = place(pool, inventory)
+        if placement is None:
+            message = (
+                f"groups: {stage.groups} needs the pool's fabric, named nodes and the site's"
+                " inventory"
+            )
+            hint = "give the pool `fabric: {}` and `nodes`, and name the inventory (spec.inventory)"
+            found.append(_error(span, GROUPS_NEED_FABRIC, message, where, hint))
+            continue
+        if not plan_groups(stage.groups, placement).groups or (
+            stage.groups == "cross-leaf" and len(placement.by_leaf) < 2
+        ):
+            message = (
+                f"groups: {stage.groups} finds no group of two or more nodes in pool {pool.name}"
+            )
+            hint = "cross-leaf needs two leaves; leaf and accelerator a domain of two nodes"
+            found.append(_error(span, TOO_FEW_GROUPS, message, where, hint))
+    return found

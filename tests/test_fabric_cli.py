@@ -1,0 +1,86 @@
+"""`nvcregen inventory`, `plan` coverage and `drill`, end to end in a scratch project."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+from fabricfactory import INVENTORY, write_project
+
+from nvcregen.cli import main
+from nvcregen.emit.cache import site_input_key
+from tools.fleet_nodes import fleet
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def run(*args: str) -> Result:
+    result = CliRunner().invoke(main, list(args), catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def test_inventory_from_an_export_is_written_sorted_and_the_same_twice(project: Path) -> None:
+    export = project / "nodes.json"
+    data = fleet(8, 2)
+    data["items"].reverse()
+    export.write_text(json.dumps(data))
+    assert run("inventory", "--from", "nodes.json", "-o", "a.yaml").exit_code == 0
+    assert run("inventory", "--from", "nodes.json", "-o", "b.yaml").exit_code == 0
+    text = (project / "a.yaml").read_text()
+    assert text == (project / "b.yaml").read_text()
+    names = [line.split(": ")[1] for line in text.splitlines() if line.startswith("    name: ")]
+    assert names == sorted(names) and len(names) == 8
+    assert sorted(p.name for p in project.iterdir()) == ["a.yaml", "b.yaml", "nodes.json"]
+
+
+def test_a_bad_export_writes_nothing(project: Path) -> None:
+    (project / "nodes.yaml").write_text("kind: List\nitems:\n  - &a {kind: Node}\n  - *a\n")
+    result = run("inventory", "--from", "nodes.yaml", "-o", "out.yaml")
+    assert result.exit_code == 2 and "NVC780" in result.output
+    assert not (project / "out.yaml").exists()
+    assert run("inventory").exit_code == 2  # neither --from nor --context
+
+
+def test_plan_states_every_steps_coverage(project: Path) -> None:
+    write_project(project, 64, 8)
+    result = run("plan", "fleet.yaml", "--format", "json")
+    assert result.exit_code == 0, result.output
+    (step,) = json.loads(result.stdout)[0]["steps"]
+    assert step["coverage"] == {
+        "nodes": 64, "nodesTotal": 64, "leafPairs": 28, "leafPairsTotal": 28, "rounds": 7,
+    }  # fmt: skip
+    text = run("plan", "fleet.yaml").stdout
+    assert "gpu-[0000-0063]  64/64 nodes, 28/28 leaf pairs in 7 rounds" in text
+    assert (
+        "| gpu-[0000-0063] | 64/64 nodes, 28/28 leaf pairs in 7 rounds |"
+        in run("plan", "fleet.yaml", "--format", "markdown").stdout
+    )
+
+
+def test_drill_names_a_node_and_a_link(project: Path) -> None:
+    write_project(project, 64, 8)
+    node = run("drill", "fleet.yaml", "--fail", "gpu-0042")
+    assert node.exit_code == 0, node.output
+    assert node.stdout.startswith("injected node gpu-0042: named (node gpu-0042)\n")
+    link = json.loads(
+        run("drill", "fleet.yaml", "--fail", "leaf-05,leaf-02", "--format", "json").stdout
+    )
+    assert (link["named"], link["found"]) == ("link leaf-02,leaf-05", True)
+    bad = run("drill", "fleet.yaml", "--fail", "leaf-02,leaf-99")
+    assert bad.exit_code == 2 and "NVC781" in bad.output
+    assert run("drill", "fleet.yaml", "--fail", "gpu-9999").exit_code == 2
+
+
+def test_the_render_cache_key_holds_the_inventory(project: Path) -> None:
+    site = write_project(project, 16, 4)
+    before = site_input_key(site, project)
+    inventory = project / INVENTORY
+    inventory.write_text(inventory.read_text().replace("leaf-03", "leaf-02"))
+    assert site_input_key(site, project) not in {None, before}

@@ -1,0 +1,95 @@
+"""A site against its inventory (NVC390-NVC394) and its fabric-aware stages (NVC395-NVC397)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from fabricfactory import INVENTORY, fleet_site, write_project
+from sitefactory import catalog, edit, line_of
+
+from nvcregen.core.errors import Diagnostic
+from nvcregen.validate.site import load_site
+
+
+def diagnose(folder: Path, text: str) -> list[Diagnostic]:
+    (folder / "fleet.yaml").write_text(text)
+    return load_site(text.encode(), "fleet.yaml", catalog(), root=folder).diagnostics
+
+
+def codes(found: list[Diagnostic]) -> list[tuple[str, int]]:
+    return [(d.code, d.span.line) for d in found if d.code.startswith("NVC39")]
+
+
+def test_the_fleet_validates_against_its_inventory(tmp_path: Path) -> None:
+    site = write_project(tmp_path, 16, 4)
+    loaded = load_site(site.read_bytes(), "fleet.yaml", catalog(), root=tmp_path)
+    assert [d for d in loaded.diagnostics if d.is_error] == []
+    assert loaded.inventory is not None and len(loaded.inventory.nodes) == 16
+    assert loaded.test_units is not None and loaded.test_units[0].grouping is not None
+
+
+def test_a_missing_inventory_is_nvc390_at_the_field(tmp_path: Path) -> None:
+    text = fleet_site(16)
+    found = diagnose(tmp_path, text)
+    assert codes(found) == [("NVC390", line_of(text, f"inventory: {INVENTORY}"))]
+
+
+def test_nodes_off_the_inventory_of_another_model_or_short_of_gpus(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 4)
+    inventory = (tmp_path / INVENTORY).read_text()
+    inventory = inventory.replace("name: gpu-0003\n", "name: gpu-9999\n", 1)
+    inventory = inventory.replace("count: 8", "count: 4", 1)  # gpu-0000
+    inventory = inventory.replace("product: NVIDIA-H100-80GB-HBM3", "product: NVIDIA-L20", 2)
+    (tmp_path / INVENTORY).write_text(inventory)
+    text = fleet_site(16)
+    found = {d.code: d.message for d in diagnose(tmp_path, text) if d.code.startswith("NVC39")}
+    # dict keeps the last message per code: gpu-0001 for the two NVC392
+    assert found["NVC391"] == "node gpu-0003 is not in the inventory"
+    assert found["NVC393"] == "node gpu-0000 has 4 GPUs, the pool 8 per node"
+    assert found["NVC392"] == (
+        "node gpu-0001 has NVIDIA-L20, not the pool's H100 (NVIDIA-H100-80GB-HBM3)"
+    )
+
+
+def test_an_unplaced_node_is_nvc394(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 4)
+    inventory = (tmp_path / INVENTORY).read_text()
+    inventory = inventory.replace("      network.topology.nvidia.com/leaf: leaf-03\n", "", 1)
+    (tmp_path / INVENTORY).write_text(inventory)
+    found = {d.code: d.message for d in diagnose(tmp_path, fleet_site(16))}
+    assert (
+        found["NVC394"]
+        == "node gpu-0012 has no network.topology.nvidia.com/leaf label in the inventory"
+    )
+
+
+def test_groups_need_a_fabric_an_inventory_and_an_inter_node_stage(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 4)
+    text = edit(fleet_site(16), "      fabric: {}\n", "")
+    assert codes(diagnose(tmp_path, text)) == [("NVC395", line_of(text, "groups: cross-leaf"))]
+    text = edit(fleet_site(16), "scope: inter-node", "scope: intra-node")
+    assert [c for c, _ in codes(diagnose(tmp_path, text))] == ["NVC396"]
+    trainer = edit(
+        fleet_site(16, "diagnose"), "  readiness:\n", "  readiness:\n    engine: trainer\n"
+    )
+    assert [c for c, _ in codes(diagnose(tmp_path, trainer))] == ["NVC396"]
+
+
+def test_cross_leaf_needs_two_leaves(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 1)
+    assert [c for c, _ in codes(diagnose(tmp_path, fleet_site(16)))] == ["NVC397"]
+    write_project(tmp_path, 16, 2)
+    assert codes(diagnose(tmp_path, fleet_site(16))) == []
+
+
+def test_pools_share_their_fabric_levels(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 4)
+    text = fleet_site(16)
+    second = "    - name: other\n      model: H100\n      nodes: [gpu-0000]\n"
+    other = text.replace(
+        "  readiness:\n",
+        second + "      fabric: {levels: {leaf: network.topology.nvidia.com/leaf}}\n  readiness:\n",
+    )
+    assert codes(diagnose(tmp_path, other)) == [("NVC398", line_of(other, "fabric: {levels"))]
+    same = text.replace("  readiness:\n", second + "      fabric: {}\n  readiness:\n")
+    assert codes(diagnose(tmp_path, same)) == []
