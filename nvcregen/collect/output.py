@@ -18,8 +18,8 @@ def render_text(outcome: CollectOutcome) -> str:
     state = "verified" if archive.verified else "NOT verified"
     lines = [f"{archive.path.as_posix()}/: {archive.state}, {state}"]
     lines += [f"  problem: {p}" for p in archive.problems]
-    lines += [f"  {outcome.signature}"] if outcome.signature else []
     lines += [f"evidence   {line}" for line in first_lines(outcome.verdicts.findings)]
+    lines += [f"  {outcome.signature}"] if outcome.signature else []
     lines += [_threshold_line(v) for v in outcome.verdicts.thresholds]
     for run in outcome.verdicts.runs:
         if run.word is not Word.PASS:
