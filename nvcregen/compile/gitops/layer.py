@@ -191,6 +191,13 @@ def _sync_options(component: str) -> list[str]:
         # Several CRDs exceed the 262,144-byte annotation of client-side apply; never
         # replace (delete and recreate) a CRD.
         return ["ServerSideApply=true", "Replace=false"]
+    if component == "readiness":
+        # Kueue adds its own entry to a TrainJob's `runtimePatches` (a list keyed by
+        # `manager`) and flips `spec.suspend`: a client-side apply replaces the list whole,
+        # which Trainer refuses while the run is going and which strips Kueue's entry from
+        # a queued one. Server-side apply merges per key and leaves other managers' fields
+        # alone (docs/design/0006-stage-gating.md, "Applying runs twice").
+        return ["ServerSideApply=true", "SkipDryRunOnMissingResource=true"]
     # This layer's CRDs come from another layer (or are installed outside nvcregen).
     return ["SkipDryRunOnMissingResource=true"]
 

@@ -112,7 +112,15 @@ def test_crd_layer_is_applied_server_side_never_replaced_and_never_pruned() -> N
 @pytest.mark.parametrize("layer", ["platform", "monitoring", "readiness"])
 def test_layers_using_crds_from_elsewhere_skip_the_dry_run(layer: str) -> None:
     options = build()[f"lab-{layer}"]["spec"]["syncPolicy"]["syncOptions"]
-    assert options == ["SkipDryRunOnMissingResource=true"]
+    assert "SkipDryRunOnMissingResource=true" in options
+
+
+@pytest.mark.parametrize("layer", ["platform", "queues", "monitoring"])
+def test_only_the_runs_are_applied_server_side_among_the_layers_after_crds(layer: str) -> None:
+    options = build()[f"lab-{layer}"]["spec"]["syncPolicy"]["syncOptions"]
+    assert "ServerSideApply=true" not in options
+    readiness = build()["lab-readiness"]["spec"]["syncPolicy"]["syncOptions"]
+    assert readiness == ["ServerSideApply=true", "SkipDryRunOnMissingResource=true"]
 
 
 @pytest.mark.parametrize("layer", ["platform", "monitoring"])
