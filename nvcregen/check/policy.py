@@ -109,7 +109,9 @@ def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
     """NVC681: an HTTPS endpoint that verifies its target without a CA to verify against.
 
     Prometheus's own trust store never holds the CA of an in-cluster serving certificate,
-    so such a scrape fails on every attempt: name the CA, or skip verification on purpose.
+    so such a scrape fails on every attempt. A self-signed target (NVCRE 0.7.0's controller:
+    its chart mounts no certificate) verifies against no CA at all, so the hint leads with
+    skipping verification on purpose; a CA helps only where the target serves what it signed.
     """
     field = _ENDPOINTS.get(str(obj.get("kind")))
     if field is None or not str(obj.get("apiVersion", "")).startswith("monitoring.coreos.com/"):
@@ -125,8 +127,9 @@ def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
             "NVC681",
             "this HTTPS endpoint verifies the server's certificate but names no CA: every "
             "scrape would fail verification",
-            hint="name the CA that signed the target's certificate (tlsConfig.ca), or skip "
-            "verification explicitly (insecureSkipVerify: true)",
+            hint="skip verification explicitly (insecureSkipVerify: true; a bearer token still "
+            "authenticates the scrape) unless the target serves a certificate signed by a CA "
+            "you can name (tlsConfig.ca); NVCRE 0.7.0's controller serves a self-signed one",
         )
 
 

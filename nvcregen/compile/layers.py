@@ -42,14 +42,14 @@ def check_layers(
 ) -> list[Diagnostic]:
     """Layer-specific site checks: dependency versions, pins, scraping, GitOps, RDMA networks.
 
-    `strict` makes what only works by luck (no CA to verify the metrics endpoint, RoCE pods
-    without a pod network, charts and images without digests, example digests) an error.
+    `strict` makes what only works by luck (RoCE pods without a pod network, charts and
+    images without digests, example digests) an error.
     `test_units` (the plan, once built) tells which pools RDMA runs use; `catalog` which
     digests are examples.
     """
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
     nvcre = site.spec.readiness.engine == "nvcre"
-    monitoring = check_monitoring(site, doc, strict=strict) if nvcre else []
+    monitoring = check_monitoring(site, doc) if nvcre else []
     units = test_units or []
     network = check_pod_network(site, units, doc, strict=strict)
     examples = catalog.examples if catalog is not None else None

@@ -545,24 +545,27 @@ class CaRef(StrictModel):
 
 
 class TlsSpec(StrictModel):
-    """TLS for scraping the controller: verified against the CA the site names.
+    """TLS for scraping the controller: skipped, unless the site says a certificate is served.
 
-    The NVCRE controller serves its metrics with a self-signed certificate unless it is
-    given one (e.g. a cert-manager Certificate for `nvcre-metrics-service.<ns>.svc`; NVCRE
-    0.7.0's chart has no value for it, so naming a CA says the platform mounts one into
-    the controller, which nvcregen cannot check offline), so
-    verification can succeed only against a CA the site names in `ca` (`caSecret` is the
-    short form of `ca: {secret: {name: ..., key: ca.crt}}`); `serverName` is the name in
-    that certificate (default `nvcre-metrics-service.<namespace>.svc`). Without a CA the
-    ServiceMonitor skips verification, with a warning (an error under `--strict`), rather
-    than verify what cannot verify; `insecureSkipVerify: true` says so on purpose.
+    NVCRE 0.7.0's chart mounts no certificate and passes no certificate path, so the
+    controller serves its metrics with a self-signed certificate that no CA verifies
+    (`certificate: self-signed`, the default): the ServiceMonitor skips verification
+    explicitly and keeps the bearer token. A platform that mounts a certificate into the
+    controller itself (the chart has no value for it) says so with `certificate: platform`
+    and names the CA that signed it in `ca` (`caSecret` is the short form of
+    `ca: {secret: {name: ..., key: ca.crt}}`); `serverName` is the name in that
+    certificate (default `nvcre-metrics-service.<namespace>.svc`). A CA without
+    `certificate: platform` is refused (NVC370), as is `platform` without a CA (NVC380):
+    either would verify what cannot verify and fail every scrape.
     """
 
+    certificate: Literal["self-signed", "platform"] = "self-signed"
+    """Who serves the controller's metrics certificate: itself (self-signed) or the platform."""
     insecure_skip_verify: bool = False
     server_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
     """The name in the controller's certificate (default `nvcre-metrics-service.<ns>.svc`)."""
     ca: CaRef | None = None
-    """The CA that signed the certificate the controller serves its metrics with."""
+    """The CA that signed the certificate the platform mounts into the controller."""
     ca_secret: Annotated[str, Field(pattern=_DNS_SUBDOMAIN)] | None = None
     """Short form of `ca: {secret: {name: <this>, key: ca.crt}}`."""
 
