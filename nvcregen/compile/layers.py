@@ -26,6 +26,7 @@ from nvcregen.core.manifest import Manifest
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.admission import workflow_namespace_gap
 
 # The layers GitOps applies. "preview" (NVCRE mode: what NVCRE will create, for review)
 # is written to out/<site>/preview/ but is deliberately not one of them.
@@ -55,7 +56,8 @@ def check_layers(
     examples = catalog.examples if catalog is not None else None
     pinned = check_pins(site, doc, examples, units, strict=strict)
     platform = check_platform(site, doc) + pinned + check_tolerations(site, doc)
-    return platform + monitoring + network + check_gitops(site, doc)
+    queues = workflow_namespace_gap(site, doc)  # NVC381: a gap NVCRE 0.7.0 leaves open
+    return platform + monitoring + network + queues + check_gitops(site, doc)
 
 
 def site_manifests(
