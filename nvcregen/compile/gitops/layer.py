@@ -39,6 +39,13 @@ WAVES = {"project": -3, "crds": -2, "platform": -1, "queues": 0, "monitoring": 1
 RETRY: Obj = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
+# source-watcher (Flux >= 2.7): one ExternalArtifact per site, whose revision is the digest
+# of the site's files, so a commit elsewhere in the repository never changes it.
+FLUX_ARTIFACT_API = "source.extensions.fluxcd.io/v1beta1"
+GIT_ALIAS = "repo"
+# Files of out/<site>/ that no controller applies: kept out of the artifact, so that only a
+# change to what is applied changes its revision.
+NOT_APPLIED = ("index.json", "images.txt")
 FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 FLUX_NAMESPACE = "flux-system"
 GIT_INTERVAL = "5m"
@@ -89,11 +96,22 @@ def gitops_manifests(
     return _argocd(site, present, layers, known)
 
 
+def site_path(site: Site) -> str:
+    """The repository path of the site's output folder: `gitops.path` or `out/<site>`."""
+    base = site.spec.gitops.path or f"out/{site.metadata.name}"
+    return base.removeprefix("./").rstrip("/")
+
+
 def layer_path(site: Site, component: str) -> str:
     """The repository path of one output layer: `<gitops.path or out/<site>>/<component>`."""
-    base = site.spec.gitops.path or f"out/{site.metadata.name}"
-    base = base.removeprefix("./").rstrip("/")
-    return f"{base}/{component}"
+    return f"{site_path(site)}/{component}"
+
+
+def flux_path(site: Site, path: str) -> str:
+    """A repository path inside the site's folder, as a path in the site's Flux artifact."""
+    base = site_path(site)
+    inside = path.removeprefix(f"{base}/") if base else path
+    return f"./{inside}"
 
 
 def _manifest(obj: Obj, notes: tuple[str, ...] = ()) -> Manifest:
@@ -206,7 +224,7 @@ def _sync_options(component: str) -> list[str]:
 
 
 def _flux(site: Site, present: list[str]) -> list[Manifest]:
-    manifests = [_git_repository(site)]
+    manifests = [_git_repository(site), _artifact_generator(site)]
     previous: str | None = None
     for layer in present:
         manifests.append(_kustomization(site, layer, previous))
@@ -241,14 +259,49 @@ def _git_repository(site: Site) -> Manifest:
     return _manifest(obj)
 
 
+def _artifact_generator(site: Site) -> Manifest:
+    """The site's folder of the repository as an ExternalArtifact named after the site.
+
+    source-watcher rebuilds it at every new commit of the GitRepository but gives it the
+    revision `latest@sha256:<digest of its files>`: a commit that changes no file of this
+    site leaves the revision as it was, so no Kustomization of the site sees a new one
+    and a running plan is not stopped (docs/design/0006-stage-gating.md).
+    """
+    base = site_path(site)
+    copy: Obj = {
+        "from": f"@{GIT_ALIAS}/{base}/**" if base else f"@{GIT_ALIAS}/**",
+        "to": "@artifact/",
+        "exclude": list(NOT_APPLIED),
+    }
+    spec: Obj = {
+        "sources": [{"alias": GIT_ALIAS, "kind": "GitRepository", "name": site.metadata.name}],
+        "artifacts": [{"name": site.metadata.name, "copy": [copy]}],
+    }
+    obj = {
+        "apiVersion": FLUX_ARTIFACT_API,
+        "kind": "ArtifactGenerator",
+        "metadata": _metadata(site.metadata.name, FLUX_NAMESPACE),
+        "spec": spec,
+    }
+    note = (
+        f"the ExternalArtifact {site.metadata.name}: {base or 'the repository'} only, revised "
+        "only when its files change; needs source-watcher and kustomize-controller's "
+        "ExternalArtifact feature gate"
+    )
+    return _manifest(obj, (note,))
+
+
 def flux_spec(site: Site, path: str, *, prune: bool = True) -> Obj:
-    """What every Flux Kustomization of a site has: its folder of the site's GitRepository."""
+    """What every Flux Kustomization of a site has: a folder of the site's ExternalArtifact.
+
+    `path` is the folder's path in the repository; the artifact holds the site's folder only.
+    """
     return {
         "interval": KUSTOMIZE_INTERVAL,
         "retryInterval": RETRY_INTERVAL,
-        "path": f"./{path}",
+        "path": flux_path(site, path),
         "prune": prune,
-        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
+        "sourceRef": {"kind": "ExternalArtifact", "name": site.metadata.name},
     }
 
 

@@ -53,7 +53,10 @@ def build(
     """The GitOps objects of a site by name, postprocessed as the pipeline does."""
     parsed = site(gitops_text(engine, trigger=trigger))
     found = gitops_manifests(parsed, ALL if components is None else components)
-    return {m.name: m.obj for m in postprocess(found, parsed, "sites/lab.yaml")}
+    return {
+        m.name if m.kind != "ArtifactGenerator" else f"{m.name}/artifact": m.obj
+        for m in postprocess(found, parsed, "sites/lab.yaml")
+    }
 
 
 def apps(objects: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -203,10 +206,42 @@ def test_flux_has_a_git_repository_and_one_kustomization_per_layer() -> None:
     assert sorted(kustomizations) == [f"lab-{layer}" for layer in sorted(LAYERS)]
     for layer in LAYERS:
         spec = kustomizations[f"lab-{layer}"]["spec"]
-        assert spec["path"] == f"./out/lab/{layer}"
-        assert spec["sourceRef"] == {"kind": "GitRepository", "name": "lab"}
+        assert spec["path"] == f"./{layer}"  # in the artifact holding out/lab/ only
+        assert spec["sourceRef"] == {"kind": "ExternalArtifact", "name": "lab"}
         assert "targetNamespace" not in spec
         assert spec["prune"] is (layer != "crds")
+
+
+def test_flux_reads_a_source_only_this_sites_files_revise() -> None:
+    # Before issue 19 every Kustomization read the GitRepository, whose revision is the
+    # commit: any commit, even to another site's folder, stopped a running plan.
+    objects = build("flux")
+    generator = objects["lab/artifact"]
+    assert (generator["apiVersion"], generator["kind"]) == (
+        "source.extensions.fluxcd.io/v1beta1",
+        "ArtifactGenerator",
+    )
+    assert generator["metadata"]["namespace"] == "flux-system"
+    assert generator["spec"]["sources"] == [
+        {"alias": "repo", "kind": "GitRepository", "name": "lab"}
+    ]
+    (artifact,) = generator["spec"]["artifacts"]
+    assert artifact["name"] == "lab"
+    assert "revision" not in artifact  # the revision is then the digest of the files
+    assert artifact["copy"] == [
+        {"from": "@repo/out/lab/**", "to": "@artifact/", "exclude": ["index.json", "images.txt"]}
+    ]
+    for spec in (o["spec"] for o in apps(objects).values()):
+        assert spec["sourceRef"] == {"kind": "ExternalArtifact", "name": "lab"}
+
+
+def test_flux_artifact_follows_gitops_path() -> None:
+    text = gitops_text("flux", extra="    path: ./deploy/lab/\n")
+    found = gitops_manifests(site(text), ALL)
+    (generator,) = [m.obj for m in found if m.kind == "ArtifactGenerator"]
+    assert generator["spec"]["artifacts"][0]["copy"][0]["from"] == "@repo/deploy/lab/**"
+    paths = {m.obj["spec"]["path"] for m in found if m.kind == "Kustomization"}
+    assert paths == {f"./{layer}" for layer in LAYERS}
 
 
 def test_flux_depends_on_chain_follows_layer_order_as_objects() -> None:
