@@ -34,9 +34,32 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Lower waves first; the project exists before any Application names it.
 WAVES = {"project": -3, "crds": -2, "platform": -1, "queues": 0, "monitoring": 1, "readiness": 2}
-# Child Applications' waves do not wait for health (Argo CD >= 1.8), so a layer whose
-# CRDs are not established yet fails its first sync; retries absorb that.
-RETRY: Obj = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
+# The parent `<site>-gitops` applies the layer Applications wave by wave and waits for each
+# to be healthy (the Application health check in argocd-cm). What health cannot cover is
+# retried: a webhook's Service answering a moment after its pods are ready, or the layers
+# applied without the parent. The longest of those waits is Kueue's: the queues layer and
+# every run pass its webhooks, and Kueue is ready only once they serve (cmd/kueue/main.go:
+# readyz waits for its certificates and the webhook server); a manager whose certificates
+# are not ready is restarted after 15 s + 3 x 20 s by its liveness probe, and an image pull
+# comes first. The retries span at least KUEUE_WEBHOOK_START_S: 10 s doubling, at most 3 m.
+KUEUE_WEBHOOK_START_S = 600
+RETRY_FIRST_S, RETRY_FACTOR, RETRY_MAX_S = 10, 2, 180
+
+
+def retry_span_s(limit: int) -> int:
+    """How long `limit` retries with nvcregen's backoff keep trying, in seconds."""
+    return sum(min(RETRY_FIRST_S * RETRY_FACTOR**n, RETRY_MAX_S) for n in range(limit))
+
+
+RETRY_LIMIT = next(n for n in range(1, 64) if retry_span_s(n) >= KUEUE_WEBHOOK_START_S)
+RETRY: Obj = {
+    "limit": RETRY_LIMIT,
+    "backoff": {
+        "duration": f"{RETRY_FIRST_S}s",
+        "factor": RETRY_FACTOR,
+        "maxDuration": f"{RETRY_MAX_S // 60}m",
+    },
+}
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 # source-watcher (Flux >= 2.7): one ExternalArtifact per site, whose revision is the digest
@@ -136,7 +159,49 @@ def _argocd(
     site: Site, present: list[str], layers: Sequence[Manifest], charts: Mapping[str, ChartEntry]
 ) -> list[Manifest]:
     project = _app_project(site, present, layers, charts)
-    return [project, *(_application(site, layer) for layer in present)]
+    apps = [_application(site, layer) for layer in present]
+    return [project, *apps, _parent(site)]
+
+
+def parent_name(site: Site) -> str:
+    """`<site>-gitops`: the Application that applies `gitops/` (Flux has a namesake)."""
+    return f"{site.metadata.name}-gitops"
+
+
+def _parent(site: Site) -> Manifest:
+    """`<site>-gitops`: applies the project and the layer Applications in wave order.
+
+    It applies `gitops/` except itself (an Application that deletes itself is never what
+    anyone wants). Its waves are the layers' `sync-wave`s; with the Application health
+    check in argocd-cm (`health/application.lua`) each wave waits until the layers before it
+    are synced and healthy, so queues start only once Kueue's webhook serves. Never pruned:
+    deleting a layer Application would delete the layer.
+    """
+    gitops = site.spec.gitops
+    name = parent_name(site)
+    spec: Obj = {
+        "project": site.metadata.name,
+        "source": {
+            "repoURL": gitops.repo_url,
+            "targetRevision": gitops.target_revision,
+            "path": layer_path(site, COMPONENT),
+            "directory": {"exclude": f"application-{name}.yaml"},
+        },
+        "destination": {"server": IN_CLUSTER, "namespace": ARGOCD_NAMESPACE},
+        "syncPolicy": {
+            "automated": {"prune": False, "selfHeal": True},
+            "syncOptions": ["Prune=false"],
+            "retry": RETRY,
+        },
+    }
+    obj = {
+        "apiVersion": ARGOCD_API,
+        "kind": "Application",
+        "metadata": _metadata(name, ARGOCD_NAMESPACE),
+        "spec": spec,
+    }
+    note = "applies gitops/ (itself excluded) wave by wave, each layer healthy before the next"
+    return _manifest(obj, (note,))
 
 
 def _wave(key: str) -> dict[str, str]:
@@ -151,6 +216,7 @@ def _app_project(
     assert repo is not None
     own = [m for m in layers if m.component in present]
     scope = project_scope(site, present, own, charts)
+    scope.namespaces.add(ARGOCD_NAMESPACE)  # `<site>-gitops` applies the project and layers
     destinations = [{"server": IN_CLUSTER, "namespace": ns} for ns in sorted(scope.namespaces)]
     spec: Obj = {
         "description": f"nvcregen: GPU readiness of site {name}",

@@ -11,11 +11,14 @@ from sitefactory import edit, load, parse, site, site_yaml, units_of
 
 from nvcregen.check.gate import object_findings
 from nvcregen.compile.gitops.layer import (
+    KUEUE_WEBHOOK_START_S,
     LAYERS,
+    RETRY_LIMIT,
     check_gitops,
     flux_ref,
     gitops_manifests,
     layer_path,
+    retry_span_s,
 )
 from nvcregen.compile.postprocess import PRUNE_PROTECTION, postprocess
 from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifests
@@ -71,6 +74,7 @@ def test_argocd_has_a_project_and_one_application_per_layer_in_argocd() -> None:
     assert objects["lab"]["kind"] == "AppProject"
     assert sorted(apps(objects)) == [
         "lab-crds",
+        "lab-gitops",
         "lab-monitoring",
         "lab-platform",
         "lab-queues",
@@ -79,6 +83,39 @@ def test_argocd_has_a_project_and_one_application_per_layer_in_argocd() -> None:
     for obj in objects.values():
         assert obj["apiVersion"] == "argoproj.io/v1alpha1"
         assert obj["metadata"]["namespace"] == "argocd"
+
+
+def test_argocd_parent_applies_the_layers_in_waves_and_not_itself() -> None:
+    # Before issue 19 nothing ordered the layer Applications: waves only order the children
+    # of a parent, and a parent waits for a child's health only with a check for it.
+    parent = build()["lab-gitops"]
+    spec = parent["spec"]
+    assert spec["project"] == "lab"
+    assert spec["source"] == {
+        "repoURL": REPO,
+        "targetRevision": "main",
+        "path": "out/lab/gitops",
+        "directory": {"exclude": "application-lab-gitops.yaml"},
+    }
+    assert spec["destination"]["namespace"] == "argocd"
+    assert spec["syncPolicy"]["automated"] == {"prune": False, "selfHeal": True}
+    assert WAVE not in parent["metadata"].get("annotations", {})
+    project = build()["lab"]["spec"]
+    assert {"server": "https://kubernetes.default.svc", "namespace": "argocd"} in (
+        project["destinations"]
+    )
+
+
+@pytest.mark.parametrize("limit", [RETRY_LIMIT])
+def test_argocd_retries_outlast_kueues_webhook_start(limit: int) -> None:
+    # Five retries (10 s doubling, at most 3 m) gave up after 5m10s, before a Kueue whose
+    # image is still being pulled serves its webhook; the retries now span at least 10 m.
+    assert retry_span_s(5) == 310
+    assert retry_span_s(limit) >= KUEUE_WEBHOOK_START_S > retry_span_s(limit - 1)
+    for name, app in apps(build()).items():
+        retry = app["spec"]["syncPolicy"]["retry"]
+        assert retry["limit"] == limit, name
+        assert retry["backoff"] == {"duration": "10s", "factor": 2, "maxDuration": "3m"}
 
 
 def test_argocd_sync_waves_are_strings_in_layer_order_after_the_project() -> None:
@@ -149,7 +186,8 @@ def test_project_restricts_sources_destinations_and_cluster_kinds() -> None:
     spec = build()["lab"]["spec"]
     assert spec["sourceRepos"] == [REPO]
     assert spec["destinations"] == [
-        {"server": "https://kubernetes.default.svc", "namespace": "nvcre"}
+        {"server": "https://kubernetes.default.svc", "namespace": "argocd"},  # lab-gitops
+        {"server": "https://kubernetes.default.svc", "namespace": "nvcre"},
     ]
     kinds = {(k["group"], k["kind"]) for k in spec["clusterResourceWhitelist"]}
     assert ("apiextensions.k8s.io", "CustomResourceDefinition") in kinds
@@ -166,7 +204,12 @@ def test_project_derives_namespaces_and_cluster_kinds_from_the_layers() -> None:
     layers.append(_object("monitoring.coreos.com/v1", "ServiceMonitor", "m", "obs", "monitoring"))
     project = gitops_manifests(parsed, ["platform", "monitoring", "readiness"], layers)[0]
     spec = project.obj["spec"]
-    assert [d["namespace"] for d in spec["destinations"]] == ["nvcre", "nvcre-system", "obs"]
+    assert [d["namespace"] for d in spec["destinations"]] == [
+        "argocd",
+        "nvcre",
+        "nvcre-system",
+        "obs",
+    ]
     assert spec["clusterResourceWhitelist"] == [
         {"group": "", "kind": "Namespace"},
         {"group": "nvcre.nvidia.com", "kind": "LogProfile"},
