@@ -25,6 +25,7 @@ from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifes
 from nvcregen.core.errors import Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.emit.naming import manifest_path
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema
@@ -100,6 +101,9 @@ def test_argocd_parent_applies_the_layers_in_waves_and_not_itself() -> None:
     assert spec["destination"]["namespace"] == "argocd"
     assert spec["syncPolicy"]["automated"] == {"prune": False, "selfHeal": True}
     assert WAVE not in parent["metadata"].get("annotations", {})
+    parsed = site(gitops_text())
+    (emitted,) = [m for m in gitops_manifests(parsed, ALL) if m.name == "lab-gitops"]
+    assert manifest_path(emitted) == f"gitops/{spec['source']['directory']['exclude']}"
     project = build()["lab"]["spec"]
     assert {"server": "https://kubernetes.default.svc", "namespace": "argocd"} in (
         project["destinations"]
