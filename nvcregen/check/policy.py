@@ -9,6 +9,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, has_clue
 from nvcregen.spec.positions import pointer
@@ -61,7 +62,15 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     if mentions(obj, _GBPS, *IMAGE_KEYS, _SKIP_VERIFY):
         for path, value in _suspects(obj, ()):
             findings += _node(path, value, strict=strict)
+    if _states_why_unverified(obj):
+        findings = [f for f in findings if f.code != "NVC622"]
     return findings
+
+
+def _states_why_unverified(obj: Mapping[str, Any]) -> bool:
+    """Whether the object says why it skips verification (a self-signed target): no NVC622."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return isinstance(annotations, Mapping) and bool(annotations.get(UNVERIFIED_TLS))
 
 
 def _suspects(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], Any]]:
@@ -218,7 +227,9 @@ def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Find
                 "NVC622",
                 "TLS certificate verification is off",
                 Severity.WARNING,
-                "verify the chain with a CA and serverName instead",
+                "verify against the CA that signed the target's certificate if it serves "
+                "one; if it is self-signed (NVCRE 0.7.0's controller), say so in the "
+                f"object's {UNVERIFIED_TLS} annotation",
             )
         )
     return found

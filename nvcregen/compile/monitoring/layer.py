@@ -19,6 +19,7 @@ from nvcregen.compile.monitoring.dashboards import dashboard_config_map
 from nvcregen.compile.monitoring.rules import COMPONENT, MONITORING_API, prometheus_rule
 from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.units import check_unit
 from nvcregen.plan.model import TestUnit
@@ -128,16 +129,25 @@ def service_monitor(site: Site) -> Obj:
         "credentials": {"name": SCRAPER_TOKEN, "key": "token"},
     }
     endpoint["tlsConfig"] = tls_config(site)
+    metadata: Obj = {"name": SERVICE_MONITOR, "namespace": ns, "labels": dict(spec.labels)}
+    if spec.tls.certificate == "self-signed":
+        metadata["annotations"] = {UNVERIFIED_TLS: SELF_SIGNED}
     return {
         "apiVersion": MONITORING_API,
         "kind": "ServiceMonitor",
-        "metadata": {"name": SERVICE_MONITOR, "namespace": ns, "labels": dict(spec.labels)},
+        "metadata": metadata,
         "spec": {
             "selector": {"matchLabels": dict(SERVICE_SELECTOR)},
             "namespaceSelector": {"matchNames": [ns]},
             "endpoints": [endpoint],
         },
     }
+
+
+SELF_SIGNED = (
+    "NVCRE 0.7.0's chart mounts no certificate: the controller serves a self-signed one, "
+    "which no CA verifies; the bearer token authenticates the scrape"
+)
 
 
 def tls_config(site: Site) -> Obj:

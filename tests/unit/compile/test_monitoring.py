@@ -22,6 +22,7 @@ from nvcregen.compile.monitoring.promql import regex_escape
 from nvcregen.compile.monitoring.rules import RECORDINGS
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.core.errors import Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.manifest import Manifest
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
@@ -330,6 +331,17 @@ def test_no_shipped_site_verifies_a_certificate_the_controller_does_not_serve(na
     assert site.spec.monitoring.service_monitor.tls.certificate == "self-signed"
     assert endpoint(text)["tlsConfig"]["insecureSkipVerify"] is True
     assert endpoint(text)["authorization"]["type"] == "Bearer"  # the token stays
+    monitor = one(build(text), "ServiceMonitor")
+    assert "self-signed" in monitor["metadata"]["annotations"][UNVERIFIED_TLS]
+    assert [f.code for f in object_findings(monitor)] == []  # the reason is stated
+
+
+def test_a_platform_certificate_states_no_reason_to_skip() -> None:
+    tls = "tls: {certificate: platform, caSecret: metrics-ca}"
+    monitor = one(
+        build(with_monitoring(site_yaml(), f"serviceMonitor:\n  {tls}")), "ServiceMonitor"
+    )
+    assert UNVERIFIED_TLS not in monitor["metadata"].get("annotations", {})
 
 
 def test_a_verifying_endpoint_without_a_ca_is_nvc681() -> None:
