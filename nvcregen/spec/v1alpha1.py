@@ -562,6 +562,7 @@ class TlsSpec(StrictModel):
     certificate: Literal["self-signed", "platform"] = "self-signed"
     """Who serves the controller's metrics certificate: itself (self-signed) or the platform."""
     insecure_skip_verify: bool = False
+    """Skip verifying a platform certificate anyway (NVC331); a self-signed one never is."""
     server_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
     """The name in the controller's certificate (default `nvcre-metrics-service.<ns>.svc`)."""
     ca: CaRef | None = None

@@ -9,7 +9,7 @@
 - NVC363 (error): `gangScheduler` in trainer mode: it is NVCRE's; trainer mode uses Kueue.
 - NVC364 (error): `gangScheduler.queueLabelKey` with a test that runs as a WorkloadRun,
   whose schema (NVCRE 0.7.0) has no such field.
-- NVC381 (warning, checked with the layers): NVCRE mode with Kueue. NVCRE 0.7.0 runs
+- NVC381 (info, checked with the layers, like NVC372): NVCRE mode with Kueue. NVCRE 0.7.0 runs
   each Workflow's TrainJobs in the Workflow's `spec.namespace`, which comes from the
   catalog entry (WorkloadRun: built by the controller) and, when empty, is a new namespace
   NVCRE generates; Certification and WorkloadRun have no field to set it. A generated
@@ -80,7 +80,7 @@ def workflow_namespace_gap(site: Site, doc: Document) -> list[Diagnostic]:
         "dependencies.gangScheduler (a KAI queue is cluster-wide)"
     )
     where = "/spec/nvcre/namespace" if "/spec/nvcre/namespace" in doc.spans else KUEUE
-    return [Diagnostic(doc.span(where), Severity.WARNING, "NVC381", message, where, hint)]
+    return [Diagnostic(doc.span(where), Severity.INFO, "NVC381", message, where, hint)]
 
 
 def trainer_problem(kueue: Version, trainer: Version) -> str | None:

@@ -96,7 +96,7 @@ def test_nvcre_mode_under_kueue_names_the_workflow_namespace_gap_nvc381() -> Non
     text = site_yaml()
     site, doc = parse(text)
     (diag,) = workflow_namespace_gap(site, doc)
-    assert (diag.code, diag.severity) == ("NVC381", Severity.WARNING)
+    assert (diag.code, diag.severity) == ("NVC381", Severity.INFO)
     assert "'readiness'" in diag.message and "'nvcre'" in diag.message
     assert "gangScheduler" in diag.hint
     named = text.replace("  nodePools:\n", "  nvcre: {namespace: gpu-check}\n  nodePools:\n")
