@@ -616,7 +616,8 @@ class GitOps(StrictModel):
     `targetRevision` is a branch, a `refs/...` name or a commit SHA. `path` is the folder
     of this site's output inside the repository (default `out/<name>`). `secretRef` names
     the Secret in `flux-system` holding Flux's Git credentials (Flux only: Argo CD reads
-    repository credentials from its own repository Secrets).
+    repository credentials from its own repository Secrets). `fluxSource` says whether Flux
+    reads the site through its own artifact (default) or the whole repository.
     """
 
     engine: Literal["argocd", "flux"] = "argocd"
@@ -639,6 +640,11 @@ class GitOps(StrictModel):
     (server-side, from the platform layer); `existing` when another site on the cluster,
     or the Argo CD installation, already does: one object two Applications track flips
     between them."""
+    flux_source: Literal["artifact", "repository"] = "artifact"
+    """Flux: `artifact` reads the site's folder through an ExternalArtifact whose revision
+    changes only with that folder's files (source-watcher, kustomize-controller's
+    `ExternalArtifact` feature gate); `repository` reads the GitRepository, whose revision
+    is the commit, so any commit stops a running plan after its current step."""
 
 
 class SiteSpec(StrictModel):

@@ -66,6 +66,7 @@ FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 # of the site's files, so a commit elsewhere in the repository never changes it.
 FLUX_ARTIFACT_API = "source.extensions.fluxcd.io/v1beta1"
 GIT_ALIAS = "repo"
+_FLUX_SOURCES = {"artifact": "ExternalArtifact", "repository": "GitRepository"}
 # Files of out/<site>/ that no controller applies: kept out of the artifact, so that only a
 # change to what is applied changes its revision.
 NOT_APPLIED = ("index.json", "images.txt")
@@ -131,7 +132,9 @@ def layer_path(site: Site, component: str) -> str:
 
 
 def flux_path(site: Site, path: str) -> str:
-    """A repository path inside the site's folder, as a path in the site's Flux artifact."""
+    """A repository path as a Kustomization reads it: in the site's artifact, or the repo's."""
+    if site.spec.gitops.flux_source == "repository":
+        return f"./{path}"
     base = site_path(site)
     inside = path.removeprefix(f"{base}/") if base else path
     return f"./{inside}"
@@ -290,7 +293,9 @@ def _sync_options(component: str) -> list[str]:
 
 
 def _flux(site: Site, present: list[str]) -> list[Manifest]:
-    manifests = [_git_repository(site), _artifact_generator(site)]
+    manifests = [_git_repository(site)]
+    if site.spec.gitops.flux_source == "artifact":
+        manifests.append(_artifact_generator(site))
     previous: str | None = None
     for layer in present:
         manifests.append(_kustomization(site, layer, previous))
@@ -367,7 +372,10 @@ def flux_spec(site: Site, path: str, *, prune: bool = True) -> Obj:
         "retryInterval": RETRY_INTERVAL,
         "path": flux_path(site, path),
         "prune": prune,
-        "sourceRef": {"kind": "ExternalArtifact", "name": site.metadata.name},
+        "sourceRef": {
+            "kind": _FLUX_SOURCES[site.spec.gitops.flux_source],
+            "name": site.metadata.name,
+        },
     }
 
 
@@ -401,7 +409,8 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
 
     NVC340 (warning): no repoURL, so nothing is generated. NVC341 (error): the engine's
     CRD rejects the repoURL. NVC342 (error): Flux cannot follow the target revision.
-    NVC343 (warning): Flux over ssh without a credentials Secret.
+    NVC343 (warning): Flux over ssh without a credentials Secret. NVC382 (info): Flux reads
+    the whole repository (`fluxSource: repository`), so any commit stops a running plan.
     """
     gitops = site.spec.gitops
     found: list[Diagnostic] = []
@@ -424,6 +433,16 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
         message = "Flux cannot clone over ssh without a Secret holding identity and known_hosts"
         hint = "set spec.gitops.secretRef to that Secret's name in flux-system"
         add(f"{SOURCE}/repoURL", Severity.WARNING, "NVC343", message, hint)
+    if gitops.flux_source == "repository":
+        message = (
+            "Flux reads the whole repository: every commit is a new revision, so a commit to "
+            "any folder stops a running plan after its current step"
+        )
+        hint = (
+            "remove fluxSource to read this site through its own ExternalArtifact (needs "
+            "source-watcher: flux install --components-extra=source-watcher)"
+        )
+        add(f"{SOURCE}/fluxSource", Severity.INFO, "NVC382", message, hint)
     if gitops.target_revision == "HEAD":
         message = "Flux's GitRepository has no HEAD revision"
         hint = "name the branch (e.g. main), a refs/... name or a commit SHA"

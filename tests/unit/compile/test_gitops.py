@@ -291,6 +291,20 @@ def test_flux_artifact_follows_gitops_path() -> None:
     assert paths == {f"./{layer}" for layer in LAYERS}
 
 
+def test_flux_can_read_the_whole_repository_and_is_told_what_that_costs() -> None:
+    text = gitops_text("flux", extra="    fluxSource: repository\n")
+    found = gitops_manifests(site(text), ALL)
+    assert [m.kind for m in found if m.kind == "ArtifactGenerator"] == []
+    for m in found:
+        if m.kind == "Kustomization":
+            assert m.obj["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "lab"}
+            assert m.obj["spec"]["path"].startswith("./out/lab/")
+    (diag,) = [d for d in check_gitops(*parse(text)) if d.code == "NVC382"]
+    assert (diag.severity, diag.path) == (Severity.INFO, "/spec/gitops/fluxSource")
+    assert diag.span.line == text.splitlines().index("    fluxSource: repository") + 1
+    assert [d.code for d in check_gitops(*parse(gitops_text("flux")))] == []
+
+
 def test_flux_depends_on_chain_follows_layer_order_as_objects() -> None:
     objects = build("flux")
     assert "dependsOn" not in objects["lab-crds"]["spec"]
