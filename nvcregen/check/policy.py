@@ -8,6 +8,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.check.kueuefields import kueue_fields
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.nvcre import NVCRE_API
@@ -59,6 +60,7 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     findings += _secret_values(obj)
     findings += secret_strings(obj)
     findings += _scrape_tls(obj)
+    findings += kueue_fields(obj)
     if mentions(obj, _GBPS, *IMAGE_KEYS, _SKIP_VERIFY):
         for path, value in _suspects(obj, ()):
             findings += _node(path, value, strict=strict)
