@@ -124,6 +124,8 @@ def _status(live: Live, status: Obj) -> Live:
 
 
 def _states(first: Live, flavor: Obj, jobs: list[str]) -> dict[str, Live]:
+    if first.obj["kind"] not in RUN_KINDS:  # ConfigMaps, TrainingRuntimes, LogProfiles
+        return {"created": first}
     if first.obj["kind"] not in ("TrainJob", "Job"):
         progress = {"conditions": [{"type": "InProgress", "status": "True"}]}
         return {"created": first, "running": _status(first, progress)}
@@ -151,8 +153,9 @@ def test_a_second_sync_of_every_run_changes_nothing_and_fails_nothing(path: Path
     flavor = flavors[0]["spec"].get("nodeLabels", {}) if flavors else {}
     runtimes = {m.obj["metadata"]["name"]: m.obj for m in manifests if "Runtime" in m.obj["kind"]}
     problems = []
-    runs = [m.obj for m in manifests if m.component == "readiness" and m.obj["kind"] in RUN_KINDS]
-    for obj in runs:
+    readiness = [m.obj for m in manifests if m.component == "readiness"]
+    assert {obj["kind"] for obj in readiness} & RUN_KINDS
+    for obj in readiness:
         ref = (obj.get("spec") or {}).get("runtimeRef", {}).get("name")
         replicated = runtimes[ref]["spec"]["template"]["spec"]["replicatedJobs"] if ref else []
         jobs = [job["name"] for job in replicated] or ["main"]
