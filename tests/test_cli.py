@@ -299,13 +299,9 @@ def test_render_out_names_the_folder_gitops_applies(project: Path) -> None:
     result = run("render", "sites/l20-pool.yaml", "--out", "deploy/out")
     assert result.exit_code == 0, result.output
     gitops = project / "deploy" / "out" / "l20-pool" / "gitops"
-    paths = [
-        line.split("path: ", 1)[1]
-        for file in gitops.glob("kustomization-*.yaml")
-        for line in file.read_text().splitlines()
-        if line.strip().startswith("path: ")
-    ]
-    assert paths and all(p.strip('"').startswith("./deploy/out/l20-pool/") for p in paths)
+    # Flux reads the site folder through its artifact: the ArtifactGenerator names it
+    generator = (gitops / "artifactgenerator-l20-pool.yaml").read_text()
+    assert 'from: "@repo/deploy/out/l20-pool/**"' in generator
 
 
 def test_render_out_outside_the_project_previews_with_a_warning(
@@ -403,8 +399,8 @@ def test_an_out_folder_that_links_elsewhere_is_still_out_in_the_repository(
     (project / "out").symlink_to(elsewhere, target_is_directory=True)
     result = run("render", "sites/l20-pool.yaml")
     assert result.exit_code == 0, result.output
-    kustomization = elsewhere / "l20-pool" / "gitops" / "kustomization-l20-pool-readiness.yaml"
-    assert 'path: "./out/l20-pool/readiness/00-common"' in kustomization.read_text()
+    generator = elsewhere / "l20-pool" / "gitops" / "artifactgenerator-l20-pool.yaml"
+    assert 'from: "@repo/out/l20-pool/**"' in generator.read_text()
 
 
 def test_check_replays_a_tree_rendered_elsewhere_in_the_project_with_its_own_paths(
@@ -435,7 +431,7 @@ def test_a_project_in_a_subfolder_of_its_repository_names_paths_from_the_top(
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     monkeypatch.chdir(project)
     assert run("render").exit_code == 0
-    head = project / "out/l20-pool/gitops/kustomization-l20-pool-readiness.yaml"
-    assert 'path: "./platform/gpu/out/l20-pool/readiness/00-common"' in head.read_text()
+    generator = project / "out/l20-pool/gitops/artifactgenerator-l20-pool.yaml"
+    assert 'from: "@repo/platform/gpu/out/l20-pool/**"' in generator.read_text()
     assert run("render", "--check").exit_code == 0  # the cache key holds the folder
     assert run("check", "out").exit_code == 0  # and check replays with the same paths

@@ -19,9 +19,9 @@ QUEUE_LINE = "    kueue.x-k8s.io/queue-name: readiness\n"
 # The lab's timeline, as `nvcregen plan` prints it (docs/design/0008-replay.md).
 LAB_TEXT = """\
 h20-3e-lab: expected 3h51m30s, worst case 15h42m (7h51m + 1 retest); 61.7 GPU-hours, worst case 251.2 (125.6 + 1 retest); window 16h, 260 GPU-hours, 2 jobs at once: fits the window
-  step            runs  jobs  nodes           starts  expected  worst  job timeout  step timeout  at once  GPU-h  fits
-  01-single-node     3    30  node-a,node-b       0s   1h6m33s  4h36m          13m             -      2/2   17.7   yes
-  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  11h6m        1h10m             -      1/2   44.0   yes
+  step            runs  jobs  nodes           starts  expected  worst  job timeout  step timeout  holds sync  at once  GPU-h  fits
+  01-single-node     3    30  node-a,node-b       0s   1h6m33s  4h36m          13m             -    no limit      2/2   17.7   yes
+  02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  11h6m        1h10m             -    no limit      1/2   44.0   yes
 """  # noqa: E501
 
 
@@ -72,9 +72,19 @@ def test_plan_as_markdown(project: Path) -> None:
     out = run("plan", "sites/l20-pool.yaml", "--format", "markdown").stdout
     assert out.startswith("### l20-pool\n\nexpected 4h16m36s, worst case 8h36m; 136.9 GPU-hours")
     header = "| step | runs | jobs | nodes | starts | expected | worst | job timeout |"
-    assert header + " step timeout | at once | GPU-h | fits |" in out
+    assert header + " step timeout | holds sync | at once | GPU-h | fits |" in out
     assert "| 02-pairs | 2 | 8 | l20-1,l20-2,l20-3,l20-4 | 2h5m30s | 2h11m6s |" in out
-    assert "| 4h24m | 2h | 4h24m | 2/4 |" in out  # worst, job timeout, step timeout
+    assert "| 4h24m | 2h | 4h24m | 4h24m | 2/4 |" in out  # worst, job and step timeout, hold
+
+
+def test_plan_states_the_longest_a_stuck_step_holds_a_sync(project: Path) -> None:
+    # Flux gives a stuck step up at its timeout; Argo CD has no sync timeout, and a run
+    # Kueue deactivated looks queued to every health check: nothing ends it (issue 19).
+    plans = {p["site"]: p for p in json.loads(run("plan", "--format", "json").stdout)}
+    for step in plans["l20-pool"]["steps"]:
+        assert step["holds_sync_ms"] == step["step_timeout_ms"] > 0
+    for site in ("h20-3e-lab", "h20-3e-trainer"):
+        assert all(s["holds_sync_ms"] is None for s in plans[site]["steps"])
 
 
 def test_plan_of_an_invalid_site_exits_2_with_its_errors(project: Path) -> None:

@@ -47,6 +47,8 @@ COPIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("flux-source-controller/v1.9.1", "flux-source-controller/v1.9.1", ("crds/*.yaml",)),
     ("flux-kustomize-controller/v1.9.4", "flux-kustomize-controller/v1.9.4", ("crds/*.yaml",)),
     ("flux-helm-controller/v1.6.3", "flux-helm-controller/v1.6.3", ("crds/*.yaml",)),
+    # source-watcher's ArtifactGenerator: a per-site source whose revision is a content digest
+    ("flux-source-watcher/v2.2.1", "flux-source-watcher/v2.2.1", ("crds/*.yaml",)),
     # Kueue: only the kinds nvcregen emits (the Workload CRD alone is 1.4 MB), the
     # default controller Configuration and the chart's Chart.yaml and values.yaml.
     (

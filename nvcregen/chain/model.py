@@ -25,8 +25,8 @@ class Options:
     """The tool's own options; everything else belongs in the site file.
 
     Attributes:
-        strict: Tag-only images, example digests and a metrics endpoint without a CA
-            are errors, not warnings.
+        strict: Tag-only images, example digests and charts without digests are errors,
+            not warnings.
         root: The project folder; a site's `nvcre.chart.archive` is relative to it.
         out_path: The output folder's path inside the project (`out`), which GitOps
             objects read `<out_path>/<site>/` from unless a site names its `gitops.path`;

@@ -8,7 +8,9 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.check.kueuefields import kueue_fields
 from nvcregen.core.errors import Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, has_clue
 from nvcregen.spec.positions import pointer
@@ -58,10 +60,19 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
     findings += _secret_values(obj)
     findings += secret_strings(obj)
     findings += _scrape_tls(obj)
+    findings += kueue_fields(obj)
     if mentions(obj, _GBPS, *IMAGE_KEYS, _SKIP_VERIFY):
         for path, value in _suspects(obj, ()):
             findings += _node(path, value, strict=strict)
+    if _states_why_unverified(obj):
+        findings = [f for f in findings if f.code != "NVC622"]
     return findings
+
+
+def _states_why_unverified(obj: Mapping[str, Any]) -> bool:
+    """Whether the object says why it skips verification (a self-signed target): no NVC622."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    return isinstance(annotations, Mapping) and bool(annotations.get(UNVERIFIED_TLS))
 
 
 def _suspects(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], Any]]:
@@ -109,7 +120,9 @@ def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
     """NVC681: an HTTPS endpoint that verifies its target without a CA to verify against.
 
     Prometheus's own trust store never holds the CA of an in-cluster serving certificate,
-    so such a scrape fails on every attempt: name the CA, or skip verification on purpose.
+    so such a scrape fails on every attempt. A self-signed target (NVCRE 0.7.0's controller:
+    its chart mounts no certificate) verifies against no CA at all, so the hint leads with
+    skipping verification on purpose; a CA helps only where the target serves what it signed.
     """
     field = _ENDPOINTS.get(str(obj.get("kind")))
     if field is None or not str(obj.get("apiVersion", "")).startswith("monitoring.coreos.com/"):
@@ -125,8 +138,9 @@ def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
             "NVC681",
             "this HTTPS endpoint verifies the server's certificate but names no CA: every "
             "scrape would fail verification",
-            hint="name the CA that signed the target's certificate (tlsConfig.ca), or skip "
-            "verification explicitly (insecureSkipVerify: true)",
+            hint="skip verification explicitly (insecureSkipVerify: true; a bearer token still "
+            "authenticates the scrape) unless the target serves a certificate signed by a CA "
+            "you can name (tlsConfig.ca); NVCRE 0.7.0's controller serves a self-signed one",
         )
 
 
@@ -215,7 +229,9 @@ def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Find
                 "NVC622",
                 "TLS certificate verification is off",
                 Severity.WARNING,
-                "verify the chain with a CA and serverName instead",
+                "verify against the CA that signed the target's certificate if it serves "
+                "one; if it is self-signed (NVCRE 0.7.0's controller), say so in the "
+                f"object's {UNVERIFIED_TLS} annotation",
             )
         )
     return found

@@ -26,6 +26,7 @@ from nvcregen.core.manifest import Manifest
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
+from nvcregen.validate.admission import workflow_namespace_gap
 
 # The layers GitOps applies. "preview" (NVCRE mode: what NVCRE will create, for review)
 # is written to out/<site>/preview/ but is deliberately not one of them.
@@ -42,20 +43,21 @@ def check_layers(
 ) -> list[Diagnostic]:
     """Layer-specific site checks: dependency versions, pins, scraping, GitOps, RDMA networks.
 
-    `strict` makes what only works by luck (no CA to verify the metrics endpoint, RoCE pods
-    without a pod network, charts and images without digests, example digests) an error.
+    `strict` makes what only works by luck (RoCE pods without a pod network, charts and
+    images without digests, example digests) an error.
     `test_units` (the plan, once built) tells which pools RDMA runs use; `catalog` which
     digests are examples.
     """
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
     nvcre = site.spec.readiness.engine == "nvcre"
-    monitoring = check_monitoring(site, doc, strict=strict) if nvcre else []
+    monitoring = check_monitoring(site, doc) if nvcre else []
     units = test_units or []
     network = check_pod_network(site, units, doc, strict=strict)
     examples = catalog.examples if catalog is not None else None
     pinned = check_pins(site, doc, examples, units, strict=strict)
     platform = check_platform(site, doc) + pinned + check_tolerations(site, doc)
-    return platform + monitoring + network + check_gitops(site, doc)
+    queues = workflow_namespace_gap(site, doc)  # NVC381: a gap NVCRE 0.7.0 leaves open
+    return platform + monitoring + network + queues + check_gitops(site, doc)
 
 
 def site_manifests(

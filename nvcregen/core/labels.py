@@ -32,6 +32,9 @@ NODES = "nvcregen.io/nodes"
 # APIs a site needs that nothing it generates installs (`group/version/Kind`, comma
 # separated), on the namespace its runs use: `nvcregen check --server` tests they are served.
 REQUIRES = "nvcregen.io/requires"
+# Why a scrape endpoint does not verify its target's certificate (a self-signed target):
+# stated in the object itself, where `check` (NVC622) and a reviewer read it.
+UNVERIFIED_TLS = "nvcregen.io/unverified-tls"
 """Annotations: where an object came from (`site file#pointer`), what a preview object
 leaves open, and what a trainer-mode run should find (transport, GPUDirect RDMA, nodes).
 """

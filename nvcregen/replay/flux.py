@@ -8,7 +8,9 @@ waited on only through a `healthCheckExprs` entry for their group and kind; a ba
 Job is read by Flux's own Job reader (Complete). A file under several Kustomizations is
 taken as applied by the one with the fewest dependencies (it is applied first). A
 suspended Kustomization is taken as resumed by the operator; dependencies outside the
-tree as Ready.
+tree as Ready. A Kustomization reading an ExternalArtifact of source-watcher reads the
+folder the tree's ArtifactGenerator copies into it (`@<alias>/<folder>/**`); one reading a
+GitRepository, the repository.
 """
 
 from __future__ import annotations
@@ -20,19 +22,44 @@ from nvcregen.replay.gating import Gating, Step, relative, under
 from nvcregen.replay.model import Run, TreeObject
 
 FLUX = "kustomize.toolkit.fluxcd.io"
+SOURCE_WATCHER = "source.extensions.fluxcd.io"
 _MIN_TIMEOUT_MS = 30_000
 _DEFAULT_INTERVAL_MS = 600_000
 
 
 def kustomizations(objects: Sequence[TreeObject], root: str) -> list[tuple[TreeObject, str]]:
     """The tree's Kustomizations reading this site's folder: (object, folder)."""
+    artifacts = _artifact_folders(objects)
     found = []
     for item in objects:
         if (item.group, item.kind) == (FLUX, "Kustomization"):
-            base = relative(str(item.spec.get("path", "")), root)
+            path = str(item.spec.get("path", "")).strip().removeprefix("./")
+            source = item.spec.get("sourceRef") or {}
+            if source.get("kind") == "ExternalArtifact":
+                inside = artifacts.get(str(source.get("name")))
+                if inside is None:
+                    continue  # an artifact made elsewhere: nothing known of its folder
+                path = f"{inside}/{path}" if inside and path else inside or path
+            base = relative(path, root)
             if base is not None:
                 found.append((item, base))
     return found
+
+
+def _artifact_folders(objects: Sequence[TreeObject]) -> dict[str, str]:
+    """ExternalArtifact name -> the repository folder an ArtifactGenerator copies into it."""
+    folders: dict[str, str] = {}
+    for item in objects:
+        if (item.group, item.kind) != (SOURCE_WATCHER, "ArtifactGenerator"):
+            continue
+        for artifact in item.spec.get("artifacts") or []:
+            copies = artifact.get("copy") or [] if isinstance(artifact, Mapping) else []
+            for copy in copies:
+                origin = str(copy.get("from", "")) if isinstance(copy, Mapping) else ""
+                alias, _, inside = origin.removeprefix("@").partition("/")
+                if alias and inside.endswith("**") and copy.get("to") == "@artifact/":
+                    folders[str(artifact.get("name"))] = inside.removesuffix("**").rstrip("/")
+    return folders
 
 
 def flux_gating(

@@ -3,7 +3,10 @@
 Each row is a step of the replay (a stage, or a round of one in trainer mode): its runs,
 the nodes its workloads used, when it applies and how long it takes with expected
 durations and with every workload to its timeout, the longest timeout of one job, how
-long its GitOps step waits (Flux's `timeout`), the most workloads running at once, and
+long its GitOps step waits (Flux's `timeout`), the longest a stuck step can hold a sync
+(`holds_ms`: Flux gives up at the step's timeout; Argo CD has no sync timeout, and a run
+Kueue deactivated stays suspended, which no health check can tell from queued, so there
+it is None: no limit), the most workloads running at once, and
 GPU-hours (GPUs held x time held). A step fits the
 window when it never runs more than `maxConcurrentJobs` at once and ends before the
 deadline.
@@ -41,6 +44,7 @@ class StepRow:
     worst_ms: int | None  # one attempt: every job to its timeout, no retest
     timeout_ms: int
     step_timeout_ms: int | None
+    holds_ms: int | None
     at_once: int
     gpu_hours: float
     worst_gpu_hours: float
@@ -134,6 +138,7 @@ def _row(replay: Replay, key: str) -> StepRow | None:
         worst_ms=None if worst_start is None or worst_end is None else worst_end - worst_start,
         timeout_ms=max((w.timeout_ms for r in runs for w in r.workloads), default=0),
         step_timeout_ms=replay.gating.steps[key].timeout_ms,
+        holds_ms=replay.gating.steps[key].timeout_ms,  # None: until someone ends the sync
         at_once=at_once,
         gpu_hours=_gpu_hours(slots),
         worst_gpu_hours=_gpu_hours(worst),

@@ -597,24 +597,28 @@ class CaRef(StrictModel):
 
 
 class TlsSpec(StrictModel):
-    """TLS for scraping the controller: verified against the CA the site names.
+    """TLS for scraping the controller: skipped, unless the site says a certificate is served.
 
-    The NVCRE controller serves its metrics with a self-signed certificate unless it is
-    given one (e.g. a cert-manager Certificate for `nvcre-metrics-service.<ns>.svc`; NVCRE
-    0.7.0's chart has no value for it, so naming a CA says the platform mounts one into
-    the controller, which nvcregen cannot check offline), so
-    verification can succeed only against a CA the site names in `ca` (`caSecret` is the
-    short form of `ca: {secret: {name: ..., key: ca.crt}}`); `serverName` is the name in
-    that certificate (default `nvcre-metrics-service.<namespace>.svc`). Without a CA the
-    ServiceMonitor skips verification, with a warning (an error under `--strict`), rather
-    than verify what cannot verify; `insecureSkipVerify: true` says so on purpose.
+    NVCRE 0.7.0's chart mounts no certificate and passes no certificate path, so the
+    controller serves its metrics with a self-signed certificate that no CA verifies
+    (`certificate: self-signed`, the default): the ServiceMonitor skips verification
+    explicitly and keeps the bearer token. A platform that mounts a certificate into the
+    controller itself (the chart has no value for it) says so with `certificate: platform`
+    and names the CA that signed it in `ca` (`caSecret` is the short form of
+    `ca: {secret: {name: ..., key: ca.crt}}`); `serverName` is the name in that
+    certificate (default `nvcre-metrics-service.<namespace>.svc`). A CA without
+    `certificate: platform` is refused (NVC370), as is `platform` without a CA (NVC380):
+    either would verify what cannot verify and fail every scrape.
     """
 
+    certificate: Literal["self-signed", "platform"] = "self-signed"
+    """Who serves the controller's metrics certificate: itself (self-signed) or the platform."""
     insecure_skip_verify: bool = False
+    """Skip verifying a platform certificate anyway (NVC331); a self-signed one never is."""
     server_name: Annotated[str, Field(pattern=_DNS_SUBDOMAIN, max_length=253)] | None = None
     """The name in the controller's certificate (default `nvcre-metrics-service.<ns>.svc`)."""
     ca: CaRef | None = None
-    """The CA that signed the certificate the controller serves its metrics with."""
+    """The CA that signed the certificate the platform mounts into the controller."""
     ca_secret: Annotated[str, Field(pattern=_DNS_SUBDOMAIN)] | None = None
     """Short form of `ca: {secret: {name: <this>, key: ca.crt}}`."""
 
@@ -664,7 +668,8 @@ class GitOps(StrictModel):
     `targetRevision` is a branch, a `refs/...` name or a commit SHA. `path` is the folder
     of this site's output inside the repository (default `out/<name>`). `secretRef` names
     the Secret in `flux-system` holding Flux's Git credentials (Flux only: Argo CD reads
-    repository credentials from its own repository Secrets).
+    repository credentials from its own repository Secrets). `fluxSource` says whether Flux
+    reads the site through its own artifact (default) or the whole repository.
     """
 
     engine: Literal["argocd", "flux"] = "argocd"
@@ -687,6 +692,11 @@ class GitOps(StrictModel):
     (server-side, from the platform layer); `existing` when another site on the cluster,
     or the Argo CD installation, already does: one object two Applications track flips
     between them."""
+    flux_source: Literal["artifact", "repository"] = "artifact"
+    """Flux: `artifact` reads the site's folder through an ExternalArtifact whose revision
+    changes only with that folder's files (source-watcher, kustomize-controller's
+    `ExternalArtifact` feature gate); `repository` reads the GitRepository, whose revision
+    is the commit, so any commit stops a running plan after its current step."""
 
 
 class SiteSpec(StrictModel):

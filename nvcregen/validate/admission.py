@@ -9,6 +9,13 @@
 - NVC363 (error): `gangScheduler` in trainer mode: it is NVCRE's; trainer mode uses Kueue.
 - NVC364 (error): `gangScheduler.queueLabelKey` with a test that runs as a WorkloadRun,
   whose schema (NVCRE 0.7.0) has no such field.
+- NVC381 (info, checked with the layers, like NVC372): NVCRE mode with Kueue. NVCRE 0.7.0 runs
+  each Workflow's TrainJobs in the Workflow's `spec.namespace`, which comes from the
+  catalog entry (WorkloadRun: built by the controller) and, when empty, is a new namespace
+  NVCRE generates; Certification and WorkloadRun have no field to set it. A generated
+  namespace has no LocalQueue and is outside the ClusterQueue's namespaceSelector, so a run
+  labelled for the LocalQueue may wait there forever. nvcregen cannot close this gap in
+  what it emits; it says so.
 """
 
 from __future__ import annotations
@@ -48,6 +55,32 @@ def admission_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diag
         hint = f"run Kueue >= 0.17 with Trainer {deps.trainer.version}, e.g. {INSTALLED}"
         found.append(_error(doc, f"{KUEUE}/version", "NVC360", problem, hint))
     return found
+
+
+def workflow_namespace_gap(site: Site, doc: Document) -> list[Diagnostic]:
+    """NVC381: NVCRE mode admitted by Kueue, whose Workflows may run where no LocalQueue is.
+
+    Checked with the layers (`compile/layers.py`), like NVC372, another field NVCRE lacks.
+    """
+    deps = site.spec.dependencies
+    if site.spec.readiness.engine != "nvcre" or deps.gang_scheduler is not None:
+        return []
+    namespace = site.spec.nvcre.namespace
+    queue = site.spec.dependencies.kueue.local_queue
+    message = (
+        f"the LocalQueue '{queue}' is in namespace '{namespace}', but NVCRE 0.7.0 runs each "
+        "Workflow's TrainJobs in the namespace its catalog entry names, a new generated one "
+        "when it names none, and Certification and WorkloadRun have no field to set it: runs "
+        "there find no LocalQueue and may never be admitted"
+    )
+    hint = (
+        f"check where NVCRE puts them (kubectl get workflows -n {namespace} -o "
+        "jsonpath='{.items[*].status.namespace}'); give each such namespace a LocalQueue "
+        f"'{queue}' and open the ClusterQueue's namespaceSelector to it, or admit runs with "
+        "dependencies.gangScheduler (a KAI queue is cluster-wide)"
+    )
+    where = "/spec/nvcre/namespace" if "/spec/nvcre/namespace" in doc.spans else KUEUE
+    return [Diagnostic(doc.span(where), Severity.INFO, "NVC381", message, where, hint)]
 
 
 def trainer_problem(kueue: Version, trainer: Version) -> str | None:

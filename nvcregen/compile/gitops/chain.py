@@ -24,6 +24,7 @@ from nvcregen.compile.gitops.layer import (
     ARGOCD_NAMESPACE,
     FLUX_KUSTOMIZE_API,
     FLUX_NAMESPACE,
+    flux_path,
     flux_spec,
     layer_path,
 )
@@ -88,7 +89,7 @@ def chain_readiness(
 def _head(site: Site, head: Manifest) -> Manifest:
     """The readiness Kustomization, applying `00-common/` after the GitOps objects."""
     spec = dict(head.obj["spec"])
-    spec["path"] = f"./{layer_path(site, 'readiness')}/{COMMON_FOLDER}"
+    spec["path"] = flux_path(site, f"{layer_path(site, 'readiness')}/{COMMON_FOLDER}")
     # The head applies a revision only after `<site>-gitops` applied it, and with it the
     # `suspend: true` Git says: a resumed head is suspended again before a later commit.
     spec["dependsOn"] = [*spec.get("dependsOn", []), {"name": _gitops_name(site)}]

@@ -34,11 +34,42 @@ IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Lower waves first; the project exists before any Application names it.
 WAVES = {"project": -3, "crds": -2, "platform": -1, "queues": 0, "monitoring": 1, "readiness": 2}
-# Child Applications' waves do not wait for health (Argo CD >= 1.8), so a layer whose
-# CRDs are not established yet fails its first sync; retries absorb that.
-RETRY: Obj = {"limit": 5, "backoff": {"duration": "10s", "factor": 2, "maxDuration": "3m"}}
+# The parent `<site>-gitops` applies the layer Applications wave by wave and waits for each
+# to be healthy (the Application health check in argocd-cm). What health cannot cover is
+# retried: a webhook's Service answering a moment after its pods are ready, or the layers
+# applied without the parent. The longest of those waits is Kueue's: the queues layer and
+# every run pass its webhooks, and Kueue is ready only once they serve (cmd/kueue/main.go:
+# readyz waits for its certificates and the webhook server); a manager whose certificates
+# are not ready is restarted after 15 s + 3 x 20 s by its liveness probe, and an image pull
+# comes first. The retries span at least KUEUE_WEBHOOK_START_S: 10 s doubling, at most 3 m.
+KUEUE_WEBHOOK_START_S = 600
+RETRY_FIRST_S, RETRY_FACTOR, RETRY_MAX_S = 10, 2, 180
+
+
+def retry_span_s(limit: int) -> int:
+    """How long `limit` retries with nvcregen's backoff keep trying, in seconds."""
+    return sum(min(RETRY_FIRST_S * RETRY_FACTOR**n, RETRY_MAX_S) for n in range(limit))
+
+
+RETRY_LIMIT = next(n for n in range(1, 64) if retry_span_s(n) >= KUEUE_WEBHOOK_START_S)
+RETRY: Obj = {
+    "limit": RETRY_LIMIT,
+    "backoff": {
+        "duration": f"{RETRY_FIRST_S}s",
+        "factor": RETRY_FACTOR,
+        "maxDuration": f"{RETRY_MAX_S // 60}m",
+    },
+}
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
+# source-watcher (Flux >= 2.7): one ExternalArtifact per site, whose revision is the digest
+# of the site's files, so a commit elsewhere in the repository never changes it.
+FLUX_ARTIFACT_API = "source.extensions.fluxcd.io/v1beta1"
+GIT_ALIAS = "repo"
+_FLUX_SOURCES = {"artifact": "ExternalArtifact", "repository": "GitRepository"}
+# Files of out/<site>/ that no controller applies: kept out of the artifact, so that only a
+# change to what is applied changes its revision.
+NOT_APPLIED = ("index.json", "images.txt")
 FLUX_KUSTOMIZE_API = "kustomize.toolkit.fluxcd.io/v1"
 FLUX_NAMESPACE = "flux-system"
 GIT_INTERVAL = "5m"
@@ -89,11 +120,24 @@ def gitops_manifests(
     return _argocd(site, present, layers, known)
 
 
+def site_path(site: Site) -> str:
+    """The repository path of the site's output folder: `gitops.path` or `out/<site>`."""
+    base = site.spec.gitops.path or f"out/{site.metadata.name}"
+    return base.removeprefix("./").rstrip("/")
+
+
 def layer_path(site: Site, component: str) -> str:
     """The repository path of one output layer: `<gitops.path or out/<site>>/<component>`."""
-    base = site.spec.gitops.path or f"out/{site.metadata.name}"
-    base = base.removeprefix("./").rstrip("/")
-    return f"{base}/{component}"
+    return f"{site_path(site)}/{component}"
+
+
+def flux_path(site: Site, path: str) -> str:
+    """A repository path as a Kustomization reads it: in the site's artifact, or the repo's."""
+    if site.spec.gitops.flux_source == "repository":
+        return f"./{path}"
+    base = site_path(site)
+    inside = path.removeprefix(f"{base}/") if base else path
+    return f"./{inside}"
 
 
 def _manifest(obj: Obj, notes: tuple[str, ...] = ()) -> Manifest:
@@ -118,7 +162,49 @@ def _argocd(
     site: Site, present: list[str], layers: Sequence[Manifest], charts: Mapping[str, ChartEntry]
 ) -> list[Manifest]:
     project = _app_project(site, present, layers, charts)
-    return [project, *(_application(site, layer) for layer in present)]
+    apps = [_application(site, layer) for layer in present]
+    return [project, *apps, _parent(site)]
+
+
+def parent_name(site: Site) -> str:
+    """`<site>-gitops`: the Application that applies `gitops/` (Flux has a namesake)."""
+    return f"{site.metadata.name}-gitops"
+
+
+def _parent(site: Site) -> Manifest:
+    """`<site>-gitops`: applies the project and the layer Applications in wave order.
+
+    It applies `gitops/` except itself (an Application that deletes itself is never what
+    anyone wants). Its waves are the layers' `sync-wave`s; with the Application health
+    check in argocd-cm (`health/application.lua`) each wave waits until the layers before it
+    are synced and healthy, so queues start only once Kueue's webhook serves. Never pruned:
+    deleting a layer Application would delete the layer.
+    """
+    gitops = site.spec.gitops
+    name = parent_name(site)
+    spec: Obj = {
+        "project": site.metadata.name,
+        "source": {
+            "repoURL": gitops.repo_url,
+            "targetRevision": gitops.target_revision,
+            "path": layer_path(site, COMPONENT),
+            "directory": {"exclude": f"application-{name}.yaml"},
+        },
+        "destination": {"server": IN_CLUSTER, "namespace": ARGOCD_NAMESPACE},
+        "syncPolicy": {
+            "automated": {"prune": False, "selfHeal": True},
+            "syncOptions": ["Prune=false"],
+            "retry": RETRY,
+        },
+    }
+    obj = {
+        "apiVersion": ARGOCD_API,
+        "kind": "Application",
+        "metadata": _metadata(name, ARGOCD_NAMESPACE),
+        "spec": spec,
+    }
+    note = "applies gitops/ (itself excluded) wave by wave, each layer healthy before the next"
+    return _manifest(obj, (note,))
 
 
 def _wave(key: str) -> dict[str, str]:
@@ -133,6 +219,7 @@ def _app_project(
     assert repo is not None
     own = [m for m in layers if m.component in present]
     scope = project_scope(site, present, own, charts)
+    scope.namespaces.add(ARGOCD_NAMESPACE)  # `<site>-gitops` applies the project and layers
     destinations = [{"server": IN_CLUSTER, "namespace": ns} for ns in sorted(scope.namespaces)]
     spec: Obj = {
         "description": f"nvcregen: GPU readiness of site {name}",
@@ -191,6 +278,13 @@ def _sync_options(component: str) -> list[str]:
         # Several CRDs exceed the 262,144-byte annotation of client-side apply; never
         # replace (delete and recreate) a CRD.
         return ["ServerSideApply=true", "Replace=false"]
+    if component == "readiness":
+        # Kueue adds its own entry to a TrainJob's `runtimePatches` (a list keyed by
+        # `manager`) and flips `spec.suspend`: a client-side apply replaces the list whole,
+        # which Trainer refuses while the run is going and which strips Kueue's entry from
+        # a queued one. Server-side apply merges per key and leaves other managers' fields
+        # alone (docs/design/0006-stage-gating.md, "Applying runs twice").
+        return ["ServerSideApply=true", "SkipDryRunOnMissingResource=true"]
     # This layer's CRDs come from another layer (or are installed outside nvcregen).
     return ["SkipDryRunOnMissingResource=true"]
 
@@ -200,6 +294,8 @@ def _sync_options(component: str) -> list[str]:
 
 def _flux(site: Site, present: list[str]) -> list[Manifest]:
     manifests = [_git_repository(site)]
+    if site.spec.gitops.flux_source == "artifact":
+        manifests.append(_artifact_generator(site))
     previous: str | None = None
     for layer in present:
         manifests.append(_kustomization(site, layer, previous))
@@ -234,14 +330,52 @@ def _git_repository(site: Site) -> Manifest:
     return _manifest(obj)
 
 
+def _artifact_generator(site: Site) -> Manifest:
+    """The site's folder of the repository as an ExternalArtifact named after the site.
+
+    source-watcher rebuilds it at every new commit of the GitRepository but gives it the
+    revision `latest@sha256:<digest of its files>`: a commit that changes no file of this
+    site leaves the revision as it was, so no Kustomization of the site sees a new one
+    and a running plan is not stopped (docs/design/0006-stage-gating.md).
+    """
+    base = site_path(site)
+    copy: Obj = {
+        "from": f"@{GIT_ALIAS}/{base}/**" if base else f"@{GIT_ALIAS}/**",
+        "to": "@artifact/",
+        "exclude": list(NOT_APPLIED),
+    }
+    spec: Obj = {
+        "sources": [{"alias": GIT_ALIAS, "kind": "GitRepository", "name": site.metadata.name}],
+        "artifacts": [{"name": site.metadata.name, "copy": [copy]}],
+    }
+    obj = {
+        "apiVersion": FLUX_ARTIFACT_API,
+        "kind": "ArtifactGenerator",
+        "metadata": _metadata(site.metadata.name, FLUX_NAMESPACE),
+        "spec": spec,
+    }
+    note = (
+        f"the ExternalArtifact {site.metadata.name}: {base or 'the repository'} only, revised "
+        "only when its files change; needs source-watcher and kustomize-controller's "
+        "ExternalArtifact feature gate"
+    )
+    return _manifest(obj, (note,))
+
+
 def flux_spec(site: Site, path: str, *, prune: bool = True) -> Obj:
-    """What every Flux Kustomization of a site has: its folder of the site's GitRepository."""
+    """What every Flux Kustomization of a site has: a folder of the site's ExternalArtifact.
+
+    `path` is the folder's path in the repository; the artifact holds the site's folder only.
+    """
     return {
         "interval": KUSTOMIZE_INTERVAL,
         "retryInterval": RETRY_INTERVAL,
-        "path": f"./{path}",
+        "path": flux_path(site, path),
         "prune": prune,
-        "sourceRef": {"kind": "GitRepository", "name": site.metadata.name},
+        "sourceRef": {
+            "kind": _FLUX_SOURCES[site.spec.gitops.flux_source],
+            "name": site.metadata.name,
+        },
     }
 
 
@@ -275,7 +409,8 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
 
     NVC340 (warning): no repoURL, so nothing is generated. NVC341 (error): the engine's
     CRD rejects the repoURL. NVC342 (error): Flux cannot follow the target revision.
-    NVC343 (warning): Flux over ssh without a credentials Secret.
+    NVC343 (warning): Flux over ssh without a credentials Secret. NVC382 (info): Flux reads
+    the whole repository (`fluxSource: repository`), so any commit stops a running plan.
     """
     gitops = site.spec.gitops
     found: list[Diagnostic] = []
@@ -298,6 +433,16 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
         message = "Flux cannot clone over ssh without a Secret holding identity and known_hosts"
         hint = "set spec.gitops.secretRef to that Secret's name in flux-system"
         add(f"{SOURCE}/repoURL", Severity.WARNING, "NVC343", message, hint)
+    if gitops.flux_source == "repository":
+        message = (
+            "Flux reads the whole repository: every commit is a new revision, so a commit to "
+            "any folder stops a running plan after its current step"
+        )
+        hint = (
+            "remove fluxSource to read this site through its own ExternalArtifact (needs "
+            "source-watcher: flux install --components-extra=source-watcher)"
+        )
+        add(f"{SOURCE}/fluxSource", Severity.INFO, "NVC382", message, hint)
     if gitops.target_revision == "HEAD":
         message = "Flux's GitRepository has no HEAD revision"
         hint = "name the branch (e.g. main), a refs/... name or a commit SHA"

@@ -19,6 +19,7 @@ from nvcregen.compile.monitoring.dashboards import dashboard_config_map
 from nvcregen.compile.monitoring.rules import COMPONENT, MONITORING_API, prometheus_rule
 from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.units import check_unit
 from nvcregen.plan.model import TestUnit
@@ -128,10 +129,13 @@ def service_monitor(site: Site) -> Obj:
         "credentials": {"name": SCRAPER_TOKEN, "key": "token"},
     }
     endpoint["tlsConfig"] = tls_config(site)
+    metadata: Obj = {"name": SERVICE_MONITOR, "namespace": ns, "labels": dict(spec.labels)}
+    if spec.tls.certificate == "self-signed":
+        metadata["annotations"] = {UNVERIFIED_TLS: SELF_SIGNED}
     return {
         "apiVersion": MONITORING_API,
         "kind": "ServiceMonitor",
-        "metadata": {"name": SERVICE_MONITOR, "namespace": ns, "labels": dict(spec.labels)},
+        "metadata": metadata,
         "spec": {
             "selector": {"matchLabels": dict(SERVICE_SELECTOR)},
             "namespaceSelector": {"matchNames": [ns]},
@@ -140,19 +144,27 @@ def service_monitor(site: Site) -> Obj:
     }
 
 
-def tls_config(site: Site) -> Obj:
-    """The endpoint's TLS: verified against the site's CA, else explicitly not verified.
+SELF_SIGNED = (
+    "NVCRE 0.7.0's chart mounts no certificate: the controller serves a self-signed one, "
+    "which no CA verifies; the bearer token authenticates the scrape"
+)
 
-    Verification needs the CA that signed the controller's certificate; Prometheus's own
-    trust store never holds it. Without one the endpoint skips verification (the token
-    still authenticates Prometheus; `check_monitoring` warns, or refuses under `--strict`)
-    rather than verify a certificate it cannot, which would fail every scrape.
+
+def tls_config(site: Site) -> Obj:
+    """The endpoint's TLS: verified only against a certificate the controller really serves.
+
+    NVCRE 0.7.0's chart mounts no certificate, so the controller serves a self-signed one,
+    and verifying it against any CA fails every scrape with an x509 error (a missing CA
+    Secret even makes the operator reject the whole ServiceMonitor). So the endpoint skips
+    verification explicitly (the bearer token still authenticates Prometheus) unless the
+    site states that the platform mounts a certificate (`tls.certificate: platform`) and
+    names its CA; `check_monitoring` refuses a CA named without that statement (NVC370).
     """
     tls = site.spec.monitoring.service_monitor.tls
     ns = site.spec.nvcre.namespace
     config: Obj = {"serverName": tls.server_name or f"{METRICS_SERVICE}.{ns}.svc"}
     ca = tls.ca_ref
-    if ca is None or tls.insecure_skip_verify:
+    if tls.certificate != "platform" or ca is None or tls.insecure_skip_verify:
         config["insecureSkipVerify"] = True
         return config
     if ca.secret is not None:
@@ -168,18 +180,18 @@ def _duration(text: str) -> str:
     return units.format_duration(units.parse_duration(text))
 
 
-def check_monitoring(site: Site, doc: Document, *, strict: bool = False) -> list[Diagnostic]:
+def check_monitoring(site: Site, doc: Document) -> list[Diagnostic]:
     """Report monitoring settings that would hide NVCRE from Prometheus or weaken TLS.
 
     Args:
         site: The parsed site.
         doc: Its document, for positions.
-        strict: A missing CA is an error, not a warning.
 
     Returns:
         NVC330 (error) when the ServiceMonitor's labels miss the Prometheus selector,
-        NVC331 (warning) when TLS verification is off, NVC370 (warning; error with
-        `strict`) when no CA is named to verify against, NVC309 (error) for a malformed
+        NVC331 (warning) when verification of a certificate the platform serves is off,
+        NVC370 (error) for a CA named while the controller serves a self-signed certificate,
+        NVC380 (error) for a platform certificate without its CA, NVC309 (error) for a malformed
         interval or scrape timeout and NVC332 (error) for a scrape timeout longer than
         the interval; nothing without the Prometheus Operator.
 
@@ -188,7 +200,7 @@ def check_monitoring(site: Site, doc: Document, *, strict: bool = False) -> list
         return []
     problems = [
         *_selector_problems(site),
-        *_tls_problems(site, strict=strict),
+        *_tls_problems(site),
         *_duration_problems(site),
     ]
     return [
@@ -218,29 +230,41 @@ def _selector_problems(site: Site) -> list[_Problem]:
     return [(f"{_AT}/labels", Severity.ERROR, "NVC330", message, hint)]
 
 
-def _tls_problems(site: Site, *, strict: bool) -> list[_Problem]:
+def _tls_problems(site: Site) -> list[_Problem]:
     tls = site.spec.monitoring.service_monitor.tls
+    if tls.certificate == "self-signed":
+        if tls.ca_ref is None:
+            return []  # skipped explicitly: the only scrape that works with NVCRE 0.7.0's chart
+        message = (
+            "a CA is named for the NVCRE metrics endpoint, but NVCRE 0.7.0's chart mounts no "
+            "certificate: the controller serves a self-signed one that this CA did not sign, "
+            "so every scrape would fail verification (x509)"
+        )
+        hint = (
+            "remove tls.ca (the ServiceMonitor then skips verification and keeps the bearer "
+            "token), or set tls.certificate: platform if your platform mounts a certificate "
+            "signed by this CA into the controller"
+        )
+        where = f"{_AT}/tls/{'caSecret' if tls.ca_secret is not None else 'ca'}"
+        return [(where, Severity.ERROR, "NVC370", message, hint)]
+    if tls.ca_ref is None:
+        message = (
+            "tls.certificate: platform says the platform mounts a certificate into the NVCRE "
+            "controller, but no CA to verify it against is named"
+        )
+        hint = (
+            "name the CA that signed it: tls.ca: {secret: {name: <secret>, key: ca.crt}} or "
+            "{configMap: {...}}; or remove tls.certificate to skip verification"
+        )
+        return [(f"{_AT}/tls/certificate", Severity.ERROR, "NVC380", message, hint)]
     if tls.insecure_skip_verify:
         message = "TLS certificate verification of the NVCRE metrics endpoint is off"
         hint = (
-            "name the CA in tls.ca (a Secret or ConfigMap key, e.g. from cert-manager) and keep "
-            "verification on; skipping it does not replace the token, it only trusts any server"
+            "the platform serves a certificate signed by tls.ca: keep verification on; skipping "
+            "it does not replace the token, it only trusts any server"
         )
         return [(f"{_AT}/tls/insecureSkipVerify", Severity.WARNING, "NVC331", message, hint)]
-    if tls.ca_ref is not None:
-        return []
-    message = (
-        "no CA is named for the NVCRE metrics endpoint, whose certificate is self-signed unless "
-        "you issue one: verification cannot succeed, so the ServiceMonitor skips it"
-    )
-    hint = (
-        "issue the controller a certificate for nvcre-metrics-service.<namespace>.svc (e.g. a "
-        "cert-manager Certificate) and name its CA: monitoring.serviceMonitor.tls.ca: "
-        "{secret: {name: <secret>, key: ca.crt}} or {configMap: {...}}; or set "
-        "insecureSkipVerify: true to skip verification on purpose"
-    )
-    severity = Severity.ERROR if strict else Severity.WARNING
-    return [(f"{_AT}/tls", severity, "NVC370", message, hint)]
+    return []
 
 
 def _duration_problems(site: Site) -> list[_Problem]:

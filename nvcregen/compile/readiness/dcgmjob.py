@@ -12,7 +12,7 @@ admits it only when that node has its GPUs free (docs/design/0007-admission.md).
 from __future__ import annotations
 
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
-from nvcregen.compile.readiness.mpi import GPU, GPU_PRESENT, node_affinity
+from nvcregen.compile.readiness.mpi import GPU, node_affinity
 from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
@@ -54,7 +54,10 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
     }
     pod: Obj = {
         "restartPolicy": "Never",
-        "nodeSelector": {GPU_PRESENT: "true"},
+        # No nodeSelector: Kueue writes the flavor's node labels into it at admission, and
+        # it is one atomic field to server-side apply, so a second sync (Flux always
+        # applies server-side, with force) would take it back from a running Job, whose
+        # template is immutable. The affinity pins the node; the flavor adds the rest.
         "affinity": node_affinity(unit.pool.product_labels, (name,)),
         "containers": [container],
     }

@@ -191,7 +191,11 @@ def certainty(spec: Obj) -> dict[str, str]:
     """
     limits = (spec.get("resources") or {}).get("limits") or {}
     certain = ["image", "command and arguments", "environment", f"{spec['numNodes']} node(s)"]
-    assumed = ["runtime shape and object names (NVCRE's documented mapping)", "placement"]
+    assumed = [
+        "runtime shape and object names (NVCRE's documented mapping)",
+        "placement",
+        "namespace (NVCRE 0.7.0 may generate one for the Workflow: NVC381)",
+    ]
     if GPU in limits:
         certain.append(f"{limits[GPU]} GPUs per node (resources)")
     else:

@@ -14,6 +14,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.policy import check_policies, find_key, mentions
 from nvcregen.core.errors import Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 
 DIGEST = "@sha256:" + "a" * 64
 
@@ -68,6 +69,22 @@ def test_insecure_skip_verify_warns_only_when_true() -> None:
     ]
     endpoint["tlsConfig"]["insecureSkipVerify"] = False
     assert codes(obj) == []
+
+
+def test_skipping_verification_of_a_self_signed_target_says_why_instead_of_nvc622() -> None:
+    # NVCRE 0.7.0's controller serves a self-signed certificate: no CA can verify it, so
+    # nvcregen's ServiceMonitor states that in the object, and check takes it (issue 19).
+    annotations = {UNVERIFIED_TLS: "self-signed target"}
+    obj: dict[str, Any] = {
+        "apiVersion": "monitoring.coreos.com/v1",
+        "kind": "ServiceMonitor",
+        "metadata": {"name": "m", "annotations": annotations},
+        "spec": {"endpoints": [{"tlsConfig": {"insecureSkipVerify": True}}]},
+    }
+    assert codes(obj) == []
+    annotations[UNVERIFIED_TLS] = ""
+    (finding,) = [f for f in check_policies(obj) if f.code == "NVC622"]
+    assert UNVERIFIED_TLS in finding.hint and "self-signed" in finding.hint
 
 
 def test_secret_values_never_reach_out() -> None:

@@ -208,7 +208,7 @@ def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
         name = step_kustomization_name(site, step)
         spec = specs[name]
         assert spec["dependsOn"] == [{"name": previous}]
-        assert spec["path"] == f"./out/lab/readiness/{step.folder}"
+        assert spec["path"] == f"./readiness/{step.folder}"  # in the site's artifact
         assert spec["wait"] is True
         assert spec["timeout"] == step.timeout
         assert "suspend" not in spec
@@ -228,10 +228,10 @@ def test_flux_head_applies_the_common_folder_after_the_gitops_objects() -> None:
     _, found = build(site_text("flux"))
     specs = kustomizations(found)
     head = specs["lab-readiness"]
-    assert head["path"] == "./out/lab/readiness/00-common"
+    assert head["path"] == "./readiness/00-common"
     assert head["dependsOn"] == [{"name": "lab-monitoring"}, {"name": "lab-gitops"}]
     gitops = specs["lab-gitops"]
-    assert gitops["path"] == "./out/lab/gitops"
+    assert gitops["path"] == "./gitops"
     assert "dependsOn" not in gitops
     assert "suspend" not in gitops
 
@@ -239,7 +239,7 @@ def test_flux_head_applies_the_common_folder_after_the_gitops_objects() -> None:
 def test_every_step_folder_holds_exactly_its_runs() -> None:
     """A Kustomization applies every file under its path: folders must not nest steps."""
     _, found = build(site_text("flux", mode="trainer", rounds=2))
-    paths = {s["path"].removeprefix("./out/lab/") for s in kustomizations(found).values()}
+    paths = {s["path"].removeprefix("./") for s in kustomizations(found).values()}
     files = [manifest_path(m) for m in readiness(found)]
     for path in paths:
         for other in paths - {path}:

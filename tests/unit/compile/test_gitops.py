@@ -11,17 +11,21 @@ from sitefactory import edit, load, parse, site, site_yaml, units_of
 
 from nvcregen.check.gate import object_findings
 from nvcregen.compile.gitops.layer import (
+    KUEUE_WEBHOOK_START_S,
     LAYERS,
+    RETRY_LIMIT,
     check_gitops,
     flux_ref,
     gitops_manifests,
     layer_path,
+    retry_span_s,
 )
 from nvcregen.compile.postprocess import PRUNE_PROTECTION, postprocess
 from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifests
 from nvcregen.core.errors import Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.emit.naming import manifest_path
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema
@@ -53,7 +57,10 @@ def build(
     """The GitOps objects of a site by name, postprocessed as the pipeline does."""
     parsed = site(gitops_text(engine, trigger=trigger))
     found = gitops_manifests(parsed, ALL if components is None else components)
-    return {m.name: m.obj for m in postprocess(found, parsed, "sites/lab.yaml")}
+    return {
+        m.name if m.kind != "ArtifactGenerator" else f"{m.name}/artifact": m.obj
+        for m in postprocess(found, parsed, "sites/lab.yaml")
+    }
 
 
 def apps(objects: dict[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
@@ -68,6 +75,7 @@ def test_argocd_has_a_project_and_one_application_per_layer_in_argocd() -> None:
     assert objects["lab"]["kind"] == "AppProject"
     assert sorted(apps(objects)) == [
         "lab-crds",
+        "lab-gitops",
         "lab-monitoring",
         "lab-platform",
         "lab-queues",
@@ -76,6 +84,42 @@ def test_argocd_has_a_project_and_one_application_per_layer_in_argocd() -> None:
     for obj in objects.values():
         assert obj["apiVersion"] == "argoproj.io/v1alpha1"
         assert obj["metadata"]["namespace"] == "argocd"
+
+
+def test_argocd_parent_applies_the_layers_in_waves_and_not_itself() -> None:
+    # Before issue 19 nothing ordered the layer Applications: waves only order the children
+    # of a parent, and a parent waits for a child's health only with a check for it.
+    parent = build()["lab-gitops"]
+    spec = parent["spec"]
+    assert spec["project"] == "lab"
+    assert spec["source"] == {
+        "repoURL": REPO,
+        "targetRevision": "main",
+        "path": "out/lab/gitops",
+        "directory": {"exclude": "application-lab-gitops.yaml"},
+    }
+    assert spec["destination"]["namespace"] == "argocd"
+    assert spec["syncPolicy"]["automated"] == {"prune": False, "selfHeal": True}
+    assert WAVE not in parent["metadata"].get("annotations", {})
+    parsed = site(gitops_text())
+    (emitted,) = [m for m in gitops_manifests(parsed, ALL) if m.name == "lab-gitops"]
+    assert manifest_path(emitted) == f"gitops/{spec['source']['directory']['exclude']}"
+    project = build()["lab"]["spec"]
+    assert {"server": "https://kubernetes.default.svc", "namespace": "argocd"} in (
+        project["destinations"]
+    )
+
+
+@pytest.mark.parametrize("limit", [RETRY_LIMIT])
+def test_argocd_retries_outlast_kueues_webhook_start(limit: int) -> None:
+    # Five retries (10 s doubling, at most 3 m) gave up after 5m10s, before a Kueue whose
+    # image is still being pulled serves its webhook; the retries now span at least 10 m.
+    assert retry_span_s(5) == 310
+    assert retry_span_s(limit) >= KUEUE_WEBHOOK_START_S > retry_span_s(limit - 1)
+    for name, app in apps(build()).items():
+        retry = app["spec"]["syncPolicy"]["retry"]
+        assert retry["limit"] == limit, name
+        assert retry["backoff"] == {"duration": "10s", "factor": 2, "maxDuration": "3m"}
 
 
 def test_argocd_sync_waves_are_strings_in_layer_order_after_the_project() -> None:
@@ -112,7 +156,15 @@ def test_crd_layer_is_applied_server_side_never_replaced_and_never_pruned() -> N
 @pytest.mark.parametrize("layer", ["platform", "monitoring", "readiness"])
 def test_layers_using_crds_from_elsewhere_skip_the_dry_run(layer: str) -> None:
     options = build()[f"lab-{layer}"]["spec"]["syncPolicy"]["syncOptions"]
-    assert options == ["SkipDryRunOnMissingResource=true"]
+    assert "SkipDryRunOnMissingResource=true" in options
+
+
+@pytest.mark.parametrize("layer", ["platform", "queues", "monitoring"])
+def test_only_the_runs_are_applied_server_side_among_the_layers_after_crds(layer: str) -> None:
+    options = build()[f"lab-{layer}"]["spec"]["syncPolicy"]["syncOptions"]
+    assert "ServerSideApply=true" not in options
+    readiness = build()["lab-readiness"]["spec"]["syncPolicy"]["syncOptions"]
+    assert readiness == ["ServerSideApply=true", "SkipDryRunOnMissingResource=true"]
 
 
 @pytest.mark.parametrize("layer", ["platform", "monitoring"])
@@ -138,7 +190,8 @@ def test_project_restricts_sources_destinations_and_cluster_kinds() -> None:
     spec = build()["lab"]["spec"]
     assert spec["sourceRepos"] == [REPO]
     assert spec["destinations"] == [
-        {"server": "https://kubernetes.default.svc", "namespace": "nvcre"}
+        {"server": "https://kubernetes.default.svc", "namespace": "argocd"},  # lab-gitops
+        {"server": "https://kubernetes.default.svc", "namespace": "nvcre"},
     ]
     kinds = {(k["group"], k["kind"]) for k in spec["clusterResourceWhitelist"]}
     assert ("apiextensions.k8s.io", "CustomResourceDefinition") in kinds
@@ -155,7 +208,12 @@ def test_project_derives_namespaces_and_cluster_kinds_from_the_layers() -> None:
     layers.append(_object("monitoring.coreos.com/v1", "ServiceMonitor", "m", "obs", "monitoring"))
     project = gitops_manifests(parsed, ["platform", "monitoring", "readiness"], layers)[0]
     spec = project.obj["spec"]
-    assert [d["namespace"] for d in spec["destinations"]] == ["nvcre", "nvcre-system", "obs"]
+    assert [d["namespace"] for d in spec["destinations"]] == [
+        "argocd",
+        "nvcre",
+        "nvcre-system",
+        "obs",
+    ]
     assert spec["clusterResourceWhitelist"] == [
         {"group": "", "kind": "Namespace"},
         {"group": "nvcre.nvidia.com", "kind": "LogProfile"},
@@ -195,10 +253,56 @@ def test_flux_has_a_git_repository_and_one_kustomization_per_layer() -> None:
     assert sorted(kustomizations) == [f"lab-{layer}" for layer in sorted(LAYERS)]
     for layer in LAYERS:
         spec = kustomizations[f"lab-{layer}"]["spec"]
-        assert spec["path"] == f"./out/lab/{layer}"
-        assert spec["sourceRef"] == {"kind": "GitRepository", "name": "lab"}
+        assert spec["path"] == f"./{layer}"  # in the artifact holding out/lab/ only
+        assert spec["sourceRef"] == {"kind": "ExternalArtifact", "name": "lab"}
         assert "targetNamespace" not in spec
         assert spec["prune"] is (layer != "crds")
+
+
+def test_flux_reads_a_source_only_this_sites_files_revise() -> None:
+    # Before issue 19 every Kustomization read the GitRepository, whose revision is the
+    # commit: any commit, even to another site's folder, stopped a running plan.
+    objects = build("flux")
+    generator = objects["lab/artifact"]
+    assert (generator["apiVersion"], generator["kind"]) == (
+        "source.extensions.fluxcd.io/v1beta1",
+        "ArtifactGenerator",
+    )
+    assert generator["metadata"]["namespace"] == "flux-system"
+    assert generator["spec"]["sources"] == [
+        {"alias": "repo", "kind": "GitRepository", "name": "lab"}
+    ]
+    (artifact,) = generator["spec"]["artifacts"]
+    assert artifact["name"] == "lab"
+    assert "revision" not in artifact  # the revision is then the digest of the files
+    assert artifact["copy"] == [
+        {"from": "@repo/out/lab/**", "to": "@artifact/", "exclude": ["index.json", "images.txt"]}
+    ]
+    for spec in (o["spec"] for o in apps(objects).values()):
+        assert spec["sourceRef"] == {"kind": "ExternalArtifact", "name": "lab"}
+
+
+def test_flux_artifact_follows_gitops_path() -> None:
+    text = gitops_text("flux", extra="    path: ./deploy/lab/\n")
+    found = gitops_manifests(site(text), ALL)
+    (generator,) = [m.obj for m in found if m.kind == "ArtifactGenerator"]
+    assert generator["spec"]["artifacts"][0]["copy"][0]["from"] == "@repo/deploy/lab/**"
+    paths = {m.obj["spec"]["path"] for m in found if m.kind == "Kustomization"}
+    assert paths == {f"./{layer}" for layer in LAYERS}
+
+
+def test_flux_can_read_the_whole_repository_and_is_told_what_that_costs() -> None:
+    text = gitops_text("flux", extra="    fluxSource: repository\n")
+    found = gitops_manifests(site(text), ALL)
+    assert [m.kind for m in found if m.kind == "ArtifactGenerator"] == []
+    for m in found:
+        if m.kind == "Kustomization":
+            assert m.obj["spec"]["sourceRef"] == {"kind": "GitRepository", "name": "lab"}
+            assert m.obj["spec"]["path"].startswith("./out/lab/")
+    (diag,) = [d for d in check_gitops(*parse(text)) if d.code == "NVC382"]
+    assert (diag.severity, diag.path) == (Severity.INFO, "/spec/gitops/fluxSource")
+    assert diag.span.line == text.splitlines().index("    fluxSource: repository") + 1
+    assert [d.code for d in check_gitops(*parse(gitops_text("flux")))] == []
 
 
 def test_flux_depends_on_chain_follows_layer_order_as_objects() -> None:

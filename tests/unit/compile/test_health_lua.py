@@ -156,6 +156,7 @@ def test_every_kind_has_one_script_and_one_argocd_key() -> None:
             "resource.customizations.health.nvcre.nvidia.com_WorkloadRun",
             "resource.customizations.health.trainer.kubeflow.org_TrainJob",
             "resource.customizations.health.batch_Job",
+            "resource.customizations.health.argoproj.io_Application",
         ]
     )
     for kind in KINDS:
@@ -163,6 +164,48 @@ def test_every_kind_has_one_script_and_one_argocd_key() -> None:
         check = check_for(obj["apiVersion"], kind)
         assert check is not None
         assert keys[check.argocd_key] == lua_script(check.lua)
+
+
+def _app(
+    health_status: str | None, sync: str | None = "Synced", phase: str | None = None
+) -> dict[str, Any]:
+    status: dict[str, Any] = {}
+    if health_status is not None:
+        status["health"] = {"status": health_status, "message": "from the child"}
+    if sync is not None:
+        status["sync"] = {"status": sync}
+    if phase is not None:
+        status["operationState"] = {"phase": phase, "message": "webhook not ready"}
+    return {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application", "status": status}
+
+
+APPLICATION = "resource.customizations.health.argoproj.io_Application"
+
+
+@pytest.mark.parametrize(
+    ("app", "expected"),
+    [
+        (_app(None, None), "Progressing"),  # just created: nothing reported yet
+        (_app("Healthy", "OutOfSync"), "Progressing"),  # healthy, its sync still to come
+        (_app("Healthy", "Synced", "Running"), "Healthy"),
+        (_app("Healthy"), "Healthy"),
+        (_app("Progressing"), "Progressing"),  # e.g. Kueue's Deployment not ready yet
+        (_app("Degraded"), "Degraded"),
+        (_app("Missing", "OutOfSync"), "Missing"),
+        (_app("Healthy", "OutOfSync", "Failed"), "Degraded"),  # retries spent
+        (_app("Progressing", "OutOfSync", "Error"), "Degraded"),
+    ],
+)
+def test_a_parent_waits_for_a_layer_application_until_synced_and_healthy(
+    app: dict[str, Any], expected: str
+) -> None:
+    # Argo CD 1.8 removed the built-in Application check: without this key a parent's
+    # waves of child Applications waited for nothing (issue 19).
+    result = health(argocd_health_keys()[APPLICATION], app)
+    assert result["status"] == expected
+    assert result["status"] in ARGO_STATUSES
+    failed = app["status"].get("operationState", {}).get("phase") in {"Failed", "Error"}
+    assert ("webhook not ready" in result["message"]) is failed  # why the sync failed
 
 
 @pytest.mark.parametrize("check", HEALTH_CHECKS, ids=lambda c: c.kind)

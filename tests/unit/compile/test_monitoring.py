@@ -22,6 +22,7 @@ from nvcregen.compile.monitoring.promql import regex_escape
 from nvcregen.compile.monitoring.rules import RECORDINGS
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.core.errors import Severity
+from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.manifest import Manifest
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
@@ -147,7 +148,10 @@ def test_given_units_and_the_default_plan_agree_and_output_is_deterministic() ->
         None,
         lab_text(),
         lab_text("serviceMonitor: {tls: {insecureSkipVerify: true}, honorLabels: false}"),
-        lab_text("serviceMonitor: {interval: 90s, scrapeTimeout: 1m, tls: {caSecret: ca}}"),
+        lab_text(
+            "serviceMonitor: {interval: 90s, scrapeTimeout: 1m, "
+            "tls: {certificate: platform, caSecret: ca}}"
+        ),
         lab_text(dependencies="prometheus: {operator: false}"),
     ],
 )
@@ -235,7 +239,8 @@ def test_without_a_ca_verification_is_skipped_explicitly_never_left_to_fail() ->
 
 def test_tls_server_name_follows_the_namespace_and_ca_is_a_secret_reference() -> None:
     text = edit(site_yaml(), "  nodePools:\n", "  nvcre: {namespace: gpu-check}\n  nodePools:\n")
-    text = with_monitoring(text, "serviceMonitor: {tls: {caSecret: nvcre-metrics-ca}}")
+    monitor = "serviceMonitor: {tls: {certificate: platform, caSecret: nvcre-metrics-ca}}"
+    text = with_monitoring(text, monitor)
     tls = endpoint(text)["tlsConfig"]
     assert tls["serverName"] == "nvcre-metrics-service.gpu-check.svc"
     assert tls["ca"] == {"secret": {"name": "nvcre-metrics-ca", "key": "ca.crt"}}
@@ -253,7 +258,8 @@ def test_tls_server_name_follows_the_namespace_and_ca_is_a_secret_reference() ->
     ],
 )
 def test_the_ca_comes_from_a_secret_or_a_config_map_key(ca: str, expected: Any) -> None:
-    text = with_monitoring(site_yaml(), f"serviceMonitor: {{tls: {{ca: {ca}, serverName: m.x}}}}")
+    tls = f"{{certificate: platform, ca: {ca}, serverName: m.x}}"
+    text = with_monitoring(site_yaml(), f"serviceMonitor: {{tls: {tls}}}")
     assert endpoint(text)["tlsConfig"] == {
         "serverName": "m.x",
         "ca": expected,
@@ -279,16 +285,63 @@ def test_a_ca_has_exactly_one_source(tls: str) -> None:
     assert any(d.is_error for d in schema + diags)
 
 
+def test_no_ca_is_the_default_and_needs_no_warning_nvcre_serves_a_self_signed_certificate() -> None:
+    assert check_monitoring(*parse(site_yaml())) == []
+
+
 @pytest.mark.parametrize(
-    ("strict", "severity"), [(False, Severity.WARNING), (True, Severity.ERROR)]
+    ("tls", "at"),
+    [
+        ("{ca: {secret: {name: nvcre-metrics-cert, key: ca.crt}}}", "tls/ca"),
+        ("{caSecret: nvcre-metrics-cert}", "tls/caSecret"),
+        ("{certificate: self-signed, caSecret: nvcre-metrics-cert}", "tls/caSecret"),
+    ],
 )
-def test_no_ca_is_nvc370_a_warning_and_an_error_under_strict(
-    strict: bool, severity: Severity
-) -> None:
-    diags = check_monitoring(*parse(site_yaml()), strict=strict)
-    assert [(d.code, d.severity) for d in diags] == [("NVC370", severity)]
-    assert diags[0].path == "/spec/monitoring/serviceMonitor/tls"
-    assert "tls.ca" in diags[0].hint
+def test_a_ca_for_the_self_signed_certificate_is_nvc370_an_error(tls: str, at: str) -> None:
+    # Before issue 19 this verified against a CA the controller's certificate never had.
+    text = with_monitoring(site_yaml(), f"serviceMonitor:\n  tls: {tls}")
+    diags = check_monitoring(*parse(text))
+    assert [(d.code, d.severity) for d in diags] == [("NVC370", Severity.ERROR)]
+    assert diags[0].path == f"/spec/monitoring/serviceMonitor/{at}"
+    assert diags[0].span.line == line_of(text, f"tls: {tls}")
+    assert "self-signed" in diags[0].message
+    assert "tls.certificate: platform" in diags[0].hint
+    assert endpoint(text)["tlsConfig"]["insecureSkipVerify"] is True  # never verified
+
+
+def test_a_platform_certificate_without_its_ca_is_nvc380() -> None:
+    text = with_monitoring(site_yaml(), "serviceMonitor:\n  tls: {certificate: platform}")
+    diags = check_monitoring(*parse(text))
+    assert [(d.code, d.severity) for d in diags] == [("NVC380", Severity.ERROR)]
+    assert diags[0].path == "/spec/monitoring/serviceMonitor/tls/certificate"
+
+
+def test_a_platform_certificate_with_its_ca_is_verified_and_fine() -> None:
+    text = with_monitoring(
+        site_yaml(), "serviceMonitor:\n  tls: {certificate: platform, caSecret: metrics-ca}"
+    )
+    assert check_monitoring(*parse(text)) == []
+    assert endpoint(text)["tlsConfig"]["insecureSkipVerify"] is False
+
+
+@pytest.mark.parametrize("name", ["h20-3e-lab", "l20-pool"])
+def test_no_shipped_site_verifies_a_certificate_the_controller_does_not_serve(name: str) -> None:
+    text = (ROOT / "sites" / f"{name}.yaml").read_text(encoding="utf-8")
+    site, _ = parse(text)
+    assert site.spec.monitoring.service_monitor.tls.certificate == "self-signed"
+    assert endpoint(text)["tlsConfig"]["insecureSkipVerify"] is True
+    assert endpoint(text)["authorization"]["type"] == "Bearer"  # the token stays
+    monitor = one(build(text), "ServiceMonitor")
+    assert "self-signed" in monitor["metadata"]["annotations"][UNVERIFIED_TLS]
+    assert [f.code for f in object_findings(monitor)] == []  # the reason is stated
+
+
+def test_a_platform_certificate_states_no_reason_to_skip() -> None:
+    tls = "tls: {certificate: platform, caSecret: metrics-ca}"
+    monitor = one(
+        build(with_monitoring(site_yaml(), f"serviceMonitor:\n  {tls}")), "ServiceMonitor"
+    )
+    assert UNVERIFIED_TLS not in monitor["metadata"].get("annotations", {})
 
 
 def test_a_verifying_endpoint_without_a_ca_is_nvc681() -> None:
@@ -305,6 +358,7 @@ def test_tls_settings_from_the_site() -> None:
     text = with_monitoring(
         site_yaml(), "serviceMonitor: {tls: {insecureSkipVerify: true, serverName: m.example}}"
     )
+    assert check_monitoring(*parse(text)) == []  # what the default does anyway
     assert endpoint(text)["tlsConfig"] == {"serverName": "m.example", "insecureSkipVerify": True}
 
 
@@ -327,13 +381,13 @@ def test_matching_labels_are_fine() -> None:
     text = with_monitoring(
         site_yaml(), "serviceMonitor: {labels: {release: prometheus, team: gpu}}"
     )
-    assert [d.code for d in check_monitoring(*parse(text))] == ["NVC370"]  # no CA named
-    assert [d.code for d in check_monitoring(*parse(site_yaml()))] == ["NVC370"]
+    assert check_monitoring(*parse(text)) == []
+    assert check_monitoring(*parse(site_yaml())) == []
 
 
 def test_labels_that_miss_the_selector_are_nvc330_at_the_labels() -> None:
     text = with_monitoring(site_yaml(), "serviceMonitor:\n  labels: {release: kube-prom}")
-    diags = [d for d in check_monitoring(*parse(text)) if d.code != "NVC370"]
+    diags = check_monitoring(*parse(text))
     assert [(d.code, d.severity) for d in diags] == [("NVC330", Severity.ERROR)]
     assert diags[0].span.line == line_of(text, "labels: {release: kube-prom}")
     assert diags[0].path == "/spec/monitoring/serviceMonitor/labels"
@@ -358,23 +412,24 @@ def test_without_the_operator_nothing_is_checked() -> None:
     assert check_monitoring(*parse(text)) == []
 
 
-def test_skipping_tls_verification_is_nvc331_warning() -> None:
-    text = with_monitoring(site_yaml(), "serviceMonitor:\n  tls: {insecureSkipVerify: true}")
+def test_skipping_verification_of_a_platform_certificate_is_nvc331_warning() -> None:
+    tls = "tls: {certificate: platform, caSecret: c, insecureSkipVerify: true}"
+    text = with_monitoring(site_yaml(), f"serviceMonitor:\n  {tls}")
     diags = check_monitoring(*parse(text))
     assert [(d.code, d.severity) for d in diags] == [("NVC331", Severity.WARNING)]
-    assert diags[0].span.line == line_of(text, "tls: {insecureSkipVerify: true}")
+    assert diags[0].span.line == line_of(text, tls)
 
 
 def test_scrape_timeout_longer_than_interval_is_nvc332() -> None:
     text = with_monitoring(site_yaml(), "serviceMonitor:\n  interval: 30s\n  scrapeTimeout: 1m")
-    diags = [d for d in check_monitoring(*parse(text)) if d.code != "NVC370"]
+    diags = check_monitoring(*parse(text))
     assert [d.code for d in diags] == ["NVC332"]
     assert diags[0].span.line == line_of(text, "scrapeTimeout: 1m")
 
 
 def test_malformed_durations_are_nvc309() -> None:
     text = with_monitoring(site_yaml(), "serviceMonitor:\n  interval: 30s1m")
-    assert [d.code for d in check_monitoring(*parse(text)) if d.code != "NVC370"] == ["NVC309"]
+    assert [d.code for d in check_monitoring(*parse(text))] == ["NVC309"]
 
 
 # PrometheusRule

@@ -34,6 +34,7 @@ def test_trainer_mode_installs_trainer_but_not_nvcre_and_monitors_nothing() -> N
         "out/h20-3e-trainer/platform",
         "out/h20-3e-trainer/queues",
         "out/h20-3e-trainer/readiness",
+        "out/h20-3e-trainer/gitops",  # the parent, h20-3e-trainer-gitops
     ]
     (role,) = [m.obj for m in found if m.kind == "Role"]
     readable = {(r["apiGroups"][0], r["resources"][0]) for r in role["rules"]}

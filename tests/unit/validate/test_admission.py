@@ -9,7 +9,7 @@ from sitefactory import catalog, line_of, parse, site_yaml
 from trainerfactory import trainer_text
 
 from nvcregen.core.errors import Severity
-from nvcregen.validate.admission import trainer_problem
+from nvcregen.validate.admission import trainer_problem, workflow_namespace_gap
 from nvcregen.validate.semantic import check_references
 
 GANG = "gangScheduler: {schedulerName: kai-scheduler}\n"
@@ -88,3 +88,26 @@ def test_the_default_site_admits_through_a_managed_kueue_without_a_word() -> Non
     assert site.spec.dependencies.kueue.managed
     assert site.spec.dependencies.gang_scheduler is None
     assert codes(site_yaml()) == []
+
+
+def test_nvcre_mode_under_kueue_names_the_workflow_namespace_gap_nvc381() -> None:
+    # NVCRE runs a Workflow's TrainJobs where its catalog entry says, a generated namespace
+    # when it names none; nothing in a Certification or WorkloadRun sets it (issue 19).
+    text = site_yaml()
+    site, doc = parse(text)
+    (diag,) = workflow_namespace_gap(site, doc)
+    assert (diag.code, diag.severity) == ("NVC381", Severity.INFO)
+    assert "'readiness'" in diag.message and "'nvcre'" in diag.message
+    assert "gangScheduler" in diag.hint
+    named = text.replace("  nodePools:\n", "  nvcre: {namespace: gpu-check}\n  nodePools:\n")
+    site, doc = parse(named)
+    (diag,) = workflow_namespace_gap(site, doc)
+    assert diag.path == "/spec/nvcre/namespace"
+    assert diag.span.line == line_of(named, "nvcre: {namespace: gpu-check}")
+
+
+def test_the_workflow_namespace_gap_is_not_reported_where_it_cannot_happen() -> None:
+    trainer = trainer_text(site_yaml())
+    assert workflow_namespace_gap(*parse(trainer)) == []  # trainer mode: its own TrainJobs
+    gang = site_yaml(dependencies=GANG)
+    assert workflow_namespace_gap(*parse(gang)) == []  # a KAI queue is cluster-wide

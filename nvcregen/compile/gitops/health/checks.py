@@ -111,6 +111,14 @@ def _split(name: str) -> tuple[str, str]:
     return "".join(lines[:cut]), "".join(lines[cut:])
 
 
+# Argo CD only: the layer Applications' health, for the parent's sync waves. Not a readiness
+# kind (no run is an Application), so it is not in HEALTH_CHECKS and has no Flux form.
+APPLICATION_KEY = f"{ARGOCD_KEY_PREFIX}argoproj.io_Application"
+APPLICATION_LUA = "application.lua"
+
+
 def argocd_health_keys() -> dict[str, str]:
-    """Every Argo CD health script, by its `argocd-cm` key."""
-    return {check.argocd_key: lua_script(check.lua) for check in HEALTH_CHECKS}
+    """Every Argo CD health script, by its `argocd-cm` key: the runs' and Applications'."""
+    keys = {check.argocd_key: lua_script(check.lua) for check in HEALTH_CHECKS}
+    keys[APPLICATION_KEY] = resources.files(_PACKAGE).joinpath(APPLICATION_LUA).read_text("utf-8")
+    return keys

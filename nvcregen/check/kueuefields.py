@@ -1,0 +1,64 @@
+"""NVC684: a queued run must not state a field Kueue rewrites (pure, one object at a time).
+
+Kueue (v0.19.2) suspends every Job and TrainJob it manages on creation and flips
+`spec.suspend` at admission; it appends its own `runtimePatches` entry (manager
+`kueue.x-k8s.io/manager`) to a TrainJob; and it merges the flavor's node labels into a
+Job's pod template `nodeSelector`, an atomic map to server-side apply. Flux applies
+server-side with force, and so does Argo CD with `ServerSideApply=true`: a field the
+manifest states and Kueue changed is taken back at the next sync, which suspends a running
+run again, strips Kueue's entry, or is refused on a started Job's immutable template
+(docs/design/0006-stage-gating.md, "Applying runs twice").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from nvcregen.check.findings import Finding
+
+CODE = "NVC684"
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+KUEUE_PATCH = "kueue.x-k8s.io/manager"
+_RUNS = {("batch/v1", "Job"), ("trainer.kubeflow.org/v1alpha1", "TrainJob")}
+
+
+def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    """Every field of a run Kueue manages that Kueue itself writes."""
+    if (obj.get("apiVersion"), obj.get("kind")) not in _RUNS:
+        return
+    labels = (obj.get("metadata") or {}).get("labels") or {}
+    spec = obj.get("spec") or {}
+    if (
+        not isinstance(labels, Mapping)
+        or QUEUE_LABEL not in labels
+        or not isinstance(spec, Mapping)
+    ):
+        return
+    if "suspend" in spec:
+        yield _finding(
+            "/spec/suspend",
+            "spec.suspend is Kueue's: it suspends the run on creation and resumes it when "
+            "admitted, and a forced apply of this value would undo that on the next sync",
+            "leave spec.suspend out; Kueue sets it",
+        )
+    for index, patch in enumerate(spec.get("runtimePatches") or []):
+        if isinstance(patch, Mapping) and patch.get("manager") == KUEUE_PATCH:
+            yield _finding(
+                f"/spec/runtimePatches/{index}",
+                f"the runtimePatches entry of manager {KUEUE_PATCH} is Kueue's own",
+                "leave Kueue's entry out; it adds it when the TrainJob is created",
+            )
+    pod = ((spec.get("template") or {}).get("spec") or {}) if obj.get("kind") == "Job" else {}
+    if isinstance(pod, Mapping) and "nodeSelector" in pod:
+        yield _finding(
+            "/spec/template/spec/nodeSelector",
+            "Kueue merges the flavor's node labels into this nodeSelector at admission, and it "
+            "is one atomic field to server-side apply: the next sync takes it back from a "
+            "started Job, whose template is immutable, and fails",
+            "select nodes with affinity instead (the flavor's node labels are added anyway)",
+        )
+
+
+def _finding(where: str, message: str, hint: str) -> Finding:
+    return Finding(where, CODE, message, hint=hint)
