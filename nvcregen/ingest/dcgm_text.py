@@ -38,6 +38,7 @@ from nvcregen.ingest.dcgm_results import (
     unique,
     worst,
 )
+from nvcregen.ingest.limits import InputLimitError, bounded_int, matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest
 
@@ -95,12 +96,16 @@ def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
 
     """
     tables = [_Table()]
-    for raw in text.splitlines():
+    for number, whole in enumerate(text.splitlines(), 1):
+        raw = matched(whole)  # no pattern scans more than MAX_LINE characters
         line = strip_prefix(raw).strip()
         if _is_header(line) and (tables[-1].tests or tables[-1].metadata):
             tables.append(_Table())
         tables[-1].lines.append(raw)
-        _read_line(tables[-1], line)
+        try:
+            _read_line(tables[-1], line)
+        except InputLimitError as exc:
+            raise InputLimitError(exc.code, str(exc), number) from exc
     return [_freeze(t, source) for t in tables if t.tests or t.metadata]
 
 
@@ -163,7 +168,7 @@ def _continuation(table: _Table, cell: str) -> None:
     if gpu is not None and table.tests:
         _flush(table)
         word = result_word(gpu["result"])
-        table.tests[-1].gpus.append(DcgmGpuResult(int(gpu["id"]), word))
+        table.tests[-1].gpus.append(DcgmGpuResult(bounded_int(gpu["id"], "a GPU id"), word))
     elif table.message is not None:
         table.message[1].append(_chunk(table, cell))
     elif table.tests and _RESULT.match(right):
@@ -185,7 +190,8 @@ def _apply_result(test: _Test, right: str) -> None:
     scope = match["scope"] or ""
     test.result = worst([test.result, word]) if test.result != UNKNOWN else word
     if scope.upper().startswith("GPU"):
-        test.gpus += [DcgmGpuResult(int(i), word) for i in re.findall(r"\d+", scope)]
+        ids = re.findall(r"\d+", scope)
+        test.gpus += [DcgmGpuResult(bounded_int(i, "a GPU id"), word) for i in ids]
 
 
 def _flush(table: _Table) -> None:
