@@ -40,8 +40,16 @@ class InputLimitError(IngestFormatError):
 
 
 def matched(line: str) -> str:
-    """The part of a line that regular expressions see: its first `MAX_LINE` characters."""
-    return line if len(line) <= MAX_LINE else line[:MAX_LINE]
+    """The part of a line that regular expressions see: its first `MAX_LINE` characters.
+
+    A longer line is cut at its last blank within the bound, so no word is read cut in
+    two (`IB` cut to `I`); one without a blank there is cut at the bound.
+    """
+    if len(line) <= MAX_LINE:
+        return line
+    cut = line[:MAX_LINE]
+    blank = cut.rfind(" ")
+    return cut[:blank] if blank > 0 else cut
 
 
 def bounded_int(digits: str, what: str) -> int:
