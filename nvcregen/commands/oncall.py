@@ -9,6 +9,7 @@ import click
 
 from nvcregen.commands.common import print_diagnostics
 from nvcregen.core.errors import ExitCode
+from nvcregen.core.terminal import printable
 
 RESULTS = click.argument(
     "results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True)
@@ -38,13 +39,13 @@ def retest(results_dir: Path, out: Path | None, site: Path | None) -> None:
     except RetestError as exc:
         if exc.diagnostics:
             print_diagnostics(list(exc.diagnostics), "text", wrote="nothing written")
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     for line in found.lines:
-        click.echo(line)
+        click.echo(printable(line))
     if found.path is not None:
         click.echo(f"wrote {found.path}")
 
@@ -73,10 +74,10 @@ def history(results_dir: Path, fmt: str, sizes: tuple[str, ...]) -> None:
     try:
         loaded = load_history(results_dir, at)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     render = {"json": render_json, "markdown": render_markdown}.get(fmt, render_text)
-    click.echo(render(loaded), nl=False)
+    click.echo(printable(render(loaded)), nl=False)  # names and ids from the archives
     sys.exit(ExitCode.DRIFT if loaded.history.regressions else ExitCode.OK)
 
 
@@ -103,13 +104,13 @@ def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> 
     try:
         archive = read_archive(verified_run(results_dir).run)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     found = build(archive, cluster or site_cluster(archive, Path.cwd()))
     for line in found.left_out:
-        click.echo(f"nvcregen: left out {line}", err=True)
+        click.echo(printable(f"nvcregen: left out {line}"), err=True)
     if out is None:
-        click.echo(found.text, nl=False)
+        click.echo(printable(found.text), nl=False)
     else:
         out.write_text(found.text, encoding="utf-8")
         click.echo(f"wrote {out}: {len(found.samples)} samples", err=True)

@@ -39,6 +39,10 @@ OBJECTS = "objects"
 _TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$")
 _TIME_FIELDS = frozenset({"creationTimestamp", "completionTime", "lastTransitionTime"})
 _SUM_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # no line end but LF
+STRICT_SUMS = "NVC720"  # SHA256SUMS with a CR, a control character or a second line end
+EXTRA_FOLDER = "NVC721"  # a folder in a run that holds no listed file
+LINKED_RUN = "NVC722"  # a run folder that is itself a symbolic link
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segment
 
 
@@ -188,7 +192,8 @@ def verify_archive(folder: Path) -> list[str]:
     """Re-read an archive and check it against its SHA256SUMS, strictly.
 
     As strictly as `sha256sum -c --strict`, and more: only regular files, inside the
-    run folder.
+    run folder; SHA256SUMS with LF line ends only and no control character (NVC720); no
+    folder that holds no listed file (NVC721); the run folder not a link (NVC722).
 
     Returns:
         Every problem: SHA256SUMS missing, not a regular file, or with a line that is
@@ -198,20 +203,25 @@ def verify_archive(folder: Path) -> list[str]:
         file not listed; a required file absent. Empty when it verifies.
 
     """
+    if folder.is_symlink():
+        return [f"error[{LINKED_RUN}]: {folder.name} is a symbolic link, not a run folder"]
     entries = _entries(folder)
     if SUMS not in entries:
         return [f"{SUMS} cannot be read: it is missing"]
     if entries[SUMS] != "file":
         return [f"{SUMS} is a {entries[SUMS]}, not a regular file"]
     try:
-        lines = (folder / SUMS).read_text(encoding="utf-8").splitlines()
+        text = (folder / SUMS).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{SUMS} cannot be read: {exc}"]
+    lines = text.split("\n")  # LF only: str.splitlines would also split at \r, \x1c, ...
+    if lines[-1] == "":
+        lines.pop()
     listed, problems = _parse_sums(lines)
     problems += [
         f"{path} is a {kind}, not a regular file"
         for path, kind in entries.items()
-        if kind != "file"
+        if kind not in {"file", "folder"}
     ]
     present = {path for path, kind in entries.items() if kind == "file"} - {SUMS}
     for path, digest in sorted(listed.items()):
@@ -221,6 +231,12 @@ def verify_archive(folder: Path) -> list[str]:
         elif _sha256(folder / path) != digest:
             problems.append(f"{path} does not match its sha256 in {SUMS}")
     problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
+    holding = {"/".join(p.split("/")[:n]) for p in listed for n in range(1, p.count("/") + 1)}
+    problems += [
+        f"error[{EXTRA_FOLDER}]: {path}/ is a folder holding no listed file"
+        for path, kind in sorted(entries.items())
+        if kind == "folder" and path not in holding
+    ]
     problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
     return problems
 
@@ -231,7 +247,12 @@ def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
     problems = []
     for number, line in enumerate(lines, 1):
         match = _SUM_LINE.match(line)
-        if match is None:
+        if (found := _CONTROL.search(line)) is not None:
+            problems.append(
+                f"error[{STRICT_SUMS}]: {SUMS} line {number} holds the control character"
+                f" {found[0]!r} (only LF ends a line, as `sha256sum -c --strict` reads it)"
+            )
+        elif match is None:
             problems.append(f"{SUMS} line {number} is not `<sha256>  <path>`")
         elif not _inside(match[2]):
             problems.append(f"{SUMS} line {number} names a path outside the run: {match[2]}")
@@ -245,8 +266,8 @@ def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
 def _entries(folder: Path) -> dict[str, str]:
     """Every entry under a run folder by relative path: 'file', or what else it is.
 
-    Walked with lstat: a symbolic link is reported, never followed; folders are not
-    entries themselves.
+    Walked with lstat: a symbolic link is reported, never followed; each folder is an
+    entry too ('folder'), so one that holds no listed file is seen.
     """
     found: dict[str, str] = {}
     try:
@@ -256,6 +277,7 @@ def _entries(folder: Path) -> dict[str, str]:
     for child in children:
         mode = child.stat(follow_symlinks=False).st_mode
         if stat.S_ISDIR(mode):
+            found[child.name] = "folder"
             found |= {f"{child.name}/{p}": k for p, k in _entries(Path(child.path)).items()}
         else:
             found[child.name] = "file" if stat.S_ISREG(mode) else _kind(mode)
