@@ -95,14 +95,13 @@ def collect(options: CollectOptions) -> CollectOutcome:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
-    outcome = CollectOutcome(loaded.site.metadata.name, written, verdicts, notes=snapshot.notes)
+    notes = (*snapshot.notes, *written.notes)
+    outcome = CollectOutcome(loaded.site.metadata.name, written, verdicts, notes=notes)
     if not options.reclaim or cluster is None:
         return outcome  # reading never changes the cluster
     read = Read(snapshot, site_objects, runs, verdicts)
     deleted, problems = reclaim(loaded.site, cluster, written, read, options.policy)
-    return CollectOutcome(
-        outcome.site, written, verdicts, tuple(deleted), tuple(problems), snapshot.notes
-    )
+    return CollectOutcome(outcome.site, written, verdicts, tuple(deleted), tuple(problems), notes)
 
 
 def load_site_file(root: Path, given: str) -> LoadedSite:

@@ -79,7 +79,8 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
         written = write_archive(site_dir, archive)
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
-    return CollectOutcome(site.metadata.name, written, verdicts, notes=snapshot.notes)
+    notes = (*snapshot.notes, *written.notes)
+    return CollectOutcome(site.metadata.name, written, verdicts, notes=notes)
 
 
 def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapshot]:

@@ -14,6 +14,12 @@ Layout (every path '/'-separated, relative to the run folder):
 The run id is `<latest time in the objects>-<12 hex>`, the hex a hash of the site file
 and the objects, so collecting the same state twice names the same folder, and a folder
 is never written over: it is built beside its final place and renamed into it.
+
+That hidden folder (`.<run-id>.tmp-<pid>`) first receives a marker naming the process
+and host that build it, removed just before the rename. A collection killed midway
+leaves it behind; the next one in the same site folder removes it when it can prove it
+was a collection's own: the marker is there, names this host, and its process is gone
+(NVC728). Any other hidden folder is left as it is.
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -44,6 +51,9 @@ STRICT_SUMS = "NVC720"  # SHA256SUMS with a CR, a control character or a second 
 EXTRA_FOLDER = "NVC721"  # a folder in a run that holds no listed file
 LINKED_RUN = "NVC722"  # a run folder that is itself a symbolic link
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segment
+MARKER = ".nvcregen-collect"
+_LEFTOVER = re.compile(r"^\.(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})\.tmp-(?P<pid>[0-9]{1,10})$")
+LEFTOVER = "NVC728"
 
 
 @dataclass(frozen=True)
@@ -61,6 +71,7 @@ class Written:
     path: Path
     state: Literal["written", "exists"]
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # leftovers of killed collections removed
 
     @property
     def verified(self) -> bool:
@@ -161,14 +172,18 @@ def write_archive(site_dir: Path, archive: Archive) -> Written:
 
     """
     final = site_dir / archive.run_id
+    notes = remove_leftovers(site_dir)
     if final.exists():
-        return Written(final, "exists", verify_archive(final))
+        return Written(final, "exists", verify_archive(final), notes)
     site_dir.mkdir(parents=True, exist_ok=True)
     tmp = site_dir / f".{archive.run_id}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
+        tmp.mkdir()
+        _write_file(tmp / MARKER, _marker(os.getpid()).encode())
         for path, data in sorted(archive.files.items()):
             _write_file(tmp / path, data)
+        (tmp / MARKER).unlink()  # the archive holds its own files only
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)  # no half-written archive is left behind
         raise
@@ -176,8 +191,58 @@ def write_archive(site_dir: Path, archive: Archive) -> Written:
         tmp.rename(final)
     except OSError:  # another collection of the same state got there first
         shutil.rmtree(tmp, ignore_errors=True)
-        return Written(final, "exists", verify_archive(final))
-    return Written(final, "written", verify_archive(final))
+        return Written(final, "exists", verify_archive(final), notes)
+    return Written(final, "written", verify_archive(final), notes)
+
+
+def _marker(pid: int) -> str:
+    return f"nvcregen collect pid {pid} host {socket.gethostname()}\n"
+
+
+def remove_leftovers(site_dir: Path) -> list[str]:
+    """Remove the hidden folders of killed collections in a site folder; say which.
+
+    A folder `.<run-id>.tmp-<pid>` (not a link) is removed only when it holds the marker
+    a collection writes first, as a regular file naming this host and that pid, and no
+    process has that pid any more. Anything else is left.
+    """
+    removed = []
+    try:
+        entries = sorted(os.scandir(site_dir), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        match = _LEFTOVER.match(entry.name)
+        if match is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or not _marked(Path(entry.path) / MARKER, pid) or _alive(pid):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(
+            f"{LEFTOVER}: removed {entry.name}/, left by a collection that was killed (pid {pid})"
+        )
+    return removed
+
+
+def _marked(marker: Path, pid: int) -> bool:
+    try:
+        if not stat.S_ISREG(marker.lstat().st_mode):
+            return False
+        return marker.read_text(encoding="utf-8") == _marker(pid)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _write_file(file: Path, data: bytes) -> None:
