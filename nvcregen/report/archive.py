@@ -370,7 +370,8 @@ def _row(line: int, record: dict[str, str]) -> BandwidthRow:
             transports=tuple(t for t in record["transport"].split(";") if t),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise ReportError(f"bandwidth.csv line {line}: {exc!r}") from exc
+        code = "error[NVC713]: " if "digits" in str(exc) else ""  # int() of 4300 digits
+        raise ReportError(f"bandwidth.csv line {line}: {code}{exc!r}") from exc
 
 
 def _finite(text: str) -> float:
