@@ -9,6 +9,8 @@ never with any other exception: that would be exit 70, an internal error.
 from __future__ import annotations
 
 import os
+import re
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -62,6 +64,38 @@ def mixed(fragments: tuple[str, ...]) -> st.SearchStrategy[str]:
     return st.lists(piece, max_size=40).map("".join)
 
 
+ENDINGS = ("", " ", " OK", ": Pass |", " |", "]}]}]}}", '", "status": "Pass"}]}]}]}}')
+
+
 def lines_of(fragments: tuple[str, ...]) -> st.SearchStrategy[str]:
-    """Lines each made by `mixed`, joined by newlines."""
-    return st.lists(mixed(fragments), max_size=25).map("\n".join)
+    """Lines joined by newlines: each made by `mixed`, or a fragment whose value is hostile.
+
+    The second kind puts a hostile token exactly where a reader takes a value (after
+    `Avg bus bandwidth :`, in a GPU id), which arbitrary mixing rarely does.
+    """
+    aimed = st.tuples(st.sampled_from(fragments), hostile_token, st.sampled_from(ENDINGS))
+    line = st.one_of(mixed(fragments), aimed.map("".join))
+    return st.lists(line, max_size=25).map("\n".join)
+
+
+_NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?")
+REAL_LOGS = Path(__file__).resolve().parent / "fixtures" / "real-logs"
+
+
+def real_logs(folder: str) -> tuple[str, ...]:
+    """The real logs of one tool (`nccl-tests`, `dcgm`), as text."""
+    found = sorted((REAL_LOGS / folder).glob("*.txt"))
+    return tuple(p.read_text(encoding="utf-8", errors="replace") for p in found)
+
+
+@st.composite
+def mutated(draw: st.DrawFn, texts: tuple[str, ...]) -> str:
+    """A real log with a few of its numbers (or a line) replaced by hostile tokens."""
+    text = draw(st.sampled_from(texts))
+    numbers = [m.span() for m in _NUMBER.finditer(text)]
+    for _ in range(draw(st.integers(1, 3))):
+        if numbers:
+            start, end = numbers[draw(st.integers(0, len(numbers) - 1))]
+            text = text[:start] + draw(hostile_token) + text[end:]
+            numbers = [m.span() for m in _NUMBER.finditer(text)]
+    return text

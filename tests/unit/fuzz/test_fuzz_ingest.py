@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 import pytest
-from fuzzing import BUDGET, HUGE, hostile_token, lines_of
+from fuzzing import BUDGET, HUGE, hostile_token, lines_of, mutated, real_logs
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -147,7 +147,7 @@ def test_the_digit_bound_is_exact() -> None:
 
 
 @BUDGET
-@given(lines_of(NCCL_FRAGMENTS))
+@given(st.one_of(lines_of(NCCL_FRAGMENTS), mutated(real_logs("nccl-tests"))))
 def test_fuzz_nccl_reader(text: str) -> None:
     try:
         runs = parse_nccl(text, "fuzz.log")
@@ -162,6 +162,7 @@ def test_fuzz_nccl_reader(text: str) -> None:
 @given(
     st.one_of(
         lines_of(DCGM_FRAGMENTS),
+        mutated(real_logs("dcgm")),
         st.lists(st.sampled_from(DCGM_FRAGMENTS) | hostile_token).map("".join),
     )
 )
