@@ -140,3 +140,22 @@ def test_a_page_whose_continue_token_cannot_be_read_is_incomplete(
     with pytest.raises(CollectError, match="the list is incomplete"):
         reclaim(tmp_path, fake)
     assert fake.deletes() == []
+
+
+@pytest.mark.parametrize(
+    "body", [b"[" * 100_000 + b"]" * 100_000, b'{"items": ' + b"9" * 5000 + b"}"]
+)
+def test_a_hostile_api_answer_is_a_failed_read_not_an_internal_error(
+    tmp_path: Path, fake: FakeKube, body: bytes
+) -> None:
+    original = fake.answer
+
+    def answer(request: Received, authorization: str) -> tuple[int, Any, dict[str, str]]:
+        if request.path.endswith("/workflows"):
+            return 200, body, {}
+        return original(request, authorization)
+
+    fake.answer = answer  # type: ignore[method-assign]
+    with pytest.raises(CollectError, match="could not read the cluster completely"):
+        reclaim(tmp_path, fake)
+    assert fake.deletes() == []
