@@ -41,7 +41,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tools.bench
 
 # The readers' fuzz tests (tests/unit/fuzz/) with many more examples than `make test` runs.
-FUZZ_EXAMPLES ?= 20000
+FUZZ_EXAMPLES ?= 5000
 fuzz: $(STAMP)
 	NVCREGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/unit/fuzz
 
