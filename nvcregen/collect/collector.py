@@ -253,17 +253,22 @@ def _unarchived_exports(
 ) -> str:
     """Why the ReportExport listing cannot be trusted whole ("" when it can).
 
-    Each archived Certification's ReportExports are listed again by NVCRE's source label:
-    one the archive does not hold means the first listing was cut short (an empty or
-    truncated list, a continue token not followed), and the report it carries would be
-    lost with its source. A listing that fails stops reclaiming too.
+    Each archived Certification's ReportExports are listed again by NVCRE's source label,
+    in the reporting namespace its bindings annotation names: one the archive does not
+    hold means the first listing was cut short (an empty or truncated list, a continue
+    token not followed) or did not reach that namespace, and the report it carries would
+    be lost with its source. A listing that fails, or an annotation that cannot be read,
+    stops reclaiming too.
     """
     served = [r for r in read.snapshot.listings if r.kind == "ReportExport"]
     if served and not all(r.served for r in served):
         return ""  # the cluster has no ReportExport kind: nothing to lose
     held = {str(metadata(o).get("uid")) for o in archived if o.get("kind") == "ReportExport"}
+    requests, unreadable = export_requests(archived)
+    if unreadable:
+        return "; ".join(unreadable)
     missing = []
-    for request in export_requests(archived):
+    for request in requests:
         try:
             listing = list_objects(cluster, request, policy)
         except ApiCallError as exc:

@@ -22,16 +22,21 @@ it was listed was deleted with its owner). What NVCRE made and nvcregen does not
 (Jobs, their pods) is left.
 
 `export_requests` lists a Certification's ReportExports by their source label, a second
-read that `--reclaim` compares with the archive (`collector.py`).
+read that `--reclaim` compares with the archive (`collector.py`). NVCRE labels each
+ReportExport with its source's uid and creates it in its reporting namespace, which the
+Certification's `nvcre.nvidia.com/report-export-bindings` annotation names (a JSON
+`{"namespace": ..., "name": ...}` reference to the frozen policy bindings).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.results.liveobjects import labels_of, metadata, owner_uids
@@ -55,6 +60,7 @@ RESOURCES: dict[str, tuple[str, str]] = {
 }
 RECLAIMABLE = frozenset(OWNER_KINDS)
 REPORT_SOURCE_UID = "nvcre.nvidia.com/report-source-uid"  # NVCRE's label on a ReportExport
+REPORT_BINDINGS = "nvcre.nvidia.com/report-export-bindings"  # on a registered Certification
 
 
 def _collection_path(api_version: str, plural: str, namespace: str | None) -> str:
@@ -243,15 +249,47 @@ def reclaim_requests(site: Site, archived: Iterable[Mapping[str, Any]]) -> list[
 
 def export_requests(
     owners: Iterable[Mapping[str, Any]], limit: int = PAGE_SIZE
-) -> list[ListRequest]:
-    """One LIST per Certification: its ReportExports, found by NVCRE's source label."""
-    return [
-        ListRequest(
-            "ReportExport",
-            str(metadata(o).get("namespace") or ""),
-            f"{REPORT_SOURCE_UID}={metadata(o).get('uid')}",
-            limit,
-        )
-        for o in owners
-        if o.get("kind") == "Certification" and metadata(o).get("uid")
-    ]
+) -> tuple[list[ListRequest], list[str]]:
+    """One LIST per Certification: its ReportExports, by NVCRE's source label.
+
+    Listed in the reporting namespace its bindings annotation names, else in its own.
+
+    Returns:
+        The requests, and one problem per Certification whose annotation is unreadable.
+
+    """
+    requests, problems = [], []
+    for obj in owners:
+        meta = metadata(obj)
+        if obj.get("kind") != "Certification" or not meta.get("uid"):
+            continue
+        namespace = report_namespace(obj)
+        if namespace is None:
+            problems.append(
+                f"Certification {meta.get('namespace')}/{meta.get('name')}: its {REPORT_BINDINGS}"
+                " annotation cannot be read"
+            )
+            continue
+        selector = f"{REPORT_SOURCE_UID}={meta['uid']}"
+        requests.append(ListRequest("ReportExport", namespace, selector, limit))
+    return requests, problems
+
+
+def report_namespace(certification: Mapping[str, Any]) -> str | None:
+    """Where a Certification's ReportExports are: its bindings' namespace, else its own.
+
+    None when the annotation is there but is not a reference with a valid namespace name.
+    """
+    meta = metadata(certification)
+    annotations = meta.get("annotations")
+    raw = annotations.get(REPORT_BINDINGS) if isinstance(annotations, Mapping) else None
+    if raw is None:
+        return str(meta.get("namespace") or "")
+    try:
+        hint = json.loads(str(raw)[:4096])
+    except (ValueError, RecursionError):
+        return None
+    found = hint.get("namespace") if isinstance(hint, dict) else None
+    if not isinstance(found, str) or name_problem("ReportExport", found, "x") is not None:
+        return None
+    return found

@@ -159,3 +159,48 @@ def test_a_hostile_api_answer_is_a_failed_read_not_an_internal_error(
     with pytest.raises(CollectError, match="could not read the cluster completely"):
         reclaim(tmp_path, fake)
     assert fake.deletes() == []
+
+
+def _register(fake: FakeKube, annotation: str, namespace: str = "nvcre") -> None:
+    """NVCRE registered lab-two-node-0002 for report export (its bindings annotation)."""
+    for obj in fake.objects:
+        meta = obj["metadata"]
+        if meta["name"] == "lab-two-node-0002":
+            meta["annotations"] = {"nvcre.nvidia.com/report-export-bindings": annotation}
+        if obj["kind"] == "ReportExport" or meta["name"].startswith("snapshot-"):
+            meta["namespace"] = namespace
+
+
+def test_report_exports_in_a_reporting_namespace_not_read_stop_reclaim(
+    tmp_path: Path, fake: FakeKube
+) -> None:
+    _register(fake, '{"namespace": "nvcre-reports", "name": "registration-0"}', "nvcre-reports")
+    outcome = reclaim(tmp_path, fake)
+    assert fake.deletes() == []
+    assert (
+        "ReportExport nvcre-reports/rex-r-lab-two-node not archived" in outcome.reclaim_problems[0]
+    )
+    second = fake.lists("reportexports")[-1]
+    assert second.path == "/apis/nvcre.nvidia.com/v1alpha1/namespaces/nvcre-reports/reportexports"
+
+
+@pytest.mark.parametrize("annotation", ["{", '{"namespace": "../x"}', "[]", '{"namespace": 7}'])
+def test_an_unreadable_bindings_annotation_stops_reclaim(
+    tmp_path: Path, fake: FakeKube, annotation: str
+) -> None:
+    _register(fake, annotation)
+    outcome = reclaim(tmp_path, fake)
+    assert fake.deletes() == []
+    assert outcome.reclaim_problems == (
+        "nothing deleted: error[NVC725]: Certification nvcre/lab-two-node-0002: its"
+        " nvcre.nvidia.com/report-export-bindings annotation cannot be read",
+    )
+
+
+def test_a_registered_certification_whose_exports_are_archived_is_reclaimed(
+    tmp_path: Path, fake: FakeKube
+) -> None:
+    _register(fake, '{"namespace": "nvcre", "name": "registration-0"}')
+    outcome = reclaim(tmp_path, fake)
+    assert outcome.reclaim_problems == ()
+    assert ("Certification", "nvcre", "lab-two-node-0002") in fake.deleted
