@@ -30,6 +30,7 @@ _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 MAX_DEPTH = 100  # objects nest a few dozen levels; far deeper is an attack on recursion
 NOT_REGULAR = "NVC710"
 DUPLICATE_KEY = "NVC712"
+TOO_LONG = "NVC713"
 TOO_DEEP = "NVC714"
 
 
@@ -109,7 +110,9 @@ def read_folder(folder: Path) -> Snapshot:
             )
             continue
         except (OSError, UnicodeDecodeError, ValueError, yaml.YAMLError) as exc:
-            problems.append(f"{shown}: cannot be read: {_first_line(exc)}")
+            long = isinstance(exc, ValueError) and "digits" in str(exc)  # int() of 4300 digits
+            code = f"error[{TOO_LONG}]: " if long else ""
+            problems.append(f"{shown}: {code}cannot be read: {_first_line(exc)}")
             continue
         if any(_deeper_than(doc, MAX_DEPTH) for doc in documents):
             problems.append(f"{shown}: error[{TOO_DEEP}]: nested more than {MAX_DEPTH} deep")

@@ -130,3 +130,13 @@ def test_a_hundred_thousand_brackets_are_a_finding(tmp_path: Path, suffix: str) 
         read_folder(tmp_path)
     [problem] = raised.value.problems
     assert problem.startswith(f"a{suffix}") and "error[NVC714]" in problem
+
+
+@pytest.mark.parametrize("suffix", [".json", ".yaml"])
+def test_a_5000_digit_number_in_an_export_is_a_finding(tmp_path: Path, suffix: str) -> None:
+    text = '{"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a"}, "x": '
+    (tmp_path / f"a{suffix}").write_text(text + "9" * 5000 + "}", encoding="utf-8")
+    with pytest.raises(SourceError) as raised:
+        read_folder(tmp_path)
+    [problem] = raised.value.problems
+    assert problem.startswith(f"a{suffix}: error[NVC713]: cannot be read: Exceeds the limit")
