@@ -5,7 +5,9 @@ repeats a fragment one of the readers' patterns starts on (`NCCL INFO`, a networ
 name, a node count, a launcher message, an unclosed JSON object, a `dcgmi diag`
 command) to 1, 2 and 4 MB; the time at 4 MB over the time at 1 MB is about 4 when the
 cost is linear and about 16 when it is quadratic (issue #20: 46-87 s for one 1 MB line
-of `NCCL INFO` fragments, 179 s at 4 MB).
+of `NCCL INFO` fragments, 179 s at 4 MB). A shape whose 4 MB line takes under 50 ms
+passes too: at that scale, the page faults of copying fresh 4 MB strings outweigh the
+parsing, and a quadratic reader would take seconds.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from nvcregen.ingest.nccl import parse_nccl
 MB = 1 << 20
 SIZES = (1, 2, 4)
 LINEAR_GOAL = 8.0  # 4 MB against 1 MB: 4 when linear (plus copying 4 MB strings), 16 when quadratic
+FAST = 0.05  # seconds: below this at 4 MB, fresh memory for the copies weighs more than parsing
 _TABLE = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong\n"
 SHAPES: dict[str, tuple[str, str, str]] = {  # name: (reader, fragment, text after the line)
     "NCCL INFO fragments": ("nccl", "node-a:1:2 [0] NCCL INFO ", _TABLE),
@@ -75,7 +78,14 @@ def main() -> None:
     print(f"{'one long line':28} {sizes}  {'4/1':>6}  goal")
     for name, seconds in measure_lines():
         ratio = seconds[-1] / max(seconds[0], 1e-6)
-        verdict = "ok" if ratio <= LINEAR_GOAL else "MISSED"
+        fast = seconds[-1] < FAST and ratio > LINEAR_GOAL
+        verdict = (
+            "ok"
+            if ratio <= LINEAR_GOAL
+            else f"ok (under {FAST * 1000:.0f} ms)"
+            if fast
+            else "MISSED"
+        )
         shown = "  ".join(f"{s:7.3f}s" for s in seconds)
         print(f"{name:28} {shown}  {ratio:5.2f}x  <= {LINEAR_GOAL:g}x {verdict}")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from nvcregen.ingest.limits import matched
 from nvcregen.ingest.models import DcgmTest, RunStatus
 
 _WORDS = {
@@ -60,15 +61,16 @@ def find_level(text: str) -> int | None:
 def find_level_at(text: str) -> tuple[int, int] | None:
     """Where the first `dcgmi diag -r N` of a text ends, and its level N.
 
-    The first `-r N` after the first `dcgmi diag` of a line: each line is scanned once,
-    so a long line of repeated commands costs no more than its length.
+    The first `-r N` after the first `dcgmi diag` of a line, within the line's first
+    MAX_LINE characters: each line is scanned once, and a long one only that far.
     """
     offset = 0
-    for line in text.splitlines(keepends=True):
+    for whole in text.splitlines(keepends=True):
+        line = matched(whole)
         command = _COMMAND.search(line) if "dcgmi" in line else None
         if command is not None and (match := _LEVEL.search(line, command.end())):
             return offset + match.end(), int(match["level"])
-        offset += len(line)
+        offset += len(whole)
     return None
 
 
