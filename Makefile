@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint system fmt golden bench clean
+.PHONY: render test lint system fmt golden bench fuzz clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ golden: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench
+
+# The readers' fuzz tests (tests/unit/fuzz/) with many more examples than `make test` runs.
+FUZZ_EXAMPLES ?= 5000
+fuzz: $(STAMP)
+	NVCREGEN_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/pytest -q tests/unit/fuzz
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -10,7 +10,9 @@ meaningful; absolute seconds depend on the machine. Goals:
 - `nvcregen check` of the fleet's tree runs at most 2x the time it takes libyaml
   merely to parse the same files (the parse floor; issue #10);
 - the plan check (the replay in the render gate and `check`) costs at most 10% of
-  compiling the same sites (`tools/bench_plan.py`).
+  compiling the same sites (`tools/bench_plan.py`);
+- one hostile log line of 4 MB costs the readers at most 8x one of 1 MB: linear, not
+  quadratic (`tools/bench_lines.py`; issue #20).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import yaml
 
+from tools import bench_lines
 from tools.bench_plan import PLAN_GOAL, measure
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -135,6 +138,8 @@ def main() -> None:
         _run(work, args.sites, args.check_objects)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    print()
+    bench_lines.main()
 
 
 def _check_tree(work: Path, per_site: float, objects: int) -> list[Path]:

@@ -183,7 +183,7 @@ def send(
     raw = response.read() or b""
     try:
         data: Any = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, a 4300-digit number, deep nesting
         data = raw.decode("utf-8", "replace").strip()[:500]
     return Answer(int(response.status), data, response.headers.get("Retry-After"), raw)
 

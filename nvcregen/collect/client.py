@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
 from nvcregen.cluster.client import Answer, Cluster, ServerUnreachableError
 from nvcregen.cluster.retry import RETRYABLE, RetryPolicy, send_retried
@@ -54,7 +54,7 @@ class Listing:
     record: ListRecord
 
 
-DeleteStatus = Literal["deleted", "gone", "conflict", "refused"]
+DeleteStatus = Literal["deleted", "gone", "conflict", "refused", "kept"]
 
 
 @dataclass(frozen=True)
@@ -152,10 +152,14 @@ class _Pages:
     def add(self, body: dict[str, Any]) -> None:
         """Take one page; raise ApiCallError when it shows the list is incomplete."""
         self.items += _items(body, self.request)
-        found = body.get("metadata")
-        meta: dict[str, Any] = found if isinstance(found, dict) else {}
+        meta = body.get("metadata")
+        if not isinstance(meta, dict):  # where a continue token would be: not to be guessed
+            self._cut("the answer has no list metadata")
+        token = meta.get("continue")
+        if token is not None and not isinstance(token, str):
+            self._cut(f"the continue token is not a string: {token!r}"[:200])
         self.version = self.version or str(meta.get("resourceVersion") or "")
-        self.token, self.count = str(meta.get("continue") or ""), self.count + 1
+        self.token, self.count = token or "", self.count + 1
         announced = meta.get("remainingItemCount")
         remaining = announced if type(announced) is int else None  # bool is no count
         if remaining and remaining > 0 and not self.token:
@@ -168,7 +172,7 @@ class _Pages:
         if not self.token and self.expected is not None and len(self.items) != self.expected:
             self._cut(f"{len(self.items)} items arrived of the {self.expected} announced")
 
-    def _cut(self, why: str) -> None:
+    def _cut(self, why: str) -> NoReturn:
         raise ApiCallError(f"listing {self.request}: the list is incomplete: {why}")
 
     def listing(self, restarts: int) -> Listing:

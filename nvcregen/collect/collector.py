@@ -5,10 +5,12 @@
     select                 -> the site's objects (labels, then ownership)
     assemble, judge        -> runs with their rounds; pass / fail / incomplete verdicts
     archive                -> results/<site>/<run-id>/, atomic, never overwritten, verified
-    reclaim (--reclaim)    -> DELETE the site's Certifications and WorkloadRuns, only when
-                              every listing was complete, the archive verified and holds
-                              them, every object they name was read, no run is still
-                              going and no verdict is incomplete
+    reclaim (--reclaim)    -> DELETE the site's Certifications and WorkloadRuns and what
+                              they own in the archive, each pinned to the version archived,
+                              only when every listing was complete, the archive verified
+                              and holds them, every object they name was read, every
+                              ReportExport of theirs is archived, no run is still going
+                              and no verdict is incomplete
 
 A read that cannot be completed stops before anything is written: a partial read is
 never archived.
@@ -33,7 +35,12 @@ from nvcregen.collect.client import (
 )
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
-from nvcregen.collect.requests import owner_requests, reclaim_requests, result_requests
+from nvcregen.collect.requests import (
+    export_requests,
+    owner_requests,
+    reclaim_requests,
+    result_requests,
+)
 from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
@@ -49,7 +56,7 @@ from nvcregen.results.archive import (
 )
 from nvcregen.results.archivefiles import SiteFile, bandwidth_csv, provenance, summary, to_json
 from nvcregen.results.examine import examine
-from nvcregen.results.liveobjects import Obj, Snapshot, content_digest
+from nvcregen.results.liveobjects import Obj, Snapshot, content_digest, metadata
 from nvcregen.results.models import RunState
 from nvcregen.results.runs import RunSet, assemble_runs
 from nvcregen.results.select import select_owners, select_site_objects, select_workflows
@@ -97,7 +104,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
-    notes = snapshot.notes + drift
+    notes = (*snapshot.notes, *written.notes, *drift)
     signature = signature_note(key, written)
     outcome = CollectOutcome(
         loaded.site.metadata.name, written, verdicts, notes=notes, signature=signature
@@ -233,7 +240,10 @@ def reclaim(
     a missing CRD and a missing object are told apart); no run is still pending or in
     progress (deleting its owner would abort it); and no verdict is `incomplete` (a
     measurement missing or not final). Every listing was complete, or nothing was
-    archived (`client.py`). Each DELETE pins the archived uid and resourceVersion.
+    archived (`client.py`); the ReportExports, listed again by their source label, are all
+    in the archive (NVC725). Each DELETE pins the archived uid and resourceVersion and
+    orphans what it does not name; what the site's objects own in the archive is deleted
+    first, and an object whose dependent was not deleted (it changed: 409) is kept.
 
     Returns:
         What each DELETE did, and why reclaiming fell short (empty when it did not).
@@ -243,13 +253,66 @@ def reclaim(
     if refusal:
         return [], [f"nothing deleted: {refusal}"]
     archived = archived_objects(written.path)
-    outcomes = [delete_object(cluster, r, policy) for r in reclaim_requests(site, archived)]
+    unarchived = _unarchived_exports(cluster, archived, read, policy)
+    if unarchived:
+        return [], [f"nothing deleted: error[{EXPORTS_UNREAD}]: {unarchived}"]
+    outcomes: list[DeleteOutcome] = []
+    kept: set[str] = set()  # uids of objects with a dependent that was not deleted
+    for request in reclaim_requests(site, archived):  # dependents first
+        if request.uid in kept:
+            outcome = DeleteOutcome(request, "kept", 0, "something it owns was not deleted")
+        else:
+            outcome = delete_object(cluster, request, policy)
+        if outcome.status not in {"deleted", "gone"}:
+            kept.update(request.owners)
+        outcomes.append(outcome)
     problems = [
         f"{o.request} was not deleted: {o.status} ({o.message or o.code})"
         for o in outcomes
         if o.status not in {"deleted", "gone"}
     ]
     return outcomes, problems
+
+
+EXPORTS_UNREAD = "NVC725"
+
+
+def _unarchived_exports(
+    cluster: Cluster, archived: list[Obj], read: Read, policy: RetryPolicy
+) -> str:
+    """Why the ReportExport listing cannot be trusted whole ("" when it can).
+
+    Each archived Certification's ReportExports are listed again by NVCRE's source label,
+    in the reporting namespace its bindings annotation names: one the archive does not
+    hold means the first listing was cut short (an empty or truncated list, a continue
+    token not followed) or did not reach that namespace, and the report it carries would
+    be lost with its source. A listing that fails, or an annotation that cannot be read,
+    stops reclaiming too.
+    """
+    served = [r for r in read.snapshot.listings if r.kind == "ReportExport"]
+    if served and not all(r.served for r in served):
+        return ""  # the cluster has no ReportExport kind: nothing to lose
+    held = {str(metadata(o).get("uid")) for o in archived if o.get("kind") == "ReportExport"}
+    requests, unreadable = export_requests(archived)
+    if unreadable:
+        return "; ".join(unreadable)
+    missing = []
+    for request in requests:
+        try:
+            listing = list_objects(cluster, request, policy)
+        except ApiCallError as exc:
+            return f"the ReportExports could not be read again: {exc}"
+        missing += [
+            f"ReportExport {metadata(o).get('namespace')}/{metadata(o).get('name')}"
+            for o in listing.items
+            if str(metadata(o).get("uid")) not in held
+        ]
+    if not missing:
+        return ""
+    return (
+        f"the ReportExport list was not read whole: {', '.join(sorted(missing))} not archived"
+        " (collect again)"
+    )
 
 
 def _refusal(written: Written, read: Read) -> str:

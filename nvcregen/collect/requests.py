@@ -12,21 +12,34 @@ collection is two passes:
    and in every namespace the site's Workflows run Jobs in; ConfigMaps (node results,
    report snapshots) and ReportExports in NVCRE's namespace, where their owners are.
 
-`reclaim_requests` names what `--reclaim` may delete: only the Certifications and
-WorkloadRuns that carry this site's label; Kubernetes garbage collection removes what
-NVCRE made from them.
+`reclaim_requests` names what `--reclaim` may delete: the Certifications and
+WorkloadRuns that carry this site's label, and every archived object they own (through
+ownerReferences, at any depth: Workflows, measurements, ConfigMaps), each pinned to the
+uid and resourceVersion archived, the deepest first. Every DELETE orphans what it does
+not name (`propagationPolicy: Orphan`): garbage collection never removes an object the
+archive does not hold, or holds in another version (issue #20: a Workflow changed after
+it was listed was deleted with its owner). What NVCRE made and nvcregen does not archive
+(Jobs, their pods) is left.
+
+`export_requests` lists a Certification's ReportExports by their source label, a second
+read that `--reclaim` compares with the archive (`collector.py`). NVCRE labels each
+ReportExport with its source's uid and creates it in its reporting namespace, which the
+Certification's `nvcre.nvidia.com/report-export-bindings` annotation names (a JSON
+`{"namespace": ..., "name": ...}` reference to the frozen policy bindings).
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
+from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.core.nvcre import NVCRE_API
-from nvcregen.results.liveobjects import labels_of, metadata
+from nvcregen.results.liveobjects import labels_of, metadata, owner_uids
 from nvcregen.results.select import OWNER_KINDS
 from nvcregen.spec.v1alpha1 import Site
 
@@ -46,6 +59,8 @@ RESOURCES: dict[str, tuple[str, str]] = {
     "Pod": ("v1", "pods"),
 }
 RECLAIMABLE = frozenset(OWNER_KINDS)
+REPORT_SOURCE_UID = "nvcre.nvidia.com/report-source-uid"  # NVCRE's label on a ReportExport
+REPORT_BINDINGS = "nvcre.nvidia.com/report-export-bindings"  # on a registered Certification
 
 
 def _collection_path(api_version: str, plural: str, namespace: str | None) -> str:
@@ -101,6 +116,7 @@ class DeleteRequest:
     name: str
     uid: str
     resource_version: str
+    owners: tuple[str, ...] = ()  # uids of the archived objects that own it
 
     def path(self) -> str:
         """The object's URL path."""
@@ -108,10 +124,11 @@ class DeleteRequest:
         return f"{_collection_path(api_version, plural, self.namespace)}/{quote(self.name)}"
 
     def body(self) -> dict[str, Any]:
-        """DeleteOptions: background cascade; preconditions pin the archived uid and version.
+        """DeleteOptions: no cascade; preconditions pin the archived uid and version.
 
         A changed object (a new resourceVersion) or a new object under the same name (a
-        new uid) makes the server answer 409 Conflict and delete nothing.
+        new uid) makes the server answer 409 Conflict and delete nothing. `Orphan`: what
+        the object owns is never deleted by garbage collection, only by its own DELETE.
         """
         preconditions = {"uid": self.uid}
         if self.resource_version:
@@ -119,7 +136,7 @@ class DeleteRequest:
         return {
             "apiVersion": "v1",
             "kind": "DeleteOptions",
-            "propagationPolicy": "Background",
+            "propagationPolicy": "Orphan",
             "preconditions": preconditions,
         }
 
@@ -183,27 +200,96 @@ def result_requests(
 
 
 def reclaim_requests(site: Site, archived: Iterable[Mapping[str, Any]]) -> list[DeleteRequest]:
-    """DELETEs for the archived objects that carry this site's label, and nothing else.
+    """DELETEs for the site's archived owners and what they own in the archive, deepest first.
 
-    Only Certifications and WorkloadRuns in the site's NVCRE namespace qualify, and only
-    with a uid (an object without one was not read from a cluster).
+    Owners: Certifications and WorkloadRuns with this site's label in its NVCRE
+    namespace, with a uid (an object without one was not read from a cluster). Then
+    every archived object of a kind collect reads whose ownerReferences reach an owner,
+    in the same namespace, with a uid. Each request names its archived owners, so a
+    caller keeps an owner whose dependents were not all deleted.
     """
-    requests = []
-    for obj in archived:
+    objects = [o for o in archived if metadata(o).get("uid") and o.get("kind") in RESOURCES]
+    depth: dict[str, int] = {}
+    for obj in objects:
         meta = metadata(obj)
         if (
             obj.get("kind") in RECLAIMABLE
             and labels_of(obj).get(SITE) == site.metadata.name
             and meta.get("namespace") == site.spec.nvcre.namespace
-            and meta.get("uid")
         ):
-            requests.append(
-                DeleteRequest(
-                    str(obj["kind"]),
-                    str(meta["namespace"]),
-                    str(meta["name"]),
-                    str(meta["uid"]),
-                    str(meta.get("resourceVersion") or ""),
-                )
+            depth[str(meta["uid"])] = 0
+    namespace = {str(metadata(o)["uid"]): metadata(o).get("namespace") for o in objects}
+    changed = True
+    while changed:  # owned objects, level by level (a cycle of owners never settles deeper)
+        changed = False
+        for obj in objects:
+            uid = str(metadata(obj)["uid"])
+            owners = [u for u in owner_uids(obj) if u in depth and namespace[u] == namespace[uid]]
+            level = 1 + max((depth[u] for u in owners), default=-1) if owners else None
+            if level is not None and uid not in depth and level <= len(objects):
+                depth[uid] = level
+                changed = True
+    requests = []
+    for obj in objects:
+        meta = metadata(obj)
+        uid = str(meta["uid"])
+        if uid not in depth:
+            continue
+        request = DeleteRequest(
+            str(obj["kind"]),
+            str(meta.get("namespace") or ""),
+            str(meta["name"]),
+            uid,
+            str(meta.get("resourceVersion") or ""),
+            tuple(sorted(u for u in owner_uids(obj) if u in depth and depth[u] < depth[uid])),
+        )
+        requests.append((-depth[uid], request))
+    return [r for _, r in sorted(requests, key=lambda p: (p[0], p[1].kind, p[1].name))]
+
+
+def export_requests(
+    owners: Iterable[Mapping[str, Any]], limit: int = PAGE_SIZE
+) -> tuple[list[ListRequest], list[str]]:
+    """One LIST per Certification: its ReportExports, by NVCRE's source label.
+
+    Listed in the reporting namespace its bindings annotation names, else in its own.
+
+    Returns:
+        The requests, and one problem per Certification whose annotation is unreadable.
+
+    """
+    requests, problems = [], []
+    for obj in owners:
+        meta = metadata(obj)
+        if obj.get("kind") != "Certification" or not meta.get("uid"):
+            continue
+        namespace = report_namespace(obj)
+        if namespace is None:
+            problems.append(
+                f"Certification {meta.get('namespace')}/{meta.get('name')}: its {REPORT_BINDINGS}"
+                " annotation cannot be read"
             )
-    return sorted(requests, key=lambda r: (r.kind, r.namespace, r.name))
+            continue
+        selector = f"{REPORT_SOURCE_UID}={meta['uid']}"
+        requests.append(ListRequest("ReportExport", namespace, selector, limit))
+    return requests, problems
+
+
+def report_namespace(certification: Mapping[str, Any]) -> str | None:
+    """Where a Certification's ReportExports are: its bindings' namespace, else its own.
+
+    None when the annotation is there but is not a reference with a valid namespace name.
+    """
+    meta = metadata(certification)
+    annotations = meta.get("annotations")
+    raw = annotations.get(REPORT_BINDINGS) if isinstance(annotations, Mapping) else None
+    if raw is None:
+        return str(meta.get("namespace") or "")
+    try:
+        hint = json.loads(str(raw)[:4096])
+    except (ValueError, RecursionError):
+        return None
+    found = hint.get("namespace") if isinstance(hint, dict) else None
+    if not isinstance(found, str) or name_problem("ReportExport", found, "x") is not None:
+        return None
+    return found

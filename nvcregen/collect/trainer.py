@@ -28,7 +28,14 @@ from typing import TYPE_CHECKING, Any
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.signing import sign_archive, signature_note
-from nvcregen.collect.source import SUFFIXES, SourceError, read_folder
+from nvcregen.collect.source import (
+    NOT_REGULAR,
+    SUFFIXES,
+    SourceError,
+    read_folder,
+    read_regular,
+    regular_files,
+)
 from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
@@ -42,6 +49,7 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 LOG_SUFFIXES = frozenset({".log", ".txt"})
+SAME_RUN = "NVC711"
 RUN_KINDS = frozenset({"TrainJob", "Job"})
 
 
@@ -80,35 +88,51 @@ def collect_trainer(
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
     signature = signature_note(key, written)
-    return CollectOutcome(
-        site.metadata.name, written, verdicts, notes=snapshot.notes, signature=signature
-    )
+    notes = (*snapshot.notes, *written.notes)
+    return CollectOutcome(site.metadata.name, written, verdicts, notes=notes, signature=signature)
 
 
 def read_log_folder(folder: Path, namespace: str) -> tuple[list[RunLog], Snapshot]:
     """The saved logs under `folder/logs/` and the objects exported beside them.
 
+    Only regular files are read, no link followed (`source.regular_files`, NVC710), and
+    two logs of one run (`x.log` and `x.txt`) are refused (NVC711): one would be judged
+    and the other archived under the run's name.
+
     Raises:
-        CollectError: When there is no log, or an exported file does not parse.
+        CollectError: When there is no log, a log is refused, or an exported file does
+            not parse.
 
     """
     root = folder / LOGS
-    files = sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)
-    if not files:
+    if root.is_symlink():
+        raise CollectError(f"{LOGS}: error[{NOT_REGULAR}]: a symbolic link; nothing is followed")
+    files, problems = regular_files(root, LOG_SUFFIXES) if root.is_dir() else ([], [])
+    if not files and not problems:
         raise CollectError(f"{root}: no saved logs (<namespace>/<name>.log) to read")
-    logs = []
+    logs: list[RunLog] = []
+    runs: dict[tuple[str, str], str] = {}
     for file in files:
         parts = file.relative_to(root).parts
         where = parts[0] if len(parts) > 1 else namespace
+        shown = file.relative_to(folder).as_posix()
         problem = name_problem("Pod", where, file.stem) if len(parts) <= 2 else "too deep"
         if problem is not None:  # it would name a path outside the archive
-            shown = file.relative_to(folder).as_posix()
             raise CollectError(f"{shown}: not logs/<namespace>/<name>.log: {problem}")
+        if (where, file.stem) in runs:  # x.log and x.txt: one run, two logs
+            problems.append(
+                f"{shown}: error[{SAME_RUN}]: {runs[where, file.stem]} is the log of the same"
+                f" run ({where}/{file.stem}); keep one of them"
+            )
+            continue
+        runs[where, file.stem] = shown
         try:
-            logs.append(RunLog(where, file.stem, file.read_bytes()))
+            logs.append(RunLog(where, file.stem, read_regular(file)))
         except OSError as exc:
-            raise CollectError(f"{file}: cannot be read: {exc}") from exc
-    exported = [p for p in folder.rglob("*") if p.is_file() and p.suffix in SUFFIXES]
+            problems.append(f"{shown}: cannot be read: {exc.strerror or exc}")
+    exported, refused = regular_files(folder, SUFFIXES)
+    if problems or refused:
+        raise CollectError("\n".join(sorted(set(problems + refused))))
     if not exported:
         return logs, Snapshot((), f"folder {folder.name}")
     try:

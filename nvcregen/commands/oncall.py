@@ -9,6 +9,7 @@ import click
 
 from nvcregen.commands.common import print_diagnostics
 from nvcregen.core.errors import ExitCode
+from nvcregen.core.terminal import printable
 
 RESULTS = click.argument(
     "results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True)
@@ -38,13 +39,13 @@ def retest(results_dir: Path, out: Path | None, site: Path | None) -> None:
     except RetestError as exc:
         if exc.diagnostics:
             print_diagnostics(list(exc.diagnostics), "text", wrote="nothing written")
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     for line in found.lines:
-        click.echo(line)
+        click.echo(printable(line))
     if found.path is not None:
         click.echo(f"wrote {found.path}")
 
@@ -73,10 +74,10 @@ def history(results_dir: Path, fmt: str, sizes: tuple[str, ...]) -> None:
     try:
         loaded = load_history(results_dir, at)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     render = {"json": render_json, "markdown": render_markdown}.get(fmt, render_text)
-    click.echo(render(loaded), nl=False)
+    click.echo(printable(render(loaded)), nl=False)  # names and ids from the archives
     sys.exit(ExitCode.DRIFT if loaded.history.regressions else ExitCode.OK)
 
 
@@ -106,21 +107,23 @@ def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> 
         run = verified_run(results_dir).run
         archive = read_archive(run)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     when = signed_collection_time(run) or _collected(run)
     found = build(archive, cluster or site_cluster(archive, Path.cwd()), when)
     if not found.samples:
         rows = len(archive.bandwidth)
         click.echo(
-            f"nvcregen: nothing to export from {run}: no final NCCL bandwidth round"
-            f" ({rows} bandwidth.csv rows, none final){'' if rows else ': no NCCL test ran'};"
-            " nothing written",
+            printable(
+                f"nvcregen: nothing to export from {run}: no final NCCL bandwidth round"
+                f" ({rows} bandwidth.csv rows, none final){'' if rows else ': no NCCL test ran'};"
+                " nothing written"
+            ),
             err=True,
         )
         sys.exit(ExitCode.INVALID)
     if out is None:
-        click.echo(found.text, nl=False)
+        click.echo(printable(found.text), nl=False)
         click.echo(f"nvcregen: {len(found.samples)} samples; {time_line(found)}", err=True)
     else:
         out.write_text(found.text, encoding="utf-8")

@@ -9,6 +9,7 @@ import click
 
 from nvcregen.commands.common import FORMAT, FORMATS, print_diagnostics
 from nvcregen.core.errors import ExitCode
+from nvcregen.core.terminal import printable
 
 
 @click.command()
@@ -85,12 +86,13 @@ def collect(
     except CollectError as exc:
         if exc.diagnostics:
             print_diagnostics(exc.diagnostics, fmt, wrote="nothing collected")
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)  # names from the export
         sys.exit(ExitCode.INVALID)
     finally:
         if progress is not None:
             progress.close()
-    click.echo(render_json(outcome) if fmt == "json" else render_text(outcome), nl=False)
+    text = render_json(outcome) if fmt == "json" else render_text(outcome)
+    click.echo(printable(text), nl=False)  # reasons and names read from the cluster
     click.echo(summary_line(outcome), err=True, nl=False)
     sys.exit(outcome.exit_code)
 
@@ -119,14 +121,14 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
     try:
         written = write_report(results_dir, out_dir, sanitize=sanitize)
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)  # the archive is not trusted
         sys.exit(ExitCode.INVALID)
-    click.echo(f"{written.site} {written.run_id}: {written.word}")
+    click.echo(printable(f"{written.site} {written.run_id}: {written.word}"))
     for line in written.evidence:
-        click.echo(f"  {line}")
-    click.echo(f"{written.run_id}: {written.signature}")
+        click.echo(printable(f"  {line}"))  # evidence quotes the archive
+    click.echo(printable(f"{written.run_id}: {written.signature}"))
     for file in written.files:
-        click.echo(f"wrote {file}")
+        click.echo(printable(f"wrote {file}"))
 
 
 @click.command()
@@ -191,7 +193,7 @@ def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
-        click.echo(render_text(result), nl=False)
+        click.echo(printable(render_text(result)), nl=False)  # log text, as the log holds it
     if result.diagnostics:
         read = len(files) - len({d.span.file for d in result.diagnostics})
         print_diagnostics(

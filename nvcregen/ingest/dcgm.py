@@ -20,17 +20,21 @@ Such an output is a failed run with no tests and DCGM's own lines as its errors.
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 
 from nvcregen.ingest.dcgm_results import (
     find_level,
+    find_level_at,
     result_word,
     run_status,
     unique,
     worst,
 )
 from nvcregen.ingest.dcgm_text import looks_like_table, parse_dcgm_text
+from nvcregen.ingest.limits import MAX_DIGITS, TOO_LONG, InputLimitError, bounded_int, matched
+from nvcregen.ingest.limits import raw_decode as bounded_decode
 from nvcregen.ingest.lines import strip_prefix, without_timestamps
 from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest, IngestFormatError
 
@@ -58,7 +62,9 @@ def parse_dcgm(text: str, source: str) -> list[DcgmRun]:
         The runs in file order.
 
     Raises:
-        IngestFormatError: The text holds neither DCGM diagnostic JSON nor a result table.
+        IngestFormatError: The text holds neither DCGM diagnostic JSON nor a result table;
+            an `InputLimitError` when its JSON is nested too deeply or holds a number
+            too long to read (`limits.py`).
 
     """
     text = without_timestamps(text)
@@ -81,7 +87,8 @@ def _runtime_error(text: str, source: str) -> DcgmRun | None:
     engine), so a stray `Error:` of another program is not taken for DCGM's.
     """
     errors: list[str] = []
-    for raw in text.splitlines():
+    for whole in text.splitlines():
+        raw = matched(whole)
         line = raw.strip()  # `Error: ` would read as a pdsh host label
         if not line.startswith("Error: "):
             line = strip_prefix(raw).strip()
@@ -103,23 +110,46 @@ def _runtime_error(text: str, source: str) -> DcgmRun | None:
     )
 
 
+class _Budget:
+    """How many characters the decoder may still scan: a few times the text, then stop.
+
+    Every object start is tried, and a failed try scans as far as its error; without a
+    bound, thousands of unclosed objects make the search quadratic in the text's length.
+    """
+
+    def __init__(self, text: str) -> None:
+        self.left = 8 * len(text) + (1 << 20)
+
+    def spend(self, scanned: int) -> bool:
+        """Count a scan; False once the budget is spent."""
+        self.left -= max(scanned, 1)
+        return self.left > 0
+
+
 def _json_runs(text: str, source: str) -> list[DcgmRun]:
     decoder = json.JSONDecoder()
+    budget = _Budget(text)
     runs: list[DcgmRun] = []
     end = 0
+    level = find_level_at(text)
     for start in _OBJECT_START.finditer(text):
         if start.end() <= end:
             continue
         try:
-            doc, end = decoder.raw_decode(text, start.end() - 1)
-        except json.JSONDecodeError:
-            continue
+            doc, end = bounded_decode(decoder, text, start.end() - 1)
+        except json.JSONDecodeError as exc:
+            if budget.spend(exc.pos - start.end()):
+                continue
+            break
         if isinstance(doc, dict) and any(key in doc for key in _ROOT_KEYS):
-            runs.append(_run_from_json(doc, text[:end], source))
-    return runs or [_salvage(text, source)]
+            found = level[1] if level is not None and level[0] <= end else None
+            runs.append(_run_from_json(doc, found, source))
+        if not budget.spend(end - start.end()):
+            break
+    return runs or [_salvage(text, source, budget)]
 
 
-def _run_from_json(doc: dict[str, object], text: str, source: str) -> DcgmRun:
+def _run_from_json(doc: dict[str, object], level: int | None, source: str) -> DcgmRun:
     body = _dict(doc.get("DCGM Diagnostic")) or _dict(doc.get("DCGM GPU Diagnostic"))
     tests: list[DcgmTest] = []
     for category in _list(body.get("test_categories")):
@@ -135,7 +165,7 @@ def _run_from_json(doc: dict[str, object], text: str, source: str) -> DcgmRun:
         status=run_status(tests, runtime_error=bool(error), truncated=False),
         tests=tuple(tests),
         dcgm_version=str(version) if version else None,
-        level=find_level(text),
+        level=level,
         errors=errors,
     )
 
@@ -175,8 +205,10 @@ def _gpu_ids(result: dict[str, object]) -> list[int]:
     if isinstance(raw, bool) or raw is None:
         return []
     if isinstance(raw, int):
+        if abs(raw) >= 10**MAX_DIGITS:
+            raise InputLimitError(TOO_LONG, f"a GPU id has more than {MAX_DIGITS} digits")
         return [raw]
-    return [int(part) for part in re.findall(r"\d+", str(raw))]
+    return [bounded_int(part, "a GPU id") for part in re.findall(r"\d+", str(raw))]
 
 
 def _messages(value: object) -> tuple[str, ...]:
@@ -193,20 +225,29 @@ def _messages(value: object) -> tuple[str, ...]:
     return tuple(found)
 
 
-def _salvage(text: str, source: str) -> DcgmRun:
+def _salvage(text: str, source: str, budget: _Budget) -> DcgmRun:
     """Read what a cut or hand-edited JSON result still holds, test by test."""
     decoder = json.JSONDecoder()
     tests: list[DcgmTest] = []
-    categories = [(m.start(), m["value"]) for m in _CATEGORY.finditer(text)]
+    found = list(_CATEGORY.finditer(text))
+    categories = [m.start() for m in found]
+    braces = [m.start() for m in re.finditer(r"\{", text)]
     for match in _NAME.finditer(text):
-        brace = text.rfind("{", 0, match.start())
-        try:
-            obj, _ = decoder.raw_decode(text, brace)
-        except json.JSONDecodeError:
+        before = bisect.bisect_left(braces, match.start())
+        if not before:
             continue
-        category = next((v for at, v in reversed(categories) if at < match.start()), "")
+        brace = braces[before - 1]
+        try:
+            obj, end = bounded_decode(decoder, text, brace)
+        except json.JSONDecodeError as exc:
+            end = exc.pos
+            obj = None
+        at = bisect.bisect_left(categories, match.start())
+        category = found[at - 1]["value"] if at else ""
         if isinstance(obj, dict) and obj.get("name") == match["value"]:
             tests.append(_test(obj, category))
+        if not budget.spend(end - brace):
+            break
     version = _VERSION.search(text)
     return DcgmRun(
         file=source,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from nvcregen.ingest.limits import matched
 from nvcregen.ingest.models import DcgmTest, RunStatus
 
 _WORDS = {
@@ -18,7 +19,8 @@ _WORDS = {
     "warning": "Warn",
 }
 _RANK = {"Fail": 4, "Warn": 3, "Pass": 2, "Skip": 1}
-_LEVEL = re.compile(r"\bdcgmi\s+diag\b.*?(?:\s-r|\s--run)[\s=]*(?P<level>[1-4])\b")
+_COMMAND = re.compile(r"\bdcgmi\s+diag\b")
+_LEVEL = re.compile(r"(?:\s-r|\s--run)[\s=]*(?P<level>[1-4])\b")
 UNKNOWN = "Unknown"
 
 
@@ -52,8 +54,24 @@ def run_status(tests: Iterable[DcgmTest], *, runtime_error: bool, truncated: boo
 
 def find_level(text: str) -> int | None:
     """The diagnostic level of a captured `dcgmi diag -r N` command line, if any."""
-    match = _LEVEL.search(text)
-    return int(match["level"]) if match else None
+    found = find_level_at(text)
+    return found[1] if found is not None else None
+
+
+def find_level_at(text: str) -> tuple[int, int] | None:
+    """Where the first `dcgmi diag -r N` of a text ends, and its level N.
+
+    The first `-r N` after the first `dcgmi diag` of a line, within the line's first
+    MAX_LINE characters: each line is scanned once, and a long one only that far.
+    """
+    offset = 0
+    for whole in text.splitlines(keepends=True):
+        line = matched(whole)
+        command = _COMMAND.search(line) if "dcgmi" in line else None
+        if command is not None and (match := _LEVEL.search(line, command.end())):
+            return offset + match.end(), int(match["level"])
+        offset += len(whole)
+    return None
 
 
 def unique(items: Iterable[str]) -> tuple[str, ...]:

@@ -44,6 +44,7 @@ from nvcregen.ingest.dcgm_results import (
     unique,
     worst,
 )
+from nvcregen.ingest.limits import InputLimitError, bounded_int, matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import DcgmGpuResult, DcgmRun, DcgmTest
 
@@ -51,6 +52,7 @@ BORDER = re.compile(r"^\+[-=+]+\+$")
 _SECTION = re.compile(r"^[|+]-+\s+(?P<name>\S(?:.*?\S)?)\s+-+\+-*[|+]$")
 _GPU_ROW = re.compile(r"^GPU\s*(?P<id>\d+)\s*:\s*(?P<result>\S.*)$")
 _RESULT = re.compile(r"^(?P<word>[A-Za-z]+(?: Run)?)\s*(?:-\s*(?P<scope>.*))?$")
+MAX_WRAPS = 16  # lines one table row may be wrapped into
 _MESSAGE_ROWS = {"warning": "errors", "warnings": "errors", "error": "error", "info": "info"}
 _ROW = re.compile(r"^\|[^|]*\S[^|]*\|[^|]*\|$")  # | Name | Result |
 
@@ -103,35 +105,48 @@ def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
 
     """
     tables = [_Table()]
-    for raw in _unwrapped(text.splitlines()):
+    for number, raw in _unwrapped(text.splitlines()):
         line = strip_prefix(raw).strip()
         if _is_header(line) and (tables[-1].tests or tables[-1].metadata):
             tables.append(_Table())
         tables[-1].lines.append(raw)
-        _read_line(tables[-1], line)
+        try:
+            _read_line(tables[-1], line)
+        except InputLimitError as exc:
+            raise InputLimitError(exc.code, str(exc), number) from exc
     return [_freeze(t, source) for t in tables if t.tests or t.metadata]
 
 
 def looks_like_table(text: str) -> bool:
     """Whether a text holds a result table, or an excerpt of one."""
-    for raw in _unwrapped(text.splitlines()):
+    for _, raw in _unwrapped(text.splitlines()):
         line = strip_prefix(raw).strip()
         if BORDER.match(line) or _SECTION.match(line) or _is_header(line):
             return True
     return False
 
 
-def _unwrapped(lines: list[str]) -> list[str]:
-    """Lines with a table row that a terminal wrapped joined back to its right border."""
-    out: list[str] = []
-    for raw in lines:
+def _unwrapped(lines: list[str]) -> list[tuple[int, str]]:
+    """Lines with a table row that a terminal wrapped joined back to its right border.
+
+    Each with the number of its first line, cut to MAX_LINE characters; a row takes at
+    most MAX_WRAPS lines (a terminal wraps one into a few), so a long run of wrapped
+    lines costs linear time.
+    """
+    out: list[tuple[int, str]] = []
+    joined = 0
+    for number, whole in enumerate(lines, 1):
+        raw = matched(whole)  # no pattern scans more than MAX_LINE characters
         stripped = raw.strip()
-        last = out[-1].rstrip() if out else ""
+        last = out[-1][1].rstrip() if out else ""
         wrapped = last.lstrip().startswith("|") and not last.endswith(("|", "+"))
         if wrapped and stripped and not stripped.startswith(("|", "+")) and len(last) > 2:
-            out[-1] = last + stripped
-        else:
-            out.append(raw)
+            if joined < MAX_WRAPS:
+                out[-1] = (out[-1][0], matched(last + stripped))
+                joined += 1
+            continue  # past MAX_WRAPS: the rest of a runaway row is dropped
+        out.append((number, raw))
+        joined = 0
     return out
 
 
@@ -196,7 +211,7 @@ def _continuation(table: _Table, cell: str) -> None:
     if gpu is not None and table.tests:
         _flush(table)
         word = result_word(gpu["result"])
-        table.tests[-1].gpus.append(DcgmGpuResult(int(gpu["id"]), word))
+        table.tests[-1].gpus.append(DcgmGpuResult(bounded_int(gpu["id"], "a GPU id"), word))
     elif table.message is not None:
         table.message[1].append(_chunk(table, cell))
     elif table.tests and _RESULT.match(right):
@@ -218,7 +233,8 @@ def _apply_result(test: _Test, right: str) -> None:
     scope = match["scope"] or ""
     test.result = worst([test.result, word]) if test.result != UNKNOWN else word
     if scope.upper().startswith("GPU"):
-        test.gpus += [DcgmGpuResult(int(i), word) for i in re.findall(r"\d+", scope)]
+        ids = re.findall(r"\d+", scope)
+        test.gpus += [DcgmGpuResult(bounded_int(i, "a GPU id"), word) for i in ids]
 
 
 def _flush(table: _Table) -> None:

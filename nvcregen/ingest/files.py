@@ -2,7 +2,10 @@
 
 Every file that parses gives runs, whatever their status (a failed run is data). A file
 that cannot be read, or is not the kind of output asked for, gives an NVC700 diagnostic
-at `file:1:1` and the command exits 2 after printing what the other files held.
+at `file:1:1` and the command exits 2 after printing what the other files held. A file
+that breaks a bound of `limits.py` (a number too long, JSON nested too deeply, a
+measurement that is `inf` or `nan`, JSON that does not decode) gets that bound's code
+(NVC713-NVC716), at its line when the reader knows it.
 """
 
 from __future__ import annotations
@@ -14,12 +17,14 @@ from typing import Literal
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import DcgmRun, IngestFormatError, Json, NcclRun, SummaryRow
 from nvcregen.ingest.nccl import parse_nccl
 
 Kind = Literal["nccl", "dcgm"]
 CODE = "NVC700"
+_LIMIT = "no nccl-tests or DCGM output holds this: the file is damaged or was not made by them"
 _HINTS = {
     "nccl": "give the output of an nccl-tests binary such as all_reduce_perf",
     "dcgm": "give the output of `dcgmi diag` (its result table, or its JSON with -j)",
@@ -72,6 +77,9 @@ def ingest_files(kind: Kind, paths: Sequence[Path], at: int | None = None) -> In
                 dcgm += parse_dcgm(text, name)
         except OSError as exc:
             diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
+        except InputLimitError as exc:
+            span = Span(name, exc.line or 1)
+            diagnostics.append(Diagnostic(span, Severity.ERROR, exc.code, str(exc), hint=_LIMIT))
         except IngestFormatError as exc:
             diagnostics.append(_error(name, str(exc), _HINTS[kind]))
     summary = tuple(summarize(nccl, at)) if kind == "nccl" else ()

@@ -23,7 +23,7 @@ import re
 _MESSAGES = (
     re.compile(
         r"\b(?:mpirun|mpiexec|prterun) noticed that process rank \d+ with PID \d+ on node"
-        r" \S+?(?: exited on signal \d+ \([^)]*\))?\.?$"
+        r" \S+?(?: exited on signal \d+ \([^)]{0,200}\))?\.?$"
     ),
     re.compile(r"\b(?:mpirun|mpiexec|prterun) detected that one or more processes exited"),
     re.compile(r"\b(?:ORTE|PRTE) (?:was unable to reliably start|has lost communication)"),

@@ -31,6 +31,7 @@ from nvcregen.ingest.collective import (
     trace_collective,
 )
 from nvcregen.ingest.launcher import continues_failure, launcher_failure
+from nvcregen.ingest.limits import InputLimitError, bounded_int, finite, matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError, NcclRow, NcclRun, Rank, RunStatus
 from nvcregen.ingest.runcheck import average_warning, failures
@@ -51,7 +52,7 @@ _OUT_OF_BOUNDS = re.compile(r"Out of bounds values\s*:\s*(?P<count>\d+)\s*(?P<wo
 _AVG_BUSBW = re.compile(r"Avg bus bandwidth\s*:\s*(?P<value>\S+)")
 _FAILURE = re.compile(r"\bTest (?:NCCL|CUDA) failure\b.*")
 _STACK = re.compile(r"\bTest failure\b.*")
-_WARN = re.compile(r"\bNCCL WARN\s+(?P<message>.*?)\s*$")
+_WARN = re.compile(r"\bNCCL WARN\s+(?P<message>.*)")  # trailing blanks stripped after
 _VERSION = re.compile(r"\bNCCL version (?P<version>\S+)")
 MAX_LINES = 2_000_000  # bounds an untrusted log: about 200 MB of nccl-tests output
 
@@ -101,7 +102,8 @@ def parse_nccl(text: str, source: str) -> list[NcclRun]:
 
     Raises:
         IngestFormatError: Nothing in the text looks like nccl-tests output, or the log
-            is longer than MAX_LINES lines.
+            is longer than MAX_LINES lines; an `InputLimitError` (with its line) when a
+            number is too long or a measurement is not finite (`limits.py`).
 
     """
     raw = text.splitlines()
@@ -118,13 +120,17 @@ def parse_nccl(text: str, source: str) -> list[NcclRun]:
 
 def _split_runs(raw: list[str]) -> list[_Run]:
     runs = [_Run()]
-    for captured in raw:
+    for number, whole in enumerate(raw, 1):
+        captured = matched(whole)  # no pattern scans more than MAX_LINE characters
         line = strip_prefix(captured)
         starts = _STARTING.search(line) or (_BANNER.search(line) and not _DEBUG.search(line))
         if starts and runs[-1].phase != "preamble":
             runs.append(_Run(named=runs[-1].next_name))
         runs[-1].lines.append(line)
-        _read_line(runs[-1], line, captured)
+        try:
+            _read_line(runs[-1], line, captured)
+        except InputLimitError as exc:
+            raise InputLimitError(exc.code, str(exc), number) from exc
     return runs
 
 
@@ -140,9 +146,9 @@ def _read_line(run: _Run, line: str, captured: str) -> None:
         run.phase = "done"
     elif match := _DEVICE.match(line):
         run.hosts.setdefault(match["host"])
-        device = int(match["device"]) if match["device"] else None
+        device = bounded_int(match["device"], "a device number") if match["device"] else None
         model, host = _printable(match["model"] or "").strip(), _printable(match["host"])
-        run.ranks.append(Rank(int(match["rank"]), host, device, model))
+        run.ranks.append(Rank(bounded_int(match["rank"], "a rank"), host, device, model))
     elif (columns := parse_header(line)) is not None:
         run.columns = columns
         if run.phase == "preamble":
@@ -154,7 +160,10 @@ def _read_line(run: _Run, line: str, captured: str) -> None:
 def _read_result(run: _Run, line: str, captured: str) -> None:
     """Attach a summary, failure, version, marker or row line."""
     if match := _OUT_OF_BOUNDS.search(line):
-        if int(match["count"]) or match["word"].upper() == "FAILED":
+        if (
+            bounded_int(match["count"], "an out-of-bounds count")
+            or match["word"].upper() == "FAILED"
+        ):
             run.out_of_bounds.append(f"Out of bounds values: {match['count']} {match['word']}")
     elif match := _AVG_BUSBW.search(line):
         run.avg_busbw.append(_float_or_none(match["value"]))
@@ -199,10 +208,10 @@ def _read_debug(run: _Run, line: str) -> None:
     if match := _VERSION.search(line):
         run.versions.append(match["version"])
     elif match := _DRIVER.search(line):
-        number = int(match["version"])
+        number = bounded_int(match["version"], "a CUDA driver version")
         run.drivers.append(f"{number // 1000}.{number % 1000 // 10}")
     elif match := _WARN.search(line):
-        run.warnings.append(f"NCCL WARN {match['message']}")
+        run.warnings.append(f"NCCL WARN {match['message'].rstrip()}")
 
 
 def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
@@ -251,8 +260,11 @@ def _printable(text: str) -> str:
 
 
 def _float_or_none(value: str) -> float | None:
+    """The summary's number; None when it is no number (`N/A`), an error when `inf`/`nan`."""
     try:
-        return float(value)
+        return finite(value, "'Avg bus bandwidth'")
+    except InputLimitError:
+        raise
     except ValueError:
         return None
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nvcregen.ingest.limits import InputLimitError, bounded_int, finite
 from nvcregen.ingest.models import Measurement, NcclRow
 
 _HALF = 4  # time, algbw, busbw, #wrong
@@ -80,15 +81,18 @@ def parse_row(line: str, columns: Columns | None) -> NcclRow:
 
     Raises:
         RowError: The row has too few cells (`cut`) or cells that are not numbers.
+        InputLimitError: A number has too many digits, or a measurement is `inf`/`nan`.
 
     """
     cells = line.split()
     lead = _lead_cells(cells, columns)
     measured = cells[len(cells) - _MEASURED :]
     try:
-        size, count = int(cells[0]), int(cells[1])
+        size, count = bounded_int(cells[0], "a size"), bounded_int(cells[1], "a count")
         out_of_place = _measurement(measured[:_HALF])
         in_place = _measurement(measured[_HALF:])
+    except InputLimitError:
+        raise
     except ValueError as exc:
         raise RowError(f"unreadable row: {line.strip()!r}", cut=False) from exc
     redop = lead.get("redop") or None
@@ -134,13 +138,13 @@ def _measurement(cells: list[str]) -> Measurement:
 
 
 def _number(cell: str) -> float | None:
-    return None if cell == "N/A" else float(cell)
+    return None if cell == "N/A" else finite(cell, "a measurement")
 
 
 def _wrong(cell: str) -> int | float | None:
     if cell == "N/A":
         return None
-    return int(cell) if _is_int(cell) else float(cell)
+    return bounded_int(cell, "a #wrong count") if _is_int(cell) else finite(cell, "an error")
 
 
 def _is_number(cell: str) -> bool:

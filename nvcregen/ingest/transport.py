@@ -27,22 +27,27 @@ from a fallback to TCP.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-_NAME = r"[A-Za-z][\w-]*(?: [A-Za-z][\w-]*)*"
+from nvcregen.ingest.limits import bounded_int, matched
+
+# A network's name: a few words, each bounded, so no match runs on along a long line.
+_NAME = r"[A-Za-z][\w-]{0,63}(?: [A-Za-z][\w-]{0,63}){0,7}"
+_INFO = "NCCL INFO"  # patterns below are searched only after its first occurrence
 _USED = (
-    re.compile(rf"NCCL INFO.*?\bUsing network (?P<name>{_NAME})\s*$"),
-    re.compile(rf"NCCL INFO.*?\bAssigned NET plugin (?P<name>{_NAME}) to comm"),
+    re.compile(rf"\bUsing network (?P<name>{_NAME})\s*$"),
+    re.compile(rf"\bAssigned NET plugin (?P<name>{_NAME}) to comm"),
 )
 _VIA_NET = re.compile(rf"\bvia NET/(?P<name>{_NAME})(?P<rest>\S*)")
 _READY = (
-    re.compile(rf"NCCL INFO.*?\bInitialized NET plugin (?P<name>{_NAME})\s*$"),
-    re.compile(r"NCCL INFO.*?\bNET/(?P<name>IB|Socket)\s*: Using \[\d"),  # a real device list
+    re.compile(rf"\bInitialized NET plugin (?P<name>{_NAME})\s*$"),
+    re.compile(r"\bNET/(?P<name>IB|Socket)\s*: Using \[\d"),  # a real device list
 )
 _OFI = re.compile(r"\bNET/OFI (?:Initializing|Using|Selected [Pp]rovider)\b")
 OFI_NAME = "AWS Libfabric"  # the network name aws-ofi-nccl gives NCCL
-_NODES = re.compile(r"NCCL INFO.*\bnRanks\s+\d+\s+nNodes\s+(?P<nodes>\d+)\b")
+_NODES = re.compile(r"\bnRanks\s+\d+\s+nNodes\s+(?P<nodes>\d+)\b")
 _FAILED = re.compile(rf"\bFailed to initialize NET plugin (?P<name>{_NAME})\s*$")
 _NOT_TRANSPORTS = frozenset({"Plugin"})
 
@@ -74,18 +79,22 @@ def detect_transports(lines: Iterable[str], *, finished: bool = True) -> Transpo
     gdrdma = False
     nodes: set[int] = set()
     connected = False
-    for line in lines:
-        if (counted := _NODES.search(line)) is not None:
-            nodes.add(int(counted["nodes"]))
+    for whole in lines:
+        line = matched(whole)
+        info = line.find(_INFO)
+        after = info + len(_INFO)
+        if info >= 0 and (counted := _last(_NODES, line, after)) is not None:
+            nodes.add(bounded_int(counted["nodes"], "a node count"))
         if "NET" not in line and "network" not in line:
             continue
-        used.update(m["name"] for pattern in _USED if (m := pattern.search(line)))
+        if info >= 0:
+            used.update(m["name"] for pattern in _USED if (m := pattern.search(line, after)))
+            ready.update(m["name"] for pattern in _READY if (m := pattern.search(line, after)))
         if (via := _VIA_NET.search(line)) is not None and via["name"] not in _NOT_TRANSPORTS:
             used.add(via["name"])
             connected = True
             gdrdma = gdrdma or "/GDRDMA" in via["rest"]
-        ready.update(m["name"] for pattern in _READY if (m := pattern.search(line)))
-        if "NCCL INFO" in line and _OFI.search(line):
+        if info >= 0 and _OFI.search(line):
             ready.add(OFI_NAME)
         if (fail := _FAILED.search(line)) is not None:
             failed.add(fail["name"])
@@ -93,3 +102,9 @@ def detect_transports(lines: Iterable[str], *, finished: bool = True) -> Transpo
         return TransportInfo((), gdrdma)  # single-node communicators: no network carried data
     names = used or (ready - failed)
     return TransportInfo(tuple(sorted(names)), gdrdma)
+
+
+def _last(pattern: re.Pattern[str], line: str, start: int) -> re.Match[str] | None:
+    """The last match in a line from `start` (as a greedy `.*` before the pattern finds)."""
+    last = deque(pattern.finditer(line, start), maxlen=1)
+    return last[0] if last else None

@@ -357,13 +357,16 @@ def _json(folder: Path, name: str, model: type[M], texts: dict[str, str]) -> M:
     try:
         return model.model_validate(json.loads(texts[name]))
     except json.JSONDecodeError as exc:
-        raise ReportError(f"{folder / name} is not JSON: {exc}") from exc
+        raise ReportError(f"{folder / name}: error[NVC716]: not JSON: {exc}") from exc
     except RecursionError as exc:  # hostile nesting: the archive is not trusted
-        raise ReportError(f"{folder / name} is nested too deeply to be read") from exc
+        raise ReportError(f"{folder / name}: error[NVC714]: nested too deeply to be read") from exc
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise ReportError(f"{folder / name}: {where}: {first['msg']}") from exc
+    except ValueError as exc:  # int() of more than 4300 digits: the archive is not trusted
+        code = "NVC713" if "digits" in str(exc) else "NVC716"
+        raise ReportError(f"{folder / name}: error[{code}]: cannot be decoded: {exc}") from exc
 
 
 def read_bandwidth(text: str) -> tuple[BandwidthRow, ...]:
@@ -373,28 +376,33 @@ def read_bandwidth(text: str) -> tuple[BandwidthRow, ...]:
         ReportError: When a column is missing or a number is not a number.
 
     """
-    rows = []
-    for line, record in enumerate(csv.DictReader(io.StringIO(text)), 2):
-        try:
-            rows.append(
-                BandwidthRow(
-                    stage=record["stage"],
-                    scope=record["scope"],
-                    test=record["test"],
-                    group=record["group"],
-                    round=int(record["round"]) if record["round"] else None,
-                    measurement=record["measurement"],
-                    finality=record["finality"],
-                    reason=record["reason"],
-                    size_bytes=int(record["size_bytes"]),
-                    algbw=_finite(record["algbw_gbs"]),
-                    busbw=_finite(record["busbw_gbs"]),
-                    transports=tuple(t for t in record["transport"].split(";") if t),
-                )
-            )
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ReportError(f"bandwidth.csv line {line}: {exc!r}") from exc
-    return tuple(rows)
+    try:
+        return tuple(
+            _row(line, record) for line, record in enumerate(csv.DictReader(io.StringIO(text)), 2)
+        )
+    except csv.Error as exc:  # a field over the csv module's limit, a NUL byte
+        raise ReportError(f"bandwidth.csv: error[NVC716]: cannot be read: {exc}") from exc
+
+
+def _row(line: int, record: dict[str, str]) -> BandwidthRow:
+    try:
+        return BandwidthRow(
+            stage=record["stage"],
+            scope=record["scope"],
+            test=record["test"],
+            group=record["group"],
+            round=int(record["round"]) if record["round"] else None,
+            measurement=record["measurement"],
+            finality=record["finality"],
+            reason=record["reason"],
+            size_bytes=int(record["size_bytes"]),
+            algbw=_finite(record["algbw_gbs"]),
+            busbw=_finite(record["busbw_gbs"]),
+            transports=tuple(t for t in record["transport"].split(";") if t),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        code = "error[NVC713]: " if "digits" in str(exc) else ""  # int() of 4300 digits
+        raise ReportError(f"bandwidth.csv line {line}: {code}{exc!r}") from exc
 
 
 def _finite(text: str) -> float:

@@ -118,8 +118,8 @@ def measured_at(folder: Path) -> str | None:
             found = json.loads(summary.read_text(encoding="utf-8")).get("finished_at")
             if isinstance(found, str) and _FINISHED.match(found):
                 return found
-    except (OSError, ValueError, AttributeError):
-        pass
+    except (OSError, ValueError, AttributeError, RecursionError):
+        pass  # no usable time: the run id's, if dated (the file itself is checked later)
     dated = _DATED.match(folder.name)
     return "{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else None
 

@@ -28,6 +28,7 @@ bytes.
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ from nvcregen.ingest.lines import last_timestamp
 from nvcregen.report.archive import Archive, BandwidthRow
 from nvcregen.results.archive import run_files
 
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 FAMILIES = (
     ("nvcregen_nccl_busbw_gbs", "NCCL bus bandwidth of one round at one message size, GB/s"),
     ("nvcregen_nccl_algbw_gbs", "NCCL algorithm bandwidth of one round at one message size, GB/s"),
@@ -190,4 +192,10 @@ def render(samples: Iterable[Sample]) -> str:
 
 
 def _escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    """A label value as OpenMetrics escapes it, other control characters as U+FFFD.
+
+    A terminal's escape sequences from an untrusted archive become a character promtool
+    reads and a terminal does not obey.
+    """
+    escaped = value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return _CONTROL.sub("\ufffd", escaped)

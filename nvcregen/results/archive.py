@@ -16,6 +16,12 @@ Layout (every path '/'-separated, relative to the run folder):
 The run id is `<latest time in the objects>-<12 hex>`, the hex a hash of the site file
 and the objects, so collecting the same state twice names the same folder, and a folder
 is never written over: it is built beside its final place and renamed into it.
+
+That hidden folder (`.<run-id>.tmp-<pid>`) first receives a marker naming the process
+and host that build it, removed just before the rename. A collection killed midway
+leaves it behind; the next one in the same site folder removes it when it can prove it
+was a collection's own: the marker is there, names this host, and its process is gone
+(NVC728). Any other hidden folder is left as it is.
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ import hashlib
 import os
 import re
 import shutil
+import socket
 import stat
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -42,7 +49,14 @@ OBJECTS = "objects"
 _TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z$")
 _TIME_FIELDS = frozenset({"creationTimestamp", "completionTime", "lastTransitionTime"})
 _SUM_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
+_CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # no line end but LF
+STRICT_SUMS = "NVC720"  # SHA256SUMS with a CR, a control character or a second line end
+EXTRA_FOLDER = "NVC721"  # a folder in a run that holds no listed file
+LINKED_RUN = "NVC722"  # a run folder that is itself a symbolic link
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segment
+MARKER = ".nvcregen-collect"
+_LEFTOVER = re.compile(r"^\.(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})\.tmp-(?P<pid>[0-9]{1,10})$")
+LEFTOVER = "NVC728"
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,7 @@ class Written:
     path: Path
     state: Literal["written", "exists"]
     problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # leftovers of killed collections removed
 
     @property
     def verified(self) -> bool:
@@ -160,14 +175,18 @@ def write_archive(site_dir: Path, archive: Archive) -> Written:
 
     """
     final = site_dir / archive.run_id
+    notes = remove_leftovers(site_dir)
     if final.exists():
-        return Written(final, "exists", verify_archive(final))
+        return Written(final, "exists", verify_archive(final), notes)
     site_dir.mkdir(parents=True, exist_ok=True)
     tmp = site_dir / f".{archive.run_id}.tmp-{os.getpid()}"
     shutil.rmtree(tmp, ignore_errors=True)
     try:
+        tmp.mkdir()
+        _write_file(tmp / MARKER, _marker(os.getpid()).encode())
         for path, data in sorted(archive.files.items()):
             _write_file(tmp / path, data)
+        (tmp / MARKER).unlink()  # the archive holds its own files only
     except OSError:
         shutil.rmtree(tmp, ignore_errors=True)  # no half-written archive is left behind
         raise
@@ -175,8 +194,58 @@ def write_archive(site_dir: Path, archive: Archive) -> Written:
         tmp.rename(final)
     except OSError:  # another collection of the same state got there first
         shutil.rmtree(tmp, ignore_errors=True)
-        return Written(final, "exists", verify_archive(final))
-    return Written(final, "written", verify_archive(final))
+        return Written(final, "exists", verify_archive(final), notes)
+    return Written(final, "written", verify_archive(final), notes)
+
+
+def _marker(pid: int) -> str:
+    return f"nvcregen collect pid {pid} host {socket.gethostname()}\n"
+
+
+def remove_leftovers(site_dir: Path) -> list[str]:
+    """Remove the hidden folders of killed collections in a site folder; say which.
+
+    A folder `.<run-id>.tmp-<pid>` (not a link) is removed only when it holds the marker
+    a collection writes first, as a regular file naming this host and that pid, and no
+    process has that pid any more. Anything else is left.
+    """
+    removed = []
+    try:
+        entries = sorted(os.scandir(site_dir), key=lambda e: e.name)
+    except OSError:
+        return []
+    for entry in entries:
+        match = _LEFTOVER.match(entry.name)
+        if match is None or not entry.is_dir(follow_symlinks=False):
+            continue
+        pid = int(match["pid"])
+        if pid == os.getpid() or not _marked(Path(entry.path) / MARKER, pid) or _alive(pid):
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed.append(
+            f"{LEFTOVER}: removed {entry.name}/, left by a collection that was killed (pid {pid})"
+        )
+    return removed
+
+
+def _marked(marker: Path, pid: int) -> bool:
+    try:
+        if not stat.S_ISREG(marker.lstat().st_mode):
+            return False
+        return marker.read_text(encoding="utf-8") == _marker(pid)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process with this pid exists (one of another user's counts too)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True
+    return True
 
 
 def _write_file(file: Path, data: bytes) -> None:
@@ -191,7 +260,8 @@ def verify_archive(folder: Path) -> list[str]:
     """Re-read an archive and check it against its SHA256SUMS, strictly.
 
     As strictly as `sha256sum -c --strict`, and more: only regular files, inside the
-    run folder.
+    run folder; SHA256SUMS with LF line ends only and no control character (NVC720); no
+    folder that holds no listed file (NVC721); the run folder not a link (NVC722).
 
     Returns:
         Every problem: SHA256SUMS missing, not a regular file, or with a line that is
@@ -201,20 +271,25 @@ def verify_archive(folder: Path) -> list[str]:
         file not listed; a required file absent. Empty when it verifies.
 
     """
+    if folder.is_symlink():
+        return [f"error[{LINKED_RUN}]: {folder.name} is a symbolic link, not a run folder"]
     entries = _entries(folder)
     if SUMS not in entries:
         return [f"{SUMS} cannot be read: it is missing"]
     if entries[SUMS] != "file":
         return [f"{SUMS} is a {entries[SUMS]}, not a regular file"]
     try:
-        lines = (folder / SUMS).read_text(encoding="utf-8").splitlines()
+        text = (folder / SUMS).read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{SUMS} cannot be read: {exc}"]
+    lines = text.split("\n")  # LF only: str.splitlines would also split at \r, \x1c, ...
+    if lines[-1] == "":
+        lines.pop()
     listed, problems = _parse_sums(lines)
     problems += [
         f"{path} is a {kind}, not a regular file"
         for path, kind in entries.items()
-        if kind != "file"
+        if kind not in {"file", "folder"}
     ]
     present = {path for path, kind in entries.items() if kind == "file"} - {SUMS, ENVELOPE}
     for path, digest in sorted(listed.items()):
@@ -224,6 +299,12 @@ def verify_archive(folder: Path) -> list[str]:
         elif _sha256(folder / path) != digest:
             problems.append(f"{path} does not match its sha256 in {SUMS}")
     problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
+    holding = {"/".join(p.split("/")[:n]) for p in listed for n in range(1, p.count("/") + 1)}
+    problems += [
+        f"error[{EXTRA_FOLDER}]: {path}/ is a folder holding no listed file"
+        for path, kind in sorted(entries.items())
+        if kind == "folder" and path not in holding
+    ]
     problems += [f"{name} is missing" for name in REQUIRED if name not in listed]
     return problems
 
@@ -234,7 +315,12 @@ def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
     problems = []
     for number, line in enumerate(lines, 1):
         match = _SUM_LINE.match(line)
-        if match is None:
+        if (found := _CONTROL.search(line)) is not None:
+            problems.append(
+                f"error[{STRICT_SUMS}]: {SUMS} line {number} holds the control character"
+                f" {found[0]!r} (only LF ends a line, as `sha256sum -c --strict` reads it)"
+            )
+        elif match is None:
             problems.append(f"{SUMS} line {number} is not `<sha256>  <path>`")
         elif not _inside(match[2]):
             problems.append(f"{SUMS} line {number} names a path outside the run: {match[2]}")
@@ -246,15 +332,15 @@ def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
 
 
 def run_files(folder: Path) -> dict[str, str]:
-    """Every entry under a run folder by relative path: 'file', or what else it is."""
-    return _entries(folder)
+    """Every entry under a run folder but its folders, by relative path: 'file', or what else."""
+    return {path: kind for path, kind in _entries(folder).items() if kind != "folder"}
 
 
 def _entries(folder: Path) -> dict[str, str]:
     """Every entry under a run folder by relative path: 'file', or what else it is.
 
-    Walked with lstat: a symbolic link is reported, never followed; folders are not
-    entries themselves.
+    Walked with lstat: a symbolic link is reported, never followed; each folder is an
+    entry too ('folder'), so one that holds no listed file is seen.
     """
     found: dict[str, str] = {}
     try:
@@ -264,6 +350,7 @@ def _entries(folder: Path) -> dict[str, str]:
     for child in children:
         mode = child.stat(follow_symlinks=False).st_mode
         if stat.S_ISDIR(mode):
+            found[child.name] = "folder"
             found |= {f"{child.name}/{p}": k for p, k in _entries(Path(child.path)).items()}
         else:
             found[child.name] = "file" if stat.S_ISREG(mode) else _kind(mode)

@@ -13,7 +13,13 @@ server (`http.server` on 127.0.0.1, a random port, in a thread). It answers:
   `v1` pods, and `GET /api/v1/namespaces/<ns>/pods/<pod>/log?container=<c>` answering
   the text in `logs` (404 when there is none);
 - DELETE: `DELETE <collection>/<name>` with `DeleteOptions`; `preconditions.uid` and
-  `preconditions.resourceVersion` that do not match answer 409 Conflict.
+  `preconditions.resourceVersion` that do not match answer 409 Conflict. Then garbage
+  collection, as the real control plane does it (at once here, not later): with
+  `propagationPolicy` Background or Foreground (or none) every object whose
+  ownerReferences reach the deleted one goes too, whatever its version; with Orphan
+  those references are removed and each dependent gets a new resourceVersion.
+  `before_delete` runs before each DELETE is answered: a test changes an object there,
+  as a controller could between the listing and the delete.
 
 Faults are scripted per collection: an HTTP status (500, 429 with a Retry-After header,
 410 Gone for a request with a continue token), a delay before answering (a client read
@@ -29,7 +35,7 @@ import base64
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +94,8 @@ class FakeKube:
     served: set[str] = field(default_factory=lambda: set(PLURALS))
     received: list[Received] = field(default_factory=list)
     deleted: list[tuple[str, str, str]] = field(default_factory=list)
+    collected: list[tuple[str, str, str]] = field(default_factory=list)  # by garbage collection
+    before_delete: Callable[[FakeKube, Received], None] | None = None
     resource_version: str = "1000"
     logs: dict[tuple[str, str, str], bytes] = field(default_factory=dict)  # ns, pod, container
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -227,6 +235,8 @@ class FakeKube:
     def _delete(
         self, request: Received, namespace: str, plural: str, name: str
     ) -> tuple[int, Any, dict[str, str]]:
+        if self.before_delete is not None:
+            self.before_delete(self, request)
         with self.lock:
             found = [
                 o
@@ -245,7 +255,28 @@ class FakeKube:
                     return 409, status(409, "Conflict", message), {}
             self.objects.remove(obj)
             self.deleted.append((PLURALS[plural], namespace, name))
+            policy = (request.body or {}).get("propagationPolicy") or "Background"
+            self._collect_garbage(str(meta["uid"]), orphan=policy == "Orphan")
             return 200, obj, {}
+
+    def _collect_garbage(self, uid: str, *, orphan: bool) -> None:
+        """Delete (or orphan) what the object of `uid` owns, transitively."""
+        gone = {uid}
+        for obj in list(self.objects):
+            meta = obj["metadata"]
+            refs = meta.get("ownerReferences") or []
+            if not any(ref["uid"] in gone for ref in refs):
+                continue
+            if orphan:
+                meta["ownerReferences"] = [ref for ref in refs if ref["uid"] != uid]
+                meta["resourceVersion"] = str(int(meta["resourceVersion"]) + 1)
+            else:
+                self.objects.remove(obj)
+                self.collected.append((obj["kind"], meta.get("namespace", ""), meta["name"]))
+                gone.add(meta["uid"])
+        if not orphan and len(gone) > 1:  # dependents of dependents, later in the list
+            for child in gone - {uid}:
+                self._collect_garbage(child, orphan=False)
 
 
 def _route(path: str) -> tuple[str | None, str, str | None] | None:

@@ -184,12 +184,14 @@ def test_reclaim_deletes_the_sites_owners_once_the_archive_verified(
 ) -> None:
     outcome = collect(options(tmp_path, kubeconfig, slept, reclaim=True))
     assert outcome.exit_code is ExitCode.OK
-    assert sorted(fake.deleted) == OWNERS
+    owners = [d for d in fake.deleted if d[0] in {"Certification", "WorkloadRun"}]
+    assert sorted(owners) == OWNERS
+    assert fake.deleted[-len(OWNERS) :] == owners  # what they own went first
     first = fake.deletes()[0]
-    assert first.body["propagationPolicy"] == "Background"
+    assert first.body["propagationPolicy"] == "Orphan"
     assert set(first.body["preconditions"]) == {"uid", "resourceVersion"}
     assert find(fake.objects, "Certification", "other-site-0009")  # another site's stays
-    assert [o.status for o in outcome.deleted] == ["deleted"] * 4
+    assert [o.status for o in outcome.deleted] == ["deleted"] * len(fake.deleted)
 
 
 def test_objects_still_measuring_are_archived_as_incomplete_and_never_reclaimed(
@@ -260,7 +262,8 @@ def test_a_refused_delete_fails_the_reclaim(
 ) -> None:
     fake.faults.append(Fault("workloadruns", 403, method="DELETE", times=99))
     outcome = collect(options(tmp_path, kubeconfig, slept, reclaim=True))
-    assert sorted(fake.deleted) == OWNERS[:2]
+    owners = [d for d in fake.deleted if d[0] in {"Certification", "WorkloadRun"}]
+    assert sorted(owners) == OWNERS[:2]
     assert len(outcome.reclaim_problems) == 2
     assert "refused (HTTP 403" in outcome.reclaim_problems[0]
     assert outcome.exit_code is ExitCode.INVALID
@@ -288,9 +291,11 @@ def test_the_command_line_reads_a_context_and_reclaims(
     ]
     done = CliRunner().invoke(main, [*args, "--out", str(tmp_path / "results"), "--reclaim"])
     assert done.exit_code == 0, done.output
-    assert [line for line in done.stdout.splitlines() if line.startswith("deleted")] == [
+    deleted = [line for line in done.stdout.splitlines() if line.startswith("deleted")]
+    assert deleted[-len(OWNERS) :] == [
         f"deleted    {kind} {ns}/{name}" for kind, ns, name in OWNERS
     ]
+    assert len(deleted) == len(OWNERS) + 25  # what they own in the archive, deleted first
     missing = CliRunner().invoke(
         main, [*args[:-2], "--kubeconfig", str(tmp_path / "none"), "--out", str(tmp_path)]
     )

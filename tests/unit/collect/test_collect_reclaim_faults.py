@@ -141,7 +141,20 @@ def test_incomplete_results_are_never_reclaimed(tmp_path: Path, fake: FakeKube) 
 def test_a_complete_read_is_still_reclaimed(tmp_path: Path, fake: FakeKube) -> None:
     outcome = reclaim(tmp_path, fake)
     assert outcome.reclaim_problems == ()
-    assert len(fake.deleted) == 4
+    owners = [d for d in fake.deleted if d[0] in {"Certification", "WorkloadRun"}]
+    assert len(owners) == 4 and len(fake.deleted) == 29  # and the 25 objects they own
+    assert fake.collected == []  # each DELETE named its object: nothing went by cascade
+    for sent in fake.deletes():
+        assert sent.body["propagationPolicy"] == "Orphan"
+        assert set(sent.body["preconditions"]) == {"uid", "resourceVersion"}
+    assert {o["metadata"]["name"] for o in fake.objects} == {
+        "rex-r-lab-two-node",  # not owned by a Certification: ReportExports have a retention
+        "snapshot-r-lab-two-node",
+        "other-site-0009",
+        "other-site-0009-communication-nccl-all-reduce",
+        "other-site-0009-communication-nccl-all-reduce-group-0-1-job-bw",
+        "kube-root-ca.crt",
+    }
 
 
 # The fault-injection test.

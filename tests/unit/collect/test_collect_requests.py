@@ -63,7 +63,7 @@ def test_list_requests_are_paginated_paths() -> None:
     assert ListRequest("Workflow", None).path() == "/apis/nvcre.nvidia.com/v1alpha1/workflows"
 
 
-def test_a_delete_pins_the_archived_uid_and_version_and_cascades() -> None:
+def test_a_delete_pins_the_archived_uid_and_version_and_orphans_the_rest() -> None:
     request = DeleteRequest("Certification", "nvcre", "lab-two-node-0002", "uid-cert-2", "712")
     assert (
         request.path()
@@ -72,7 +72,7 @@ def test_a_delete_pins_the_archived_uid_and_version_and_cascades() -> None:
     assert request.body() == {
         "apiVersion": "v1",
         "kind": "DeleteOptions",
-        "propagationPolicy": "Background",
+        "propagationPolicy": "Orphan",
         "preconditions": {"uid": "uid-cert-2", "resourceVersion": "712"},
     }
 
@@ -84,13 +84,27 @@ def test_reclaim_deletes_only_this_sites_labelled_owners(site: Site) -> None:
     unsaved = find(objects, "WorkloadRun", "lab-single-node-dcgm-l1-0003")
     del unsaved["metadata"]["uid"]  # not read from a cluster
     deletes = reclaim_requests(site, objects)
-    assert [(d.kind, d.name) for d in deletes] == [
+    owners = [(d.kind, d.name) for d in deletes if d.kind in {"Certification", "WorkloadRun"}]
+    assert owners == [
         ("Certification", "lab-two-node-0002"),
         ("WorkloadRun", "lab-two-node-nccl-all-reduce-tcp-0004"),
     ]
-    # Workflows, measurements, ConfigMaps and the other site's Certification are never named.
-    assert {d.kind for d in reclaim_requests(site, lab_state())} == {"Certification", "WorkloadRun"}
-    assert "other-site-0009" not in {d.name for d in reclaim_requests(site, lab_state())}
+    # What they own comes first, each naming its owner; the other site's objects never.
+    depth = {d.uid: i for i, d in enumerate(deletes)}
+    assert all(depth[owner] > depth[d.uid] for d in deletes for owner in d.owners)
+    assert {d.kind for d in deletes} == {
+        "Certification",
+        "WorkloadRun",
+        "Workflow",
+        "BandwidthMeasurement",
+        "GoodputMeasurement",
+        "ConfigMap",
+    }
+    every = {d.name for d in reclaim_requests(site, lab_state())}
+    assert not {n for n in every if n.startswith("other-site")}
+    assert "snapshot-r-lab-two-node" not in every  # a ReportExport's, not a Certification's
+    wf = next(d for d in deletes if d.name == "lab-two-node-0002-communication-nccl-all-reduce")
+    assert wf.owners == ("uid-cert-2",)
 
 
 def _allows(rules: list[dict[str, Any]], group: str, resource: str, verb: str) -> bool:

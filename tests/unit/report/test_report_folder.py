@@ -113,7 +113,7 @@ def test_a_file_that_is_not_what_collect_writes_is_named(tmp_path: Path) -> None
         write_report(run, tmp_path / "out")
     files["summary.json"] = "{not json"
     run = write_run(tmp_path / "run2", files)
-    with pytest.raises(ReportError, match=r"summary\.json is not JSON"):
+    with pytest.raises(ReportError, match=r"summary\.json: error\[NVC716\]: not JSON"):
         write_report(run, tmp_path / "out")
 
 

@@ -1,0 +1,98 @@
+"""Bounds on what an untrusted log may hold, each broken bound an error with its own code.
+
+Raw logs come from pods, saved folders and archives (`docs/threat-model.md`), so a
+reader never lets one of them raise anything but `IngestFormatError`:
+
+- NVC713: a number longer than `MAX_DIGITS` digits (no size, count, GPU id or node
+  count nccl-tests or DCGM prints comes close; Python refuses to convert 4300 digits);
+- NVC714: JSON nested deeper than the decoder's recursion allows;
+- NVC715: a measurement that is not a finite number (`inf`, `nan`);
+- NVC716: JSON whose decoder fails in any other way.
+
+Lines are matched up to `MAX_LINE` characters (`matched`): no regular expression then
+scans more than that, so one line of megabytes costs no more than its first 64 KiB.
+nccl-tests rows, NCCL_DEBUG lines and DCGM tables are far shorter.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+from nvcregen.ingest.models import IngestFormatError
+
+MAX_DIGITS = 30
+MAX_LINE = 64 * 1024
+TOO_LONG = "NVC713"
+TOO_DEEP = "NVC714"
+NOT_FINITE = "NVC715"
+UNDECODABLE = "NVC716"
+
+
+class InputLimitError(IngestFormatError):
+    """An input breaks one of the bounds above; `code` says which, `line` where (or None)."""
+
+    def __init__(self, code: str, message: str, line: int | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.line = line
+
+
+def matched(line: str) -> str:
+    """The part of a line that regular expressions see: its first `MAX_LINE` characters.
+
+    A longer line is cut at its last blank within the bound, so no word is read cut in
+    two (`IB` cut to `I`); one without a blank there is cut at the bound.
+    """
+    if len(line) <= MAX_LINE:
+        return line
+    cut = line[:MAX_LINE]
+    blank = cut.rfind(" ")
+    return cut[:blank] if blank > 0 else cut
+
+
+def bounded_int(digits: str, what: str) -> int:
+    """An integer of at most `MAX_DIGITS` digits (sign and blanks aside).
+
+    Raises:
+        InputLimitError: NVC713 when it has more.
+
+    """
+    if len(digits.strip().lstrip("+-")) > MAX_DIGITS:
+        raise InputLimitError(TOO_LONG, f"{what} has more than {MAX_DIGITS} digits")
+    return int(digits)
+
+
+def finite(text: str, what: str) -> float:
+    """A finite float.
+
+    Raises:
+        ValueError: When `text` is not a number at all.
+        InputLimitError: NVC715 for `inf` or `nan`.
+
+    """
+    value = float(text)
+    if not math.isfinite(value):
+        raise InputLimitError(NOT_FINITE, f"{what} is {text.strip()!r}, not a finite number")
+    return value
+
+
+def raw_decode(decoder: json.JSONDecoder, text: str, start: int) -> tuple[Any, int]:
+    """`decoder.raw_decode` with every failure but a plain syntax error as an InputLimitError.
+
+    Raises:
+        json.JSONDecodeError: The text there is not JSON (callers salvage around it).
+        InputLimitError: NVC714 nested too deep, NVC713 a number too long, NVC716 any
+            other decoder error.
+
+    """
+    try:
+        return decoder.raw_decode(text, start)
+    except json.JSONDecodeError:
+        raise
+    except RecursionError as exc:
+        raise InputLimitError(TOO_DEEP, "JSON nested too deeply to be read") from exc
+    except ValueError as exc:  # int() of thousands of digits, and the like
+        code = TOO_LONG if "digits" in str(exc) else UNDECODABLE
+        raise InputLimitError(code, f"JSON that cannot be decoded: {exc}") from exc
