@@ -133,9 +133,8 @@ def _unit(
     site: Site, catalog: Catalog, stage: Stage, stage_index: int, pool: Pool, test: TestEntry
 ) -> TestUnit:
     network = network_for(test, pool.spec, stage.scope)
-    nodes_per_job = (
-        1 if stage.scope == "intra-node" else (stage.nodes_per_job or pool.node_count or 2)
-    )
+    alone = stage.scope == "intra-node" or test.node is not None  # node health: one node a run
+    nodes_per_job = 1 if alone else (stage.nodes_per_job or pool.node_count or 2)
     run = run_for(
         test, pool.hardware, pool.spec, pool.gpus_per_node, stage.scope, network, nodes_per_job
     )

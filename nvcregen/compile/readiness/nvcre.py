@@ -226,7 +226,8 @@ def outer_deadline_s(timeout_ms: int) -> int:
 
 
 def _test_scale(unit: TestUnit) -> str:
-    return "intra-node" if unit.stage.scope == "intra-node" else "full-scale"
+    alone = unit.stage.scope == "intra-node" or unit.test.node is not None  # node health
+    return "intra-node" if alone else "full-scale"
 
 
 def _threshold_map(unit: TestUnit) -> dict[str, str]:

@@ -17,6 +17,7 @@ import yaml
 from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
+from nvcregen.collect.podlogs import pod_of
 from nvcregen.report.writer import write_report
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -186,3 +187,83 @@ def test_nvcre_mode_without_a_log_of_every_node_is_incomplete(
     nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
     assert nodes["h200-a"] == "cleared"
     assert nodes["h200-b"] != "cleared"
+
+
+@pytest.mark.parametrize("mode", ["trainer", "nvcre"])
+def test_node_health_in_an_inter_node_stage_still_runs_once_per_node(
+    mode: str, tmp_path: Path
+) -> None:
+    text = (EXAMPLES / f"h200-{mode}.yaml").read_text()
+    single = "      - name: single-node\n        scope: intra-node\n        tests: [dcgm-l1]\n"
+    assert single in text
+    site = tmp_path / f"h200-{mode}.yaml"
+    site.write_text(
+        text.replace(
+            single,
+            "      - name: pairs\n        scope: inter-node\n        nodesPerJob: 2\n"
+            "        tests: [node-health]\n",
+        )
+    )
+    result = run("render", "--out", tmp_path / "out", site)
+    assert result.exit_code == 0, result.output
+    tree = tmp_path / "out" / f"node-health-{mode}"
+    if mode == "trainer":
+        jobs = [
+            j
+            for j in health_objects(tree, "Job")
+            if j["metadata"]["labels"]["nvcregen.io/stage"] == "pairs"
+        ]
+        nodes = sorted(j["metadata"]["annotations"]["nvcregen.io/nodes"] for j in jobs)
+        assert nodes == ["h200-a", "h200-b", "h200-c"]
+    else:
+        (pairs,) = [
+            w
+            for w in health_objects(tree, "WorkloadRun")
+            if w["metadata"]["labels"]["nvcregen.io/stage"] == "pairs"
+        ]
+        assert pairs["spec"]["numNodes"] == 1
+        assert pairs["spec"]["orchestration"]["testScale"] == "intra-node"
+
+
+def test_a_node_health_jobs_log_is_read_from_its_node_health_container() -> None:
+    name = "node-health-node-health-00000000-r1-n0"
+    job: dict[str, Any] = {
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {"template": {"spec": {"containers": [{"name": "node-health"}]}}},
+    }
+    pod = {
+        "metadata": {
+            "name": "p",
+            "labels": {"batch.kubernetes.io/job-name": name},
+        }
+    }
+    assert pod_of(job, [pod]) == ("p", "node-health")
+    dcgm = {**job, "spec": {"template": {"spec": {"containers": [{"name": "dcgm-diag"}]}}}}
+    assert pod_of(dcgm, [pod]) == ("p", "dcgm-diag")
+
+
+def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    logs = tmp_path / "saved" / "logs" / "nvcre"
+    logs.mkdir(parents=True)
+    for job in objects(rendered["trainer"], "Job"):
+        name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
+            text = health_log("h200-a" if node == "h200-b" else node)
+        else:
+            text = DCGM_LOG
+        (logs / f"{name}.log").write_text(text)
+    collected, _, verdicts = _collect_and_report(
+        EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
+    )
+    assert collected.exit_code == 1  # incomplete
+    run_ = next(r for r in verdicts["runs"] if r["test"] == "node-health")
+    assert run_["word"] == "incomplete"
+    archive = next((tmp_path / "results" / "node-health-trainer").iterdir())
+    records = json.loads((archive / "summary.json").read_text())["logs"]
+    wrong = [r for r in records if r["kind"] == "node" and r["status"] == "no-data"]
+    assert [r["errors"] for r in wrong] == [
+        ["the log is from node h200-a, but the run was pinned to h200-b"]
+    ]
