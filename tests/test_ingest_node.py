@@ -372,3 +372,23 @@ def test_a_cut_or_forged_node_health_log_is_unreadable(
     result = ingest_nodes([log])
     assert result.exit_code == 2
     assert words in result.diagnostics[0].message
+
+
+@pytest.mark.parametrize(
+    ("line", "value"),
+    [
+        ("driver: 580.159.04", "driver: latest"),
+        ("pcieWidth: 16", "pcieWidth: 12"),
+        ("mig: false", "mig: true"),
+    ],
+)
+def test_a_bad_expectation_is_an_error_at_its_line(tmp_path: Path, line: str, value: str) -> None:
+    text = SITE.read_text()
+    assert line in text
+    site = tmp_path / "site.yaml"
+    site.write_text(text.replace(line, value))
+    number = next(i for i, t in enumerate(site.read_text().splitlines(), 1) if value in t)
+    result = run("ingest", "node", REAL / "nvidia-smi-q.xml", "--site", site, "--pool", "h200")
+    assert result.exit_code == 2
+    assert f"site.yaml:{number}:" in result.stderr
+    assert "Traceback" not in result.stderr

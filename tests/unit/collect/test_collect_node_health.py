@@ -146,6 +146,18 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
     assert nodes == {"h200-a": "cleared", "h200-b": "failed", "h200-c": "cleared"}
     why = next(n for n in verdicts["nodes"] if n["node"] == "h200-b")["reasons"]
     assert any("NVC801 GPU 2 (00000000:3A:00.0): PCIe link at x8 of x16" in r for r in why)
+    site = EXAMPLES / "h200-trainer.yaml"
+    retest = run(
+        "retest",
+        tmp_path / "results" / "node-health-trainer",
+        "--site",
+        site,
+        "--out",
+        tmp_path / "r.yaml",
+    )
+    assert retest.exit_code == 0
+    assert "h200-b failed alone, no retest needed" in retest.output  # failed, not suspect
+    assert not (tmp_path / "r.yaml").exists()
 
 
 def test_nvcre_mode_collects_saved_node_health_logs(
