@@ -392,3 +392,18 @@ def test_a_bad_expectation_is_an_error_at_its_line(tmp_path: Path, line: str, va
     assert result.exit_code == 2
     assert f"site.yaml:{number}:" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_node_health_log_saved_with_kubectl_timestamps_reads_the_same(tmp_path: Path) -> None:
+    xml = (REAL / "nvidia-smi-q.xml").read_text()
+    kernel = "[ 5.0] NVRM: Xid (PCI:0000:00:06): 48, pid=7, DBE\n"
+    plain = _marked_log(xml, kernel)
+    stamped = "".join(
+        f"2026-12-03T10:00:00.{i:09d}Z {line}\n" for i, line in enumerate(plain.splitlines())
+    )
+    (tmp_path / "a.log").write_text(plain)
+    (tmp_path / "b.log").write_text(stamped)
+    a, b = (ingest_nodes([tmp_path / name]).nodes[0] for name in ("a.log", "b.log"))
+    assert a.gpus == b.gpus
+    assert a.gpus[0].to_json() == REAL_GPU
+    assert [f.code for f in a.findings] == [f.code for f in b.findings] == ["NVC815"]

@@ -15,8 +15,12 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner, Result
+from fakelist import serve, write_kubeconfig
 
 from nvcregen.cli import main
+from nvcregen.cluster.retry import RetryPolicy
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectOptions
 from nvcregen.collect.podlogs import pod_of
 from nvcregen.report.writer import write_report
 
@@ -279,3 +283,45 @@ def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
     assert [r["errors"] for r in wrong] == [
         ["the log is from node h200-a, but the run was pinned to h200-b"]
     ]
+
+
+def test_trainer_mode_reads_node_health_logs_from_the_cluster(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    state: list[dict[str, Any]] = []
+    logs: dict[tuple[str, str, str], bytes] = {}
+    for job in objects(rendered["trainer"], "Job"):
+        name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        state.append(job)
+        labels = {"nvcregen.io/site": "node-health-trainer", "batch.kubernetes.io/job-name": name}
+        meta = {"name": f"{name}-x", "namespace": "nvcre", "labels": labels}
+        state.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": meta | {"creationTimestamp": "2026-12-03T10:00:00Z"},
+            }
+        )
+        if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
+            text = health_log(node, one_narrow_link(XML) if node == "h200-c" else XML)
+            logs[("nvcre", f"{name}-x", "node-health")] = text.encode()
+        else:
+            logs[("nvcre", f"{name}-x", "dcgm-diag")] = DCGM_LOG.encode()
+    with serve(state) as fake:
+        fake.logs = logs
+        outcome = collect(
+            CollectOptions(
+                str(EXAMPLES / "h200-trainer.yaml"),
+                tmp_path / "results",
+                ROOT,
+                context="lab",
+                kubeconfig=write_kubeconfig(tmp_path / "kubeconfig", fake.url),
+                policy=RetryPolicy(
+                    attempts=2, backoff=0.01, max_backoff=0.05, timeout=(2.0, 2.0), restarts=1
+                ),
+                sleep=lambda _: None,
+            )
+        )
+    assert outcome.archive.verified
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
