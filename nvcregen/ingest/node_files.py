@@ -129,6 +129,7 @@ def merge(node: str, group: Sequence[NodeFacts]) -> NodeReport:
         gpus=tuple(gpus),
         xids=tuple(event for f in ordered for event in f.xids),
         findings=(),
+        notes=tuple(note for f in ordered for note in f.notes),
     )
 
 

@@ -32,7 +32,7 @@ SECTIONS = ("xml", "text", "csv", "kernel")
 _BEGIN = re.compile(rf"^{MARK} begin node=(?P<node>[a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?)$")
 _SECTION = re.compile(rf"^{MARK} section=(?P<section>[a-z]+)$")
 _END = re.compile(rf"^{MARK} end\b")
-MAX_NODES = 1
+REFUSED = "[nvcregen] dmesg refused"  # what the script prints when the kernel log is closed
 
 
 def is_node_health_log(text: str) -> bool:
@@ -102,7 +102,11 @@ def _complete(node: str | None, ended: bool, found: list[NodeFacts]) -> list[tup
 def _section(kind: str, body: list[str], file: str, start: int) -> list[NodeFacts]:
     text = "\n".join(body) + "\n"
     if kind == "kernel":
-        return [NodeFacts(file=file, form="log", xids=tuple(parse_xids(text, file, start)))]
+        refused = tuple(
+            line.removeprefix("[nvcregen] ") for line in body if line.startswith(REFUSED)
+        )
+        xids = tuple(parse_xids(text, file, start))
+        return [NodeFacts(file=file, form="log", xids=xids, notes=refused[:1])]
     if not text.strip():
         return []
     if kind == "xml":

@@ -93,6 +93,7 @@ class NodeFacts:
     attached_gpus: int | None = None
     gpus: tuple[GpuFacts, ...] = ()
     xids: tuple[XidEvent, ...] = ()
+    notes: tuple[str, ...] = ()  # what could not be read, e.g. a refused kernel log
     where: dict[str, Span] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -140,6 +141,7 @@ class NodeReport:
     gpus: tuple[GpuFacts, ...]
     xids: tuple[XidEvent, ...]
     findings: tuple[Finding, ...]
+    notes: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> str:
@@ -161,4 +163,5 @@ class NodeReport:
             "gpus": [gpu.to_json() for gpu in self.gpus],
             "xids": [event.to_json() for event in self.xids],
             "findings": [finding.to_json() for finding in self.findings],
+            "notes": list(self.notes),
         }

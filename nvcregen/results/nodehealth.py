@@ -41,7 +41,7 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
     where = {k: v for f in facts for k, v in f.where.items()}
     findings = node_findings(report, where, expected)
     errors = tuple(f"{f.code} {f.message}" for f in findings if f.fails)
-    warnings = tuple(f"{f.code} {f.message}" for f in findings if not f.fails)
+    warnings = tuple(f"{f.code} {f.message}" for f in findings if not f.fails) + report.notes
     versions = (report.driver,) if report.driver else ()
     status = "failed" if errors else "ok"
     return {

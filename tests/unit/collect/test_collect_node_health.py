@@ -22,6 +22,7 @@ from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
 from nvcregen.collect.podlogs import pod_of
+from nvcregen.ingest.node_log import REFUSED
 from nvcregen.report.writer import write_report
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -103,6 +104,7 @@ def test_trainer_mode_pins_one_job_per_node_naming_its_node(rendered: dict[str, 
     script = container["command"][2]
     assert "nvidia-smi -q -x" in script
     assert "begin node=${NODE_NAME" in script
+    assert f'echo "{REFUSED},' in script  # the note `ingest node` recognises
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
 
 
