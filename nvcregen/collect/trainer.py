@@ -34,6 +34,7 @@ from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
+from nvcregen.results.nodehealth import with_pool_majority
 from nvcregen.results.verdicts import Verdicts, judge
 
 LOG_SUFFIXES = frozenset({".log", ".txt"})
@@ -59,6 +60,7 @@ def collect_trainer(loaded: LoadedSite, options: CollectOptions) -> CollectOutco
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
+    results = LogResults(results.runs, with_pool_majority(loaded.units, logs, results.records))
     verdicts = judge(site, results.runs)
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)

@@ -8,16 +8,19 @@ pool's `expect` (and its GPU count) is the configuration a node must not drift f
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 from nvcregen.ingest import IngestFormatError
 from nvcregen.ingest.node_expect import expectations_for
 from nvcregen.ingest.node_files import merge
-from nvcregen.ingest.node_health import node_findings
+from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import parse_node_health_log
-from nvcregen.ingest.node_models import NodeFacts
+from nvcregen.ingest.node_models import NodeFacts, NodeReport
 from nvcregen.plan.model import TestUnit
+
+if TYPE_CHECKING:
+    from nvcregen.results.logruns import LogRecord, RunLog
 
 KIND = "node"
 
@@ -36,8 +39,7 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
         return {**base, "kind": KIND, "status": "no-data", "errors": (message,)}
     facts: list[NodeFacts] = [f for _, f in pairs]
     report = merge(node, facts)
-    source = f"pool {unit.pool.spec.name}"
-    expected = expectations_for(unit.pool.spec, unit.pool.gpus_per_node, source)
+    expected = _expected(unit)
     where = {k: v for f in facts for k, v in f.where.items()}
     findings = node_findings(report, where, expected)
     errors = tuple(f"{f.code} {f.message}" for f in findings if f.fails)
@@ -53,3 +55,51 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
         "versions": versions,
         "hosts": (node,),
     }
+
+
+def _expected(unit: TestUnit) -> Expectations:
+    source = f"pool {unit.pool.spec.name}"
+    return expectations_for(unit.pool.spec, unit.pool.gpus_per_node, source)
+
+
+def _report(log: RunLog) -> NodeReport | None:
+    try:
+        pairs = parse_node_health_log(log.data.decode("utf-8", errors="replace"), log.path)
+    except IngestFormatError:
+        return None
+    return merge(pairs[0][0], [f for _, f in pairs])
+
+
+def with_pool_majority(
+    units: Sequence[TestUnit], logs: Sequence[RunLog], records: Sequence[LogRecord]
+) -> tuple[LogRecord, ...]:
+    """The records, node-health ones warned (NVC818) where the node differs from its pool.
+
+    A node differs when it is not with the strict majority of its pool's nodes in a fact
+    the pool does not state (driver, CUDA, VBIOS, GPU count, product): one pass over every
+    test's logs, after each log was judged alone.
+    """
+    by_path = {log.path: log for log in logs}
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for unit in (u for u in units if u.test.node is not None):
+        mine = [r for r in records if (r.stage, r.test) == (unit.stage.name, unit.test.name)]
+        reports = [
+            report
+            for r in mine
+            if r.kind == KIND and r.path in by_path and (report := _report(by_path[r.path]))
+        ]
+        extra = majority_findings(reports, _expected(unit))
+        found[(unit.stage.name, unit.test.name)] = {
+            node: [f"{f.code} {f.message}" for f in findings] for node, findings in extra.items()
+        }
+    updated = []
+    for record in records:
+        extra_warnings = found.get((record.stage, record.test), {}).get(
+            record.hosts[0] if record.hosts else "", []
+        )
+        if record.kind == KIND and extra_warnings:
+            warnings = (*record.warnings, *extra_warnings)
+            updated.append(record.model_copy(update={"warnings": warnings}))
+        else:
+            updated.append(record)
+    return tuple(updated)

@@ -17,7 +17,7 @@ from typing import Any
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import FailedNode, RunState
-from nvcregen.results.nodehealth import read_node_health
+from nvcregen.results.nodehealth import read_node_health, with_pool_majority
 from nvcregen.results.runs import RunResult, RunSet
 
 MARK = b"@@nvcregen-node-health begin"
@@ -48,7 +48,8 @@ def judge_node_health_logs(
         updated[index] = _judged(run, unit, mine)
     if logs and not health:
         problems.append("node-health logs were given, but the site runs no node-health test")
-    return RunSet(tuple(updated), runs.exports, tuple(problems)), tuple(records)
+    judged = with_pool_majority(units, logs, records)
+    return RunSet(tuple(updated), runs.exports, tuple(problems)), judged
 
 
 def _record(log: RunLog, unit: TestUnit) -> LogRecord:

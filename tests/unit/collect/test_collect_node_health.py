@@ -327,3 +327,26 @@ def test_trainer_mode_reads_node_health_logs_from_the_cluster(
     assert outcome.archive.verified
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}
     assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
+
+
+def test_a_node_off_its_pools_majority_is_warned_in_the_log_records(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    other = XML.replace("<vbios_version>96.00.A5.00.1A<", "<vbios_version>96.00.A5.00.1B<")
+    for node in ("h200-a", "h200-b", "h200-c"):  # the NVCRE site states no VBIOS
+        text = health_log(node, other if node == "h200-b" else XML)
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(text)
+    collected, _, verdicts = _collect_and_report(EXAMPLES / "h200-nvcre.yaml", saved, tmp_path)
+    assert collected.exit_code == 1  # single-node/dcgm-l1 has no result: incomplete
+    archive = next((tmp_path / "results" / "node-health-nvcre").iterdir())
+    records = {r["hosts"][0]: r for r in json.loads((archive / "summary.json").read_text())["logs"]}
+    assert records["h200-b"]["warnings"] == [
+        "NVC818 VBIOS 96.00.A5.00.1B, while 2 of 3 nodes of the pool run 96.00.A5.00.1A"
+    ]
+    assert records["h200-a"]["warnings"] == records["h200-c"]["warnings"] == []
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes["h200-b"] == "cleared"  # a warning, not a failure
