@@ -5,7 +5,7 @@ errors since the last reset, hardware slowdown, an Xid that needs a reset, drift
 pool's stated configuration); a warning marks something to look at that does not by itself
 make the node unfit (a row remap pending the next reset, a link generation below its
 maximum, which GPUs do at idle to save power). Codes are NVC801-NVC822; the table is in
-docs/design/0010-node-health.md.
+docs/design/0013-node-health.md.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Xid events in a kernel log, classified by NVIDIA's Xid catalogue.
 
 The driver logs each GPU fault as `NVRM: Xid (PCI:0000:18:00): 79, pid=..., <text>`
-(older drivers leave out `PCI:`). The catalogue (docs/design/0010-node-health.md cites
+(older drivers leave out `PCI:`). The catalogue (docs/design/0013-node-health.md cites
 it) gives each code an immediate action; here an Xid whose action is to reset the GPU,
 reboot the node or call support fails the node, and one that only ends the application
 that caused it (a page fault in user code) is a warning worth a look.
