@@ -159,6 +159,8 @@ def _duration(test: TestEntry) -> str:
     """What a test's duration follows from: a fixed time, or its sweep (hardware decides)."""
     if test.dcgm is not None:
         return test.dcgm.expected_duration
+    if test.node is not None:
+        return test.node.expected_duration
     if test.nccl is not None:
         return f"sweep {test.nccl.min_bytes}..{test.nccl.max_bytes}"
     if test.training is not None:

@@ -8,7 +8,7 @@ from pydantic import Field, model_validator
 
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
 
-TestKind = Literal["nccl", "dcgm", "training"]
+TestKind = Literal["nccl", "dcgm", "training", "node"]
 ImageRole = Literal["nccl", "dcgm", "training"]
 
 
@@ -70,6 +70,12 @@ class DcgmParams(StrictModel):
     expected_duration: Duration  # `dcgmi diag` on a healthy node, hostengine start not included
 
 
+class NodeHealthParams(StrictModel):
+    """A node-health run: `nvidia-smi -q -x` and the kernel's NVRM lines, judged by nvcregen."""
+
+    expected_duration: Duration  # nvidia-smi on a healthy node, image start not included
+
+
 class TrainingParams(StrictModel):
     """A checkpointed training run whose goodput is measured."""
 
@@ -105,8 +111,14 @@ class TestEntry(StrictModel):
     nccl: NcclParams | None = None
     dcgm: DcgmParams | None = None
     training: TrainingParams | None = None
+    node: NodeHealthParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
+
+    @property
+    def per_node(self) -> bool:
+        """Whether the test runs once per node, alone on it (DCGM, node health)."""
+        return self.dcgm is not None or self.node is not None
 
 
 class BaselineRound(StrictModel):
@@ -177,7 +189,7 @@ class PodSizes(StrictModel):
 
     def for_test(self, kind: TestKind) -> PodSize | None:
         """The size of a test's pods; None for kinds whose pods NVCRE sizes itself."""
-        return {"nccl": self.nccl, "dcgm": self.dcgm}.get(kind)
+        return {"nccl": self.nccl, "dcgm": self.dcgm, "node": self.dcgm}.get(kind)
 
 
 class ExampleDigest(StrictModel):

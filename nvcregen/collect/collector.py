@@ -35,6 +35,7 @@ from nvcregen.collect.client import (
 )
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
+from nvcregen.collect.nodelogs import saved_node_health_logs
 from nvcregen.collect.requests import (
     export_requests,
     owner_requests,
@@ -57,7 +58,9 @@ from nvcregen.results.archive import (
 from nvcregen.results.archivefiles import SiteFile, bandwidth_csv, provenance, summary, to_json
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, content_digest, metadata
+from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import RunState
+from nvcregen.results.nodehealthruns import judge_node_health_logs
 from nvcregen.results.runs import RunSet, assemble_runs
 from nvcregen.results.select import select_owners, select_site_objects, select_workflows
 from nvcregen.results.verdicts import Verdicts, Word, judge
@@ -91,11 +94,17 @@ def collect(options: CollectOptions) -> CollectOutcome:
     )
     objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
     runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
+    namespace = loaded.site.spec.nvcre.namespace
+    logs = [] if options.from_dir is None else saved_node_health_logs(options.from_dir, namespace)
+    runs, health = judge_node_health_logs(loaded.units, runs, logs)  # nvidia-smi, per node
     verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs))
     site_objects = list(objects.all())
     try:
         archive = sign_archive(
-            _archive(loaded.file, snapshot, site_objects, runs, verdicts), key, loaded, verdicts
+            _archive(loaded.file, snapshot, site_objects, runs, verdicts, (logs, health)),
+            key,
+            loaded,
+            verdicts,
         )
     except ValueError as exc:  # two objects on one path, or a name unusable as a path
         raise CollectError(f"nothing archived: {exc}") from exc
@@ -208,16 +217,25 @@ def read_cluster(site: Site, cluster: Cluster, options: CollectOptions) -> Snaps
 
 
 def _archive(
-    site: SiteFile, snapshot: Snapshot, objects: list[Obj], runs: RunSet, verdicts: Verdicts
+    site: SiteFile,
+    snapshot: Snapshot,
+    objects: list[Obj],
+    runs: RunSet,
+    verdicts: Verdicts,
+    health: tuple[list[RunLog], tuple[LogRecord, ...]] = ([], ()),
 ) -> Archive:
-    run = run_id(objects, site.sha256)
+    logs, records = health
+    run = run_id(objects, site.sha256 + "".join(f":{r.path}:{r.sha256}" for r in records))
+    about = summary(site, run, snapshot, objects, runs, verdicts)
+    if records:  # node-health logs, judged per node (results/nodehealthruns.py)
+        about["logs"] = [r.model_dump(mode="json") for r in records]
     texts = {
-        "summary.json": to_json(summary(site, run, snapshot, objects, runs, verdicts)),
+        "summary.json": to_json(about),
         "bandwidth.csv": bandwidth_csv(runs),
         "verdicts.json": to_json(verdicts.model_dump(mode="json")),
         "provenance.json": to_json(provenance(site, snapshot, objects)),
     }
-    return build_archive(run, objects, texts)
+    return build_archive(run, objects, texts, {log.path: log.data for log in logs})
 
 
 @dataclass(frozen=True)

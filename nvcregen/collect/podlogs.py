@@ -8,7 +8,7 @@ SITE` (TrainJobs, Jobs, and the pods: their templates carry the site label), the
   <trainjob>` and `jobset.sigs.k8s.io/replicatedjob-name=launcher`; its container is
   `node` (where Trainer puts the TrainJob's command);
 - a DCGM Job's pod is the one labelled `batch.kubernetes.io/job-name=<job>` (or the
-  older `job-name`); its container is `dcgm-diag`.
+  older `job-name`); its container is `dcgm-diag` (`node-health` for a node-health Job).
 
 The newest pod of a run is read. Every call is retried (`nvcregen.cluster.retry`); a run
 without a pod yet, or whose pod is gone (404), is a note and counts as missing (its
@@ -27,6 +27,7 @@ from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
+from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site
@@ -105,6 +106,13 @@ def _node(pods: Sequence[Obj], name: str) -> str:
     return ""
 
 
+def _job_container(job: Obj) -> str:
+    """`node-health` for a node-health Job, else `dcgm-diag`: the one container it names."""
+    template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    names = {c.get("name") for c in template.get("containers") or [] if isinstance(c, dict)}
+    return NODE_CONTAINER if NODE_CONTAINER in names else DCGM_CONTAINER
+
+
 def pod_of(run: Obj, pods: Sequence[Obj]) -> tuple[str | None, str]:
     """The newest pod whose log holds a run's results, and the container to read."""
     name = metadata(run).get("name")
@@ -116,7 +124,7 @@ def pod_of(run: Obj, pods: Sequence[Obj]) -> tuple[str | None, str]:
             return labels.get(JOBSET_NAME) == name and labels.get(REPLICATED_JOB) == LAUNCHER
 
     else:
-        container = DCGM_CONTAINER
+        container = _job_container(run)
 
         def mine(pod: Obj) -> bool:
             return any(labels_of(pod).get(key) == name for key in JOB_NAME)

@@ -43,6 +43,7 @@ from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, sum
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
+from nvcregen.results.nodehealth import with_pool_majority
 from nvcregen.results.verdicts import Verdicts, judge
 
 if TYPE_CHECKING:
@@ -74,6 +75,7 @@ def collect_trainer(
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
+    results = LogResults(results.runs, with_pool_majority(loaded.units, logs, results.records))
     verdicts = judge(site, results.runs, examine(loaded.units, loaded.catalog, results.runs))
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)

@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from nvcregen.commands.common import FORMAT, FORMATS, print_diagnostics
+from nvcregen.commands.common import FORMAT, print_diagnostics
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import printable
+
+if TYPE_CHECKING:
+    from nvcregen.ingest.node_health import Expectations
 
 
 @click.command()
@@ -170,20 +174,34 @@ def verify(results_dir: Path, key_file: Path) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["nccl", "dcgm"]))
+@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
+@click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
+@click.option("--pool", metavar="POOL", help="node: the pool of --site the nodes belong to.")
 @click.option(
-    "--format", "fmt", type=FORMATS, default="text", show_default=True, help="Output format."
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "markdown"]),
+    default="text",
+    show_default=True,
+    help="Output format (markdown: node only).",
 )
-def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None:
-    """Read nccl-tests or `dcgmi diag` outputs: 0 read, 1 a diagnostic failed, 2 unreadable."""
+def ingest(
+    kind: str, files: tuple[Path, ...], at: str | None, site: str | None, pool: str | None, fmt: str
+) -> None:
+    """Read nccl-tests, `dcgmi diag` or nvidia-smi outputs: 0 read, 1 failed or findings, 2."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
     from nvcregen.ingest.files import ingest_files
     from nvcregen.ingest.render import render_text
 
+    if kind == "node":
+        _ingest_node(files, site, pool, fmt)
+        return
+    if site is not None or pool is not None or fmt == "markdown":
+        raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
     try:
         size = None if at is None else parse_size(at)
     except UnitError as exc:
@@ -202,3 +220,57 @@ def ingest(kind: str, files: tuple[Path, ...], at: str | None, fmt: str) -> None
         sys.exit(ExitCode.INVALID)
     if any(run.status == "failed" for run in result.dcgm_runs):
         sys.exit(ExitCode.DRIFT)  # a failed diagnostic is a result, not a success
+
+
+def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:
+    import json
+
+    from nvcregen.ingest.node_files import ingest_nodes
+    from nvcregen.ingest.node_render import render_node_markdown, render_node_text
+
+    if (site is None) != (pool is None):
+        raise click.UsageError("give --site and --pool together")
+    expected = None if site is None or pool is None else _pool_expectations(site, pool)
+    result = ingest_nodes(files, expected)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    elif fmt == "markdown":
+        click.echo(render_node_markdown(result), nl=False)
+    else:
+        click.echo(render_node_text(result), nl=False)
+    if result.diagnostics:
+        read = len(files) - len({d.span.file for d in result.diagnostics})
+        print_diagnostics(
+            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
+        )
+    sys.exit(result.exit_code)
+
+
+def _pool_expectations(site: str, pool: str) -> Expectations:
+    from nvcregen.collect.collector import load_site_file
+    from nvcregen.collect.model import CollectError
+    from nvcregen.ingest.node_expect import expectations_for
+    from nvcregen.plan.resolve import resolve_pools
+
+    try:
+        loaded = load_site_file(Path.cwd(), site)
+    except CollectError as exc:
+        if exc.diagnostics:
+            print_diagnostics(exc.diagnostics, "text", wrote="nothing read")
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    from nvcregen.catalog.load import load_catalog
+
+    pools = resolve_pools(loaded.site, load_catalog())
+    spec = next((p for p in loaded.site.spec.node_pools if p.name == pool), None)
+    if spec is None:
+        names = ", ".join(p.name for p in loaded.site.spec.node_pools)
+        raise click.BadParameter(
+            f"no pool {pool!r} in {loaded.file.path} (pools: {names})", param_hint="--pool"
+        )
+    resolved = pools.get(pool)
+    return expectations_for(
+        spec,
+        resolved.gpus_per_node if resolved else spec.gpus_per_node,
+        f"{loaded.file.path} pool {pool}",
+    )

@@ -123,6 +123,9 @@ def expected_duration(unit: TestUnit | Run, catalog: Catalog) -> float:
     if test.dcgm is not None:
         startup = units.parse_duration(catalog.physics.startup.dcgm)
         return (startup + units.parse_duration(test.dcgm.expected_duration)) / 1000
+    if test.node is not None:  # a pod start like DCGM's, then nvidia-smi
+        startup = units.parse_duration(catalog.physics.startup.dcgm)
+        return (startup + units.parse_duration(test.node.expected_duration)) / 1000
     if test.training is not None:
         t = test.training
         steps = t.max_steps * units.parse_duration(t.step_time)
@@ -190,6 +193,9 @@ def explain(unit: TestUnit | Run, catalog: Catalog) -> str:
     if test.dcgm is not None:
         startup = catalog.physics.startup.dcgm
         return f"{startup} start-up + DCGM level {test.dcgm.level} {test.dcgm.expected_duration}"
+    if test.node is not None:
+        startup = catalog.physics.startup.dcgm
+        return f"{startup} start-up + nvidia-smi and kernel log {test.node.expected_duration}"
     if test.training is not None:
         t = test.training
         saves = t.max_steps // t.save_interval

@@ -161,13 +161,14 @@ def _unit(
     site: Site, catalog: Catalog, stage: Stage, stage_index: int, pool: Pool, test: TestEntry
 ) -> TestUnit:
     network = network_for(test, pool.spec, stage.scope)
-    grouping = stage_grouping(stage, pool)
-    nodes_per_job = (
-        1 if stage.scope == "intra-node" else (stage.nodes_per_job or pool.node_count or 2)
-    )
+    alone = stage.scope == "intra-node" or test.node is not None  # node health: one node a run
+    grouping = None if alone else stage_grouping(stage, pool)
+    nodes_per_job = 1 if alone else (stage.nodes_per_job or pool.node_count or 2)
     if grouping is not None and grouping.largest > 1:
         nodes_per_job = grouping.largest
-    elif stage.groups == "diagnose" and stage.nodes_per_job is None and pool.node_count:
+    elif (
+        not alone and stage.groups == "diagnose" and stage.nodes_per_job is None and pool.node_count
+    ):
         nodes_per_job = diagnose_group(
             pool.node_count, site.spec.readiness.window.max_concurrent_jobs
         )

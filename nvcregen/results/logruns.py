@@ -41,6 +41,7 @@ from nvcregen.results.models import (
     RunState,
     StatusModel,
 )
+from nvcregen.results.nodehealth import read_node_health
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 LOGS = "logs"
@@ -152,6 +153,10 @@ def _read(log: RunLog, placed: Placed) -> _Read:
     }
     if placed.unit.test.dcgm is not None:
         return _Read(placed, _read_dcgm(text, base), None)
+    if placed.unit.test.node is not None:
+        return _Read(
+            placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None
+        )
     try:
         run = parse_nccl(text, log.path)[-1]  # a launcher runs one test
     except IngestFormatError as exc:
@@ -294,7 +299,7 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
         pinned_transport=_pinned(unit, reads),
     )
     if not reads:
-        what = "Job" if unit.test.dcgm is not None else "TrainJob launcher"
+        what = "Job" if unit.test.per_node else "TrainJob launcher"
         return base.model_copy(update={"reason": "NotFound", "message": f"no {what} log"})
     failed = [r.record for r in reads if r.record.job_failed or r.record.status == "failed"]
     done = {(r.placed.round, r.placed.index) for r in reads if r.record.status == "ok"}
@@ -328,17 +333,17 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
 
 
 def _source_kind(unit: TestUnit) -> str:
-    return "Job" if unit.test.dcgm is not None else "TrainJob"
+    return "Job" if unit.test.per_node else "TrainJob"
 
 
 def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNode, ...]:
-    """DCGM failures name their node; an NCCL failure is the group's, not one node's."""
-    if unit.test.dcgm is None:
+    """Per-node failures name their node; an NCCL failure is the group's, not one node's."""
+    if not unit.test.per_node:
         return ()
     return tuple(
         FailedNode(
             name=node,
-            reason="DiagnosticFailed",
+            reason="NodeHealthFailed" if r.kind == "node" else "DiagnosticFailed",
             message=f"round {r.round}: {', '.join(r.errors) or 'failed'}",
         )
         for r in failed
@@ -347,8 +352,8 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
 
 
 def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
-    """DCGM: the nodes whose every diagnostic log finished and passed."""
-    if unit.test.dcgm is None:
+    """Per-node tests: the nodes whose every log finished and passed."""
+    if not unit.test.per_node:
         return ()
     bad = {
         n for r in reads if r.record.status != "ok" or r.record.job_failed for n in r.placed.nodes

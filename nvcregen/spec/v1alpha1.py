@@ -440,6 +440,28 @@ class PoolFabric(StrictModel):
     `network.topology.nvidia.com/{accelerator,leaf,spine,core}`)."""
 
 
+class NodeExpectations(StrictModel):
+    """What every node of a pool must run, read by the node-health gate (issue 23).
+
+    A node whose `nvidia-smi` shows another value is **drift** and fails (NVC817); a fact
+    left out here is checked against the majority of the pool instead (NVC818, a warning).
+    The GPU count expected is the pool's `gpusPerNode`.
+    """
+
+    driver: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+){1,3}$", max_length=32)] | None = None
+    """The NVIDIA driver version, as `nvidia-smi` prints it, e.g. `580.159.04`."""
+    cuda: Annotated[str, Field(pattern=r"^[0-9]+\.[0-9]+$", max_length=16)] | None = None
+    """The CUDA version the driver supports, e.g. `13.0`."""
+    vbios: Annotated[str, Field(pattern=r"^[0-9A-Fa-f]{2}(\.[0-9A-Fa-f]{2}){4}$")] | None = None
+    """The VBIOS version of every GPU, e.g. `96.00.A5.00.1A`."""
+    pcie_gen: Annotated[int, Field(ge=1, le=7)] | None = None
+    """The PCIe generation each GPU's link supports (its maximum)."""
+    pcie_width: Literal[1, 2, 4, 8, 16, 32] | None = None
+    """The PCIe lanes each GPU's link runs at."""
+    mig: Literal[False] | None = None
+    """`false`: MIG must be off on every GPU."""
+
+
 class NodePool(StrictModel):
     """A set of identical GPU nodes, named explicitly or by a label selector.
 
@@ -471,6 +493,13 @@ class NodePool(StrictModel):
     fabric: PoolFabric | None = None
     """The pool's fabric levels; which node sits under which leaf comes from the site's
     inventory (docs/design/0011-fabric.md)."""
+
+    expect: NodeExpectations | None = None
+    """What each node must run (driver, CUDA, VBIOS, PCIe, MIG); checked by `node-health`.
+
+    A node inventory (issue 22) may later supply these per node; this is the pool-wide
+    statement, and the one `nvcregen ingest node --site --pool` and `collect` read.
+    """
 
     @model_validator(mode="after")
     def _nodes_or_selector(self) -> NodePool:

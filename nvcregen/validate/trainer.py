@@ -34,11 +34,11 @@ def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[D
             if test is None or pool is None:
                 continue
             where = f"/spec/readiness/stages/{i}/tests/{j}"
-            if test.nccl is None and test.dcgm is None:
+            if test.nccl is None and not test.per_node:
                 message = f"{name} has no trainer-mode form: it needs NVCRE's catalog entry"
                 hint = "remove it from this stage, or run the plan with readiness.engine: nvcre"
                 found.append(_diagnostic(doc, where, "NVC322", message, hint))
-            elif test.dcgm is not None and pool.nodes is None:
+            elif test.per_node and pool.nodes is None:
                 message = (
                     f"{name} runs as a Job pinned to each node in trainer mode, but pool "
                     f"'{pool.name}' selects its nodes by label and names none"

@@ -1,4 +1,6 @@
-"""Trainer mode's DCGM diagnostics: a batch/v1 Job per test, round and node (pure).
+"""Trainer mode's per-node tests: a batch/v1 Job per test, round and node (pure).
+
+DCGM diagnostics and `node-health` (`nodehealth.py`) run this way; what follows is DCGM's.
 
 As the field report ran them before NVCRE: an ordinary Job holding every GPU of one
 node, running `dcgmi diag --run <level> --json` against a hostengine started inside the
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.mpi import GPU, node_affinity
+from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
+from nvcregen.compile.readiness.nodehealth import node_health_env, node_health_script
 from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
@@ -34,7 +38,7 @@ def dcgm_jobs(site: Site, unit: TestUnit) -> list[Manifest]:
     """One Job per round and node of the pool; the pool must name its nodes (NVC321)."""
     nodes = unit.pool.spec.nodes
     if nodes is None:
-        raise ValueError(f"{unit.test.name}: trainer mode pins DCGM Jobs to named nodes")
+        raise ValueError(f"{unit.test.name}: trainer mode pins per-node Jobs to named nodes")
     return [
         dcgm_job(site, unit, round_, (index, node))
         for round_ in range(1, site.spec.readiness.rounds + 1)
@@ -46,12 +50,20 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
     """The Job of one round of a DCGM level on one node."""
     index, name = node
     labels = run_labels(site, unit, round_)
-    container: Obj = {
-        "name": CONTAINER,
-        "image": unit.image,
-        "command": ["/bin/bash", "-c", dcgm_script(site, unit)],
-        "resources": pod_resources(unit, {GPU: unit.pool.gpus_per_node}),
-    }
+    if unit.test.node is not None:
+        container: Obj = {
+            "name": NODE_CONTAINER,
+            "image": unit.image,
+            "command": ["/bin/bash", "-c", node_health_script(unit)],
+            "env": node_health_env(),
+        }
+    else:
+        container = {
+            "name": CONTAINER,
+            "image": unit.image,
+            "command": ["/bin/bash", "-c", dcgm_script(site, unit)],
+        }
+    container["resources"] = pod_resources(unit, {GPU: unit.pool.gpus_per_node})
     pod: Obj = {
         "restartPolicy": "Never",
         # No nodeSelector: Kueue writes the flavor's node labels into it at admission, and

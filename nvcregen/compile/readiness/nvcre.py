@@ -7,6 +7,7 @@ from typing import Any
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
+from nvcregen.compile.readiness.nodehealth import node_health_env, node_health_script
 from nvcregen.compile.readiness.pods import pod_resources, taint_selectors
 from nvcregen.compile.templating import render_template
 from nvcregen.core import units
@@ -209,6 +210,9 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
         }
     if unit.test.dcgm is not None:
         return {"framework": {"exec": {"command": ["/bin/bash", "-c", dcgm_script(site, unit)]}}}
+    if unit.test.node is not None:
+        command = ["/bin/bash", "-c", node_health_script(unit)]
+        return {"framework": {"exec": {"command": command}}, "env": node_health_env()}
     raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
 
 
@@ -258,7 +262,7 @@ def _test_scale(unit: TestUnit) -> str:
     one NVCRE groups by (`nvidia.com/gpu.clique`); otherwise each domain is a WorkloadRun
     running its group at full scale.
     """
-    if unit.stage.scope == "intra-node":
+    if unit.stage.scope == "intra-node" or unit.test.node is not None:  # node health
         return "intra-node"
     if unit.stage.groups == "diagnose":
         return "diagnose"

@@ -67,7 +67,7 @@ def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
     for unit in test_units:
         if unit.test.nccl is not None:
             manifests += nccl_manifests(site, unit)
-        elif unit.test.dcgm is not None:
+        elif unit.test.per_node:
             manifests += dcgm_jobs(site, unit)
         else:
             raise ValueError(f"test {unit.test.name} has no trainer-mode form")

@@ -28,6 +28,7 @@ def test_the_real_catalog_loads() -> None:
         "nccl-all-gather",
         "nccl-all-reduce",
         "nccl-all-reduce-tcp",
+        "node-health",
         "nccl-alltoall",
         "training-goodput",
     }
@@ -98,16 +99,16 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
         if test.nvcre is not None:
             assert test.nvcre.domain, name
             assert test.nvcre.variant, name
-        else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM
-            assert test.nccl is not None or test.dcgm is not None, name
-        params = [test.nccl, test.dcgm, test.training]
+        else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
+            assert test.nccl is not None or test.per_node, name
+        params = [test.nccl, test.dcgm, test.training, test.node]
         assert sum(p is not None for p in params) == 1, name
-        assert params[["nccl", "dcgm", "training"].index(test.kind)] is not None, name
+        assert params[["nccl", "dcgm", "training", "node"].index(test.kind)] is not None, name
 
 
 def test_workloadrun_only_tests() -> None:
     without = sorted(n for n, t in catalog().tests.items() if t.nvcre is None)
-    assert without == ["dcgm-l1", "dcgm-l2", "dcgm-l3", "nccl-all-reduce-tcp"]
+    assert without == ["dcgm-l1", "dcgm-l2", "dcgm-l3", "nccl-all-reduce-tcp", "node-health"]
     tcp = catalog().tests["nccl-all-reduce-tcp"]
     assert (tcp.transport, tcp.scopes) == ("socket", ["inter-node"])
 

@@ -1,0 +1,131 @@
+"""The log a `node-health` test prints: one node's outputs between markers.
+
+```
+@@nvcregen-node-health begin node=gpu-node-07
+@@nvcregen-node-health section=xml
+<?xml version="1.0" ?> ... (nvidia-smi -q -x)
+@@nvcregen-node-health section=kernel
+[ 12.3] NVRM: Xid (PCI:0000:18:00): 79, ... (kernel NVRM lines, when readable)
+@@nvcregen-node-health end
+```
+
+The node name is the one the pod ran on (`spec.nodeName`, through the downward API);
+it is checked as a Kubernetes node name before it names anything. Sections are read by
+the same parsers as loose files, and their spans point at the log's own lines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+from nvcregen.core.errors import Span
+from nvcregen.ingest.lines import strip_prefix
+from nvcregen.ingest.models import IngestFormatError
+from nvcregen.ingest.node_models import GpuFacts, NodeFacts
+from nvcregen.ingest.node_text import parse_node_csv, parse_node_text
+from nvcregen.ingest.node_xid import parse_xids
+from nvcregen.ingest.node_xml import parse_node_xml
+
+MARK = "@@nvcregen-node-health"
+SECTIONS = ("xml", "text", "csv", "kernel")
+_BEGIN = re.compile(rf"^{MARK} begin node=(?P<node>[a-z0-9]([-a-z0-9.]{{0,251}}[a-z0-9])?)$")
+_SECTION = re.compile(rf"^{MARK} section=(?P<section>[a-z]+)$")
+_END = re.compile(rf"^{MARK} end\b")
+REFUSED = "[nvcregen] dmesg refused"  # what the script prints when the kernel log is closed
+
+
+def is_node_health_log(text: str) -> bool:
+    """Whether the text holds a node-health begin marker."""
+    return f"{MARK} begin" in text
+
+
+def parse_node_health_log(text: str, file: str) -> list[tuple[str, NodeFacts]]:
+    """The node named by the begin marker, and the facts of each of its sections.
+
+    Raises:
+        IngestFormatError: A begin marker with an invalid node name, an unknown section, no
+            end marker (the test was cut short), or no nvidia-smi section.
+
+    """
+    lines = [strip_prefix(line) for line in text.splitlines()]
+    node: str | None = None
+    current: str | None = None
+    start = 0
+    body: list[str] = []
+    found: list[NodeFacts] = []
+    ended = False
+    for number, line in enumerate(lines, start=1):
+        if not line.startswith(MARK):
+            if current is not None:
+                body.append(line)
+            continue
+        if current is not None:
+            found += _section(current, body, file, start)
+        body, current = [], None
+        if (begin := _BEGIN.match(line)) is not None:
+            if node is not None:
+                raise IngestFormatError(
+                    f"line {number}: a second begin marker; one log holds one node"
+                )
+            node = begin["node"]
+        elif (section := _SECTION.match(line)) is not None:
+            if node is None or section["section"] not in SECTIONS:
+                raise IngestFormatError(
+                    f"line {number}: section {section['section']!r} outside a node or unknown"
+                )
+            current, start = section["section"], number + 1
+        elif _END.match(line):
+            ended = True
+            break
+        elif line.startswith(f"{MARK} begin"):
+            raise IngestFormatError(f"line {number}: a begin marker without a valid node name")
+        else:
+            raise IngestFormatError(f"line {number}: unreadable {MARK} marker")
+    return _complete(node, ended, found)
+
+
+def _complete(node: str | None, ended: bool, found: list[NodeFacts]) -> list[tuple[str, NodeFacts]]:
+    if node is None:
+        raise IngestFormatError(f"no valid `{MARK} begin node=NAME` marker")
+    if not ended:
+        raise IngestFormatError(
+            f"node {node}: no end marker; the test stopped before it printed everything"
+        )
+    if not any(f.form != "log" for f in found):
+        raise IngestFormatError(
+            f"node {node}: no nvidia-smi section (did nvidia-smi run in the image?)"
+        )
+    return [(node, facts) for facts in found]
+
+
+def _section(kind: str, body: list[str], file: str, start: int) -> list[NodeFacts]:
+    text = "\n".join(body) + "\n"
+    if kind == "kernel":
+        refused = tuple(
+            line.removeprefix("[nvcregen] ") for line in body if line.startswith(REFUSED)
+        )
+        xids = tuple(parse_xids(text, file, start))
+        return [NodeFacts(file=file, form="log", xids=xids, notes=refused[:1])]
+    if not text.strip():
+        return []
+    if kind == "xml":
+        facts = parse_node_xml(text.lstrip("\n"), file)
+        start += len(text) - len(text.lstrip("\n"))
+    elif kind == "text":
+        facts = parse_node_text(text, file)
+    else:
+        facts = parse_node_csv(text, file)
+    return [_shifted(facts, start - 1)]
+
+
+def _shifted(facts: NodeFacts, by: int) -> NodeFacts:
+    """The facts with every span moved down `by` lines (a section's place in the log)."""
+
+    def move(where: dict[str, Span]) -> dict[str, Span]:
+        return {k: dataclasses.replace(s, line=s.line + by) for k, s in where.items()}
+
+    gpus: tuple[GpuFacts, ...] = tuple(
+        dataclasses.replace(g, where=move(g.where)) for g in facts.gpus
+    )
+    return dataclasses.replace(facts, gpus=gpus, where=move(facts.where))

@@ -1,0 +1,105 @@
+"""A `node-health` test's log judged as `nvcregen ingest node` judges it (pure).
+
+The log names its node; it must be the node the run was pinned to. Every failing finding
+(an error) becomes one of the record's errors, so the run fails and names the node as
+failed (not suspect: the node was alone in its run); warnings are kept as warnings. The
+pool's `expect` (and its GPU count) is the configuration a node must not drift from.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from nvcregen.ingest import IngestFormatError
+from nvcregen.ingest.node_expect import expectations_for
+from nvcregen.ingest.node_files import merge
+from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
+from nvcregen.ingest.node_log import parse_node_health_log
+from nvcregen.ingest.node_models import NodeFacts, NodeReport
+from nvcregen.plan.model import TestUnit
+
+if TYPE_CHECKING:
+    from nvcregen.results.logruns import LogRecord, RunLog
+
+KIND = "node"
+
+
+def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict[str, Any]:
+    """The fields of a `LogRecord` for one node-health log (`status` ok, failed or no-data)."""
+    path = str(base["path"])
+    try:
+        pairs = parse_node_health_log(text, path)
+    except IngestFormatError as exc:
+        return {**base, "kind": KIND, "status": "no-data", "errors": (str(exc),)}
+    node = pairs[0][0]
+    planned = tuple(base.get("nodes") or ())
+    if planned and node not in planned:
+        message = f"the log is from node {node}, but the run was pinned to {', '.join(planned)}"
+        return {**base, "kind": KIND, "status": "no-data", "errors": (message,)}
+    facts: list[NodeFacts] = [f for _, f in pairs]
+    report = merge(node, facts)
+    expected = _expected(unit)
+    where = {k: v for f in facts for k, v in f.where.items()}
+    findings = node_findings(report, where, expected)
+    errors = tuple(f"{f.code} {f.message}" for f in findings if f.fails)
+    warnings = tuple(f"{f.code} {f.message}" for f in findings if not f.fails) + report.notes
+    versions = (report.driver,) if report.driver else ()
+    status = "failed" if errors else "ok"
+    return {
+        **base,
+        "kind": KIND,
+        "status": status,
+        "errors": errors,
+        "warnings": warnings,
+        "versions": versions,
+        "hosts": (node,),
+    }
+
+
+def _expected(unit: TestUnit) -> Expectations:
+    source = f"pool {unit.pool.spec.name}"
+    return expectations_for(unit.pool.spec, unit.pool.gpus_per_node, source)
+
+
+def _report(log: RunLog) -> NodeReport | None:
+    try:
+        pairs = parse_node_health_log(log.data.decode("utf-8", errors="replace"), log.path)
+    except IngestFormatError:
+        return None
+    return merge(pairs[0][0], [f for _, f in pairs])
+
+
+def with_pool_majority(
+    units: Sequence[TestUnit], logs: Sequence[RunLog], records: Sequence[LogRecord]
+) -> tuple[LogRecord, ...]:
+    """The records, node-health ones warned (NVC818) where the node differs from its pool.
+
+    A node differs when it is not with the strict majority of its pool's nodes in a fact
+    the pool does not state (driver, CUDA, VBIOS, GPU count, product): one pass over every
+    test's logs, after each log was judged alone.
+    """
+    by_path = {log.path: log for log in logs}
+    found: dict[tuple[str, str], dict[str, list[str]]] = {}
+    for unit in (u for u in units if u.test.node is not None):
+        mine = [r for r in records if (r.stage, r.test) == (unit.stage.name, unit.test.name)]
+        reports = [
+            report
+            for r in mine
+            if r.kind == KIND and r.path in by_path and (report := _report(by_path[r.path]))
+        ]
+        extra = majority_findings(reports, _expected(unit))
+        found[(unit.stage.name, unit.test.name)] = {
+            node: [f"{f.code} {f.message}" for f in findings] for node, findings in extra.items()
+        }
+    updated = []
+    for record in records:
+        extra_warnings = found.get((record.stage, record.test), {}).get(
+            record.hosts[0] if record.hosts else "", []
+        )
+        if record.kind == KIND and extra_warnings:
+            warnings = (*record.warnings, *extra_warnings)
+            updated.append(record.model_copy(update={"warnings": warnings}))
+        else:
+            updated.append(record)
+    return tuple(updated)

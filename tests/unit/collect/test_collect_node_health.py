@@ -1,0 +1,352 @@
+"""The `node-health` test end to end: render, check, plan, collect from saved logs, report.
+
+Both example sites (examples/node-health/) run `node-health` first on three H200 nodes;
+saved logs are made from the hand-written 8-GPU capture (tests/fixtures/node/h200-8gpu),
+one node's edited to show a fault. That node must be named failed in the report's first
+lines, and the others cleared.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner, Result
+from fakelist import serve, write_kubeconfig
+
+from nvcregen.cli import main
+from nvcregen.cluster.retry import RetryPolicy
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectOptions
+from nvcregen.collect.podlogs import pod_of
+from nvcregen.ingest.node_log import REFUSED
+from nvcregen.report.writer import write_report
+
+ROOT = Path(__file__).resolve().parents[3]
+EXAMPLES = ROOT / "examples" / "node-health"
+XML = (ROOT / "tests" / "fixtures" / "node" / "h200-8gpu" / "nvidia-smi-q.xml").read_text()
+DCGM = ROOT / "tests" / "fixtures" / "real-logs" / "dcgm"
+DCGM_LOG = (DCGM / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt").read_text()
+NARROW = "<current_link_width>8x</current_link_width>"
+WIDE = "<current_link_width>16x</current_link_width>"
+
+
+def run(*args: str | Path) -> Result:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert "Traceback" not in result.output
+    return result
+
+
+def health_log(node: str, xml: str = XML, kernel: str = "", *, end: bool = True) -> str:
+    text = f"@@nvcregen-node-health begin node={node}\n@@nvcregen-node-health section=xml\n"
+    text += xml + "@@nvcregen-node-health section=kernel\n" + kernel
+    return text + ("@@nvcregen-node-health end rc=0\n" if end else "")
+
+
+def one_narrow_link(xml: str) -> str:
+    """GPU 2 of the eight trained at x8."""
+    head, *gpus = xml.split("<gpu id=")
+    gpus[2] = gpus[2].replace(WIDE, NARROW, 1)
+    return "<gpu id=".join([head, *gpus])
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("out")
+    trees = {}
+    for mode in ("trainer", "nvcre"):
+        result = run("render", "--out", out / mode, EXAMPLES / f"h200-{mode}.yaml")
+        assert result.exit_code == 0, result.output
+        trees[mode] = out / mode / f"node-health-{mode}"
+    return trees
+
+
+def objects(tree: Path, kind: str) -> list[dict[str, Any]]:
+    found = [yaml.safe_load(p.read_text()) for p in sorted(tree.rglob("*.yaml"))]
+    return [o for o in found if isinstance(o, dict) and o.get("kind") == kind]
+
+
+def health_objects(tree: Path, kind: str) -> list[dict[str, Any]]:
+    return [
+        o
+        for o in objects(tree, kind)
+        if o["metadata"]["labels"]["nvcregen.io/test"] == "node-health"
+    ]
+
+
+def test_both_sites_render_check_and_plan_with_node_health_first(rendered: dict[str, Path]) -> None:
+    for mode, tree in rendered.items():
+        checked = run("check", tree.parent)
+        assert checked.exit_code == 0, checked.output
+        plan = run("plan", EXAMPLES / f"h200-{mode}.yaml")
+        assert plan.exit_code == 0, plan.output
+        step = next(line for line in plan.stdout.splitlines() if "01-node-health" in line)
+        assert "h200-a,h200-b,h200-c" in step
+        assert step.split()[-2] == "0.4"  # GPU-hours: 3 nodes x 8 GPUs x 1m expected
+
+
+def test_trainer_mode_pins_one_job_per_node_naming_its_node(rendered: dict[str, Path]) -> None:
+    jobs = health_objects(rendered["trainer"], "Job")
+    assert sorted(j["metadata"]["annotations"]["nvcregen.io/nodes"] for j in jobs) == [
+        "h200-a",
+        "h200-b",
+        "h200-c",
+    ]
+    (container,) = jobs[0]["spec"]["template"]["spec"]["containers"]
+    assert container["name"] == "node-health"
+    assert container["image"].startswith("nvcr.io/nvidia/pytorch:26.01-py3@sha256:")
+    assert {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}} in (
+        container["env"]
+    )
+    script = container["command"][2]
+    assert "nvidia-smi -q -x" in script
+    assert "begin node=${NODE_NAME" in script
+    assert f'echo "{REFUSED},' in script  # the note `ingest node` recognises
+    assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+
+
+def test_nvcre_mode_runs_the_same_script_as_a_workloadrun(rendered: dict[str, Path]) -> None:
+    (run_,) = health_objects(rendered["nvcre"], "WorkloadRun")
+    job = health_objects(rendered["trainer"], "Job")[0]
+    script = job["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert run_["spec"]["framework"]["exec"]["command"] == script
+    assert run_["spec"]["target"]["nodeNames"] == ["h200-a", "h200-b", "h200-c"]
+    assert run_["spec"]["env"][0]["valueFrom"] == {"fieldRef": {"fieldPath": "spec.nodeName"}}
+
+
+def _collect_and_report(site: Path, saved: Path, tmp: Path) -> tuple[Result, str, dict[str, Any]]:
+    results = tmp / "results"
+    collected = run("collect", "--site", site, "--from", saved, "--out", results)
+    written = write_report(
+        results / yaml.safe_load(site.read_text())["metadata"]["name"], tmp / "report"
+    )
+    summary = (tmp / "report" / "summary.md").read_text()
+    archive = next((results / written.site).iterdir())
+    verdicts: dict[str, Any] = json.loads((archive / "verdicts.json").read_text())
+    return collected, summary, verdicts
+
+
+def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    logs = tmp_path / "saved" / "logs" / "nvcre"
+    logs.mkdir(parents=True)
+    for job in objects(rendered["trainer"], "Job"):
+        name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
+            text = health_log(node, one_narrow_link(XML) if node == "h200-b" else XML)
+        else:
+            text = DCGM_LOG
+        (logs / f"{name}.log").write_text(text)
+    collected, summary, verdicts = _collect_and_report(
+        EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
+    )
+    assert collected.exit_code == 1
+    first = summary.splitlines()[:3]
+    assert first[0] == "## Readiness of node-health-trainer: ❌ fail"
+    assert first[2] == "**Hold back 1 of 3 nodes: h200-b (failed).**"
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes == {"h200-a": "cleared", "h200-b": "failed", "h200-c": "cleared"}
+    why = next(n for n in verdicts["nodes"] if n["node"] == "h200-b")["reasons"]
+    assert any("NVC801 GPU 2 (00000000:3A:00.0): PCIe link at x8 of x16" in r for r in why)
+    site = EXAMPLES / "h200-trainer.yaml"
+    retest = run(
+        "retest",
+        tmp_path / "results" / "node-health-trainer",
+        "--site",
+        site,
+        "--out",
+        tmp_path / "r.yaml",
+    )
+    assert retest.exit_code == 0
+    assert "h200-b failed alone, no retest needed" in retest.output  # failed, not suspect
+    assert not (tmp_path / "r.yaml").exists()
+
+
+def test_nvcre_mode_collects_saved_node_health_logs(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    failing = XML.replace("<remapped_row_failure>No", "<remapped_row_failure>Yes", 1)
+    for node in ("h200-a", "h200-b", "h200-c"):
+        text = health_log(node, failing if node == "h200-c" else XML)
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(text)
+    collected, summary, verdicts = _collect_and_report(
+        EXAMPLES / "h200-nvcre.yaml", saved, tmp_path
+    )
+    assert collected.exit_code == 1
+    assert summary.splitlines()[2] == "**Hold back 1 of 3 nodes: h200-c (failed).**"
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
+    archive = next((tmp_path / "results" / "node-health-nvcre").iterdir())
+    assert (archive / "logs" / "nvcre" / "node-health-h200-c.log").read_text() == health_log(
+        "h200-c", failing
+    )
+
+
+def test_nvcre_mode_without_a_log_of_every_node_is_incomplete(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    (saved / "logs" / "nvcre" / "a.log").write_text(health_log("h200-a"))
+    (saved / "logs" / "nvcre" / "b.log").write_text(health_log("h200-b", end=False))  # cut short
+    _, _, verdicts = _collect_and_report(EXAMPLES / "h200-nvcre.yaml", saved, tmp_path)
+    run_ = next(r for r in verdicts["runs"] if r["test"] == "node-health")
+    assert run_["word"] == "incomplete"
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes["h200-a"] == "cleared"
+    assert nodes["h200-b"] != "cleared"
+
+
+@pytest.mark.parametrize("mode", ["trainer", "nvcre"])
+def test_node_health_in_an_inter_node_stage_still_runs_once_per_node(
+    mode: str, tmp_path: Path
+) -> None:
+    text = (EXAMPLES / f"h200-{mode}.yaml").read_text()
+    single = "      - name: single-node\n        scope: intra-node\n        tests: [dcgm-l1]\n"
+    assert single in text
+    site = tmp_path / f"h200-{mode}.yaml"
+    site.write_text(
+        text.replace(
+            single,
+            "      - name: pairs\n        scope: inter-node\n        nodesPerJob: 2\n"
+            "        tests: [node-health]\n",
+        )
+    )
+    result = run("render", "--out", tmp_path / "out", site)
+    assert result.exit_code == 0, result.output
+    tree = tmp_path / "out" / f"node-health-{mode}"
+    if mode == "trainer":
+        jobs = [
+            j
+            for j in health_objects(tree, "Job")
+            if j["metadata"]["labels"]["nvcregen.io/stage"] == "pairs"
+        ]
+        nodes = sorted(j["metadata"]["annotations"]["nvcregen.io/nodes"] for j in jobs)
+        assert nodes == ["h200-a", "h200-b", "h200-c"]
+    else:
+        (pairs,) = [
+            w
+            for w in health_objects(tree, "WorkloadRun")
+            if w["metadata"]["labels"]["nvcregen.io/stage"] == "pairs"
+        ]
+        assert pairs["spec"]["numNodes"] == 1
+        assert pairs["spec"]["orchestration"]["testScale"] == "intra-node"
+
+
+def test_a_node_health_jobs_log_is_read_from_its_node_health_container() -> None:
+    name = "node-health-node-health-00000000-r1-n0"
+    job: dict[str, Any] = {
+        "kind": "Job",
+        "metadata": {"name": name},
+        "spec": {"template": {"spec": {"containers": [{"name": "node-health"}]}}},
+    }
+    pod = {
+        "metadata": {
+            "name": "p",
+            "labels": {"batch.kubernetes.io/job-name": name},
+        }
+    }
+    assert pod_of(job, [pod]) == ("p", "node-health")
+    dcgm = {**job, "spec": {"template": {"spec": {"containers": [{"name": "dcgm-diag"}]}}}}
+    assert pod_of(dcgm, [pod]) == ("p", "dcgm-diag")
+
+
+def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    logs = tmp_path / "saved" / "logs" / "nvcre"
+    logs.mkdir(parents=True)
+    for job in objects(rendered["trainer"], "Job"):
+        name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
+            text = health_log("h200-a" if node == "h200-b" else node)
+        else:
+            text = DCGM_LOG
+        (logs / f"{name}.log").write_text(text)
+    collected, _, verdicts = _collect_and_report(
+        EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
+    )
+    assert collected.exit_code == 1  # incomplete
+    run_ = next(r for r in verdicts["runs"] if r["test"] == "node-health")
+    assert run_["word"] == "incomplete"
+    archive = next((tmp_path / "results" / "node-health-trainer").iterdir())
+    records = json.loads((archive / "summary.json").read_text())["logs"]
+    wrong = [r for r in records if r["kind"] == "node" and r["status"] == "no-data"]
+    assert [r["errors"] for r in wrong] == [
+        ["the log is from node h200-a, but the run was pinned to h200-b"]
+    ]
+
+
+def test_trainer_mode_reads_node_health_logs_from_the_cluster(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    state: list[dict[str, Any]] = []
+    logs: dict[tuple[str, str, str], bytes] = {}
+    for job in objects(rendered["trainer"], "Job"):
+        name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        state.append(job)
+        labels = {"nvcregen.io/site": "node-health-trainer", "batch.kubernetes.io/job-name": name}
+        meta = {"name": f"{name}-x", "namespace": "nvcre", "labels": labels}
+        state.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": meta | {"creationTimestamp": "2026-12-03T10:00:00Z"},
+            }
+        )
+        if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
+            text = health_log(node, one_narrow_link(XML) if node == "h200-c" else XML)
+            logs[("nvcre", f"{name}-x", "node-health")] = text.encode()
+        else:
+            logs[("nvcre", f"{name}-x", "dcgm-diag")] = DCGM_LOG.encode()
+    with serve(state) as fake:
+        fake.logs = logs
+        outcome = collect(
+            CollectOptions(
+                str(EXAMPLES / "h200-trainer.yaml"),
+                tmp_path / "results",
+                ROOT,
+                context="lab",
+                kubeconfig=write_kubeconfig(tmp_path / "kubeconfig", fake.url),
+                policy=RetryPolicy(
+                    attempts=2, backoff=0.01, max_backoff=0.05, timeout=(2.0, 2.0), restarts=1
+                ),
+                sleep=lambda _: None,
+            )
+        )
+    assert outcome.archive.verified
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
+
+
+def test_a_node_off_its_pools_majority_is_warned_in_the_log_records(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    other = XML.replace("<vbios_version>96.00.A5.00.1A<", "<vbios_version>96.00.A5.00.1B<")
+    for node in ("h200-a", "h200-b", "h200-c"):  # the NVCRE site states no VBIOS
+        text = health_log(node, other if node == "h200-b" else XML)
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(text)
+    collected, _, verdicts = _collect_and_report(EXAMPLES / "h200-nvcre.yaml", saved, tmp_path)
+    assert collected.exit_code == 1  # single-node/dcgm-l1 has no result: incomplete
+    archive = next((tmp_path / "results" / "node-health-nvcre").iterdir())
+    records = {r["hosts"][0]: r for r in json.loads((archive / "summary.json").read_text())["logs"]}
+    assert records["h200-b"]["warnings"] == [
+        "NVC818 VBIOS 96.00.A5.00.1B, while 2 of 3 nodes of the pool run 96.00.A5.00.1A"
+    ]
+    assert records["h200-a"]["warnings"] == records["h200-c"]["warnings"] == []
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes["h200-b"] == "cleared"  # a warning, not a failure
