@@ -13,6 +13,7 @@ from jsonschema.exceptions import ValidationError
 
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.secrets import MAX_SHOWN, shown
 from nvcregen.core.units import check_unit
 from nvcregen.spec.positions import Document, pointer
 from nvcregen.spec.schema import SCHEMA_FILE
@@ -100,14 +101,14 @@ def _unknown_keys(doc: Document, err: ValidationError, where: str) -> Iterator[D
     allowed = sorted(err.schema.get("properties", {}))  # type: ignore[union-attr]
     assert isinstance(err.instance, Mapping)
     for key in sorted(set(err.instance) - set(allowed)):
-        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+        close = difflib.get_close_matches(str(key)[:MAX_SHOWN], allowed, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
         at = pointer([*err.absolute_path, key])
         yield Diagnostic(
             span=doc.span(at, key=True),
             severity=Severity.ERROR,
             code="NVC208",
-            message=f"unknown key '{key}'",
+            message="unknown key " + shown(key, quote="'"),
             path=at,
             hint=hint,
         )
@@ -132,20 +133,34 @@ def _message(doc: Document, err: ValidationError, where: str) -> tuple[str, str]
         return _choice_message(value, err)
     if err.validator == "pattern":
         return _pattern_message(value, schema, str(err.validator_value))
-    return str(err.message), ""
+    return _jsonschema_message(err), ""
+
+
+def _jsonschema_message(err: ValidationError) -> str:
+    """The words of jsonschema, with the value it quotes (first, as Python writes it) shown."""
+    message = str(err.message)
+    try:
+        quoted = repr(err.instance)
+    except ValueError:  # an int too long to write
+        quoted = ""
+    if quoted and message.startswith(quoted):
+        return shown(err.instance) + message[len(quoted) :]
+    if isinstance(err.instance, str | int | float | list | dict):
+        return f"{shown(err.instance)} breaks the schema's {err.validator} rule"
+    return message
 
 
 def _type_message(doc: Document, where: str, value: object, expected: str) -> tuple[str, str]:
     raw = doc.raw.get(where)
-    shown = raw if raw is not None else json.dumps(value)
+    text = shown(raw, quote="") if raw is not None else shown(value)
     if expected == "string" and raw is not None:
         return (
-            f"{raw} was read as {_kind(value)} {json.dumps(value)}, not as text",
-            f'quote it: "{raw}"',
+            f"{text} was read as {_kind(value)} {shown(value)}, not as text",
+            f'quote it: "{raw}"' if text == raw else "quote it",
         )
     if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLEANS:
         return f"'{value}' is text in YAML 1.2, not a boolean", "write true or false"
-    return f"{shown} is not of type '{expected}'", _TYPE_HINTS.get(expected, "")
+    return f"{text} is not of type '{expected}'", _TYPE_HINTS.get(expected, "")
 
 
 def _kind(value: object) -> str:
@@ -159,11 +174,12 @@ def _kind(value: object) -> str:
 def _choice_message(value: object, err: ValidationError) -> tuple[str, str]:
     options = err.validator_value if err.validator == "enum" else [err.validator_value]
     names = [str(o) for o in options]  # type: ignore[union-attr]
-    close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
+    typed = value[:MAX_SHOWN] if isinstance(value, str) else shown(value)
+    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.5)
     hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(names)}"
     if len(names) == 1:
-        return f"{json.dumps(value)} must be '{names[0]}'", hint
-    return f"{json.dumps(value)} is not one of: {', '.join(names)}", hint
+        return f"{shown(value)} must be '{names[0]}'", hint
+    return f"{shown(value)} is not one of: {', '.join(names)}", hint
 
 
 def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> tuple[str, str]:
@@ -174,7 +190,7 @@ def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> 
             return problem
     examples = schema.get("examples") or []
     hint = _PATTERN_HINTS.get(pattern) or (f"for example: {examples[0]}" if examples else "")
-    return f"{json.dumps(value)} does not match the expected form {pattern}", hint
+    return f"{shown(value)} does not match the expected form {pattern}", hint
 
 
 def _describe(schema: Mapping[str, Any], key: str) -> str:
