@@ -10,13 +10,13 @@ socket, a device, an empty folder (nvcregen never writes one). Folders are walke
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.emit.naming import EXTRA_FILES, INDEX_FILE
+from nvcregen.spec.bounded import load_json
 
 # Written first into a staging folder and removed just before it is swapped in: a
 # leftover folder holding it is a render's unfinished work.
@@ -76,7 +76,7 @@ def owned_files(site_dir: Path) -> set[str] | None:
     try:
         if not stat.S_ISREG(index.lstat().st_mode):
             return None
-        files = json.loads(index.read_text(encoding="utf-8")).get("files", {})
+        files = load_json(index.read_bytes()).get("files", {})  # bounded: untrusted
     except (OSError, ValueError, AttributeError):
         return None
     return {*files, *EXTRA_FILES} if isinstance(files, dict) else None

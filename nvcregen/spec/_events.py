@@ -18,6 +18,7 @@ from ruamel.yaml.events import (
 )
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.spec.bounded import MAX_INT_DIGITS
 from nvcregen.spec.positions import escape
 
 MAX_DEPTH = 64
@@ -224,6 +225,9 @@ class Builder:
             self.not_mapping(span, value)
         if plain and text.lower() in _YAML11_BOOLS:
             self.diags.append(_yaml11_warning(span, text, ptr))
+        if plain and value is text and _NUMBERS[0][0].fullmatch(text):  # too long to convert
+            msg = f"a number of {len(text)} characters; nvcregen reads {MAX_INT_DIGITS} digits"
+            self.error(span, "NVC118", msg, "write a smaller number", ptr)
         if ptr is not None:
             self.spans[ptr] = span
             if not isinstance(value, str):
