@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from nvcregen.core.datafiles import data_dir
@@ -17,6 +18,15 @@ from nvcregen.core.secrets import MAX_SHOWN, shown
 from nvcregen.core.units import check_unit
 from nvcregen.spec.positions import Document, pointer
 from nvcregen.spec.schema import SCHEMA_FILE
+from nvcregen.spec.v1alpha1 import (
+    CHART_VERSION,
+    GIT_URL,
+    HOST_PORT,
+    IMAGE,
+    MIRROR,
+    OCI_REF,
+    REPOSITORY,
+)
 
 SCHEMA_REF = f"schemas/{SCHEMA_FILE}"
 _YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
@@ -34,11 +44,54 @@ _PATTERN_HINTS = {
 }
 
 
+def _pattern(
+    validator: Draft202012Validator, pattern: str, instance: object, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """JSON Schema's `pattern`, with `$` the end of the text as in ECMA-262 and Rust.
+
+    Python's `$` also matches before a last line break, so `name: |` (a block scalar,
+    which ends in one) would pass `^[a-z]+$` with a newline in the value.
+    """
+    if not isinstance(instance, str):
+        return
+    if re.search(pattern, instance) is None or (pattern.endswith("$") and instance.endswith("\n")):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_SiteValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})  # type: ignore[no-untyped-call]
+
+_NO_SPACE = "with no space, line break or quote"
+# Fields that name an image, a repository or a host: their grammar in words, not as the
+# regular expression (OCI distribution references, RFC 1123 host names).
+_GRAMMARS = {
+    IMAGE: (
+        "an image reference",
+        f"[registry[:port]/]path[:tag][@sha256:<64 hex>], the path in lower case, {_NO_SPACE}",
+    ),
+    REPOSITORY: (
+        "an image repository",
+        f"[registry[:port]/]path, the path in lower case, no tag or digest, {_NO_SPACE}",
+    ),
+    OCI_REF: ("an OCI chart reference", f"oci://registry[:port]/path, {_NO_SPACE}"),
+    CHART_VERSION: ("a chart version", "an OCI tag: letters, digits, '.', '_', '-' and '+'"),
+    MIRROR: (
+        "a registry (and path) to pull through",
+        f"registry[:port][/path], the path in lower case, {_NO_SPACE}",
+    ),
+    HOST_PORT: ("a host and port", f"an RFC 1123 host name (or [IPv6]) and :port, {_NO_SPACE}"),
+    GIT_URL: (
+        "a Git repository URL",
+        f"https://host/path, ssh://user@host/path or user@host:path, {_NO_SPACE}",
+    ),
+}
+
+
 @cache
 def site_validator() -> Draft202012Validator:
     """Return the compiled validator for Site files (built once per process)."""
     schema = json.loads((data_dir("schemas") / SCHEMA_FILE).read_text(encoding="utf-8"))
-    return Draft202012Validator(schema)
+    validator: Draft202012Validator = _SiteValidator(schema)
+    return validator
 
 
 def validate_schema(doc: Document) -> list[Diagnostic]:
@@ -189,7 +242,11 @@ def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> 
         if problem is not None:
             return problem
     examples = schema.get("examples") or []
-    hint = _PATTERN_HINTS.get(pattern) or (f"for example: {examples[0]}" if examples else "")
+    example = f"for example: {examples[0]}" if examples else ""
+    if pattern in _GRAMMARS:
+        what, form = _GRAMMARS[pattern]
+        return f"{shown(value)} is not {what}", f"write {form}; {example}"
+    hint = _PATTERN_HINTS.get(pattern) or example
     return f"{shown(value)} does not match the expected form {pattern}", hint
 
 
