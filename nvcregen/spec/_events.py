@@ -32,6 +32,7 @@ _NUMBERS: tuple[tuple[re.Pattern[str], Callable[[str], object]], ...] = (
     (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"), float),
     (re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"), lambda s: float(s.replace(".", ""))),
 )
+_TOO_LARGE = 10**MAX_INT_DIGITS
 _YAML11_BOOLS = frozenset({"yes", "no", "on", "off", "y", "n"})
 
 _SPACES = re.compile(r"[ \t]*")
@@ -65,10 +66,17 @@ def resolve_plain(text: str) -> object:
     for pattern, convert in _NUMBERS:
         if pattern.fullmatch(text):
             try:
-                return convert(text)
+                value = convert(text)
             except ValueError:  # more digits than sys.get_int_max_str_digits()
                 return text
+            # hex and octal convert at any length, but no message could print the int
+            return text if isinstance(value, int) and abs(value) >= _TOO_LARGE else value
     return text
+
+
+def is_unconvertible_number(text: str, value: object) -> bool:
+    """Whether a plain scalar is an int of more decimal digits than Python converts."""
+    return value is text and any(p.fullmatch(text) for p, _ in _NUMBERS[:3])  # the int forms
 
 
 @dataclass
@@ -225,7 +233,7 @@ class Builder:
             self.not_mapping(span, value)
         if plain and text.lower() in _YAML11_BOOLS:
             self.diags.append(_yaml11_warning(span, text, ptr))
-        if plain and value is text and _NUMBERS[0][0].fullmatch(text):  # too long to convert
+        if plain and is_unconvertible_number(text, value):
             msg = f"a number of {len(text)} characters; nvcregen reads {MAX_INT_DIGITS} digits"
             self.error(span, "NVC118", msg, "write a smaller number", ptr)
         if ptr is not None:

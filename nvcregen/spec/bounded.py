@@ -21,6 +21,7 @@ from typing import Any
 
 MAX_SITE_BYTES = 1024 * 1024  # a site file (NVC110 above it)
 MAX_INT_DIGITS = sys.int_info.default_max_str_digits
+TOO_LARGE = 10**MAX_INT_DIGITS  # the smallest int no message could print
 TOO_MANY_DIGITS = "NVC605"
 TOO_DEEP = "NVC606"
 DUPLICATE_KEY = "NVC607"

@@ -20,6 +20,7 @@ from yaml.constructor import ConstructorError, SafeConstructor
 from nvcregen.spec.bounded import (
     DUPLICATE_KEY,
     MAX_SITE_BYTES,
+    TOO_LARGE,
     RefusedInputError,
     read_limited,
     too_deep,
@@ -63,11 +64,14 @@ class _NoAliasLoader(_BASE):  # type: ignore[misc]  # PyYAML's loaders are untyp
 def _bounded_int(loader: Any, node: Any) -> int:
     """A YAML int, refused (NVC605) when Python will not convert it (too many digits)."""
     try:
-        return int(SafeConstructor.construct_yaml_int(loader, node))
+        value = int(SafeConstructor.construct_yaml_int(loader, node))
     except ValueError:
+        value = None
+    if value is None or abs(value) >= TOO_LARGE:  # hex, octal, base 60: any length converts
         mark = node.start_mark
         error = too_long(len(str(node.value)), mark.line + 1, mark.column + 1)
-        raise RefusedYAMLError(error.code, error.message, error.line, error.column) from None
+        raise RefusedYAMLError(error.code, error.message, error.line, error.column)
+    return value
 
 
 def _duplicate(node: Any) -> RefusedYAMLError:

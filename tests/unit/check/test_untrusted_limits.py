@@ -103,6 +103,8 @@ def test_keys_given_twice_in_an_out_file_are_nvc607(project: Path) -> None:
         (b"a: 1\nb: 2\na: 3\n", "NVC607"),
         (b"x:\n  - {k: 1, k: 2}\n", "NVC607"),
         (b"n: " + b"9" * (MAX_INT_DIGITS + 1), "NVC605"),
+        (b"n: 0x" + b"f" * 5000, "NVC605"),  # hex converts at any length; no message prints it
+        (b"n: 0b" + b"1" * 20000, "NVC605"),
     ],
 )
 def test_the_fast_loader_refuses_with_a_code(raw: bytes, code: str) -> None:

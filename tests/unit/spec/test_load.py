@@ -203,6 +203,12 @@ def test_a_number_too_long_to_convert_is_nvc118_at_its_place(digits: int, refuse
     assert [(d.code, d.span.line, d.span.column, d.path) for d in diags] == [("NVC118", 2, 4, "/v")]
 
 
+@pytest.mark.parametrize("number", ["0x" + "f" * 5000, "0o" + "7" * 6000])
+def test_a_hex_or_octal_number_no_message_could_print_is_nvc118(number: str) -> None:
+    doc, diags = load(f"v: {number}\n")
+    assert doc is None and [d.code for d in diags] == ["NVC118"]
+
+
 def test_nan() -> None:
     value = ok("v: .NaN\n").data
     assert isinstance(value, dict)
