@@ -18,6 +18,7 @@ from ruamel.yaml.events import (
 )
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.core.secrets import shown
 from nvcregen.spec.bounded import MAX_INT_DIGITS
 from nvcregen.spec.positions import escape
 
@@ -201,14 +202,15 @@ class Builder:
         plain = event.style is None and event.ctag is None
         value = resolve_plain(name) if plain else name
         if not isinstance(value, str):
-            shown = f"mapping key `{name}`" if name else "an empty mapping key"
-            msg = f"{shown} is read as {_kind(value)}, not a string"
+            what = f"mapping key {shown(name, quote='`')}" if name else "an empty mapping key"
+            msg = f"{what} is read as {_kind(value)}, not a string"
             self.error(span, "NVC111", msg, _QUOTE_KEY, top.pointer)
         elif plain and name == "<<":
             msg = "merge key <<: is not allowed in a site file"
             self.error(span, "NVC105", msg, "write the merged keys out in full", top.pointer)
         elif name in top.first_lines:
-            msg = f"duplicate key {name!r} (first defined on line {top.first_lines[name]})"
+            key = shown(name, quote="'")  # a key is free text: shown only when known safe
+            msg = f"duplicate key {key} (first defined on line {top.first_lines[name]})"
             ptr = None if top.pointer is None else f"{top.pointer}/{escape(name)}"
             self.error(span, "NVC104", msg, "remove one of the two entries", ptr)
         else:

@@ -304,3 +304,13 @@ def test_a_value_refused_for_another_reason_is_not_echoed(
     assert "error[NVC207]" in done.stderr  # too long for a cluster name
     message = next(line for line in done.stderr.splitlines() if "NVC207" in line)
     assert "MIIEow" not in message and "(a string of 114 characters, not shown)" in message
+
+
+def test_keys_and_free_text_refused_elsewhere_are_not_echoed() -> None:
+    """A duplicate key (NVC104) and an unknown GPU model (NVC301) quote only safe text."""
+    key = "k" + "Zq9" * 60
+    doc, diags = load_document(f"{key}: 1\n{key}: 2\n".encode(), "s.yaml")
+    assert doc is None and [d.code for d in diags] == ["NVC104"]
+    assert key not in diags[0].message and "(a string of 181 characters" in diags[0].message
+    doc, diags = load_document(b"ok: 1\nok: 2\n", "s.yaml")
+    assert diags[0].message == "duplicate key 'ok' (first defined on line 1)"
