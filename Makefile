@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint system fmt golden bench fuzz clean
+.PHONY: render test lint system fmt golden bench fuzz fuzz-site clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ fmt: $(STAMP)
 # Refresh golden files after an intended output change; review `git diff tests/golden` after.
 golden: $(STAMP)
 	$(BIN)/pytest -q tests/test_golden.py --update-golden
+
+# The site loader and check's tree reader fuzzed longer than `make test` does (a few
+# minutes): no input may end in an internal error.
+fuzz-site: $(STAMP)
+	NVCREGEN_FUZZ_EXAMPLES=2000 $(BIN)/pytest -q tests/unit/spec/test_fuzz_site_and_tree.py
 
 bench: $(STAMP)
 	$(BIN)/python -m tools.bench

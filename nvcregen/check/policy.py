@@ -159,19 +159,25 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
 def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC669: a password in a URL or secret material in any string or key of the object.
 
-    One search of the object's JSON text for the patterns' clues (C speed) finds almost
-    every object clean; only an object holding a clue has its strings and keys matched,
-    each as it is (JSON's escapes would hide a multi-line secret from the patterns). A
-    secret in a key is reported at its mapping, so the pointer printed never holds it.
+    One search of the object's JSON text for the patterns' clues and for encoded text (C
+    speed) finds almost every object clean; only an object holding one has its strings and
+    keys matched, each as it is (JSON's escapes would hide a multi-line secret from the
+    patterns) and decoded (`core/secrets.py`). A secret in a key is reported at its
+    mapping, so the pointer printed never holds it; a string is also read with its key
+    (`aws_secret_access_key: <40 characters>`).
     """
     if not has_clue(json.dumps(obj, ensure_ascii=False)):
         return []
     found = []
-    for path, value, is_key in _strings(obj, ()):
+    reported: set[tuple[str | int, ...]] = set()  # strings, and mappings for their keys
+    for path, value, part in _strings(obj, ()):
+        if path in reported or (part == "entry" and path[:-1] in reported):
+            continue  # one finding a string; none for an entry whose key was reported
         what = find_secret(value)
         if what is not None:
+            reported.add(path)
             shown = "a password in a URL" if what == URL_CREDENTIALS else what
-            where = "a key of this mapping" if is_key else "this string"
+            where = "a key of this mapping" if part == "key" else "this string"
             found.append(
                 Finding(
                     pointer(path),
@@ -186,14 +192,16 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
 
 def _strings(
     value: Any, path: tuple[str | int, ...]
-) -> Iterator[tuple[tuple[str | int, ...], str, bool]]:
-    """Every string and key: (where it is, or its mapping for a key; text; whether a key)."""
+) -> Iterator[tuple[tuple[str | int, ...], str, str]]:
+    """Every string, key and key-with-its-string: (where, or its mapping for a key; text; part)."""
     if isinstance(value, str):
-        yield path, value, False
+        yield path, value, "string"
     elif isinstance(value, dict):
         for key, item in value.items():
-            yield path, str(key), True
+            yield path, str(key), "key"
             yield from _strings(item, (*path, key))
+            if isinstance(item, str):  # a secret told by its key's words
+                yield (*path, key), f"{key}: {item}", "entry"
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _strings(item, (*path, index))

@@ -10,6 +10,7 @@ import yaml
 
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.regular import read_regular
+from nvcregen.spec.bounded import RefusedInputError
 from nvcregen.spec.fast import parse_fast
 from nvcregen.spec.positions import Document
 
@@ -38,6 +39,17 @@ class GeneratedFile:
             return parse_fast(self.raw)
         except yaml.YAMLError:
             return None
+
+    @cached_property
+    def limit(self) -> RefusedInputError | None:
+        """Why libyaml could not read the file, when it is a limit (NVC605, NVC606)."""
+        try:
+            parse_fast(self.raw)
+        except RefusedInputError as exc:
+            return exc
+        except yaml.YAMLError:
+            return None
+        return None
 
     @cached_property
     def loaded(self) -> tuple[Document | None, list[Diagnostic]]:

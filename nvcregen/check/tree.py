@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -34,6 +33,7 @@ from nvcregen.emit.naming import INDEX_FILE, project_path
 from nvcregen.gitrev import in_repository, repository_prefix
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 from nvcregen.replay.facts import PlanFacts, plan_facts
+from nvcregen.spec.bounded import RefusedInputError, load_json
 from nvcregen.spec.fast import fast_document
 from nvcregen.validate.site import check_site
 
@@ -145,7 +145,8 @@ def _read_tree(
     diags += _regular_files(sorted(index_files))[1]
     site_dirs: dict[Path, Path | None] = {}
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
-    indexes = {d: _index(d) for d in set(where) if d is not None}
+    read = {d: _index(d, root) for d in set(where) if d is not None}
+    indexes = {d: index for d, (index, _) in read.items()}
     prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
     facts = {d: _site_facts(index, root, catalog, d, prefix) for d, index in indexes.items()}
     jobs = [
@@ -153,10 +154,11 @@ def _read_tree(
         for (path, shown), d in zip(listed, where, strict=True)
     ]
     files: list[TreeFile] = []
+    diags += [problem for _, problem in read.values() if problem is not None]
     for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
         generated = GeneratedFile(path, shown)
-        if result.data is None:  # libyaml could not read it: let the careful loader say why
-            diags += generated.loaded[1] or [_not_object(shown, "not valid YAML")]
+        if result.data is None:  # libyaml could not read it: a limit, or the careful loader
+            diags += _unreadable(generated)
         elif (why := not_object(result.data)) is not None:
             diags.append(_not_object(shown, why))
         else:
@@ -249,6 +251,16 @@ def _site_dir(folder: Path, known: dict[Path, Path | None]) -> Path | None:
     return known[folder]
 
 
+def _unreadable(generated: GeneratedFile) -> list[Diagnostic]:
+    """Why a file is not YAML nvcregen reads: a limit (NVC605/NVC606) or the syntax."""
+    limit = generated.limit
+    if limit is None:
+        return generated.loaded[1] or [_not_object(generated.shown, "not valid YAML")]
+    span = Span(generated.shown, limit.line, limit.column) if limit.line else Span(generated.shown)
+    hint = "nvcregen never writes this: render the site again (nvcregen render)"
+    return [Diagnostic(span, Severity.ERROR, limit.code, limit.message, hint=hint)]
+
+
 def _not_object(shown: str, message: str) -> Diagnostic:
     return Diagnostic(Span(shown), Severity.ERROR, "NVC600", message)
 
@@ -260,12 +272,25 @@ def _shown(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
-def _index(site_dir: Path) -> dict[str, Any]:
+def _index(site_dir: Path, root: Path) -> tuple[dict[str, Any], Diagnostic | None]:
+    """A site folder's index.json, or why it cannot be read (NVC605-608 at the file)."""
+    path = site_dir / INDEX_FILE
+    span = Span(_shown(path, root))
+    hint = "nvcregen writes index.json: render the site again (nvcregen render)"
     try:
-        data = json.loads(read_regular(site_dir / INDEX_FILE).decode("utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+        data = load_json(read_regular(path))
+    except RefusedInputError as exc:
+        return {}, Diagnostic(span, Severity.ERROR, exc.code, exc.message, hint=hint)
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
+        why = exc.strerror if isinstance(exc, OSError) else "not JSON"
+        return {}, Diagnostic(
+            span, Severity.ERROR, "NVC608", f"cannot read index.json: {why}", hint=hint
+        )
+    if not isinstance(data, dict):
+        return {}, Diagnostic(
+            span, Severity.ERROR, "NVC608", "index.json is not a JSON object", hint=hint
+        )
+    return data, None
 
 
 def _origin(path: Path, site_dir: Path, index: Mapping[str, Any]) -> str | None:

@@ -3,7 +3,9 @@
 Output stays bounded whatever the input: at most `MAX_PER_FILE` diagnostics are shown
 per file, then one line says how many were left out (`cap_per_file`); a source excerpt
 reads only the lines it shows, streaming the file and keeping at most `MAX_LINE` bytes
-of a line (`read_lines`), so a huge input costs no more memory than a small one. The
+of a line (`read_lines`), so a huge input costs no more memory than a small one; it
+shows at most `MAX_EXCERPT` characters of the line, around the column, marked where cut,
+and a message, note or hint is cut at `MAX_TEXT` characters. The
 values of secrets are masked: the whole value in the excerpt of a secret's own
 diagnostic (NVC113, NVC114, NVC669), and any recognisable secret in every other line
 printed (`core.secrets.redact`), since a message may quote the value it is about.
@@ -23,6 +25,9 @@ from nvcregen.core.secrets import redact, redact_pointer
 
 MAX_PER_FILE = 200
 MAX_LINE = 4096  # bytes of a source line kept for an excerpt
+MAX_EXCERPT = 160  # characters of a source line shown, around the column (`CUT` marks a cut)
+MAX_TEXT = 1000  # characters of a message, note or hint shown
+CUT = "…"
 MAX_SCAN = 64 * 1024 * 1024  # bytes read looking for the lines to show
 _CHUNK = 1 << 16
 _BREAK = re.compile(rb"\r\n|\r|\n")  # as spec/positions.py counts lines
@@ -124,7 +129,7 @@ class TextRenderer:
 
     def _one(self, diag: Diagnostic) -> str:
         span = diag.span
-        text = f"{span}: {diag.severity}[{diag.code}]: {redact(diag.message)}\n"
+        text = f"{span}: {diag.severity}[{diag.code}]: {_cut(redact(diag.message))}\n"
         source = self._lines.get(span.file, {}).get(span.line)
         if source is not None and diag.code != "NVC001":
             source = source.replace("\t", " ")
@@ -132,15 +137,39 @@ class TextRenderer:
             if diag.code in SECRET_CODES:
                 end = span.end_column - 1 if span.end_column else len(source)
                 source = source[: span.column - 1] + "*" * max(0, end - span.column + 1)
+            shown, column, width = excerpt(redact(source), span.column, width)
             gutter = " " * len(str(span.line))
-            text += f"{gutter} |\n{span.line} | {redact(source)}\n"
-            text += f"{gutter} | {' ' * (span.column - 1)}{'^' * width}\n"
+            text += f"{gutter} |\n{span.line} | {shown}\n"
+            text += f"{gutter} | {' ' * (column - 1)}{'^' * width}\n"
         if diag.path:
-            text += f"   = at {redact_pointer(diag.path)}\n"
-        text += "".join(f"   = note: {redact(note)}\n" for note in diag.notes)
+            text += f"   = at {_cut(redact_pointer(diag.path))}\n"
+        text += "".join(f"   = note: {_cut(redact(note))}\n" for note in diag.notes)
         if diag.hint:
-            text += f"   = hint: {redact(diag.hint)}\n"
+            text += f"   = hint: {_cut(redact(diag.hint))}\n"
         return text
+
+
+def excerpt(line: str, column: int, width: int) -> tuple[str, int, int]:
+    """A source line cut to `MAX_EXCERPT` characters around `column`, `CUT` where cut.
+
+    Returns the text shown and the column and width of the caret in it.
+    """
+    if len(line) <= MAX_EXCERPT:
+        return line, column, width
+    start = max(0, min(column - 1 - MAX_EXCERPT // 4, len(line) - MAX_EXCERPT))
+    end = start + MAX_EXCERPT
+    head = CUT if start > 0 else ""
+    tail = CUT if end < len(line) else ""
+    caret = column - start + len(head)
+    width = max(1, min(width, MAX_EXCERPT - (column - 1 - start)))
+    return f"{head}{line[start:end]}{tail}", caret, width
+
+
+def _cut(text: str) -> str:
+    """A message, note or hint of at most `MAX_TEXT` characters, with how much was cut."""
+    if len(text) <= MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]}{CUT} ({len(text) - MAX_TEXT} more characters)"
 
 
 class JsonRenderer:

@@ -10,6 +10,13 @@ from decimal import Decimal
 from itertools import pairwise
 from typing import Literal
 
+from nvcregen.core.secrets import shown as quoted
+
+
+def _q(value: str) -> str:
+    """A value from an input as a message quotes it: masked unless known safe."""
+    return quoted(value, quote="'")
+
 
 class UnitError(ValueError):
     """A value whose unit is missing, unknown, ambiguous or of the wrong kind.
@@ -37,12 +44,12 @@ def _split(text: str, kind: str, example: str) -> tuple[Decimal, str, str, str]:
     shown = text.strip()
     match = _NUMBER_UNIT.fullmatch(shown)
     if match is None:
-        raise UnitError(f"{shown!r} is not a {kind}: expected a number and a unit", example)
+        raise UnitError(f"{_q(shown)} is not a {kind}: expected a number and a unit", example)
     num, space, unit = match["num"], match["space"], match["unit"]
     if match["sign"] == "-":
-        raise UnitError(f"a {kind} cannot be negative: {shown!r}", example)
+        raise UnitError(f"a {kind} cannot be negative: {_q(shown)}", example)
     if match["sign"] == "+":
-        raise UnitError(f"a {kind} takes no sign: {shown!r}", f"write {num}{space}{unit}")
+        raise UnitError(f"a {kind} takes no sign: {_q(shown)}", f"write {num}{space}{unit}")
     return Decimal(num), num, space, unit
 
 
@@ -63,21 +70,21 @@ _NCCL_SUFFIXES = {"T": 1024**4, "G": 1024**3, "M": 1024**2, "K": 1024}
 def _size_unit_error(value: Decimal, num: str, unit: str) -> UnitError:
     """Explain why `unit` is not a size unit."""
     if "/" in unit or unit.lower().endswith("ps"):
-        return UnitError(f"{unit!r} is a bandwidth (per second), not a size", _SIZE_HINT)
+        return UnitError(f"{_q(unit)} is a bandwidth (per second), not a size", _SIZE_HINT)
     if unit in _BIT_UNITS or unit.lower().endswith(("bit", "bits")):
         nbytes = value * _BIT_UNITS.get(unit, 0) / 8
         exact = unit in _BIT_UNITS and nbytes == int(nbytes)
         same = f"{num}{unit} = {format_size(int(nbytes))}; " if exact else ""
-        return UnitError(f"{unit!r} is bits, but a size is in bytes (B)", same + _SIZE_HINT)
+        return UnitError(f"{_q(unit)} is bits, but a size is in bytes (B)", same + _SIZE_HINT)
     if unit.lower() in ("byte", "bytes"):
-        return UnitError(f"unknown size unit {unit!r}", f"write {num}B")
+        return UnitError(f"unknown size unit {_q(unit)}", f"write {num}B")
     prefix = unit[:1].upper()
     if prefix in _NCCL_SUFFIXES:
         return UnitError(
-            f"unknown size unit {unit!r} (units are case-sensitive; say 1024- or 1000-based)",
+            f"unknown size unit {_q(unit)} (units are case-sensitive; say 1024- or 1000-based)",
             f"write {num}{prefix}iB (1024-based) or {num}{prefix}B (1000-based)",
         )
-    return UnitError(f"unknown size unit {unit!r}", f"use {', '.join(_SIZE_UNITS)}; {_SIZE_HINT}")
+    return UnitError(f"unknown size unit {_q(unit)}", f"use {', '.join(_SIZE_UNITS)}; {_SIZE_HINT}")
 
 
 def parse_size(text: str) -> int:
@@ -95,16 +102,16 @@ def parse_size(text: str) -> int:
     value, num, space, unit = _split(text, "size", _SIZE_HINT)
     shown = text.strip()
     if not unit:
-        raise UnitError(f"a size needs a unit: {shown!r}", f"{_SIZE_HINT}; {num}B is bytes")
+        raise UnitError(f"a size needs a unit: {_q(shown)}", f"{_SIZE_HINT}; {num}B is bytes")
     if space not in ("", " "):
-        raise UnitError(f"at most one space before the unit: {shown!r}", f"write {num}{unit}")
+        raise UnitError(f"at most one space before the unit: {_q(shown)}", f"write {num}{unit}")
     factor = _SIZE_UNITS.get(unit)
     if factor is None:
         raise _size_unit_error(value, num, unit)
     nbytes = value * factor
     if nbytes != int(nbytes):
         raise UnitError(
-            f"{shown!r} is not a whole number of bytes ({nbytes.normalize():f})",
+            f"{_q(shown)} is not a whole number of bytes ({nbytes.normalize():f})",
             f"round to whole bytes, e.g. {int(nbytes)}B",
         )
     return int(nbytes)
@@ -171,19 +178,19 @@ class Bandwidth:
 def _bandwidth_unit_error(num: str, unit: str) -> UnitError:
     """Explain why `unit` is not a bandwidth unit."""
     if re.fullmatch(r"[KMGT]?bps", unit, re.IGNORECASE):
-        return UnitError(f"{unit!r} is ambiguous (bytes or bits?)", _BOTH_BANDWIDTHS.format(num))
+        return UnitError(f"{_q(unit)} is ambiguous (bytes or bits?)", _BOTH_BANDWIDTHS.format(num))
     if unit in _SIZE_UNITS or unit in _BIT_UNITS:
         hint = f"write {num} {unit}/s" if f"{unit}/s" in _BANDWIDTH_UNITS else ""
-        return UnitError(f"{unit!r} is a size, not a bandwidth (per second)", hint)
+        return UnitError(f"{_q(unit)} is a size, not a bandwidth (per second)", hint)
     same = [u for u in _BANDWIDTH_UNITS if u.lower() == unit.lower()]
     guess = re.sub(r"/sec(ond)?$", "/s", unit).replace("bit", "b").replace("Byte", "B")
     if same or guess in _BANDWIDTH_UNITS:
         return UnitError(
-            f"unknown bandwidth unit {unit!r} (units are case-sensitive: B = bytes, b = bits)",
+            f"unknown bandwidth unit {_q(unit)} (units are case-sensitive: B = bytes, b = bits)",
             " or ".join(f"write {num} {u}" for u in same or [guess]),
         )
     return UnitError(
-        f"unknown bandwidth unit {unit!r}", "use one of " + ", ".join(_BANDWIDTH_UNITS)
+        f"unknown bandwidth unit {_q(unit)}", "use one of " + ", ".join(_BANDWIDTH_UNITS)
     )
 
 
@@ -243,25 +250,25 @@ _DURATION_ALIASES |= dict.fromkeys(("S", "sec", "secs", "second", "seconds"), 10
 def _duration_error(text: str) -> UnitError:
     """Explain why `text` (stripped) is not a duration, suggesting the canonical form."""
     if text.startswith("-"):
-        return UnitError(f"a duration cannot be negative: {text!r}", _DURATION_EXAMPLE)
+        return UnitError(f"a duration cannot be negative: {_q(text)}", _DURATION_EXAMPLE)
     if _LOOSE_DURATION.fullmatch(text) is None:
-        return UnitError(f"{text!r} is not a duration", _DURATION_EXAMPLE)
+        return UnitError(f"{_q(text)} is not a duration", _DURATION_EXAMPLE)
     parts = _LOOSE_PART.findall(text)
     total = Decimal(0)
     for num, unit in parts:
         factor = _DURATION_MS.get(unit) or _DURATION_ALIASES.get(unit)
         if factor is None and not unit:
             hint = f"write {num}s or {num}m" if "." not in num else _DURATION_EXAMPLE
-            return UnitError(f"a duration needs a unit: {text!r}", hint)
+            return UnitError(f"a duration needs a unit: {_q(text)}", hint)
         if factor is None:
-            return UnitError(f"unknown duration unit {unit!r} in {text!r}", _DURATION_EXAMPLE)
+            return UnitError(f"unknown duration unit {_q(unit)} in {_q(text)}", _DURATION_EXAMPLE)
         total += Decimal(num) * factor
     odd = [unit for _num, unit in parts if unit not in _DURATION_MS]
     reasons = [f"units are h, m, s, ms, not {', '.join(odd)}"] if odd else []
     flags = {"no fractions": "." in text, "no spaces": len(text.split()) > 1}
     reasons += [reason for reason, bad in flags.items() if bad]
     hint = f"write {format_duration(int(total))}" if total == int(total) else _DURATION_EXAMPLE
-    return UnitError(f"invalid duration {text!r}: {', '.join(reasons)}", hint)
+    return UnitError(f"invalid duration {_q(text)}: {', '.join(reasons)}", hint)
 
 
 def parse_duration(text: str) -> int:
@@ -283,7 +290,7 @@ def parse_duration(text: str) -> int:
     ranks = [list(_DURATION_MS).index(unit) for _num, unit in parts]
     if any(later <= earlier for earlier, later in pairwise(ranks)):
         hint = f"write {format_duration(total)}"
-        raise UnitError(f"invalid duration {shown!r}: use h, m, s, ms once each, in order", hint)
+        raise UnitError(f"invalid duration {_q(shown)}: use h, m, s, ms once each, in order", hint)
     return total
 
 
@@ -338,10 +345,10 @@ def _bandwidth_bound(text: str) -> tuple[float, str, str]:
 def _ratio_bound(text: str) -> tuple[float, str, str]:
     match = re.fullmatch(rf"([+-]?{_NUMBER})\s*(%?)", text)
     if match is None:
-        raise UnitError(f"{text!r} is not a ratio", "write a number from 0 to 1, or a percentage")
+        raise UnitError(f"{_q(text)} is not a ratio", "write a number from 0 to 1, or a percentage")
     value = Decimal(match[1]) / (100 if match[2] else 1)
     if not 0 <= value <= 1:
-        raise UnitError(f"ratio {text!r} is outside 0..1 (0%..100%)", "write e.g. 0.9 or 90%")
+        raise UnitError(f"ratio {_q(text)} is outside 0..1 (0%..100%)", "write e.g. 0.9 or 90%")
     return float(value), "", f"{match[1]}{match[2]}"
 
 
@@ -350,14 +357,16 @@ def _seconds_bound(text: str) -> tuple[float, str, str]:
     if match is not None:
         return float(Decimal(match[1])), "s", f"{match[1]}s"
     if re.fullmatch(rf"[+-]?{_NUMBER}", text):
-        raise UnitError(f"a time needs a unit: {text!r}", f"write {text}s (seconds) or {text}ms")
+        raise UnitError(f"a time needs a unit: {_q(text)}", f"write {text}s (seconds) or {text}ms")
     return parse_duration(text) / 1000, "s", text
 
 
 def _number_bound(text: str) -> tuple[float, str, str]:
     plain = re.fullmatch(rf"[+-]?{_NUMBER}(?:[eE][+-]?[0-9]+)?", text)
     if plain is None or not math.isfinite(float(text)):
-        raise UnitError(f"{text!r} is not a plain number", "this threshold has no unit: e.g. >= 10")
+        raise UnitError(
+            f"{_q(text)} is not a plain number", "this threshold has no unit: e.g. >= 10"
+        )
     return float(text), "", text
 
 
@@ -384,15 +393,15 @@ def parse_comparison(text: str, *, unit_kind: UnitKind) -> Comparison:
     example_op, example = _EXAMPLES[unit_kind].split(" ", 1)
     if not op:
         raise UnitError(
-            f"threshold {text.strip()!r} needs a comparison operator (>=, >, <=, <, ==)",
+            f"threshold {_q(text.strip())} needs a comparison operator (>=, >, <=, <, ==)",
             f"write {example_op} {rest or example}",
         )
     if op not in (">=", "<=", "==", ">", "<"):
         fix = _OPERATOR_FIXES.get(op)
         hint = f"write {fix} {rest}" if fix else "use one of >=, >, <=, <, =="
-        raise UnitError(f"unknown comparison operator {op!r} in {text.strip()!r}", hint)
+        raise UnitError(f"unknown comparison operator {_q(op)} in {_q(text.strip())}", hint)
     if not rest:
-        raise UnitError(f"threshold {text.strip()!r} has no bound", f"write {op} {example}")
+        raise UnitError(f"threshold {_q(text.strip())} has no bound", f"write {op} {example}")
     value, unit, shown = _BOUNDS[unit_kind](rest)
     return Comparison(op, value, unit, f"{op} {shown}")
 

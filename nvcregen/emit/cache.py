@@ -35,6 +35,7 @@ from nvcregen import __version__
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.regular import read_regular
 from nvcregen.emit.naming import INDEX_FILE
+from nvcregen.spec.bounded import MAX_SITE_BYTES, load_json, read_limited
 
 INPUTS = "inputs"
 DIGESTS = "digests"
@@ -166,7 +167,9 @@ def site_input_key(path: Path, root: Path, out_path: str | None = None) -> str |
     fails to match and the site is compiled.
     """
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, MAX_SITE_BYTES)  # a larger site is refused (NVC110)
+        if raw is None:
+            return None
         wanted = b"archive" in raw or b"repoURL" in raw or b"inventory" in raw
         data = _parsed(raw) if wanted else None
         if data is _UNREADABLE:
@@ -204,9 +207,10 @@ def site_data(path: Path) -> object:
     its chart archive and GitOps folder.
     """
     try:
-        data = _parsed(path.read_bytes())
+        raw = read_limited(path, MAX_SITE_BYTES)  # a larger site is refused (NVC110)
     except OSError:
         return None
+    data = _parsed(raw) if raw is not None else _UNREADABLE
     return None if data is _UNREADABLE else data
 
 
@@ -317,7 +321,7 @@ def _read_index(site_dir: Path) -> tuple[str, dict[str, Any]] | None:
     """A site folder's `index.json`, as text and data; None unless it is a JSON object."""
     try:
         text = read_regular(site_dir / INDEX_FILE).decode("utf-8")
-        data = json.loads(text)
+        data = load_json(text)  # bounded: a hostile index.json is a miss, not a crash
     except (OSError, ValueError):  # UnicodeDecodeError is a ValueError
         return None
     return (text, data) if isinstance(data, dict) else None

@@ -13,6 +13,7 @@ See `docs/design/0009-atomic-out.md`.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
 import secrets
@@ -26,7 +27,13 @@ from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span
 from nvcregen.core.regular import NotRegularFileError, read_regular
 from nvcregen.emit import swap
 from nvcregen.emit.faults import leaked_path, os_error, refused, symlinked_site
-from nvcregen.emit.ownership import STAGING_MARK, foreign, is_leftover_of_ours, walk
+from nvcregen.emit.ownership import (
+    DISCARD_MARK,
+    STAGING_MARK,
+    foreign,
+    is_leftover_of_ours,
+    walk,
+)
 from nvcregen.emit.tree import Tree
 
 _TMP_PREFIX = ".nvcregen-"
@@ -200,7 +207,7 @@ def recover(out_dir: Path, site: str) -> list[Diagnostic]:
     kept = []
     for folder in leftovers:
         if is_leftover_of_ours(folder, legacy=folder.name in legacy):
-            shutil.rmtree(folder)
+            _discard(folder)
         else:
             kept.append(_kept(out_dir, folder))
     return kept
@@ -229,18 +236,41 @@ def _replace(out_dir: Path, site: str, tree: Tree) -> bool:
             return True
         _swap_in(stage, site_dir, out_dir)
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)  # still the new tree: nothing was swapped
+        with contextlib.suppress(OSError):
+            _discard(stage)  # still the new tree: nothing was swapped
         raise
     # `stage` now holds the old tree; a failure from here on leaves it for `recover`.
     strangers = foreign(stage)  # did someone add something while this render ran?
     on_step("checked")
     if strangers:
         _swap_in(stage, site_dir, out_dir)  # put the old tree (and their files) back
-        shutil.rmtree(stage)
+        _discard(stage)
         raise WriteError([refused(out_dir, site, entry) for entry in strangers])
-    shutil.rmtree(stage)
+    _discard(stage)
     on_step("cleaned")
     return True
+
+
+def _discard(folder: Path) -> None:
+    """Delete a folder of nvcregen's, marked first (`DISCARD_MARK`) and unmarked last.
+
+    A render killed midway leaves the folder marked, so the next render (`recover`)
+    proves it is nvcregen's and finishes the deletion, instead of finding a folder with
+    no index (an empty `gitops/`, say) and warning about it (NVC509) on every render.
+    """
+    mark = folder / DISCARD_MARK
+    mark.write_text(f"{os.getpid()}\n", encoding="utf-8")
+    on_step("discarding")
+    for entry in sorted(folder.iterdir()):
+        if entry.name == DISCARD_MARK:
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+        on_step("discarded-one")
+    mark.unlink()
+    folder.rmdir()
 
 
 def _stage(out_dir: Path, site: str, tree: Tree) -> Path:
@@ -254,7 +284,8 @@ def _stage(out_dir: Path, site: str, tree: Tree) -> Path:
         (stage / STAGING_MARK).unlink()
         swap.fsync_dir(stage)
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
+        with contextlib.suppress(OSError):
+            _discard(stage)
         raise
     on_step("staged")
     return stage

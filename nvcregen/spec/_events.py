@@ -18,6 +18,8 @@ from ruamel.yaml.events import (
 )
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.core.secrets import shown
+from nvcregen.spec.bounded import MAX_INT_DIGITS
 from nvcregen.spec.positions import escape
 
 MAX_DEPTH = 64
@@ -31,6 +33,7 @@ _NUMBERS: tuple[tuple[re.Pattern[str], Callable[[str], object]], ...] = (
     (re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"), float),
     (re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"), lambda s: float(s.replace(".", ""))),
 )
+_TOO_LARGE = 10**MAX_INT_DIGITS
 _YAML11_BOOLS = frozenset({"yes", "no", "on", "off", "y", "n"})
 
 _SPACES = re.compile(r"[ \t]*")
@@ -64,10 +67,17 @@ def resolve_plain(text: str) -> object:
     for pattern, convert in _NUMBERS:
         if pattern.fullmatch(text):
             try:
-                return convert(text)
+                value = convert(text)
             except ValueError:  # more digits than sys.get_int_max_str_digits()
                 return text
+            # hex and octal convert at any length, but no message could print the int
+            return text if isinstance(value, int) and abs(value) >= _TOO_LARGE else value
     return text
+
+
+def is_unconvertible_number(text: str, value: object) -> bool:
+    """Whether a plain scalar is an int of more decimal digits than Python converts."""
+    return value is text and any(p.fullmatch(text) for p, _ in _NUMBERS[:3])  # the int forms
 
 
 @dataclass
@@ -192,14 +202,15 @@ class Builder:
         plain = event.style is None and event.ctag is None
         value = resolve_plain(name) if plain else name
         if not isinstance(value, str):
-            shown = f"mapping key `{name}`" if name else "an empty mapping key"
-            msg = f"{shown} is read as {_kind(value)}, not a string"
+            what = f"mapping key {shown(name, quote='`')}" if name else "an empty mapping key"
+            msg = f"{what} is read as {_kind(value)}, not a string"
             self.error(span, "NVC111", msg, _QUOTE_KEY, top.pointer)
         elif plain and name == "<<":
             msg = "merge key <<: is not allowed in a site file"
             self.error(span, "NVC105", msg, "write the merged keys out in full", top.pointer)
         elif name in top.first_lines:
-            msg = f"duplicate key {name!r} (first defined on line {top.first_lines[name]})"
+            key = shown(name, quote="'")  # a key is free text: shown only when known safe
+            msg = f"duplicate key {key} (first defined on line {top.first_lines[name]})"
             ptr = None if top.pointer is None else f"{top.pointer}/{escape(name)}"
             self.error(span, "NVC104", msg, "remove one of the two entries", ptr)
         else:
@@ -224,6 +235,9 @@ class Builder:
             self.not_mapping(span, value)
         if plain and text.lower() in _YAML11_BOOLS:
             self.diags.append(_yaml11_warning(span, text, ptr))
+        if plain and is_unconvertible_number(text, value):
+            msg = f"a number of {len(text)} characters; nvcregen reads {MAX_INT_DIGITS} digits"
+            self.error(span, "NVC118", msg, "write a smaller number", ptr)
         if ptr is not None:
             self.spans[ptr] = span
             if not isinstance(value, str):

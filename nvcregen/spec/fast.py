@@ -15,8 +15,17 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from yaml.constructor import ConstructorError
+from yaml.constructor import ConstructorError, SafeConstructor
 
+from nvcregen.spec.bounded import (
+    DUPLICATE_KEY,
+    MAX_SITE_BYTES,
+    TOO_LARGE,
+    RefusedInputError,
+    read_limited,
+    too_deep,
+    too_long,
+)
 from nvcregen.spec.positions import Document
 
 # libyaml's C loader when PyYAML was built with it; the pure-Python one otherwise.
@@ -27,8 +36,18 @@ class AliasError(ConstructorError):
     """The YAML uses an alias (or a merge key), which nvcregen does not expand."""
 
 
+class RefusedYAMLError(RefusedInputError, yaml.YAMLError):
+    """A YAML input refused by a limit (`spec/bounded.py`): a `yaml.YAMLError` too."""
+
+
 class _NoAliasLoader(_BASE):  # type: ignore[misc]  # PyYAML's loaders are untyped
     """PyYAML's safe loader that refuses any node used twice (an alias)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        mapping = super().construct_mapping(node, deep)
+        if len(mapping) != len(node.value):
+            raise _duplicate(node)
+        return mapping
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         if node in self.constructed_objects or node in self.recursive_objects:
@@ -40,6 +59,37 @@ class _NoAliasLoader(_BASE):  # type: ignore[misc]  # PyYAML's loaders are untyp
                 node.start_mark,
             )
         return super().construct_object(node, deep)
+
+
+def _bounded_int(loader: Any, node: Any) -> int:
+    """A YAML int, refused (NVC605) when Python will not convert it (too many digits)."""
+    try:
+        value = int(SafeConstructor.construct_yaml_int(loader, node))
+    except ValueError:
+        value = None
+    if value is None or abs(value) >= TOO_LARGE:  # hex, octal, base 60: any length converts
+        mark = node.start_mark
+        error = too_long(len(str(node.value)), mark.line + 1, mark.column + 1)
+        raise RefusedYAMLError(error.code, error.message, error.line, error.column)
+    return value
+
+
+def _duplicate(node: Any) -> RefusedYAMLError:
+    """NVC607 at the second of two equal keys (or at the mapping, if not told by text)."""
+    seen: set[tuple[str, str]] = set()
+    mark = node.start_mark
+    for key, _ in node.value:
+        ident = (key.tag, str(key.value))
+        if ident in seen:
+            mark = key.start_mark
+            break
+        seen.add(ident)
+    return RefusedYAMLError(
+        DUPLICATE_KEY,
+        "a key is given twice in one mapping; readers disagree on which value wins",
+        mark.line + 1,
+        mark.column + 1,
+    )
 
 
 def _timestamp_text(loader: Any, node: Any) -> str:
@@ -57,6 +107,7 @@ def _not_json(loader: Any, node: Any) -> Any:
 
 
 _NoAliasLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_text)
+_NoAliasLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 for _tag in ("binary", "set", "omap", "pairs"):
     _NoAliasLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
@@ -68,10 +119,16 @@ def parse_fast(raw: bytes) -> Any:
 
     Raises:
         AliasError: The document uses an alias (a `yaml.YAMLError` too).
+        RefusedYAMLError: A number too long, nesting too deep or a key given twice (a
+            `yaml.YAMLError` too).
         yaml.YAMLError: It is not valid YAML.
 
     """
-    return yaml.load(raw, Loader=LOADER)
+    try:
+        return yaml.load(raw, Loader=LOADER)
+    except RecursionError:  # libyaml stops at 1000 levels; Python's stack may not reach it
+        error = too_deep()
+        raise RefusedYAMLError(error.code, error.message) from None
 
 
 def fast_document(path: Path, shown: str) -> Document | None:
@@ -82,7 +139,10 @@ def fast_document(path: Path, shown: str) -> Document | None:
     PyYAML reads YAML 1.1, as Kubernetes does.
     """
     try:
-        data = parse_fast(path.read_bytes())
+        raw = read_limited(path, MAX_SITE_BYTES)  # sites and catalog files are small
+        data = parse_fast(raw) if raw is not None else None
     except (OSError, yaml.YAMLError):
+        return None
+    if raw is None:
         return None
     return Document(shown, "", data, {}, {}, {})

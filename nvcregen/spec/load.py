@@ -14,10 +14,11 @@ from ruamel.yaml.error import MarkedYAMLError
 
 from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
 from nvcregen.spec._events import Builder
+from nvcregen.spec.bounded import MAX_SITE_BYTES, read_limited
 from nvcregen.spec.positions import LINE_BREAK, Document
 from nvcregen.spec.secrets import secret_diagnostics
 
-MAX_BYTES = 1024 * 1024
+MAX_BYTES = MAX_SITE_BYTES
 MAX_PER_CODE = 20  # diagnostics of one code shown before the rest are summarised
 
 _BOM = b"\xef\xbb\xbf"
@@ -61,10 +62,10 @@ def load_file(file: Path, display: str) -> tuple[Document | None, list[Diagnosti
 
 
 def read_site_bytes(file: Path, display: str) -> tuple[bytes | None, list[Diagnostic]]:
-    """Read a site file's bytes (at most one more than `MAX_BYTES`); NVC100 if unreadable."""
+    """Read a site file's bytes; NVC110 if larger than `MAX_BYTES` (told before reading)."""
     try:
-        with file.open("rb") as handle:
-            return handle.read(MAX_BYTES + 1), []  # enough to tell that it is too large
+        raw = read_limited(file, MAX_BYTES)
+        return (raw, []) if raw is not None else (None, [_too_large(display)])
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         msg = f"cannot read the file: {reason}"
@@ -88,9 +89,7 @@ def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnost
 
     """
     if len(raw) > MAX_BYTES:
-        msg = f"the file is larger than {MAX_BYTES // 1024} KiB"
-        hint = "a site file should be small; split it or check that this is the right file"
-        return None, [_error(Span(path), "NVC110", msg, hint)]
+        return None, [_too_large(path)]
     text, problems = _decode(raw, path)
     if problems:
         return None, _capped(problems)
@@ -119,6 +118,12 @@ def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnost
     )
     secrets = secret_diagnostics(document)  # NVC113/NVC114: nothing secret reaches out/
     return (None, _capped(diags + secrets)) if secrets else (document, diags)
+
+
+def _too_large(path: str) -> Diagnostic:
+    msg = f"the file is larger than {MAX_BYTES // 1024} KiB"
+    hint = "a site file should be small; split it or check that this is the right file"
+    return _error(Span(path), "NVC110", msg, hint)
 
 
 def _error(span: Span, code: str, message: str, hint: str) -> Diagnostic:

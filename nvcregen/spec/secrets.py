@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, might_hold_secret
+from nvcregen.core.secrets import URL_CREDENTIALS, entry_secret, find_secret
 from nvcregen.spec.positions import Document, pointer
 
 _ROTATE = "rotate it too: it may already be in your Git history"
@@ -25,17 +25,20 @@ def secret_diagnostics(doc: Document) -> list[Diagnostic]:
 
 def _found(value: object, path: tuple[str | int, ...]) -> Iterator[tuple[str, str, bool]]:
     if isinstance(value, str):
-        if might_hold_secret(value):
-            what = find_secret(value)
-            if what is not None:
-                yield pointer(path), what, False
+        what = find_secret(value)
+        if what is not None:
+            yield pointer(path), what, False
     elif isinstance(value, dict):
         for key, item in value.items():
-            if isinstance(key, str) and might_hold_secret(key):
-                what = find_secret(key)
+            in_key = find_secret(key) if isinstance(key, str) else None
+            if in_key is not None:
+                yield pointer((*path, key)), in_key, True
+            found = list(_found(item, (*path, key)))
+            yield from found
+            if not found and in_key is None and isinstance(key, str) and isinstance(item, str):
+                what = entry_secret(key, item)  # a secret told by its key's words
                 if what is not None:
-                    yield pointer((*path, key)), what, True
-            yield from _found(item, (*path, key))
+                    yield pointer((*path, key)), what, False
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _found(item, (*path, index))

@@ -27,7 +27,38 @@ _SIZE = r"^[0-9]+(\.[0-9]+)? ?([KMGT]i?B|kB|B)$"
 _BANDWIDTH = r"^[0-9]+(\.[0-9]+)? ?([KMGT](i?B|b)/s|Gbps)$"
 _COMPARISON = r"^(>=|>|<=|<|==) ?[0-9]+(\.[0-9]+)? ?[A-Za-z/%]*$"
 _DIGEST = r"^sha256:[a-f0-9]{64}$"
-_IMAGE = r"^[a-z0-9]+([._:/-][a-zA-Z0-9_.-]+)*(@sha256:[a-f0-9]{64})?$"
+# Hosts (RFC 1123: labels of letters, digits and inner hyphens, up to 63 characters,
+# joined by dots) and OCI references (the distribution reference grammar: an optional
+# registry `host[:port]`, then lower-case path components joined by `/`, each of
+# alphanumerics separated by `.`, `_`, `__` or hyphens; a tag of up to 128 word characters,
+# dots and hyphens; nvcregen pins by sha256). A registry is told from a first path
+# component as the grammar does: it holds a dot or a port, or is `localhost`. No part
+# admits a space, a line break or a quote, so nothing but a name passes.
+_HOST_LABEL = r"[a-zA-Z0-9]([-a-zA-Z0-9]{0,61}[a-zA-Z0-9])?"
+_HOSTNAME = rf"{_HOST_LABEL}(\.{_HOST_LABEL})*"
+_IPV6 = r"\[[0-9A-Fa-f:.]{2,45}\]"
+_PORT_NUMBER = r"[0-9]{1,5}"
+_REGISTRY = (
+    rf"({_HOST_LABEL}(\.{_HOST_LABEL})+(:{_PORT_NUMBER})?|{_HOST_LABEL}:{_PORT_NUMBER}"
+    rf"|localhost(:{_PORT_NUMBER})?|{_IPV6}(:{_PORT_NUMBER})?)"
+)
+_PATH_COMPONENT = r"[a-z0-9]+((\.|_|__|-+)[a-z0-9]+)*"
+_REPOSITORY_NAME = rf"({_REGISTRY}/)?{_PATH_COMPONENT}(/{_PATH_COMPONENT})*"
+_TAG = r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}"
+_END = "$"  # the end of the text (`validate/schema.py` refuses a last line break too)
+IMAGE = rf"^{_REPOSITORY_NAME}(:{_TAG})?(@sha256:[a-f0-9]{{64}})?{_END}"
+REPOSITORY = rf"^{_REPOSITORY_NAME}{_END}"
+OCI_REF = rf"^oci://{_REPOSITORY_NAME}{_END}"
+CHART_VERSION = rf"^[A-Za-z0-9_][A-Za-z0-9_.+-]{{0,127}}{_END}"
+MIRROR = rf"^{_REGISTRY}(/{_PATH_COMPONENT})*{_END}"
+HOST_PORT = rf"^({_HOSTNAME}|{_IPV6}):{_PORT_NUMBER}{_END}"
+# A Git URL: https or ssh with an optional user, a host and a path of URL characters
+# (a password is refused before the schema: NVC113), or scp-style `user@host:path`.
+_URL_PATH = r"[A-Za-z0-9._~%!$&'()*+,;=:@/-]*"
+GIT_URL = (
+    rf"^((https|ssh)://([A-Za-z0-9._~%-]+@)?({_HOSTNAME}|{_IPV6})(:{_PORT_NUMBER})?(/{_URL_PATH})?"
+    rf"|[A-Za-z0-9._-]+@{_HOSTNAME}:[A-Za-z0-9._~/-]+){_END}"
+)
 _LABEL_VALUE = r"^[a-zA-Z0-9]([-a-zA-Z0-9_.]{0,61}[a-zA-Z0-9])?$"
 _LABEL_KEY = (
     r"^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?"
@@ -54,7 +85,14 @@ Bandwidth = Annotated[str, _unit("bandwidth", _BANDWIDTH, "200Gb/s")]
 BandwidthComparison = Annotated[str, _unit("bandwidth-comparison", _COMPARISON, ">= 380 GB/s")]
 RatioComparison = Annotated[str, _unit("ratio-comparison", _COMPARISON, ">= 0.9")]
 Digest = Annotated[str, Field(pattern=_DIGEST)]
-Image = Annotated[str, Field(pattern=_IMAGE, max_length=512)]
+Image = Annotated[
+    str,
+    Field(
+        pattern=IMAGE,
+        max_length=512,
+        examples=["nvcr.io/nvidia/pytorch:26.01-py3@sha256:" + "0" * 64],
+    ),
+]
 QueueName = Annotated[str, Field(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)]
 Cpu = Annotated[str, Field(pattern=r"^([1-9][0-9]*m|[0-9]+(\.[0-9]{1,3})?)$", max_length=16)]
 Memory = Annotated[str, Field(pattern=r"^[0-9]+(Ki|Mi|Gi|Ti)?$", max_length=16)]
@@ -98,9 +136,16 @@ class ChartSpec(StrictModel):
     which must match before anything is rendered from it.
     """
 
-    ref: str = "oci://ghcr.io/nvidia/cluster-readiness-engine"
+    ref: Annotated[
+        str,
+        Field(
+            pattern=OCI_REF,
+            max_length=512,
+            examples=["oci://ghcr.io/nvidia/cluster-readiness-engine"],
+        ),
+    ] = "oci://ghcr.io/nvidia/cluster-readiness-engine"
     """The chart's OCI reference (`oci://host/path/chart`)."""
-    version: str = "0.7.0"
+    version: Annotated[str, Field(pattern=CHART_VERSION, examples=["0.7.0"])] = "0.7.0"
     """The chart version (an OCI tag)."""
     digest: Digest | None = None
     """The chart's OCI manifest digest (`sha256:...`): Flux and Argo CD pull exactly it."""
@@ -113,7 +158,14 @@ class ChartSpec(StrictModel):
 class ManagerImage(StrictModel):
     """The NVCRE controller image; pin it by digest."""
 
-    repository: str = "ghcr.io/nvidia/cluster-readiness-engine/manager"
+    repository: Annotated[
+        str,
+        Field(
+            pattern=REPOSITORY,
+            max_length=255,
+            examples=["ghcr.io/nvidia/cluster-readiness-engine/manager"],
+        ),
+    ] = "ghcr.io/nvidia/cluster-readiness-engine/manager"
     """The controller image repository (rewritten behind `images.mirror`)."""
     digest: Digest | None = None
     """The controller image's digest (`sha256:...`); `--strict` refuses a site without it."""
@@ -185,7 +237,17 @@ class PrometheusDependency(StrictModel):
 class DcgmDependency(StrictModel):
     """A standalone DCGM hostengine (`host:port`); DCGM level 4 needs one."""
 
-    hostengine: Annotated[str, Field(pattern=r"^[a-z0-9.-]+:[0-9]{1,5}$")] | None = None
+    hostengine: (
+        Annotated[
+            str,
+            Field(
+                pattern=HOST_PORT,
+                max_length=261,
+                examples=["nvidia-dcgm.gpu-operator.svc:5555"],
+            ),
+        ]
+        | None
+    ) = None
     """`host:port` of a standalone DCGM hostengine (GPU Operator `dcgm.enabled`)."""
 
 
@@ -274,7 +336,13 @@ class Images(StrictModel):
     `ncclShipsSshd: true` states.
     """
 
-    mirror: Annotated[str, Field(pattern=r"^[a-z0-9.-]+(:[0-9]+)?(/[a-z0-9._-]+)*$")] | None = None
+    mirror: (
+        Annotated[
+            str,
+            Field(pattern=MIRROR, max_length=255, examples=["registry.example.internal/mirror"]),
+        ]
+        | None
+    ) = None
     """The registry every image and chart is pulled through (`<mirror>/<registry>/<path>`)."""
     nccl: Image | None = None
     """The nccl-tests image, pinned by digest."""
@@ -704,7 +772,14 @@ class GitOps(StrictModel):
     engine: Literal["argocd", "flux"] = "argocd"
     """`argocd` or `flux`."""
     repo_url: (
-        Annotated[str, Field(pattern=r"^((https|ssh)://\S+|[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:\S+)$")]
+        Annotated[
+            str,
+            Field(
+                pattern=GIT_URL,
+                max_length=2048,
+                examples=["https://git.example.com/gpu/readiness.git"],
+            ),
+        ]
         | None
     ) = Field(default=None, alias="repoURL")
     target_revision: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")] = "main"

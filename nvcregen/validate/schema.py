@@ -4,18 +4,29 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from collections.abc import Iterator, Mapping
 from functools import cache
 from typing import Any
 
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.secrets import MAX_SHOWN, shown
 from nvcregen.core.units import check_unit
 from nvcregen.spec.positions import Document, pointer
 from nvcregen.spec.schema import SCHEMA_FILE
+from nvcregen.spec.v1alpha1 import (
+    CHART_VERSION,
+    GIT_URL,
+    HOST_PORT,
+    IMAGE,
+    MIRROR,
+    OCI_REF,
+    REPOSITORY,
+)
 
 SCHEMA_REF = f"schemas/{SCHEMA_FILE}"
 _YAML11_BOOLEANS = {"y", "n", "yes", "no", "on", "off"}
@@ -33,11 +44,54 @@ _PATTERN_HINTS = {
 }
 
 
+def _pattern(
+    validator: Draft202012Validator, pattern: str, instance: object, schema: Mapping[str, Any]
+) -> Iterator[ValidationError]:
+    """JSON Schema's `pattern`, with `$` the end of the text as in ECMA-262 and Rust.
+
+    Python's `$` also matches before a last line break, so `name: |` (a block scalar,
+    which ends in one) would pass `^[a-z]+$` with a newline in the value.
+    """
+    if not isinstance(instance, str):
+        return
+    if re.search(pattern, instance) is None or (pattern.endswith("$") and instance.endswith("\n")):
+        yield ValidationError(f"{instance!r} does not match {pattern!r}")
+
+
+_SiteValidator = validators.extend(Draft202012Validator, {"pattern": _pattern})  # type: ignore[no-untyped-call]
+
+_NO_SPACE = "with no space, line break or quote"
+# Fields that name an image, a repository or a host: their grammar in words, not as the
+# regular expression (OCI distribution references, RFC 1123 host names).
+_GRAMMARS = {
+    IMAGE: (
+        "an image reference",
+        f"[registry[:port]/]path[:tag][@sha256:<64 hex>], the path in lower case, {_NO_SPACE}",
+    ),
+    REPOSITORY: (
+        "an image repository",
+        f"[registry[:port]/]path, the path in lower case, no tag or digest, {_NO_SPACE}",
+    ),
+    OCI_REF: ("an OCI chart reference", f"oci://registry[:port]/path, {_NO_SPACE}"),
+    CHART_VERSION: ("a chart version", "an OCI tag: letters, digits, '.', '_', '-' and '+'"),
+    MIRROR: (
+        "a registry (and path) to pull through",
+        f"registry[:port][/path], the path in lower case, {_NO_SPACE}",
+    ),
+    HOST_PORT: ("a host and port", f"an RFC 1123 host name (or [IPv6]) and :port, {_NO_SPACE}"),
+    GIT_URL: (
+        "a Git repository URL",
+        f"https://host/path, ssh://user@host/path or user@host:path, {_NO_SPACE}",
+    ),
+}
+
+
 @cache
 def site_validator() -> Draft202012Validator:
     """Return the compiled validator for Site files (built once per process)."""
     schema = json.loads((data_dir("schemas") / SCHEMA_FILE).read_text(encoding="utf-8"))
-    return Draft202012Validator(schema)
+    validator: Draft202012Validator = _SiteValidator(schema)
+    return validator
 
 
 def validate_schema(doc: Document) -> list[Diagnostic]:
@@ -100,14 +154,14 @@ def _unknown_keys(doc: Document, err: ValidationError, where: str) -> Iterator[D
     allowed = sorted(err.schema.get("properties", {}))  # type: ignore[union-attr]
     assert isinstance(err.instance, Mapping)
     for key in sorted(set(err.instance) - set(allowed)):
-        close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
+        close = difflib.get_close_matches(str(key)[:MAX_SHOWN], allowed, n=1, cutoff=0.6)
         hint = f"did you mean '{close[0]}'?" if close else f"allowed keys: {', '.join(allowed)}"
         at = pointer([*err.absolute_path, key])
         yield Diagnostic(
             span=doc.span(at, key=True),
             severity=Severity.ERROR,
             code="NVC208",
-            message=f"unknown key '{key}'",
+            message="unknown key " + shown(key, quote="'"),
             path=at,
             hint=hint,
         )
@@ -125,7 +179,21 @@ def _message(doc: Document, err: ValidationError, where: str) -> tuple[str, str]
         return _choice_message(value, err)
     if err.validator == "pattern":
         return _pattern_message(value, schema, str(err.validator_value))
-    return str(err.message), ""
+    return _jsonschema_message(err), ""
+
+
+def _jsonschema_message(err: ValidationError) -> str:
+    """The words of jsonschema, with the value it quotes (first, as Python writes it) shown."""
+    message = str(err.message)
+    try:
+        quoted = repr(err.instance)
+    except ValueError:  # an int too long to write
+        quoted = ""
+    if quoted and message.startswith(quoted):
+        return shown(err.instance) + message[len(quoted) :]
+    if isinstance(err.instance, str | int | float | list | dict):
+        return f"{shown(err.instance)} breaks the schema's {err.validator} rule"
+    return message
 
 
 def _type_problem(
@@ -146,15 +214,15 @@ def _type_problem(
 
 def _type_message(doc: Document, where: str, value: object, expected: str) -> tuple[str, str]:
     raw = doc.raw.get(where)
-    shown = raw if raw is not None else json.dumps(value)
+    text = shown(raw, quote="") if raw is not None else shown(value)
     if expected == "string" and raw is not None:
         return (
-            f"{raw} was read as {_kind(value)} {json.dumps(value)}, not as text",
-            f'quote it: "{raw}"',
+            f"{text} was read as {_kind(value)} {shown(value)}, not as text",
+            f'quote it: "{raw}"' if text == raw else "quote it",
         )
     if expected == "boolean" and isinstance(value, str) and value.lower() in _YAML11_BOOLEANS:
         return f"'{value}' is text in YAML 1.2, not a boolean", "write true or false"
-    return f"{shown} is not of type '{expected}'", _TYPE_HINTS.get(expected, "")
+    return f"{text} is not of type '{expected}'", _TYPE_HINTS.get(expected, "")
 
 
 def _in_label_map(err: ValidationError) -> bool:
@@ -211,11 +279,12 @@ def _kind(value: object) -> str:
 def _choice_message(value: object, err: ValidationError) -> tuple[str, str]:
     options = err.validator_value if err.validator == "enum" else [err.validator_value]
     names = [str(o) for o in options]  # type: ignore[union-attr]
-    close = difflib.get_close_matches(str(value), names, n=1, cutoff=0.5)
+    typed = value[:MAX_SHOWN] if isinstance(value, str) else shown(value)
+    close = difflib.get_close_matches(typed, names, n=1, cutoff=0.5)
     hint = f"did you mean '{close[0]}'?" if close else f"use one of: {', '.join(names)}"
     if len(names) == 1:
-        return f"{json.dumps(value)} must be '{names[0]}'", hint
-    return f"{json.dumps(value)} is not one of: {', '.join(names)}", hint
+        return f"{shown(value)} must be '{names[0]}'", hint
+    return f"{shown(value)} is not one of: {', '.join(names)}", hint
 
 
 def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> tuple[str, str]:
@@ -225,8 +294,12 @@ def _pattern_message(value: object, schema: Mapping[str, Any], pattern: str) -> 
         if problem is not None:
             return problem
     examples = schema.get("examples") or []
-    hint = _PATTERN_HINTS.get(pattern) or (f"for example: {examples[0]}" if examples else "")
-    return f"{json.dumps(value)} does not match the expected form {pattern}", hint
+    example = f"for example: {examples[0]}" if examples else ""
+    if pattern in _GRAMMARS:
+        what, form = _GRAMMARS[pattern]
+        return f"{shown(value)} is not {what}", f"write {form}; {example}"
+    hint = _PATTERN_HINTS.get(pattern) or example
+    return f"{shown(value)} does not match the expected form {pattern}", hint
 
 
 def _describe(schema: Mapping[str, Any], key: str) -> str:

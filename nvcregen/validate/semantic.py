@@ -9,6 +9,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
+from nvcregen.core.secrets import shown
 from nvcregen.core.units import check_unit
 from nvcregen.plan.budget import hours, plan_budget, worst_case
 from nvcregen.plan.images import is_pinned, source_image
@@ -109,7 +110,8 @@ def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
             known = sorted(h.model for h in catalog.hardware.values())
             close = difflib.get_close_matches(pool.model, known, n=1, cutoff=0.5)
             hint = f"did you mean '{close[0]}'?" if close else f"known models: {', '.join(known)}"
-            report.add(f"{at}/model", "NVC301", f"unknown GPU model '{pool.model}'", hint)
+            model = shown(pool.model, quote="'")  # free text: shown only when known safe
+            report.add(f"{at}/model", "NVC301", f"unknown GPU model {model}", hint)
             continue
         if pool.gpus_per_node and pool.gpus_per_node != hardware.gpus_per_node:
             report.add(

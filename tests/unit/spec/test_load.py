@@ -183,13 +183,30 @@ def test_keys_needing_escapes_in_pointers() -> None:
         ("-.Inf", -math.inf),
         ("12:30", "12:30"),
         ("yes", "yes"),
-        ("1" * 5000, "1" * 5000),  # beyond Python's int conversion limit: stays text
+        ("'" + "1" * 5000 + "'", "1" * 5000),  # quoted: text of any length
         ("'1'", "1"),
         ('"true"', "true"),
     ],
 )
 def test_core_schema_resolution(text: str, value: object) -> None:
     assert ok(f"v: {text}\n").data == {"v": value}
+
+
+@pytest.mark.parametrize(("digits", "refused"), [(4300, False), (4301, True), (5000, True)])
+def test_a_number_too_long_to_convert_is_nvc118_at_its_place(digits: int, refused: bool) -> None:
+    """Beyond Python's int conversion limit a plain number is refused, not read as text."""
+    doc, diags = load(f"a: 1\nv: -{'9' * digits}\n")
+    if not refused:
+        assert doc is not None and doc.data == {"a": 1, "v": -int("9" * digits)}
+        return
+    assert doc is None
+    assert [(d.code, d.span.line, d.span.column, d.path) for d in diags] == [("NVC118", 2, 4, "/v")]
+
+
+@pytest.mark.parametrize("number", ["0x" + "f" * 5000, "0o" + "7" * 6000])
+def test_a_hex_or_octal_number_no_message_could_print_is_nvc118(number: str) -> None:
+    doc, diags = load(f"v: {number}\n")
+    assert doc is None and [d.code for d in diags] == ["NVC118"]
 
 
 def test_nan() -> None:

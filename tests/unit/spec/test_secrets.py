@@ -42,7 +42,7 @@ SECRETS = {
         "a JSON Web Token",
     ),
     "a bearer token": ("Bearer abcdefghijklmnopqrstuvwxyz012345", "a bearer token"),
-    "a PEM key": (PEM.replace("\\n", "\n"), "a PEM private key"),
+    "a PEM key": (PEM.replace("\\n", "\n"), "a private key"),
     "a kubeconfig": (KUBECONFIG.replace("\\n", "\n"), "kubeconfig credentials"),
     "kubeconfig key data": ("client-key-data: LS0tLS1CRUdJTg==", "kubeconfig credentials"),
 }
