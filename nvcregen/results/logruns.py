@@ -31,6 +31,7 @@ from nvcregen.ingest.lines import last_timestamp
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
+from nvcregen.results.logrecords import LOGS, LogRecord, RunLog
 from nvcregen.results.models import (
     BandwidthMeasurement,
     BandwidthRow,
@@ -39,58 +40,12 @@ from nvcregen.results.models import (
     ObjectRef,
     RankRecord,
     RunState,
-    StatusModel,
 )
 from nvcregen.results.nodehealth import read_node_health
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
-LOGS = "logs"
+__all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
 _TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
-
-
-@dataclass(frozen=True)
-class RunLog:
-    """One saved pod log: its namespace, its name (TrainJob, Job or pod) and its bytes.
-
-    `node` is the node the API said the pod was scheduled on (`spec.nodeName`), when the
-    log was read from a cluster; "" for a saved log.
-    """
-
-    namespace: str
-    name: str
-    data: bytes
-    node: str = ""
-
-    @property
-    def path(self) -> str:
-        """Where it goes in the archive: logs/<namespace>/<name>.log."""
-        return f"{LOGS}/{self.namespace}/{self.name}.log"
-
-
-class LogRecord(StatusModel):
-    """What one log held, for summary.json."""
-
-    path: str
-    sha256: str
-    stage: str
-    test: str
-    run: str
-    round: int
-    group: str
-    nodes: tuple[str, ...] = ()
-    kind: str
-    status: str
-    job_failed: bool = False
-    errors: tuple[str, ...] = ()
-    transports: tuple[str, ...] = ()
-    gdrdma: bool = False
-    versions: tuple[str, ...] = ()
-    warnings: tuple[str, ...] = ()
-    hosts: tuple[str, ...] = ()
-    pod_node: str = ""
-    models: tuple[str, ...] = ()
-    cuda_driver: tuple[str, ...] = ()
-    finished_at: str | None = None
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from nvcregen.ingest.node_models import NodeFacts, NodeReport
 from nvcregen.plan.model import TestUnit
 
 if TYPE_CHECKING:
-    from nvcregen.results.logruns import LogRecord, RunLog
+    from nvcregen.results.logrecords import LogRecord, RunLog
 
 KIND = "node"
 
