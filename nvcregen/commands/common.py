@@ -20,6 +20,11 @@ FORMAT = click.option(
     "--format", "fmt", type=FORMATS, default="text", help="How to print diagnostics."
 )
 STRICT = click.option("--strict", is_flag=True, help="Treat tag-only images as errors.")
+KUBECONFIG = click.option(
+    "--kubeconfig",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Kubeconfig for --context (default: $KUBECONFIG, then ~/.kube/config).",
+)
 
 
 def print_diagnostics(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:

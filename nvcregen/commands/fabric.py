@@ -10,6 +10,7 @@ from typing import Any, NoReturn
 
 import click
 
+from nvcregen.commands.common import KUBECONFIG
 from nvcregen.core.errors import ExitCode
 
 BAD_EXPORT = "NVC780"
@@ -24,7 +25,7 @@ BAD_FAULT = "NVC781"
     help="A saved `kubectl get nodes -o yaml` (a v1 List).",
 )
 @click.option("--context", help="Read the nodes from this kubeconfig context instead.")
-@click.option("--kubeconfig", type=click.Path(path_type=Path, dir_okay=False))
+@KUBECONFIG
 @click.option(
     "-o",
     "--output",

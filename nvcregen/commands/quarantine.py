@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from nvcregen.commands.common import KUBECONFIG
 from nvcregen.core.errors import ExitCode
 
 
@@ -15,11 +16,7 @@ from nvcregen.core.errors import ExitCode
 @click.option("--apply", "apply_", is_flag=True, help="Write to the cluster (default: dry run).")
 @click.option("--release", is_flag=True, help="Take off what this run's quarantine set.")
 @click.option("--context", metavar="CTX", help="The kubeconfig context of the cluster.")
-@click.option(
-    "--kubeconfig",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Kubeconfig for --context (default: $KUBECONFIG, then ~/.kube/config).",
-)
+@KUBECONFIG
 @click.option(
     "--format",
     "fmt",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from nvcregen.commands.common import FORMAT, print_diagnostics
+from nvcregen.commands.common import FORMAT, KUBECONFIG, print_diagnostics
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import printable
 
@@ -19,11 +19,7 @@ if TYPE_CHECKING:
 @click.command()
 @click.option("--site", required=True, metavar="SITE", help="Site name (sites/SITE.yaml) or file.")
 @click.option("--context", metavar="CTX", help="Read this kubeconfig context's cluster.")
-@click.option(
-    "--kubeconfig",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Kubeconfig for --context (default: $KUBECONFIG, then ~/.kube/config).",
-)
+@KUBECONFIG
 @click.option(
     "--from",
     "from_dir",
