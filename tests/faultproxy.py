@@ -11,8 +11,8 @@ a scripted `Fault` for that request says otherwise:
 - `before`: run this first (e.g. change the object between collect's LIST and DELETE);
   if it raises, the error is kept in `Proxy.errors` (the `through` fixture fails on it).
 
-A fault matches by method and by the resource's plural as a path segment; it applies
-`times` times. Every request is recorded as (method, path).
+A fault matches by method and by the resource's plural as a path segment (`*`: any); it
+applies `times` times. Every request is recorded as (method, path).
 """
 
 from __future__ import annotations
@@ -54,7 +54,8 @@ class Fault:
         url = urlsplit(path)
         if self.on_continue and "continue=" not in url.query:
             return False
-        return self.times > 0 and method == self.method and self.plural in url.path.split("/")
+        plural = self.plural == "*" or self.plural in url.path.split("/")
+        return self.times > 0 and method == self.method and plural
 
 
 @dataclass

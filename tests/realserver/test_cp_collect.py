@@ -150,6 +150,43 @@ def owned_closure(objects: list[Obj], roots: set[str]) -> list[Obj]:
     return [o for o in objects if o["metadata"]["uid"] in gone]
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue #20 (branch h20-readers): only the owners' uid and resourceVersion are "
+    "pinned, so the garbage collector deletes a child changed after it was archived",
+)
+def test_a_child_changed_between_list_and_delete_is_not_deleted(
+    control_plane: ControlPlane,
+    lab: tuple[Path, list[Obj]],
+    tmp_path: Path,
+    through: tuple[Proxy, Path],
+) -> None:
+    """Reclaim deletes only what the archive holds, children included (#20, item 5)."""
+    control_plane.controllers()
+    site, stored = lab
+    owners = {o["metadata"]["uid"] for o in stored if o["kind"] in {"Certification"}}
+    children = [o for o in owned_closure(stored, owners) if o["kind"] == "BandwidthMeasurement"]
+    child = children[0]
+
+    def touch() -> None:  # a controller writes to it after collect read it
+        patch = {"metadata": {"labels": {"touched": "yes"}}}
+        path = object_path(child)
+        control_plane.ok("PATCH", path, patch, content_type="application/merge-patch+json")
+
+    faults, config = through
+    faults.faults.append(Fault("*", "DELETE", before=touch))  # before the first DELETE
+    outcome = run(tmp_path, site, config, reclaim=True)
+    assert faults.deletes(), "reclaim deleted something"
+    archived = {o["metadata"]["uid"] for o in archived_objects(outcome.archive.path)}
+    assert child["metadata"]["uid"] in archived  # in the version before the change
+    others = [o for o in children[1:] if o["metadata"]["uid"] in archived]
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline and any(exists(control_plane, o) for o in others):
+        time.sleep(0.5)
+    time.sleep(2.0)  # the garbage collector has caught up with the unchanged ones
+    assert exists(control_plane, child), "a version the archive does not hold was deleted"
+
+
 def certification(stored: list[Obj]) -> Obj:
     return next(o for o in stored if o["kind"] == "Certification")
 
