@@ -21,6 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "unit" / "collect"))
 from labstate import NS, lab_state  # noqa: E402
 
+__all__ = ["NS", "SERVER_SET", "SITE_FILE", "lab_state", "load", "site_file"]
 SITE_FILE = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
 Obj = dict[str, Any]
 SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")

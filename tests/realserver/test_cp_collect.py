@@ -17,8 +17,8 @@ from typing import Any
 
 import labload
 import pytest
-from faultproxy import Fault, Proxy, proxy
 from fakelist import serve, write_kubeconfig
+from faultproxy import Fault, Proxy, proxy
 from kubecontrolplane import CONTEXT, ControlPlane, object_path
 
 from nvcregen.cluster.retry import RetryPolicy

@@ -39,9 +39,7 @@ def one_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def two_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return offline.collected(
-        tmp_path_factory.mktemp("two"), offline.alone_slow("node-a", "node-c")
-    )
+    return offline.collected(tmp_path_factory.mktemp("two"), offline.alone_slow("node-a", "node-c"))
 
 
 def write(plane: ControlPlane, name: str, manager: str, patch: Obj) -> Obj:

@@ -56,8 +56,9 @@ def api(control_plane: ControlPlane) -> Any:
     from kubernetes import client, config
 
     control_plane.namespace(NAMESPACE)
+    loader: Any = config  # the client ships no type hints
     return client.CustomObjectsApi(
-        config.new_client_from_config(config_file=str(control_plane.kubeconfig))
+        loader.new_client_from_config(config_file=str(control_plane.kubeconfig))
     )
 
 
