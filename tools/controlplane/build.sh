@@ -13,7 +13,7 @@ key="$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/nvcregen/controlplane/$key"
 bin="$cache/bin"
 if [[ -x "$bin/etcd" && -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" ]]; then
-  echo "controlplane: reusing $bin"
+  echo "controlplane: reusing $bin (built for these pins)"
   exit 0
 fi
 if ! command -v go >/dev/null; then
@@ -23,6 +23,7 @@ fi
 # The release pinned in go.mod, so the server reports its real version to clients
 # (without it, `kube-apiserver --version` prints v0.0.0-master+$Format:%H$).
 release="$(sed -n 's|^\tk8s.io/kubernetes v\([0-9.]*\).*|\1|p' "$here/go.mod")"
+[[ -n "$release" ]] || { echo "controlplane: no k8s.io/kubernetes version in $here/go.mod" >&2; exit 1; }
 major="${release%%.*}"
 minor="${release#*.}"
 minor="${minor%%.*}"
