@@ -50,3 +50,50 @@ def test_every_shipped_site_dry_runs_without_a_finding(
     assert result.exit_code == 0, result.output
     assert f"dry-ran it on context '{CONTEXT}'" in result.output
     assert "NVC64" not in result.output
+
+
+def check(plane: ControlPlane, config: Path, site: str = "l20-pool") -> Any:
+    args = ["check", f"out/{site}", "--server", CONTEXT, "--kubeconfig", str(config)]
+    return CliRunner().invoke(main, args)
+
+
+def test_refused_credentials_stop_the_dry_run_once(
+    plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    config = plane.write_kubeconfig(tmp_path / "kubeconfig", token="not-a-token")
+    result = check(plane, config)
+    assert result.exit_code == 1, result.output
+    assert result.output.count("error[NVC642]") == 1
+    assert "refused the credentials of context 'realserver'" in result.output
+    assert "HTTP 401" not in result.output or "Unauthorized" in result.output
+
+
+def test_a_token_without_rbac_rights_is_told_what_it_needs(
+    plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Discovery is open to every authenticated user; the apply itself needs `patch`."""
+    monkeypatch.chdir(ROOT)
+    config = plane.write_kubeconfig(tmp_path / "kubeconfig", token=NOBODY_TOKEN)
+    result = check(plane, config)
+    assert result.exit_code == 1
+    assert "error[NVC640]" in result.output and "NVC642" not in result.output
+    assert 'User "nobody" cannot patch resource' in result.output
+    assert "a dry-run needs the same RBAC as a real apply" in result.output
+
+
+def test_a_server_failing_every_dry_run_is_retried_then_reported(
+    plane: ControlPlane, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(time, "sleep", lambda _: None)  # DRY_RUN_POLICY's backoff
+    with proxy(plane) as faults:
+        faults.faults.append(Fault("*", "PATCH", code=500, times=10_000))
+        config = plane.write_kubeconfig(tmp_path / "kubeconfig", url=faults.url)
+        result = check(plane, config, "h20-3e-trainer")
+    patches = [path for method, path in faults.seen if method == "PATCH"]
+    objects = result.output.count("error[NVC640]")
+    assert objects > 10
+    assert len(patches) == 3 * objects  # three tries each, as DRY_RUN_POLICY says
+    assert "(HTTP 500): injected by the test proxy" in result.output
+    assert "an admission webhook may be down" in result.output

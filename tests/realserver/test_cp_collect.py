@@ -109,15 +109,18 @@ def test_reclaim_deletes_the_sites_owners_and_the_garbage_collector_the_rest(
     site, stored = lab
     outcome = run(tmp_path, site, control_plane.kubeconfig, reclaim=True)
     assert outcome.reclaim_problems == ()
-    deleted = sorted(f"{o.request.kind}/{o.request.name}" for o in outcome.deleted)
-    assert [o.status for o in outcome.deleted] == ["deleted"] * 4
+    assert {o.status for o in outcome.deleted} == {"deleted"}
+    deleted = {f"{o.request.kind}/{o.request.name}" for o in outcome.deleted}
     owners = sorted(
         f"{o['kind']}/{o['metadata']['name']}"
         for o in stored
         if o["kind"] in {"Certification", "WorkloadRun"}
         and o["metadata"]["labels"].get("nvcregen.io/site") == "lab"
     )
-    assert deleted == owners
+    # The site's owners, each by its own DELETE (and, once #20's fix is in, what they
+    # own, each pinned to its archived version; the garbage collector takes the rest).
+    assert len(owners) == 4
+    assert set(owners) <= deleted
     owned = owned_closure(stored, {o["metadata"]["uid"] for o in stored if key(o) in owners})
     kept = [o for o in stored if o not in owned]
     assert len(owned) > len(owners)  # Workflows, measurements, node results, snapshots
@@ -127,9 +130,10 @@ def test_reclaim_deletes_the_sites_owners_and_the_garbage_collector_the_rest(
     assert [key(o) for o in owned if exists(control_plane, o)] == []
     assert [key(o) for o in kept if not exists(control_plane, o)] == [], "only the site's go"
     assert any("other-site" in o["metadata"]["name"] for o in kept)
-    # Everything the deletes took with them is in the verified archive.
+    # Everything deleted, by a DELETE or by the garbage collector, is in the archive.
     archived = {o["metadata"]["uid"] for o in archived_objects(outcome.archive.path)}
     assert [key(o) for o in owned if o["metadata"]["uid"] not in archived] == []
+    assert deleted <= {key(o) for o in owned}
 
 
 def key(obj: Obj) -> str:
