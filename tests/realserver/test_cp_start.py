@@ -57,3 +57,24 @@ def test_the_client_checks_the_servers_certificate(
     cluster = connect(None, tmp_path / "kubeconfig")
     with pytest.raises(ClusterError, match="CERTIFICATE_VERIFY_FAILED"):
         serves(cluster, "v1", "ConfigMap")
+
+
+def test_the_fixture_and_build_sh_agree_on_the_cache_folder(
+    control_plane: ControlPlane,
+) -> None:
+    """The binaries in use are the ones build.sh reuses for these pins, without building."""
+    import subprocess
+
+    import kubecontrolplane
+
+    done = subprocess.run(
+        [str(ROOT / "tools" / "controlplane" / "build.sh")],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert done.stdout == f"controlplane: reusing {control_plane.bin} (built for these pins)\n"
+    assert control_plane.bin == kubecontrolplane.bin_dir()
+    assert control_plane.bin.parent.name == kubecontrolplane.cache_key()
+    assert len(kubecontrolplane.cache_key()) == 16
