@@ -26,7 +26,6 @@ import hashlib
 import ipaddress
 import json
 import os
-import shutil
 import socket
 import ssl
 import subprocess
@@ -599,11 +598,6 @@ def _start_servers(plane: ControlPlane, port: int) -> None:
     plane.wait_ready("kube-apiserver", "/readyz", began + START_TIMEOUT)
     plane.server_version = plane.version()
     plane.timings["etcd+kube-apiserver"] = time.monotonic() - began
-
-
-def remove(folder: Path) -> None:
-    """Remove the run's folder (etcd's data, keys, logs) after the processes stopped."""
-    shutil.rmtree(folder, ignore_errors=True)
 
 
 def session(folder: Path) -> Iterator[ControlPlane]:

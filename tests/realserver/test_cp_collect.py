@@ -17,10 +17,12 @@ from typing import Any
 
 import labload
 import pytest
+from click.testing import CliRunner
 from fakelist import serve, write_kubeconfig
 from faultproxy import Fault, Proxy, proxy
 from kubecontrolplane import CONTEXT, ControlPlane, object_path
 
+from nvcregen.cli import main
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome
@@ -334,3 +336,21 @@ def test_a_fault_that_clears_within_the_retries_reads_everything(
     assert fault.times == 0, "the fault was injected"
     assert outcome.archive.verified
     assert outcome.archive.path.name == clean.archive.path.name  # the same run, same bytes
+
+
+def test_the_command_line_collects_from_the_context_and_reclaims(
+    control_plane: ControlPlane, lab: tuple[Path, list[Obj]], tmp_path: Path
+) -> None:
+    site, stored = lab
+    out = tmp_path / "results"
+    args = ["collect", "--site", str(site), "--context", CONTEXT]
+    args += ["--kubeconfig", str(control_plane.kubeconfig), "--out", str(out), "--reclaim"]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0, done.output
+    first = done.stdout.splitlines()[0]
+    assert first.startswith(f"{out.as_posix()}/lab/") and first.endswith(": written, verified")
+    assert done.stderr.endswith("nvcregen: collect lab: pass (10 pass, 0 incomplete, 0 fail)\n")
+    owners = [o for o in stored if o["kind"] in {"Certification", "WorkloadRun"}]
+    site_owners = [o for o in owners if o["metadata"]["labels"].get("nvcregen.io/site") == "lab"]
+    assert [key(o) for o in site_owners if exists(control_plane, o)] == []
+    assert all(exists(control_plane, o) for o in owners if o not in site_owners)
