@@ -21,14 +21,17 @@ Everything runs as child processes of the test session and is stopped at its end
 from __future__ import annotations
 
 import base64
+import ctypes
 import datetime
 import hashlib
 import ipaddress
 import json
 import os
+import signal
 import socket
 import ssl
 import subprocess
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -309,6 +312,7 @@ class ControlPlane:
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 (only prctl, before exec)
         )
         self.processes[name] = process
         return process
@@ -402,6 +406,16 @@ class ControlPlane:
         """The server's gitVersion, as clients see it."""
         code, body = self.request("GET", "/version")
         return str(body.get("gitVersion")) if code == 200 and isinstance(body, dict) else "?"
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: on Linux, get SIGKILL when the test process dies, so a
+    killed pytest (a CI timeout, Ctrl-C twice) leaves no etcd or API server behind.
+    SIGKILL, not SIGTERM: a kube-apiserver whose etcd is gone waits for it on SIGTERM.
+    A clean end still stops them with SIGTERM (`ControlPlane.stop`)."""
+    if sys.platform == "linux":
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
 
 
 def collection_path(obj: Mapping[str, Any]) -> str:
