@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint system fmt golden bench fuzz fuzz-site clean
+.PHONY: render test lint system controlplane fmt golden bench fuzz fuzz-site clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,7 +26,13 @@ lint: $(STAMP)
 system:
 	tools/system-deps.sh
 
-test: lint system
+# etcd, kube-apiserver and kube-controller-manager for tests/realserver/, built with Go from
+# tools/controlplane/go.mod into ~/.cache/nvcregen/controlplane/<pins>/ (reused while the
+# pins are unchanged; the first build takes many minutes).
+controlplane:
+	tools/controlplane/build.sh
+
+test: lint system controlplane
 	$(BIN)/pytest -q
 
 fmt: $(STAMP)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kubecontrolplane import ControlPlane, session
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -25,3 +27,29 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 @pytest.fixture
 def root() -> Path:
     return ROOT
+
+
+# --- the real control plane (tests/kubecontrolplane.py) --------------------------------------
+
+_PLANES: list[ControlPlane] = []
+
+
+@pytest.fixture(scope="session")
+def control_plane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ControlPlane]:
+    """etcd and kube-apiserver (built by tools/controlplane/build.sh), one per session."""
+    for plane in session(tmp_path_factory.mktemp("controlplane")):
+        _PLANES.append(plane)
+        yield plane
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark every test that uses the control plane `controlplane`, to select or skip them."""
+    for item in items:
+        if "control_plane" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.controlplane)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say how long the control plane took to start, when a test started it."""
+    for plane in _PLANES:
+        terminalreporter.write_line(plane.summary())

@@ -1,11 +1,13 @@
 """HTTP plumbing shared by the tests' stand-ins for kube-apiserver.
 
-No kube-apiserver can run on the machines these tests run on, so tests drive the real
-`kubernetes` client against small HTTP servers (`http.server` on 127.0.0.1, a random
-port, in a thread). This module runs such a server for an app that answers one request
-at a time; each app (`tests/unit/cluster/fakeapi.py`, `tests/unit/collect/fakelist.py`)
-speaks exactly the calls its code under test makes.
-"""
+The real kube-apiserver runs in tests/realserver/ (tests/kubecontrolplane.py). These
+stand-ins stay for what a real server cannot be made to answer on demand (a malformed or
+hostile body, a scripted Retry-After, an exact request sequence to assert), and for fast
+unit tests: tests drive the real `kubernetes` client against small HTTP servers
+(`http.server` on 127.0.0.1, a random port, in a thread). This module runs such a server
+for an app that answers one request at a time; each app
+(`tests/unit/cluster/fakeapi.py`, `tests/unit/collect/fakelist.py`) speaks exactly the
+calls its code under test makes."""
 
 from __future__ import annotations
 

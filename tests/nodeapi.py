@@ -13,8 +13,8 @@ modelling what `nvcregen quarantine` relies on, as kube-apiserver documents it:
 
 `fail_after` patches succeed, then every request answers 500 (an API failing half way);
 `race` runs before the next apply is checked (another writer between read and write).
-Everything else kube-apiserver does is out of scope; the control-plane tests use the real
-one.
+Everything else kube-apiserver does is out of scope: tests/realserver/test_cp_quarantine.py
+runs the same archives against real Nodes (where admission also adds the not-ready taint).
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """A stand-in for kube-apiserver that speaks exactly the calls nvcregen's dry-run makes.
 
-No kube-apiserver can run on the machines these tests run on, so the tests drive the
+tests/realserver/test_cp_check_server.py and test_cp_cel.py dry-run against the real
+kube-apiserver; this stand-in stays for answers a real server cannot be made to give on
+demand (429 with Retry-After once, 503 on every try, a 422 with chosen causes, a server
+serving a chosen set of kinds) and to assert every request byte. Tests drive the
 real `kubernetes` client against this small HTTP server (`http.server` on 127.0.0.1, a
 random port, in a thread). It answers:
 

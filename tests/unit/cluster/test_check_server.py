@@ -2,8 +2,9 @@
 
 A site from the repository's `sites/` is rendered into a scratch project; `check` then
 runs the offline checks and sends every generated object through the real kubernetes
-client to `fakeapi.py` (see `test_dry_run.py` for why no kube-apiserver is used), and
-a refusal must come back at the generated file's line.
+client to `fakeapi.py`, whose refusals are chosen by the test, and a refusal must come
+back at the generated file's line (tests/realserver/test_cp_check_server.py dry-runs every
+shipped site on the real kube-apiserver).
 """
 
 from __future__ import annotations

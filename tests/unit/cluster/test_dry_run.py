@@ -1,7 +1,8 @@
 """Server-side dry-run apply through the real kubernetes client, against a local fake.
 
-No kube-apiserver can run on the machines these tests run on (no binaries, no
-containers), so they run the official `kubernetes` Python client, unmodified, against a
+tests/realserver/ dry-runs against the real kube-apiserver; here, to assert exactly
+what was sent and how scripted answers a real server cannot be made to give on demand
+come back, they run the official `kubernetes` Python client, unmodified, against a
 small local HTTP server (`fakeapi.py`: `http.server.ThreadingHTTPServer` on 127.0.0.1,
 a random port, in a thread) that speaks the Kubernetes API for exactly the calls
 nvcregen makes: group-version discovery and `PATCH` apply with `dryRun=All`. The tests

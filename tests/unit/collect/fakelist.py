@@ -1,8 +1,11 @@
 """A stand-in for kube-apiserver that speaks exactly the calls `nvcregen collect` makes.
 
-No kube-apiserver can run on the machines these tests run on (no binaries, no
-containers), so the tests drive the real `kubernetes` client against this small HTTP
-server (`http.server` on 127.0.0.1, a random port, in a thread). It answers:
+The real kube-apiserver runs in tests/realserver/test_cp_collect.py (faults through
+tests/faultproxy.py); this stand-in stays for what a real server cannot be made to send
+(hostile names and bodies, a 404 for a served kind, a token that repeats, a Retry-After
+of its choosing) and for the many fast fault-combination runs, so the tests drive the
+real `kubernetes` client against this small HTTP server (`http.server` on 127.0.0.1, a
+random port, in a thread). It answers:
 
 - LIST: `GET /api/v1[/namespaces/<ns>]/configmaps` and
   `GET /apis/nvcre.nvidia.com/v1alpha1[/namespaces/<ns>]/<plural>`, with `labelSelector`

@@ -1,14 +1,15 @@
 """Reading from (and reclaiming on) a misbehaving API server, through the real client.
 
-No kube-apiserver can run on the machines these tests run on (no binaries, no
-containers), so the official `kubernetes` client, unmodified, talks to `fakelist.py`: a
-local HTTP server that speaks the Kubernetes API for exactly the LIST and DELETE calls
-collect makes, and answers with scripted faults: 500s, a reply slower than the client's
-read timeout, 410 Gone for an expired continue token, 403. How a call is retried (429 and
-Retry-After, 5xx, giving up) is `nvcregen.cluster.retry`'s, tested in
-`tests/unit/cluster/test_retry.py`; here, that collect passes its policy and what it
-makes of a call that still fails.
-"""
+tests/realserver/test_cp_collect.py runs collect against the real kube-apiserver through
+a fault proxy (500s, timeouts, lists cut short, objects changed before a delete); here,
+for scripted answers a real server cannot be made to give (a 403 on one list, 410 Gone
+for a chosen token, exact retry counts), the official `kubernetes` client, unmodified,
+talks to `fakelist.py`: a local HTTP server that speaks the Kubernetes API for exactly
+the LIST and DELETE calls collect makes, and answers with scripted faults: 500s, a reply
+slower than the client's read timeout, 410 Gone for an expired continue token, 403. How
+a call is retried (429 and Retry-After, 5xx, giving up) is `nvcregen.cluster.retry`'s,
+tested in `tests/unit/cluster/test_retry.py`; here, that collect passes its policy and
+what it makes of a call that still fails."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """`nvcregen collect --context` for a trainer-mode site: TrainJobs, Jobs, pods and pod logs.
 
-No kube-apiserver can run on the machines these tests run on (no binaries, no
-containers), so the official `kubernetes` client, unmodified, talks to `fakelist.py`: a
+Pod logs need a kubelet, which the tests' real control plane (tests/realserver/) does
+not run, so the official `kubernetes` client, unmodified, talks to `fakelist.py`: a
 local HTTP server that speaks the Kubernetes API for exactly the calls collect makes
 (paginated LISTs of trainjobs, jobs and pods; GET pods/<pod>/log), with scripted faults.
 """
