@@ -201,11 +201,6 @@ def sync_options(app: Obj, obj: Obj) -> set[str]:
     return options | set(filter(None, str(annotation or "").split(",")))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue #19 (branch h19-sync): the readiness Application applies TrainJobs "
-    "client-side, so a second sync replaces runtimePatches and strips Kueue's entry",
-)
 def test_the_shipped_readiness_application_can_sync_a_train_job_twice(api: Any) -> None:
     """Argo CD's way, read from the shipped Application: server-side apply when a sync
     option says `ServerSideApply=true`, else client-side; with `RespectIgnoreDifferences=
