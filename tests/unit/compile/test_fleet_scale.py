@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import cProfile
 import pstats
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +75,22 @@ def test_each_pod_is_tried_on_the_nodes_it_names(monkeypatch: pytest.MonkeyPatch
         assert set(tried) == set(node_names(nodes))
         per_node.append(len(tried) / nodes)
     assert per_node[1] <= 1.1 * per_node[0], f"tries per node: {per_node}"
+
+
+def test_a_site_compiles_with_the_cyclic_collector_paused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from nvcregen.chain import pipeline, sites
+
+    seen: list[bool] = []
+
+    def compile_one(*args: object) -> object:
+        seen.append(gc.isenabled())
+        raise RuntimeError("stop")
+
+    monkeypatch.setattr(pipeline, "compile_site", compile_one)
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError, match="stop"):
+        sites.compile_site(Path("x.yaml"), "x.yaml", load_catalog(), Options())
+    assert seen == [False]
+    assert gc.isenabled()  # back on, even when the compile fails
