@@ -6,6 +6,7 @@ The compiler, the catalog and the writer are imported when first needed: a
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -86,10 +87,21 @@ def discover_sites(root: Path, given: list[Path]) -> list[Path]:
 
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:
-    """Compile one site file (`pipeline.compile_site`, the compiler imported on first use)."""
+    """Compile one site file (`pipeline.compile_site`, the compiler imported on first use).
+
+    The cyclic garbage collector is paused meanwhile, as `check` pauses it: every object
+    of the site lives until its tree is built, so each collection re-scans a heap that
+    only grows (a fifth of a 1,024-node render); reference counting frees the rest.
+    """
     from nvcregen.chain.pipeline import compile_site as compile_one
 
-    return compile_one(path, display, catalog, options)
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return compile_one(path, display, catalog, options)
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def compile_sites(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from typing import Any
 
@@ -43,8 +42,10 @@ def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
     if not manifest.owned:
         # A partial patch of someone else's object: our labels would fight its owner's.
         return manifest
-    obj = copy.deepcopy(manifest.obj)
-    meta = obj["metadata"]
+    # A new object and metadata; everything else is shared with the compiled object, which
+    # nothing changes after this (a deep copy per object was a sixth of a fleet's render).
+    meta = dict(manifest.obj["metadata"])
+    obj = {**manifest.obj, "metadata": meta}
     labels = {**MANAGED_BY, SITE: site.metadata.name}
     labels.update(site.metadata.labels)
     labels.update(_workload_labels(obj))

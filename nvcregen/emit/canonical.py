@@ -9,6 +9,7 @@ no reader of either version can take it for anything but that string.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from typing import Final
@@ -77,7 +78,8 @@ def dump_yaml(obj: object, *, header: str | None = None) -> str:
         ValueError: When obj contains itself, or header holds a control character.
 
     """
-    _validate(obj, "", set())
+    if not _valid(obj, set()):
+        _validate(obj, "", set())  # raises, saying where
     lines = [] if header is None else _header_lines(header)
     if isinstance(obj, dict | list | tuple) and obj:
         lines.extend(_collection_lines(obj, 0, at_end=True))
@@ -103,6 +105,21 @@ def load_yaml_plain(text: str) -> object:
 
     """
     return YAML(typ="safe", pure=True).load(text)
+
+
+def _valid(value: object, active: set[int]) -> bool:
+    """Whether value is a JSON-like tree (`_validate` without naming where it is not)."""
+    if value is None or isinstance(value, str | int | float):
+        return True
+    if not isinstance(value, dict | list | tuple) or id(value) in active:
+        return False
+    active.add(id(value))
+    if isinstance(value, dict):
+        valid = all(isinstance(k, str) and _valid(v, active) for k, v in value.items())
+    else:
+        valid = all(_valid(item, active) for item in value)
+    active.discard(id(value))
+    return valid
 
 
 def _validate(value: object, path: str, active: set[int]) -> None:
@@ -260,8 +277,12 @@ def _block_scalar(text: str, indent: int, *, at_end: bool) -> tuple[str, list[st
     return f"|{hint}{chomping}", [pad + line if line else "" for line in body.split("\n")]
 
 
+@functools.lru_cache(maxsize=1 << 16, typed=True)
 def _plain_or_quoted(text: str) -> str:
-    """Write a string on one line: plain when that is safe, else double-quoted."""
+    """Write a string on one line: plain when that is safe, else double-quoted.
+
+    Remembered: a fleet's objects repeat the same keys and values thousands of times.
+    """
     return text if _is_plain(text) else _quote(text)
 
 

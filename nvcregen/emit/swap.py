@@ -13,6 +13,8 @@
   and the writer falls back to two renames (see `docs/design/0009-atomic-out.md`).
 - `rename_noreplace(src, dst)`: a rename that never replaces an existing `dst`, not
   even an empty folder someone created meanwhile (`RENAME_NOREPLACE` where available).
+- `sync_written(folder, files)`: make a staged tree durable before it is swapped in: one
+  `syncfs(2)` on Linux, an fsync per file and folder elsewhere.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import errno
 import os
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -57,6 +59,7 @@ def _libc_function(name: str) -> Callable[..., int] | None:
 
 _RENAMEAT2 = _libc_function("renameat2") if sys.platform.startswith("linux") else None
 _RENAMEX_NP = _libc_function("renamex_np") if sys.platform == "darwin" else None
+_SYNCFS = _libc_function("syncfs") if sys.platform.startswith("linux") else None
 
 
 def _rename_flags(src: Path, dst: Path, flags: int) -> None:
@@ -177,6 +180,33 @@ else:
 
     def _release(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_UN)
+
+
+def sync_written(folder: Path, files: Iterable[Path]) -> None:
+    """Make `files`, just written under `folder`, durable with the folders holding them.
+
+    Linux: one `syncfs(2)` of the filesystem holding `folder`, which writes back every
+    file and folder written there in one pass; an fsync per file costs a journal commit
+    each, most of a large render's time. Elsewhere, or when syncfs fails, each file and
+    each of their folders is fsynced.
+    """
+    if _SYNCFS is not None:
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            if _SYNCFS(fd) == 0:
+                return
+        finally:
+            os.close(fd)
+    folders = {folder}
+    for file in files:
+        fd = os.open(file, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        folders.add(file.parent)
+    for each in sorted(folders):
+        fsync_dir(each)
 
 
 def fsync_dir(folder: Path) -> None:

@@ -279,8 +279,11 @@ def _stage(out_dir: Path, site: str, tree: Tree) -> Path:
     stage.mkdir()
     try:
         _write_file(stage / STAGING_MARK, "")
+        written = [stage / STAGING_MARK]
         for path, text in sorted(tree.items()):
-            _write_file(stage / path, text)
+            written.append(stage / path)
+            _write_file(written[-1], text)
+        swap.sync_written(stage, written)  # every file durable before the marker goes
         (stage / STAGING_MARK).unlink()
         swap.fsync_dir(stage)
     except BaseException:
@@ -313,5 +316,3 @@ def _write_file(file: Path, text: str) -> None:
     file.parent.mkdir(parents=True, exist_ok=True)
     with file.open("x", encoding="utf-8", newline="\n") as handle:
         handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())

@@ -160,7 +160,7 @@ def concurrency(ctx: Context) -> Iterator[Problem]:
     reported: set[tuple[str, str]] = set()
     pools = sorted({n.pool for n in ctx.facts.nodes})
     for step in ctx.gating.steps:
-        members = [r for r in ctx.runs if ctx.gating.step_of.get(r.source.path) == step]
+        members = ctx.members.get(step, [])
         if not members:
             continue
         together = ctx.together(step)
@@ -232,7 +232,7 @@ def _bounded(admission: Admission, workload: Workload) -> bool:
 
 def _widest(ctx: Context, run: Run) -> list[Key]:
     """Every workload of a run's widest batch (the batch that can run the most at once)."""
-    index = ctx.runs.index(run)
+    index = ctx.position[id(run)]
     if not run.batches:
         return []
     batch_no = max(range(len(run.batches)), key=lambda b: (run.batches[b].width, -b))

@@ -60,25 +60,45 @@ class Context:
         """Whether two different runs can be running at the same time."""
         return one is not other and not self.ordered(one, other) and not self.ordered(other, one)
 
+    @cached_property
+    def position(self) -> dict[int, int]:
+        """Each run's index in `runs`, by the run's id()."""
+        return {id(run): index for index, run in enumerate(self.runs)}
+
+    @cached_property
+    def members(self) -> dict[str, list[Run]]:
+        """The runs of each step, in run order (runs of no step left out)."""
+        found: dict[str, list[Run]] = {}
+        for run in self.runs:
+            step = self.gating.step_of.get(run.source.path)
+            if step is not None:
+                found.setdefault(step, []).append(run)
+        return found
+
     def together(self, step: str) -> list[Run]:
         """The runs of a step and every run that may overlap one of them.
 
         `first` is ordered before every run of the step when it is in the step's `before`
         set; a run of the step is before `first` when it is in the `before` of its step.
+        Whether the step's runs are all in a step's `before` is asked once per step.
         """
-        members = [r for r in self.runs if self.gating.step_of.get(r.source.path) == step]
+        members = self.members.get(step, [])
         earlier = self.before.get(step, frozenset())
         paths = {m.source.path for m in members}
-        return [
-            r
-            for r in self.runs
-            if r in members
-            or (
-                r.source.path not in earlier
-                and not paths
-                <= self.before.get(self.gating.step_of.get(r.source.path, ""), frozenset())
-            )
-        ]
+        after: dict[str, bool] = {}
+
+        def overlaps(run: Run) -> bool:
+            other = self.gating.step_of.get(run.source.path)
+            if other == step:
+                return True
+            if run.source.path in earlier:
+                return False
+            key = other or ""
+            if key not in after:
+                after[key] = paths <= self.before.get(key, frozenset())
+            return not after[key]
+
+        return [r for r in self.runs if overlaps(r)]
 
     def step_label(self, run: Run) -> str:
         """How messages name a run's step."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from nvcregen.core import units
 from nvcregen.plan.model import Pool, TestUnit
@@ -92,7 +93,14 @@ class PlanFacts:
 
     def stage_rank(self, stage: str) -> int:
         """A stage's place in the plan; unknown stages after every known one."""
-        return self.stages.index(stage) if stage in self.stages else len(self.stages)
+        return self._ranks.get(stage, len(self.stages))
+
+    @cached_property
+    def _ranks(self) -> dict[str, int]:
+        ranks: dict[str, int] = {}
+        for rank, stage in enumerate(self.stages):
+            ranks.setdefault(stage, rank)
+        return ranks
 
 
 def plan_facts(site: Site, test_units: list[TestUnit]) -> PlanFacts:

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterator
 
 from nvcregen.core.errors import Severity
@@ -36,26 +37,102 @@ GATE_HINT = (
 
 def overlapping_stages(ctx: Context) -> Iterator[Problem]:
     """NVC672, once per run: an earlier stage's (or round's) run it may overlap."""
+    rivals = _Rivals(ctx)
     for run in ctx.runs:
-        rival = next(
-            (r for r in ctx.runs if _earlier(ctx, r, run) and ctx.may_overlap(r, run)), None
-        )
+        rival = rivals.first(run)
         if rival is not None:
             yield _overlap(ctx, rival, run)
 
 
-def _earlier(ctx: Context, first: Run, second: Run) -> bool:
-    """Whether `first` belongs before `second`: an earlier stage, or an earlier round."""
-    rank_a, rank_b = ctx.facts.stage_rank(first.stage), ctx.facts.stage_rank(second.stage)
-    if first.stage != second.stage:
-        return (rank_a, first.stage) < (rank_b, second.stage)
-    if first.test != second.test or first.round is None or second.round is None:
-        return False
-    return _round(first.round) < _round(second.round)
-
-
 def _round(value: str) -> int:
     return int(value) if value.isdigit() else 0
+
+
+class _Rivals:
+    """The first run (in run order) that belongs before a run and may overlap it.
+
+    A run belongs before another when its stage comes earlier in the plan (an unknown
+    stage after every known one, ties by name), or it is the same stage's and test's run
+    of an earlier round. The answer is the one trying every run for that and for
+    `ctx.may_overlap` would give, without trying every pair. Whether two runs are ordered
+    depends on their paths and on the `before` set of each one's step, so runs are
+    grouped by that set (a few per plan); within a group, the runs the other run's
+    `before` leaves out are indexed once by stage, and by (stage, test) and round, each
+    keeping its earliest run.
+    """
+
+    def __init__(self, ctx: Context) -> None:
+        self.ctx = ctx
+        self.sets: list[frozenset[str]] = []
+        numbers: dict[frozenset[str], int] = {}
+        self.group: dict[int, int] = {}
+        self.runs_of: dict[int, list[int]] = {}
+        for index, run in enumerate(ctx.runs):
+            before = ctx.before.get(ctx.gating.step_of.get(run.source.path, ""), frozenset())
+            number = numbers.setdefault(before, len(numbers))
+            if number == len(self.sets):
+                self.sets.append(before)
+            self.group[index] = number
+            self.runs_of.setdefault(number, []).append(index)
+        self.indexes: dict[tuple[int, int], _Index] = {}
+
+    def first(self, run: Run) -> Run | None:
+        """The rival `overlapping_stages` reports for `run`, or None."""
+        index = self.ctx.position[id(run)]
+        mine = self.group[index]
+        found = [
+            self._index(source, mine).first(self.ctx, run)
+            for source in self.runs_of
+            if run.source.path not in self.sets[source]  # else `run` waits for them
+        ]
+        best = min((i for i in found if i is not None), default=None)
+        return None if best is None else self.ctx.runs[best]
+
+    def _index(self, source: int, target: int) -> _Index:
+        """Runs of group `source` not in the `before` set of group `target`, indexed."""
+        key = (source, target)
+        if key not in self.indexes:
+            excluded = self.sets[target]
+            kept = [i for i in self.runs_of[source] if self.ctx.runs[i].source.path not in excluded]
+            self.indexes[key] = _Index(self.ctx, kept)
+        return self.indexes[key]
+
+
+class _Index:
+    """Runs by stage (earliest of each) and by (stage, test) and round (earliest so far)."""
+
+    def __init__(self, ctx: Context, kept: list[int]) -> None:
+        self.by_stage: dict[str, int] = {}
+        rounds: dict[tuple[str, str], dict[int, int]] = {}
+        for index in kept:  # ascending: the first seen is the earliest
+            run = ctx.runs[index]
+            self.by_stage.setdefault(run.stage, index)
+            if run.round is not None:
+                per_round = rounds.setdefault((run.stage, run.test), {})
+                per_round.setdefault(_round(run.round), index)
+        self.rounds: dict[tuple[str, str], tuple[list[int], list[int]]] = {}
+        for key, per_round in rounds.items():
+            numbers = sorted(per_round)
+            earliest, least = [], len(ctx.runs)
+            for number in numbers:
+                least = min(least, per_round[number])
+                earliest.append(least)
+            self.rounds[key] = (numbers, earliest)
+
+    def first(self, ctx: Context, run: Run) -> int | None:
+        """The earliest indexed run that `_earlier` puts before `run`."""
+        rank = (ctx.facts.stage_rank(run.stage), run.stage)
+        found = [
+            index
+            for stage, index in self.by_stage.items()
+            if stage != run.stage and (ctx.facts.stage_rank(stage), stage) < rank
+        ]
+        if run.round is not None and (run.stage, run.test) in self.rounds:
+            numbers, earliest = self.rounds[(run.stage, run.test)]
+            below = bisect.bisect_left(numbers, _round(run.round))
+            if below:
+                found.append(earliest[below - 1])
+        return min(found, default=None)
 
 
 def _overlap(ctx: Context, first: Run, second: Run) -> Problem:

@@ -51,8 +51,19 @@ class Replay:
     problems: tuple[Problem, ...]
 
 
-def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
-    """Replay the objects of one site folder (its `preview/` is never applied: skipped)."""
+def replay_site(objects: Sequence[TreeObject], facts: PlanFacts, *, judged: bool = True) -> Replay:
+    """Replay the objects of one site folder (its `preview/` is never applied: skipped).
+
+    `judged=False` leaves the checks out (`problems` is empty): for a caller that reads
+    only the clocks, as the step timeouts do.
+    """
+    ctx = replay_context(objects, facts)
+    problems = judge(ctx) if judged else ()
+    return Replay(facts, ctx.runs, ctx.gating, ctx.queues, ctx.expected, ctx.worst, problems)
+
+
+def replay_context(objects: Sequence[TreeObject], facts: PlanFacts) -> Context:
+    """The replayed tree every check reads: runs, steps, admissions, both clocks."""
     applied = [o for o in objects if not o.path.startswith(f"{PREVIEW}/")]
     runs = read_runs(applied, facts)
     gating = read_gating(applied, runs, facts)
@@ -68,10 +79,9 @@ def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
         key for key, a in admissions.items() if a.refusal or not _fits(runs, key, a, cluster)
     )
     expected, worst = (_clock(runs, gating, admissions, queues, cluster, c, blocked) for c in CASES)
-    context = Context(
+    return Context(
         facts, tuple(runs), gating, queues, admissions, blocked, expected, worst, cluster
     )
-    return Replay(facts, tuple(runs), gating, queues, expected, worst, judge(context))
 
 
 def _clock(

@@ -40,14 +40,18 @@ class RefusedYAMLError(RefusedInputError, yaml.YAMLError):
     """A YAML input refused by a limit (`spec/bounded.py`): a `yaml.YAMLError` too."""
 
 
-class _NoAliasLoader(_BASE):  # type: ignore[misc]  # PyYAML's loaders are untyped
-    """PyYAML's safe loader that refuses any node used twice (an alias)."""
+class _JsonLoader(_BASE):  # type: ignore[misc]  # PyYAML's loaders are untyped
+    """PyYAML's safe loader with JSON's scalars; other tags, long numbers, twice keys refused."""
 
     def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         mapping = super().construct_mapping(node, deep)
         if len(mapping) != len(node.value):
             raise _duplicate(node)
         return mapping
+
+
+class _NoAliasLoader(_JsonLoader):
+    """The JSON loader that refuses any node used twice (an alias)."""
 
     def construct_object(self, node: Any, deep: bool = False) -> Any:
         if node in self.constructed_objects or node in self.recursive_objects:
@@ -106,10 +110,10 @@ def _not_json(loader: Any, node: Any) -> Any:
     )
 
 
-_NoAliasLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_text)
-_NoAliasLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
+_JsonLoader.add_constructor("tag:yaml.org,2002:timestamp", _timestamp_text)
+_JsonLoader.add_constructor("tag:yaml.org,2002:int", _bounded_int)
 for _tag in ("binary", "set", "omap", "pairs"):
-    _NoAliasLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
+    _JsonLoader.add_constructor(f"tag:yaml.org,2002:{_tag}", _not_json)
 
 LOADER: Any = _NoAliasLoader
 
@@ -124,8 +128,10 @@ def parse_fast(raw: bytes) -> Any:
         yaml.YAMLError: It is not valid YAML.
 
     """
+    # An alias is written `*name`: bytes without a `*` have none, and are read without
+    # asking of every node whether it was built before (a fifth of a tree check's parse).
     try:
-        return yaml.load(raw, Loader=LOADER)
+        return yaml.load(raw, Loader=LOADER if b"*" in raw else _JsonLoader)
     except RecursionError:  # libyaml stops at 1000 levels; Python's stack may not reach it
         error = too_deep()
         raise RefusedYAMLError(error.code, error.message) from None

@@ -19,6 +19,7 @@ import pytest
 
 from nvcregen.emit import swap, writer
 from nvcregen.emit.naming import INDEX_FILE
+from nvcregen.emit.ownership import STAGING_MARK
 from nvcregen.emit.tree import Tree
 from nvcregen.emit.writer import check_ownership, read_tree, write_tree, write_trees
 
@@ -298,3 +299,58 @@ def test_a_render_waits_for_the_lock_then_gives_up_clearly(
     assert diag.code == "NVC507"
     assert not (out / SITE).exists()
     assert write_trees(out, {SITE: NEW}).written == [SITE]
+
+
+def test_a_staged_tree_is_synced_before_its_marker_goes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # One syncfs for the whole staged tree (issue #22: an fsync per file was most of a
+    # 1,024-node render); the marker is still there when it runs, so a crash before it
+    # leaves a folder `recover` deletes.
+    synced: list[tuple[str, list[str]]] = []
+
+    def sync(folder: Path, files: list[Path]) -> None:
+        assert (folder / STAGING_MARK).exists()
+        synced.append((folder.name, sorted(f.relative_to(folder).as_posix() for f in files)))
+
+    monkeypatch.setattr(swap, "sync_written", sync)
+    tree: Tree = {"a.yaml": "a: 1\n", "sub/b.yaml": "b: 2\n"}
+    write_tree(tmp_path / "out", "site", tree)
+    ((name, files),) = synced
+    assert name.startswith(".nvcregen-site.") and name.endswith(".new")
+    assert files == sorted([STAGING_MARK, "a.yaml", "sub/b.yaml"])
+    assert read_tree(tmp_path / "out" / "site") == tree
+
+
+def test_without_syncfs_every_file_and_folder_is_fsynced(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "sub").mkdir()
+    files = [tmp_path / "a.yaml", tmp_path / "sub" / "b.yaml"]
+    for file in files:
+        file.write_text("x: 1\n")
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(os.fstat(fd).st_ino)
+        real(fd)
+
+    monkeypatch.setattr(swap, "_SYNCFS", None)
+    monkeypatch.setattr(os, "fsync", fsync)
+    swap.sync_written(tmp_path, files)
+    assert set(synced) == {p.stat().st_ino for p in [*files, tmp_path, tmp_path / "sub"]}
+
+
+@pytest.mark.skipif(swap._SYNCFS is None, reason="syncfs(2) is Linux's")
+def test_with_syncfs_no_file_is_fsynced_one_by_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "a.yaml"
+    file.write_text("x: 1\n")
+
+    def refuse(fd: int) -> None:
+        raise AssertionError("fsync called although syncfs synced the filesystem")
+
+    monkeypatch.setattr(os, "fsync", refuse)
+    swap.sync_written(tmp_path, [file])
