@@ -1,0 +1,55 @@
+"""The control plane's build, when it cannot succeed: a clear error, never a hang.
+
+These run without the binaries: each points the build cache at an empty folder and puts
+a `go` of its own (or none) first on the PATH.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import kubecontrolplane
+import pytest
+from kubecontrolplane import ControlPlaneError
+
+
+@pytest.fixture
+def empty_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path
+
+
+def test_without_go_the_build_fails_saying_go_is_needed(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin:/bin")  # no Go toolchain
+    with pytest.raises(ControlPlaneError, match=r"Go 1\.24 or newer is needed"):
+        kubecontrolplane.binaries()
+    assert not list((empty_cache / "cache").rglob("bin"))  # no folder left to be reused
+
+
+def test_a_build_that_hangs_is_stopped_with_its_processes(
+    empty_cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = empty_cache / "fakebin"
+    fake.mkdir()
+    pids = empty_cache / "go.pid"
+    (fake / "go").write_text(f"#!/bin/sh\necho $$ > {pids}\nexec sleep 600\n")
+    (fake / "go").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    monkeypatch.setattr(kubecontrolplane, "BUILD_TIMEOUT", 3.0)
+    began = time.monotonic()
+    with pytest.raises(ControlPlaneError, match=r"build\.sh ran over 3 s"):
+        kubecontrolplane.binaries()
+    assert time.monotonic() - began < 30
+    pid = int(pids.read_text())
+    for _ in range(50):  # the killed process is reaped by init
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        pytest.fail(f"the build's go (pid {pid}) still runs")
