@@ -7,6 +7,7 @@ a `go` of its own (or none) first on the PATH.
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -53,3 +54,52 @@ def test_a_build_that_hangs_is_stopped_with_its_processes(
         time.sleep(0.1)
     else:
         pytest.fail(f"the build's go (pid {pid}) still runs")
+
+
+FAKE_GO = """\
+#!/bin/sh
+# `go build [-flags] -o OUT PKG...`: an executable per package, named as go names it
+out=""; pkgs=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -o) out="$2"; shift 2 ;;
+    -ldflags) shift 2 ;;
+    build|-*) shift ;;
+    *) pkgs="$pkgs $1"; shift ;;
+  esac
+done
+for p in $pkgs; do
+  case "$out" in */) f="$out$(basename "$p")" ;; *) f="$out" ;; esac
+  printf '#!/bin/sh\\necho Kubernetes v0\\n' > "$f"; chmod +x "$f"
+done
+"""
+
+
+@pytest.fixture
+def fake_go(empty_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `go` that builds instantly; the cache folder build.sh will fill."""
+    fake = empty_cache / "fakebin"
+    fake.mkdir()
+    (fake / "go").write_text(FAKE_GO)
+    (fake / "go").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}:/usr/bin:/bin")
+    return kubecontrolplane.bin_dir()
+
+
+def test_build_sh_fills_the_cache_folder_whole_and_then_reuses_it(fake_go: Path) -> None:
+    assert kubecontrolplane.binaries() == fake_go
+    assert sorted(p.name for p in fake_go.iterdir()) == sorted(kubecontrolplane.BINARIES)
+    assert [p.name for p in fake_go.parent.iterdir()] == ["bin"]  # no temporary folder left
+    done = subprocess.run(
+        [str(kubecontrolplane.MODULE / "build.sh")], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.startswith(f"controlplane: reusing {fake_go}")
+
+
+def test_build_sh_replaces_a_cache_folder_missing_a_binary(fake_go: Path) -> None:
+    fake_go.mkdir(parents=True)
+    (fake_go / "kube-apiserver").write_text("#!/bin/sh\n")
+    (fake_go / "kube-apiserver").chmod(0o755)  # etcd and the controller manager gone
+    assert kubecontrolplane.binaries() == fake_go
+    assert sorted(p.name for p in fake_go.iterdir()) == sorted(kubecontrolplane.BINARIES)
+    assert [p.name for p in fake_go.parent.iterdir()] == ["bin"]
