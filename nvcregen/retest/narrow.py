@@ -9,14 +9,17 @@ the leaves of suspect links. Run it, collect it, and retest again from that arch
 until `retest` names the node or link. Sites without a fabric keep the pairs of
 `pairs.py`.
 
-Node-health runs test one node without its NICs: passing one clears no node of a fabric
-failure, and a node one failed is named already (quarantine it): it runs in no retest
-group, and a failing group that held it is explained by it.
+Runs of one node (node-health, an intra-node stage) cross no NIC and no uplink: passing
+one clears no node of a fabric failure, and a node that failed one is named already
+(quarantine it): it runs in no retest group, and a failing group that held it is
+explained by it. A narrowing round's own lone suspect (stage `narrowN`, run intra-node
+when its leaf has no cleared node) counts as any group does.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -26,13 +29,14 @@ from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.fabric.names import shown
-from nvcregen.report.archive import Archive, NodeVerdict
+from nvcregen.report.archive import Archive, NodeRun, NodeVerdict
 from nvcregen.retest.sitefile import budget_line, budget_of, compile_retest, retest_name
 from nvcregen.spec.load import load_document
 from nvcregen.spec.v1alpha1 import PoolFabric
 
 Data = dict[str, Any]
 MAX_GROUPS = 32  # a site has at most 32 stages
+_NARROW_STAGE = re.compile(r"narrow[0-9]+")  # the stages `narrowed_data` writes
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class Narrowing:
     tests: tuple[tuple[str, str], ...]
     named: str | None
     pool: str
-    health: tuple[str, ...] = ()  # nodes a node-health run failed: never retested
+    health: tuple[str, ...] = ()  # nodes that failed a run of one node: never retested
 
 
 def node_tests() -> frozenset[str]:
@@ -63,7 +67,7 @@ def narrow(
         nodes: The archive's node verdicts.
         data: The site.
         inventory: The site's inventory (the nodes' leaves).
-        single: The tests that run on one node without the fabric (default: the
+        single: The tests that run one node at a time in any stage (default: the
             catalog's node-health tests).
 
     """
@@ -79,19 +83,22 @@ def narrow(
     }
     inside = set(members)
     single = node_tests() if single is None else single
-    health = tuple(
-        sorted(
-            {v.node for v in nodes for r in v.runs if r.test in single and r.word == "fail"}
-            & inside
+
+    def alone(run: NodeRun) -> bool:  # one node, no fabric crossed
+        return run.test in single or (
+            run.scope == "intra-node" and not _NARROW_STAGE.fullmatch(run.stage)
         )
-    )
+
+    lost = [(v.node, r.test) for v in nodes for r in v.runs if alone(r) and r.word == "fail"]
+    health = tuple(sorted({node for node, _ in lost} & inside))
+    why = ", ".join(sorted({test for node, test in lost if node in inside}))
     results: dict[Group, bool] = {}
     tests: list[tuple[str, str]] = []
     for verdict in nodes:
         for run in verdict.runs:
             group = tuple(n for n in run.nodes if n in inside) or (verdict.node,)
             failed = run.word == "fail"
-            if run.test in single or (failed and set(group) & set(health)):
+            if alone(run) or (failed and set(group) & set(health)):
                 continue
             results[group] = results.get(group, False) or failed
             if failed:
@@ -104,7 +111,7 @@ def narrow(
     )
     named = known.named()
     if named == "nothing" and health:
-        named = f"node {shown(health)} (failed node-health)"
+        named = f"node {shown(health)} (failed {why} alone)"
     groups = tuple(next_round(known, leaf, [n for n in members if n not in health]))
     found = tuple(dict.fromkeys(tests))
     return Narrowing(groups, found, named, str(pool["name"]), health)
@@ -182,7 +189,7 @@ def write_narrowed(
     listed = "; ".join(f"[{shown(g)}]" for g in found.groups)
     lines = [f"retest {written.name}: {len(found.groups)} groups: {listed}"]
     if found.health:
-        lines.append(f"failed node-health, not retested (quarantine): {shown(found.health)}")
+        lines.append(f"failed alone, not retested (quarantine): {shown(found.health)}")
     return target, tuple(lines)
 
 

@@ -136,7 +136,7 @@ def test_a_node_failed_by_node_health_is_not_retested(tmp_path: Path) -> None:
         inventory,
     )  # fmt: skip
     assert alone is not None and alone.groups == ()
-    assert alone.named == "node gpu-0013 (failed node-health)"
+    assert alone.named == "node gpu-0013 (failed node-health alone)"
     # a failure it is not in is narrowed without it: it is no cleared partner of a retest
     other = narrow(
         with_health([(names(0, 1, 2, 3, 12, 13, 14, 15), True), (names(4, 5, 6, 7), False)],
@@ -168,5 +168,33 @@ def test_retest_writes_the_round_and_names_who_failed_node_health(tmp_path: Path
     assert lines == (
         "retest fleet-retest: 2 groups: [gpu-0000,gpu-0001,gpu-0002,gpu-0003]; "
         "[gpu-0012,gpu-0013,gpu-0014,gpu-0015]",
-        "failed node-health, not retested (quarantine): gpu-0005",
+        "failed alone, not retested (quarantine): gpu-0005",
     )
+
+
+def test_nodes_passing_a_single_node_stage_are_not_cleared_of_a_fabric_failure(
+    tmp_path: Path,
+) -> None:
+    # an intra-node all-reduce crosses no NIC and no uplink: passing it clears no node
+    data = yaml.safe_load(write_project(tmp_path, 16, 4).read_text())
+    everyone = names(*range(16))
+    alone = [
+        NodeRun(stage="one", scope="intra-node", test="nccl-all-reduce", nodes=(n,), word="pass")
+        for n in everyone
+    ]
+    nodes = [
+        v.model_copy(update={"runs": (alone[int(v.node[4:])], *v.runs)})
+        for v in verdicts([(names(0, 1, 2, 3, 12, 13, 14, 15), True), (names(4, 5, 6, 7), False)])
+    ]
+    found = narrow(nodes, data, fleet_inventory(16, 4))
+    assert found is not None and found.named is None
+    assert found.groups == (names(0, 1, 2, 3), names(12, 13, 14, 15))
+    # a narrowing round's own lone suspect runs intra-node: that run still counts
+    lone = NodeRun(stage="narrow1", scope="intra-node", test="nccl-all-reduce", nodes=names(3),
+                   word="fail")  # fmt: skip
+    named = narrow(
+        [NodeVerdict(node="gpu-0003", status="failed", word="fail", runs=(lone,))],
+        data,
+        fleet_inventory(16, 4),
+    )
+    assert named is not None and named.named == "node gpu-0003"
