@@ -8,25 +8,35 @@ suspects, a lone suspect beside a cleared node of its leaf), then cleared nodes 
 the leaves of suspect links. Run it, collect it, and retest again from that archive
 until `retest` names the node or link. Sites without a fabric keep the pairs of
 `pairs.py`.
+
+Runs of one node (node-health, an intra-node stage) cross no NIC and no uplink: passing
+one clears no node of a fabric failure, and a node that failed one is named already
+(quarantine it): it runs in no retest group, and a failing group that held it is
+explained by it. A narrowing round's own lone suspect (stage `narrowN`, run intra-node
+when its leaf has no cleared node) counts as any group does.
 """
 
 from __future__ import annotations
 
 import copy
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from nvcregen.catalog.load import load_catalog
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
-from nvcregen.report.archive import Archive, NodeVerdict
+from nvcregen.fabric.names import shown
+from nvcregen.report.archive import Archive, NodeRun, NodeVerdict
 from nvcregen.retest.sitefile import budget_line, budget_of, compile_retest, retest_name
 from nvcregen.spec.load import load_document
 from nvcregen.spec.v1alpha1 import PoolFabric
 
 Data = dict[str, Any]
 MAX_GROUPS = 32  # a site has at most 32 stages
+_NARROW_STAGE = re.compile(r"narrow[0-9]+")  # the stages `narrowed_data` writes
 
 
 @dataclass(frozen=True)
@@ -37,10 +47,30 @@ class Narrowing:
     tests: tuple[tuple[str, str], ...]
     named: str | None
     pool: str
+    health: tuple[str, ...] = ()  # nodes that failed a run of one node: never retested
 
 
-def narrow(nodes: list[NodeVerdict], data: Data, inventory: Inventory) -> Narrowing | None:
-    """The next round for the first pool with a fabric; None when no pool has one."""
+def node_tests() -> frozenset[str]:
+    """The catalog's node-health tests (one node, no fabric)."""
+    return frozenset(n for n, t in load_catalog().tests.items() if t.kind == "node")
+
+
+def narrow(
+    nodes: list[NodeVerdict],
+    data: Data,
+    inventory: Inventory,
+    single: frozenset[str] | None = None,
+) -> Narrowing | None:
+    """The next round for the first pool with a fabric; None when no pool has one.
+
+    Args:
+        nodes: The archive's node verdicts.
+        data: The site.
+        inventory: The site's inventory (the nodes' leaves).
+        single: The tests that run one node at a time in any stage (default: the
+            catalog's node-health tests).
+
+    """
     pool = next((p for p in data["spec"]["nodePools"] if "fabric" in p and p.get("nodes")), None)
     if pool is None:
         return None
@@ -52,18 +82,39 @@ def narrow(nodes: list[NodeVerdict], data: Data, inventory: Inventory) -> Narrow
         if n in inventory.nodes and levels.leaf in inventory.nodes[n].fabric
     }
     inside = set(members)
+    single = node_tests() if single is None else single
+
+    def alone(run: NodeRun) -> bool:  # one node, no fabric crossed
+        return run.test in single or (
+            run.scope == "intra-node" and not _NARROW_STAGE.fullmatch(run.stage)
+        )
+
+    lost = [(v.node, r.test) for v in nodes for r in v.runs if alone(r) and r.word == "fail"]
+    health = tuple(sorted({node for node, _ in lost} & inside))
+    why = ", ".join(sorted({test for node, test in lost if node in inside}))
     results: dict[Group, bool] = {}
     tests: list[tuple[str, str]] = []
     for verdict in nodes:
         for run in verdict.runs:
             group = tuple(n for n in run.nodes if n in inside) or (verdict.node,)
             failed = run.word == "fail"
+            if alone(run) or (failed and set(group) & set(health)):
+                continue
             results[group] = results.get(group, False) or failed
             if failed:
                 tests.append((run.stage, run.test))
-    known = learn(None, sorted(results.items()), leaf)
-    groups = tuple(next_round(known, leaf, members))
-    return Narrowing(groups, tuple(dict.fromkeys(tests)), known.named(), str(pool["name"]))
+    learnt = learn(None, sorted(results.items()), leaf)
+    known = replace(
+        learnt,
+        suspects=tuple(n for n in learnt.suspects if n not in health),
+        cleared=learnt.cleared - set(health),
+    )
+    named = known.named()
+    if named == "nothing" and health:
+        named = f"node {shown(health)} (failed {why} alone)"
+    groups = tuple(next_round(known, leaf, [n for n in members if n not in health]))
+    found = tuple(dict.fromkeys(tests))
+    return Narrowing(groups, found, named, str(pool["name"]), health)
 
 
 def narrowed_data(original: Data, found: Narrowing) -> Data:
@@ -135,8 +186,11 @@ def write_narrowed(
     written = compile_retest(new, header, root, str(target))
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(written.text, encoding="utf-8")
-    shown = "; ".join(f"[{' '.join(g)}]" for g in found.groups)
-    return target, (f"retest {written.name}: {len(found.groups)} groups: {shown}",)
+    listed = "; ".join(f"[{shown(g)}]" for g in found.groups)
+    lines = [f"retest {written.name}: {len(found.groups)} groups: {listed}"]
+    if found.health:
+        lines.append(f"failed alone, not retested (quarantine): {shown(found.health)}")
+    return target, tuple(lines)
 
 
 def _inventory(path: Path) -> Inventory | None:

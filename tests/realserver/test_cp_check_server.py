@@ -1,7 +1,7 @@
 """`nvcregen check --server` against a real kube-apiserver (v1.35.4, the vendored CRDs).
 
-Every shipped site's committed out/ tree is dry-run object by object (server-side apply,
-`dryRun=All`, strict field validation): the server runs its own OpenAPI validation, the
+Every shipped site's committed out/ tree, and each example site rendered afresh, is
+dry-run object by object (server-side apply, `dryRun=All`, strict field validation): the server runs its own OpenAPI validation, the
 CRDs' structural schemas and CEL rules, and admission. The namespaces the sites create
 are created first, as a GitOps controller applies them first, and so are Argo CD's and
 Flux's own namespaces (the controllers are installed before any site); nothing else
@@ -50,6 +50,28 @@ def test_every_shipped_site_dry_runs_without_a_finding(
 ) -> None:
     monkeypatch.chdir(ROOT)
     args = ["check", f"out/{site}", "--server", CONTEXT, "--kubeconfig", str(plane.kubeconfig)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert f"dry-ran it on context '{CONTEXT}'" in result.output
+    assert "NVC64" not in result.output
+
+
+@pytest.mark.parametrize(
+    "example", ["node-health/h200-trainer", "node-health/h200-nvcre", "fabric/fleet"]
+)
+def test_the_examples_dry_run_without_a_finding(
+    plane: ControlPlane, example: str, tmp_path: Path
+) -> None:
+    """The node-health runs (#23) and the fabric fleet (#22) meet the real server's schemas."""
+    site = ROOT / "examples" / f"{example}.yaml"
+    rendered = CliRunner().invoke(main, ["render", "--out", str(tmp_path), str(site)])
+    assert rendered.exit_code == 0, rendered.output
+    (tree,) = (p for p in tmp_path.iterdir() if p.is_dir())
+    for path in sorted(tree.rglob("*.yaml")):
+        for doc in yaml.safe_load_all(path.read_text("utf-8")):
+            if isinstance(doc, dict) and doc.get("kind") == "Namespace":
+                plane.namespace(doc["metadata"]["name"])
+    args = ["check", str(tree), "--server", CONTEXT, "--kubeconfig", str(plane.kubeconfig)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert f"dry-ran it on context '{CONTEXT}'" in result.output

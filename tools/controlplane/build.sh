@@ -12,7 +12,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 key="$(cat "$here/go.mod" "$here/go.sum" | sha256sum | cut -c1-16)"
 cache="${XDG_CACHE_HOME:-$HOME/.cache}/nvcregen/controlplane/$key"
 bin="$cache/bin"
-if [[ -x "$bin/etcd" && -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" ]]; then
+complete() {
+  [[ -x "$bin/etcd" && -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" ]]
+}
+if complete; then
   echo "controlplane: reusing $bin (built for these pins)"
   exit 0
 fi
@@ -46,8 +49,12 @@ echo "controlplane: building Kubernetes v$release and etcd into $bin (first time
 )
 "$tmp/kube-apiserver" --version >&2
 if ! mv -T "$tmp" "$bin" 2>/dev/null; then
-  # Another build finished first: keep its folder, drop ours.
-  [[ -x "$bin/kube-apiserver" ]] || { echo "controlplane: cannot move the build into $bin" >&2; exit 1; }
+  # Another build finished first: keep its folder, drop ours. A folder missing a binary
+  # (one removed by hand) is this script's own cache: replaced by the build.
+  if ! complete; then
+    rm -rf "$bin"
+    mv -T "$tmp" "$bin" || { echo "controlplane: cannot move the build into $bin" >&2; exit 1; }
+  fi
 fi
 trap - EXIT
 rm -rf "$tmp"

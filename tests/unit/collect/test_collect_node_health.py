@@ -164,6 +164,12 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
     assert retest.exit_code == 0
     assert "h200-b failed alone, no retest needed" in retest.output  # failed, not suspect
     assert not (tmp_path / "r.yaml").exists()
+    (archive,) = (tmp_path / "results" / "node-health-trainer").iterdir()
+    quarantine = run("quarantine", archive, "--format", "json")
+    assert quarantine.exit_code == 0, quarantine.output
+    (marked,) = json.loads(quarantine.output)["nodes"]  # the node node-health failed
+    assert marked["node"] == "h200-b"
+    assert "PCIe link at x8 of x16" in marked["annotations"]["nvcregen.io/quarantine-reason"]
 
 
 def test_nvcre_mode_collects_saved_node_health_logs(
