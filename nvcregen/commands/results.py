@@ -13,6 +13,7 @@ from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import printable
 
 if TYPE_CHECKING:
+    from nvcregen.ingest.node_expect import NodeInventory
     from nvcregen.ingest.node_health import Expectations
 
 
@@ -226,8 +227,8 @@ def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fm
 
     if (site is None) != (pool is None):
         raise click.UsageError("give --site and --pool together")
-    expected = None if site is None or pool is None else _pool_expectations(site, pool)
-    result = ingest_nodes(files, expected)
+    expected, inventory = (None, None) if site is None or pool is None else _pool(site, pool)
+    result = ingest_nodes(files, expected, inventory)
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     elif fmt == "markdown":
@@ -242,10 +243,10 @@ def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fm
     sys.exit(result.exit_code)
 
 
-def _pool_expectations(site: str, pool: str) -> Expectations:
+def _pool(site: str, pool: str) -> tuple[Expectations, NodeInventory | None]:
     from nvcregen.collect.collector import load_site_file
     from nvcregen.collect.model import CollectError
-    from nvcregen.ingest.node_expect import expectations_for
+    from nvcregen.ingest.node_expect import NodeInventory, expectations_for
     from nvcregen.plan.resolve import resolve_pools
 
     try:
@@ -265,8 +266,12 @@ def _pool_expectations(site: str, pool: str) -> Expectations:
             f"no pool {pool!r} in {loaded.file.path} (pools: {names})", param_hint="--pool"
         )
     resolved = pools.get(pool)
-    return expectations_for(
+    expected = expectations_for(
         spec,
         resolved.gpus_per_node if resolved else spec.gpus_per_node,
         f"{loaded.file.path} pool {pool}",
     )
+    named = loaded.site.spec.inventory
+    if loaded.inventory is None or named is None:
+        return expected, None
+    return expected, NodeInventory(named, loaded.inventory, spec.gpus_per_node is not None)

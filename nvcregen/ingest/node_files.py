@@ -16,6 +16,7 @@ from pathlib import Path
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.ingest.models import IngestFormatError, Json
+from nvcregen.ingest.node_expect import NodeInventory, for_node
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import is_node_health_log, parse_node_health_log
 from nvcregen.ingest.node_models import GpuFacts, NodeFacts, NodeReport
@@ -77,8 +78,15 @@ def read_node_file(text: str, file: str) -> list[tuple[str | None, NodeFacts]]:
     )
 
 
-def ingest_nodes(paths: Sequence[Path], expected: Expectations | None = None) -> NodeIngest:
-    """Read every file, group by node, merge the forms and judge each node."""
+def ingest_nodes(
+    paths: Sequence[Path],
+    expected: Expectations | None = None,
+    inventory: NodeInventory | None = None,
+) -> NodeIngest:
+    """Read every file, group by node, merge the forms and judge each node.
+
+    With the site's inventory, each node's expectations are filled from its entry.
+    """
     groups: dict[str, list[NodeFacts]] = {}
     diagnostics: list[Diagnostic] = []
     for path in paths:
@@ -102,7 +110,9 @@ def ingest_nodes(paths: Sequence[Path], expected: Expectations | None = None) ->
             groups.setdefault(key, []).append(facts)
     reports = [merge(node, group) for node, group in sorted(groups.items())]
     judged = [
-        dataclasses.replace(r, findings=node_findings(r, _where(groups[r.node]), expected))
+        dataclasses.replace(
+            r, findings=node_findings(r, _where(groups[r.node]), _of(expected, r.node, inventory))
+        )
         for r in reports
     ]
     extra = majority_findings(judged, expected)
@@ -110,6 +120,12 @@ def ingest_nodes(paths: Sequence[Path], expected: Expectations | None = None) ->
         dataclasses.replace(r, findings=r.findings + tuple(extra.get(r.node, ()))) for r in judged
     ]
     return NodeIngest(tuple(judged), tuple(diagnostics))
+
+
+def _of(
+    expected: Expectations | None, node: str, inventory: NodeInventory | None
+) -> Expectations | None:
+    return None if expected is None else for_node(expected, node, inventory)
 
 
 def merge(node: str, group: Sequence[NodeFacts]) -> NodeReport:

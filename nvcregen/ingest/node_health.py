@@ -10,6 +10,7 @@ docs/design/0014-node-health.md.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from nvcregen.ingest.node_values import nonzero
 from nvcregen.ingest.node_xid import XIDS
 
 E, W = Severity.ERROR, Severity.WARNING
+_DOTTED = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9}){0,3}$")
 HEADROOM_WARN_C = 5  # a GPU this close to its slowdown limit at rest has no margin under load
 
 
@@ -35,6 +37,15 @@ class Expectations:
     pcie_width: int | None = None
     mig: bool | None = None  # False: MIG must be off
     source: str = ""  # where they were stated, e.g. "sites/a.yaml pool h200"
+    inventory: str = ""  # the site's inventory file, when it names one
+    from_inventory: frozenset[str] = frozenset()  # facts taken from it: driver, cuda, gpus
+    unlisted: bool = False  # the site names an inventory that does not list the node
+
+    def wants(self, fact: str, value: object) -> str:
+        """What was expected of a fact, and from where (the pool, or the node's inventory entry)."""
+        if fact in self.from_inventory:
+            return f"where the inventory ({self.inventory}) records {value} for this node"
+        return f"the pool expects {value}"
 
 
 class _Collector:
@@ -310,20 +321,37 @@ def xid_findings(out: _Collector, events: Sequence[XidEvent]) -> None:
 
 
 def expectation_findings(out: _Collector, report: NodeReport, expected: Expectations) -> None:
-    """Drift: every fact that differs from what the pool states (NVC817)."""
+    """Drift: every fact that differs from what the pool or the node's inventory entry states."""
     source = f" ({expected.source})" if expected.source else ""
     hint = f"bring the node to the pool's configuration{source}, or drain it"
+    if expected.from_inventory:
+        hint = (
+            f"bring the node to the configuration its inventory entry ({expected.inventory}) "
+            f"or its pool{source} states, or drain it; if the node was changed on purpose, "
+            "write the inventory again (`nvcregen inventory`)"
+        )
+    if expected.unlisted:
+        out.add(
+            "NVC822",
+            W,
+            f"not in the inventory ({expected.inventory}): its driver, CUDA and GPU count were "
+            "checked against the pool's statement alone",
+            "add the node to the inventory (`nvcregen inventory`), or check that it belongs "
+            "to the site",
+            "gpus",
+        )
     for fact, stated, actual in (
         ("driver", expected.driver, report.driver),
         ("cuda", expected.cuda, report.cuda),
     ):
-        if stated is not None and actual is not None and actual != stated:
-            out.add("NVC817", E, f"drift: {fact} {actual}, the pool expects {stated}", hint, fact)
+        if stated is not None and actual is not None and not same_version(actual, stated):
+            want = expected.wants(fact, stated)
+            out.add("NVC817", E, f"drift: {fact} {actual}, {want}", hint, fact)
     if expected.gpus_per_node is not None and len(report.gpus) != expected.gpus_per_node:
         out.add(
             "NVC817",
             E,
-            f"drift: {len(report.gpus)} GPUs, the pool expects {expected.gpus_per_node}",
+            f"drift: {len(report.gpus)} GPUs, {expected.wants('gpus', expected.gpus_per_node)}",
             hint,
             "gpus",
         )
@@ -350,6 +378,18 @@ def expectation_findings(out: _Collector, report: NodeReport, expected: Expectat
                 )
         if expected.mig is False and (gpu.mig_current or gpu.mig_pending):
             out.add("NVC817", E, "drift: MIG on, the pool expects it off", hint, "mig_current", gpu)
+
+
+def same_version(seen: str, stated: str) -> bool:
+    """Whether two dotted versions are one: numerically (`580.159.04` is `580.159.4`), else as text.
+
+    GFD's driver labels keep nvidia-smi's zero-padded revision (`.rev=04`), so an inventory's
+    `580.159.04` and nvidia-smi's driver string match as text too; numbers make a hand-edited
+    `580.159.4` match as well. `13.0` and `13` differ: a component missing is not a zero.
+    """
+    if _DOTTED.match(seen) and _DOTTED.match(stated):
+        return tuple(int(p) for p in seen.split(".")) == tuple(int(p) for p in stated.split("."))
+    return seen == stated
 
 
 def node_findings(

@@ -6,11 +6,12 @@ without importing the code that plans them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from nvcregen.catalog.models import HardwareEntry, PodSize, TestEntry
 from nvcregen.fabric.groups import Grouping
+from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.placement import Placement
 from nvcregen.spec.v1alpha1 import NodePool, Stage
 
@@ -29,6 +30,8 @@ class Pool:
     product_labels: tuple[str, ...]
     catalog_file: str
     placement: Placement | None = None  # leaf and NVLink domain of each node (the inventory)
+    inventory: Inventory | None = field(default=None, compare=False, repr=False)
+    inventory_file: str = ""  # the site's `spec.inventory`: node-health takes versions from it
 
     @property
     def node_count(self) -> int | None:

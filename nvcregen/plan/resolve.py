@@ -29,7 +29,17 @@ def resolve_pools(
         gpus = spec.gpus_per_node or hardware.gpus_per_node
         origin = catalog.origin("hardware", model_key(hardware.model))
         placement = place(spec, inventory)
-        pools[spec.name] = Pool(spec, index, hardware, gpus, labels, origin, placement)
+        pools[spec.name] = Pool(
+            spec,
+            index,
+            hardware,
+            gpus,
+            labels,
+            origin,
+            placement,
+            inventory,
+            (site.spec.inventory or "") if inventory is not None else "",
+        )
     return pools
 
 

@@ -3,7 +3,8 @@
 The log names its node; it must be the node the run was pinned to. Every failing finding
 (an error) becomes one of the record's errors, so the run fails and names the node as
 failed (not suspect: the node was alone in its run); warnings are kept as warnings. The
-pool's `expect` (and its GPU count) is the configuration a node must not drift from.
+pool's `expect` (and its GPU count), filled per node from the site's inventory where it
+states nothing, is the configuration a node must not drift from.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nvcregen.ingest import IngestFormatError
-from nvcregen.ingest.node_expect import expectations_for
+from nvcregen.ingest.node_expect import NodeInventory, expectations_for, for_node
 from nvcregen.ingest.node_files import merge
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import parse_node_health_log
@@ -39,7 +40,7 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
         return {**base, "kind": KIND, "status": "no-data", "errors": (message,)}
     facts: list[NodeFacts] = [f for _, f in pairs]
     report = merge(node, facts)
-    expected = _expected(unit)
+    expected = for_node(_expected(unit), node, _inventory(unit))
     where = {k: v for f in facts for k, v in f.where.items()}
     findings = node_findings(report, where, expected)
     errors = tuple(f"{f.code} {f.message}" for f in findings if f.fails)
@@ -60,6 +61,13 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
 def _expected(unit: TestUnit) -> Expectations:
     source = f"pool {unit.pool.spec.name}"
     return expectations_for(unit.pool.spec, unit.pool.gpus_per_node, source)
+
+
+def _inventory(unit: TestUnit) -> NodeInventory | None:
+    pool = unit.pool
+    if pool.inventory is None:
+        return None
+    return NodeInventory(pool.inventory_file, pool.inventory, pool.spec.gpus_per_node is not None)
 
 
 def _report(log: RunLog) -> NodeReport | None:

@@ -356,3 +356,46 @@ def test_a_node_off_its_pools_majority_is_warned_in_the_log_records(
     assert records["h200-a"]["warnings"] == records["h200-c"]["warnings"] == []
     nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
     assert nodes["h200-b"] == "cleared"  # a warning, not a failure
+
+
+def test_a_node_off_its_inventory_entry_is_failed_naming_the_inventory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The NVCRE site without `expect.driver`, naming an inventory that gives h200-b another."""
+    project = tmp_path / "project"
+    project.mkdir()
+    text = (EXAMPLES / "h200-nvcre.yaml").read_text()
+    assert "        driver: 580.159.04\n" in text
+    text = text.replace("        driver: 580.159.04\n", "")
+    text = text.replace("  nodePools:\n", "  inventory: inventory.yaml\n  nodePools:\n")
+    (project / "site.yaml").write_text(text)
+    nodes = [
+        {
+            "name": node,
+            "gpu": {"product": "NVIDIA-H200", "count": 8},
+            "driver": "570.86.15" if node == "h200-b" else "580.159.04",
+        }
+        for node in ("h200-a", "h200-b", "h200-c")
+    ]
+    inventory = {"apiVersion": "nvcregen.io/v1alpha1", "kind": "Inventory", "nodes": nodes}
+    (project / "inventory.yaml").write_text(yaml.safe_dump(inventory))
+    monkeypatch.chdir(project)
+    rendered = run("render", "--out", tmp_path / "out", "site.yaml")
+    assert rendered.exit_code == 0, rendered.output
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in (tmp_path / "out").rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    for node in ("h200-a", "h200-b", "h200-c"):  # every node runs 580.159.04
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(health_log(node))
+    collected, summary, verdicts = _collect_and_report(project / "site.yaml", saved, tmp_path)
+    assert collected.exit_code == 1
+    assert summary.splitlines()[2] == "**Hold back 1 of 3 nodes: h200-b (failed).**"
+    nodes_ = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes_ == {"h200-a": "cleared", "h200-b": "failed", "h200-c": "cleared"}
+    why = next(n for n in verdicts["nodes"] if n["node"] == "h200-b")["reasons"]
+    drift = (
+        "NVC817 drift: driver 580.159.04, where the inventory (inventory.yaml) records "
+        "570.86.15 for this node"
+    )
+    assert any(drift in r for r in why), why
