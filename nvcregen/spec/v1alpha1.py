@@ -512,8 +512,9 @@ class NodeExpectations(StrictModel):
     """What every node of a pool must run, read by the node-health gate (issue 23).
 
     A node whose `nvidia-smi` shows another value is **drift** and fails (NVC817); a fact
-    left out here is checked against the majority of the pool instead (NVC818, a warning).
-    The GPU count expected is the pool's `gpusPerNode`.
+    left out here is taken from the node's entry in the site's inventory (driver, CUDA, GPU
+    count), else checked against the majority of the pool (NVC818, a warning). The GPU
+    count expected is the pool's `gpusPerNode`.
     """
 
     driver: Annotated[str, Field(pattern=r"^[0-9]+(\.[0-9]+){1,3}$", max_length=32)] | None = None
@@ -565,8 +566,9 @@ class NodePool(StrictModel):
     expect: NodeExpectations | None = None
     """What each node must run (driver, CUDA, VBIOS, PCIe, MIG); checked by `node-health`.
 
-    A node inventory (issue 22) may later supply these per node; this is the pool-wide
-    statement, and the one `nvcregen ingest node --site --pool` and `collect` read.
+    When the site names an inventory, each node's driver, CUDA version and GPU count come
+    from its entry where this statement (or `gpusPerNode`) leaves them out; the pool's
+    statement wins. `nvcregen ingest node --site --pool` and `collect` read both.
     """
 
     @model_validator(mode="after")
