@@ -216,3 +216,14 @@ def test_a_gpu_count_from_the_inventory_names_it(tmp_path: Path) -> None:
     ]
     one = ingest_nodes([folder / "nvidia-smi-q.xml"], Expectations(), _inventory(gpus=1))
     assert one.exit_code == 0
+
+
+def test_an_unreadable_inventory_exits_2_at_its_line_and_judges_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = project(tmp_path, monkeypatch, {"name": "h200-vm", "driver": 580})
+    result = run("ingest", "node", capture(tmp_path, REAL), "--site", site, "--pool", "h200")
+    assert result.exit_code == 2
+    assert "inventory.yaml:" in result.stderr
+    assert "error[NVC390]" in result.stderr
+    assert result.stdout == ""
