@@ -350,3 +350,28 @@ def test_a_node_off_its_pools_majority_is_warned_in_the_log_records(
     assert records["h200-a"]["warnings"] == records["h200-c"]["warnings"] == []
     nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
     assert nodes["h200-b"] == "cleared"  # a warning, not a failure
+
+
+def test_nvcre_mode_refuses_two_saved_logs_of_one_name(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """`x.log` and `x.txt` (#20's NVC711) in NVCRE mode's node-health logs too: one was
+    judged and the other archived under the same name, a verdict its archive contradicts."""
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    failing = XML.replace("<remapped_row_failure>No", "<remapped_row_failure>Yes", 1)
+    for node in ("h200-a", "h200-b", "h200-c"):
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(health_log(node))
+    (saved / "logs" / "nvcre" / "node-health-h200-c.txt").write_text(health_log("h200-c", failing))
+    results = tmp_path / "results"
+    collected = run(
+        "collect", "--site", EXAMPLES / "h200-nvcre.yaml", "--from", saved, "--out", results
+    )
+    assert collected.exit_code == 2, collected.output
+    assert (
+        "logs/nvcre/node-health-h200-c.txt: error[NVC711]: logs/nvcre/node-health-h200-c.log"
+        " is the log of the same run (nvcre/node-health-h200-c); keep one of them"
+    ) in collected.output
+    assert not results.exists()  # nothing archived
