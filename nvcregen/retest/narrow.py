@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nvcregen.fabric.inventory import Inventory
+from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.report.archive import Archive, NodeVerdict
@@ -144,7 +144,7 @@ def _inventory(path: Path) -> Inventory | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    doc, _ = load_document(raw, path.name)
+    doc, _ = load_document(raw, path.name, max_bytes=MAX_BYTES)
     return read_inventory(doc)[0] if doc is not None else None
 
 
