@@ -269,4 +269,5 @@ def _pool_expectations(site: str, pool: str) -> Expectations:
         spec,
         resolved.gpus_per_node if resolved else spec.gpus_per_node,
         f"{loaded.file.path} pool {pool}",
+        (*resolved.product_labels, *resolved.hardware.product_labels) if resolved else (),
     )

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.ingest.node_health import Expectations
 from nvcregen.spec.v1alpha1 import NodePool
 
 
-def expectations_for(pool: NodePool, gpus_per_node: int | None, source: str) -> Expectations:
-    """The pool's expectations; `gpus_per_node` is its resolved count (its own or the catalog's).
+def expectations_for(
+    pool: NodePool, gpus_per_node: int | None, source: str, products: Sequence[str] = ()
+) -> Expectations:
+    """The pool's expectations.
+
+    `gpus_per_node` is its resolved count (its own or the catalog's), `products` its GPU
+    product labels (its own and the catalog's).
 
     The hook for a node inventory (issue 22): an inventory entry that states a node's
     driver or VBIOS would give its own `Expectations` here, per node, before the pool's.
@@ -21,5 +28,6 @@ def expectations_for(pool: NodePool, gpus_per_node: int | None, source: str) -> 
         pcie_gen=None if stated is None else stated.pcie_gen,
         pcie_width=None if stated is None else stated.pcie_width,
         mig=None if stated is None else stated.mig,
+        products=tuple(dict.fromkeys(products)),
         source=source,
     )
