@@ -8,7 +8,8 @@ can slip through. Replaced, each by a placeholder numbered in sorted order of th
 originals (so the same nodes give the same placeholders run after run):
 
 - node and host names the archive names (nodes of groups, failed, excluded and
-  succeeded nodes, hosts and ranks of logs, node verdicts) -> `node-A`, `node-B`, ...
+  succeeded nodes, hosts and ranks of logs, the nodes launcher pods ran on, node
+  verdicts; inside a log's path and run name too) -> `node-A`, `node-B`, ...
   (letters, never numbers: `host-03` would read as a real node 3 of a numbered fleet);
 - IPv4 addresses, and IPv6 ones written with `::` -> `ip-01`, ...;
 - image registries other than the public ones (nvcr.io, docker.io, ghcr.io, quay.io,
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 PUBLIC = frozenset(
     {"nvcr.io", "docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws"}
 )
-_NODE_KEYS = frozenset({"nodes", "hosts", "excluded_nodes", "succeeded_nodes"})
+_NODE_KEYS = frozenset({"nodes", "hosts", "excluded_nodes", "succeeded_nodes", "scheduled_on"})
 _NAMED_AFTER = frozenset({"path", "run"})  # a log record's file and run, named by the user
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
@@ -113,7 +114,7 @@ def _node_names(data: object) -> Iterator[str]:
                 yield from (v for v in value if isinstance(v, str) and v)
             elif key in {"failed_nodes"} and isinstance(value, list):
                 yield from (str(v["name"]) for v in value if isinstance(v, dict) and v.get("name"))
-            elif key in {"node", "host"} and isinstance(value, str) and value:
+            elif key in {"node", "host", "pod_node"} and isinstance(value, str) and value:
                 yield value
             else:
                 yield from _node_names(value)
