@@ -53,12 +53,45 @@ def inventory(
     except InventoryError as exc:
         _fail(f"{BAD_EXPORT}: {exc}")
     header = "nvcregen inventory: review changes; a site names this file in spec.inventory"
-    text = dump_yaml(to_data(found), header=header)
+    data = to_data(found)
+    for node in data["nodes"]:  # the file is committed, and validate refuses a secret in it
+        held = _secret_in(node, "")
+        if held is not None:
+            where, what = held
+            _fail(f"{BAD_EXPORT}: node {node['name']}, {where} holds {what}; nothing written")
+    text = dump_yaml(data, header=header)
     if output is None:
         click.echo(text, nl=False)
         return
     write_atomic(output, text)
     click.echo(f"nvcregen: wrote {output} ({len(found.nodes)} nodes)", err=True)
+
+
+def _secret_in(value: object, where: str) -> tuple[str, str] | None:
+    """The first string (key or value) under `value` that holds a secret: (pointer, what)."""
+    from nvcregen.core.secrets import URL_CREDENTIALS, find_secret
+
+    if isinstance(value, str):
+        what = find_secret(value)
+        return (
+            None
+            if what is None
+            else (where, "a password in a URL" if what == URL_CREDENTIALS else what)
+        )
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        pointer = f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}"
+        found = _secret_in(key, pointer) if isinstance(key, str) else None
+        found = found or _secret_in(item, pointer)
+        if found is not None:
+            return found
+    return None
 
 
 def _read_export(path: Path) -> Any:
