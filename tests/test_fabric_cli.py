@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -103,3 +104,13 @@ def test_an_export_holding_a_secret_writes_no_inventory(project: Path) -> None:
         ) in result.output
         assert "ghp_" not in result.output
     assert sorted(p.name for p in project.iterdir()) == ["nodes.json"]
+
+
+def test_a_fifo_export_is_refused_without_blocking(project: Path) -> None:
+    """`--from` a FIFO waited forever for a writer (#19 refused FIFOs in out/ for this)."""
+    os.mkfifo(project / "nodes.yaml")
+    result = run("inventory", "--from", "nodes.yaml", "-o", "out.yaml")
+    assert result.exit_code == 2
+    assert "NVC780: nodes.yaml cannot be read: " in result.output
+    assert "not a regular file" in result.output
+    assert not (project / "out.yaml").exists()

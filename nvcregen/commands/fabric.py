@@ -99,12 +99,17 @@ def _read_export(path: Path) -> Any:
     import yaml
 
     from nvcregen.fabric.inventory import MAX_BYTES
+    from nvcregen.spec.bounded import read_limited
     from nvcregen.spec.fast import parse_fast
 
-    if path.stat().st_size > MAX_BYTES:
+    try:
+        raw = read_limited(path, MAX_BYTES)  # a regular file only: a FIFO would block
+    except OSError as exc:
+        _fail(f"{BAD_EXPORT}: {path} cannot be read: {exc.strerror or exc}")
+    if raw is None:
         _fail(f"{BAD_EXPORT}: {path} is over {MAX_BYTES // 2**20} MiB")
     try:
-        return parse_fast(path.read_bytes())
+        return parse_fast(raw)
     except yaml.YAMLError as exc:
         _fail(f"{BAD_EXPORT}: {path} is not YAML without aliases: {str(exc).splitlines()[0]}")
 
