@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -84,3 +85,32 @@ def test_the_render_cache_key_holds_the_inventory(project: Path) -> None:
     inventory = project / INVENTORY
     inventory.write_text(inventory.read_text().replace("leaf-03", "leaf-02"))
     assert site_input_key(site, project) not in {None, before}
+
+
+def test_an_export_holding_a_secret_writes_no_inventory(project: Path) -> None:
+    """The inventory is committed and validate refuses a secret in it (NVC114): a token in
+    a node's taint or fabric label was written into the project all the same."""
+    data = fleet(4, 2)
+    token = "ci_ghp_A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    data["items"][1]["spec"]["taints"].append(
+        {"key": "team", "value": token, "effect": "NoSchedule"}
+    )
+    (project / "nodes.json").write_text(json.dumps(data))
+    for output in (["-o", "out.yaml"], []):
+        result = run("inventory", "--from", "nodes.json", *output)
+        assert result.exit_code == 2
+        assert (
+            "NVC780: node gpu-0001, /taints/1/value holds a GitHub token; nothing written"
+        ) in result.output
+        assert "ghp_" not in result.output
+    assert sorted(p.name for p in project.iterdir()) == ["nodes.json"]
+
+
+def test_a_fifo_export_is_refused_without_blocking(project: Path) -> None:
+    """`--from` a FIFO waited forever for a writer (#19 refused FIFOs in out/ for this)."""
+    os.mkfifo(project / "nodes.yaml")
+    result = run("inventory", "--from", "nodes.yaml", "-o", "out.yaml")
+    assert result.exit_code == 2
+    assert "NVC780: nodes.yaml cannot be read: " in result.output
+    assert "not a regular file" in result.output
+    assert not (project / "out.yaml").exists()

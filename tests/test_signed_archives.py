@@ -272,3 +272,46 @@ def test_with_source_date_epoch_a_signed_archive_is_the_same_bytes_twice(
     assert envelope == (tmp_path / "first" / SITE / run.name / ENVELOPE).read_bytes()
     payload = json.loads(base64.b64decode(json.loads(envelope)["payload"]))
     assert payload["predicate"]["collectedAt"] == "2026-10-26T07:33:20Z"
+
+
+def _deep_payload_envelope(copy: Path) -> str:
+    envelope = json.loads((copy / ENVELOPE).read_text())
+    envelope["payload"] = base64.b64encode(b"[" * 100_000).decode()
+    return json.dumps(envelope)
+
+
+@pytest.mark.parametrize(
+    ("shape", "said"),
+    [
+        ("deep", "the envelope: nested deeper than nvcregen reads (NVC606)"),
+        ("deep payload", "the payload: nested deeper than nvcregen reads (NVC606)"),
+        ("twice", "the envelope: a key is given twice in one JSON object (NVC607)"),
+    ],
+)
+def test_a_hostile_envelope_is_a_finding_in_every_reader(
+    copy: Path, signed: tuple[Path, Path, Path], tmp_path: Path, shape: str, said: str
+) -> None:
+    """The envelope is archive input (#20): nesting 100,000 deep was an internal error
+    (exit 70) in `report`, `verify`, `export metrics` and `history`; a key given twice
+    was read last-one-wins."""
+    envelope = copy / ENVELOPE
+    if shape == "deep":
+        envelope.write_text("[" * 100_000)
+    elif shape == "deep payload":
+        envelope.write_text(_deep_payload_envelope(copy))
+    else:
+        envelope.write_text(envelope.read_text().replace("{", '{"payloadType": "x", ', 1))
+    runner = CliRunner()
+    report = runner.invoke(main, ["report", str(copy), "--out", str(tmp_path / "report")])
+    assert report.exit_code == 0, report.output
+    assert f"signature unusable: {ENVELOPE} cannot be read: " in report.output
+    assert said in report.output
+    checked = verify(copy, signed[2])
+    assert checked.exit_code == 1, checked.output
+    if shape != "deep payload":  # the signature fails first there
+        assert said in checked.stderr
+    metrics = tmp_path / "metrics.txt"
+    exported = runner.invoke(main, ["export", "metrics", str(copy), "--out", str(metrics)])
+    assert exported.exit_code == 0, exported.output
+    history = runner.invoke(main, ["history", str(copy)])
+    assert history.exit_code == 0, history.output

@@ -69,7 +69,7 @@ def _drift_of(root: Path, name: str, live: Inventory) -> list[Diagnostic]:
         raw = path.read_bytes()
     except OSError as exc:
         return [Diagnostic(Span(name), Severity.WARNING, UNREADABLE, f"{name}: {exc.strerror}")]
-    doc, diags = load_document(raw[: MAX_BYTES + 1], name)
+    doc, diags = load_document(raw[: MAX_BYTES + 1], name, max_bytes=MAX_BYTES)
     inventory, problems = read_inventory(doc) if doc is not None else (None, [])
     if doc is None or inventory is None or len(raw) > MAX_BYTES:
         return diags + problems

@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nvcregen.collect.model import CollectError
+from nvcregen.collect.source import NOT_REGULAR, SAME_RUN, read_regular, regular_files
 from nvcregen.core.kube import name_problem
 from nvcregen.results.logruns import LOGS, RunLog
 from nvcregen.results.nodehealthruns import is_node_health
@@ -22,28 +23,46 @@ MAX_BYTES = 16 * 1024 * 1024  # as `ingest node` reads at most
 def saved_node_health_logs(folder: Path, namespace: str) -> list[RunLog]:
     """The node-health logs under `folder/logs/` (none when there is no such folder).
 
+    Read as trainer mode reads its logs: regular files only, opened without following a
+    link (NVC710), and two logs of one name (`x.log`, `x.txt`) refused (NVC711): one
+    would be judged and the other archived under that name.
+
     Raises:
-        CollectError: A log whose path would not be `logs/<namespace>/<name>.log`, one
-            over `MAX_BYTES`, or one that cannot be read.
+        CollectError: A log whose path would not be `logs/<namespace>/<name>.log`, a
+            link, two logs of one name, one over `MAX_BYTES`, or one that cannot be read.
 
     """
     root = folder / LOGS
+    if root.is_symlink():
+        raise CollectError(f"{LOGS}: error[{NOT_REGULAR}]: a symbolic link; nothing is followed")
     if not root.is_dir():
         return []
-    found = []
-    for file in sorted(p for p in root.rglob("*") if p.is_file() and p.suffix in SUFFIXES):
+    files, problems = regular_files(root, SUFFIXES)
+    found: list[RunLog] = []
+    names: dict[tuple[str, str], str] = {}
+    for file in files:
         parts = file.relative_to(root).parts
         where = parts[0] if len(parts) > 1 else namespace
         problem = name_problem("Pod", where, file.stem) if len(parts) <= 2 else "too deep"
         shown = file.relative_to(folder).as_posix()
         if problem is not None:
             raise CollectError(f"{shown}: not logs/<namespace>/<name>.log: {problem}")
+        if (where, file.stem) in names:
+            problems.append(
+                f"{shown}: error[{SAME_RUN}]: {names[where, file.stem]} is the log of the same"
+                f" run ({where}/{file.stem}); keep one of them"
+            )
+            continue
+        names[where, file.stem] = shown
         try:
             if file.stat().st_size > MAX_BYTES:
                 raise CollectError(f"{shown}: larger than {MAX_BYTES // (1 << 20)} MiB")
-            log = RunLog(where, file.stem, file.read_bytes())
+            log = RunLog(where, file.stem, read_regular(file))
         except OSError as exc:
-            raise CollectError(f"{file}: cannot be read: {exc}") from exc
+            problems.append(f"{shown}: cannot be read: {exc.strerror or exc}")
+            continue
         if is_node_health(log):
             found.append(log)
+    if problems:
+        raise CollectError("\n".join(sorted(set(problems))))
     return found

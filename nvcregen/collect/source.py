@@ -29,6 +29,7 @@ SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 MAX_DEPTH = 100  # objects nest a few dozen levels; far deeper is an attack on recursion
 NOT_REGULAR = "NVC710"
+SAME_RUN = "NVC711"  # two saved logs of one run (`x.log`, `x.txt`)
 DUPLICATE_KEY = "NVC712"
 TOO_LONG = "NVC713"
 TOO_DEEP = "NVC714"

@@ -30,6 +30,7 @@ from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.signing import sign_archive, signature_note
 from nvcregen.collect.source import (
     NOT_REGULAR,
+    SAME_RUN,
     SUFFIXES,
     SourceError,
     read_folder,
@@ -50,7 +51,6 @@ if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 LOG_SUFFIXES = frozenset({".log", ".txt"})
-SAME_RUN = "NVC711"
 RUN_KINDS = frozenset({"TrainJob", "Job"})
 
 

@@ -53,7 +53,13 @@ def inventory(
     except InventoryError as exc:
         _fail(f"{BAD_EXPORT}: {exc}")
     header = "nvcregen inventory: review changes; a site names this file in spec.inventory"
-    text = dump_yaml(to_data(found), header=header)
+    data = to_data(found)
+    for node in data["nodes"]:  # the file is committed, and validate refuses a secret in it
+        held = _secret_in(node, "")
+        if held is not None:
+            where, what = held
+            _fail(f"{BAD_EXPORT}: node {node['name']}, {where} holds {what}; nothing written")
+    text = dump_yaml(data, header=header)
     if output is None:
         click.echo(text, nl=False)
         return
@@ -61,17 +67,49 @@ def inventory(
     click.echo(f"nvcregen: wrote {output} ({len(found.nodes)} nodes)", err=True)
 
 
+def _secret_in(value: object, where: str) -> tuple[str, str] | None:
+    """The first string (key or value) under `value` that holds a secret: (pointer, what)."""
+    from nvcregen.core.secrets import URL_CREDENTIALS, find_secret
+
+    if isinstance(value, str):
+        what = find_secret(value)
+        return (
+            None
+            if what is None
+            else (where, "a password in a URL" if what == URL_CREDENTIALS else what)
+        )
+    items = (
+        value.items()
+        if isinstance(value, dict)
+        else enumerate(value)
+        if isinstance(value, list)
+        else ()
+    )
+    for key, item in items:
+        pointer = f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}"
+        found = _secret_in(key, pointer) if isinstance(key, str) else None
+        found = found or _secret_in(item, pointer)
+        if found is not None:
+            return found
+    return None
+
+
 def _read_export(path: Path) -> Any:
     """The export's data: at most 64 MiB, YAML without aliases (or JSON)."""
     import yaml
 
     from nvcregen.fabric.inventory import MAX_BYTES
+    from nvcregen.spec.bounded import read_limited
     from nvcregen.spec.fast import parse_fast
 
-    if path.stat().st_size > MAX_BYTES:
+    try:
+        raw = read_limited(path, MAX_BYTES)  # a regular file only: a FIFO would block
+    except OSError as exc:
+        _fail(f"{BAD_EXPORT}: {path} cannot be read: {exc.strerror or exc}")
+    if raw is None:
         _fail(f"{BAD_EXPORT}: {path} is over {MAX_BYTES // 2**20} MiB")
     try:
-        return parse_fast(path.read_bytes())
+        return parse_fast(raw)
     except yaml.YAMLError as exc:
         _fail(f"{BAD_EXPORT}: {path} is not YAML without aliases: {str(exc).splitlines()[0]}")
 

@@ -270,6 +270,7 @@ def _pool(site: str, pool: str) -> tuple[Expectations, NodeInventory | None]:
         spec,
         resolved.gpus_per_node if resolved else spec.gpus_per_node,
         f"{loaded.file.path} pool {pool}",
+        (*resolved.product_labels, *resolved.hardware.product_labels) if resolved else (),
     )
     named = loaded.site.spec.inventory
     if loaded.inventory is None or named is None:

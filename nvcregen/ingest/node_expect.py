@@ -10,6 +10,7 @@ reported (NVC822) and judged against the pool alone.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.fabric.inventory import Inventory
@@ -26,8 +27,14 @@ class NodeInventory:
     gpus_stated: bool  # the pool states `gpusPerNode`, which wins over the inventory's count
 
 
-def expectations_for(pool: NodePool, gpus_per_node: int | None, source: str) -> Expectations:
-    """The pool's expectations; `gpus_per_node` is its resolved count (its own or the catalog's)."""
+def expectations_for(
+    pool: NodePool, gpus_per_node: int | None, source: str, products: Sequence[str] = ()
+) -> Expectations:
+    """The pool's expectations.
+
+    `gpus_per_node` is its resolved count (its own or the catalog's), `products` its GPU
+    product labels (its own and the catalog's).
+    """
     stated = pool.expect
     return Expectations(
         driver=None if stated is None else stated.driver,
@@ -38,6 +45,7 @@ def expectations_for(pool: NodePool, gpus_per_node: int | None, source: str) -> 
         pcie_width=None if stated is None else stated.pcie_width,
         mig=None if stated is None else stated.mig,
         source=source,
+        products=tuple(dict.fromkeys(products)),
     )
 
 

@@ -22,6 +22,7 @@ from nvcregen.ingest.node_xid import XIDS
 
 E, W = Severity.ERROR, Severity.WARNING
 _DOTTED = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9}){0,3}$")
+UNNAMED = frozenset({"NVIDIA Graphics Device", "Graphics Device"})  # no model to check
 HEADROOM_WARN_C = 5  # a GPU this close to its slowdown limit at rest has no margin under load
 
 
@@ -36,6 +37,7 @@ class Expectations:
     pcie_gen: int | None = None
     pcie_width: int | None = None
     mig: bool | None = None  # False: MIG must be off
+    products: tuple[str, ...] = ()  # the pool's GPU product labels (GFD's), () unchecked
     source: str = ""  # where they were stated, e.g. "sites/a.yaml pool h200"
     inventory: str = ""  # the site's inventory file, when it names one
     from_inventory: frozenset[str] = frozenset()  # facts taken from it: driver, cuda, gpus
@@ -347,6 +349,7 @@ def expectation_findings(out: _Collector, report: NodeReport, expected: Expectat
         if stated is not None and actual is not None and not same_version(actual, stated):
             want = expected.wants(fact, stated)
             out.add("NVC817", E, f"drift: {fact} {actual}, {want}", hint, fact)
+    _product_findings(out, report, expected, hint)
     if expected.gpus_per_node is not None and len(report.gpus) != expected.gpus_per_node:
         out.add(
             "NVC817",
@@ -390,6 +393,29 @@ def same_version(seen: str, stated: str) -> bool:
     if _DOTTED.match(seen) and _DOTTED.match(stated):
         return tuple(int(p) for p in seen.split(".")) == tuple(int(p) for p in stated.split("."))
     return seen == stated
+
+
+def _product_findings(
+    out: _Collector, report: NodeReport, expected: Expectations, hint: str
+) -> None:
+    """Drift: GPUs of another model than the pool's (NVC817).
+
+    Read as evidence binding reads a log's devices (NVC731): GPU Feature Discovery's label
+    is the driver's name with blanks made dashes (`-SHARED` when time-sliced); a device
+    the driver does not name is not checked.
+    """
+    labels = {label.removesuffix("-SHARED") for label in expected.products}
+    if not labels:
+        return
+    other: dict[str, list[int]] = {}
+    for gpu in report.gpus:
+        name = (gpu.product or "").strip()
+        if name and name not in UNNAMED and name.replace(" ", "-") not in labels:
+            other.setdefault(name, []).append(gpu.index)
+    wanted = ", ".join(sorted(labels))
+    for name, gpus in other.items():
+        message = f"drift: GPU model {name} ({len(gpus)} GPUs), the pool expects {wanted}"
+        out.add("NVC817", E, message, hint, "product")
 
 
 def node_findings(

@@ -8,7 +8,8 @@ can slip through. Replaced, each by a placeholder numbered in sorted order of th
 originals (so the same nodes give the same placeholders run after run):
 
 - node and host names the archive names (nodes of groups, failed, excluded and
-  succeeded nodes, hosts and ranks of logs, node verdicts) -> `node-A`, `node-B`, ...
+  succeeded nodes, hosts and ranks of logs, the nodes launcher pods ran on, node
+  verdicts; inside a log's path and run name too) -> `node-A`, `node-B`, ...
   (letters, never numbers: `host-03` would read as a real node 3 of a numbered fleet);
 - IPv4 addresses, and IPv6 ones written with `::` -> `ip-01`, ...;
 - image registries other than the public ones (nvcr.io, docker.io, ghcr.io, quay.io,
@@ -29,7 +30,8 @@ from dataclasses import dataclass
 PUBLIC = frozenset(
     {"nvcr.io", "docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws"}
 )
-_NODE_KEYS = frozenset({"nodes", "hosts", "excluded_nodes", "succeeded_nodes"})
+_NODE_KEYS = frozenset({"nodes", "hosts", "excluded_nodes", "succeeded_nodes", "scheduled_on"})
+_NAMED_AFTER = frozenset({"path", "run"})  # a log record's file and run, named by the user
 _LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 _IPV4 = re.compile(r"(?<![\d.])(?:\d{1,3}\.){3}\d{1,3}(?![\d.])")
 _IPV6 = re.compile(r"(?<![\w:])[0-9a-fA-F]{0,4}(?::[0-9a-fA-F]{0,4})*::[0-9a-fA-F:%\w]*")
@@ -55,13 +57,23 @@ class Sanitizer:
         numbered = {a: f"ip-{n:02d}" for n, a in enumerate(sorted(addresses), 1)}
         return _replace(text, numbered)
 
+    def within(self, text: str) -> str:
+        """`text` (a log's path or run name) with every node name in it replaced.
 
-def _replace(text: str, mapping: Mapping[str, str]) -> str:
+        Names stand between characters other than letters and digits there: a user
+        names a saved log after its node (`node-health-gpu-07.log`).
+        """
+        return _replace(self(text), self.names, inside=True)
+
+
+def _replace(text: str, mapping: Mapping[str, str], *, inside: bool = False) -> str:
     if not mapping:
         return text
-    names = sorted(mapping, key=len, reverse=True)
-    pattern = re.compile(
-        r"(?<![\w.-])(?:" + "|".join(re.escape(n) for n in names) + r")(?![\w-]|\.\w)"
+    names = "|".join(re.escape(n) for n in sorted(mapping, key=len, reverse=True))
+    pattern = (
+        re.compile(r"(?<![A-Za-z0-9])(?:" + names + r")(?![A-Za-z0-9])")
+        if inside
+        else re.compile(r"(?<![\w.-])(?:" + names + r")(?![\w-]|\.\w)")
     )
     return pattern.sub(lambda m: mapping[m[0]], text)
 
@@ -102,7 +114,7 @@ def _node_names(data: object) -> Iterator[str]:
                 yield from (v for v in value if isinstance(v, str) and v)
             elif key in {"failed_nodes"} and isinstance(value, list):
                 yield from (str(v["name"]) for v in value if isinstance(v, dict) and v.get("name"))
-            elif key in {"node", "host"} and isinstance(value, str) and value:
+            elif key in {"node", "host", "pod_node"} and isinstance(value, str) and value:
                 yield value
             else:
                 yield from _node_names(value)
@@ -137,7 +149,12 @@ def _walk(data: object, clean: Sanitizer) -> object:
     if isinstance(data, str):
         return clean(data)
     if isinstance(data, dict):
-        return {key: _walk(value, clean) for key, value in data.items()}
+        return {
+            key: clean.within(value)
+            if key in _NAMED_AFTER and isinstance(value, str)
+            else _walk(value, clean)
+            for key, value in data.items()
+        }
     if isinstance(data, list):
         return [_walk(item, clean) for item in data]
     return data

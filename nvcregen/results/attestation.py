@@ -30,7 +30,14 @@ from nvcregen import __version__
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.archive import ENVELOPE, SUMS, Archive, run_files
 from nvcregen.results.archivefiles import SiteFile
-from nvcregen.results.dsse import EnvelopeError, fingerprint, parse_envelope, sign, verified_by
+from nvcregen.results.dsse import (
+    EnvelopeError,
+    fingerprint,
+    parse_envelope,
+    sign,
+    untrusted_json,
+    verified_by,
+)
 from nvcregen.results.verdicts import Verdicts
 
 if TYPE_CHECKING:
@@ -211,10 +218,7 @@ def verify_signature(folder: Path, public: Ed25519PublicKey) -> list[str]:
 def _statement(payload: bytes, payload_type: str) -> dict[str, Any]:
     if payload_type != PAYLOAD_TYPE:
         raise EnvelopeError(f"payloadType is {payload_type!r}, not {PAYLOAD_TYPE}")
-    try:
-        body = json.loads(payload.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise EnvelopeError(f"the payload is not JSON: {exc}") from exc
+    body = untrusted_json(payload, "the payload")
     if not isinstance(body, dict) or body.get("_type") != STATEMENT_TYPE:
         raise EnvelopeError(f"the payload is not an in-toto Statement ({STATEMENT_TYPE})")
     if body.get("predicateType") != PREDICATE_TYPE:

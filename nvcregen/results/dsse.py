@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nvcregen.spec.bounded import RefusedInputError, load_json
+
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ed25519 import (
         Ed25519PrivateKey,
@@ -197,10 +199,7 @@ def parse_envelope(data: bytes) -> Envelope:
     """
     if len(data) > MAX_ENVELOPE:
         raise EnvelopeError(f"larger than {MAX_ENVELOPE} bytes")
-    try:
-        found = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise EnvelopeError(f"not JSON: {exc}") from exc
+    found = untrusted_json(data, "the envelope")
     if not isinstance(found, dict):
         raise EnvelopeError("not a JSON object")
     payload, kind, signatures = (found.get(k) for k in ("payload", "payloadType", "signatures"))
@@ -216,6 +215,22 @@ def parse_envelope(data: bytes) -> Envelope:
             raise EnvelopeError("every signature needs a string `sig` (and `keyid`)")
         pairs.append((keyid, _b64(sig, "sig")))
     return Envelope(_b64(payload, "payload"), kind, tuple(pairs))
+
+
+def untrusted_json(data: bytes, what: str) -> Any:
+    """JSON from the archive, as strict as its other files (`spec.bounded.load_json`).
+
+    Raises:
+        EnvelopeError: `what` (the envelope, the payload) and why: not UTF-8 or JSON, a
+            number too long, nesting too deep, or a key given twice (NVC605-NVC607).
+
+    """
+    try:
+        return load_json(data.decode("utf-8"))
+    except RefusedInputError as exc:
+        raise EnvelopeError(f"{what}: {exc.message} ({exc.code})") from exc
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise EnvelopeError(f"{what} is not JSON: {exc}") from exc
 
 
 def _b64(text: str, field: str) -> bytes:

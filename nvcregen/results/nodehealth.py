@@ -60,7 +60,8 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
 
 def _expected(unit: TestUnit) -> Expectations:
     source = f"pool {unit.pool.spec.name}"
-    return expectations_for(unit.pool.spec, unit.pool.gpus_per_node, source)
+    products = (*unit.pool.product_labels, *unit.pool.hardware.product_labels)
+    return expectations_for(unit.pool.spec, unit.pool.gpus_per_node, source, products)
 
 
 def _inventory(unit: TestUnit) -> NodeInventory | None:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.catalog.load import load_catalog
-from nvcregen.fabric.inventory import Inventory
+from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.fabric.names import shown
@@ -198,7 +198,7 @@ def _inventory(path: Path) -> Inventory | None:
         raw = path.read_bytes()
     except OSError:
         return None
-    doc, _ = load_document(raw, path.name)
+    doc, _ = load_document(raw, path.name, max_bytes=MAX_BYTES)
     return read_inventory(doc)[0] if doc is not None else None
 
 

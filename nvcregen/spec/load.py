@@ -65,7 +65,7 @@ def read_site_bytes(file: Path, display: str) -> tuple[bytes | None, list[Diagno
     """Read a site file's bytes; NVC110 if larger than `MAX_BYTES` (told before reading)."""
     try:
         raw = read_limited(file, MAX_BYTES)
-        return (raw, []) if raw is not None else (None, [_too_large(display)])
+        return (raw, []) if raw is not None else (None, [_too_large(display, MAX_BYTES)])
     except OSError as exc:
         reason = exc.strerror or type(exc).__name__
         msg = f"cannot read the file: {reason}"
@@ -73,7 +73,9 @@ def read_site_bytes(file: Path, display: str) -> tuple[bytes | None, list[Diagno
         return None, [Diagnostic(Span(display), Severity.ERROR, "NVC100", msg, hint=hint)]
 
 
-def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnostic]]:
+def load_document(
+    raw: bytes, path: str, *, max_bytes: int = MAX_BYTES
+) -> tuple[Document | None, list[Diagnostic]]:
     """Load the bytes of one site file.
 
     Plain scalars resolve with the YAML 1.2 core schema; quoted ones are strings.
@@ -82,14 +84,15 @@ def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnost
     Args:
         raw: The file content.
         path: The name diagnostics and spans use for the file.
+        max_bytes: The largest file read (a site's; an inventory's bound is its own).
 
     Returns:
         The document, or None when any error was found, and all diagnostics
         (errors and warnings) sorted by position.
 
     """
-    if len(raw) > MAX_BYTES:
-        return None, [_too_large(path)]
+    if len(raw) > max_bytes:
+        return None, [_too_large(path, max_bytes)]
     text, problems = _decode(raw, path)
     if problems:
         return None, _capped(problems)
@@ -120,8 +123,8 @@ def load_document(raw: bytes, path: str) -> tuple[Document | None, list[Diagnost
     return (None, _capped(diags + secrets)) if secrets else (document, diags)
 
 
-def _too_large(path: str) -> Diagnostic:
-    msg = f"the file is larger than {MAX_BYTES // 1024} KiB"
+def _too_large(path: str, max_bytes: int) -> Diagnostic:
+    msg = f"the file is larger than {max_bytes // 1024} KiB"
     hint = "a site file should be small; split it or check that this is the right file"
     return _error(Span(path), "NVC110", msg, hint)
 

@@ -46,7 +46,7 @@ def load_inventory(
         return None, [
             Diagnostic(doc.span(where), Severity.ERROR, BAD_INVENTORY, message, where, hint)
         ]
-    inventory_doc, diags = load_document(raw, named)
+    inventory_doc, diags = load_document(raw, named, max_bytes=MAX_BYTES)
     if inventory_doc is None:
         return None, diags
     inventory, problems = read_inventory(inventory_doc)

@@ -1,8 +1,9 @@
 """`nvcregen check --server` against a real kube-apiserver (v1.35.4, the vendored CRDs).
 
 Every shipped site's committed out/ tree, and each example site rendered afresh, is
-dry-run object by object (server-side apply, `dryRun=All`, strict field validation): the server runs its own OpenAPI validation, the
-CRDs' structural schemas and CEL rules, and admission. The namespaces the sites create
+dry-run object by object (server-side apply, `dryRun=All`, strict field validation):
+the server runs its own OpenAPI validation, the CRDs' structural schemas and CEL rules,
+and admission. The namespaces the sites create
 are created first, as a GitOps controller applies them first, and so are Argo CD's and
 Flux's own namespaces (the controllers are installed before any site); nothing else
 persists.

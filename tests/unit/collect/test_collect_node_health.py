@@ -399,3 +399,54 @@ def test_a_node_off_its_inventory_entry_is_failed_naming_the_inventory(
         "570.86.15 for this node"
     )
     assert any(drift in r for r in why), why
+
+
+def test_nvcre_mode_refuses_two_saved_logs_of_one_name(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """`x.log` and `x.txt` (#20's NVC711) in NVCRE mode's node-health logs too: one was
+    judged and the other archived under the same name, a verdict its archive contradicts."""
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    failing = XML.replace("<remapped_row_failure>No", "<remapped_row_failure>Yes", 1)
+    for node in ("h200-a", "h200-b", "h200-c"):
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(health_log(node))
+    (saved / "logs" / "nvcre" / "node-health-h200-c.txt").write_text(health_log("h200-c", failing))
+    results = tmp_path / "results"
+    collected = run(
+        "collect", "--site", EXAMPLES / "h200-nvcre.yaml", "--from", saved, "--out", results
+    )
+    assert collected.exit_code == 2, collected.output
+    assert (
+        "logs/nvcre/node-health-h200-c.txt: error[NVC711]: logs/nvcre/node-health-h200-c.log"
+        " is the log of the same run (nvcre/node-health-h200-c); keep one of them"
+    ) in collected.output
+    assert not results.exists()  # nothing archived
+
+
+def test_a_node_of_another_gpu_model_fails_node_health(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """#21's binding for node health: H100s in the H200 pool were cleared (every fact
+    the pool states matched), so another model's node passed the readiness gate."""
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    h100 = XML.replace(
+        "<product_name>NVIDIA H200</product_name>",
+        "<product_name>NVIDIA H100 80GB HBM3</product_name>",
+    )
+    for node in ("h200-a", "h200-b", "h200-c"):
+        text = health_log(node, h100 if node == "h200-c" else XML)
+        (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(text)
+    collected, _, verdicts = _collect_and_report(EXAMPLES / "h200-nvcre.yaml", saved, tmp_path)
+    assert collected.exit_code == 1, collected.output
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
+    assert (
+        "NVC817 drift: GPU model NVIDIA H100 80GB HBM3 (8 GPUs), the pool expects NVIDIA-H200"
+        in collected.output
+    )

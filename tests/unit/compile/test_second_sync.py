@@ -22,7 +22,10 @@ from nvcregen.core.manifest import Manifest
 
 Obj = dict[str, Any]
 ROOT = Path(__file__).resolve().parents[3]
-SITES = sorted((ROOT / "sites").glob("*.yaml"))
+SITES = [  # the shipped sites and the node-health examples (#23: one Job a node)
+    *sorted((ROOT / "sites").glob("*.yaml")),
+    *sorted((ROOT / "examples" / "node-health").glob("*.yaml")),
+]
 QUEUE = "kueue.x-k8s.io/queue-name"
 KUEUE_PATCH = "kueue.x-k8s.io/manager"
 RUN_KINDS = frozenset({"TrainJob", "Job", "Certification", "WorkloadRun"})
@@ -30,7 +33,8 @@ Apply = Callable[[Live | None, Obj], Live]
 
 
 def _manifests(path: Path) -> list[Manifest]:
-    built = build_site(path.read_bytes(), f"sites/{path.name}", catalog(), Options(root=ROOT))
+    shown = path.relative_to(ROOT).as_posix()
+    built = build_site(path.read_bytes(), shown, catalog(), Options(root=ROOT))
     assert not isinstance(built, CompileResult), [str(d) for d in built.diagnostics]
     return built.manifests
 
@@ -141,7 +145,7 @@ def _cases() -> list[Any]:
         runs = [m.obj for m in manifests if m.component == "readiness"]
         runs = [obj for obj in runs if obj["kind"] in RUN_KINDS]
         assert runs, path.name
-        cases.append(pytest.param(path, id=path.stem))
+        cases.append(pytest.param(path, id=f"{path.parent.name}/{path.stem}"))
     return cases
 
 

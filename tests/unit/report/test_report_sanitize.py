@@ -82,3 +82,43 @@ def test_sanitized_names_are_letters_never_node_numbers() -> None:
     clean = sanitizer(texts)
     assert clean.names == {"gpu-01": "node-A", "gpu-02": "node-B"}  # not host-03, host-04
     assert [letters(i) for i in (0, 25, 26, 27, 701, 702)] == ["A", "Z", "AA", "AB", "ZZ", "AAA"]
+
+
+def test_a_node_name_inside_a_log_name_is_replaced(tmp_path: Path) -> None:
+    """NVCRE mode's saved node-health logs are named by the user, often after the node
+    (`node-health-node-b.log`): the log record's path and run kept the real name."""
+    summary = sample_summary()
+    summary["logs"] = [
+        {
+            "path": "logs/nvcre/node-health-node-b.log",
+            "run": "node-health-node-b",
+            "hosts": ["node-b"],
+        }
+    ]
+    run = sample_run(tmp_path / "results", summary=summary)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(out), "--sanitize"])
+    assert result.exit_code == 0, result.output
+    (record,) = json.loads((out / "summary.json").read_text())["logs"]
+    (node,) = record["hosts"]
+    assert node.startswith("node-") and node != "node-b"
+    assert record["path"] == f"logs/nvcre/node-health-{node}.log"
+    assert record["run"] == f"node-health-{node}"
+
+
+def test_the_node_a_launcher_pod_ran_on_is_replaced(tmp_path: Path) -> None:
+    """#21's binding records where a log's launcher pod ran (`pod_node`, a round's
+    `scheduled_on`): a node the plan does not name (NVC733) was named only there and in
+    messages, so sanitizing left it everywhere."""
+    summary = sample_summary()
+    summary["logs"] = [{"path": "logs/x.log", "run": "x", "pod_node": "rack7-gpu-secret"}]
+    summary["runs"][0]["message"] = "the launcher pod ran on rack7-gpu-secret"
+    summary["runs"][0]["bandwidth"] = [
+        {"ref": {"name": "x"}, "group": "g", "nodes": [], "scheduled_on": ["rack7-gpu-secret"]}
+    ]
+    run = sample_run(tmp_path / "results", summary=summary)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(out), "--sanitize"])
+    assert result.exit_code == 0, result.output
+    for file in out.iterdir():
+        assert "rack7-gpu-secret" not in file.read_text(), file.name

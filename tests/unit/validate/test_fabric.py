@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fabricfactory import INVENTORY, fleet_site, write_project
+from fabricfactory import INVENTORY, fleet_inventory, fleet_site, write_project
 from sitefactory import catalog, edit, line_of
 
 from nvcregen.core.errors import Diagnostic
+from nvcregen.emit.canonical import dump_yaml
+from nvcregen.fabric.inventory import to_data
+from nvcregen.spec.bounded import MAX_SITE_BYTES
 from nvcregen.validate.site import load_site
 
 
@@ -93,3 +96,15 @@ def test_pools_share_their_fabric_levels(tmp_path: Path) -> None:
     assert codes(diagnose(tmp_path, other)) == [("NVC398", line_of(other, "fabric: {levels"))]
     same = text.replace("  readiness:\n", second + "      fabric: {}\n  readiness:\n")
     assert codes(diagnose(tmp_path, same)) == []
+
+
+def test_an_inventory_over_a_site_files_size_is_read(tmp_path: Path) -> None:
+    """A fleet's inventory passes the 1 MiB a site file may hold (2,500 nodes are about
+    1.07 MB); it was refused as "larger than 1024 KiB ... a site file should be small"."""
+    site = write_project(tmp_path, 16, 4)
+    inventory = dump_yaml(to_data(fleet_inventory(2500, 625)))
+    assert len(inventory.encode()) > MAX_SITE_BYTES
+    (tmp_path / INVENTORY).write_text(inventory)
+    loaded = load_site(site.read_bytes(), "fleet.yaml", catalog(), root=tmp_path)
+    assert [d for d in loaded.diagnostics if d.is_error] == []
+    assert loaded.inventory is not None and len(loaded.inventory.nodes) == 2500
