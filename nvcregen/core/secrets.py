@@ -276,10 +276,22 @@ def _matches(view: str) -> Iterator[tuple[int, re.Match[str]]]:
                     yield index, match
 
 
+# Every pattern's clues in one flat tuple: `has_clue` tests them with C-level iteration.
+_CLUES = tuple(clue for kind in _KINDS for clue in kind.clues)
+
+
 def _might_be_encoded(text: str) -> bool:
     if _INVISIBLE.search(text) or _PERCENT.search(text):
         return True
-    return any(_candidate(m.group()) is not None for m in _BASE64.finditer(text))
+    for run in _BASE64.findall(text):
+        # `_candidate` keeps only a run ending in padding or holding an upper-case letter
+        # (`_looks_encoded`), and what it keeps of a run ends where the run ends: a run of
+        # neither (a name, a path, a digest) is none, told here without a call.
+        if run[-1] != "=" and run.lower() == run:
+            continue
+        if _candidate(run) is not None:
+            return True
+    return False
 
 
 def has_clue(text: str) -> bool:
@@ -288,8 +300,7 @@ def has_clue(text: str) -> bool:
     Clues are plain ASCII words with no quote, backslash or whitespace, and the encodings
     searched for read the same in a JSON text of the strings as in the strings themselves.
     """
-    lowered = text.lower()
-    return any(clue in lowered for kind in _KINDS for clue in kind.clues) or _might_be_encoded(text)
+    return any(map(text.lower().__contains__, _CLUES)) or _might_be_encoded(text)
 
 
 def find_secret(text: str) -> str | None:
