@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -122,6 +123,15 @@ def test_flavor_matching_keeps_only_the_flavor_keys() -> None:
 )
 def test_quantities(resource: str, text: object, value: int) -> None:
     assert quantity(resource, text) == value
+
+
+def test_a_remembered_quantity_is_per_unit_and_a_refusal_names_the_value_given() -> None:
+    assert quantity("cpu", "2") == 2000
+    assert quantity("memory", "2") == 2  # the same text, remembered for cpu: not millicores
+    assert quantity("cpu", " 2 ") == 2000
+    for bad in ("2x", ["2"]):
+        with pytest.raises(ValueError, match=re.escape(f"not a quantity: {bad!r}")):
+            quantity("cpu", bad)
 
 
 def test_requests_fall_back_to_limits_and_skip_what_is_not_a_quantity() -> None:
