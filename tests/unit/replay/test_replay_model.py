@@ -265,3 +265,12 @@ def test_paths_relative_to_the_site_folder() -> None:
     assert not under("readiness/01-a/x.yaml", "readiness", recurse=False)
     assert under("readiness/x.yaml", "readiness", recurse=False)
     assert not under("readinessx/x.yaml", "readiness")
+
+
+def test_a_queue_quota_is_each_flavor_resource_of_its_groups_the_last_one_winning() -> None:
+    first = Group(frozenset({GPU}), (("a", {GPU: 8}), ("b", {GPU: 4, "pods": 10})))
+    second = Group(frozenset({GPU}), (("b", {GPU: 16}),))
+    cq = ClusterQueue("cq", "queues/cq.yaml", (first, second))
+    assert cq.quota == {("a", GPU): 8, ("b", GPU): 16, ("b", "pods"): 10}
+    assert cq.quota is cq.quota  # built once
+    assert ClusterQueue("empty", "queues/e.yaml", ()).quota == {}
