@@ -1,10 +1,11 @@
-"""`has_clue`, the quick scan NVC669 runs on every generated object, against its reference.
+"""The quick scans NVC669 runs on every generated object and string, against references.
 
-The scan was made faster (one flat tuple of clues tested at C speed; base64 runs with
-neither an upper-case letter nor padding skipped without a call): it must answer exactly
-what the plain reading of the rules answers (`_reference` below, the scan as first
-written) on the detect-secrets samples, the issue's reproducers, harmless values, every
-string and every object of the shipped `out/` tree, and on any text.
+`has_clue` (is an object worth a closer look) and `_matches` (the patterns of one view)
+were made faster (clues tested as one flat tuple at C speed; base64 runs with neither an
+upper-case letter nor padding skipped without a call): they must answer exactly what the
+plain reading of the rules answers (`_reference` and `_reference_matches` below, the
+scans as first written) on the detect-secrets samples, the issue's reproducers, harmless
+values, every string and every object of the shipped `out/` tree, and on any text.
 """
 
 from __future__ import annotations
@@ -37,6 +38,24 @@ def _reference(text: str) -> bool:
     if secrets._INVISIBLE.search(text) or secrets._PERCENT.search(text):
         return True
     return any(secrets._candidate(m.group()) is not None for m in secrets._BASE64.finditer(text))
+
+
+def _reference_matches(view: str) -> list[tuple[int, int, int]]:
+    """`_matches` as first written: each kind's clues and needs in turn; (kind, span) each."""
+    lowered = view.lower()
+    found = []
+    for index, kind in enumerate(secrets._KINDS):
+        if any(clue in lowered for clue in kind.clues) and all(n in lowered for n in kind.needs):
+            found += [
+                (index, m.start(), m.end())
+                for m in kind.pattern.finditer(view)
+                if kind.valid is None or kind.valid(m)
+            ]
+    return found
+
+
+def _matches(view: str) -> list[tuple[int, int, int]]:
+    return [(index, m.start(), m.end()) for index, m in secrets._matches(view)]
 
 
 def _b64(text: str) -> str:
@@ -77,6 +96,19 @@ _CORPUS = [*GitHubTokenDetector.denylist, *OpenAIDetector.denylist, *StripeDetec
 def test_the_quick_scan_answers_as_the_reference_on_samples(text: str) -> None:
     for sample in (text, f"prefix {text} suffix", json.dumps({"a": [text]})):
         assert has_clue(sample) == _reference(sample), sample
+        assert _matches(sample) == _reference_matches(sample), sample
+
+
+def test_the_pattern_scan_finds_each_kind_as_the_reference_does() -> None:
+    kubeconfig = "apiVersion: v1\nkind: Config\nusers:\n- name: admin\n"
+    several = f"{TOKEN} and AKIAIOSFODNN7EXAMPLE and Bearer {'a' * 24}"
+    for view in (kubeconfig, kubeconfig.replace("users", "people"), several, "no clue at all"):
+        assert _matches(view) == _reference_matches(view), view
+    assert [index for index, _, _ in _matches(several)] == sorted(
+        {index for index, _, _ in _matches(several)}
+    )
+    assert len(_matches(several)) == 3  # the comparison says something
+    assert _matches("no clue at all") == []
 
 
 def test_the_boundaries_of_the_skip_are_where_the_reference_puts_them() -> None:
@@ -103,12 +135,14 @@ def test_the_quick_scan_answers_as_the_reference_on_the_corpus(
     token = data.draw(st.from_regex(re.compile(text, flags), fullmatch=True))
     for sample in (token, _b64(token), token.lower(), f"x_{token}="):
         assert has_clue(sample) == _reference(sample), sample
+        assert _matches(sample) == _reference_matches(sample), sample
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="abcxyzABZ019+/_-=%: .\u200b", max_size=80))
 def test_the_quick_scan_answers_as_the_reference_on_any_text(text: str) -> None:
     assert has_clue(text) == _reference(text)
+    assert _matches(text) == _reference_matches(text)
 
 
 def test_the_quick_scan_answers_as_the_reference_on_the_shipped_tree() -> None:
@@ -122,6 +156,7 @@ def test_the_quick_scan_answers_as_the_reference_on_the_shipped_tree() -> None:
     texts = [json.dumps(obj, ensure_ascii=False) for obj in objects]
     texts += [s for obj in objects for s in _strings(obj)]
     assert [has_clue(t) for t in texts] == [_reference(t) for t in texts]
+    assert [_matches(t) for t in texts] == [_reference_matches(t) for t in texts]
     # both answers occur: the comparison says something
     assert any(_reference(t) for t in texts)
     assert not all(_reference(t) for t in texts)
