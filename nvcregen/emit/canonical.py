@@ -13,6 +13,7 @@ import functools
 import math
 import re
 from collections.abc import Iterable
+from itertools import repeat
 from typing import Final
 
 from ruamel.yaml import YAML
@@ -108,16 +109,19 @@ def load_yaml_plain(text: str) -> object:
     return YAML(typ="safe", pure=True).load(text)
 
 
+_LEAVES: Final = frozenset({str, int, float, bool, type(None)})  # exactly: not subclasses
+
+
 def _valid(value: object, active: set[int]) -> bool:
     """Whether value is a JSON-like tree (`_validate` without naming where it is not).
 
-    It runs on every node of every object written, so strings (most leaves) are passed
-    over without a call; a False is final (the caller then runs `_validate`), so `active`
-    is left as it is on the way out.
+    It runs on every node of every object written, so leaves of the plain types (most
+    nodes) are passed over without a call and keys are tested at C speed; a False is
+    final (the caller then runs `_validate`), so `active` is left as it is on the way out.
     """
     if isinstance(value, dict):
         items: Iterable[object] = value.values()
-        if not all(isinstance(key, str) for key in value):
+        if not all(map(isinstance, value, repeat(str))):
             return False
     elif isinstance(value, list | tuple):
         items = value
@@ -127,7 +131,7 @@ def _valid(value: object, active: set[int]) -> bool:
         return False
     active.add(id(value))
     for item in items:
-        if type(item) is not str and not _valid(item, active):
+        if type(item) not in _LEAVES and not _valid(item, active):
             return False
     active.discard(id(value))
     return True
