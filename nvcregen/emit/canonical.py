@@ -12,6 +12,8 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections.abc import Iterable
+from itertools import repeat
 from typing import Final
 
 from ruamel.yaml import YAML
@@ -107,19 +109,32 @@ def load_yaml_plain(text: str) -> object:
     return YAML(typ="safe", pure=True).load(text)
 
 
+_LEAVES: Final = frozenset({str, int, float, bool, type(None)})  # exactly: not subclasses
+
+
 def _valid(value: object, active: set[int]) -> bool:
-    """Whether value is a JSON-like tree (`_validate` without naming where it is not)."""
-    if value is None or isinstance(value, str | int | float):
-        return True
-    if not isinstance(value, dict | list | tuple) or id(value) in active:
+    """Whether value is a JSON-like tree (`_validate` without naming where it is not).
+
+    It runs on every node of every object written, so leaves of the plain types (most
+    nodes) are passed over without a call and keys are tested at C speed; a False is
+    final (the caller then runs `_validate`), so `active` is left as it is on the way out.
+    """
+    if isinstance(value, dict):
+        items: Iterable[object] = value.values()
+        if not all(map(isinstance, value, repeat(str))):
+            return False
+    elif isinstance(value, list | tuple):
+        items = value
+    else:
+        return value is None or isinstance(value, str | int | float)
+    if id(value) in active:
         return False
     active.add(id(value))
-    if isinstance(value, dict):
-        valid = all(isinstance(k, str) and _valid(v, active) for k, v in value.items())
-    else:
-        valid = all(_valid(item, active) for item in value)
+    for item in items:
+        if type(item) not in _LEAVES and not _valid(item, active):
+            return False
     active.discard(id(value))
-    return valid
+    return True
 
 
 def _validate(value: object, path: str, active: set[int]) -> None:
@@ -181,8 +196,12 @@ def _mapping_lines(mapping: dict[str, object], indent: int, *, at_end: bool) -> 
             prefix = f"{pad}:"
         else:
             prefix = f"{pad}{key_text}:"
+        value = mapping[key]
+        if type(value) is str and "\n" not in value:  # most values: as `_scalar` writes it
+            lines.append(f"{prefix} {_plain_or_quoted(value)}")
+            continue
         last = at_end and number == len(keys)
-        lines.extend(_entry(prefix, mapping[key], indent + _INDENT, at_end=last, compact=False))
+        lines.extend(_entry(prefix, value, indent + _INDENT, at_end=last, compact=False))
     return lines
 
 
@@ -193,6 +212,9 @@ def _sequence_lines(
     prefix = " " * indent + "-"
     lines: list[str] = []
     for number, item in enumerate(items, start=1):
+        if type(item) is str and "\n" not in item:  # as `_scalar` writes it
+            lines.append(f"{prefix} {_plain_or_quoted(item)}")
+            continue
         last = at_end and number == len(items)
         lines.extend(_entry(prefix, item, indent + _INDENT, at_end=last, compact=True))
     return lines

@@ -126,7 +126,7 @@ def _competes(ctx: Context, key: Key, other: Key, nodes: dict[Key, frozenset[str
     if one.queue is None or two.queue is None or one.queue.name != two.queue.name:
         return True
     total = {k: one.usage.get(k, 0) + two.usage.get(k, 0) for k in {*one.usage, *two.usage}}
-    quota = {(f, r): q for g in one.queue.groups for f, qs in g.flavors for r, q in qs.items()}
+    quota = one.queue.quota
     return all(amount <= quota.get(k, 0) for k, amount in total.items())
 
 
@@ -183,7 +183,7 @@ def _quota_windows(ctx: Context) -> Iterator[Problem]:
             continue
         key = max(keys, key=lambda k: (ctx.workload(k).gpus, k))
         usage = ctx.admissions[key].usage
-        quota = {(f, r): q for g in queue.groups for f, qs in g.flavors for r, q in qs.items()}
+        quota = queue.quota
         held = min((quota.get(k, 0) // amount for k, amount in usage.items() if amount), default=0)
         if held > window:
             workload = ctx.workload(key)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.model import PODS, TreeObject, Workload
@@ -54,6 +55,16 @@ class ClusterQueue:
     def covered(self) -> frozenset[str]:
         """Every resource some group covers."""
         return frozenset().union(*(g.covered for g in self.groups))
+
+    @cached_property
+    def quota(self) -> Mapping[tuple[str, str], int]:
+        """Each (flavor, resource) nominal quota of its groups (the last group's, if twice).
+
+        Read for every pending job at every step of the clock: built once per queue.
+        """
+        return {
+            (f, r): q for g in self.groups for f, quotas in g.flavors for r, q in quotas.items()
+        }
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Any
 
 from nvcregen.replay.facts import Node
@@ -163,11 +163,20 @@ def quantity(resource: str, value: Any) -> int:
         ValueError: the value is not a Kubernetes quantity this model reads.
 
     """
-    found = _QUANTITY.match(str(value).strip())
-    if found is None or found[2] not in _SCALE:
+    amount = _amount(resource == "cpu", str(value).strip())
+    if amount is None:
         raise ValueError(f"not a quantity: {value!r}")
+    return amount
+
+
+@lru_cache(maxsize=4096)
+def _amount(millis: bool, text: str) -> int | None:
+    """`quantity` of a text, None if it is none; remembered: a fleet repeats a few amounts."""
+    found = _QUANTITY.match(text)
+    if found is None or found[2] not in _SCALE:
+        return None
     amount = Fraction(found[1]) * _SCALE[found[2]]
-    return math.ceil(amount * 1000 if resource == "cpu" else amount)
+    return math.ceil(amount * 1000 if millis else amount)
 
 
 def requests_of(resources: Mapping[str, Any] | None) -> dict[str, int]:

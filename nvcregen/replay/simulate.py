@@ -188,9 +188,7 @@ class _Clock:
         queue = job.admission.queue
         if queue is None:
             return True
-        quota = {
-            (f, r): q for g in queue.groups for f, quotas in g.flavors for r, q in quotas.items()
-        }
+        quota = queue.quota
         return all(
             self.used.get((queue.name, f, r), 0) + amount <= quota.get((f, r), 0)
             for (f, r), amount in job.admission.usage.items()

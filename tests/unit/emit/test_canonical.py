@@ -294,6 +294,9 @@ def test_str_and_int_subclasses_write_their_values() -> None:
         ({1: "x"}, "mapping key 1 .int. at the top level"),
         ({"a": {None: 1}}, "mapping key None .NoneType. at a"),
         ([1j], r"complex at \[0\]"),
+        # after strings, which the quick walk passes over without a call
+        (["ok", "ok", b"x"], r"cannot write bytes at \[2\]"),
+        ({"a": "ok", "b": ("ok", {2: 1})}, r"mapping key 2 .int. at b\[1\]"),
     ],
 )
 def test_unsupported_types_raise_type_error(data: object, message: str) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pytest
 
@@ -122,6 +123,15 @@ def test_flavor_matching_keeps_only_the_flavor_keys() -> None:
 )
 def test_quantities(resource: str, text: object, value: int) -> None:
     assert quantity(resource, text) == value
+
+
+def test_a_remembered_quantity_is_per_unit_and_a_refusal_names_the_value_given() -> None:
+    assert quantity("cpu", "2") == 2000
+    assert quantity("memory", "2") == 2  # the same text, remembered for cpu: not millicores
+    assert quantity("cpu", " 2 ") == 2000
+    for bad in ("2x", ["2"]):
+        with pytest.raises(ValueError, match=re.escape(f"not a quantity: {bad!r}")):
+            quantity("cpu", bad)
 
 
 def test_requests_fall_back_to_limits_and_skip_what_is_not_a_quantity() -> None:
@@ -255,3 +265,12 @@ def test_paths_relative_to_the_site_folder() -> None:
     assert not under("readiness/01-a/x.yaml", "readiness", recurse=False)
     assert under("readiness/x.yaml", "readiness", recurse=False)
     assert not under("readinessx/x.yaml", "readiness")
+
+
+def test_a_queue_quota_is_each_flavor_resource_of_its_groups_the_last_one_winning() -> None:
+    first = Group(frozenset({GPU}), (("a", {GPU: 8}), ("b", {GPU: 4, "pods": 10})))
+    second = Group(frozenset({GPU}), (("b", {GPU: 16}),))
+    cq = ClusterQueue("cq", "queues/cq.yaml", (first, second))
+    assert cq.quota == {("a", GPU): 8, ("b", GPU): 16, ("b", "pods"): 10}
+    assert cq.quota is cq.quota  # built once
+    assert ClusterQueue("empty", "queues/e.yaml", ()).quota == {}
