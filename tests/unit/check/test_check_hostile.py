@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from timebounds import HANG
 
 from nvcregen.check.policy import check_policies
 from nvcregen.cli import main
@@ -78,7 +79,7 @@ def test_an_alias_bomb_fails_fast_with_its_line(project: Path) -> None:
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - started < 10
+    assert time.perf_counter() - started < HANG  # a hang guard, not a speed target
     assert peak < 64 * 1024 * 1024
     assert code == 1
     assert "out/x/bomb.yaml:5:6: error[NVC105]: anchor &a is not allowed" in output

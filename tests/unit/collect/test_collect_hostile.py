@@ -20,6 +20,7 @@ from fakelist import FakeKube, Fault, serve, write_kubeconfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from labstate import find, lab_state, write_export
+from timebounds import HANG
 from trainerlogs import write_saved_logs
 
 from nvcregen.cli import main
@@ -142,7 +143,7 @@ def test_an_alias_bomb_in_an_export_fails_fast_in_bounded_memory(tmp_path: Path)
         peak = tracemalloc.get_traced_memory()[1]
     finally:
         tracemalloc.stop()
-    assert time.perf_counter() - started < 10
+    assert time.perf_counter() - started < HANG  # a hang guard, not a speed target
     assert peak < 64 * 1024 * 1024
     assert not (tmp_path / "results").exists()
 

@@ -6,6 +6,7 @@ import time
 
 from fabricfactory import fleet_inventory, fleet_site
 from sitefactory import catalog, site
+from timebounds import HANG
 
 from nvcregen.fabric.groups import grouping_coverage, plan_groups
 from nvcregen.fabric.placement import place
@@ -28,7 +29,7 @@ def test_1024_nodes_in_32_leaves_cross_every_leaf_pair_in_31_rounds() -> None:
     for round_ in grouping.rounds:  # a round's groups are disjoint and use every node
         nodes = [n for g in round_ for n in g]
         assert len(nodes) == len(set(nodes)) == 1024
-    assert time.perf_counter() - start < 5
+    assert time.perf_counter() - start < HANG  # a hang guard; speed is in make bench
 
 
 def test_leaf_accelerator_and_pool_groups() -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 
 import pytest
+from timebounds import HANG
 
 from nvcregen.ingest.limits import MAX_LINE, matched
 from nvcregen.ingest.transport import detect_transports
@@ -22,7 +23,7 @@ def test_a_long_hostile_line_is_read_quickly(shape: str) -> None:
     text = hostile(fragment, 256 * 1024, after)
     start = time.perf_counter()
     read(reader, text)
-    assert time.perf_counter() - start < 1.0
+    assert time.perf_counter() - start < HANG  # a hang guard; speed is in make bench
 
 
 def test_lines_are_matched_up_to_the_bound_exactly() -> None:

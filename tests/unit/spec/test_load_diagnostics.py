@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
+from timebounds import HANG
 
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.spec.load import MAX_BYTES, MAX_PER_CODE, load_document, load_file
@@ -114,7 +115,7 @@ def test_nvc105_alias_bomb_is_not_expanded() -> None:
     lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]" for i in range(1, 10)]
     started = time.monotonic()
     doc, diags = load("\n".join(lines) + "\n")
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < HANG  # a hang guard, not a speed target
     assert doc is None
     assert {d.code for d in diags} == {"NVC105"}
     assert len(diags) == MAX_PER_CODE + 1  # the rest are summarised
@@ -179,7 +180,7 @@ def test_nvc110_nesting_depth() -> None:
 def test_nvc110_deep_nesting_stops_early() -> None:
     started = time.monotonic()
     assert only_error("a: " + "[" * 200_000).code == "NVC110"
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < HANG  # a hang guard, not a speed target
 
 
 def test_nvc111_non_string_keys() -> None:

@@ -12,6 +12,7 @@ import time
 
 import pytest
 from sitefactory import load, schema_diagnostics, site_yaml
+from timebounds import HANG
 
 from nvcregen.spec import v1alpha1
 from nvcregen.validate.schema import validate_schema
@@ -127,4 +128,4 @@ def test_each_grammar_is_linear_on_a_hostile_megabyte(pattern: str) -> None:
     for hostile in ("a" * 10**6 + "!", "a." * 500_000 + "!", "a-" * 500_000 + "!", "a__" * 300_000):
         started = time.perf_counter()
         compiled.search(hostile + " ")
-        assert time.perf_counter() - started < 2
+        assert time.perf_counter() - started < HANG  # a hang guard
