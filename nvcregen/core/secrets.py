@@ -219,11 +219,14 @@ def _looks_encoded(run: str) -> bool:
 
     Upper- and lower-case letters, and a digit or `+` or upper case in one character of
     four; words in camel case (`requiredDuringScheduling`) have fewer upper-case letters
-    and no digit.
+    and no digit. Base64 of text in upper case and digits (an AWS key id) can have no
+    lower-case letter: such a run is read when it has a digit and whole 4-character groups.
     """
     upper = len(_UPPER.findall(run))
-    if upper == 0 or _LOWER.search(run) is None:
-        return False  # names, paths, CONSTANT_NAMES
+    if upper == 0:
+        return False  # names, paths
+    if _LOWER.search(run) is None:  # CONSTANT_NAMES, or base64 of upper case and digits
+        return len(run) % 4 == 0 and _DIGIT_OR_PLUS.search(run) is not None
     return _DIGIT_OR_PLUS.search(run) is not None or upper * 4 >= len(run)
 
 

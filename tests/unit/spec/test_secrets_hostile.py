@@ -315,3 +315,13 @@ def test_keys_and_free_text_refused_elsewhere_are_not_echoed() -> None:
     assert key not in diags[0].message and "(a string of 181 characters" in diags[0].message
     doc, diags = load_document(b"ok: 1\nok: 2\n", "s.yaml")
     assert diags[0].message == "duplicate key 'ok' (first defined on line 1)"
+
+
+def test_base64_of_an_upper_case_token_without_a_lower_case_letter_is_decoded() -> None:
+    """Found by the corpus property test: base64 of `ABIA0400400400400400x` has no lower
+    case letter, and was skipped as a CONSTANT_NAME."""
+    encoded = base64.b64encode(b"ABIA0400400400400400x").decode()
+    assert encoded == "QUJJQTA0MDA0MDA0MDA0MDA0MDB4"
+    assert find_secret(encoded) is not None
+    assert find_secret(f"team: {encoded}") is not None
+    assert find_secret("NCCL_IB_HCA_MLX5_0123") is None  # a constant name stays one
