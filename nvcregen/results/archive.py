@@ -291,14 +291,10 @@ def verify_archive(folder: Path) -> list[str]:
         for path, kind in entries.items()
         if kind not in {"file", "folder"}
     ]
-    present = {path for path, kind in entries.items() if kind == "file"} - {SUMS, ENVELOPE}
-    for path, digest in sorted(listed.items()):
-        if path not in present:
-            if path not in entries:
-                problems.append(f"{path} is listed in {SUMS} but missing")
-        elif _sha256(folder / path) != digest:
-            problems.append(f"{path} does not match its sha256 in {SUMS}")
-    problems += [f"{path} is not listed in {SUMS}" for path in sorted(present - listed.keys())]
+    missing, changed, added = compare_digests(folder, listed, entries, {SUMS, ENVELOPE})
+    problems += [f"{path} is listed in {SUMS} but missing" for path in missing]
+    problems += [f"{path} does not match its sha256 in {SUMS}" for path in changed]
+    problems += [f"{path} is not listed in {SUMS}" for path in added]
     holding = {"/".join(p.split("/")[:n]) for p in listed for n in range(1, p.count("/") + 1)}
     problems += [
         f"error[{EXTRA_FOLDER}]: {path}/ is a folder holding no listed file"
@@ -363,7 +359,29 @@ def _kind(mode: int) -> str:
     return "FIFO" if stat.S_ISFIFO(mode) else "special file"
 
 
-def _sha256(file: Path) -> str:
+def compare_digests(
+    folder: Path, listed: Mapping[str, str], entries: Mapping[str, str], unlisted: set[str]
+) -> tuple[list[str], list[str], list[str]]:
+    """A manifest (path -> sha256) against a run folder's entries (`_entries`).
+
+    Returns the paths listed but absent, listed with another sha256, and regular files
+    present but not listed (the `unlisted` names, such as the manifest itself, left out),
+    each sorted. A listed path that is there but not a regular file is in none of them:
+    callers report entries that are not regular files themselves.
+    """
+    present = {path for path, kind in entries.items() if kind == "file"} - unlisted
+    missing, changed = [], []
+    for path, digest in sorted(listed.items()):
+        if path not in present:
+            if path not in entries:
+                missing.append(path)
+        elif file_sha256(folder / path) != digest:
+            changed.append(path)
+    return missing, changed, sorted(present - listed.keys())
+
+
+def file_sha256(file: Path) -> str:
+    """The sha256 of a file's bytes, read in 1 MiB blocks."""
     digest = hashlib.sha256()
     with file.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):

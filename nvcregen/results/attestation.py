@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvcregen import __version__
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.archive import ENVELOPE, SUMS, Archive, run_files
+from nvcregen.results.archive import ENVELOPE, SUMS, Archive, compare_digests, run_files
 from nvcregen.results.archivefiles import SiteFile
 from nvcregen.results.dsse import (
     EnvelopeError,
@@ -243,22 +243,10 @@ def _subject_problems(folder: Path, body: Mapping[str, Any]) -> list[str]:
     for path, kind in sorted(found.items()):
         if kind != "file":
             problems.append(f"{path} is a {kind}, not a regular file")
-    present = {p for p, kind in found.items() if kind == "file"} - {ENVELOPE}
-    for path, sha in sorted(signed_files.items()):
-        if path not in present:
-            if path not in found:
-                problems.append(f"{path} was signed but is missing")
-        elif _sha256(folder / path) != sha:
-            problems.append(f"{path} changed since it was signed (its sha256 differs)")
-    problems += [f"{p} was added after signing" for p in sorted(present - signed_files.keys())]
+    missing, changed, added = compare_digests(folder, signed_files, found, {ENVELOPE})
+    problems += [f"{path} was signed but is missing" for path in missing]
+    problems += [f"{path} changed since it was signed (its sha256 differs)" for path in changed]
+    problems += [f"{path} was added after signing" for path in added]
     if SUMS not in signed_files:
         problems.append(f"{ENVELOPE}: {SUMS} is not among the signed files")
     return problems
-
-
-def _sha256(file: Path) -> str:
-    digest = hashlib.sha256()
-    with file.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
