@@ -4,8 +4,10 @@ NVCRE records whether each node-health job exited 0; only the log says what `nvi
 showed. So the node-health run of an NVCRE site is judged from its pods' logs (saved under
 `--from DIR/logs/`, as trainer mode's): each log names its node, a failing finding fails
 that node alone (`failed`, not `suspect`), and the run is complete only when every planned
-node has a log that finished. Without any log the run stays as NVCRE's objects say, with
-a message that its nodes' health was not read.
+node has a log that finished: every node the pool names, or, for a selector pool, as many
+distinct nodes as its `nodeCount` (a selector pool without a count can never be complete:
+nothing says how many nodes should have answered). Without any log the run is incomplete,
+whatever NVCRE's objects say: an exit status is no reading of a node's health.
 """
 
 from __future__ import annotations
@@ -19,13 +21,6 @@ from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import FailedNode, RunState
 from nvcregen.results.nodehealth import read_node_health, with_pool_majority
 from nvcregen.results.runs import RunResult, RunSet
-
-MARK = b"@@nvcregen-node-health begin"
-
-
-def is_node_health(log: RunLog) -> bool:
-    """Whether a saved log is a node-health test's (it holds the begin marker)."""
-    return MARK in log.data
 
 
 def judge_node_health_logs(
@@ -42,8 +37,9 @@ def judge_node_health_logs(
         )
         if unit is None:
             continue
-        mine = [_record(log, unit) for log in logs if is_node_health(log)]
-        mine = [r for r in mine if not r.hosts or r.hosts[0] in (unit.pool.spec.nodes or r.hosts)]
+        named = frozenset(unit.pool.spec.nodes or ())
+        mine = [_record(log, unit) for log in logs]  # collect kept only node-health logs
+        mine = [r for r in mine if not r.hosts or not named or r.hosts[0] in named]
         records += mine
         updated[index] = _judged(run, unit, mine)
     if logs and not health:
@@ -69,22 +65,23 @@ def _record(log: RunLog, unit: TestUnit) -> LogRecord:
 def _judged(run: RunResult, unit: TestUnit, records: Sequence[LogRecord]) -> RunResult:
     if not records:
         note = "no node-health log was read: the nodes' health is not judged"
-        return run.model_copy(update={"message": "; ".join(m for m in (run.message, note) if m)})
+        message = "; ".join(m for m in (run.message, note) if m)
+        return run.model_copy(
+            update={"state": RunState.IN_PROGRESS, "reason": "LogsMissing", "message": message}
+        )
     failed = [r for r in records if r.status == "failed"]
     passed = {r.hosts[0] for r in records if r.status == "ok" and r.hosts}
     unread = [r for r in records if r.status not in ("ok", "failed")]
-    planned = set(unit.pool.spec.nodes or passed | {r.hosts[0] for r in failed if r.hosts})
     seen = passed | {r.hosts[0] for r in failed if r.hosts}
+    missing = _missing(unit, seen)
     if failed:
         state, reason = RunState.FAILED, "NodeHealthFailed"
         message = "; ".join(f"{r.hosts[0]}: {', '.join(r.errors)}" for r in failed)
-    elif planned <= seen and not unread:
+    elif not missing and not unread:
         state, reason, message = RunState.SUCCEEDED, "LogsComplete", ""
     else:
         state, reason = RunState.IN_PROGRESS, "LogsIncomplete"
-        missing = sorted(planned - seen)
-        message = f"no finished node-health log of {', '.join(missing)}" if missing else ""
-        message = "; ".join([message, *(f"{r.path}: {', '.join(r.errors)}" for r in unread)])
+        message = "; ".join([missing, *(f"{r.path}: {', '.join(r.errors)}" for r in unread)])
     nodes = tuple(
         FailedNode(name=r.hosts[0], reason="NodeHealthFailed", message="; ".join(r.errors))
         for r in failed
@@ -100,3 +97,19 @@ def _judged(run: RunResult, unit: TestUnit, records: Sequence[LogRecord]) -> Run
             "succeeded_nodes": tuple(sorted(passed - bad)),
         }
     )
+
+
+def _missing(unit: TestUnit, seen: set[str]) -> str:
+    """What is missing for the run to be complete, in words ("" when nothing is)."""
+    if unit.pool.spec.nodes is not None:
+        absent = sorted(set(unit.pool.spec.nodes) - seen)
+        return f"no finished node-health log of {', '.join(absent)}" if absent else ""
+    wanted = unit.pool.node_count
+    if wanted is None:
+        return (
+            f"logs of {len(seen)} nodes, but pool {unit.pool.spec.name} is a selector pool with"
+            " no nodeCount: nothing says how many nodes should have answered"
+        )
+    if len(seen) < wanted:
+        return f"logs of {len(seen)} of the pool's {wanted} nodes (nodeCount)"
+    return ""

@@ -16,6 +16,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from fakelist import serve, write_kubeconfig
+from nodehealthlogs import EXAMPLES, XML, health_log
 
 from nvcregen.cli import main
 from nvcregen.cluster.retry import RetryPolicy
@@ -26,8 +27,6 @@ from nvcregen.ingest.node_log import REFUSED
 from nvcregen.report.writer import write_report
 
 ROOT = Path(__file__).resolve().parents[3]
-EXAMPLES = ROOT / "examples" / "node-health"
-XML = (ROOT / "tests" / "fixtures" / "node" / "h200-8gpu" / "nvidia-smi-q.xml").read_text()
 DCGM = ROOT / "tests" / "fixtures" / "real-logs" / "dcgm"
 DCGM_LOG = (DCGM / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt").read_text()
 NARROW = "<current_link_width>8x</current_link_width>"
@@ -38,12 +37,6 @@ def run(*args: str | Path) -> Result:
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert "Traceback" not in result.output
     return result
-
-
-def health_log(node: str, xml: str = XML, kernel: str = "", *, end: bool = True) -> str:
-    text = f"@@nvcregen-node-health begin node={node}\n@@nvcregen-node-health section=xml\n"
-    text += xml + "@@nvcregen-node-health section=kernel\n" + kernel
-    return text + ("@@nvcregen-node-health end rc=0\n" if end else "")
 
 
 def one_narrow_link(xml: str) -> str:
