@@ -30,7 +30,13 @@ from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.fabric.names import shown
 from nvcregen.report.archive import Archive, NodeRun, NodeVerdict
-from nvcregen.retest.sitefile import budget_line, budget_of, compile_retest, retest_name
+from nvcregen.retest.sitefile import (
+    budget_line,
+    budget_of,
+    compile_retest,
+    finish_retest,
+    write_checked,
+)
 from nvcregen.spec.load import load_document
 from nvcregen.spec.v1alpha1 import PoolFabric
 
@@ -140,21 +146,11 @@ def narrowed_data(original: Data, found: Narrowing) -> Data:
             new_stages.append(stage)
     spec["nodePools"] = pools
     spec["readiness"]["stages"] = new_stages
-    kept = {(s["tests"][0], s["scope"]) for s in new_stages}
-    spec["thresholds"] = [
-        t for t in spec.get("thresholds") or [] if (t["test"], t["scope"]) in kept
-    ]
-    data["metadata"]["name"] = retest_name(str(data["metadata"]["name"]))
-    gitops = spec.get("gitops") or {}
-    if gitops.get("path"):  # never the original's folder: syncing it would apply the original
-        gitops["path"] = (
-            str(gitops["path"]).rstrip("/").rpartition("/")[0] + "/" + data["metadata"]["name"]
-        )
-    return data
+    return finish_retest(data)
 
 
 def write_narrowed(
-    archive: Archive, data: Data, out: Path | None, root: Path
+    archive: Archive, data: Data, out: Path | None, root: Path, original: Path
 ) -> tuple[Path | None, tuple[str, ...]] | None:
     """Write the next narrowing round of a fabric site; None when the site has no fabric.
 
@@ -184,8 +180,7 @@ def write_narrowed(
 
         raise RetestError(f"{target} exists: give another --out, or remove it first")
     written = compile_retest(new, header, root, str(target))
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(written.text, encoding="utf-8")
+    write_checked(target, written.text, original, root)  # renders beside the project's sites
     listed = "; ".join(f"[{shown(g)}]" for g in found.groups)
     lines = [f"retest {written.name}: {len(found.groups)} groups: {listed}"]
     if found.health:

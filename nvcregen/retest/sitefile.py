@@ -23,8 +23,9 @@ from typing import Any
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Options, compile_source
+from nvcregen.chain.sites import SITES_DIR, compile_sites
 from nvcregen.core.errors import Diagnostic, has_errors
-from nvcregen.emit.canonical import dump_yaml
+from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.retest.pairs import RetestPlan
 from nvcregen.validate.site import load_site
@@ -60,7 +61,6 @@ def retest_data(original: Data, plan: RetestPlan, pool_of: dict[str, str]) -> Da
     """The original site's data with the retest's pools, stages and thresholds."""
     data = copy.deepcopy(original)
     spec = data["spec"]
-    name = retest_name(str(data["metadata"]["name"]))
     pools = {p["name"]: p for p in spec["nodePools"]}
     stages = {s["name"]: s for s in spec["readiness"]["stages"]}
     new_pools, new_stages = [], []
@@ -76,13 +76,27 @@ def retest_data(original: Data, plan: RetestPlan, pool_of: dict[str, str]) -> Da
             new_stages.append(_stage(stages[stage], label, pool["name"], tests))
     spec["nodePools"] = new_pools
     spec["readiness"]["stages"] = new_stages
+    return finish_retest(data)
+
+
+def finish_retest(data: Data) -> Data:
+    """Make a copy of a site, its pools and stages replaced, a retest site (in place).
+
+    It installs nothing the original installs (`_reuse_platform`), keeps the thresholds of
+    the (test, scope) its stages run, takes the retest's name, and its GitOps folder beside
+    the original's (never the original's: syncing it would apply the original).
+    """
+    spec = data["spec"]
     _reuse_platform(spec)
-    kept = {(t, "inter-node") for s in new_stages for t in s["tests"]}
+    kept = {
+        (t, s.get("scope", "inter-node")) for s in spec["readiness"]["stages"] for t in s["tests"]
+    }
     spec["thresholds"] = [
         t for t in spec.get("thresholds") or [] if (t["test"], t["scope"]) in kept
     ]
+    name = retest_name(str(data["metadata"]["name"]))
     gitops = spec.get("gitops") or {}
-    if gitops.get("path"):  # never the original's folder: syncing it would apply the original
+    if gitops.get("path"):
         gitops["path"] = str(gitops["path"]).rstrip("/").rpartition("/")[0] + "/" + name
     data["metadata"]["name"] = name
     return data
@@ -162,3 +176,45 @@ def budget_line(budget: Budget, data: Data) -> str:
         f" job to its timeout), within the window's {window['gpuHours']} GPU-hours and"
         f" {window['deadline']}."
     )
+
+
+def write_checked(target: Path, text: str, original: Path, root: Path) -> None:
+    """Write the site (never over a file), then compile it beside its project's sites.
+
+    Raises:
+        RetestError: When the file exists, or the written site does not validate and
+            render with the original and the other sites of its cluster; the file is
+            removed again then.
+
+    """
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with target.open("x", encoding="utf-8") as handle:  # never over an existing file
+            handle.write(text)
+    except FileExistsError as exc:
+        raise RetestError(f"{target} exists: give another --out, or remove it first") from exc
+    in_sites = target.resolve().parent == (root / SITES_DIR).resolve()
+    # in sites/: every site of the project, as a plain `nvcregen render` compiles them;
+    # elsewhere: the retest and the original, with the sites sharing their cluster
+    results = compile_sites(root, [] if in_sites else [target, original], Options())
+    name = _name_of(text)
+    mine = [d for r in results if r.site == name for d in r.diagnostics]
+    clashes = [  # the other side of a clash: NVC503 and NVC690 name the site they clash with
+        d
+        for r in results
+        if r.site != name
+        for d in r.diagnostics
+        if d.code in {"NVC503", "NVC690"} and name in d.message
+    ]
+    rendered = any(r.site == name and r.tree is not None for r in results)
+    if not rendered or has_errors([*mine, *clashes]):
+        target.unlink(missing_ok=True)  # nvcregen wrote it just now
+        raise RetestError(
+            "the retest site does not render beside the sites of its project; nothing written",
+            (*mine, *clashes),
+        )
+
+
+def _name_of(text: str) -> str:
+    data = load_yaml_plain(text)
+    return str(data["metadata"]["name"]) if isinstance(data, dict) else ""

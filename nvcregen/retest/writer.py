@@ -19,9 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nvcregen.chain.model import Options
-from nvcregen.chain.sites import SITES_DIR, compile_sites
-from nvcregen.core.errors import has_errors
+from nvcregen.chain.sites import SITES_DIR
 from nvcregen.emit.canonical import load_yaml_plain
 from nvcregen.report.archive import Archive, read_archive
 from nvcregen.report.folder import verified_run
@@ -33,6 +31,7 @@ from nvcregen.retest.sitefile import (
     budget_of,
     compile_retest,
     retest_data,
+    write_checked,
 )
 
 NVCRE_NOTE = (
@@ -61,7 +60,7 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     archive = read_archive(verified_run(results_dir).run)
     original = site or root / archive.provenance.site.file
     data = _original(archive, original)
-    narrowed = write_narrowed(archive, data, out, root)  # a pool with a fabric: bisection
+    narrowed = write_narrowed(archive, data, out, root, original)  # a pool with a fabric: bisection
     if narrowed is not None:
         return Retest(*narrowed)
     pool_of = {
@@ -80,54 +79,12 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     if target.exists():
         raise RetestError(f"{target} exists: give another --out, or remove it first")
     written = compile_retest(new, header, root, str(target))
-    _write_checked(target, written.text, original, root)
+    write_checked(target, written.text, original, root)
     pairs = [f"{p.suspect} with {p.cleared}" for b in plan.batches for p in b.pairs]
     batches = (
         f" ({len(plan.batches)} batches, one after the other)" if len(plan.batches) > 1 else ""
     )
     return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}{batches}", budget, *notes))
-
-
-def _write_checked(target: Path, text: str, original: Path, root: Path) -> None:
-    """Write the site (never over a file), then compile it beside its project's sites.
-
-    Raises:
-        RetestError: When the file exists, or the written site does not validate and
-            render with the original and the other sites of its cluster; the file is
-            removed again then.
-
-    """
-    target.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        with target.open("x", encoding="utf-8") as handle:  # never over an existing file
-            handle.write(text)
-    except FileExistsError as exc:
-        raise RetestError(f"{target} exists: give another --out, or remove it first") from exc
-    in_sites = target.resolve().parent == (root / SITES_DIR).resolve()
-    # in sites/: every site of the project, as a plain `nvcregen render` compiles them;
-    # elsewhere: the retest and the original, with the sites sharing their cluster
-    results = compile_sites(root, [] if in_sites else [target, original], Options())
-    name = _name_of(text)
-    mine = [d for r in results if r.site == name for d in r.diagnostics]
-    clashes = [  # the other side of a clash: NVC503 and NVC690 name the site they clash with
-        d
-        for r in results
-        if r.site != name
-        for d in r.diagnostics
-        if d.code in {"NVC503", "NVC690"} and name in d.message
-    ]
-    rendered = any(r.site == name and r.tree is not None for r in results)
-    if not rendered or has_errors([*mine, *clashes]):
-        target.unlink(missing_ok=True)  # nvcregen wrote it just now
-        raise RetestError(
-            "the retest site does not render beside the sites of its project; nothing written",
-            (*mine, *clashes),
-        )
-
-
-def _name_of(text: str) -> str:
-    data = load_yaml_plain(text)
-    return str(data["metadata"]["name"]) if isinstance(data, dict) else ""
 
 
 def _original(archive: Archive, path: Path) -> dict[str, Any]:

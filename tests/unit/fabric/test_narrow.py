@@ -161,10 +161,13 @@ def test_retest_writes_the_round_and_names_who_failed_node_health(tmp_path: Path
     archive = cast(
         "Archive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
     )
-    written = write_narrowed(archive, data, None, tmp_path)
+    written = write_narrowed(archive, data, None, tmp_path, site)
     assert written is not None
     target, lines = written
     assert target == tmp_path / "sites" / "fleet-retest.yaml" and target.is_file()
+    spec = yaml.safe_load(target.read_text())["spec"]  # installs nothing the original does
+    assert spec["nvcre"]["managed"] is False
+    assert spec["gitops"]["healthChecks"] == "existing"
     assert lines == (
         "retest fleet-retest: 2 groups: [gpu-0000,gpu-0001,gpu-0002,gpu-0003]; "
         "[gpu-0012,gpu-0013,gpu-0014,gpu-0015]",
