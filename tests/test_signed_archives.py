@@ -313,5 +313,10 @@ def test_a_hostile_envelope_is_a_finding_in_every_reader(
     metrics = tmp_path / "metrics.txt"
     exported = runner.invoke(main, ["export", "metrics", str(copy), "--out", str(metrics)])
     assert exported.exit_code == 0, exported.output
+    text = metrics.read_text()  # the numbers still export, and nothing claims a signature
+    assert "nvcregen_nccl_busbw_gbs{" in text and text.endswith("# EOF\n")
+    assert "signed by" not in exported.output
     history = runner.invoke(main, ["history", str(copy)])
     assert history.exit_code == 0, history.output
+    assert copy.name in history.output  # the run is read, not skipped
+    assert "signed by" not in history.output
