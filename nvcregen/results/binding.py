@@ -107,7 +107,9 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         return [_finding("NVC734", "unbound", Word.INCOMPLETE, run, m, text)]
     found = []
     planned = m.nodes or tuple(unit.pool.spec.nodes or ())
-    elsewhere = [n for n in m.scheduled_on if planned and n not in planned]
+    members = frozenset(planned)  # looked up once a host: a group may hold the whole pool
+    pool = frozenset(unit.pool.spec.nodes or ())
+    elsewhere = [n for n in m.scheduled_on if planned and n not in members]
     if elsewhere:
         text = (
             f"its launcher pod was scheduled on {', '.join(elsewhere)}, which the"
@@ -116,7 +118,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
     hosts = list(dict.fromkeys(r.host for r in m.ranks))
     by_name = bool(planned)  # a selector pool names no node: bound by model and count
-    foreign = [h for h in hosts if by_name and not _is_planned(h, planned, m.ref.name, unit)]
+    foreign = [h for h in hosts if by_name and not _is_planned(h, members, pool, m.ref.name)]
     if foreign:
         expected = ", ".join(planned) if planned else f"pods of {m.ref.name}"
         text = (
@@ -154,10 +156,9 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
     return found
 
 
-def _is_planned(host: str, planned: Sequence[str], run_name: str, unit: TestUnit) -> bool:
+def _is_planned(host: str, planned: frozenset[str], pool: frozenset[str], run_name: str) -> bool:
     """A planned node, or a pod of the run itself (its host name starts with the run's)."""
     short = host.split(".", maxsplit=1)[0]
-    pool = unit.pool.spec.nodes or ()
     return short in planned or short in pool or host in planned or short.startswith(f"{run_name}-")
 
 
@@ -171,7 +172,8 @@ def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         )
         found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
     named = unit.pool.spec.nodes
-    foreign = [n for n in m.nodes if named is not None and n not in named]
+    members = frozenset(named or ())
+    foreign = [n for n in m.nodes if named is not None and n not in members]
     if foreign and named is not None:
         text = (
             f"measured on {', '.join(foreign)}, which pool {unit.pool.spec.name}"
