@@ -156,9 +156,13 @@ def _step_of(manifest: Manifest, steps: Sequence[Step]) -> Step:
     raise ValueError(f"{manifest.kind} {manifest.name} belongs to no readiness step")
 
 
-def runs_of(step: Step, placed: Iterable[Manifest]) -> list[str]:
-    """`Kind/name` of every run in a step, sorted."""
-    return sorted(f"{m.kind}/{m.name}" for m in placed if m.folder == step.folder and is_run(m))
+def runs_by_step(steps: Sequence[Step], placed: Iterable[Manifest]) -> list[list[Manifest]]:
+    """The runs in each step's folder, in the order placed (one pass over the objects)."""
+    by_folder: dict[str, list[Manifest]] = {step.folder: [] for step in steps}
+    for m in placed:
+        if m.folder in by_folder and is_run(m):
+            by_folder[m.folder].append(m)
+    return [by_folder[step.folder] for step in steps]
 
 
 # The most text the plan ConfigMap lists run by run. Kubernetes refuses a ConfigMap whose
@@ -175,9 +179,7 @@ def plan_config_map(site: Site, steps: Sequence[Step], placed: Sequence[Manifest
     every run would pass `PLAN_LIST_LIMIT`, each step counts its runs by kind and test
     instead (the step's folder holds them; `nvcregen plan` lists them).
     """
-    by_step = [
-        (step, [m for m in placed if m.folder == step.folder and is_run(m)]) for step in steps
-    ]
+    by_step = list(zip(steps, runs_by_step(steps, placed), strict=True))
     lines: list[str] = []
     for step, runs in by_step:
         lines.append(f"{step.folder}: step {step.number}, {len(runs)} runs, timeout {step.timeout}")
@@ -216,7 +218,11 @@ def final_gate(site: Site, steps: Sequence[Step], placed: Sequence[Manifest]) ->
     says which plan that was.
     """
     last = steps[-1]
-    runs = [run for step in steps for run in runs_of(step, placed)]
+    runs = [
+        run
+        for in_step in runs_by_step(steps, placed)
+        for run in sorted(f"{m.kind}/{m.name}" for m in in_step)
+    ]
     data = {
         "passed": "every readiness run of the plan passed when Argo CD applied this",
         "plan": content_hash(runs),
