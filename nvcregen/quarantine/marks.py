@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from nvcregen.core.terminal import one_line
 from nvcregen.report.archive import Archive, NodeVerdict
 
 KEY = "nvcregen.io/quarantine"
@@ -83,9 +84,8 @@ def _first(node: NodeVerdict) -> str:
 
 
 def printable(text: str) -> str:
-    """Text fit for an annotation and a terminal: one line, printable, cut."""
-    flat = "".join(c if c.isprintable() else " " for c in text)
-    flat = " ".join(flat.split())
+    """Text fit for an annotation and a terminal: one line (`core.terminal.one_line`), cut."""
+    flat = " ".join(one_line(text).split())
     return flat if len(flat) <= _REASON_CHARS else flat[: _REASON_CHARS - 1] + "…"
 
 
