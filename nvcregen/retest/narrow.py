@@ -100,11 +100,17 @@ def narrow(
     why = ", ".join(sorted({test for node, test in lost if node in inside}))
     results: dict[Group, bool] = {}
     tests: list[tuple[str, str]] = []
+    bad = set(health)
+    seen: set[tuple[str, str, str, tuple[str, ...], str]] = set()
     for verdict in nodes:
-        for run in verdict.runs:
+        for run in verdict.runs:  # a group's run is listed under each of its members
+            key = (run.stage, run.test, run.group, run.nodes or (verdict.node,), run.word)
+            if key in seen:
+                continue
+            seen.add(key)
             group = tuple(n for n in run.nodes if n in inside) or (verdict.node,)
             failed = run.word == "fail"
-            if alone(run) or (failed and set(group) & set(health)):
+            if alone(run) or (failed and not bad.isdisjoint(group)):
                 continue
             results[group] = results.get(group, False) or failed
             if failed:
