@@ -9,6 +9,7 @@ states nothing, is the configuration a node must not drift from.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -26,13 +27,25 @@ if TYPE_CHECKING:
 KIND = "node"
 
 
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str, path: str) -> tuple[tuple[str, NodeFacts], ...] | str:
+    """A log's (node, facts) pairs, or why it cannot be read: parsed once a log.
+
+    A log is judged once a node-health test and read again for its pool's majority
+    (NVC818); its facts are frozen, so every reader shares one parse.
+    """
+    try:
+        return tuple(parse_node_health_log(text, path))
+    except IngestFormatError as exc:
+        return str(exc)
+
+
 def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict[str, Any]:
     """The fields of a `LogRecord` for one node-health log (`status` ok, failed or no-data)."""
     path = str(base["path"])
-    try:
-        pairs = parse_node_health_log(text, path)
-    except IngestFormatError as exc:
-        return {**base, "kind": KIND, "status": "no-data", "errors": (str(exc),)}
+    pairs = _parsed(text, path)
+    if isinstance(pairs, str):
+        return {**base, "kind": KIND, "status": "no-data", "errors": (pairs,)}
     node = pairs[0][0]
     planned = tuple(base.get("nodes") or ())
     if planned and node not in planned:
@@ -72,9 +85,8 @@ def _inventory(unit: TestUnit) -> NodeInventory | None:
 
 
 def _report(log: RunLog) -> NodeReport | None:
-    try:
-        pairs = parse_node_health_log(log.data.decode("utf-8", errors="replace"), log.path)
-    except IngestFormatError:
+    pairs = _parsed(log.data.decode("utf-8", errors="replace"), log.path)
+    if isinstance(pairs, str):
         return None
     return merge(pairs[0][0], [f for _, f in pairs])
 
