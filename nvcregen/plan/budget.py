@@ -22,20 +22,41 @@ from nvcregen.spec.v1alpha1 import Site
 _MS_PER_HOUR = 3_600_000
 
 
+def attempts(retests: int) -> int:
+    """How often the worst case runs each job: once, then each of the window's `retests`.
+
+    The one place the worst case's multiplier is defined: the budget, the replay's
+    timeline and each Flux step's timeout all count attempts with it.
+    """
+    return 1 + retests
+
+
 @dataclass(frozen=True)
 class UnitCost:
     """The cost of one test: `gpu_hours` and `wall_hours` are the worst case.
 
-    Worst case: every job runs to its timeout and every retest happens. Expected case:
-    every job takes its expected duration, once per round.
+    Worst case: every job runs to its timeout and every retest happens (`once_*`: one
+    attempt, every round, no retest). Expected case: every job takes its expected
+    duration, once per round.
     """
 
     unit: TestUnit
     jobs: int
-    gpu_hours: float
-    wall_hours: float
+    once_gpu_hours: float
+    once_wall_hours: float
     expected_gpu_hours: float = 0.0
     expected_wall_hours: float = 0.0
+    retests: int = 0
+
+    @property
+    def gpu_hours(self) -> float:
+        """Worst-case GPU-hours: one attempt's, times the attempts."""
+        return self.once_gpu_hours * attempts(self.retests)
+
+    @property
+    def wall_hours(self) -> float:
+        """Worst-case wall-clock hours: one attempt's, times the attempts."""
+        return self.once_wall_hours * attempts(self.retests)
 
     @property
     def name(self) -> str:
@@ -73,13 +94,13 @@ class Budget:
     @property
     def worst_wall(self) -> str:
         """The worst-case wall time with its retests named: `15h42m (7h51m + 1 retest)`."""
-        once = self.wall_hours / (1 + self.retests)
+        once = sum(c.once_wall_hours for c in self.costs)
         return worst_case(hours(self.wall_hours), hours(once), self.retests)
 
     @property
     def worst_gpu_hours(self) -> str:
         """The worst-case GPU-hours with their retests named: `251.2 (125.6 + 1 retest)`."""
-        once = self.gpu_hours / (1 + self.retests)
+        once = sum(c.once_gpu_hours for c in self.costs)
         return worst_case(f"{self.gpu_hours:.1f}", f"{once:.1f}", self.retests)
 
     def stages(self) -> dict[str, tuple[float, float]]:
@@ -104,7 +125,6 @@ def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
     window = site.spec.readiness.window
     jobs = max(1, nodes // unit.nodes_per_job)
     rounds = site.spec.readiness.rounds
-    attempts = rounds * (1 + window.retests)
     gpus = jobs * unit.nodes_per_job * unit.pool.gpus_per_node
     waves = math.ceil(jobs / window.max_concurrent_jobs)
     worst = unit.timeout_ms / _MS_PER_HOUR
@@ -112,10 +132,11 @@ def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
     return UnitCost(
         unit,
         jobs,
-        gpu_hours=gpus * worst * attempts,
-        wall_hours=waves * worst * attempts,
+        once_gpu_hours=gpus * worst * rounds,
+        once_wall_hours=waves * worst * rounds,
         expected_gpu_hours=gpus * expected * rounds,
         expected_wall_hours=waves * expected * rounds,
+        retests=window.retests,
     )
 
 

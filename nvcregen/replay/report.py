@@ -170,7 +170,7 @@ def _json_step(row: StepRow, covered: Coverage | None) -> dict[str, Any]:
         "holds_sync_ms": row.holds_ms,
         "at_once": row.at_once,
         "gpu_hours": round(row.gpu_hours, 3),
-        "worst_gpu_hours": round(row.worst_gpu_hours * (1 + row.retests), 3),
+        "worst_gpu_hours": round(row.worst_case_gpu_hours, 3),
         "worst_once_gpu_hours": round(row.worst_gpu_hours, 3),
         "fits": row.fits,
         "coverage": (

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from nvcregen.fabric.groups import Coverage
+from nvcregen.plan.budget import attempts
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
 
@@ -54,7 +55,12 @@ class StepRow:
     @property
     def worst_case_ms(self) -> int | None:
         """The step's worst case: one attempt (`worst_ms`) and every retest."""
-        return None if self.worst_ms is None else self.worst_ms * (1 + self.retests)
+        return None if self.worst_ms is None else self.worst_ms * attempts(self.retests)
+
+    @property
+    def worst_case_gpu_hours(self) -> float:
+        """The step's worst-case GPU-hours: one attempt's (`worst_gpu_hours`) and every retest's."""
+        return self.worst_gpu_hours * attempts(self.retests)
 
 
 @dataclass(frozen=True)
@@ -78,12 +84,12 @@ class PlanView:
     @property
     def worst_case_ms(self) -> int | None:
         """The plan's worst case: one attempt (`worst_ms`) and every retest."""
-        return None if self.worst_ms is None else self.worst_ms * (1 + self.retests)
+        return None if self.worst_ms is None else self.worst_ms * attempts(self.retests)
 
     @property
     def worst_case_gpu_hours(self) -> float:
         """The worst case's GPU-hours: one attempt's (`worst_gpu_hours`) and every retest's."""
-        return self.worst_gpu_hours * (1 + self.retests)
+        return self.worst_gpu_hours * attempts(self.retests)
 
     @property
     def fits(self) -> bool:

@@ -5,7 +5,7 @@ applied is healthy; the step after it then waits for the next reconciliation, an
 failure pages whoever watches Flux. A step's timeout is therefore its worst case: the
 replay (docs/design/0008-replay.md) of the placed runs and their queues, every job
 running to its timeout, on the site's nodes and under its Kueue quota, times the
-attempts the window allows (1 + `retests`, as the budget counts them), rounded up to a
+attempts the window allows (`plan.budget.attempts`: 1 + `retests`), rounded up to a
 minute. Argo CD has no step timeout; the plan ConfigMap shows the same figure there.
 """
 
@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from nvcregen.compile.gitops.steps import Step
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.plan.budget import attempts
 from nvcregen.plan.model import TestUnit
 from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
@@ -33,9 +34,9 @@ def timed_steps(
 ) -> tuple[Step, ...]:
     """`steps` with their timeouts, from the replay of `objects` (placed runs and queues)."""
     worst = worst_step_ms(objects, site, test_units)
-    attempts = 1 + site.spec.readiness.window.retests
+    tries = attempts(site.spec.readiness.window.retests)
     return tuple(
-        dataclasses.replace(step, timeout_ms=_minutes(worst.get(step.folder, 0) * attempts))
+        dataclasses.replace(step, timeout_ms=_minutes(worst.get(step.folder, 0) * tries))
         for step in steps
     )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from sitefactory import site, site_yaml, unit, units_of
 
-from nvcregen.plan.budget import plan_budget, unit_cost
+from nvcregen.plan.budget import attempts, plan_budget, unit_cost
 
 # Five H100 nodes (8 GPUs each).
 POOL = "- {name: gpu, model: H100, nodes: [n1, n2, n3, n4, n5]}"
@@ -124,3 +124,14 @@ def test_selector_pool_with_node_count_is_costed_like_named_nodes() -> None:
     by_selector = plan_budget(site(text), units_of(text))
     assert by_selector.gpu_hours == pytest.approx(named.gpu_hours)  # L20 has 8 GPUs too
     assert by_selector.wall_hours == pytest.approx(named.wall_hours)
+
+
+def test_worst_case_names_one_attempt_and_each_retest() -> None:
+    """One multiplier (`attempts`): two retests are three attempts, and the text names them."""
+    assert (attempts(0), attempts(2)) == (1, 3)
+    text = small_site("{maxConcurrentJobs: 1, deadline: 12h, gpuHours: 500, retests: 2}", rounds=1)
+    budget = plan_budget(site(text), units_of(text))
+    # one attempt: 5 x 3m + 2 x 40m = 95 minutes and 1400 GPU-minutes; three attempts in all
+    assert budget.wall_hours == pytest.approx(3 * 95 / 60)
+    assert budget.worst_wall == "4h45m (1h35m + 2 retests)"
+    assert budget.worst_gpu_hours == "70.0 (23.3 + 2 retests)"
