@@ -36,8 +36,10 @@ from nvcregen.collect.client import (
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodelogs import saved_node_health_logs
+from nvcregen.collect.nvcrelogs import read_nvcre_node_health_logs
 from nvcregen.collect.requests import (
     export_requests,
+    job_namespaces,
     owner_requests,
     reclaim_requests,
     result_requests,
@@ -95,7 +97,12 @@ def collect(options: CollectOptions) -> CollectOutcome:
     objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
     runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
     namespace = loaded.site.spec.nvcre.namespace
-    logs = [] if options.from_dir is None else saved_node_health_logs(options.from_dir, namespace)
+    logs: list[RunLog] = []
+    log_notes: list[str] = []
+    if options.from_dir is not None:
+        logs = saved_node_health_logs(options.from_dir, namespace)
+    elif cluster is not None:
+        logs, log_notes = _cluster_node_health_logs(loaded, cluster, snapshot, options)
     runs, health = judge_node_health_logs(loaded.units, runs, logs)  # nvidia-smi, per node
     verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs))
     site_objects = list(objects.all())
@@ -113,7 +120,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
-    notes = (*snapshot.notes, *written.notes, *drift)
+    notes = (*snapshot.notes, *log_notes, *written.notes, *drift)
     signature = signature_note(key, written)
     outcome = CollectOutcome(
         loaded.site.metadata.name, written, verdicts, notes=notes, signature=signature
@@ -174,6 +181,22 @@ def _connect(options: CollectOptions) -> Cluster:
         return connect(options.context, options.kubeconfig, sleep=options.sleep)
     except ClusterError as exc:
         raise CollectError(str(exc)) from exc
+
+
+def _cluster_node_health_logs(
+    loaded: LoadedSite, cluster: Cluster, snapshot: Snapshot, options: CollectOptions
+) -> tuple[list[RunLog], list[str]]:
+    """NVCRE mode's node-health logs, read from the pods of the TrainJobs NVCRE made."""
+    site = loaded.site
+    tests = {u.test.name for u in loaded.units if u.test.node is not None}
+    workflows = [o for o in snapshot.objects if o.get("kind") == "Workflow"]
+    namespaces = {site.spec.nvcre.namespace} | job_namespaces(workflows)
+    try:
+        return read_nvcre_node_health_logs(site, tests, namespaces, cluster, options)
+    except ApiCallError as exc:
+        raise CollectError(
+            f"could not read the node-health logs completely, nothing archived: {exc}"
+        ) from exc
 
 
 def read_folder_or_fail(folder: Path | None) -> Snapshot:

@@ -2,8 +2,8 @@
 
 The same layout as trainer mode's saved logs (`collect/trainer.py`); only logs holding a
 node-health begin marker are read, every name checked before it becomes an archive path.
-Reading them from a cluster (the WorkloadRun's pods) is not done yet: save them with
-`kubectl logs` into the folder.
+From a cluster, `collect --context` reads them from the pods of NVCRE's TrainJobs
+(`collect/nvcrelogs.py`).
 """
 
 from __future__ import annotations

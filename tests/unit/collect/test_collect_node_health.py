@@ -443,3 +443,98 @@ def test_a_node_of_another_gpu_model_fails_node_health(
         "NVC817 drift: GPU model NVIDIA H100 80GB HBM3 (8 GPUs), the pool expects NVIDIA-H200"
         in collected.output
     )
+
+
+def _nvcre_trainjob(run: dict[str, Any], name: str) -> dict[str, Any]:
+    """The TrainJob NVCRE makes of a WorkloadRun: its workloadMetadata labels and NVCRE's."""
+    labels = run["spec"]["workloadMetadata"]["labels"] | {"nvcre.nvidia.com/job": name}
+    meta = {"name": name, "namespace": "nvcre", "labels": labels}
+    return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": meta}
+
+
+def _jobset_pod(trainjob: str, node: str, containers: list[str], created: str) -> dict[str, Any]:
+    meta = {
+        "name": f"{trainjob}-node-0-0-{created[-3:-1]}",
+        "namespace": "nvcre",
+        "labels": {"jobset.sigs.k8s.io/jobset-name": trainjob},
+        "creationTimestamp": created,
+    }
+    spec = {"nodeName": node, "containers": [{"name": c} for c in containers]}
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": spec}
+
+
+def _nvcre_cluster(rendered: dict[str, Path]) -> tuple[list[dict[str, Any]], dict[Any, bytes]]:
+    """The node-health WorkloadRun, the three TrainJobs NVCRE made of it and their pods.
+
+    h200-a's pod has one container (any name), h200-b's two of which one is `node`;
+    h200-c's TrainJob has an older pod with a healthy log and a newer one with the fault.
+    """
+    (run,) = health_objects(rendered["nvcre"], "WorkloadRun")
+    state: list[dict[str, Any]] = [run]
+    logs: dict[tuple[str, str, str], bytes] = {}
+    shapes = {"h200-a": ["exec"], "h200-b": ["sidecar", "node"], "h200-c": ["exec"]}
+    for node, containers in shapes.items():
+        name = f"nh-{node}"
+        state.append(_nvcre_trainjob(run, name))
+        pod = _jobset_pod(name, node, containers, "2026-12-03T10:00:05Z")
+        state.append(pod)
+        text = health_log(node, one_narrow_link(XML) if node == "h200-c" else XML)
+        logs["nvcre", pod["metadata"]["name"], containers[-1]] = text.encode()
+    older = _jobset_pod("nh-h200-c", "h200-c", ["exec"], "2026-12-03T09:00:01Z")
+    state.append(older)
+    logs["nvcre", older["metadata"]["name"], "exec"] = health_log("h200-c", XML).encode()
+    return state, logs
+
+
+def _collect_nvcre(state: list[dict[str, Any]], logs: dict[Any, bytes], tmp_path: Path) -> Any:
+    with serve(state) as fake:
+        fake.logs = logs
+        outcome = collect(
+            CollectOptions(
+                str(EXAMPLES / "h200-nvcre.yaml"),
+                tmp_path / "results",
+                ROOT,
+                context="lab",
+                kubeconfig=write_kubeconfig(tmp_path / "kubeconfig", fake.url),
+                policy=RetryPolicy(
+                    attempts=2, backoff=0.01, max_backoff=0.05, timeout=(2.0, 2.0), restarts=1
+                ),
+                sleep=lambda _: None,
+            )
+        )
+        return outcome, [r.query for r in fake.received if r.path.endswith("/log")]
+
+
+def test_nvcre_mode_reads_node_health_logs_from_the_pods_of_nvcres_trainjobs(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    state, logs = _nvcre_cluster(rendered)
+    outcome, queries = _collect_nvcre(state, logs, tmp_path)
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
+    # the newest pod of each TrainJob, its one container or `node`, at most 16 MiB + 1 byte
+    assert sorted(q["container"][0] for q in queries) == ["exec", "exec", "node"]
+    assert {q["limitBytes"][0] for q in queries} == {str(16 * 1024 * 1024 + 1)}
+    archive = next((tmp_path / "results" / "node-health-nvcre").iterdir())
+    assert (archive / "logs" / "nvcre" / "nh-h200-c.log").read_bytes() == health_log(
+        "h200-c", one_narrow_link(XML)
+    ).encode()
+
+
+def test_nvcre_mode_names_a_pod_whose_log_it_cannot_choose_and_leaves_its_node_unjudged(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    state, logs = _nvcre_cluster(rendered)
+    pod = next(o for o in state if o["kind"] == "Pod" and o["spec"]["nodeName"] == "h200-b")
+    pod["spec"]["containers"] = [{"name": "sidecar"}, {"name": "exec"}]
+    state = [o for o in state if o["kind"] != "TrainJob" or o["metadata"]["name"] != "nh-h200-a"]
+    outcome, _ = _collect_nvcre(state, logs, tmp_path)
+    assert any(
+        "TrainJob nh-h200-b: pod nh-h200-b-node-0-0-05 has several containers and none is `node`"
+        in note
+        for note in outcome.notes
+    ), outcome.notes
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert nodes["h200-c"] == "failed"
+    assert nodes["h200-a"] != "cleared"  # no TrainJob, no log: never cleared
+    assert nodes["h200-b"] != "cleared"

@@ -1,0 +1,135 @@
+"""NVCRE mode from a cluster: the node-health logs of the TrainJobs NVCRE created.
+
+NVCRE copies a WorkloadRun's `workloadMetadata.labels` onto the TrainJob it creates and
+onto nothing else (nvcre-api.md 1.1), and nvcregen puts the site and test labels there.
+So the site's node-health runs are the TrainJobs labelled `nvcregen.io/site=SITE` whose
+`nvcregen.io/test` is a node-health test, in the site's namespace and the namespaces its
+Workflows run their Jobs in; their pods are the ones JobSet labels
+`jobset.sigs.k8s.io/jobset-name=<trainjob>` (the label Kueue also selects a TrainJob's
+pods by). NVCRE does not document the name of its exec framework's container, so a pod's
+log is read only when the pod has one container, or one named `node` (Trainer's); any
+other pod is a note, its run missing. The newest pod of each TrainJob is read, at most
+`MAX_BYTES` of it (the API's `limitBytes`): a longer log is a note, never judged.
+Every call is retried as a LIST is; a LIST that cannot be completed stops the collection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from urllib.parse import quote
+
+from nvcregen.cluster.client import Cluster
+from nvcregen.collect.client import list_objects, read_text
+from nvcregen.collect.model import CollectOptions
+from nvcregen.collect.nodelogs import MAX_BYTES
+from nvcregen.collect.podlogs import JOBSET_NAME
+from nvcregen.collect.requests import ListRequest, site_selector
+from nvcregen.compile.readiness.mpi import NODE
+from nvcregen.core.labels import TEST
+from nvcregen.ingest.node_log import MARK
+from nvcregen.results.liveobjects import Obj, labels_of, metadata
+from nvcregen.results.logruns import RunLog
+from nvcregen.spec.v1alpha1 import Site
+
+
+def read_nvcre_node_health_logs(
+    site: Site,
+    tests: Iterable[str],
+    namespaces: Iterable[str],
+    cluster: Cluster,
+    options: CollectOptions,
+) -> tuple[list[RunLog], list[str]]:
+    """The node-health logs of a site's NVCRE TrainJobs, and notes on runs without one.
+
+    Args:
+        site: The site.
+        tests: The names of its node-health tests (nothing is read when there are none).
+        namespaces: Where NVCRE's TrainJobs may be: the site's namespace and its
+            Workflows' Job namespaces.
+        cluster: The cluster.
+        options: Page size, retries and the page hook.
+
+    Raises:
+        ApiCallError: When a listing cannot be completed or a log cannot be read (other
+            than a pod that is gone).
+
+    """
+    wanted = frozenset(tests)
+    if not wanted:
+        return [], []
+    logs: list[RunLog] = []
+    notes: list[str] = []
+    for namespace in sorted(set(namespaces)):
+        runs = [
+            run
+            for run in _list(cluster, "TrainJob", namespace, site_selector(site), options)
+            if labels_of(run).get(TEST) in wanted
+        ]
+        if not runs:
+            continue
+        pods = _list(cluster, "Pod", namespace, JOBSET_NAME, options)
+        for run in sorted(runs, key=lambda r: str(metadata(r).get("name"))):
+            log, note = _read(cluster, namespace, run, pods, options)
+            if log is not None:
+                logs.append(log)
+            if note:
+                notes.append(note)
+    return logs, notes
+
+
+def _list(
+    cluster: Cluster, kind: str, namespace: str, selector: str, options: CollectOptions
+) -> list[Obj]:
+    request = ListRequest(kind, namespace, selector, options.page_size)
+    return list_objects(cluster, request, options.policy, options.on_page).items
+
+
+def _read(
+    cluster: Cluster, namespace: str, run: Obj, pods: Sequence[Obj], options: CollectOptions
+) -> tuple[RunLog | None, str]:
+    """One TrainJob's log, or None and why not."""
+    name = str(metadata(run).get("name"))
+    pod = newest_pod(name, pods)
+    if pod is None:
+        return None, f"TrainJob {name}: no pod yet, no node-health log"
+    pod_name = str(metadata(pod).get("name"))
+    container = log_container(pod)
+    if container is None:
+        return None, (
+            f"TrainJob {name}: pod {pod_name} has several containers and none is `{NODE}`;"
+            " save its log with `kubectl logs` and collect with --from"
+        )
+    path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod_name)}/log"
+    query = [("container", container), ("limitBytes", str(MAX_BYTES + 1))]
+    data = read_text(cluster, path, query, options.policy)
+    if data is None:
+        return None, f"TrainJob {name}: pod {pod_name} is gone, no node-health log"
+    if len(data) > MAX_BYTES:
+        return None, f"TrainJob {name}: the log of pod {pod_name} is over 16 MiB, not judged"
+    if f"{MARK} begin".encode() not in data:
+        return None, f"TrainJob {name}: the log of pod {pod_name} holds no node-health output"
+    spec = pod.get("spec")
+    node = str(spec.get("nodeName") or "") if isinstance(spec, dict) else ""
+    return RunLog(namespace, name, data, node), ""
+
+
+def newest_pod(trainjob: str, pods: Sequence[Obj]) -> Obj | None:
+    """The newest pod JobSet made for a TrainJob (by creation time, then name)."""
+    mine = [p for p in pods if labels_of(p).get(JOBSET_NAME) == trainjob]
+    return max(mine, key=_age_key, default=None)
+
+
+def _age_key(pod: Obj) -> tuple[str, str]:
+    meta = metadata(pod)
+    return str(meta.get("creationTimestamp") or ""), str(meta.get("name"))
+
+
+def log_container(pod: Obj) -> str | None:
+    """The container whose log is read: the only one, else the one named `node`."""
+    spec = pod.get("spec")
+    containers = spec.get("containers") if isinstance(spec, dict) else None
+    names = [c.get("name") for c in containers or [] if isinstance(c, dict)]
+    names = [n for n in names if isinstance(n, str) and n]
+    if len(names) == 1:
+        return names[0]
+    return NODE if NODE in names else None
