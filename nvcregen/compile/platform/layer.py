@@ -117,7 +117,8 @@ def collector_rbac(site: Site) -> list[Manifest]:
 
     A ServiceAccount `nvcregen-collector`; a ClusterRole `nvcregen-<site>-collector` (per
     site: two sites may share a cluster) reading NVCRE's kinds and a Role reading
-    ConfigMaps, Pods and Pod logs in NVCRE's namespace, each with its binding. With
+    ConfigMaps, Pods, Pod logs and TrainJobs (and trainer mode's Jobs) in NVCRE's
+    namespace, each with its binding. With
     `nvcre.managed: false` only the per-site ClusterRole and its binding: the account and
     the Role are the installing site's.
     """
@@ -127,12 +128,11 @@ def collector_rbac(site: Site) -> list[Manifest]:
     namespace_rules = [
         {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": READ},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
+        # trainer mode's runs, and the TrainJobs NVCRE makes (node-health logs: nvcrelogs.py)
+        {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
     ]
-    if site.spec.readiness.engine == "trainer":  # the runs are TrainJobs and Jobs
-        namespace_rules += [
-            {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
-            {"apiGroups": ["batch"], "resources": ["jobs"], "verbs": READ},
-        ]
+    if site.spec.readiness.engine == "trainer":  # the DCGM and node-health runs are Jobs
+        namespace_rules += [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": READ}]
     cluster_name = f"nvcregen-{site.metadata.name}-collector"  # cluster-scoped: per site
     objects: list[Obj] = [
         *_role_and_binding("ClusterRole", None, cluster_rules, ns, cluster_name),

@@ -102,6 +102,7 @@ def test_the_namespace_and_collector_rbac_are_read_only() -> None:
         "configmaps",
         "pods",
         "pods/log",
+        "trainjobs",  # NVCRE's TrainJobs: node-health logs are read from their pods
     }
     for binding in ("ClusterRoleBinding", "RoleBinding"):
         subjects = one(manifests, binding)["subjects"]
