@@ -42,8 +42,9 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
         raise CheckSetupError(f"{out.as_posix()}/ does not exist; run `nvcregen render`")
     try:
         server = server_check(options.context, options.kubeconfig) if options.context else None
-        files = shown_files(out, options.root)
-        old = old_objects(options.root, options.base, files) if options.base else {}
+        old = {}
+        if options.base:  # only a base revision needs the files listed before the check
+            old = old_objects(options.root, options.base, shown_files(out, options.root))
     except (ClusterError, GitError) as exc:
         raise CheckSetupError(str(exc)) from exc
     diags = check_tree(
