@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -20,7 +21,13 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, collection_paused, iter_check_files, not_object
+from nvcregen.check.parallel import (
+    FileJob,
+    check_file,
+    collection_paused,
+    iter_check_files,
+    not_object,
+)
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
@@ -35,6 +42,7 @@ from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.bounded import RefusedInputError, load_json
 from nvcregen.spec.fast import fast_document
+from nvcregen.spec.positions import Document
 from nvcregen.validate.site import check_site
 
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
@@ -97,7 +105,7 @@ def _check_tree(
     server: Callable[[list[Located]], list[tuple[str, Finding]]] | None,
     old: Mapping[str, Any],
 ) -> list[Diagnostic]:
-    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old)
+    files, diags, facts, replayed = _read_tree(out_dir, root, catalog, strict, old)
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -114,7 +122,7 @@ def _check_tree(
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
         found += list(check_projects(layered, catalog.charts))
     found += _collisions(by_site, facts)
-    found += _replayed(by_site, facts)
+    found += replayed
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 
@@ -134,10 +142,16 @@ def _collisions(
 
 def _read_tree(
     out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
-) -> tuple[list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None]]:
+) -> tuple[
+    list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None], list[tuple[str, Finding]]
+]:
     """Read and check every object of the tree; what is not an object is a diagnostic.
 
-    Also returns what each site folder's site says (None where it cannot be loaded).
+    Also returns what each site folder's site says (None where it cannot be loaded) and
+    the replay of each site folder. The workers start on the files with the Kubernetes
+    version each site declares; the sites are loaded while they work, and each site
+    folder is replayed as soon as its last file is in. A file whose site turns out to
+    check against another version (a site that does not load) is checked again here.
     """
     listed, diags = _regular_files(_tree_files(out_dir, root))
     base = _shown(out_dir, root)  # an index.json that is a FIFO is never read either
@@ -147,45 +161,66 @@ def _read_tree(
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
     read = {d: _index(d, root) for d in set(where) if d is not None}
     indexes = {d: index for d, (index, _) in read.items()}
-    prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
-    facts = {d: _site_facts(index, root, catalog, d, prefix) for d, index in indexes.items()}
+    sources = {d: _source(index, root) for d, index in indexes.items()}
+    declared = {d: _declared_version(doc) for d, (_, doc) in sources.items()}
     jobs = [
-        FileJob(path, _version(facts.get(d) if d else None), strict, old.get(shown))
+        FileJob(
+            path,
+            declared.get(d, DEFAULT_KUBE_VERSION) if d else DEFAULT_KUBE_VERSION,
+            strict,
+            old.get(shown),
+        )
         for (path, shown), d in zip(listed, where, strict=True)
     ]
+    facts: dict[Path, SiteFacts | None] = {}
+
+    def load_sites() -> None:  # while the workers read the files
+        prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
+        for d, (source, doc) in sources.items():
+            facts[d] = _site_facts(source, doc, root, catalog, d, prefix)
+
     files: list[TreeFile] = []
     diags += [problem for _, problem in read.values() if problem is not None]
-    for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
+    left = Counter(where)  # files not yet read, per site folder
+    of_site: dict[Path, list[TreeFile]] = {}
+    replayed: list[tuple[str, Finding]] = []
+    results = iter_check_files(jobs, meanwhile=load_sites)
+    for job, (path, shown), site_dir, first in zip(jobs, listed, where, results, strict=True):
+        site = facts.get(site_dir) if site_dir else None
+        version = _version(site)
+        result = (
+            first if job.kube_version == version else check_file(replace(job, kube_version=version))
+        )
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: a limit, or the careful loader
             diags += _unreadable(generated)
         elif (why := not_object(result.data)) is not None:
             diags.append(_not_object(shown, why))
         else:
-            site = facts.get(site_dir) if site_dir else None
             origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
             file = TreeFile(generated, Located(shown, result.data), origin, site_dir)
             counts = list(_counts(file, site)) if site is not None else []
             if _layer(file) == READINESS_LAYER:
                 counts += admission_findings(result.data) + request_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))
-    return files, diags, facts
+            if site_dir is not None:
+                of_site.setdefault(site_dir, []).append(files[-1])
+        left[site_dir] -= 1
+        if site_dir is not None and not left[site_dir]:
+            replayed += _replayed(site_dir, of_site.pop(site_dir, []), site)
+    return files, diags, facts, replayed
 
 
 def _replayed(
-    by_site: Mapping[Path | None, list[TreeFile]], facts: Mapping[Path, SiteFacts | None]
+    site_dir: Path, site_files: list[TreeFile], site: SiteFacts | None
 ) -> list[tuple[str, Finding]]:
-    """Replay each site folder whose site loads (docs/design/0008-replay.md)."""
-    found: list[tuple[str, Finding]] = []
-    for site_dir, site in sorted(facts.items()):
-        if site is None or site.plan is None:
-            continue
-        mine = [
-            (f.located.file, "/".join(_below(f.file.path, site_dir)), f.located.obj)
-            for f in by_site.get(site_dir, [])
-        ]
-        found += replay_files(mine, site.plan)
-    return found
+    """Replay a site folder whose site loads (docs/design/0008-replay.md)."""
+    if site is None or site.plan is None:
+        return []
+    mine = [
+        (f.located.file, "/".join(_below(f.file.path, site_dir)), f.located.obj) for f in site_files
+    ]
+    return replay_files(mine, site.plan)
 
 
 def is_preview(file: TreeFile) -> bool:
@@ -307,8 +342,25 @@ def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 
+def _source(index: Mapping[str, Any], root: Path) -> tuple[str, Document | None]:
+    """The site file a folder's index names, and its data (None when it cannot be read)."""
+    source = index.get("source", {}).get("file")
+    if not source or not (root / source).is_file():
+        return "", None
+    return source, fast_document(root / source, source)
+
+
+def _declared_version(doc: Document | None) -> str:
+    """The Kubernetes version a site file states (checked when the site is loaded)."""
+    data = doc.data if doc is not None else None
+    spec = data.get("spec") if isinstance(data, dict) else None
+    kubernetes = spec.get("kubernetes") if isinstance(spec, dict) else None
+    version = kubernetes.get("version") if isinstance(kubernetes, dict) else None
+    return version if isinstance(version, str) else DEFAULT_KUBE_VERSION
+
+
 def _site_facts(
-    index: Mapping[str, Any], root: Path, catalog: Catalog, site_dir: Path, prefix: str
+    source: str, doc: Document | None, root: Path, catalog: Catalog, site_dir: Path, prefix: str
 ) -> SiteFacts | None:
     """Load the site a folder's index names and map each of its stages to its pool.
 
@@ -316,10 +368,6 @@ def _site_facts(
     it to: this one, as a path of the repository (`deploy/out/<site>`; `prefix` is the
     project's `repository_prefix`), as render derives it.
     """
-    source = index.get("source", {}).get("file")
-    if not source or not (root / source).is_file():
-        return None
-    doc = fast_document(root / source, source)
     loaded = check_site(doc, catalog, root=root) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
