@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from nvcregen.catalog.load import load_catalog
 from nvcregen.core.errors import Diagnostic
 
 if TYPE_CHECKING:
@@ -49,9 +48,8 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
             old = old_objects(options.root, options.base, shown_files(out, options.root))
     except GitError as exc:
         raise CheckSetupError(str(exc)) from exc
-    diags = check_tree(
-        out, options.root, load_catalog(), strict=options.strict, server=server, old=old
-    )
+    # the shipped catalog, read while the workers start on the files
+    diags = check_tree(out, options.root, strict=options.strict, server=server, old=old)
     if options.context:  # the live nodes against each site's inventory
         diags += _drift(out, options)
     done = f"checked {out.as_posix()}/"

@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from nvcregen.check.findings import Finding
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.core.errors import Severity
 from nvcregen.core.regular import read_regular
 from nvcregen.spec.fast import parse_fast

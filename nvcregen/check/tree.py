@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nvcregen.catalog.load import Catalog
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
 from nvcregen.check.collisions import SiteObjects, check_collisions
 from nvcregen.check.crossref import (
@@ -29,9 +29,7 @@ from nvcregen.check.parallel import (
     not_object,
 )
 from nvcregen.check.pods import check_pod_security, request_findings
-from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
-from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.regular import not_regular, read_regular
@@ -39,11 +37,13 @@ from nvcregen.emit.faults import not_regular_file
 from nvcregen.emit.naming import INDEX_FILE, project_path
 from nvcregen.gitrev import in_repository, repository_prefix
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
-from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.bounded import RefusedInputError, load_json
 from nvcregen.spec.fast import fast_document
 from nvcregen.spec.positions import Document
-from nvcregen.validate.site import check_site
+
+if TYPE_CHECKING:  # imported where used: a check's workers start before these are
+    from nvcregen.catalog.load import Catalog
+    from nvcregen.replay.facts import PlanFacts
 
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
 # by a server dry-run: NVCRE, not the user, creates those objects).
@@ -78,13 +78,16 @@ class TreeFile:
 def check_tree(
     out_dir: Path,
     root: Path,
-    catalog: Catalog,
+    catalog: Catalog | None = None,
     *,
     strict: bool = False,
     server: Callable[[list[Located]], list[tuple[str, Finding]]] | None = None,
     old: Mapping[str, Any] | None = None,
 ) -> list[Diagnostic]:
     """Check every YAML file under `out_dir`; report at the generated file's lines.
+
+    `catalog` defaults to the shipped one, read (with the site and catalog models it
+    needs) while the workers start on the files.
 
     Each diagnostic also names the site line the object came from (via `index.json`),
     so a reviewer can jump from a bad object to the plan that produced it. `server`,
@@ -100,12 +103,15 @@ def check_tree(
 def _check_tree(
     out_dir: Path,
     root: Path,
-    catalog: Catalog,
+    catalog: Catalog | None,
     strict: bool,
     server: Callable[[list[Located]], list[tuple[str, Finding]]] | None,
     old: Mapping[str, Any],
 ) -> list[Diagnostic]:
-    files, diags, facts, replayed = _read_tree(out_dir, root, catalog, strict, old)
+    known = functools.cache(lambda: catalog if catalog is not None else _shipped_catalog())
+    files, diags, facts, replayed = _read_tree(out_dir, root, known, strict, old)
+    from nvcregen.check.projects import Layered, check_projects  # after the workers started
+
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -120,7 +126,7 @@ def _check_tree(
         found += list(check_identities([f.located for f in site_files]))
         found += list(check_pod_security(f.located for f in site_files))
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
-        found += list(check_projects(layered, catalog.charts))
+        found += list(check_projects(layered, known().charts))
     found += _collisions(by_site, facts)
     found += replayed
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
@@ -141,7 +147,11 @@ def _collisions(
 
 
 def _read_tree(
-    out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
+    out_dir: Path,
+    root: Path,
+    catalog: Callable[[], Catalog],
+    strict: bool,
+    old: Mapping[str, Any],
 ) -> tuple[
     list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None], list[tuple[str, Finding]]
 ]:
@@ -177,7 +187,7 @@ def _read_tree(
     def load_sites() -> None:  # while the workers read the files
         prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
         for d, (source, doc) in sources.items():
-            facts[d] = _site_facts(source, doc, root, catalog, d, prefix)
+            facts[d] = _site_facts(source, doc, root, catalog(), d, prefix)
 
     files: list[TreeFile] = []
     diags += [problem for _, problem in read.values() if problem is not None]
@@ -215,6 +225,8 @@ def _replayed(
     site_dir: Path, site_files: list[TreeFile], site: SiteFacts | None
 ) -> list[tuple[str, Finding]]:
     """Replay a site folder whose site loads (docs/design/0008-replay.md)."""
+    from nvcregen.check.replayed import replay_files
+
     if site is None or site.plan is None:
         return []
     mine = [
@@ -368,6 +380,9 @@ def _site_facts(
     it to: this one, as a path of the repository (`deploy/out/<site>`; `prefix` is the
     project's `repository_prefix`), as render derives it.
     """
+    from nvcregen.replay.facts import plan_facts
+    from nvcregen.validate.site import check_site
+
     loaded = check_site(doc, catalog, root=root) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
@@ -384,6 +399,12 @@ def _site_facts(
         site.metadata.name,
         site.spec.cluster,
     )
+
+
+def _shipped_catalog() -> Catalog:
+    from nvcregen.catalog.load import load_catalog
+
+    return load_catalog()
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:

@@ -7,7 +7,10 @@ The findings are the same whether the files are read here or on several cores.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -77,3 +80,38 @@ def test_the_findings_do_not_depend_on_the_workers(
     codes = {d.code for d in here}
     assert "NVC603" in codes, codes  # the bad field
     assert codes & {f"NVC67{n}" for n in range(7)}, codes  # the replay of the trainer site
+
+
+_STARTED_BEFORE_MODELS = """
+import sys
+from pathlib import Path
+
+from nvcregen.check import parallel
+from nvcregen.check.checker import CheckOptions, run_check
+
+parallel.PARALLEL_FROM = 2
+seen = []
+started = parallel.iter_check_files
+
+
+def spied(jobs, meanwhile):
+    seen.append(sorted(m for m in ("pydantic", "nvcregen.spec.v1alpha1") if m in sys.modules))
+    return started(jobs, meanwhile)
+
+
+parallel.iter_check_files = spied
+diags, _ = run_check(CheckOptions(Path(sys.argv[1]) / "out", Path(sys.argv[1])))
+assert "pydantic" in sys.modules, "the sites were loaded"
+print(seen, len(diags))
+"""
+
+
+def test_the_workers_start_before_the_site_models_are_imported(project: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _STARTED_BEFORE_MODELS, str(project)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},  # this checkout, not an installed one
+    )
+    assert done.stdout.split(" ")[0] == "[[]]", done.stdout
