@@ -171,8 +171,8 @@ def _read_tree(
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
     read = {d: _index(d, root) for d in set(where) if d is not None}
     indexes = {d: index for d, (index, _) in read.items()}
-    sources = {d: _source(index, root) for d, index in indexes.items()}
-    declared = {d: _declared_version(doc) for d, (_, doc) in sources.items()}
+    documents = {d: _site_document(index, root) for d, index in indexes.items()}
+    declared = {d: _declared_version(doc) for d, doc in documents.items()}
     jobs = [
         FileJob(
             path,
@@ -186,8 +186,8 @@ def _read_tree(
 
     def load_sites() -> None:  # while the workers read the files
         prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
-        for d, (source, doc) in sources.items():
-            facts[d] = _site_facts(source, doc, root, catalog(), d, prefix)
+        for d, doc in documents.items():
+            facts[d] = _site_facts(doc, root, catalog(), d, prefix)
 
     files: list[TreeFile] = []
     diags += [problem for _, problem in read.values() if problem is not None]
@@ -354,12 +354,12 @@ def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 
-def _source(index: Mapping[str, Any], root: Path) -> tuple[str, Document | None]:
-    """The site file a folder's index names, and its data (None when it cannot be read)."""
+def _site_document(index: Mapping[str, Any], root: Path) -> Document | None:
+    """The data of the site file a folder's index names (None when it cannot be read)."""
     source = index.get("source", {}).get("file")
     if not source or not (root / source).is_file():
-        return "", None
-    return source, fast_document(root / source, source)
+        return None
+    return fast_document(root / source, source)
 
 
 def _declared_version(doc: Document | None) -> str:
@@ -372,9 +372,9 @@ def _declared_version(doc: Document | None) -> str:
 
 
 def _site_facts(
-    source: str, doc: Document | None, root: Path, catalog: Catalog, site_dir: Path, prefix: str
+    doc: Document | None, root: Path, catalog: Catalog, site_dir: Path, prefix: str
 ) -> SiteFacts | None:
-    """Load the site a folder's index names and map each of its stages to its pool.
+    """Validate and plan the site a folder's index names; map each of its stages to its pool.
 
     A site that names no `gitops.path` has its GitOps objects read the folder render wrote
     it to: this one, as a path of the repository (`deploy/out/<site>`; `prefix` is the
