@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from nvcregen.catalog.load import load_catalog
 from nvcregen.core.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from nvcregen.check.server import ServerCheck
 
 
 class CheckSetupError(Exception):
@@ -32,23 +35,21 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
         CheckSetupError: the tree is missing, the cluster or the base revision unreadable.
 
     """
-    from nvcregen.check.server import server_check
     from nvcregen.check.tree import check_tree, shown_files
-    from nvcregen.cluster import ClusterError
     from nvcregen.gitrev import GitError, old_objects
 
     out = options.out_dir
     if not out.is_dir():
         raise CheckSetupError(f"{out.as_posix()}/ does not exist; run `nvcregen render`")
+    server = _server(options.context, options.kubeconfig) if options.context else None
     try:
-        server = server_check(options.context, options.kubeconfig) if options.context else None
-        files = shown_files(out, options.root)
-        old = old_objects(options.root, options.base, files) if options.base else {}
-    except (ClusterError, GitError) as exc:
+        old = {}
+        if options.base:  # only a base revision needs the files listed before the check
+            old = old_objects(options.root, options.base, shown_files(out, options.root))
+    except GitError as exc:
         raise CheckSetupError(str(exc)) from exc
-    diags = check_tree(
-        out, options.root, load_catalog(), strict=options.strict, server=server, old=old
-    )
+    # the shipped catalog, read while the workers start on the files
+    diags = check_tree(out, options.root, strict=options.strict, server=server, old=old)
     if options.context:  # the live nodes against each site's inventory
         diags += _drift(out, options)
     done = f"checked {out.as_posix()}/"
@@ -57,6 +58,17 @@ def run_check(options: CheckOptions) -> tuple[list[Diagnostic], str]:
     if options.context:
         done += f" and dry-ran it on context '{options.context}'"
     return diags, done
+
+
+def _server(context: str, kubeconfig: Path | None) -> ServerCheck:
+    """The dry run on a cluster (its client imported only for `--context`)."""
+    from nvcregen.check.server import server_check
+    from nvcregen.cluster import ClusterError
+
+    try:
+        return server_check(context, kubeconfig)
+    except ClusterError as exc:
+        raise CheckSetupError(str(exc)) from exc
 
 
 def _drift(out: Path, options: CheckOptions) -> list[Diagnostic]:

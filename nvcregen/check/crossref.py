@@ -4,13 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import find_key
 from nvcregen.core import labels as labels_
-from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import pointer
+
+if TYPE_CHECKING:  # the plan's models (pydantic) stay out of a check worker's imports
+    from nvcregen.plan.model import TestUnit
 
 # LogProfiles the NVCRE 0.7.0 chart installs (templates/*.yaml): they exist on any
 # cluster with NVCRE, so references to them need no generated object.

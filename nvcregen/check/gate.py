@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import Any
 
 from nvcregen.catalog.charts import ChartEntry
 from nvcregen.catalog.load import load_catalog
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
-from nvcregen.check.cel import CelResult, reported_rules, uses_old_self
 from nvcregen.check.crossref import (
     Located,
     PoolCounts,
@@ -19,70 +17,20 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.pods import check_pod_security, request_findings
-from nvcregen.check.policy import check_policies
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.replayed import replay_manifests
-from nvcregen.check.webhooks import check_runtimes, webhook_findings
-from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.check.webhooks import check_runtimes
+from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
-from nvcregen.kubeschema.normalize import to_json
-from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
 # Reported against the site line by the site checks already (NVC314 images, NVC331 TLS).
 _SITE_LEVEL_CODES = frozenset({"NVC621", "NVC622"})
-
-
-def object_findings(
-    obj: Mapping[str, Any],
-    *,
-    kube_version: str = "1.30",
-    strict: bool = False,
-    old: Mapping[str, Any] | None = None,
-) -> list[Finding]:
-    """Every problem of one object, as an API server and nvcregen's policies see it.
-
-    Args:
-        obj: The object.
-        kube_version: Selects the core Kubernetes schemas.
-        strict: Tag-only images become errors.
-        old: The object's previous version, for transition rules; None checks as a create.
-
-    Returns:
-        Structural schema problems, failed and unchecked CEL rules, webhook-only rules,
-        then policy findings.
-
-    """
-    registry = default_registry()
-    data, converted = to_json(obj)  # one walk over the object: plain JSON from here on
-    if converted or not isinstance(data, dict):
-        problems = registry.validate(obj, kube_version=kube_version)
-    else:
-        problems = registry.validate_json(data, kube_version=kube_version)
-    findings = [Finding(p.pointer, p.code, p.message) for p in problems]
-    # CEL rules assume a structurally valid object, as the API server does.
-    if not problems and isinstance(data, dict):
-        findings += [_cel_finding(r) for r in reported_rules(data, old=old)]
-    return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
-
-
-def _cel_finding(result: CelResult) -> Finding:
-    if result.status == "unchecked":
-        return Finding(
-            result.pointer,
-            "NVC611",
-            f"CEL rule not checked offline ({result.reason}): {result.rule}",
-            Severity.WARNING,
-            "the API server will evaluate it; `nvcregen check --server` does so now",
-        )
-    hint = ""
-    if uses_old_self(result.rule):
-        hint = "this change needs a new object name: the field is immutable once created"
-    return Finding(result.pointer, "NVC610", f"{result.message} (rule: {result.rule})", hint=hint)
 
 
 def check_manifests(

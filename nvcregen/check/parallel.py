@@ -6,7 +6,7 @@ import gc
 import marshal
 import multiprocessing
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -16,7 +16,7 @@ from typing import Any
 import yaml
 
 from nvcregen.check.findings import Finding
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.core.errors import Severity
 from nvcregen.core.regular import read_regular
 from nvcregen.spec.fast import parse_fast
@@ -111,18 +111,22 @@ def check_files(jobs: list[FileJob]) -> list[FileResult]:
     return list(iter_check_files(jobs))
 
 
-def iter_check_files(jobs: list[FileJob]) -> Iterator[FileResult]:
+def iter_check_files(
+    jobs: list[FileJob], meanwhile: Callable[[], None] = lambda: None
+) -> Iterator[FileResult]:
     """Parse and check every file, yielding results in order as soon as they are known.
 
     Workers are forked after one file of each kind has warmed the schema, CEL and policy
     caches, so each starts with compiled validators, receives only job indexes, and
     sends back plain data and findings. The files are dealt out in small pieces, taken
     by whichever worker is free; the caller works on the first results while workers
-    finish the last.
+    finish the last. `meanwhile` runs once the workers have their work (first, when
+    there are none), before the first result is yielded.
     """
     workers = min(os.cpu_count() or 1, 8)
     forking = "fork" in multiprocessing.get_all_start_methods()
     if len(jobs) < PARALLEL_FROM or workers < 2 or not forking:
+        meanwhile()
         yield from (check_file(job) for job in jobs)
         return
     # Check one file of each kind here first, so every worker inherits compiled validators.
@@ -135,7 +139,9 @@ def iter_check_files(jobs: list[FileJob]) -> Iterator[FileResult]:
     _JOBS[:] = jobs
     try:
         with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            for part in pool.map(_check_piece, pieces):  # workers are forked here
+            parts = pool.map(_check_piece, pieces)  # workers are forked here
+            meanwhile()
+            for part in parts:
                 done.update(_decode(part))
                 while following in done:
                     yield done.pop(following)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import marshal
 from collections.abc import Iterator, Mapping
+from functools import lru_cache
 from typing import Any
 
 from nvcregen.check.findings import Finding
@@ -19,6 +20,12 @@ OLD_GROUP = "cre.nvidia.com"
 IMAGE_KEYS = frozenset({"image"})
 _GBPS = "_gbps"
 _SKIP_VERIFY = "insecureSkipVerify"
+# A tree repeats its strings (a repository URL, a label, an image in every site): what a
+# text of up to this many characters holds is searched for once per process, and at most
+# SECRETS_REMEMBERED such texts are kept (8 million characters at most). Longer texts are
+# searched every time and never kept.
+SECRET_TEXT_REMEMBERED = 4096
+SECRETS_REMEMBERED = 2048
 
 
 def mentions(value: Any, *texts: str) -> bool:
@@ -173,7 +180,7 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
     for path, value, part in _strings(obj, ()):
         if path in reported or (part == "entry" and path[:-1] in reported):
             continue  # one finding a string; none for an entry whose key was reported
-        what = find_secret(value)
+        what = _secret_in(value)
         if what is not None:
             reported.add(path)
             shown = "a password in a URL" if what == URL_CREDENTIALS else what
@@ -188,6 +195,16 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
                 )
             )
     return found
+
+
+def _secret_in(text: str) -> str | None:
+    """`find_secret(text)`, remembered for short texts (`SECRET_TEXT_REMEMBERED`)."""
+    return _remembered(text) if len(text) <= SECRET_TEXT_REMEMBERED else find_secret(text)
+
+
+@lru_cache(maxsize=SECRETS_REMEMBERED)
+def _remembered(text: str) -> str | None:
+    return find_secret(text)
 
 
 def _strings(

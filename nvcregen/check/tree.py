@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from nvcregen.catalog.load import Catalog
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
 from nvcregen.check.collisions import SiteObjects, check_collisions
 from nvcregen.check.crossref import (
@@ -20,11 +21,15 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.parallel import FileJob, collection_paused, iter_check_files, not_object
+from nvcregen.check.parallel import (
+    FileJob,
+    check_file,
+    collection_paused,
+    iter_check_files,
+    not_object,
+)
 from nvcregen.check.pods import check_pod_security, request_findings
-from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.reader import GeneratedFile
-from nvcregen.check.replayed import replay_files
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.regular import not_regular, read_regular
@@ -32,10 +37,13 @@ from nvcregen.emit.faults import not_regular_file
 from nvcregen.emit.naming import INDEX_FILE, project_path
 from nvcregen.gitrev import in_repository, repository_prefix
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
-from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.spec.bounded import RefusedInputError, load_json
 from nvcregen.spec.fast import fast_document
-from nvcregen.validate.site import check_site
+from nvcregen.spec.positions import Document
+
+if TYPE_CHECKING:  # imported where used: a check's workers start before these are
+    from nvcregen.catalog.load import Catalog
+    from nvcregen.replay.facts import PlanFacts
 
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
 # by a server dry-run: NVCRE, not the user, creates those objects).
@@ -70,13 +78,16 @@ class TreeFile:
 def check_tree(
     out_dir: Path,
     root: Path,
-    catalog: Catalog,
+    catalog: Catalog | None = None,
     *,
     strict: bool = False,
     server: Callable[[list[Located]], list[tuple[str, Finding]]] | None = None,
     old: Mapping[str, Any] | None = None,
 ) -> list[Diagnostic]:
     """Check every YAML file under `out_dir`; report at the generated file's lines.
+
+    `catalog` defaults to the shipped one, read (with the site and catalog models it
+    needs) while the workers start on the files.
 
     Each diagnostic also names the site line the object came from (via `index.json`),
     so a reviewer can jump from a bad object to the plan that produced it. `server`,
@@ -92,12 +103,15 @@ def check_tree(
 def _check_tree(
     out_dir: Path,
     root: Path,
-    catalog: Catalog,
+    catalog: Catalog | None,
     strict: bool,
     server: Callable[[list[Located]], list[tuple[str, Finding]]] | None,
     old: Mapping[str, Any],
 ) -> list[Diagnostic]:
-    files, diags, facts = _read_tree(out_dir, root, catalog, strict, old)
+    known = functools.cache(lambda: catalog if catalog is not None else _shipped_catalog())
+    files, diags, facts, replayed = _read_tree(out_dir, root, known, strict, old)
+    from nvcregen.check.projects import Layered, check_projects  # after the workers started
+
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
@@ -112,9 +126,9 @@ def _check_tree(
         found += list(check_identities([f.located for f in site_files]))
         found += list(check_pod_security(f.located for f in site_files))
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
-        found += list(check_projects(layered, catalog.charts))
+        found += list(check_projects(layered, known().charts))
     found += _collisions(by_site, facts)
-    found += _replayed(by_site, facts)
+    found += replayed
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]
     return sorted(set(diags), key=Diagnostic.sort_key)
 
@@ -133,11 +147,21 @@ def _collisions(
 
 
 def _read_tree(
-    out_dir: Path, root: Path, catalog: Catalog, strict: bool, old: Mapping[str, Any]
-) -> tuple[list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None]]:
+    out_dir: Path,
+    root: Path,
+    catalog: Callable[[], Catalog],
+    strict: bool,
+    old: Mapping[str, Any],
+) -> tuple[
+    list[TreeFile], list[Diagnostic], dict[Path, SiteFacts | None], list[tuple[str, Finding]]
+]:
     """Read and check every object of the tree; what is not an object is a diagnostic.
 
-    Also returns what each site folder's site says (None where it cannot be loaded).
+    Also returns what each site folder's site says (None where it cannot be loaded) and
+    the replay of each site folder. The workers start on the files with the Kubernetes
+    version each site declares; the sites are loaded while they work, and each site
+    folder is replayed as soon as its last file is in. A file whose site turns out to
+    check against another version (a site that does not load) is checked again here.
     """
     listed, diags = _regular_files(_tree_files(out_dir, root))
     base = _shown(out_dir, root)  # an index.json that is a FIFO is never read either
@@ -147,45 +171,68 @@ def _read_tree(
     where = [_site_dir(path.parent, site_dirs) for path, _ in listed]
     read = {d: _index(d, root) for d in set(where) if d is not None}
     indexes = {d: index for d, (index, _) in read.items()}
-    prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
-    facts = {d: _site_facts(index, root, catalog, d, prefix) for d, index in indexes.items()}
+    documents = {d: _site_document(index, root) for d, index in indexes.items()}
+    declared = {d: _declared_version(doc) for d, doc in documents.items()}
     jobs = [
-        FileJob(path, _version(facts.get(d) if d else None), strict, old.get(shown))
+        FileJob(
+            path,
+            declared.get(d, DEFAULT_KUBE_VERSION) if d else DEFAULT_KUBE_VERSION,
+            strict,
+            old.get(shown),
+        )
         for (path, shown), d in zip(listed, where, strict=True)
     ]
+    facts: dict[Path, SiteFacts | None] = {}
+
+    def load_sites() -> None:  # while the workers read the files
+        prefix = repository_prefix(root) if indexes else ""  # one `git` run for every site
+        for d, doc in documents.items():
+            facts[d] = _site_facts(doc, root, catalog(), d, prefix)
+
     files: list[TreeFile] = []
     diags += [problem for _, problem in read.values() if problem is not None]
-    for (path, shown), site_dir, result in zip(listed, where, iter_check_files(jobs), strict=True):
+    left = Counter(where)  # files not yet read, per site folder
+    of_site: dict[Path, list[TreeFile]] = {}
+    replayed: list[tuple[str, Finding]] = []
+    results = iter_check_files(jobs, meanwhile=load_sites)
+    for job, (path, shown), site_dir, first in zip(jobs, listed, where, results, strict=True):
+        site = facts.get(site_dir) if site_dir else None
+        version = _version(site)
+        result = (
+            first if job.kube_version == version else check_file(replace(job, kube_version=version))
+        )
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: a limit, or the careful loader
             diags += _unreadable(generated)
         elif (why := not_object(result.data)) is not None:
             diags.append(_not_object(shown, why))
         else:
-            site = facts.get(site_dir) if site_dir else None
             origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
             file = TreeFile(generated, Located(shown, result.data), origin, site_dir)
             counts = list(_counts(file, site)) if site is not None else []
             if _layer(file) == READINESS_LAYER:
                 counts += admission_findings(result.data) + request_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))
-    return files, diags, facts
+            if site_dir is not None:
+                of_site.setdefault(site_dir, []).append(files[-1])
+        left[site_dir] -= 1
+        if site_dir is not None and not left[site_dir]:
+            replayed += _replayed(site_dir, of_site.pop(site_dir, []), site)
+    return files, diags, facts, replayed
 
 
 def _replayed(
-    by_site: Mapping[Path | None, list[TreeFile]], facts: Mapping[Path, SiteFacts | None]
+    site_dir: Path, site_files: list[TreeFile], site: SiteFacts | None
 ) -> list[tuple[str, Finding]]:
-    """Replay each site folder whose site loads (docs/design/0008-replay.md)."""
-    found: list[tuple[str, Finding]] = []
-    for site_dir, site in sorted(facts.items()):
-        if site is None or site.plan is None:
-            continue
-        mine = [
-            (f.located.file, "/".join(_below(f.file.path, site_dir)), f.located.obj)
-            for f in by_site.get(site_dir, [])
-        ]
-        found += replay_files(mine, site.plan)
-    return found
+    """Replay a site folder whose site loads (docs/design/0008-replay.md)."""
+    from nvcregen.check.replayed import replay_files
+
+    if site is None or site.plan is None:
+        return []
+    mine = [
+        (f.located.file, "/".join(_below(f.file.path, site_dir)), f.located.obj) for f in site_files
+    ]
+    return replay_files(mine, site.plan)
 
 
 def is_preview(file: TreeFile) -> bool:
@@ -307,19 +354,35 @@ def _counts(file: TreeFile, site: SiteFacts) -> Iterator[Finding]:
     return check_counts(file.located, pool) if pool is not None else iter(())
 
 
+def _site_document(index: Mapping[str, Any], root: Path) -> Document | None:
+    """The data of the site file a folder's index names (None when it cannot be read)."""
+    source = index.get("source", {}).get("file")
+    if not source or not (root / source).is_file():
+        return None
+    return fast_document(root / source, source)
+
+
+def _declared_version(doc: Document | None) -> str:
+    """The Kubernetes version a site file states (checked when the site is loaded)."""
+    data = doc.data if doc is not None else None
+    spec = data.get("spec") if isinstance(data, dict) else None
+    kubernetes = spec.get("kubernetes") if isinstance(spec, dict) else None
+    version = kubernetes.get("version") if isinstance(kubernetes, dict) else None
+    return version if isinstance(version, str) else DEFAULT_KUBE_VERSION
+
+
 def _site_facts(
-    index: Mapping[str, Any], root: Path, catalog: Catalog, site_dir: Path, prefix: str
+    doc: Document | None, root: Path, catalog: Catalog, site_dir: Path, prefix: str
 ) -> SiteFacts | None:
-    """Load the site a folder's index names and map each of its stages to its pool.
+    """Validate and plan the site a folder's index names; map each of its stages to its pool.
 
     A site that names no `gitops.path` has its GitOps objects read the folder render wrote
     it to: this one, as a path of the repository (`deploy/out/<site>`; `prefix` is the
     project's `repository_prefix`), as render derives it.
     """
-    source = index.get("source", {}).get("file")
-    if not source or not (root / source).is_file():
-        return None
-    doc = fast_document(root / source, source)
+    from nvcregen.replay.facts import plan_facts
+    from nvcregen.validate.site import check_site
+
     loaded = check_site(doc, catalog, root=root) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
@@ -336,6 +399,12 @@ def _site_facts(
         site.metadata.name,
         site.spec.cluster,
     )
+
+
+def _shipped_catalog() -> Catalog:
+    from nvcregen.catalog.load import load_catalog
+
+    return load_catalog()
 
 
 def _diagnostic(file: TreeFile, finding: Finding) -> Diagnostic:

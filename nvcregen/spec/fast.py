@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 from yaml.constructor import ConstructorError, SafeConstructor
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from nvcregen.spec.bounded import (
     DUPLICATE_KEY,
@@ -117,6 +118,13 @@ for _tag in ("binary", "set", "omap", "pairs"):
 
 LOADER: Any = _NoAliasLoader
 
+_TAG = "tag:yaml.org,2002:"
+_STR, _MAP, _SEQ = f"{_TAG}str", f"{_TAG}map", f"{_TAG}seq"
+# Scalars built by the loader's own constructor for the tag (str is the node's text).
+_SCALARS = frozenset(f"{_TAG}{name}" for name in ("null", "bool", "int", "float", "timestamp"))
+# Keys PyYAML rewrites before building a mapping: `<<` (merge) and `=` (value).
+_REWRITTEN_KEYS = frozenset({f"{_TAG}merge", f"{_TAG}value"})
+
 
 def parse_fast(raw: bytes) -> Any:
     """Parse one YAML document without aliases; raise `yaml.YAMLError` when it is not that.
@@ -131,10 +139,65 @@ def parse_fast(raw: bytes) -> Any:
     # An alias is written `*name`: bytes without a `*` have none, and are read without
     # asking of every node whether it was built before (a fifth of a tree check's parse).
     try:
-        return yaml.load(raw, Loader=LOADER if b"*" in raw else _JsonLoader)
+        return yaml.load(raw, Loader=LOADER) if b"*" in raw else _quick_load(raw)
     except RecursionError:  # libyaml stops at 1000 levels; Python's stack may not reach it
         error = too_deep()
         raise RefusedYAMLError(error.code, error.message) from None
+
+
+class _UnusualNodeError(Exception):
+    """A node the quick builder leaves to PyYAML's constructor."""
+
+
+def _quick_load(raw: bytes) -> Any:
+    """`yaml.load(raw, Loader=_JsonLoader)`, building the usual nodes in one tight walk.
+
+    PyYAML's constructor spends a third of a load in Python bookkeeping (a registry
+    look-up, an alias table and a generator per node). A document of plain mappings,
+    sequences and JSON scalars without aliases (bytes without `*`) is built here with the
+    loader's own scalar constructors; anything else (a tag of its own, a merge key, a key
+    given twice, a refused value, nesting deeper than Python's stack) is built from the
+    text again by PyYAML's constructor, so whatever it returns or raises for the document
+    is what this returns or raises.
+    """
+    loader = _JsonLoader(raw)
+    try:
+        node = loader.get_single_node()  # libyaml's errors are raised here, as by yaml.load
+        if node is None:
+            return None
+        try:
+            return _build(node, loader)
+        except (_UnusualNodeError, yaml.YAMLError, ValueError, RecursionError):
+            pass
+    finally:
+        loader.dispose()
+    return yaml.load(raw, Loader=_JsonLoader)
+
+
+def _build(node: Any, loader: Any) -> Any:
+    """The data of one node, as PyYAML's safe constructor builds a node without aliases."""
+    kind = node.__class__
+    tag = node.tag
+    if kind is ScalarNode:
+        if tag == _STR:
+            return node.value
+        if tag in _SCALARS:
+            return loader.yaml_constructors[tag](loader, node)
+    elif kind is MappingNode and tag == _MAP:
+        mapping = {}
+        for key_node, value_node in node.value:
+            if key_node.tag in _REWRITTEN_KEYS:
+                raise _UnusualNodeError
+            key = _build(key_node, loader)
+            if key.__class__ is dict or key.__class__ is list:  # unhashable: PyYAML says so
+                raise _UnusualNodeError
+            mapping[key] = _build(value_node, loader)
+        if len(mapping) != len(node.value):  # a key given twice: NVC607 from PyYAML
+            raise _UnusualNodeError
+        return mapping
+    elif kind is SequenceNode and tag == _SEQ:
+        return [_build(item, loader) for item in node.value]
+    raise _UnusualNodeError
 
 
 def fast_document(path: Path, shown: str) -> Document | None:

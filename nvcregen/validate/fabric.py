@@ -14,7 +14,6 @@ from nvcregen.fabric.groups import plan_groups
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import BAD_INVENTORY, read_inventory
 from nvcregen.fabric.placement import place
-from nvcregen.spec.load import load_document
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import NodePool, Site
 
@@ -46,6 +45,8 @@ def load_inventory(
         return None, [
             Diagnostic(doc.span(where), Severity.ERROR, BAD_INVENTORY, message, where, hint)
         ]
+    from nvcregen.spec.load import load_document  # ruamel, imported only where it is used
+
     inventory_doc, diags = load_document(raw, named, max_bytes=MAX_BYTES)
     if inventory_doc is None:
         return None, diags

@@ -15,7 +15,6 @@ from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
-from nvcregen.spec.load import load_document
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -48,6 +47,8 @@ def load_site(
     `test_units` is set only when no step found an error; the budget is checked on that
     plan, so its diagnostics can come along with a plan.
     """
+    from nvcregen.spec.load import load_document  # ruamel, imported only where it is used
+
     doc, diags = load_document(raw, display)  # bytes -> data + positions
     if doc is None:
         return LoadedSite(None, None, None, diags)

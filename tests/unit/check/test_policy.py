@@ -5,6 +5,9 @@ from __future__ import annotations
 from datetime import date
 from typing import Any
 
+import pytest
+
+from nvcregen.check import policy
 from nvcregen.check.crossref import (
     Located,
     PoolCounts,
@@ -15,6 +18,7 @@ from nvcregen.check.crossref import (
 from nvcregen.check.policy import check_policies, find_key, mentions
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
+from nvcregen.core.secrets import find_secret
 
 DIGEST = "@sha256:" + "a" * 64
 
@@ -158,3 +162,27 @@ def test_mentions_sees_every_string_and_says_maybe_for_other_data() -> None:
         (("x", 0, "logProfileRef"), "p")
     ]
     assert find_key({"x": [{"other": "logProfileRef"}]}, "logProfileRef") == []
+
+
+def test_a_repeated_text_is_searched_for_secrets_once_and_found_every_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    searched: list[str] = []
+
+    def counted(text: str) -> str | None:
+        searched.append(text)
+        return find_secret(text)
+
+    monkeypatch.setattr(policy, "find_secret", counted)
+    policy._remembered.cache_clear()
+    token = "ghp_" + "A1b2" * 9  # a GitHub token's shape
+    at_limit = "x" * (policy.SECRET_TEXT_REMEMBERED - len(token)) + token
+    over = "x" + at_limit
+    assert len(over) == policy.SECRET_TEXT_REMEMBERED + 1
+    for text in (at_limit, over):
+        objects = [{"metadata": {"name": f"o{i}"}, "data": {"k": text}} for i in range(3)]
+        found = [policy.secret_strings(obj) for obj in objects]
+        assert [[f.pointer for f in each] for each in found] == [["/data/k"]] * 3
+    # The text at the limit is searched once and remembered; one character over, each time.
+    assert searched.count(at_limit) == 1
+    assert searched.count(over) == 3
