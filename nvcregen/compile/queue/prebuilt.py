@@ -1,0 +1,325 @@
+"""Kueue prebuilt Workloads for trainer mode's runs: the pod sets Kueue derives, exactly (pure).
+
+A run labelled `kueue.x-k8s.io/prebuilt-workload-name: <name>` is admitted through the
+Workload of that name nvcregen applies itself, instead of one Kueue creates, so the
+Workload's state (deactivated, out of sync) is an object a health check can read
+(docs/design/0006-stage-gating.md, "A run Kueue deactivated"). Kueue v0.19.2 adopts it
+(`pkg/controller/jobframework/reconciler.go`: `ensureOneWorkload`,
+`EnsurePrebuiltWorkloadOwnership` adds the owner reference and the `job-uid` label) and
+then checks it against the run (`ensurePrebuiltWorkloadInSync`, `EquivalentToWorkload`):
+the same `maximumExecutionTimeSeconds` and, pod set by pod set in order, the same count,
+min count, tolerations (until admitted), init containers and containers
+(`pkg/util/equality/podset.go`, `Semantic.DeepEqual`). A Workload that differs is Finished
+with reason OutOfSync and its run never starts, so the pod sets here are what Kueue
+computes, mirrored function by function:
+
+- a batch Job (`pkg/controller/jobs/job/job_controller.go`, `PodSets`): one pod set
+  `main`, `parallelism` pods, the template as the API server stored it, i.e. with the
+  core defaults of `k8s.io/kubernetes/pkg/apis/core/v1/defaults.go` (`SetDefaults_Container`:
+  imagePullPolicy, terminationMessagePath and -Policy; `SetDefaults_ObjectFieldSelector`;
+  `SetDefaults_Probe`), since Kueue reads the stored Job;
+- a TrainJob (`pkg/controller/jobs/trainjob/trainjob_controller.go`, `getChildJobSet` and
+  `PodSets`): Trainer v2.2.1's runtime info built from the TrainingRuntime, its runtime
+  patches merged (`pkg/runtime/core/trainingruntime.go`, `newRuntimeInfo`,
+  `mergeRuntimePatches`), the MPI plugin's worker count (`pkg/runtime/framework/plugins/
+  mpi/mpi.go`: `numNodes - 1` with `runLauncherAsNode`), then the JobSet builder's
+  `Trainer` step (`pkg/runtime/framework/plugins/jobset/builder.go`): the trainer job's
+  `node` container takes the TrainJob's image, command and args, and with
+  `runLauncherAsNode` the `node` containers of the trainer and worker jobs take
+  `resourcesPerNode` and the TrainJob's env. The MPI plugin's env and volume mounts stay
+  in the runtime info only: Kueue never copies them into its JobSet (Trainer's own
+  `JobSet.Build` does), so they are not in the pod sets. Then JobSet's `PodSets`
+  (`pkg/controller/jobs/jobset/jobset_controller.go`): one pod set per replicated job,
+  `replicas x min(parallelism, completions)` pods. The Workload CRD's defaults apply to
+  Kueue's side too (a dry-run create), and to nvcregen's Workload when it is stored.
+
+Both carry the topology request `pkg/controller/jobframework/tas.go` builds from the pod
+template's annotations, and the priority `prepareWorkload` would set from the run's
+WorkloadPriorityClass label. `spec.active` is never written: Kueue owns it.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from collections.abc import Iterator, Sequence
+
+from nvcregen.compile.queue.objects import KUEUE_API
+from nvcregen.compile.queue.workloads import (
+    KUEUE_PREFIX,
+    PRIORITY_LABEL,
+    QUEUE_LABEL,
+    REQUIRED_TOPOLOGY,
+    UNCONSTRAINED_TOPOLOGY,
+    priority_value,
+    uses_kueue,
+)
+from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.spec.v1alpha1 import Site
+
+PREBUILT_LABEL = f"{KUEUE_PREFIX}prebuilt-workload-name"
+MAX_EXEC_LABEL = f"{KUEUE_PREFIX}max-exec-time-seconds"
+JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
+JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
+ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
+NODE = "node"  # Trainer's container (and MPI worker job) name
+MAIN = "main"  # a batch Job's one pod set
+TERMINATION_PATH = "/dev/termination-log"
+PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1}
+PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
+
+
+def uses_prebuilt(site: Site) -> bool:
+    """Whether trainer mode's runs get prebuilt Workloads (Kueue, and not opted out)."""
+    return (
+        site.spec.readiness.engine == "trainer"
+        and uses_kueue(site)
+        and site.spec.dependencies.kueue.prebuilt_workloads
+    )
+
+
+def with_prebuilt(
+    site: Site, stage_index: int, runs: Sequence[Manifest], runtime: Obj | None = None
+) -> list[Manifest]:
+    """Each run labelled with its prebuilt Workload's name, followed by that Workload.
+
+    Args:
+        site: The site.
+        stage_index: The runs' stage (their WorkloadPriorityClass).
+        runs: TrainJobs of one runtime, or batch Jobs.
+        runtime: The TrainingRuntime the TrainJobs reference (None for Jobs).
+
+    """
+    if not uses_prebuilt(site):
+        return list(runs)
+    found: list[Manifest] = []
+    for run in runs:
+        labelled = _labelled(run)
+        found += [labelled, prebuilt_workload(site, stage_index, labelled, runtime)]
+    return found
+
+
+def _labelled(run: Manifest) -> Manifest:
+    meta = run.obj["metadata"]
+    labels = {**meta["labels"], PREBUILT_LABEL: meta["name"]}
+    return dataclasses.replace(run, obj={**run.obj, "metadata": {**meta, "labels": labels}})
+
+
+def prebuilt_workload(
+    site: Site, stage_index: int, run: Manifest, runtime: Obj | None = None
+) -> Manifest:
+    """The Workload Kueue would construct for a run, named and labelled like it."""
+    meta = run.obj["metadata"]
+    labels = meta["labels"]
+    if run.kind == "Job":
+        pod_sets = job_pod_sets(run.obj)
+    else:
+        if runtime is None:
+            raise ValueError(f"TrainJob {run.name}: its TrainingRuntime is needed")
+        pod_sets = trainjob_pod_sets(run.obj, runtime)
+    spec: Obj = {"queueName": labels[QUEUE_LABEL], "podSets": pod_sets}
+    if PRIORITY_LABEL in labels:  # ExtractPriority: the label names a WorkloadPriorityClass
+        spec["priorityClassRef"] = {
+            "group": KUEUE_API.partition("/")[0],
+            "kind": "WorkloadPriorityClass",
+            "name": labels[PRIORITY_LABEL],
+        }
+        spec["priority"] = priority_value(site, stage_index)
+    if (seconds := _max_exec(labels)) is not None:
+        spec["maximumExecutionTimeSeconds"] = seconds
+    own = {k: v for k, v in labels.items() if not k.startswith(KUEUE_PREFIX)}
+    obj: Obj = {
+        "apiVersion": KUEUE_API,
+        "kind": "Workload",
+        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": own},
+        "spec": spec,
+    }
+    notes = (f"Kueue's prebuilt Workload of {run.kind} {run.name}",)
+    return dataclasses.replace(run, obj=obj, notes=notes)
+
+
+def _max_exec(labels: dict[str, str]) -> int | None:
+    """`MaximumExecutionTimeSecondsForObject`: a positive int32 label, else none."""
+    text = labels.get(MAX_EXEC_LABEL)
+    if text is None or not text.isdigit():
+        return None
+    value = int(text)
+    return value if 0 < value < 2**31 else None
+
+
+# --- batch Jobs ------------------------------------------------------------------------------
+
+
+def job_pod_sets(job: Obj) -> list[Obj]:
+    """A Job's one pod set, `main`, its template as the API server stores it."""
+    spec = job["spec"]
+    template = stored_template(spec["template"])
+    count = spec.get("parallelism", 1)
+    if (completions := spec.get("completions")) is not None:
+        count = min(count, completions)
+    pod_set: Obj = {"name": MAIN, "count": count, "template": template}
+    pod_set["topologyRequest"] = topology_request(template, {"podIndexLabel": JOB_INDEX_LABEL})
+    return [pod_set]
+
+
+def stored_template(template: Obj) -> Obj:
+    """A pod template with the core defaults the API server gives every container."""
+    found = copy.deepcopy(template)
+    spec = found["spec"]
+    for key in ("initContainers", "containers"):
+        spec[key] = [stored_container(c) for c in spec.get(key, [])] if key in spec else None
+        if spec[key] is None:
+            del spec[key]
+    return found
+
+
+def stored_container(container: Obj) -> Obj:
+    """`SetDefaults_Container`, `_ObjectFieldSelector` and `_Probe` on one container."""
+    found = copy.deepcopy(container)
+    found.setdefault("imagePullPolicy", pull_policy(str(found.get("image", ""))))
+    found.setdefault("terminationMessagePath", TERMINATION_PATH)
+    found.setdefault("terminationMessagePolicy", "File")
+    for env in found.get("env", []):
+        field_ref = env.get("valueFrom", {}).get("fieldRef")
+        if field_ref is not None:
+            field_ref.setdefault("apiVersion", "v1")
+    for probe in PROBES:
+        if probe in found:
+            failure = {"failureThreshold": 3}
+            found[probe] = {**PROBE_DEFAULTS, **failure, **found[probe]}
+    return found
+
+
+def pull_policy(image: str) -> str:
+    """Always for a `latest` or untagged image without a digest, else IfNotPresent.
+
+    As `ParseImageName`: the tag follows the last `:` after the last `/`, before any
+    `@digest`; no tag and no digest is `latest`.
+    """
+    name, _, digest = image.partition("@")
+    last = name.rpartition("/")[2]
+    tag = last.rpartition(":")[2] if ":" in last else ""
+    if not tag and not digest:
+        tag = "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+# --- TrainJobs -------------------------------------------------------------------------------
+
+
+def trainjob_pod_sets(trainjob: Obj, runtime: Obj) -> list[Obj]:
+    """The pod sets of a TrainJob on an MPI TrainingRuntime with `runLauncherAsNode`."""
+    spec = trainjob["spec"]
+    trainer = spec.get("trainer", {})
+    policy = runtime["spec"].get("mlPolicy", {})
+    launcher_as_node = bool(policy.get("mpi", {}).get("runLauncherAsNode"))
+    jobs = copy.deepcopy(runtime["spec"]["template"]["spec"]["replicatedJobs"])
+    _merge_patches(jobs, spec.get("runtimePatches", []))
+    pod_sets = []
+    for job in jobs:
+        trainer_step = job["template"].get("metadata", {}).get("labels", {}).get(ANCESTOR)
+        is_trainer = trainer_step == "trainer"
+        count = _count(job, trainer, policy, is_trainer=is_trainer)
+        pod = copy.deepcopy(job["template"]["spec"]["template"])
+        node = next((c for c in pod["spec"]["containers"] if c["name"] == NODE), None)
+        if node is not None and is_trainer:
+            node.update({k: trainer[k] for k in ("image", "command", "args") if k in trainer})
+        if node is not None and (is_trainer or (launcher_as_node and job["name"] == NODE)):
+            if resources := trainer.get("resourcesPerNode"):
+                node["resources"] = copy.deepcopy(resources)
+            node["env"] = _upsert_env(node.get("env", []), trainer.get("env", []))
+            if not node["env"]:
+                del node["env"]
+        replicas = 1 if is_trainer else job.get("replicas", 1)
+        request = {
+            "podIndexLabel": JOB_INDEX_LABEL,
+            "subGroupIndexLabel": JOBSET_INDEX_LABEL,
+            "subGroupCount": replicas,
+        }
+        pod_sets.append(
+            {
+                "name": job["name"],
+                "count": replicas * count,
+                "template": pod,
+                "topologyRequest": topology_request(pod, request),
+            }
+        )
+    return pod_sets
+
+
+def _count(job: Obj, trainer: Obj, policy: Obj, *, is_trainer: bool) -> int:
+    """`newRuntimeInfo` and the MPI plugin: pods per replica of one replicated job."""
+    if is_trainer:
+        return int(policy.get("numNodes", 1))
+    parallelism = int(job["template"]["spec"].get("parallelism", 1))
+    mpi = policy.get("mpi")
+    if job["name"] == NODE and mpi is not None and "numNodes" in trainer:
+        nodes = int(trainer["numNodes"])
+        return max(nodes - 1, 1) if mpi.get("runLauncherAsNode") else nodes
+    return parallelism
+
+
+def _merge_patches(jobs: list[Obj], patches: Sequence[Obj]) -> None:
+    """`mergeRuntimePatches`, for the fields nvcregen's patches set (pod-spec affinity).
+
+    A strategic merge replaces `affinity.nodeAffinity.required...nodeSelectorTerms` (an
+    atomic list) and merges the maps above it; nvcregen patches nothing else.
+
+    Raises:
+        ValueError: A patch sets a pod-spec field other than affinity.
+
+    """
+    for patch in patches:
+        for job_patch in _replicated_job_patches(patch):
+            pod_patch = job_patch.get("template", {}).get("spec", {}).get("template", {})
+            unknown = set(pod_patch.get("spec", {})) - {"affinity"} or set(pod_patch) - {"spec"}
+            if unknown:
+                raise ValueError(f"runtime patch sets {sorted(unknown)}: not mirrored")
+            for job in jobs:
+                if job["name"] == job_patch["name"] and "affinity" in pod_patch.get("spec", {}):
+                    pod_spec = job["template"]["spec"]["template"]["spec"]
+                    pod_spec["affinity"] = _merge(
+                        pod_spec.get("affinity", {}), pod_patch["spec"]["affinity"]
+                    )
+
+
+def _replicated_job_patches(patch: Obj) -> Iterator[Obj]:
+    template = patch.get("trainingRuntimeSpec", {}).get("template", {})
+    yield from template.get("spec", {}).get("replicatedJobs", [])
+
+
+def _merge(base: Obj, patch: Obj) -> Obj:
+    """A strategic merge of maps; lists (node selector terms) are replaced whole."""
+    merged = copy.deepcopy(base)
+    for key, value in patch.items():
+        if isinstance(value, dict) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _upsert_env(env: Sequence[Obj], updates: Sequence[Obj]) -> list[Obj]:
+    """Trainer's `apply.UpsertEnvVars`: replace a variable of the same name, else append."""
+    found = [copy.deepcopy(e) for e in env]
+    for update in updates:
+        index = next((i for i, e in enumerate(found) if e["name"] == update["name"]), None)
+        if index is None:
+            found.append(copy.deepcopy(update))
+        else:
+            found[index] = copy.deepcopy(update)
+    return found
+
+
+# --- both --------------------------------------------------------------------------------
+
+
+def topology_request(template: Obj, request: Obj) -> Obj:
+    """`NewPodSetTopologyRequest(...).Build()`: the pod template's TAS annotation, indexed."""
+    annotations = template.get("metadata", {}).get("annotations", {})
+    found: Obj = {}
+    if REQUIRED_TOPOLOGY in annotations:
+        found["required"] = annotations[REQUIRED_TOPOLOGY]
+    elif UNCONSTRAINED_TOPOLOGY in annotations:
+        found["unconstrained"] = annotations[UNCONSTRAINED_TOPOLOGY] == "true"
+    return {**found, **request}
