@@ -54,7 +54,9 @@ from nvcregen.compile.queue.workloads import (
     priority_value,
     uses_kueue,
 )
+from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
 PREBUILT_LABEL = f"{KUEUE_PREFIX}prebuilt-workload-name"
@@ -76,6 +78,37 @@ def uses_prebuilt(site: Site) -> bool:
         and uses_kueue(site)
         and site.spec.dependencies.kueue.prebuilt_workloads
     )
+
+
+FIELD = "/spec/dependencies/kueue/prebuiltWorkloads"
+
+
+def check_prebuilt(site: Site, doc: Document) -> list[Diagnostic]:
+    """NVC385 (info): prebuilt Workloads off in trainer mode; NVC386 (warning): set in vain.
+
+    Without a Workload of its own, a run Kueue deactivated looks queued to every health
+    check: its step waits until Flux's timeout, or holds Argo CD's sync until someone
+    terminates it. The field does nothing in NVCRE mode (NVCRE creates the TrainJobs) or
+    with a gang scheduler (no Kueue).
+    """
+    if FIELD not in doc.spans:  # only what the site writes: the default says nothing
+        return []
+    enabled = site.spec.dependencies.kueue.prebuilt_workloads
+    applies = site.spec.readiness.engine == "trainer" and uses_kueue(site)
+    if applies and not enabled:
+        message = (
+            "without prebuilt Workloads a run Kueue deactivated looks queued: its step waits "
+            "until Flux's step timeout, and holds Argo CD's readiness sync until it is "
+            "terminated (argocd app terminate-op)"
+        )
+        hint = "remove prebuiltWorkloads: false once the cluster's Kueue adopts prebuilt workloads"
+        return [Diagnostic(doc.span(FIELD), Severity.INFO, "NVC385", message, FIELD, hint)]
+    if not applies and enabled:
+        why = "NVCRE creates its own runs" if uses_kueue(site) else "a gang scheduler admits runs"
+        message = f"prebuiltWorkloads has no effect here: {why}"
+        hint = "remove spec.dependencies.kueue.prebuiltWorkloads (trainer mode with Kueue only)"
+        return [Diagnostic(doc.span(FIELD), Severity.WARNING, "NVC386", message, FIELD, hint)]
+    return []
 
 
 def with_prebuilt(

@@ -15,11 +15,17 @@ from nvcregen.check.gate import object_findings
 from nvcregen.check.replayed import replay_manifests_of
 from nvcregen.compile.gitops import timing
 from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
-from nvcregen.compile.gitops.health.checks import argocd_health_keys, check_for
+from nvcregen.compile.gitops.health.checks import (
+    WORKLOAD,
+    argocd_health_keys,
+    check_for,
+    companion_check_for,
+)
 from nvcregen.compile.gitops.layer import LAYERS
 from nvcregen.compile.gitops.steps import (
     COMMON_FOLDER,
     SYNC_WAVE,
+    is_companion,
     is_run,
     place_runs,
     plan_steps,
@@ -27,6 +33,7 @@ from nvcregen.compile.gitops.steps import (
 from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
+from nvcregen.compile.queue.prebuilt import PREBUILT_LABEL
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
@@ -212,12 +219,20 @@ def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
         assert spec["wait"] is True
         assert spec["timeout"] == step.timeout
         assert "suspend" not in spec
-        in_folder = {(m.obj["apiVersion"], m.kind) for m in runs(found) if m.folder == step.folder}
+        in_folder = {
+            (m.obj["apiVersion"], m.kind)
+            for m in readiness(found)
+            if m.folder == step.folder and (is_run(m) or is_companion(m))
+        }
         assert {(e["apiVersion"], e["kind"]) for e in spec["healthCheckExprs"]} == in_folder
         for entry in spec["healthCheckExprs"]:
-            check = check_for(entry["apiVersion"], entry["kind"])
+            check = check_for(entry["apiVersion"], entry["kind"]) or companion_check_for(
+                entry["apiVersion"], entry["kind"]
+            )
             assert check is not None
             assert entry == check.flux_expr()
+        # trainer mode with Kueue: each run's Workload fails the step once Kueue gives up
+        assert (WORKLOAD.flux_expr() in spec["healthCheckExprs"]) is (mode == "trainer")
         previous = name
     layers = {n for n in specs if n.removeprefix("lab-") in LAYERS}
     assert "lab-readiness" in layers
@@ -392,3 +407,35 @@ def test_every_run_kind_has_an_argocd_key_and_a_flux_expression() -> None:
             check = check_for(manifest.obj["apiVersion"], manifest.kind)
             assert check is not None
             assert check.argocd_key in keys
+
+
+# --- prebuilt Workloads (trainer mode with Kueue) -------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["argocd", "flux"])
+def test_each_runs_workload_is_in_its_step_folder_and_wave(engine: str) -> None:
+    """Argo CD gates the wave, Flux the step, on the Workload: it must be applied with its run."""
+    _, found = build(site_text(engine, mode="trainer", rounds=2))
+    placed = readiness(found)
+    workloads = {m.name: m for m in placed if m.kind == "Workload"}
+    trainer_runs = [m for m in runs(found) if m.kind in {"TrainJob", "Job"}]
+    assert trainer_runs
+    assert set(workloads) == {m.name for m in trainer_runs}
+    for run in trainer_runs:
+        workload = workloads[run.name]
+        assert workload.folder == run.folder
+        assert wave(workload) == wave(run)
+        assert run.obj["metadata"]["labels"][PREBUILT_LABEL] == run.name
+        assert not is_run(workload)  # no step counts it, the plan does not list it
+
+
+def test_the_plan_lists_runs_not_their_workloads() -> None:
+    _, found = build(site_text(mode="trainer"))
+    (plan_map,) = [m for m in found if m.name == "lab-readiness-plan"]
+    assert "Workload/" not in plan_map.obj["data"]["steps"]
+    assert "TrainJob/" in plan_map.obj["data"]["steps"]
+
+
+def test_argocd_knows_the_workload_check() -> None:
+    assert WORKLOAD.argocd_key in argocd_health_keys()
+    assert WORKLOAD.argocd_key == "resource.customizations.health.kueue.x-k8s.io_Workload"
