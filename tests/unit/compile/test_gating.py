@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -37,7 +38,9 @@ from nvcregen.compile.queue.prebuilt import PREBUILT_LABEL
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.plan.resolve import plan
+from nvcregen.replay.report import render_plans
 from nvcregen.replay.timeline import StepRow, plan_view
 from nvcregen.spec.v1alpha1 import Site
 
@@ -439,3 +442,67 @@ def test_the_plan_lists_runs_not_their_workloads() -> None:
 def test_argocd_knows_the_workload_check() -> None:
     assert WORKLOAD.argocd_key in argocd_health_keys()
     assert WORKLOAD.argocd_key == "resource.customizations.health.kueue.x-k8s.io_Workload"
+
+
+# --- holds sync: the longest a stuck step holds its sync ------------------------------------
+
+
+def test_argocd_holds_a_trainer_step_until_kueue_deactivates_a_stuck_run() -> None:
+    """Prebuilt Workloads end the sync: the step's worst case plus Kueue's time to give up."""
+    site, found = build(site_text(mode="trainer"))
+    test_units = plan(site, catalog())
+    gives_up = deactivation_ms(site, test_units)
+    rows = _step_rows(site, found)
+    assert rows
+    for row in rows.values():
+        assert row.step_timeout_ms is None  # Argo CD has no sync timeout
+        assert row.worst_ms is not None
+        assert row.holds_ms == row.worst_ms + gives_up
+        assert row.holds_queued  # a run Kueue never admits still holds it
+
+
+def test_argocd_holds_without_limit_when_nothing_tells_a_deactivated_run() -> None:
+    off = edit(site_text(mode="trainer"), "  nodePools:\n", PREBUILT_OFF + "  nodePools:\n")
+    for text in (off, site_text(mode="nvcre")):
+        site, found = build(text)
+        for row in _step_rows(site, found).values():
+            assert (row.holds_ms, row.holds_queued) == (None, False)
+
+
+def test_flux_holds_a_step_for_its_timeout() -> None:
+    site, found = build(site_text("flux", mode="trainer"))
+    timeouts = _step_timeouts(site, found)
+    for name, row in _step_rows(site, found).items():
+        assert (row.holds_ms, row.holds_queued) == (timeouts[name], False)
+
+
+PREBUILT_OFF = "  dependencies:\n    kueue: {prebuiltWorkloads: false}\n"
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected_s"),
+    [
+        (1, 2 * 600 + 60),  # two timeouts, one backoff
+        (3, 4 * 600 + 60 + 120 + 240),
+        (7, 8 * 600 + 60 + 120 + 240 + 480 + 960 + 1920 + 3600),  # the last backoff capped
+    ],
+)
+def test_kueue_deactivates_after_limit_plus_one_timeouts_and_limit_backoffs(
+    limit: int, expected_s: int
+) -> None:
+    deps = f"kueue: {{requeueLimit: {limit}, podsReadyTimeout: 10m}}\n"
+    site, _ = parse(trainer_text(site_yaml(dependencies=deps)))
+    assert deactivation_ms(site, plan(site, catalog())) == expected_s * 1000
+
+
+def test_plan_prints_what_holds_an_argocd_sync() -> None:
+    site, found = build(site_text(mode="trainer"))
+    view = plan_view(replay_manifests_of(found, site, plan(site, catalog())))
+    text = render_plans([view], "text")
+    assert "+queue" in text
+    assert "no limit" not in text
+    (step, *_) = json.loads(render_plans([view], "json"))[0]["steps"]
+    assert step["holds_sync_while_queued"] is True
+    assert step["holds_sync_ms"] == step["worst_once_ms"] + deactivation_ms(
+        site, plan(site, catalog())
+    )
