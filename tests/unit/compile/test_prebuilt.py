@@ -23,6 +23,7 @@ from trainerfactory import (
     trainer_text,
 )
 
+from nvcregen.check.crossref import Located, check_prebuilt_workloads
 from nvcregen.compile.layers import check_layers, site_manifests
 from nvcregen.compile.queue.prebuilt import (
     PREBUILT_LABEL,
@@ -98,7 +99,6 @@ def test_workload_priorities_are_the_stage_priority_class_values() -> None:
 
 
 def _site_layers() -> list[Any]:
-
 
     site, _ = parse(example_text())
     return site_manifests(site, catalog(), plan(site, catalog()), ROOT)
@@ -321,3 +321,33 @@ def test_nvc385_points_at_the_field() -> None:
     (diag,) = [d for d in found if d.code == "NVC385"]
     line = next(i for i, t in enumerate(text.splitlines(), 1) if "prebuiltWorkloads" in t)
     assert diag.span.line == line
+
+
+# --- NVC383: a run's Workload is in the tree, beside it ---------------------------------------
+
+
+def _located(folder: str) -> list[Located]:
+    trainjob = _two_node()
+    workload = _workload_of(trainjob)
+    return [
+        Located("readiness/02-two-node/round-1/trainjob.yaml", trainjob),
+        Located(f"readiness/{folder}/workload.yaml", workload),
+    ]
+
+
+def test_nvc383_is_quiet_when_the_workload_is_beside_its_run() -> None:
+    assert list(check_prebuilt_workloads(_located("02-two-node/round-1"))) == []
+
+
+def test_nvc383_a_run_whose_workload_is_missing_never_starts() -> None:
+    run, _ = _located("02-two-node/round-1")
+    ((file, finding),) = list(check_prebuilt_workloads([run]))
+    assert (file, finding.code) == (run.file, "NVC383")
+    assert finding.pointer == "/metadata/labels/kueue.x-k8s.io~1prebuilt-workload-name"
+    assert "never starts" in finding.message
+
+
+def test_nvc383_a_workload_in_another_step_cannot_fail_the_runs() -> None:
+    ((_, finding),) = list(check_prebuilt_workloads(_located("02-two-node/round-2")))
+    assert finding.code == "NVC383"
+    assert "another step" in finding.message
