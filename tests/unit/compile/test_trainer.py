@@ -61,7 +61,9 @@ def test_example_site_objects_per_test_round_and_node(example: list[Manifest]) -
     runtimes = of_kind(example, "TrainingRuntime")
     trainjobs = of_kind(example, "TrainJob")
     jobs = of_kind(example, "Job")
-    assert {m.kind for m in example} == {"TrainingRuntime", "TrainJob", "Job"}
+    assert {m.kind for m in example} == {"TrainingRuntime", "TrainJob", "Job", "Workload"}
+    # Kueue's Workload of each run, written by nvcregen (prebuilt): one per TrainJob and Job
+    assert len(of_kind(example, "Workload")) == len(trainjobs) + len(jobs)
     assert {m.component for m in example} == {"readiness"}
     # One runtime per NCCL test of a stage: 3 single-node, 4 two-node.
     assert Counter(stage_of(r) for r in runtimes) == {"single-node": 3, "two-node": 4}
@@ -191,7 +193,7 @@ def test_each_group_is_pinned_to_its_nodes(example: list[Manifest]) -> None:
 
 
 def test_names_are_short_rfc1035_labels_unique_per_round(example: list[Manifest]) -> None:
-    names = [m.name for m in example]
+    names = [(m.kind, m.name) for m in example]  # a Workload shares its run's name
     assert len(set(names)) == len(names)
     for manifest in example:
         assert RFC1035.match(manifest.name), manifest.name
