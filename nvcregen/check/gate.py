@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -21,6 +22,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.pods import check_pod_security, request_findings
+from nvcregen.check.podsets import in_containers, moved, probe, split_containers
 from nvcregen.check.policy import check_policies
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.replayed import replay_manifests
@@ -47,6 +49,9 @@ def object_findings(
 ) -> list[Finding]:
     """Every problem of one object, as an API server and nvcregen's policies see it.
 
+    A Kueue Workload's container lists (a prebuilt Workload repeats its run's, and every
+    run of a test has the same) are checked once per distinct list (`check/podsets.py`).
+
     Args:
         obj: The object.
         kube_version: Selects the core Kubernetes schemas.
@@ -58,6 +63,32 @@ def object_findings(
         then policy findings.
 
     """
+    if old is None and (split := split_containers(obj)) is not None:
+        skeleton, lists = split
+        found = _object_findings(skeleton, kube_version=kube_version, strict=strict)
+        for index, key in lists:
+            found += [
+                moved(f, index)
+                for f in _container_findings(key, kube_version=kube_version, strict=strict)
+            ]
+        return found
+    return _object_findings(obj, kube_version=kube_version, strict=strict, old=old)
+
+
+@functools.lru_cache(maxsize=4096)
+def _container_findings(key: str, *, kube_version: str, strict: bool) -> tuple[Finding, ...]:
+    """The findings of one container list, checked in a Workload of its own (cached)."""
+    found = _object_findings(probe(key), kube_version=kube_version, strict=strict)
+    return tuple(f for f in found if in_containers(f))
+
+
+def _object_findings(
+    obj: Mapping[str, Any],
+    *,
+    kube_version: str,
+    strict: bool,
+    old: Mapping[str, Any] | None = None,
+) -> list[Finding]:
     registry = default_registry()
     data, converted = to_json(obj)  # one walk over the object: plain JSON from here on
     if converted or not isinstance(data, dict):

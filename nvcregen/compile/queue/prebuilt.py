@@ -40,7 +40,6 @@ WorkloadPriorityClass label. `spec.active` is never written: Kueue owns it.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from collections.abc import Iterator, Sequence
 
@@ -196,31 +195,38 @@ def job_pod_sets(job: Obj) -> list[Obj]:
 
 
 def stored_template(template: Obj) -> Obj:
-    """A pod template with the core defaults the API server gives every container."""
-    found = copy.deepcopy(template)
-    spec = found["spec"]
+    """A pod template with the core defaults the API server gives every container.
+
+    New mappings along the paths that change; everything else is shared with the Job, which
+    nothing changes after compiling (as `nvcregen.compile.postprocess` relies on).
+    """
+    spec = dict(template["spec"])
     for key in ("initContainers", "containers"):
-        spec[key] = [stored_container(c) for c in spec.get(key, [])] if key in spec else None
-        if spec[key] is None:
-            del spec[key]
-    return found
+        if key in spec:
+            spec[key] = [stored_container(c) for c in spec[key]]
+    return {**template, "spec": spec}
 
 
 def stored_container(container: Obj) -> Obj:
     """`SetDefaults_Container`, `_ObjectFieldSelector` and `_Probe` on one container."""
-    found = copy.deepcopy(container)
+    found = dict(container)
     found.setdefault("imagePullPolicy", pull_policy(str(found.get("image", ""))))
     found.setdefault("terminationMessagePath", TERMINATION_PATH)
     found.setdefault("terminationMessagePolicy", "File")
-    for env in found.get("env", []):
-        field_ref = env.get("valueFrom", {}).get("fieldRef")
-        if field_ref is not None:
-            field_ref.setdefault("apiVersion", "v1")
+    if "env" in found:
+        found["env"] = [_stored_env(e) for e in found["env"]]
     for probe in PROBES:
         if probe in found:
-            failure = {"failureThreshold": 3}
-            found[probe] = {**PROBE_DEFAULTS, **failure, **found[probe]}
+            found[probe] = {**PROBE_DEFAULTS, "failureThreshold": 3, **found[probe]}
     return found
+
+
+def _stored_env(env: Obj) -> Obj:
+    field_ref = env.get("valueFrom", {}).get("fieldRef")
+    if field_ref is None or "apiVersion" in field_ref:
+        return env
+    value_from = {**env["valueFrom"], "fieldRef": {**field_ref, "apiVersion": "v1"}}
+    return {**env, "valueFrom": value_from}
 
 
 def pull_policy(image: str) -> str:
@@ -241,29 +247,32 @@ def pull_policy(image: str) -> str:
 
 
 def trainjob_pod_sets(trainjob: Obj, runtime: Obj) -> list[Obj]:
-    """The pod sets of a TrainJob on an MPI TrainingRuntime with `runLauncherAsNode`."""
+    """The pod sets of a TrainJob on an MPI TrainingRuntime with `runLauncherAsNode`.
+
+    New mappings along the paths that change; the rest is shared with the runtime and the
+    TrainJob, which nothing changes after compiling.
+    """
     spec = trainjob["spec"]
     trainer = spec.get("trainer", {})
     policy = runtime["spec"].get("mlPolicy", {})
     launcher_as_node = bool(policy.get("mpi", {}).get("runLauncherAsNode"))
-    jobs = copy.deepcopy(runtime["spec"]["template"]["spec"]["replicatedJobs"])
-    _merge_patches(jobs, spec.get("runtimePatches", []))
+    affinities = _patched_affinities(spec.get("runtimePatches", []))
     pod_sets = []
-    for job in jobs:
+    for job in runtime["spec"]["template"]["spec"]["replicatedJobs"]:
         trainer_step = job["template"].get("metadata", {}).get("labels", {}).get(ANCESTOR)
         is_trainer = trainer_step == "trainer"
         count = _count(job, trainer, policy, is_trainer=is_trainer)
-        pod = copy.deepcopy(job["template"]["spec"]["template"])
-        node = next((c for c in pod["spec"]["containers"] if c["name"] == NODE), None)
-        if node is not None and is_trainer:
-            node.update({k: trainer[k] for k in ("image", "command", "args") if k in trainer})
-        if node is not None and (is_trainer or (launcher_as_node and job["name"] == NODE)):
-            if resources := trainer.get("resourcesPerNode"):
-                node["resources"] = copy.deepcopy(resources)
-            node["env"] = _upsert_env(node.get("env", []), trainer.get("env", []))
-            if not node["env"]:
-                del node["env"]
+        template = job["template"]["spec"]["template"]
+        pod_spec = dict(template["spec"])
+        if job["name"] in affinities:
+            pod_spec["affinity"] = _merge(pod_spec.get("affinity", {}), affinities[job["name"]])
+        takes_trainer = is_trainer or (launcher_as_node and job["name"] == NODE)
+        pod_spec["containers"] = [
+            _trainer_container(c, trainer, image=is_trainer) if takes_trainer else c
+            for c in pod_spec["containers"]
+        ]
         replicas = 1 if is_trainer else job.get("replicas", 1)
+        pod = {**template, "spec": pod_spec}
         request = {
             "podIndexLabel": JOB_INDEX_LABEL,
             "subGroupIndexLabel": JOBSET_INDEX_LABEL,
@@ -280,6 +289,21 @@ def trainjob_pod_sets(trainjob: Obj, runtime: Obj) -> list[Obj]:
     return pod_sets
 
 
+def _trainer_container(container: Obj, trainer: Obj, *, image: bool) -> Obj:
+    """The JobSet builder's `Trainer` step on a `node` container (others are left alone)."""
+    if container["name"] != NODE:
+        return container
+    found = dict(container)
+    if image:  # the trainer step only: the TrainJob's image, command and args
+        found.update({k: trainer[k] for k in ("image", "command", "args") if k in trainer})
+    if resources := trainer.get("resourcesPerNode"):
+        found["resources"] = resources
+    env = _upsert_env(found.get("env", []), trainer.get("env", []))
+    if env:
+        found["env"] = env
+    return found
+
+
 def _count(job: Obj, trainer: Obj, policy: Obj, *, is_trainer: bool) -> int:
     """`newRuntimeInfo` and the MPI plugin: pods per replica of one replicated job."""
     if is_trainer:
@@ -292,8 +316,8 @@ def _count(job: Obj, trainer: Obj, policy: Obj, *, is_trainer: bool) -> int:
     return parallelism
 
 
-def _merge_patches(jobs: list[Obj], patches: Sequence[Obj]) -> None:
-    """`mergeRuntimePatches`, for the fields nvcregen's patches set (pod-spec affinity).
+def _patched_affinities(patches: Sequence[Obj]) -> dict[str, Obj]:
+    """`mergeRuntimePatches`, for the field nvcregen's patches set: pod-spec affinity, by job.
 
     A strategic merge replaces `affinity.nodeAffinity.required...nodeSelectorTerms` (an
     atomic list) and merges the maps above it; nvcregen patches nothing else.
@@ -302,18 +326,17 @@ def _merge_patches(jobs: list[Obj], patches: Sequence[Obj]) -> None:
         ValueError: A patch sets a pod-spec field other than affinity.
 
     """
+    found: dict[str, Obj] = {}
     for patch in patches:
         for job_patch in _replicated_job_patches(patch):
             pod_patch = job_patch.get("template", {}).get("spec", {}).get("template", {})
             unknown = set(pod_patch.get("spec", {})) - {"affinity"} or set(pod_patch) - {"spec"}
             if unknown:
                 raise ValueError(f"runtime patch sets {sorted(unknown)}: not mirrored")
-            for job in jobs:
-                if job["name"] == job_patch["name"] and "affinity" in pod_patch.get("spec", {}):
-                    pod_spec = job["template"]["spec"]["template"]["spec"]
-                    pod_spec["affinity"] = _merge(
-                        pod_spec.get("affinity", {}), pod_patch["spec"]["affinity"]
-                    )
+            if "affinity" in pod_patch.get("spec", {}):
+                name = job_patch["name"]
+                found[name] = _merge(found.get(name, {}), pod_patch["spec"]["affinity"])
+    return found
 
 
 def _replicated_job_patches(patch: Obj) -> Iterator[Obj]:
@@ -323,24 +346,24 @@ def _replicated_job_patches(patch: Obj) -> Iterator[Obj]:
 
 def _merge(base: Obj, patch: Obj) -> Obj:
     """A strategic merge of maps; lists (node selector terms) are replaced whole."""
-    merged = copy.deepcopy(base)
+    merged = dict(base)
     for key, value in patch.items():
         if isinstance(value, dict) and isinstance(merged.get(key), dict):
             merged[key] = _merge(merged[key], value)
         else:
-            merged[key] = copy.deepcopy(value)
+            merged[key] = value
     return merged
 
 
 def _upsert_env(env: Sequence[Obj], updates: Sequence[Obj]) -> list[Obj]:
     """Trainer's `apply.UpsertEnvVars`: replace a variable of the same name, else append."""
-    found = [copy.deepcopy(e) for e in env]
+    found = list(env)
     for update in updates:
         index = next((i for i, e in enumerate(found) if e["name"] == update["name"]), None)
         if index is None:
-            found.append(copy.deepcopy(update))
+            found.append(update)
         else:
-            found[index] = copy.deepcopy(update)
+            found[index] = update
     return found
 
 
