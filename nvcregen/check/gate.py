@@ -22,7 +22,7 @@ from nvcregen.check.crossref import (
 )
 from nvcregen.check.findings import Finding
 from nvcregen.check.pods import check_pod_security, request_findings
-from nvcregen.check.podsets import in_containers, moved, probe, split_containers
+from nvcregen.check.podsets import cel_view, in_containers, moved, probe, split_containers
 from nvcregen.check.policy import check_policies
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.replayed import replay_manifests
@@ -65,7 +65,9 @@ def object_findings(
     """
     if old is None and (split := split_containers(obj)) is not None:
         skeleton, lists = split
-        found = _object_findings(skeleton, kube_version=kube_version, strict=strict)
+        found = _object_findings(
+            skeleton, kube_version=kube_version, strict=strict, cel_view=cel_view(skeleton)
+        )
         for index, key in lists:
             found += [
                 moved(f, index)
@@ -88,7 +90,9 @@ def _object_findings(
     kube_version: str,
     strict: bool,
     old: Mapping[str, Any] | None = None,
+    cel_view: Mapping[str, Any] | None = None,
 ) -> list[Finding]:
+    """`object_findings` of one whole object; CEL rules run on `cel_view` when given."""
     registry = default_registry()
     data, converted = to_json(obj)  # one walk over the object: plain JSON from here on
     if converted or not isinstance(data, dict):
@@ -98,7 +102,9 @@ def _object_findings(
     findings = [Finding(p.pointer, p.code, p.message) for p in problems]
     # CEL rules assume a structurally valid object, as the API server does.
     if not problems and isinstance(data, dict):
-        findings += [_cel_finding(r) for r in reported_rules(data, old=old)]
+        view = data if cel_view is None else to_json(cel_view)[0]
+        cel_data = view if isinstance(view, dict) else data
+        findings += [_cel_finding(r) for r in reported_rules(cel_data, old=old)]
     return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
 
 

@@ -8,17 +8,20 @@ no CEL rule on a pod template, and the policies read each string by itself. So t
 checks a Workload as a *skeleton* (every pod set's `containers` emptied, `initContainers`
 left out) and each container list in a *probe*, a minimal Workload of one pod set that
 holds it, once per distinct list; a probe's findings inside the list are moved to each
-pod set that has it.
+pod set that has it. The Workload CRD's CEL rules all bind above the pod templates and
+never read them (`templates_unread`), so they run on the skeleton without its templates.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.kubeschema.registry import default_registry
 
 API_PREFIX = "kueue.x-k8s.io/"
 LISTS = ("containers", "initContainers")
@@ -85,3 +88,24 @@ def moved(finding: Finding, index: int) -> Finding:
     """A probe's finding, at the same place in pod set `index`."""
     pointer = f"/spec/podSets/{index}/" + finding.pointer.removeprefix(_PROBE_SET)
     return dataclasses.replace(finding, pointer=pointer)
+
+
+def cel_view(skeleton: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The skeleton without pod templates, for its CEL rules; None when a rule reads them."""
+    if not templates_unread(str(skeleton.get("apiVersion", ""))):
+        return None
+    spec = skeleton["spec"]
+    pod_sets = [{k: v for k, v in p.items() if k != "template"} for p in spec["podSets"]]
+    return {**skeleton, "spec": {**spec, "podSets": pod_sets}}
+
+
+@functools.cache
+def templates_unread(api_version: str) -> bool:
+    """Whether no CEL rule of the Workload CRD binds in or mentions a pod template."""
+    rules = default_registry().cel_rules(api_version, "Workload")
+    return not any(
+        "/template" in rule.pointer_in_schema
+        or "template" in rule.rule
+        or "template" in (rule.message_expression or "")
+        for rule in rules
+    )

@@ -10,7 +10,7 @@ from trainerfactory import example_manifests
 
 from nvcregen.check import gate
 from nvcregen.check.gate import _object_findings, object_findings
-from nvcregen.check.podsets import split_containers
+from nvcregen.check.podsets import cel_view, split_containers, templates_unread
 
 Obj = dict[str, Any]
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -80,3 +80,20 @@ def test_other_objects_and_odd_workloads_are_checked_whole() -> None:
     odd["spec"]["podSets"][0]["template"] = "not a template"
     assert split_containers(odd) is None
     assert object_findings(odd)  # the schema says what is wrong
+
+
+def test_the_workload_crds_rules_never_read_a_pod_template() -> None:
+    """So the skeleton's CEL rules run without its templates, with the same results."""
+    assert templates_unread("kueue.x-k8s.io/v1beta2")
+    workload = _workload()
+    workload["spec"]["priorityClassRef"]["kind"] = "PriorityClass"  # CEL: kueue.x-k8s.io's
+    split = [f for f in object_findings(workload) if f.code == "NVC610"]
+    whole = [
+        f
+        for f in _object_findings(workload, kube_version="1.30", strict=False)
+        if f.code == "NVC610"
+    ]
+    assert split == whole != []
+    view = cel_view(workload)
+    assert view is not None
+    assert all("template" not in p for p in view["spec"]["podSets"])
