@@ -166,8 +166,8 @@ def prebuilt_workload(
         "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": own},
         "spec": spec,
     }
-    notes = (f"Kueue's prebuilt Workload of {run.kind} {run.name}",)
-    return dataclasses.replace(run, obj=obj, notes=notes)
+    # No notes: index.json files them as the run's threshold derivations, which it has alone.
+    return dataclasses.replace(run, obj=obj, notes=())
 
 
 def _max_exec(labels: dict[str, str]) -> int | None:

@@ -351,3 +351,13 @@ def test_nvc383_a_workload_in_another_step_cannot_fail_the_runs() -> None:
     ((_, finding),) = list(check_prebuilt_workloads(_located("02-two-node/round-2")))
     assert finding.code == "NVC383"
     assert "another step" in finding.message
+
+
+def test_a_workload_carries_no_threshold_notes() -> None:
+    """index.json files a manifest's notes as its thresholds: those are the run's alone."""
+    runs = {m.name: m for m in example_manifests() if m.kind == "TrainJob"}
+    assert any(m.notes for m in runs.values())
+    for workload in (m for m in example_manifests() if m.kind == "Workload"):
+        assert workload.notes == ()
+        if workload.name in runs:
+            assert workload.source == runs[workload.name].source
