@@ -1,7 +1,8 @@
 """Kueue prebuilt Workloads for trainer mode's runs: the pod sets Kueue derives, exactly (pure).
 
-A run labelled `kueue.x-k8s.io/prebuilt-workload-name: <name>` is admitted through the
-Workload of that name nvcregen applies itself, instead of one Kueue creates, so the
+A run labelled `kueue.x-k8s.io/prebuilt-workload-name: <run>-workload` is admitted
+through the Workload of that name nvcregen applies itself (never the run's own name: see
+`workload_name`), instead of one Kueue creates, so the
 Workload's state (deactivated, out of sync) is an object a health check can read
 (docs/design/0006-stage-gating.md, "A run Kueue deactivated"). Kueue v0.19.2 adopts it
 (`pkg/controller/jobframework/reconciler.go`: `ensureOneWorkload`,
@@ -46,6 +47,7 @@ from collections.abc import Iterator, Sequence
 from nvcregen.compile.queue.objects import KUEUE_API
 from nvcregen.compile.queue.workloads import (
     KUEUE_PREFIX,
+    LABEL_VALUE_MAX,
     PRIORITY_LABEL,
     QUEUE_LABEL,
     REQUIRED_TOPOLOGY,
@@ -65,6 +67,7 @@ JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
 NODE = "node"  # Trainer's container (and MPI worker job) name
 MAIN = "main"  # a batch Job's one pod set
+WORKLOAD_SUFFIX = "-workload"
 TERMINATION_PATH = "/dev/termination-log"
 PROBE_DEFAULTS = {"timeoutSeconds": 1, "periodSeconds": 10, "successThreshold": 1}
 PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
@@ -131,16 +134,35 @@ def with_prebuilt(
     return found
 
 
+def workload_name(run_name: str) -> str:
+    """`<run>-workload`: never the run's own name.
+
+    Kueue derives a TrainJob's pod sets by dry-run-creating a Workload named as the
+    TrainJob (`trainjob_controller.go`, `PodSets`, to have the API server default them); a
+    dry run of a name that exists fails with AlreadyExists, so a prebuilt Workload of the
+    TrainJob's name would make every equivalence check an error and the run would never
+    start. Jobs get the same suffix, so every run's Workload is found the same way.
+
+    Raises:
+        ValueError: The name would not fit the label value that names it (63 characters).
+
+    """
+    name = f"{run_name}{WORKLOAD_SUFFIX}"
+    if len(name) > LABEL_VALUE_MAX:
+        raise ValueError(f"{name}: longer than a label value ({LABEL_VALUE_MAX})")
+    return name
+
+
 def _labelled(run: Manifest) -> Manifest:
     meta = run.obj["metadata"]
-    labels = {**meta["labels"], PREBUILT_LABEL: meta["name"]}
+    labels = {**meta["labels"], PREBUILT_LABEL: workload_name(meta["name"])}
     return dataclasses.replace(run, obj={**run.obj, "metadata": {**meta, "labels": labels}})
 
 
 def prebuilt_workload(
     site: Site, stage_index: int, run: Manifest, runtime: Obj | None = None
 ) -> Manifest:
-    """The Workload Kueue would construct for a run, named and labelled like it."""
+    """The Workload Kueue would construct for a run (labelled `_labelled`): `<run>-workload`."""
     meta = run.obj["metadata"]
     labels = meta["labels"]
     if run.kind == "Job":
@@ -163,7 +185,7 @@ def prebuilt_workload(
     obj: Obj = {
         "apiVersion": KUEUE_API,
         "kind": "Workload",
-        "metadata": {"name": meta["name"], "namespace": meta["namespace"], "labels": own},
+        "metadata": {"name": labels[PREBUILT_LABEL], "namespace": meta["namespace"], "labels": own},
         "spec": spec,
     }
     # No notes: index.json files them as the run's threshold derivations, which it has alone.

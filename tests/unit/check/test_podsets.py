@@ -17,7 +17,7 @@ TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
 
 
 def _workload(kind: str = "TrainJob") -> Obj:
-    names = {m.name for m in example_manifests() if m.kind == kind}
+    names = {f"{m.name}-workload" for m in example_manifests() if m.kind == kind}
     return copy.deepcopy(
         next(m.obj for m in example_manifests() if m.kind == "Workload" and m.name in names)
     )

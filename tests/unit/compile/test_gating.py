@@ -423,12 +423,12 @@ def test_each_runs_workload_is_in_its_step_folder_and_wave(engine: str) -> None:
     workloads = {m.name: m for m in placed if m.kind == "Workload"}
     trainer_runs = [m for m in runs(found) if m.kind in {"TrainJob", "Job"}]
     assert trainer_runs
-    assert set(workloads) == {m.name for m in trainer_runs}
+    assert set(workloads) == {f"{m.name}-workload" for m in trainer_runs}
     for run in trainer_runs:
-        workload = workloads[run.name]
+        workload = workloads[f"{run.name}-workload"]
         assert workload.folder == run.folder
         assert wave(workload) == wave(run)
-        assert run.obj["metadata"]["labels"][PREBUILT_LABEL] == run.name
+        assert run.obj["metadata"]["labels"][PREBUILT_LABEL] == workload.name
         assert not is_run(workload)  # no step counts it, the plan does not list it
 
 

@@ -32,6 +32,7 @@ from nvcregen.compile.queue.prebuilt import (
     pull_policy,
     stored_container,
     trainjob_pod_sets,
+    workload_name,
 )
 from nvcregen.core.errors import Severity
 from nvcregen.kubeschema.registry import default_registry
@@ -49,7 +50,7 @@ def _by_kind(kind: str) -> list[Obj]:
 
 
 def _workload_of(run: Obj) -> Obj:
-    name = run["metadata"]["name"]
+    name = run["metadata"]["labels"][PREBUILT_LABEL]
     (found,) = [w for w in _by_kind("Workload") if w["metadata"]["name"] == name]
     return found
 
@@ -67,13 +68,15 @@ def _containers(pod_set: Obj) -> list[Obj]:
 # --- every run, its Workload -----------------------------------------------------------------
 
 
-def test_every_trainjob_and_job_has_a_workload_named_like_it() -> None:
+def test_every_trainjob_and_job_has_a_workload_named_after_it() -> None:
     runs = _by_kind("TrainJob") + _by_kind("Job")
     assert len(runs) == len(_by_kind("Workload")) > 0
     for run in runs:
         workload = _workload_of(run)
         meta = run["metadata"]
-        assert meta["labels"][PREBUILT_LABEL] == meta["name"]
+        # never the run's own name: Kueue dry-run-creates a Workload of a TrainJob's name
+        assert meta["labels"][PREBUILT_LABEL] == f"{meta['name']}-workload"
+        assert workload["metadata"]["name"] != meta["name"]
         assert workload["metadata"]["namespace"] == meta["namespace"]
         assert workload["apiVersion"] == "kueue.x-k8s.io/v1beta2"  # the stored version
         spec = workload["spec"]
@@ -355,9 +358,15 @@ def test_nvc383_a_workload_in_another_step_cannot_fail_the_runs() -> None:
 
 def test_a_workload_carries_no_threshold_notes() -> None:
     """index.json files a manifest's notes as its thresholds: those are the run's alone."""
-    runs = {m.name: m for m in example_manifests() if m.kind == "TrainJob"}
+    runs = {f"{m.name}-workload": m for m in example_manifests() if m.kind == "TrainJob"}
     assert any(m.notes for m in runs.values())
     for workload in (m for m in example_manifests() if m.kind == "Workload"):
         assert workload.notes == ()
         if workload.name in runs:
             assert workload.source == runs[workload.name].source
+
+
+def test_a_workload_name_fits_the_label_that_names_it() -> None:
+    assert workload_name("a" * 54) == "a" * 54 + "-workload"  # 63: the limit
+    with pytest.raises(ValueError, match="label value"):
+        workload_name("a" * 55)

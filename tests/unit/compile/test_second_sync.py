@@ -27,6 +27,7 @@ SITES = [  # the shipped sites and the node-health examples (#23: one Job a node
     *sorted((ROOT / "examples" / "node-health").glob("*.yaml")),
 ]
 QUEUE = "kueue.x-k8s.io/queue-name"
+PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 KUEUE_PATCH = "kueue.x-k8s.io/manager"
 RUN_KINDS = frozenset({"TrainJob", "Job", "Certification", "WorkloadRun"})
 Apply = Callable[[Live | None, Obj], Live]
@@ -211,10 +212,10 @@ def test_a_second_sync_of_every_run_changes_nothing_and_fails_nothing(path: Path
     problems = []
     readiness = [m.obj for m in manifests if m.component == "readiness"]
     assert {obj["kind"] for obj in readiness} & RUN_KINDS
-    runs = {
-        (o["metadata"]["namespace"], o["metadata"]["name"]): o
+    runs = {  # each run by the name of its prebuilt Workload
+        (o["metadata"]["namespace"], o["metadata"]["labels"][PREBUILT]): o
         for o in readiness
-        if o["kind"] in RUN_KINDS
+        if PREBUILT in o["metadata"].get("labels", {})
     }
     for obj in readiness:
         ref = (obj.get("spec") or {}).get("runtimeRef", {}).get("name")
@@ -308,7 +309,7 @@ def test_every_queued_trainer_run_has_its_workload_in_the_second_sync() -> None:
     runs = {o["metadata"]["name"] for o in readiness if o["kind"] in {"TrainJob", "Job"}}
     workloads = {o["metadata"]["name"] for o in readiness if o["kind"] == "Workload"}
     assert runs
-    assert workloads == runs
+    assert workloads == {f"{name}-workload" for name in runs}
 
 
 def test_a_workloads_pod_sets_are_immutable_once_it_holds_quota() -> None:
@@ -318,7 +319,7 @@ def test_a_workloads_pod_sets_are_immutable_once_it_holds_quota() -> None:
     run = next(
         m.obj
         for m in manifests
-        if m.name == workload["metadata"]["name"] and m.obj["kind"] != "Workload"
+        if m.obj["metadata"]["labels"].get(PREBUILT) == workload["metadata"]["name"]
     )
     admitted = _workload_states(
         server_side_apply(None, workload, "kustomize-controller", force=True), run

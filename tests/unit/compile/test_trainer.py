@@ -193,11 +193,13 @@ def test_each_group_is_pinned_to_its_nodes(example: list[Manifest]) -> None:
 
 
 def test_names_are_short_rfc1035_labels_unique_per_round(example: list[Manifest]) -> None:
-    names = [(m.kind, m.name) for m in example]  # a Workload shares its run's name
+    names = [m.name for m in example]
     assert len(set(names)) == len(names)
     for manifest in example:
         assert RFC1035.match(manifest.name), manifest.name
-        limit = 52 if manifest.kind == "TrainingRuntime" else RUN_NAME_MAX
+        # a run's Workload is `<run>-workload`, within the 63 of the label that names it
+        limits = {"TrainingRuntime": 52, "Workload": RUN_NAME_MAX + len("-workload")}
+        limit = limits.get(manifest.kind, RUN_NAME_MAX)
         assert len(manifest.name) <= limit, manifest.name
     for job in of_kind(example, "TrainJob") + of_kind(example, "Job"):
         round_ = job["metadata"]["labels"]["nvcregen.io/round"]
@@ -213,7 +215,7 @@ def test_a_changed_spec_gets_new_names() -> None:
     after = {m.name for m in compiled(edit(text, "rounds: 3", "rounds: 1"))}
     assert after < before  # same specs, fewer rounds
     changed = compiled(edit(text, "deadline: 16h", "deadline: 15h"))
-    runs = {m.name for m in changed if m.kind != "TrainingRuntime"}
+    runs = {m.name for m in changed if m.kind in {"TrainJob", "Job"}}
     runtimes = {m.name for m in changed if m.kind == "TrainingRuntime"}
     assert len(runs) == 42
     assert not runs & before  # activeDeadlineSeconds is immutable: every run is new
