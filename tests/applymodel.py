@@ -25,7 +25,8 @@ replays the same cases on a real kube-apiserver. What it follows:
   `runtimePatches` change unless the TrainJob is suspended before or after it
   (`pkg/runtime/framework/plugins/jobset/jobset.go`, `checkRuntimePatchesImmutability`);
   a batch/v1 Job's pod template is immutable once it may have started (it is mutable only
-  while suspended and never started); NVCRE's specs are immutable (`self == oldSelf`).
+  while suspended and never started); NVCRE's specs are immutable (`self == oldSelf`); a
+  Kueue Workload's pod sets are immutable once it holds quota (`workload_webhook.go`).
 
 Not modelled: defaulting (the same either way here), `managedFields` timestamps and
 operations, conversion between versions, `$patch` directives beyond deleting list items,
@@ -56,6 +57,7 @@ _CRDS = {
     ("trainer.kubeflow.org", "TrainingRuntime"): (
         "kubeflow-trainer/v2.2.1/crds/trainer.kubeflow.org_trainingruntimes.yaml"
     ),
+    ("kueue.x-k8s.io", "Workload"): "kueue/v0.19.2/crds/kueue.x-k8s.io_workloads.yaml",
 }
 _IMMUTABLE_SPEC = frozenset({"Certification", "WorkloadRun"})
 
@@ -134,7 +136,8 @@ def schema(group: str, kind: str) -> Node:
     if (group, kind) in _CRDS:
         text = (ROOT / "schemas/upstream" / _CRDS[(group, kind)]).read_text()
         crd = yaml.safe_load(text)
-        return Node(crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"], {})
+        stored = next(v for v in crd["spec"]["versions"] if v.get("storage", True))
+        return Node(stored["schema"]["openAPIV3Schema"], {})
     if group == "batch" and kind == "Job":
         return Node({"$ref": "#/$defs/io.k8s.api.batch.v1.Job"}, _core_defs())
     return Node({}, {})  # schemaless: maps merge per key, lists are atomic
@@ -410,6 +413,11 @@ def admit(old: Obj, new: Obj) -> None:
             "TrainJob: spec.runtimePatches: RuntimePatches can only be modified when the "
             "TrainJob is suspended before or after the update"
         )
+    if kind == "Workload" and old_spec.get("podSets") != new_spec.get("podSets"):
+        conditions = (old.get("status") or {}).get("conditions") or []
+        reserved = any(c["type"] == "QuotaReserved" and c["status"] == "True" for c in conditions)
+        if reserved:  # Kueue's workload_webhook.go, ValidateWorkloadUpdate
+            raise RejectedError("Workload: spec.podSets: field is immutable")
     if kind == "Job" and old_spec.get("template") != new_spec.get("template"):
         started = (old.get("status") or {}).get("startTime") is not None
         if old_spec.get("suspend") is not True or started:

@@ -1,7 +1,8 @@
 """Readiness runs in every state a health check must tell apart, shaped as upstream writes them.
 
 Each object is a run nvcregen generates (a Certification, WorkloadRun, TrainJob or batch/v1
-Job of the factory site) with the status its controller would write: NVCRE keeps exactly one
+Job of the factory site), or a run's prebuilt Kueue Workload, with the status its controller
+would write: NVCRE keeps exactly one
 of InProgress, Succeeded and Failed True (the others False, reason NotApplicable); Trainer
 and the Kubernetes Job controller add Suspended, Complete and Failed conditions, and Kueue
 queues a run by setting `spec.suspend`. `tests/unit/compile/test_health_*.py` validate every
@@ -48,6 +49,25 @@ EXPECTED: dict[str, dict[str, tuple[str, str]]] = {
     "Job": {**_QUEUED_RUN, "resumed-running": ("Progressing", "InProgress")},
 }
 CASES = [(kind, state) for kind in KINDS for state in EXPECTED[kind]]
+# A run's prebuilt Workload (trainer mode with Kueue): never holds a wave, fails it once
+# Kueue gave up on the run. Kueue v0.19.2's states (pkg/controller/core/workload_controller.go,
+# jobframework/reconciler.go); every stored Workload has spec.active (the CRD defaults it).
+WORKLOAD_EXPECTED: dict[str, tuple[str, str]] = {
+    "not-started": ("Healthy", "Unknown"),
+    "pending": ("Healthy", "Current"),
+    "admitted": ("Healthy", "Current"),
+    "evicted-pods-ready-timeout": ("Healthy", "Current"),
+    "deactivated": ("Degraded", "Failed"),
+    "deactivated-while-evicted": ("Degraded", "Failed"),
+    "deactivation-target": ("Healthy", "Current"),
+    "reactivated": ("Healthy", "Current"),
+    "out-of-sync": ("Degraded", "Failed"),
+    "failed-to-start": ("Degraded", "Failed"),
+    "finished-succeeded": ("Healthy", "Current"),
+    "finished-failed": ("Healthy", "Current"),
+}
+EXPECTED["Workload"] = WORKLOAD_EXPECTED
+WORKLOAD_CASES = [("Workload", state) for state in WORKLOAD_EXPECTED]
 
 T0 = "2026-10-20T10:00:00Z"
 T1 = "2026-10-20T10:05:00Z"
@@ -160,7 +180,76 @@ def _failed(reason: str) -> Obj:
     return job_condition("Failed", "True", reason, f"Job failed: {reason}")
 
 
+_PENDING = (
+    "QuotaReserved",
+    "False",
+    "Pending",
+    "couldn't assign flavors to pod set launcher: "
+    "insufficient unused quota for nvidia.com/gpu in flavor h20, 8 more needed",
+)
+_TIMEOUT = "Exceeded the PodsReady timeout default/lab-node-nccl"
+_DEACTIVATED = (
+    "The workload is deactivated due to exceeding the maximum number of re-queuing retries"
+)
+
+
+def _workload(obj: Obj, state: str) -> None:
+    """Kueue v0.19.2's Workload conditions, in the order it adds them."""
+    obj["spec"]["active"] = state not in {"deactivated", "deactivated-while-evicted"}
+    pending = condition(*_PENDING)
+    admitted = [
+        condition("QuotaReserved", "True", "QuotaReserved", "Quota reserved in ClusterQueue lab"),
+        condition("Admitted", "True", "Admitted", "The workload is admitted"),
+    ]
+    timeout = condition("Evicted", "True", "PodsReadyTimeout", _TIMEOUT)
+    requeued = condition("Requeued", "False", "PodsReadyTimeout", _TIMEOUT)
+    deactivated = condition("Evicted", "True", "Deactivated", _DEACTIVATED)
+    target = condition(
+        "DeactivationTarget", "True", "RequeuingLimitExceeded",
+        "exceeding the maximum number of re-queuing retries",
+    )  # fmt: skip
+    by_state: dict[str, list[Obj]] = {
+        "pending": [pending],
+        "admitted": admitted,
+        "evicted-pods-ready-timeout": [pending, timeout, requeued],
+        "deactivation-target": [pending, timeout, requeued, target],
+        "deactivated": [pending, deactivated, condition("Requeued", "False", "Deactivated", "")],
+        "deactivated-while-evicted": [pending, timeout, requeued],
+        "reactivated": [
+            pending,
+            deactivated,
+            condition("Requeued", "True", "Reactivated", "The workload was reactivated"),
+        ],
+        "out-of-sync": [
+            pending,
+            condition(
+                "Finished",
+                "True",
+                "OutOfSync",
+                "The prebuilt workload is out of sync with its user job",
+            ),
+        ],
+        "failed-to-start": [
+            *admitted,
+            condition("Finished", "True", "FailedToStart", "admission webhook denied the request"),
+        ],
+        "finished-succeeded": [
+            *admitted,
+            condition("Finished", "True", "Succeeded", "Job finished successfully"),
+        ],
+        "finished-failed": [
+            *admitted,
+            condition("Finished", "True", "Failed", "Job failed: launcher failed"),
+        ],
+    }
+    if state in by_state:
+        obj["status"] = {"conditions": by_state[state]}
+    if state in {"evicted-pods-ready-timeout", "deactivation-target"}:
+        obj["status"]["requeueState"] = {"count": 3, "requeueAt": T2}
+
+
 _BUILDERS: dict[str, Callable[[Obj, str], None]] = {
+    "Workload": _workload,
     "Certification": _nvcre,
     "WorkloadRun": _nvcre,
     "TrainJob": _trainjob,

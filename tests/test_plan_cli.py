@@ -78,13 +78,22 @@ def test_plan_as_markdown(project: Path) -> None:
 
 
 def test_plan_states_the_longest_a_stuck_step_holds_a_sync(project: Path) -> None:
-    # Flux gives a stuck step up at its timeout; Argo CD has no sync timeout, and a run
-    # Kueue deactivated looks queued to every health check: nothing ends it (issue 19).
+    # Flux gives a stuck step up at its timeout. Argo CD has no sync timeout: with NVCRE a
+    # run Kueue deactivated looks queued to every health check and nothing ends it; in
+    # trainer mode its prebuilt Workload turns Degraded, which ends the sync once Kueue
+    # gives up (4 pods-ready timeouts of 10m and 7m of backoffs), and a run never
+    # admitted still holds it (issue 19).
     plans = {p["site"]: p for p in json.loads(run("plan", "--format", "json").stdout)}
     for step in plans["l20-pool"]["steps"]:
         assert step["holds_sync_ms"] == step["step_timeout_ms"] > 0
-    for site in ("h20-3e-lab", "h20-3e-trainer"):
-        assert all(s["holds_sync_ms"] is None for s in plans[site]["steps"])
+        assert step["holds_sync_while_queued"] is False
+    assert all(s["holds_sync_ms"] is None for s in plans["h20-3e-lab"]["steps"])
+    for step in plans["h20-3e-trainer"]["steps"]:
+        assert step["holds_sync_ms"] == step["worst_once_ms"] + 47 * 60_000
+        assert step["holds_sync_while_queued"] is True
+    text = run("plan", "sites/h20-3e-trainer.yaml").stdout
+    assert "+queue" in text
+    assert "no limit" not in text
 
 
 def test_plan_of_an_invalid_site_exits_2_with_its_errors(project: Path) -> None:

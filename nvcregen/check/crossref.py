@@ -121,3 +121,42 @@ def _counts_in(where: str, block: Mapping[str, Any], pool: PoolCounts) -> Iterat
             f"mlnxPerNode is {nics}, but the pool has {pool.nics} RDMA NICs per node",
             hint="write mlnxPerNode explicitly: 0 to opt out, at most the pool's NIC count",
         )
+
+
+PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
+
+
+def check_prebuilt_workloads(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
+    """NVC383: a run's prebuilt Workload is in the tree, in the run's own folder.
+
+    Kueue never starts a run labelled with a prebuilt Workload it cannot find (it stops it
+    as "missing workload", `jobframework/reconciler.go`, `handleJobWithNoWorkload`), and
+    a Workload in another folder is applied by another step: the run's step cannot fail on
+    its health (docs/design/0006-stage-gating.md).
+    """
+    workloads = {
+        (str(o.obj["metadata"].get("namespace", "")), str(o.obj["metadata"].get("name"))): o
+        for o in objects
+        if o.obj.get("kind") == "Workload"
+        and str(o.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
+    }
+    for located in objects:
+        meta = located.obj.get("metadata") or {}
+        name = (meta.get("labels") or {}).get(PREBUILT_LABEL)
+        if name is None or located.obj.get("kind") == "Workload":
+            continue
+        where = pointer(["metadata", "labels", PREBUILT_LABEL])
+        found = workloads.get((str(meta.get("namespace", "")), str(name)))
+        if found is None:
+            message = (
+                f"the prebuilt Workload '{name}' is not in the tree: Kueue never starts this run"
+            )
+            hint = "render the site again (each queued run's Workload is generated beside it)"
+            yield located.file, Finding(where, "NVC383", message, hint=hint)
+        elif found.file.rpartition("/")[0] != located.file.rpartition("/")[0]:
+            message = (
+                f"the prebuilt Workload '{name}' is in {found.file}, not beside the run: "
+                "another step applies it, so this step cannot fail on its health"
+            )
+            hint = "keep a run's Workload in the run's folder"
+            yield located.file, Finding(where, "NVC383", message, hint=hint)

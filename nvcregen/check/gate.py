@@ -13,6 +13,7 @@ from nvcregen.check.crossref import (
     check_counts,
     check_identities,
     check_log_profiles,
+    check_prebuilt_workloads,
     stage_counts,
     stage_of,
 )
@@ -94,6 +95,7 @@ def _across(
     by_path = {manifest_path(m): m for m in manifests}
     located = [Located(path, m.obj) for path, m in by_path.items()]
     found = [*check_log_profiles(located), *check_identities(located), *check_runtimes(located)]
+    found += check_prebuilt_workloads(located)
     found += check_pod_security(located)
     layered = [Layered(m.component, Located(path, m.obj)) for path, m in by_path.items()]
     found += check_projects(layered, charts)

@@ -7,7 +7,8 @@ Job's pod template `nodeSelector`, an atomic map to server-side apply. Flux appl
 server-side with force, and so does Argo CD with `ServerSideApply=true`: a field the
 manifest states and Kueue changed is taken back at the next sync, which suspends a running
 run again, strips Kueue's entry, or is refused on a started Job's immutable template
-(docs/design/0006-stage-gating.md, "Applying runs twice").
+(docs/design/0006-stage-gating.md, "Applying runs twice"). A prebuilt Workload's
+`spec.active` is Kueue's too: it deactivates a run by setting it false.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ CODE = "NVC684"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PATCH = "kueue.x-k8s.io/manager"
 _RUNS = {("batch/v1", "Job"), ("trainer.kubeflow.org/v1alpha1", "TrainJob")}
+_KUEUE = "kueue.x-k8s.io/"
 
 
 def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
-    """Every field of a run Kueue manages that Kueue itself writes."""
+    """Every field of a run Kueue manages (or of its prebuilt Workload) that Kueue writes."""
+    if obj.get("kind") == "Workload" and str(obj.get("apiVersion", "")).startswith(_KUEUE):
+        yield from _workload_fields(obj)
+        return
     if (obj.get("apiVersion"), obj.get("kind")) not in _RUNS:
         return
     labels = (obj.get("metadata") or {}).get("labels") or {}
@@ -57,6 +62,18 @@ def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
             "is one atomic field to server-side apply: the next sync takes it back from a "
             "started Job, whose template is immutable, and fails",
             "select nodes with affinity instead (the flavor's node labels are added anyway)",
+        )
+
+
+def _workload_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
+    """A prebuilt Workload's `spec.active`: Kueue sets it false to deactivate the run."""
+    spec = obj.get("spec") or {}
+    if isinstance(spec, Mapping) and "active" in spec:
+        yield _finding(
+            "/spec/active",
+            "spec.active is Kueue's: it sets it false when it deactivates the run, and a sync "
+            "applying this value would reactivate a run Kueue gave up on",
+            "leave spec.active out; the Workload CRD defaults it to true",
         )
 
 

@@ -6,11 +6,13 @@ no site or catalog models: the workers start before the parent has imported thos
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.check.cel import CelResult, reported_rules, uses_old_self
 from nvcregen.check.findings import Finding
+from nvcregen.check.podsets import cel_view, in_containers, moved, probe, split_containers
 from nvcregen.check.policy import check_policies
 from nvcregen.check.webhooks import webhook_findings
 from nvcregen.core.errors import Severity
@@ -27,6 +29,9 @@ def object_findings(
 ) -> list[Finding]:
     """Every problem of one object, as an API server and nvcregen's policies see it.
 
+    A Kueue Workload's container lists (a prebuilt Workload repeats its run's, and every
+    run of a test has the same) are checked once per distinct list (`check/podsets.py`).
+
     Args:
         obj: The object.
         kube_version: Selects the core Kubernetes schemas.
@@ -38,6 +43,36 @@ def object_findings(
         then policy findings.
 
     """
+    if old is None and (split := split_containers(obj)) is not None:
+        skeleton, lists = split
+        found = _object_findings(
+            skeleton, kube_version=kube_version, strict=strict, cel_view=cel_view(skeleton)
+        )
+        for index, key in lists:
+            found += [
+                moved(f, index)
+                for f in _container_findings(key, kube_version=kube_version, strict=strict)
+            ]
+        return found
+    return _object_findings(obj, kube_version=kube_version, strict=strict, old=old)
+
+
+@functools.lru_cache(maxsize=4096)
+def _container_findings(key: str, *, kube_version: str, strict: bool) -> tuple[Finding, ...]:
+    """The findings of one container list, checked in a Workload of its own (cached)."""
+    found = _object_findings(probe(key), kube_version=kube_version, strict=strict)
+    return tuple(f for f in found if in_containers(f))
+
+
+def _object_findings(
+    obj: Mapping[str, Any],
+    *,
+    kube_version: str,
+    strict: bool,
+    old: Mapping[str, Any] | None = None,
+    cel_view: Mapping[str, Any] | None = None,
+) -> list[Finding]:
+    """`object_findings` of one whole object; CEL rules run on `cel_view` when given."""
     registry = default_registry()
     data, converted = to_json(obj)  # one walk over the object: plain JSON from here on
     if converted or not isinstance(data, dict):
@@ -47,7 +82,9 @@ def object_findings(
     findings = [Finding(p.pointer, p.code, p.message) for p in problems]
     # CEL rules assume a structurally valid object, as the API server does.
     if not problems and isinstance(data, dict):
-        findings += [_cel_finding(r) for r in reported_rules(data, old=old)]
+        view = data if cel_view is None else to_json(cel_view)[0]
+        cel_data = view if isinstance(view, dict) else data
+        findings += [_cel_finding(r) for r in reported_rules(cel_data, old=old)]
     return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
 
 

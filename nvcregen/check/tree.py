@@ -17,6 +17,7 @@ from nvcregen.check.crossref import (
     check_counts,
     check_identities,
     check_log_profiles,
+    check_prebuilt_workloads,
     stage_counts,
     stage_of,
 )
@@ -116,6 +117,7 @@ def _check_tree(
     found = [(f.located.file, finding) for f in files for finding in f.findings]
     objects = [f.located for f in files]
     found += list(check_log_profiles(objects)) + list(check_runtimes(objects))
+    found += list(check_prebuilt_workloads(objects))
     if server is not None:
         found += server([f.located for f in files if not is_preview(f)])
     by_site: dict[Path | None, list[TreeFile]] = {}

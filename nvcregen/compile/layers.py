@@ -16,6 +16,7 @@ from nvcregen.compile.platform.layer import check_platform, platform_manifests
 from nvcregen.compile.platform.pins import check_pins
 from nvcregen.compile.podsecurity import label_namespaces
 from nvcregen.compile.queue import kueue_install, queue_manifests
+from nvcregen.compile.queue.prebuilt import check_prebuilt
 from nvcregen.compile.readiness.network import check_pod_network
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.pods import check_tolerations
@@ -57,6 +58,7 @@ def check_layers(
     pinned = check_pins(site, doc, examples, units, strict=strict)
     platform = check_platform(site, doc) + pinned + check_tolerations(site, doc)
     queues = workflow_namespace_gap(site, doc)  # NVC381: a gap NVCRE 0.7.0 leaves open
+    queues += check_prebuilt(site, doc)  # NVC385-386: prebuilt Workloads off, or in vain
     return platform + monitoring + network + queues + check_gitops(site, doc)
 
 

@@ -14,6 +14,7 @@ from functools import cached_property
 
 from nvcregen.core import units
 from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.spec.v1alpha1 import Site
 
 GPU = "nvidia.com/gpu"
@@ -71,6 +72,9 @@ class PlanFacts:
         external_health_checks: Whether Argo CD's health checks come from outside the tree
             (`gitops.healthChecks: existing`): taken as configured for every kind.
         retests: `readiness.window.retests`: the worst case repeats each step that often.
+        deactivation_ms: With the Kueue nvcregen configures: how long after its first
+            admission Kueue deactivates a run whose pods never all get ready
+            (`nvcregen.plan.requeue`); None for an existing Kueue (its settings are unknown).
 
     """
 
@@ -86,6 +90,7 @@ class PlanFacts:
     external_cluster_queues: bool = False
     external_health_checks: bool = False
     retests: int = 0
+    deactivation_ms: int | None = None
 
     def timing(self, stage: str | None, test: str | None) -> Timing | None:
         """The timing of a stage's test (or NVCRE variant); None when the plan has none."""
@@ -127,6 +132,7 @@ def plan_facts(site: Site, test_units: list[TestUnit]) -> PlanFacts:
         external_cluster_queues=external,
         external_health_checks=site.spec.gitops.health_checks == "existing",
         retests=window.retests,
+        deactivation_ms=deactivation_ms(site, test_units) if kueue.managed else None,
     )
 
 

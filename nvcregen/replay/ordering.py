@@ -16,7 +16,7 @@ import bisect
 from collections.abc import Iterator
 
 from nvcregen.core.errors import Severity
-from nvcregen.plan.budget import worst_case
+from nvcregen.plan.budget import attempts, worst_case
 from nvcregen.replay.context import (
     NEVER_ADMITTED,
     OVERLAP,
@@ -200,7 +200,7 @@ def deadline(ctx: Context, found: list[Problem]) -> Iterator[Problem]:
         return
     if ctx.expected.end_ms > limit:
         yield _late(ctx, ctx.expected, OVERRUN, Severity.ERROR, "expected durations")
-    elif ctx.worst.end_ms is not None and ctx.worst.end_ms * (1 + retests) > limit:
+    elif ctx.worst.end_ms is not None and ctx.worst.end_ms * attempts(retests) > limit:
         case = "every job running to its timeout" + (
             f" and every retest happening ({retests})" if retests else ""
         )
@@ -219,7 +219,7 @@ def _late(
     path, _ = max(timeline.runs.items(), key=lambda item: (item[1][1] or 0, item[0]))
     run = next(r for r in ctx.runs if r.source.path == path)
     once = timeline.end_ms or 0
-    total = worst_case(shown(once * (1 + retests)), shown(once), retests)
+    total = worst_case(shown(once * attempts(retests)), shown(once), retests)
     return Problem(
         run.source.file,
         "/metadata/name",

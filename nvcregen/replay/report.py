@@ -72,11 +72,18 @@ def _cells(row: StepRow, view: PlanView) -> tuple[str, ...]:
         _when(row.worst_case_ms),
         shown(row.timeout_ms),
         "-" if row.step_timeout_ms is None else shown(row.step_timeout_ms),
-        "no limit" if row.holds_ms is None else shown(row.holds_ms),
+        _holds(row),
         f"{row.at_once}/{window}",
         f"{row.gpu_hours:.1f}",
         "yes" if row.fits else "NO",
     )
+
+
+def _holds(row: StepRow) -> str:
+    """`holds sync`: a duration, `+queue` when a run never admitted holds it on top."""
+    if row.holds_ms is None:
+        return "no limit"
+    return shown(row.holds_ms) + ("+queue" if row.holds_queued else "")
 
 
 def summary(view: PlanView) -> str:
@@ -168,6 +175,7 @@ def _json_step(row: StepRow, covered: Coverage | None) -> dict[str, Any]:
         "timeout_ms": row.timeout_ms,
         "step_timeout_ms": row.step_timeout_ms,
         "holds_sync_ms": row.holds_ms,
+        "holds_sync_while_queued": row.holds_queued,
         "at_once": row.at_once,
         "gpu_hours": round(row.gpu_hours, 3),
         "worst_gpu_hours": round(row.worst_case_gpu_hours, 3),

@@ -4,9 +4,12 @@ Each row is a step of the replay (a stage, or a round of one in trainer mode): i
 the nodes its workloads used, when it applies and how long it takes with expected
 durations and with every workload to its timeout, the longest timeout of one job, how
 long its GitOps step waits (Flux's `timeout`), the longest a stuck step can hold a sync
-(`holds_ms`: Flux gives up at the step's timeout; Argo CD has no sync timeout, and a run
-Kueue deactivated stays suspended, which no health check can tell from queued, so there
-it is None: no limit), the most workloads running at once, and
+(`holds_ms`: Flux gives up at the step's timeout; Argo CD has no sync timeout, but in
+trainer mode each run's prebuilt Workload turns Degraded once Kueue deactivates the run,
+which ends the sync: at most the step's worst case plus the time Kueue takes to give up
+on a run whose pods never get ready (`PlanFacts.deactivation_ms`), `holds_queued` because
+a run Kueue never admits still holds it; without prebuilt Workloads, with NVCRE or an
+existing Kueue it is None: no limit), the most workloads running at once, and
 GPU-hours (GPUs held x time held). A step fits the
 window when it never runs more than `maxConcurrentJobs` at once and ends before the
 deadline.
@@ -23,8 +26,11 @@ from dataclasses import dataclass, field
 
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
+from nvcregen.replay.model import Run
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
+
+PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 
 _MS_PER_HOUR = 3_600_000
 
@@ -51,6 +57,7 @@ class StepRow:
     worst_gpu_hours: float
     fits: bool
     retests: int = 0
+    holds_queued: bool = False  # Argo CD: a run never admitted holds the sync on top of holds_ms
 
     @property
     def worst_case_ms(self) -> int | None:
@@ -131,6 +138,8 @@ def _row(replay: Replay, key: str) -> StepRow | None:
     worst_start, worst_end = _span(replay.worst, paths)
     at_once = _at_once(slots)
     limit = replay.facts.deadline_ms
+    worst_ms = None if worst_start is None or worst_end is None else worst_end - worst_start
+    holds_queued = replay.gating.steps[key].timeout_ms is None and _prebuilt(runs)
     return StepRow(
         name=", ".join(sorted({_folder(r.source.path) for r in runs})),
         applied_by=replay.gating.steps[key].label,
@@ -141,15 +150,34 @@ def _row(replay: Replay, key: str) -> StepRow | None:
         start_ms=start,
         end_ms=end,
         expected_ms=None if start is None or end is None else end - start,
-        worst_ms=None if worst_start is None or worst_end is None else worst_end - worst_start,
+        worst_ms=worst_ms,
         timeout_ms=max((w.timeout_ms for r in runs for w in r.workloads), default=0),
         step_timeout_ms=replay.gating.steps[key].timeout_ms,
-        holds_ms=replay.gating.steps[key].timeout_ms,  # None: until someone ends the sync
+        holds_ms=_holds_ms(replay, key, runs, worst_ms),
         at_once=at_once,
         gpu_hours=_gpu_hours(slots),
         worst_gpu_hours=_gpu_hours(worst),
         fits=end is not None and end <= limit and at_once <= replay.facts.max_concurrent_jobs,
         retests=replay.facts.retests,
+        holds_queued=holds_queued and replay.facts.deactivation_ms is not None,
+    )
+
+
+def _holds_ms(replay: Replay, key: str, runs: list[Run], worst_ms: int | None) -> int | None:
+    """The longest a stuck step holds its sync; None: until someone ends it (see above)."""
+    step_timeout = replay.gating.steps[key].timeout_ms
+    if step_timeout is not None:  # Flux
+        return step_timeout
+    deactivation = replay.facts.deactivation_ms
+    if deactivation is None or worst_ms is None or not _prebuilt(runs):
+        return None
+    return worst_ms + deactivation
+
+
+def _prebuilt(runs: list[Run]) -> bool:
+    """Whether every run is admitted through a Workload of its own (its health is Kueue's)."""
+    return bool(runs) and all(
+        PREBUILT_LABEL in (r.source.obj.get("metadata", {}).get("labels") or {}) for r in runs
     )
 
 

@@ -292,6 +292,10 @@ class KueueDependency(StrictModel):
     deactivated."""
     pod_allowance: PodAllowance = Field(default_factory=PodAllowance)
     """cpu and memory the quota counts per pod on top of its own requests."""
+    prebuilt_workloads: bool = True
+    """Trainer mode: nvcregen writes each run's Kueue Workload itself (a prebuilt workload),
+    so a run Kueue deactivated is Degraded instead of queued; false for a Kueue that does
+    not adopt prebuilt workloads or is configured differently."""
 
 
 class GangScheduler(StrictModel):

@@ -7,7 +7,9 @@ NVCRE mode a step is a stage. In trainer mode each round is its own TrainJob or 
 step is one round of a stage: round 2 starts once round 1 of every test of the stage passed.
 
 Each run goes to `readiness/<NN>-<stage>/` (trainer mode `<NN>-<stage>/round-<R>/`) with
-its step number as Argo CD sync wave. What the runs use but that does not run (the
+its step number as Argo CD sync wave, and so does each run's prebuilt Workload (trainer mode
+with Kueue), whose health fails the step once Kueue gives up on the run. What the runs use
+but that does not run (the
 LogProfile, TrainingRuntimes) and a ConfigMap listing the plan go to `readiness/00-common/`,
 applied first. Argo CD does not wait for its last wave, so with Argo CD a ConfigMap in the
 wave after the last step (`<NN>-passed/`) makes the last step decide the sync too. The
@@ -23,7 +25,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
-from nvcregen.compile.gitops.health.checks import HEALTH_CHECKS, HealthCheck, check_for
+from nvcregen.compile.gitops.health.checks import (
+    HEALTH_CHECKS,
+    WORKLOAD,
+    HealthCheck,
+    check_for,
+    companion_check_for,
+)
+from nvcregen.compile.queue.prebuilt import uses_prebuilt
 from nvcregen.core import units
 from nvcregen.core.labels import TEST as TEST_LABEL
 from nvcregen.core.manifest import Manifest, Obj, content_hash
@@ -90,6 +99,8 @@ def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
     for index, group in groupby(test_units, key=lambda u: u.stage_index):
         stage_units = list(group)
         checks = _checks(stage_units, trainer=trainer)
+        if uses_prebuilt(site):  # each run's Workload fails the step once Kueue gives up on it
+            checks = (*checks, WORKLOAD)
         name = stage_units[0].stage.name
         # NVCRE runs all rounds inside one step; trainer mode makes a step of each round.
         for round_ in range(1, rounds + 1) if trainer else (None,):
@@ -135,8 +146,14 @@ def is_run(manifest: Manifest) -> bool:
     return check_for(str(manifest.obj.get("apiVersion", "")), manifest.kind) is not None
 
 
+def is_companion(manifest: Manifest) -> bool:
+    """Whether an object goes with its run, in its step (a run's prebuilt Workload)."""
+    api_version = str(manifest.obj.get("apiVersion", ""))
+    return companion_check_for(api_version, manifest.kind) is not None
+
+
 def _place(manifest: Manifest, steps: Sequence[Step]) -> Manifest:
-    if not is_run(manifest):
+    if not is_run(manifest) and not is_companion(manifest):
         return dataclasses.replace(manifest, folder=COMMON_FOLDER)
     step = _step_of(manifest, steps)
     meta = manifest.obj["metadata"]

@@ -17,6 +17,7 @@ from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.requeue import BACKOFF_BASE_S, BACKOFF_MAX_S, pods_ready_timeout_ms
 from nvcregen.spec.v1alpha1 import Site
 
 KUEUE_VERSION = "0.19.2"
@@ -27,10 +28,6 @@ KUEUE_IMAGE = "registry.k8s.io/kueue/kueue"
 CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 FRAMEWORKS = ("batch/job", "trainer.kubeflow.org/trainjob")
 SOURCE = "/spec/dependencies/kueue"
-# A cold pull of the multi-GB NCCL image can take minutes: never evict for less.
-PODS_READY_FLOOR_MS = 10 * 60 * 1000
-BACKOFF_BASE_S = 60
-BACKOFF_MAX_S = 3600
 
 
 def kueue_install(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
@@ -122,16 +119,8 @@ def kueue_configuration(site: Site, test_units: list[TestUnit]) -> Obj:
 
 
 def pods_ready_timeout(site: Site, test_units: list[TestUnit]) -> str:
-    """`podsReadyTimeout`, else the plan's shortest test timeout, at least ten minutes.
-
-    A run whose pods cannot all start within the time its shortest sibling may run is
-    stuck (a node lost, an image missing), not slow.
-    """
-    written = site.spec.dependencies.kueue.pods_ready_timeout
-    if written is not None:
-        return units.format_duration(units.parse_duration(written))
-    shortest = min((u.timeout_ms for u in test_units), default=PODS_READY_FLOOR_MS)
-    return units.format_duration(max(PODS_READY_FLOOR_MS, shortest))
+    """`podsReadyTimeout`, else the plan's shortest test timeout, at least ten minutes."""
+    return units.format_duration(pods_ready_timeout_ms(site, test_units))
 
 
 def _ready_note(site: Site) -> str:

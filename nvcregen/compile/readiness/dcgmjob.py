@@ -13,6 +13,7 @@ admits it only when that node has its GPUs free (docs/design/0007-admission.md).
 
 from __future__ import annotations
 
+from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.mpi import GPU, node_affinity
 from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
@@ -39,11 +40,12 @@ def dcgm_jobs(site: Site, unit: TestUnit) -> list[Manifest]:
     nodes = unit.pool.spec.nodes
     if nodes is None:
         raise ValueError(f"{unit.test.name}: trainer mode pins per-node Jobs to named nodes")
-    return [
+    jobs = [
         dcgm_job(site, unit, round_, (index, node))
         for round_ in range(1, site.spec.readiness.rounds + 1)
         for index, node in enumerate(nodes)
     ]
+    return with_prebuilt(site, unit.stage_index, jobs)
 
 
 def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> Manifest:

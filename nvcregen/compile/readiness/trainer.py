@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.mpi import (
@@ -82,7 +83,7 @@ def nccl_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
         for round_ in range(1, site.spec.readiness.rounds + 1)
         for index, group in enumerate(node_groups(unit))
     ]
-    return [runtime, *jobs]
+    return [runtime, *with_prebuilt(site, unit.stage_index, jobs, runtime.obj)]
 
 
 def _sized(unit: TestUnit, group: tuple[str, ...]) -> TestUnit:

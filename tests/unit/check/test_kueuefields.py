@@ -76,3 +76,22 @@ def test_no_shipped_run_states_a_field_kueue_writes() -> None:
     ]
     assert [obj for obj in runs if obj["kind"] in {"Job", "TrainJob"}]
     assert [(obj["metadata"]["name"], _found(obj)) for obj in runs if _found(obj)] == []
+
+
+def test_a_prebuilt_workloads_active_is_kueues() -> None:
+    """Kueue deactivates a run by setting its Workload's spec.active false; a sync keeps it."""
+    workload = {
+        "apiVersion": "kueue.x-k8s.io/v1beta2",
+        "kind": "Workload",
+        "metadata": {"name": "w"},
+        "spec": {"queueName": "readiness", "podSets": [], "active": True},
+    }
+    assert _found(workload) == ["/spec/active"]
+    del workload["spec"]["active"]
+    assert _found(workload) == []
+    (finding,) = [
+        f
+        for f in object_findings({**workload, "spec": {**workload["spec"], "active": False}})
+        if f.code == "NVC684"
+    ]
+    assert "deactivat" in finding.message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections import defaultdict
 from typing import Any
@@ -15,11 +16,17 @@ from nvcregen.check.gate import object_findings
 from nvcregen.check.replayed import replay_manifests_of
 from nvcregen.compile.gitops import timing
 from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
-from nvcregen.compile.gitops.health.checks import argocd_health_keys, check_for
+from nvcregen.compile.gitops.health.checks import (
+    WORKLOAD,
+    argocd_health_keys,
+    check_for,
+    companion_check_for,
+)
 from nvcregen.compile.gitops.layer import LAYERS
 from nvcregen.compile.gitops.steps import (
     COMMON_FOLDER,
     SYNC_WAVE,
+    is_companion,
     is_run,
     place_runs,
     plan_steps,
@@ -27,10 +34,13 @@ from nvcregen.compile.gitops.steps import (
 from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
+from nvcregen.compile.queue.prebuilt import PREBUILT_LABEL
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.plan.resolve import plan
+from nvcregen.replay.report import render_plans
 from nvcregen.replay.timeline import StepRow, plan_view
 from nvcregen.spec.v1alpha1 import Site
 
@@ -212,12 +222,20 @@ def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
         assert spec["wait"] is True
         assert spec["timeout"] == step.timeout
         assert "suspend" not in spec
-        in_folder = {(m.obj["apiVersion"], m.kind) for m in runs(found) if m.folder == step.folder}
+        in_folder = {
+            (m.obj["apiVersion"], m.kind)
+            for m in readiness(found)
+            if m.folder == step.folder and (is_run(m) or is_companion(m))
+        }
         assert {(e["apiVersion"], e["kind"]) for e in spec["healthCheckExprs"]} == in_folder
         for entry in spec["healthCheckExprs"]:
-            check = check_for(entry["apiVersion"], entry["kind"])
+            check = check_for(entry["apiVersion"], entry["kind"]) or companion_check_for(
+                entry["apiVersion"], entry["kind"]
+            )
             assert check is not None
             assert entry == check.flux_expr()
+        # trainer mode with Kueue: each run's Workload fails the step once Kueue gives up
+        assert (WORKLOAD.flux_expr() in spec["healthCheckExprs"]) is (mode == "trainer")
         previous = name
     layers = {n for n in specs if n.removeprefix("lab-") in LAYERS}
     assert "lab-readiness" in layers
@@ -392,3 +410,99 @@ def test_every_run_kind_has_an_argocd_key_and_a_flux_expression() -> None:
             check = check_for(manifest.obj["apiVersion"], manifest.kind)
             assert check is not None
             assert check.argocd_key in keys
+
+
+# --- prebuilt Workloads (trainer mode with Kueue) -------------------------------------------
+
+
+@pytest.mark.parametrize("engine", ["argocd", "flux"])
+def test_each_runs_workload_is_in_its_step_folder_and_wave(engine: str) -> None:
+    """Argo CD gates the wave, Flux the step, on the Workload: it must be applied with its run."""
+    _, found = build(site_text(engine, mode="trainer", rounds=2))
+    placed = readiness(found)
+    workloads = {m.name: m for m in placed if m.kind == "Workload"}
+    trainer_runs = [m for m in runs(found) if m.kind in {"TrainJob", "Job"}]
+    assert trainer_runs
+    assert set(workloads) == {f"{m.name}-workload" for m in trainer_runs}
+    for run in trainer_runs:
+        workload = workloads[f"{run.name}-workload"]
+        assert workload.folder == run.folder
+        assert wave(workload) == wave(run)
+        assert run.obj["metadata"]["labels"][PREBUILT_LABEL] == workload.name
+        assert not is_run(workload)  # no step counts it, the plan does not list it
+
+
+def test_the_plan_lists_runs_not_their_workloads() -> None:
+    _, found = build(site_text(mode="trainer"))
+    (plan_map,) = [m for m in found if m.name == "lab-readiness-plan"]
+    assert "Workload/" not in plan_map.obj["data"]["steps"]
+    assert "TrainJob/" in plan_map.obj["data"]["steps"]
+
+
+def test_argocd_knows_the_workload_check() -> None:
+    assert WORKLOAD.argocd_key in argocd_health_keys()
+    assert WORKLOAD.argocd_key == "resource.customizations.health.kueue.x-k8s.io_Workload"
+
+
+# --- holds sync: the longest a stuck step holds its sync ------------------------------------
+
+
+def test_argocd_holds_a_trainer_step_until_kueue_deactivates_a_stuck_run() -> None:
+    """Prebuilt Workloads end the sync: the step's worst case plus Kueue's time to give up."""
+    site, found = build(site_text(mode="trainer"))
+    test_units = plan(site, catalog())
+    gives_up = deactivation_ms(site, test_units)
+    rows = _step_rows(site, found)
+    assert rows
+    for row in rows.values():
+        assert row.step_timeout_ms is None  # Argo CD has no sync timeout
+        assert row.worst_ms is not None
+        assert row.holds_ms == row.worst_ms + gives_up
+        assert row.holds_queued  # a run Kueue never admits still holds it
+
+
+def test_argocd_holds_without_limit_when_nothing_tells_a_deactivated_run() -> None:
+    off = edit(site_text(mode="trainer"), "  nodePools:\n", PREBUILT_OFF + "  nodePools:\n")
+    for text in (off, site_text(mode="nvcre")):
+        site, found = build(text)
+        for row in _step_rows(site, found).values():
+            assert (row.holds_ms, row.holds_queued) == (None, False)
+
+
+def test_flux_holds_a_step_for_its_timeout() -> None:
+    site, found = build(site_text("flux", mode="trainer"))
+    timeouts = _step_timeouts(site, found)
+    for name, row in _step_rows(site, found).items():
+        assert (row.holds_ms, row.holds_queued) == (timeouts[name], False)
+
+
+PREBUILT_OFF = "  dependencies:\n    kueue: {prebuiltWorkloads: false}\n"
+
+
+@pytest.mark.parametrize(
+    ("limit", "expected_s"),
+    [
+        (1, 2 * 600 + 60),  # two timeouts, one backoff
+        (3, 4 * 600 + 60 + 120 + 240),
+        (7, 8 * 600 + 60 + 120 + 240 + 480 + 960 + 1920 + 3600),  # the last backoff capped
+    ],
+)
+def test_kueue_deactivates_after_limit_plus_one_timeouts_and_limit_backoffs(
+    limit: int, expected_s: int
+) -> None:
+    deps = f"kueue: {{requeueLimit: {limit}, podsReadyTimeout: 10m}}\n"
+    site, _ = parse(trainer_text(site_yaml(dependencies=deps)))
+    assert deactivation_ms(site, plan(site, catalog())) == expected_s * 1000
+
+
+def test_plan_prints_what_holds_an_argocd_sync() -> None:
+    site, found = build(site_text(mode="trainer"))
+    view = plan_view(replay_manifests_of(found, site, plan(site, catalog())))
+    text = render_plans([view], "text")
+    assert "+queue" in text
+    assert "no limit" not in text
+    (step, *_) = json.loads(render_plans([view], "json"))[0]["steps"]
+    assert step["holds_sync_while_queued"] is True
+    assert step["holds_sync_ms"] == step["worst_once_ms"] + deactivation_ms(
+        site, plan(site, catalog())
+    )

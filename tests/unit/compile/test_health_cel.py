@@ -17,9 +17,15 @@ from typing import Any
 import pytest
 from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
-from healthfactory import CASES, EXPECTED, KINDS, run
+from healthfactory import CASES, EXPECTED, KINDS, WORKLOAD_CASES, run
 
-from nvcregen.compile.gitops.health.checks import HEALTH_CHECKS, HealthCheck, check_for
+from nvcregen.compile.gitops.health.checks import (
+    HEALTH_CHECKS,
+    WORKLOAD,
+    HealthCheck,
+    check_for,
+    companion_check_for,
+)
 from nvcregen.kubeschema.registry import default_registry
 
 # The top-level fields of a Kubernetes object, which Flux binds as CEL variables.
@@ -120,3 +126,23 @@ def test_each_kind_matches_its_own_group_only() -> None:
     job = check_for("batch/v1", "Job")
     assert job is not None
     assert job.argocd_key == "resource.customizations.health.batch_Job"
+
+
+@pytest.mark.parametrize(("kind", "state"), WORKLOAD_CASES)
+def test_workloads_are_shaped_as_the_vendored_crd_says(kind: str, state: str) -> None:
+    assert default_registry().validate(run(kind, state), kube_version="1.30") == []
+
+
+@pytest.mark.parametrize(("kind", "state"), WORKLOAD_CASES)
+def test_flux_status_of_each_workload_state(kind: str, state: str) -> None:
+    obj = run(kind, state)
+    assert companion_check_for(obj["apiVersion"], kind) is WORKLOAD
+    assert check_for(obj["apiVersion"], kind) is None  # not a run: no step counts it
+    assert flux_status(WORKLOAD, obj) == EXPECTED[kind][state][1]
+
+
+def test_a_deactivated_workload_fails_even_before_kueue_writes_a_status() -> None:
+    """`||` absorbs the error of a missing status once spec.active is false."""
+    obj = run("Workload", "not-started")
+    obj["spec"]["active"] = False
+    assert flux_status(WORKLOAD, obj) == "Failed"

@@ -13,10 +13,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from healthfactory import CASES, EXPECTED, KINDS, run
+from healthfactory import CASES, EXPECTED, KINDS, WORKLOAD_CASES, run
 
 from nvcregen.compile.gitops.health.checks import (
     HEALTH_CHECKS,
+    WORKLOAD,
     argocd_health_keys,
     check_for,
     lua_script,
@@ -157,6 +158,7 @@ def test_every_kind_has_one_script_and_one_argocd_key() -> None:
             "resource.customizations.health.trainer.kubeflow.org_TrainJob",
             "resource.customizations.health.batch_Job",
             "resource.customizations.health.argoproj.io_Application",
+            "resource.customizations.health.kueue.x-k8s.io_Workload",
         ]
     )
     for kind in KINDS:
@@ -218,3 +220,44 @@ def test_each_script_is_its_header_the_shared_prelude_and_its_body(check: Any) -
         assert script.count(f"local function {helper}(") == 1, helper
         assert script.index(f"local function {helper}(") < body  # defined before it is used
     assert "prelude.lua" in script  # the header says where the helpers come from
+
+
+def _workload_health(state: str) -> dict[str, Any]:
+    return health(argocd_health_keys()[WORKLOAD.argocd_key], run("Workload", state))
+
+
+@pytest.mark.parametrize(("kind", "state"), WORKLOAD_CASES)
+def test_argo_cd_health_of_each_workload_state(kind: str, state: str) -> None:
+    """A run's prebuilt Workload is Degraded only once Kueue gave up on the run."""
+    result = _workload_health(state)
+    assert set(result) == {"status", "message"}
+    assert result["status"] == EXPECTED[kind][state][0], result["message"]
+
+
+@pytest.mark.parametrize(
+    ("state", "reason"),
+    [
+        ("deactivated", "Deactivated"),
+        ("deactivated-while-evicted", "spec.active is false"),
+        ("out-of-sync", "OutOfSync"),
+        ("failed-to-start", "FailedToStart"),
+    ],
+)
+def test_a_workload_kueue_gave_up_on_names_the_reason(state: str, reason: str) -> None:
+    result = _workload_health(state)
+    assert result["status"] == "Degraded"
+    assert reason in result["message"]
+
+
+def test_a_deactivated_workload_is_degraded_whatever_its_conditions_say() -> None:
+    """Kueue does not evict again a Workload already evicted: spec.active alone decides."""
+    obj = run("Workload", "admitted")
+    obj["spec"]["active"] = False
+    assert health(lua_script(WORKLOAD.lua), obj)["status"] == "Degraded"
+
+
+def test_the_workload_script_is_its_header_the_prelude_and_its_body() -> None:
+    script = lua_script(WORKLOAD.lua)
+    assert script.startswith("-- Argo CD health of a Kueue Workload")
+    assert script.count("local function condition_of(") == 1
+    assert script.index("local function condition_of(") < script.index("\nlocal evicted")

@@ -27,6 +27,7 @@ SITES = [  # the shipped sites and the node-health examples (#23: one Job a node
     *sorted((ROOT / "examples" / "node-health").glob("*.yaml")),
 ]
 QUEUE = "kueue.x-k8s.io/queue-name"
+PREBUILT = "kueue.x-k8s.io/prebuilt-workload-name"
 KUEUE_PATCH = "kueue.x-k8s.io/manager"
 RUN_KINDS = frozenset({"TrainJob", "Job", "Certification", "WorkloadRun"})
 Apply = Callable[[Live | None, Obj], Live]
@@ -127,7 +128,59 @@ def _status(live: Live, status: Obj) -> Live:
     return Live({**live.obj, "status": status}, live.owners)
 
 
-def _states(first: Live, flavor: Obj, jobs: list[str]) -> dict[str, Live]:
+JOB_UID = "kueue.x-k8s.io/job-uid"
+RESOURCE_IN_USE = "kueue.x-k8s.io/resource-in-use"
+
+
+def _condition(kind: str, status: str, reason: str) -> Obj:
+    return {"type": kind, "status": status, "reason": reason, "message": reason}
+
+
+def _workload_states(first: Live, run: Obj) -> dict[str, Live]:
+    """A prebuilt Workload as Kueue v0.19.2 leaves it (jobframework/reconciler.go, core/)."""
+    stored = copy.deepcopy(first.obj)
+    stored["spec"]["active"] = True  # the CRD's default, owned by nobody
+    created = mutate(first, stored)
+    obj = copy.deepcopy(created.obj)
+    meta = obj["metadata"]  # EnsurePrebuiltWorkloadOwnership, then the finalizer: updates
+    meta["ownerReferences"] = [
+        {
+            "apiVersion": run["apiVersion"],
+            "kind": run["kind"],
+            "name": run["metadata"]["name"],
+            "uid": "0b7e5c1a-5d2f-4f7e-9c1a-1f2e3d4c5b6a",
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+    meta["labels"] = {**meta["labels"], JOB_UID: "0b7e5c1a-5d2f-4f7e-9c1a-1f2e3d4c5b6a"}
+    meta["finalizers"] = [RESOURCE_IN_USE]
+    adopted = _status(
+        update(created, obj, "kueue"),
+        {"conditions": [_condition("QuotaReserved", "False", "Pending")]},
+    )
+    admitted = _status(
+        adopted,
+        {
+            "conditions": [
+                _condition("QuotaReserved", "True", "QuotaReserved"),
+                _condition("Admitted", "True", "Admitted"),
+            ]
+        },
+    )
+    obj = copy.deepcopy(admitted.obj)
+    obj["spec"]["active"] = False  # RequeuingLimitExceeded: the workload controller's Update
+    deactivated = _status(
+        update(admitted, obj, "kueue"),
+        {"conditions": [_condition("Evicted", "True", "Deactivated")]},
+    )
+    return {"adopted": adopted, "admitted": admitted, "deactivated": deactivated}
+
+
+def _states(first: Live, flavor: Obj, jobs: list[str], run: Obj | None = None) -> dict[str, Live]:
+    if first.obj["kind"] == "Workload":
+        assert run is not None, first.obj["metadata"]["name"]
+        return _workload_states(first, run)
     if first.obj["kind"] not in RUN_KINDS:  # ConfigMaps, TrainingRuntimes, LogProfiles
         return {"created": first}
     if first.obj["kind"] not in ("TrainJob", "Job"):
@@ -159,11 +212,17 @@ def test_a_second_sync_of_every_run_changes_nothing_and_fails_nothing(path: Path
     problems = []
     readiness = [m.obj for m in manifests if m.component == "readiness"]
     assert {obj["kind"] for obj in readiness} & RUN_KINDS
+    runs = {  # each run by the name of its prebuilt Workload
+        (o["metadata"]["namespace"], o["metadata"]["labels"][PREBUILT]): o
+        for o in readiness
+        if PREBUILT in o["metadata"].get("labels", {})
+    }
     for obj in readiness:
         ref = (obj.get("spec") or {}).get("runtimeRef", {}).get("name")
         replicated = runtimes[ref]["spec"]["template"]["spec"]["replicatedJobs"] if ref else []
         jobs = [job["name"] for job in replicated] or ["main"]
-        for state, live in _states(apply(None, obj), flavor, jobs).items():
+        run = runs.get((obj["metadata"].get("namespace"), obj["metadata"]["name"]))
+        for state, live in _states(apply(None, obj), flavor, jobs, run).items():
             where = f"{obj['kind']} {obj['metadata']['name']} ({state})"
             try:
                 again = apply(live, obj)
@@ -241,3 +300,35 @@ def test_a_strategic_merge_patch_merges_a_built_in_map_key_by_key() -> None:
     again = client_side_apply(changed, _job({"a": "1"})).obj["spec"]
     assert again["template"]["spec"]["nodeSelector"] == {"a": "1", "b": "2"}
     assert again["suspend"] is True  # the manifest states it, so the apply puts it back
+
+
+def test_every_queued_trainer_run_has_its_workload_in_the_second_sync() -> None:
+    """The Workloads the test above replays are there: one per TrainJob and Job, same name."""
+    manifests = _manifests(ROOT / "sites" / "h20-3e-trainer.yaml")
+    readiness = [m.obj for m in manifests if m.component == "readiness"]
+    runs = {o["metadata"]["name"] for o in readiness if o["kind"] in {"TrainJob", "Job"}}
+    workloads = {o["metadata"]["name"] for o in readiness if o["kind"] == "Workload"}
+    assert runs
+    assert workloads == {f"{name}-workload" for name in runs}
+
+
+def test_a_workloads_pod_sets_are_immutable_once_it_holds_quota() -> None:
+    """The admission rule the replay relies on is real: changed pod sets are refused."""
+    manifests = _manifests(ROOT / "sites" / "h20-3e-trainer.yaml")
+    workload = next(m.obj for m in manifests if m.obj["kind"] == "Workload")
+    run = next(
+        m.obj
+        for m in manifests
+        if m.obj["metadata"]["labels"].get(PREBUILT) == workload["metadata"]["name"]
+    )
+    admitted = _workload_states(
+        server_side_apply(None, workload, "kustomize-controller", force=True), run
+    )["admitted"]
+    changed = copy.deepcopy(workload)
+    changed["spec"]["podSets"][0]["count"] += 1
+    with pytest.raises(RejectedError, match="podSets"):
+        server_side_apply(admitted, changed, "kustomize-controller", force=True)
+    assert (
+        server_side_apply(admitted, workload, "kustomize-controller", force=True).obj
+        == admitted.obj
+    )

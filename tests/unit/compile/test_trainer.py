@@ -61,7 +61,9 @@ def test_example_site_objects_per_test_round_and_node(example: list[Manifest]) -
     runtimes = of_kind(example, "TrainingRuntime")
     trainjobs = of_kind(example, "TrainJob")
     jobs = of_kind(example, "Job")
-    assert {m.kind for m in example} == {"TrainingRuntime", "TrainJob", "Job"}
+    assert {m.kind for m in example} == {"TrainingRuntime", "TrainJob", "Job", "Workload"}
+    # Kueue's Workload of each run, written by nvcregen (prebuilt): one per TrainJob and Job
+    assert len(of_kind(example, "Workload")) == len(trainjobs) + len(jobs)
     assert {m.component for m in example} == {"readiness"}
     # One runtime per NCCL test of a stage: 3 single-node, 4 two-node.
     assert Counter(stage_of(r) for r in runtimes) == {"single-node": 3, "two-node": 4}
@@ -195,7 +197,9 @@ def test_names_are_short_rfc1035_labels_unique_per_round(example: list[Manifest]
     assert len(set(names)) == len(names)
     for manifest in example:
         assert RFC1035.match(manifest.name), manifest.name
-        limit = 52 if manifest.kind == "TrainingRuntime" else RUN_NAME_MAX
+        # a run's Workload is `<run>-workload`, within the 63 of the label that names it
+        limits = {"TrainingRuntime": 52, "Workload": RUN_NAME_MAX + len("-workload")}
+        limit = limits.get(manifest.kind, RUN_NAME_MAX)
         assert len(manifest.name) <= limit, manifest.name
     for job in of_kind(example, "TrainJob") + of_kind(example, "Job"):
         round_ = job["metadata"]["labels"]["nvcregen.io/round"]
@@ -211,7 +215,7 @@ def test_a_changed_spec_gets_new_names() -> None:
     after = {m.name for m in compiled(edit(text, "rounds: 3", "rounds: 1"))}
     assert after < before  # same specs, fewer rounds
     changed = compiled(edit(text, "deadline: 16h", "deadline: 15h"))
-    runs = {m.name for m in changed if m.kind != "TrainingRuntime"}
+    runs = {m.name for m in changed if m.kind in {"TrainJob", "Job"}}
     runtimes = {m.name for m in changed if m.kind == "TrainingRuntime"}
     assert len(runs) == 42
     assert not runs & before  # activeDeadlineSeconds is immutable: every run is new

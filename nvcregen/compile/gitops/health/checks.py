@@ -86,11 +86,32 @@ JOB = HealthCheck("batch/v1", "Job", "job.lua", _condition("Complete"), _conditi
 
 HEALTH_CHECKS = (CERTIFICATION, WORKLOAD_RUN, TRAIN_JOB, JOB)
 
+# Kueue's Workload of a run (trainer mode's prebuilt workloads): never a run itself, and never
+# done on its own ("current" is always true), but failed once Kueue gave up on the run:
+# deactivated (spec.active false, or Evicted for Deactivated and not reactivated since), or
+# Finished because it does not match its run (OutOfSync) or the run could not be started
+# (FailedToStart).
+_GAVE_UP = (
+    "(has(spec.active) && spec.active == false) || (has(status.conditions) && "
+    "status.conditions.exists(c, c.status == 'True' && ("
+    "(c.type == 'Evicted' && c.reason == 'Deactivated' && !status.conditions.exists("
+    "r, r.type == 'Requeued' && r.status == 'True' && r.reason == 'Reactivated')) || "
+    "(c.type == 'Finished' && (c.reason == 'OutOfSync' || c.reason == 'FailedToStart')))))"
+)
+WORKLOAD = HealthCheck("kueue.x-k8s.io/v1beta2", "Workload", "workload.lua", "true", _GAVE_UP)
+COMPANION_CHECKS = (WORKLOAD,)
+
 
 def check_for(api_version: str, kind: str) -> HealthCheck | None:
     """The health check of a kind, or None when readiness stages do not wait for it."""
     group = api_version.rpartition("/")[0]
     return next((c for c in HEALTH_CHECKS if c.group == group and c.kind == kind), None)
+
+
+def companion_check_for(api_version: str, kind: str) -> HealthCheck | None:
+    """The health check of an object applied beside a run (its Workload), else None."""
+    group = api_version.rpartition("/")[0]
+    return next((c for c in COMPANION_CHECKS if c.group == group and c.kind == kind), None)
 
 
 @functools.cache
@@ -119,6 +140,6 @@ APPLICATION_LUA = "application.lua"
 
 def argocd_health_keys() -> dict[str, str]:
     """Every Argo CD health script, by its `argocd-cm` key: the runs' and Applications'."""
-    keys = {check.argocd_key: lua_script(check.lua) for check in HEALTH_CHECKS}
+    keys = {c.argocd_key: lua_script(c.lua) for c in (*HEALTH_CHECKS, *COMPANION_CHECKS)}
     keys[APPLICATION_KEY] = resources.files(_PACKAGE).joinpath(APPLICATION_LUA).read_text("utf-8")
     return keys
