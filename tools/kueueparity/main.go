@@ -26,6 +26,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync"
 
 	"github.com/go-logr/logr"
 	kftrainer "github.com/kubeflow/trainer/v2/pkg/apis/trainer/v1alpha1"
@@ -42,24 +43,34 @@ import (
 	jobsetapi "sigs.k8s.io/jobset/api/jobset/v1alpha2"
 
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	"sigs.k8s.io/kueue/pkg/constants"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/controller/jobs/job"
 	"sigs.k8s.io/kueue/pkg/controller/jobs/trainjob"
+	"sigs.k8s.io/kueue/pkg/podset"
 	"sigs.k8s.io/kueue/pkg/workload"
 )
 
 // input is what stdin holds.
 type input struct {
 	Objects []json.RawMessage `json:"objects"`
-	Runs    []struct {
-		Job      json.RawMessage `json:"job"`
-		Workload json.RawMessage `json:"workload"`
-	} `json:"runs"`
+	Runs    []runInput        `json:"runs"`
+}
+
+// runInput is one run: the job, its Workload, and whether to start the job first.
+type runInput struct {
+	Job      json.RawMessage `json:"job"`
+	Workload json.RawMessage `json:"workload"`
+	// Start: the Workload is admitted (status.admission); start the job from it the way
+	// Kueue does (RunWithPodSetsInfo: the flavors' node labels and tolerations, Kueue's
+	// runtime patch on a TrainJob, unsuspended) before the check.
+	Start bool `json:"start,omitempty"`
 }
 
 // verdict is one run's answer.
 type verdict struct {
 	Kind       string         `json:"kind"`
+	Started    bool           `json:"started,omitempty"`
 	Namespace  string         `json:"namespace"`
 	Name       string         `json:"name"`
 	Workload   string         `json:"workload"`
@@ -82,6 +93,9 @@ const (
 	kueueRelease   = "v0.19.2"
 	trainerRelease = "v2.2.1"
 )
+
+// workers is how many runs are judged at once.
+const workers = 4
 
 func newScheme() *runtime.Scheme {
 	scheme := runtime.NewScheme()
@@ -167,13 +181,28 @@ func run(in io.Reader, out io.Writer, kubeconfig string) error {
 		return fmt.Errorf("trainer runtimes: %w", err)
 	}
 
-	result := output{Kueue: kueueRelease, Trainer: trainerRelease, Runs: []verdict{}}
-	for i, r := range request.Runs {
-		v, err := judge(ctx, c, decoder, r.Job, r.Workload)
+	// Runs are judged a few at a time (each TrainJob costs two dry-run creates on the
+	// server); the verdicts keep the input's order.
+	result := output{Kueue: kueueRelease, Trainer: trainerRelease, Runs: make([]verdict, len(request.Runs))}
+	errs := make([]error, len(request.Runs))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := range next {
+				result.Runs[i], errs[i] = judge(ctx, c, decoder, request.Runs[i])
+			}
+		})
+	}
+	for i := range request.Runs {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, err := range errs {
 		if err != nil {
 			return fmt.Errorf("runs[%d]: %w", i, err)
 		}
-		result.Runs = append(result.Runs, v)
 	}
 	encoder := json.NewEncoder(out)
 	encoder.SetIndent("", "  ")
@@ -181,8 +210,8 @@ func run(in io.Reader, out io.Writer, kubeconfig string) error {
 }
 
 // judge runs Kueue's check on one run; an error is input that is not a run at all.
-func judge(ctx context.Context, c client.Client, decoder runtime.Decoder, rawJob, rawWl json.RawMessage) (verdict, error) {
-	obj, _, err := decoder.Decode(rawJob, nil, nil)
+func judge(ctx context.Context, c serverCreates, decoder runtime.Decoder, r runInput) (verdict, error) {
+	obj, _, err := decoder.Decode(r.Job, nil, nil)
 	if err != nil {
 		return verdict{}, fmt.Errorf("job: %w", err)
 	}
@@ -190,7 +219,7 @@ func judge(ctx context.Context, c client.Client, decoder runtime.Decoder, rawJob
 	if err != nil {
 		return verdict{}, err
 	}
-	wlObj, _, err := decoder.Decode(rawWl, nil, nil)
+	wlObj, _, err := decoder.Decode(r.Workload, nil, nil)
 	if err != nil {
 		return verdict{}, fmt.Errorf("workload: %w", err)
 	}
@@ -198,6 +227,7 @@ func judge(ctx context.Context, c client.Client, decoder runtime.Decoder, rawJob
 	if !ok {
 		return verdict{}, fmt.Errorf("workload: %T is not a kueue.x-k8s.io/v1beta2 Workload", wlObj)
 	}
+	admissionDefaults(generic)
 	jobObj := generic.Object()
 	v := verdict{
 		Kind:      generic.GVK().Kind,
@@ -210,6 +240,14 @@ func judge(ctx context.Context, c client.Client, decoder runtime.Decoder, rawJob
 	if workload.HasQuotaReservation(wl) {
 		v.State = "admitted"
 	}
+	if r.Start {
+		if err := start(ctx, c, generic, wl); err != nil {
+			v.Error = "start: " + err.Error()
+			return v, nil
+		}
+		v.Started = true
+		obj = generic.Object()
+	}
 	// What EnsurePrebuiltWorkloadOwnership does before the check (its Update left out).
 	if err := ctrl.SetControllerReference(jobObj, wl, c.Scheme()); err != nil {
 		v.Error = "ownership: " + err.Error()
@@ -218,6 +256,7 @@ func judge(ctx context.Context, c client.Client, decoder runtime.Decoder, rawJob
 	// Kueue's derivation on a copy, for the report and the difference; the check below
 	// derives again from the job itself, as Kueue does.
 	copied, _ := genericJob(obj.DeepCopyObject())
+	admissionDefaults(copied)
 	podSets, err := jobframework.JobPodSets(ctx, copied, c)
 	if err != nil {
 		v.Error = "Kueue's pod sets: " + err.Error()
@@ -246,4 +285,64 @@ func genericJob(obj runtime.Object) (jobframework.GenericJob, error) {
 	default:
 		return nil, fmt.Errorf("job: %T is neither a batch/v1 Job nor a TrainJob", obj)
 	}
+}
+
+// start does to the job what Kueue's startJob does once the Workload is admitted: the pod
+// set infos from the admission (each flavor's node labels and tolerations, Kueue's pod-set
+// label; jobframework's getPodSetsInfoFromStatus, whose other additions are annotations
+// and labels Kueue never compares) handed to the job's own RunWithPodSetsInfo. A
+// TrainJob's writes its runtime patch through the client, so the job is put into the
+// fake client first and changed there.
+func start(ctx context.Context, c serverCreates, job jobframework.GenericJob, wl *kueue.Workload) error {
+	if !workload.HasQuotaReservation(wl) || wl.Status.Admission == nil {
+		return errors.New("the Workload has no quota reservation (status.admission and a QuotaReserved condition)")
+	}
+	if len(wl.Status.Admission.PodSetAssignments) != len(wl.Spec.PodSets) {
+		return fmt.Errorf("%d pod set assignments for %d pod sets", len(wl.Status.Admission.PodSetAssignments), len(wl.Spec.PodSets))
+	}
+	infos := make([]podset.PodSetInfo, 0, len(wl.Status.Admission.PodSetAssignments))
+	for i := range wl.Status.Admission.PodSetAssignments {
+		assignment := &wl.Status.Admission.PodSetAssignments[i]
+		info, err := podset.FromAssignment(ctx, c, assignment, &wl.Spec.PodSets[i])
+		if err != nil {
+			return err
+		}
+		info.Labels[constants.PodSetLabel] = string(assignment.Name)
+		infos = append(infos, info)
+	}
+	obj := job.Object()
+	obj.SetResourceVersion("")
+	if err := c.Client.Create(ctx, obj); err != nil {
+		return err
+	}
+	return job.RunWithPodSetsInfo(ctx, c, infos)
+}
+
+// kueueRuntimePatch is the manager name of the runtime patch Kueue owns on a TrainJob.
+const kueueRuntimePatch = "kueue.x-k8s.io/manager"
+
+// admissionDefaults does what Kueue's mutating webhooks do to a job with a queue name on
+// its way into a cluster, where the test's API server has no Kueue webhook: it is
+// suspended, and a TrainJob gets Kueue's own empty runtime patch (TrainJobWebhook.Default),
+// which RunWithPodSetsInfo later fills. Their other defaults (a default LocalQueue or
+// priority class, managedBy for MultiKueue) touch nothing Kueue compares.
+func admissionDefaults(job jobframework.GenericJob) {
+	if !job.IsSuspended() && jobframework.QueueNameForObject(job.Object()) != "" {
+		job.Suspend()
+	}
+	tj, ok := job.(*trainjob.TrainJob)
+	if !ok {
+		return
+	}
+	for _, patch := range tj.Spec.RuntimePatches {
+		if patch.Manager == kueueRuntimePatch {
+			return
+		}
+	}
+	tj.Spec.RuntimePatches = append(tj.Spec.RuntimePatches, kftrainer.RuntimePatch{
+		Manager: kueueRuntimePatch,
+		TrainingRuntimeSpec: &kftrainer.TrainingRuntimeSpecPatch{
+			Template: &kftrainer.JobSetTemplatePatch{Spec: &kftrainer.JobSetSpecPatch{}},
+		},
+	})
 }
