@@ -49,9 +49,8 @@ COPIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("flux-helm-controller/v1.6.3", "flux-helm-controller/v1.6.3", ("crds/*.yaml",)),
     # source-watcher's ArtifactGenerator: a per-site source whose revision is a content digest
     ("flux-source-watcher/v2.2.1", "flux-source-watcher/v2.2.1", ("crds/*.yaml",)),
-    # Kueue: only the kinds nvcregen emits or the tests install (the Workload CRD, 1.4 MB,
-    # for the Kueue parity test's API server), the default controller Configuration and
-    # the chart's Chart.yaml and values.yaml.
+    # Kueue: only the kinds nvcregen emits (the Workload CRD is 1.4 MB), the
+    # default controller Configuration and the chart's Chart.yaml and values.yaml.
     (
         "kueue",
         "kueue/v0.19.2",
@@ -61,7 +60,7 @@ COPIES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
             "crds/kueue.x-k8s.io_resourceflavors.yaml",
             "crds/kueue.x-k8s.io_topologies.yaml",
             "crds/kueue.x-k8s.io_workloadpriorityclasses.yaml",
-            "crds/kueue.x-k8s.io_workloads.yaml",
+            "crds/kueue.x-k8s.io_workloads.yaml",  # prebuilt Workloads (trainer mode)
             "config/controller_manager_config.yaml",
             "chart/Chart.yaml",
             "chart/values.yaml",
