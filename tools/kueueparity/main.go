@@ -9,13 +9,19 @@
 // Input (stdin, JSON):
 //
 //	{"objects": [TrainingRuntime | ClusterTrainingRuntime | ResourceFlavor, ...],
-//	 "runs": [{"job": TrainJob | Job, "workload": Workload}, ...]}
+//	 "runs": [{"job": TrainJob | Job, "workload": Workload, "start": bool}, ...]}
 //
 // The objects are what Kueue and Trainer read through their client (a runtime's template,
 // an admitted Workload's flavors); they are served from controller-runtime's fake client.
 // Kueue's TrainJob integration dry-run-creates a Workload to have the API server default
 // its pod sets; that create goes to the server named by -kubeconfig, which must serve the
 // Workload CRD (a TrainJob run without -kubeconfig is reported as an error).
+//
+// Each job first gets what Kueue's webhooks would have done to it (admissionDefaults);
+// with "start", an admitted Workload's job is then started from it as Kueue does (start),
+// so the check sees the job as it runs. Input that is not a run at all (undecodable, a
+// kind Kueue has no integration for here) stops the tool with exit status 2; anything
+// Kueue's own code answers with an error is that run's "error".
 package main
 
 import (
