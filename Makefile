@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint system controlplane fmt golden bench fuzz fuzz-site clean
+.PHONY: render test lint system controlplane kueueparity fmt golden bench fuzz fuzz-site clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -32,7 +32,13 @@ system:
 controlplane:
 	tools/controlplane/build.sh
 
-test: lint system controlplane
+# The Kueue parity tool for tests/realserver/test_cp_kueue_parity.py: Kueue v0.19.2's and
+# Trainer v2.2.1's own Go code, built from tools/kueueparity/ into
+# ~/.cache/nvcregen/kueueparity/<pins and sources>/ (reused while they are unchanged).
+kueueparity:
+	tools/kueueparity/build.sh
+
+test: lint system controlplane kueueparity
 	$(BIN)/pytest -q
 
 fmt: $(STAMP)
