@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from trainerfactory import example_manifests
 
-from nvcregen.check import gate
-from nvcregen.check.gate import _object_findings, object_findings
+from nvcregen.check import objectcheck
+from nvcregen.check.objectcheck import _object_findings, object_findings
 from nvcregen.check.podsets import cel_view, split_containers, templates_unread
 
 Obj = dict[str, Any]
@@ -64,11 +64,11 @@ def test_a_broken_workload_gets_the_same_findings_as_checked_whole() -> None:
 
 
 def test_each_distinct_container_list_is_checked_once() -> None:
-    gate._container_findings.cache_clear()
+    objectcheck._container_findings.cache_clear()
     workloads = [m.obj for m in example_manifests() if m.kind == "Workload"]
     for workload in workloads:
         object_findings(workload)
-    info = gate._container_findings.cache_info()
+    info = objectcheck._container_findings.cache_info()
     pod_sets = sum(len(w["spec"]["podSets"]) for w in workloads)
     assert info.misses + info.hits == pod_sets
     assert info.misses < pod_sets / 3  # a few lists, repeated by every round and node
