@@ -19,7 +19,7 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -76,8 +76,8 @@ def fleet_samples(
         times = repeat if nodes < max(sizes) else 1
 
         runs: dict[str, Callable[[], Sample]] = {
-            "render": functools.partial(_render, folder),
-            "check": functools.partial(measured, folder, "check", "out"),
+            "render": functools.partial(_render, folder, iter(range(1, times + 1))),
+            "check": functools.partial(measured, folder, "check", "out-1"),
             "plan": functools.partial(measured, folder, "plan", site),
         }
         for command in COMMANDS:
@@ -86,14 +86,18 @@ def fleet_samples(
             found[(command, nodes)] = Sample(
                 best.seconds, max(s.peak_bytes for s in samples), best.cpu_seconds
             )
-        shutil.rmtree(folder)
-    return found
+    return found  # the folders go with `work`, after every measurement
 
 
-def _render(folder: Path) -> Sample:
-    """A render that writes every time: into an `out/` removed first."""
-    shutil.rmtree(folder / "out", ignore_errors=True)
-    return measured(folder, "render", "--out", "out")
+def _render(folder: Path, numbers: Iterator[int]) -> Sample:
+    """A render that writes every file: into a folder of its own, `out-<next number>/`.
+
+    Nothing is deleted between measurements: ext4 skips the inodes of files deleted in
+    the last minutes when it allocates new ones (`recently_deleted`), so creating 40,000
+    files right after removing as many costs several times more kernel time than into a
+    quiet filesystem; a bench that removed its previous tree would time its own cleanup.
+    """
+    return measured(folder, "render", "--out", f"out-{next(numbers)}")
 
 
 def exponent(nodes: tuple[int, int], seconds: tuple[float, float]) -> float:

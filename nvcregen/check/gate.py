@@ -18,7 +18,7 @@ from nvcregen.check.crossref import (
     stage_of,
 )
 from nvcregen.check.findings import Finding
-from nvcregen.check.objectcheck import object_findings
+from nvcregen.check.parallel import objects_findings
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.replayed import replay_manifests
@@ -50,6 +50,14 @@ def check_manifests(
     """
     version = site.spec.kubernetes.version
     counts = stage_counts(test_units)
+    across: list[Diagnostic] = []
+
+    def check_across() -> None:  # while the workers check each object
+        across.extend(
+            _across(manifests, doc, charts if charts is not None else load_catalog().charts)
+        )
+
+    each = objects_findings([m.obj for m in manifests], version, check_across)
     per_object = [
         Diagnostic(
             doc.span(manifest.source),
@@ -60,11 +68,10 @@ def check_manifests(
             finding.hint or "this is a bug in nvcregen or its catalog; please report it",
             (f"in the object at {finding.pointer}",),
         )
-        for manifest in manifests
-        for finding in [*_findings(manifest, version), *_counts(manifest, counts)]
+        for manifest, found in zip(manifests, each, strict=True)
+        for finding in [*found, *_readiness(manifest), *_counts(manifest, counts)]
         if finding.code not in _SITE_LEVEL_CODES
     ]
-    across = _across(manifests, doc, charts if charts is not None else load_catalog().charts)
     if any(d.is_error for d in per_object + across):  # replay only objects that are valid
         return per_object + across
     return per_object + across + replay_manifests(manifests, site, doc, test_units)
@@ -77,15 +84,11 @@ def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Fi
         yield from check_counts(Located("", manifest.obj), pool)
 
 
-def _findings(manifest: Manifest, kube_version: str) -> list[Finding]:
-    """One object's findings; readiness objects also name their queue and size their pods.
-
-    NVC625 (queue) and NVC683 (cpu and memory requests).
-    """
-    found = object_findings(manifest.obj, kube_version=kube_version)
+def _readiness(manifest: Manifest) -> list[Finding]:
+    """A readiness object also names its queue and sizes its pods: NVC625 and NVC683."""
     if manifest.component == READINESS_LAYER:
-        found += admission_findings(manifest.obj) + request_findings(manifest.obj)
-    return found
+        return admission_findings(manifest.obj) + request_findings(manifest.obj)
+    return []
 
 
 def _across(
