@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from nvcregen.check.cel import CelResult, evaluate_rules, uses_old_self
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.core.errors import Severity
 from nvcregen.kubeschema.registry import CelRule, default_registry
 

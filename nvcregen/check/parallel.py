@@ -6,7 +6,7 @@ import gc
 import marshal
 import multiprocessing
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -18,6 +18,7 @@ import yaml
 from nvcregen.check.findings import Finding
 from nvcregen.check.objectcheck import object_findings
 from nvcregen.core.errors import Severity
+from nvcregen.core.forked import forked_map
 from nvcregen.core.regular import read_regular
 from nvcregen.spec.fast import parse_fast
 
@@ -188,57 +189,25 @@ def _decode(part: bytes) -> list[tuple[int, FileResult]]:
     ]
 
 
-_OBJECTS: list[tuple[Mapping[str, Any], str]] = []
-
-
 def objects_findings(
-    objects: list[Mapping[str, Any]],
+    objects: Sequence[Mapping[str, Any]],
     kube_version: str,
     meanwhile: Callable[[], None] = lambda: None,
 ) -> list[list[Finding]]:
     """`object_findings` of each object, in order; many objects use every core.
 
-    As `iter_check_files` does for files: one object of each kind is checked here first
-    to warm the caches, then forked workers check the rest in pieces and send back
-    findings only (they inherit the objects). `meanwhile` runs while they work (first,
-    when there are none): the render gate checks across objects then.
+    One object of each kind is checked in this process first, so forked workers inherit
+    compiled validators and warm caches (`core/forked.py`); they send back findings only.
+    `meanwhile` runs while they work (first, when there are none): the render gate checks
+    across objects then.
     """
-    workers = min(os.cpu_count() or 1, 8)
-    forking = "fork" in multiprocessing.get_all_start_methods()
-    if len(objects) < PARALLEL_FROM or workers < 2 or not forking:
-        meanwhile()
-        return [object_findings(o, kube_version=kube_version) for o in objects]
     first: dict[str, int] = {}
     for index, obj in enumerate(objects):
         first.setdefault(str(obj.get("kind")), index)
-    done = {i: object_findings(objects[i], kube_version=kube_version) for i in first.values()}
-    rest = [i for i in range(len(objects)) if i not in done]
-    size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
-    pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
-    _OBJECTS[:] = [(obj, kube_version) for obj in objects]
-    try:
-        with (
-            collection_paused(),
-            ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool,
-        ):
-            parts = pool.map(_findings_piece, pieces)  # workers are forked here
-            meanwhile()
-            for part in parts:
-                done.update(
-                    (i, [Finding(p, c, m, Severity(s), h) for p, c, m, s, h in found])
-                    for i, found in marshal.loads(part)
-                )
-    finally:
-        _OBJECTS.clear()
-    return [done[i] for i in range(len(objects))]
 
+    def task(index: int) -> list[tuple[str, str, str, str, str]]:
+        found = object_findings(objects[index], kube_version=kube_version)
+        return [(f.pointer, f.code, f.message, f.severity.value, f.hint) for f in found]
 
-def _findings_piece(indexes: list[int]) -> bytes:
-    found = []
-    for i in indexes:
-        obj, version = _OBJECTS[i]
-        findings = object_findings(obj, kube_version=version)
-        found.append(
-            (i, [(f.pointer, f.code, f.message, f.severity.value, f.hint) for f in findings])
-        )
-    return marshal.dumps(found)
+    encoded = forked_map(task, len(objects), first=tuple(first.values()), meanwhile=meanwhile)
+    return [[Finding(p, c, m, Severity(s), h) for p, c, m, s, h in found] for found in encoded]

@@ -6,6 +6,7 @@ import hashlib
 
 from nvcregen import __version__
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity
+from nvcregen.core.forked import forked_map
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, dump_index, seal_index
 from nvcregen.emit.canonical import dump_yaml
@@ -43,8 +44,11 @@ def to_tree(
         path = manifest_path(manifest)
         if path in tree:
             raise NvcregenError([_duplicate(doc, manifest, path)])
-        tree[path] = dump_yaml(manifest.obj, header=file_header(source))
+        tree[path] = ""
         entries[path] = _index_entry(manifest, doc)
+    header = file_header(source)
+    texts = forked_map(lambda i: dump_yaml(manifests[i].obj, header=header), len(manifests))
+    tree.update(zip(entries, texts, strict=True))  # in the manifests' order, as `entries`
     index = {
         "generator": f"nvcregen {__version__}",
         "site": site,

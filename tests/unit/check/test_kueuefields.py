@@ -7,8 +7,8 @@ from typing import Any
 
 import yaml
 
-from nvcregen.check.gate import object_findings
 from nvcregen.check.kueuefields import kueue_fields
+from nvcregen.check.objectcheck import object_findings
 
 ROOT = Path(__file__).resolve().parents[3]
 QUEUED = {"kueue.x-k8s.io/queue-name": "readiness"}
@@ -80,11 +80,12 @@ def test_no_shipped_run_states_a_field_kueue_writes() -> None:
 
 def test_a_prebuilt_workloads_active_is_kueues() -> None:
     """Kueue deactivates a run by setting its Workload's spec.active false; a sync keeps it."""
-    workload = {
+    spec: dict[str, Any] = {"queueName": "readiness", "podSets": [], "active": True}
+    workload: dict[str, Any] = {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "Workload",
         "metadata": {"name": "w"},
-        "spec": {"queueName": "readiness", "podSets": [], "active": True},
+        "spec": spec,
     }
     assert _found(workload) == ["/spec/active"]
     del workload["spec"]["active"]

@@ -12,7 +12,7 @@ import pytest
 from sitefactory import FILE, catalog, edit, parse, site_yaml
 from trainerfactory import ROOT, trainer_text
 
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.replayed import replay_manifests_of
 from nvcregen.compile.gitops import timing
 from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from sitefactory import edit, load, parse, site, site_yaml, units_of
 
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.compile.gitops.layer import (
     KUEUE_WEBHOOK_START_S,
     LAYERS,

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from sitefactory import edit, line_of, load, parse, site, site_yaml, units_of
 
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.compile.monitoring.alerts import workflow_pattern
 from nvcregen.compile.monitoring.layer import (
     SCRAPER_TOKEN,

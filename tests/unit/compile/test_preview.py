@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from sitefactory import FILE, catalog, edit, parse, site_yaml, units_of
 
 from nvcregen.check.crossref import Located
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.cli import main
 from nvcregen.compile.gitops.chain import chain_readiness

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from sitefactory import STAGES, catalog, parse, site_yaml
 
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.compile.queue.install import (
     FRAMEWORKS,
     kueue_configuration,

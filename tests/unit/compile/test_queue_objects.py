@@ -16,7 +16,7 @@ import pytest
 from sitefactory import POOL, catalog, parse, site_yaml
 from trainerfactory import example_text, trainer_text
 
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.manifest import Manifest

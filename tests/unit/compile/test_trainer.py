@@ -26,7 +26,7 @@ from trainerfactory import (
 )
 
 from nvcregen.check.crossref import Located
-from nvcregen.check.gate import object_findings
+from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.compile.postprocess import PRUNE_PROTECTION
 from nvcregen.compile.readiness.runs import RUN_NAME_MAX
