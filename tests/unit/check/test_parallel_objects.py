@@ -96,3 +96,17 @@ def test_forked_map_keeps_order_does_first_here_and_runs_meanwhile_once(
     assert {pid for i, pid in found if i != 3} - {os.getpid()}  # the rest ran in workers
     monkeypatch.setattr(forked, "FORK_FROM", 51)  # one under: all here
     assert {pid for _, pid in forked.forked_map(task, 50)} == {os.getpid()}
+
+
+def test_equal_strings_become_one_object_and_the_data_stays_equal() -> None:
+    from nvcregen.check.parallel import share_strings
+
+    script = "".join(["echo ", "hello"])  # built, so not a constant Python shares already
+    first = {"a": [script, {"b": "".join(["echo ", "hello"])}], "n": 3}
+    second = ["".join(["echo ", "hello"]), {"c": None}]
+    before = copy.deepcopy((first, second))
+    seen: dict[str, str] = {}
+    share_strings(first, seen)
+    share_strings(second, seen)
+    assert (first, second) == before
+    assert first["a"][0] is first["a"][1]["b"] is second[0]  # type: ignore[index]
