@@ -308,21 +308,7 @@ def test_trainer_mode_reads_node_health_logs_from_the_cluster(
             logs[("nvcre", f"{name}-x", "node-health")] = text.encode()
         else:
             logs[("nvcre", f"{name}-x", "dcgm-diag")] = DCGM_LOG.encode()
-    with serve(state) as fake:
-        fake.logs = logs
-        outcome = collect(
-            CollectOptions(
-                str(EXAMPLES / "h200-trainer.yaml"),
-                tmp_path / "results",
-                ROOT,
-                context="lab",
-                kubeconfig=write_kubeconfig(tmp_path / "kubeconfig", fake.url),
-                policy=RetryPolicy(
-                    attempts=2, backoff=0.01, max_backoff=0.05, timeout=(2.0, 2.0), restarts=1
-                ),
-                sleep=lambda _: None,
-            )
-        )
+    outcome, _ = _collect_from_fake("h200-trainer.yaml", state, logs, tmp_path)
     assert outcome.archive.verified
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}
     assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
@@ -487,11 +473,18 @@ def _nvcre_cluster(rendered: dict[str, Path]) -> tuple[list[dict[str, Any]], dic
 
 
 def _collect_nvcre(state: list[dict[str, Any]], logs: dict[Any, bytes], tmp_path: Path) -> Any:
+    return _collect_from_fake("h200-nvcre.yaml", state, logs, tmp_path)
+
+
+def _collect_from_fake(
+    site: str, state: list[dict[str, Any]], logs: dict[Any, bytes], tmp_path: Path
+) -> Any:
+    """Collect an example site from a fake API server; the outcome and the log queries."""
     with serve(state) as fake:
         fake.logs = logs
         outcome = collect(
             CollectOptions(
-                str(EXAMPLES / "h200-nvcre.yaml"),
+                str(EXAMPLES / site),
                 tmp_path / "results",
                 ROOT,
                 context="lab",
