@@ -96,30 +96,40 @@ def binaries() -> Path:
     folder = bin_dir()
     if all(os.access(folder / name, os.X_OK) for name in BINARIES):
         return folder
-    # its own process group, so that a build run over its time is stopped with every
-    # go and compiler process it started
+    run_build(MODULE / "build.sh", BUILD_TIMEOUT, "NVCREGEN_CONTROLPLANE_BUILD_TIMEOUT")
+    if not all((folder / n).is_file() for n in BINARIES):
+        raise ControlPlaneError(f"tools/controlplane/build.sh left no binaries in {folder}")
+    return folder
+
+
+def run_build(script: Path, timeout: float, limit_variable: str) -> None:
+    """Run a build script in its own process group, stopped whole when over `timeout`.
+
+    Raises:
+        ControlPlaneError: When it fails, or runs over its time (every go and compiler
+            process it started is stopped then).
+
+    """
     build = subprocess.Popen(
-        [str(MODULE / "build.sh")],
+        [str(script)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         stdin=subprocess.DEVNULL,
         text=True,
         start_new_session=True,
     )
+    shown = script.relative_to(script.parents[2]).as_posix()  # tools/<name>/build.sh
     try:
-        _, errors = build.communicate(timeout=BUILD_TIMEOUT)
+        _, errors = build.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
         errors = _stop_group(build)
         raise ControlPlaneError(
-            f"tools/controlplane/build.sh ran over {BUILD_TIMEOUT:g} s and was stopped"
-            " (is the Go module proxy reachable? NVCREGEN_CONTROLPLANE_BUILD_TIMEOUT"
-            f" sets the limit):\n{errors[-3000:]}"
+            f"{shown} ran over {timeout:g} s and was stopped"
+            f" (is the Go module proxy reachable? {limit_variable} sets the limit):\n"
+            f"{errors[-3000:]}"
         ) from None
-    if build.returncode != 0 or not all((folder / n).is_file() for n in BINARIES):
-        raise ControlPlaneError(
-            f"tools/controlplane/build.sh failed ({build.returncode}):\n{errors[-3000:]}"
-        )
-    return folder
+    if build.returncode != 0:
+        raise ControlPlaneError(f"{shown} failed ({build.returncode}):\n{errors[-3000:]}")
 
 
 def _stop_group(process: subprocess.Popen[str]) -> str:

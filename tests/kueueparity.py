@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from kubecontrolplane import ControlPlaneError, _stop_group
+from kubecontrolplane import ControlPlaneError, run_build
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = ROOT / "tools" / "kueueparity"
@@ -61,27 +61,9 @@ def binary() -> Path:
     path = bin_dir() / NAME
     if os.access(path, os.X_OK):
         return path
-    build = subprocess.Popen(
-        [str(MODULE / "build.sh")],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-        start_new_session=True,
-    )
-    try:
-        _, errors = build.communicate(timeout=BUILD_TIMEOUT)
-    except subprocess.TimeoutExpired:
-        errors = _stop_group(build)
-        raise ControlPlaneError(
-            f"tools/kueueparity/build.sh ran over {BUILD_TIMEOUT:g} s and was stopped"
-            " (is the Go module proxy reachable? NVCREGEN_KUEUEPARITY_BUILD_TIMEOUT"
-            f" sets the limit):\n{errors[-3000:]}"
-        ) from None
-    if build.returncode != 0 or not path.is_file():
-        raise ControlPlaneError(
-            f"tools/kueueparity/build.sh failed ({build.returncode}):\n{errors[-3000:]}"
-        )
+    run_build(MODULE / "build.sh", BUILD_TIMEOUT, "NVCREGEN_KUEUEPARITY_BUILD_TIMEOUT")
+    if not path.is_file():
+        raise ControlPlaneError(f"tools/kueueparity/build.sh built no {path}")
     return path
 
 
