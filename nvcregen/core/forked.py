@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import gc
 import marshal
-import multiprocessing
 import os
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 # Below this many items, starting workers costs more than it saves.
@@ -43,7 +41,7 @@ def forked_map(
 
     """
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
-    if count < FORK_FROM or workers < 2 or "fork" not in multiprocessing.get_all_start_methods():
+    if count < FORK_FROM or workers < 2 or not hasattr(os, "fork"):
         meanwhile()
         return [task(i) for i in range(count)]
     done = {i: task(i) for i in first}
@@ -54,8 +52,7 @@ def forked_map(
     enabled = gc.isenabled()
     gc.disable()  # a collection in the parent or a worker would copy every page it touches
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        with _pool(workers) as pool:
             parts = pool.map(_piece, pieces)  # workers are forked here
             meanwhile()
             for part in parts:
@@ -70,3 +67,11 @@ def forked_map(
 def _piece(indexes: list[int]) -> bytes:
     (task,) = _TASK
     return marshal.dumps({i: task(i) for i in indexes})
+
+
+def _pool(workers: int) -> Any:
+    """A process pool forking its workers (imported here: most runs never fork)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork"))

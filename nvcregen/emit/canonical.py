@@ -16,8 +16,6 @@ from collections.abc import Iterable
 from itertools import repeat
 from typing import Final
 
-from ruamel.yaml import YAML
-
 __all__ = ["dump_yaml", "load_yaml_plain"]
 
 _INDENT: Final = 2
@@ -106,6 +104,8 @@ def load_yaml_plain(text: str) -> object:
         hold unquoted ones, come back as datetime values).
 
     """
+    from ruamel.yaml import YAML  # imported here: a no-op `render --check` never loads YAML
+
     return YAML(typ="safe", pure=True).load(text)
 
 

@@ -47,7 +47,7 @@ def test_forked_workers_find_what_one_process_finds(monkeypatch: pytest.MonkeyPa
 def test_below_the_threshold_nothing_is_forked(monkeypatch: pytest.MonkeyPatch) -> None:
     objects = _objects()
     monkeypatch.setattr(forked, "FORK_FROM", len(objects) + 1)
-    monkeypatch.setattr(forked, "ProcessPoolExecutor", None)  # any fork would fail
+    monkeypatch.setattr(forked, "_pool", None)  # any fork would fail
     found = objects_findings(objects, "1.33")
     assert _as_tuples(found) == _as_tuples(
         [object_findings(o, kube_version="1.33") for o in objects]
