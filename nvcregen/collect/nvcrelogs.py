@@ -15,14 +15,14 @@ Every call is retried as a LIST is; a LIST that cannot be completed stops the co
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping
 from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster
 from nvcregen.collect.client import list_objects, read_text
 from nvcregen.collect.model import CollectOptions
 from nvcregen.collect.nodelogs import MAX_BYTES
-from nvcregen.collect.podlogs import JOBSET_NAME
+from nvcregen.collect.podlogs import JOBSET_NAME, PodIndex, node_of
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.mpi import NODE
 from nvcregen.core.labels import TEST
@@ -67,7 +67,7 @@ def read_nvcre_node_health_logs(
         ]
         if not runs:
             continue
-        pods = _list(cluster, "Pod", namespace, JOBSET_NAME, options)
+        pods = PodIndex(_list(cluster, "Pod", namespace, JOBSET_NAME, options)).jobsets
         for run in sorted(runs, key=lambda r: str(metadata(r).get("name"))):
             log, note = _read(cluster, namespace, run, pods, options)
             if log is not None:
@@ -85,11 +85,11 @@ def _list(
 
 
 def _read(
-    cluster: Cluster, namespace: str, run: Obj, pods: Sequence[Obj], options: CollectOptions
+    cluster: Cluster, namespace: str, run: Obj, pods: Mapping[str, Obj], options: CollectOptions
 ) -> tuple[RunLog | None, str]:
-    """One TrainJob's log, or None and why not."""
+    """One TrainJob's log (`pods`: the newest pod of each TrainJob), or None and why not."""
     name = str(metadata(run).get("name"))
-    pod = newest_pod(name, pods)
+    pod = pods.get(name)
     if pod is None:
         return None, f"TrainJob {name}: no pod yet, no node-health log"
     pod_name = str(metadata(pod).get("name"))
@@ -108,20 +108,7 @@ def _read(
         return None, f"TrainJob {name}: the log of pod {pod_name} is over 16 MiB, not judged"
     if f"{MARK} begin".encode() not in data:
         return None, f"TrainJob {name}: the log of pod {pod_name} holds no node-health output"
-    spec = pod.get("spec")
-    node = str(spec.get("nodeName") or "") if isinstance(spec, dict) else ""
-    return RunLog(namespace, name, data, node), ""
-
-
-def newest_pod(trainjob: str, pods: Sequence[Obj]) -> Obj | None:
-    """The newest pod JobSet made for a TrainJob (by creation time, then name)."""
-    mine = [p for p in pods if labels_of(p).get(JOBSET_NAME) == trainjob]
-    return max(mine, key=_age_key, default=None)
-
-
-def _age_key(pod: Obj) -> tuple[str, str]:
-    meta = metadata(pod)
-    return str(meta.get("creationTimestamp") or ""), str(meta.get("name"))
+    return RunLog(namespace, name, data, node_of(pod)), ""
 
 
 def log_container(pod: Obj) -> str | None:

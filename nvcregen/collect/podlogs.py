@@ -81,29 +81,66 @@ def _read_logs(
 ) -> tuple[list[RunLog], list[str]]:
     logs: list[RunLog] = []
     notes: list[str] = []
+    index = PodIndex(pods)  # one pass over the pods, not one per run
     for run in runs:
         meta = metadata(run)
         name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
-        pod, container = pod_of(run, pods)
-        if pod is None:
+        found, container = index.pod_of(run)
+        if found is None:
             notes.append(f"{run.get('kind')} {name}: no pod yet, no log")
             continue
+        pod = str(metadata(found).get("name"))
         path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
         data = read_text(cluster, path, [("container", container)], options.policy)
         if data is None:
             notes.append(f"{run.get('kind')} {name}: pod {pod} is gone, no log")
             continue
-        logs.append(RunLog(namespace, name, data, _node(pods, pod)))
+        logs.append(RunLog(namespace, name, data, node_of(found)))
     return logs, notes
 
 
-def _node(pods: Sequence[Obj], name: str) -> str:
+def node_of(pod: Obj) -> str:
     """The node a pod was scheduled on (`spec.nodeName`), "" when not yet or not said."""
-    for pod in pods:
-        if metadata(pod).get("name") == name:
-            spec = pod.get("spec")
-            return str(spec.get("nodeName") or "") if isinstance(spec, dict) else ""
-    return ""
+    spec = pod.get("spec")
+    return str(spec.get("nodeName") or "") if isinstance(spec, dict) else ""
+
+
+class PodIndex:
+    """The newest pod (by creation time, then name) of each TrainJob and Job, found once.
+
+    A TrainJob's pods are the ones JobSet labels with its name (`jobset`, any replicated
+    job; `launchers`, only its launcher's); a Job's, the ones labelled with its name.
+    """
+
+    def __init__(self, pods: Sequence[Obj]) -> None:
+        self.jobsets: dict[str, Obj] = {}
+        self.launchers: dict[str, Obj] = {}
+        self.jobs: dict[str, Obj] = {}
+        for pod in pods:
+            labels = labels_of(pod)
+            if (jobset := labels.get(JOBSET_NAME)) is not None:
+                _keep_newest(self.jobsets, jobset, pod)
+                if labels.get(REPLICATED_JOB) == LAUNCHER:
+                    _keep_newest(self.launchers, jobset, pod)
+            for job in {labels[key] for key in JOB_NAME if key in labels}:
+                _keep_newest(self.jobs, job, pod)
+
+    def pod_of(self, run: Obj) -> tuple[Obj | None, str]:
+        """The newest pod whose log holds a run's results, and the container to read."""
+        name = str(metadata(run).get("name"))
+        if run.get("kind") == "TrainJob":
+            return self.launchers.get(name), NODE
+        return self.jobs.get(name), _job_container(run)
+
+
+def _keep_newest(found: dict[str, Obj], key: str, pod: Obj) -> None:
+    if key not in found or _age(found[key]) < _age(pod):
+        found[key] = pod
+
+
+def _age(pod: Obj) -> tuple[str, str]:
+    meta = metadata(pod)
+    return str(meta.get("creationTimestamp") or ""), str(meta.get("name"))
 
 
 def _job_container(job: Obj) -> str:
@@ -114,24 +151,6 @@ def _job_container(job: Obj) -> str:
 
 
 def pod_of(run: Obj, pods: Sequence[Obj]) -> tuple[str | None, str]:
-    """The newest pod whose log holds a run's results, and the container to read."""
-    name = metadata(run).get("name")
-    if run.get("kind") == "TrainJob":
-        container = NODE
-
-        def mine(pod: Obj) -> bool:
-            labels = labels_of(pod)
-            return labels.get(JOBSET_NAME) == name and labels.get(REPLICATED_JOB) == LAUNCHER
-
-    else:
-        container = _job_container(run)
-
-        def mine(pod: Obj) -> bool:
-            return any(labels_of(pod).get(key) == name for key in JOB_NAME)
-
-    found = sorted(
-        (str(metadata(p).get("creationTimestamp") or ""), str(metadata(p).get("name")))
-        for p in pods
-        if mine(p)
-    )
-    return (found[-1][1] if found else None), container
+    """The name of the newest pod whose log holds a run's results, and its container."""
+    found, container = PodIndex(pods).pod_of(run)
+    return (None if found is None else str(metadata(found).get("name"))), container

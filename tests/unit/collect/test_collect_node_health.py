@@ -22,7 +22,7 @@ from nvcregen.cli import main
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
-from nvcregen.collect.podlogs import pod_of
+from nvcregen.collect.podlogs import PodIndex, pod_of
 from nvcregen.ingest.node_log import REFUSED
 from nvcregen.report.writer import write_report
 
@@ -531,3 +531,27 @@ def test_nvcre_mode_names_a_pod_whose_log_it_cannot_choose_and_leaves_its_node_u
     assert nodes["h200-c"] == "failed"
     assert nodes["h200-a"] != "cleared"  # no TrainJob, no log: never cleared
     assert nodes["h200-b"] != "cleared"
+
+
+def test_the_pod_index_takes_each_runs_newest_pod_whatever_the_listing_order() -> None:
+    def pod(name: str, created: str, **labels: str) -> dict[str, Any]:
+        meta = {"name": name, "creationTimestamp": created, "labels": labels}
+        return {"kind": "Pod", "metadata": meta, "spec": {"nodeName": f"node-{name}"}}
+
+    jobset = "jobset.sigs.k8s.io/jobset-name"
+    role = {"jobset.sigs.k8s.io/replicatedjob-name": "launcher"}
+    pods = [
+        pod("l2", "2026-12-03T10:00:02Z", **{jobset: "t"}, **role),
+        pod("w9", "2026-12-03T10:00:09Z", **{jobset: "t"}),  # newest, but not the launcher
+        pod("l1", "2026-12-03T10:00:01Z", **{jobset: "t"}, **role),
+        pod("j1", "2026-12-03T10:00:01Z", **{"job-name": "j"}),
+        pod("j3", "2026-12-03T10:00:03Z", **{"batch.kubernetes.io/job-name": "j"}),
+    ]
+    train = {"kind": "TrainJob", "metadata": {"name": "t"}}
+    job = {"kind": "Job", "metadata": {"name": "j"}}
+    for order in (pods, pods[::-1]):
+        index = PodIndex(order)
+        assert index.pod_of(train)[0]["metadata"]["name"] == "l2"  # type: ignore[index]
+        assert index.pod_of(job)[0]["metadata"]["name"] == "j3"  # type: ignore[index]
+        assert index.jobsets["t"]["metadata"]["name"] == "w9"  # NVCRE mode: any of its pods
+        assert pod_of({"kind": "TrainJob", "metadata": {"name": "x"}}, order) == (None, "node")
