@@ -168,10 +168,7 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
 def test_nvcre_mode_collects_saved_node_health_logs(
     rendered: dict[str, Path], tmp_path: Path
 ) -> None:
-    saved = tmp_path / "saved"
-    (saved / "logs" / "nvcre").mkdir(parents=True)
-    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
-        (saved / path.name).write_text(path.read_text())
+    saved = _saved_workloadruns(rendered, tmp_path)
     failing = XML.replace("<remapped_row_failure>No", "<remapped_row_failure>Yes", 1)
     for node in ("h200-a", "h200-b", "h200-c"):
         text = health_log(node, failing if node == "h200-c" else XML)
@@ -192,10 +189,7 @@ def test_nvcre_mode_collects_saved_node_health_logs(
 def test_nvcre_mode_without_a_log_of_every_node_is_incomplete(
     rendered: dict[str, Path], tmp_path: Path
 ) -> None:
-    saved = tmp_path / "saved"
-    (saved / "logs" / "nvcre").mkdir(parents=True)
-    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
-        (saved / path.name).write_text(path.read_text())
+    saved = _saved_workloadruns(rendered, tmp_path)
     (saved / "logs" / "nvcre" / "a.log").write_text(health_log("h200-a"))
     (saved / "logs" / "nvcre" / "b.log").write_text(health_log("h200-b", end=False))  # cut short
     _, _, verdicts = _collect_and_report(EXAMPLES / "h200-nvcre.yaml", saved, tmp_path)
@@ -317,10 +311,7 @@ def test_trainer_mode_reads_node_health_logs_from_the_cluster(
 def test_a_node_off_its_pools_majority_is_warned_in_the_log_records(
     rendered: dict[str, Path], tmp_path: Path
 ) -> None:
-    saved = tmp_path / "saved"
-    (saved / "logs" / "nvcre").mkdir(parents=True)
-    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
-        (saved / path.name).write_text(path.read_text())
+    saved = _saved_workloadruns(rendered, tmp_path)
     other = XML.replace("<vbios_version>96.00.A5.00.1A<", "<vbios_version>96.00.A5.00.1B<")
     for node in ("h200-a", "h200-b", "h200-c"):  # the NVCRE site states no VBIOS
         text = health_log(node, other if node == "h200-b" else XML)
@@ -385,10 +376,7 @@ def test_nvcre_mode_refuses_two_saved_logs_of_one_name(
 ) -> None:
     """`x.log` and `x.txt` (#20's NVC711) in NVCRE mode's node-health logs too: one was
     judged and the other archived under the same name, a verdict its archive contradicts."""
-    saved = tmp_path / "saved"
-    (saved / "logs" / "nvcre").mkdir(parents=True)
-    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
-        (saved / path.name).write_text(path.read_text())
+    saved = _saved_workloadruns(rendered, tmp_path)
     failing = XML.replace("<remapped_row_failure>No", "<remapped_row_failure>Yes", 1)
     for node in ("h200-a", "h200-b", "h200-c"):
         (saved / "logs" / "nvcre" / f"node-health-{node}.log").write_text(health_log(node))
@@ -410,10 +398,7 @@ def test_a_node_of_another_gpu_model_fails_node_health(
 ) -> None:
     """#21's binding for node health: H100s in the H200 pool were cleared (every fact
     the pool states matched), so another model's node passed the readiness gate."""
-    saved = tmp_path / "saved"
-    (saved / "logs" / "nvcre").mkdir(parents=True)
-    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
-        (saved / path.name).write_text(path.read_text())
+    saved = _saved_workloadruns(rendered, tmp_path)
     h100 = XML.replace(
         "<product_name>NVIDIA H200</product_name>",
         "<product_name>NVIDIA H100 80GB HBM3</product_name>",
@@ -429,6 +414,15 @@ def test_a_node_of_another_gpu_model_fails_node_health(
         "NVC817 drift: GPU model NVIDIA H100 80GB HBM3 (8 GPUs), the pool expects NVIDIA-H200"
         in collected.output
     )
+
+
+def _saved_workloadruns(rendered: dict[str, Path], tmp_path: Path) -> Path:
+    """A `--from` folder holding NVCRE mode's WorkloadRuns and an empty `logs/nvcre/`."""
+    saved = tmp_path / "saved"
+    (saved / "logs" / "nvcre").mkdir(parents=True)
+    for path in rendered["nvcre"].rglob("workloadrun-*.yaml"):
+        (saved / path.name).write_text(path.read_text())
+    return saved
 
 
 def _nvcre_trainjob(run: dict[str, Any], name: str) -> dict[str, Any]:
