@@ -5,12 +5,19 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import NoReturn
 
 import click
 
 from nvcregen import __version__
-from nvcregen.commands.common import FORMAT, SITES, STRICT, print_diagnostics
+from nvcregen.commands.common import (
+    FORMAT,
+    SITES,
+    STANDALONE,
+    STRICT,
+    exit_now,
+    pause_collector,
+    print_diagnostics,
+)
 from nvcregen.core.errors import ExitCode, has_errors
 
 
@@ -18,6 +25,7 @@ from nvcregen.core.errors import ExitCode, has_errors
 @click.version_option(__version__, prog_name="nvcregen")
 def main() -> None:
     """Compile GPU cluster Site specs into validated NVCRE readiness manifests."""
+    pause_collector(click.get_current_context())
 
 
 @main.command()
@@ -88,7 +96,7 @@ def render(
         done = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
         wrote = f"wrote only {done}" if done else f"nothing written to {out_dir.as_posix()}/"
         print_diagnostics(outcome.diagnostics, fmt, wrote=wrote)
-        sys.exit(ExitCode.INVALID)
+        exit_now(ExitCode.INVALID)
     if check:
         count = len(outcome.drift)
         if outcome.cached and fmt == "text":
@@ -103,14 +111,14 @@ def render(
             click.echo(
                 f"nvcregen: {out_dir.as_posix()}/ is out of date; run `nvcregen render`", err=True
             )
-        sys.exit(ExitCode.DRIFT if outcome.drift else ExitCode.OK)
+        exit_now(ExitCode.DRIFT if outcome.drift else ExitCode.OK)
     written = ", ".join(f"{out_dir.as_posix()}/{s}/" for s in outcome.written)
     print_diagnostics(
         outcome.diagnostics,
         fmt,
         wrote=f"wrote {written}" if written else f"{out_dir.as_posix()}/ unchanged",
     )
-    sys.exit(ExitCode.OK)
+    exit_now(ExitCode.OK)
 
 
 @main.command()
@@ -153,7 +161,7 @@ def check(
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
     print_diagnostics(diags, fmt, wrote=done)
-    _exit(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
+    exit_now(ExitCode.DRIFT if has_errors(diags) else ExitCode.OK)
 
 
 @main.command()
@@ -187,28 +195,6 @@ def _register() -> None:
 
 
 _register()
-
-
-class _Standalone:
-    """`entrypoint`'s context object: the process ends when the command does."""
-
-
-STANDALONE = _Standalone()
-
-
-def _exit(code: int) -> NoReturn:
-    """Exit with `code`; run as the command itself, without tearing down the heap.
-
-    After a check of thousands of objects, freeing them one by one at exit takes longer
-    than some of the checks did, and nothing is left to clean up: the output is flushed
-    here, the workers have ended. In-process callers (tests) get `SystemExit` as usual.
-    """
-    context = click.get_current_context(silent=True)
-    if context is not None and context.find_root().obj is STANDALONE:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
 
 
 def entrypoint() -> None:

@@ -8,7 +8,8 @@ from pathlib import Path
 from nvcregen.catalog.load import Catalog
 from nvcregen.chain.model import CompileResult, Options
 from nvcregen.check.crossref import Located
-from nvcregen.check.gate import check_manifests
+from nvcregen.check.gate import object_checks
+from nvcregen.check.replayed import replay_manifests
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
@@ -17,7 +18,7 @@ from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key, site_folder
 from nvcregen.emit.naming import manifest_path
-from nvcregen.emit.tree import to_tree
+from nvcregen.emit.tree import dump_manifests, to_tree
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.positions import Document
@@ -79,13 +80,23 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     if isinstance(built, CompileResult):
         return built
     site, doc, test_units, manifests = built.site, built.doc, built.test_units, built.manifests
-    # upstream rules, nvcregen's policies, project permissions and the plan's replay
-    diags = built.diagnostics + check_manifests(manifests, site, doc, test_units, catalog.charts)
+    # upstream rules, nvcregen's policies and project permissions (check_manifests' first step)
+    diags = built.diagnostics + object_checks(manifests, site, doc, test_units, catalog.charts)
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
-    images = image_list(site, catalog, test_units, manifests)  # for mirroring offline sites
+    replayed: list[Diagnostic] = []
+    images: list[str] = []  # images.txt, once written
+
+    def meanwhile() -> None:  # in this process, while the workers write each file's text
+        replayed.extend(replay_manifests(manifests, site, doc, test_units))  # the plan's replay
+        images.append(image_list(site, catalog, test_units, manifests))  # for offline mirrors
+
+    texts = dump_manifests(manifests, display, meanwhile)
+    diags += replayed
+    if has_errors(diags):
+        return CompileResult(display, site.metadata.name, diagnostics=diags)
     stamp = _stamp(raw, site, options, diags)  # lets `render --check` skip it next time
-    tree = to_tree(site.metadata.name, manifests, doc, display, images, stamp)  # + index.json
+    tree = to_tree(site.metadata.name, manifests, doc, display, images[0], stamp, texts)
     return CompileResult(
         display,
         site.metadata.name,

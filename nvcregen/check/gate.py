@@ -46,8 +46,24 @@ def check_manifests(
     A problem here is a bug in nvcregen or its catalog rather than in the site, but
     the site line still tells the user which part of their plan is affected. `charts`
     (`Catalog.charts`, by default the shipped catalog's) tells what the charts the site's
-    Applications install create.
+    Applications install create. The plan is replayed (`replay_manifests`) only when
+    every object is valid; render runs the two steps itself, replaying while its
+    workers write the files.
     """
+    found = object_checks(manifests, site, doc, test_units, charts)
+    if any(d.is_error for d in found):  # replay only objects that are valid
+        return found
+    return found + replay_manifests(manifests, site, doc, test_units)
+
+
+def object_checks(
+    manifests: list[Manifest],
+    site: Site,
+    doc: Document,
+    test_units: list[TestUnit],
+    charts: Mapping[str, ChartEntry] | None = None,
+) -> list[Diagnostic]:
+    """`check_manifests` without the replay: each object, then the objects together."""
     version = site.spec.kubernetes.version
     counts = stage_counts(test_units)
     across: list[Diagnostic] = []
@@ -72,9 +88,7 @@ def check_manifests(
         for finding in [*found, *_readiness(manifest), *_counts(manifest, counts)]
         if finding.code not in _SITE_LEVEL_CODES
     ]
-    if any(d.is_error for d in per_object + across):  # replay only objects that are valid
-        return per_object + across
-    return per_object + across + replay_manifests(manifests, site, doc, test_units)
+    return per_object + across
 
 
 def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Finding]:

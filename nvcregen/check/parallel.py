@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import gc
 import marshal
 import multiprocessing
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,24 +46,6 @@ class FileResult:
 
 
 _JOBS: list[FileJob] = []
-
-
-@contextmanager
-def collection_paused() -> Iterator[None]:
-    """Pause Python's cyclic garbage collector while a tree is read and checked.
-
-    Every parsed object stays alive until the check ends, so each collection re-scans a
-    heap that only grows and frees almost nothing: about a tenth of a check's time.
-    Forked workers inherit the pause, which also spares them copying the pages a
-    collection would touch. Reference counting still frees everything else at once.
-    """
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def is_object(data: Any) -> bool:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import marshal
 from collections.abc import Iterator, Mapping
 from functools import lru_cache
@@ -26,6 +25,10 @@ _SKIP_VERIFY = "insecureSkipVerify"
 # searched every time and never kept.
 SECRET_TEXT_REMEMBERED = 4096
 SECRETS_REMEMBERED = 2048
+# Whether a text holds a clue (`has_clue`) is remembered the same way, and for many more
+# short texts (node names, labels: 8 million characters at most again).
+SHORT_TEXT = 128
+SHORT_CLUES_REMEMBERED = 1 << 16
 
 
 def mentions(value: Any, *texts: str) -> bool:
@@ -166,14 +169,14 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
 def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC669: a password in a URL or secret material in any string or key of the object.
 
-    One search of the object's JSON text for the patterns' clues and for encoded text (C
-    speed) finds almost every object clean; only an object holding one has its strings and
-    keys matched, each as it is (JSON's escapes would hide a multi-line secret from the
-    patterns) and decoded (`core/secrets.py`). A secret in a key is reported at its
-    mapping, so the pointer printed never holds it; a string is also read with its key
-    (`aws_secret_access_key: <40 characters>`).
+    A search of each key and string for the patterns' clues and for encoded text
+    (`has_clue`, at C speed, each distinct short text once per process) finds almost every
+    object clean; only an object holding one has its strings and keys matched, each as
+    it is and decoded (`core/secrets.py`). A secret in a key is reported at its mapping,
+    so the pointer printed never holds it; a string is also read with its key
+    (`aws_secret_access_key: <40 characters>`: the word `aws` is in the key or the string).
     """
-    if not has_clue(json.dumps(obj, ensure_ascii=False)):
+    if not _clue_anywhere(obj):
         return []
     found = []
     reported: set[tuple[str | int, ...]] = set()  # strings, and mappings for their keys
@@ -195,6 +198,46 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
                 )
             )
     return found
+
+
+def _clue_anywhere(obj: Any) -> bool:
+    """Whether some key or string in JSON-like `obj` has a clue (`has_clue`).
+
+    No clue holds a quote, so none spans two texts; a fleet's objects repeat their texts
+    (a container's command in every run), which is why each is tested once.
+    """
+    if isinstance(obj, str):
+        return _clue(obj)
+    stack = [obj] if isinstance(obj, dict | list) else []
+    while stack:
+        value = stack.pop()
+        items = value.items() if isinstance(value, dict) else enumerate(value)
+        for key, item in items:
+            if isinstance(key, str) and _clue(key):
+                return True
+            if isinstance(item, str):
+                if _clue(item):
+                    return True
+            elif isinstance(item, dict | list):
+                stack.append(item)
+    return False
+
+
+def _clue(text: str) -> bool:
+    """`has_clue(text)`, remembered for short texts (`SECRET_TEXT_REMEMBERED`)."""
+    if len(text) <= SHORT_TEXT:
+        return _short_clue(text)
+    return _clue_remembered(text) if len(text) <= SECRET_TEXT_REMEMBERED else has_clue(text)
+
+
+@lru_cache(maxsize=SHORT_CLUES_REMEMBERED)
+def _short_clue(text: str) -> bool:
+    return has_clue(text)
+
+
+@lru_cache(maxsize=SECRETS_REMEMBERED)
+def _clue_remembered(text: str) -> bool:
+    return has_clue(text)
 
 
 def _secret_in(text: str) -> str | None:

@@ -25,7 +25,6 @@ from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import (
     FileJob,
     check_file,
-    collection_paused,
     iter_check_files,
     not_object,
 )
@@ -33,6 +32,7 @@ from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.core.heap import collection_paused
 from nvcregen.core.regular import not_regular, read_regular
 from nvcregen.emit.faults import not_regular_file
 from nvcregen.emit.naming import INDEX_FILE, project_path

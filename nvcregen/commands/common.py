@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import gc
+import os
+import sys
 from pathlib import Path
+from typing import NoReturn
 
 import click
 
 from nvcregen.commands.completion import complete_sites
 from nvcregen.core.errors import Diagnostic
+from nvcregen.core.heap import collection_paused
 
 FORMATS = click.Choice(["text", "json"])
 SITES = click.argument(
@@ -25,6 +30,48 @@ KUBECONFIG = click.option(
     type=click.Path(path_type=Path, dir_okay=False),
     help="Kubeconfig for --context (default: $KUBECONFIG, then ~/.kube/config).",
 )
+
+
+class _Standalone:
+    """`entrypoint`'s context object: the process ends when the command does."""
+
+
+STANDALONE = _Standalone()
+
+
+def standalone(context: click.Context | None) -> bool:
+    """Whether `context` runs as the process itself (`entrypoint`), not in a caller's."""
+    return context is not None and context.find_root().obj is STANDALONE
+
+
+def pause_collector(context: click.Context) -> None:
+    """Pause the cyclic garbage collector for the command `context` runs.
+
+    Every command is a batch run over graphs that live until it ends: the collector
+    would re-walk them for nothing (`nvcregen.core.heap` says what that cost). Run as
+    the process, it stays paused to the end, so that neither the first allocation
+    after re-enabling it nor the interpreter's exit walks the whole heap once more; an
+    in-process caller (tests) gets its setting back when the command ends.
+    """
+    if standalone(context):
+        gc.disable()
+    else:
+        context.with_resource(collection_paused())
+
+
+def exit_now(code: int) -> NoReturn:
+    """Exit with `code`; run as the process, without tearing down the heap.
+
+    After a render or check of thousands of objects, freeing them one by one at exit
+    takes seconds, and nothing is left to clean up: the output is flushed here, files
+    are written and closed, the workers have ended. In-process callers (tests) get
+    `SystemExit` as usual.
+    """
+    if standalone(click.get_current_context(silent=True)):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 def print_diagnostics(diags: list[Diagnostic], fmt: str, *, wrote: str) -> None:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from nvcregen.commands.common import SITES, print_diagnostics
+from nvcregen.commands.common import SITES, exit_now, print_diagnostics
 from nvcregen.core.errors import ExitCode
 
 if TYPE_CHECKING:  # the command line loads the compiler only for the commands that need it
@@ -64,7 +64,8 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
         click.echo(render_plans(views, fmt), nl=False)
     if failed:
         print_diagnostics(failed, "text", wrote="no plan for sites with errors")
-        sys.exit(ExitCode.INVALID)
+        exit_now(ExitCode.INVALID)
+    exit_now(ExitCode.OK)
 
 
 def with_coverage(view: PlanView, test_units: list[TestUnit]) -> PlanView:

@@ -8,11 +8,12 @@ one core, or a platform without `fork` run in the caller's process, in order.
 
 from __future__ import annotations
 
-import gc
 import marshal
 import os
 from collections.abc import Callable
 from typing import Any
+
+from nvcregen.core.heap import collection_paused
 
 # Below this many items, starting workers costs more than it saves.
 FORK_FROM = 400
@@ -49,18 +50,15 @@ def forked_map(
     size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
     pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
     _TASK[:] = [task]
-    enabled = gc.isenabled()
-    gc.disable()  # a collection in the parent or a worker would copy every page it touches
+    # A collection in the parent or a worker would copy every page it touches.
     try:
-        with _pool(workers) as pool:
+        with collection_paused(), _pool(workers) as pool:
             parts = pool.map(_piece, pieces)  # workers are forked here
             meanwhile()
             for part in parts:
                 done.update(marshal.loads(part))
     finally:
         _TASK.clear()
-        if enabled:
-            gc.enable()
     return [done[i] for i in range(count)]
 
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from nvcregen.core.nvcre import NVCRE_GROUP
+
 ENFORCE = "pod-security.kubernetes.io/enforce"
 ENFORCE_VERSION = "pod-security.kubernetes.io/enforce-version"
 LEVELS = ("restricted", "baseline", "privileged")
@@ -41,7 +43,6 @@ _TEMPLATE_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "ReplicaS
 _RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
 # NVCRE's catalog MPI runtimes add IPC_LOCK to every NCCL pod, and its DCGM level 4 entry
 # runs privileged on the host network (nvcre-api.md sections 4.7 and 4.8).
-NVCRE_GROUP = "nvcre.nvidia.com"
 NVCRE_REASON = "NVCRE's MPI pods add IPC_LOCK"
 
 

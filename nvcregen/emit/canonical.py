@@ -12,8 +12,6 @@ from __future__ import annotations
 import functools
 import math
 import re
-from collections.abc import Iterable
-from itertools import repeat
 from typing import Final
 
 __all__ = ["dump_yaml", "load_yaml_plain"]
@@ -78,19 +76,27 @@ def dump_yaml(obj: object, *, header: str | None = None) -> str:
         ValueError: When obj contains itself, or header holds a control character.
 
     """
-    if not _valid(obj, set()):
-        _validate(obj, "", set())  # raises, saying where
     lines = [] if header is None else _header_lines(header)
-    if isinstance(obj, dict | list | tuple) and obj:
-        lines.extend(_collection_lines(obj, 0, at_end=True))
-    else:
-        head, tail = _scalar(obj, _INDENT, at_end=True)
-        if head.startswith(f"|{_INDENT}") and isinstance(obj, str):
-            # Readers disagree on what an indentation indicator means at the top level.
-            head, tail = _quote(obj), []
-        lines.append(head)
-        lines.extend(tail)
+    try:
+        lines.extend(_document_lines(obj))
+    except (TypeError, RecursionError):
+        # Writing fails on every value of another type, on a key that is no str (no
+        # pattern matches it) and on a cycle (too deep): `_validate` says where, once,
+        # instead of a walk over every object written that finds nothing.
+        _validate(obj, "", set())
+        raise
     return "\n".join(lines) + "\n"
+
+
+def _document_lines(obj: object) -> list[str]:
+    """The lines of a document holding `obj`."""
+    if isinstance(obj, dict | list | tuple) and obj:
+        return _collection_lines(obj, 0, at_end=True)
+    head, tail = _scalar(obj, _INDENT, at_end=True)
+    if head.startswith(f"|{_INDENT}") and isinstance(obj, str):
+        # Readers disagree on what an indentation indicator means at the top level.
+        head, tail = _quote(obj), []
+    return [head, *tail]
 
 
 def load_yaml_plain(text: str) -> object:
@@ -107,34 +113,6 @@ def load_yaml_plain(text: str) -> object:
     from ruamel.yaml import YAML  # imported here: a no-op `render --check` never loads YAML
 
     return YAML(typ="safe", pure=True).load(text)
-
-
-_LEAVES: Final = frozenset({str, int, float, bool, type(None)})  # exactly: not subclasses
-
-
-def _valid(value: object, active: set[int]) -> bool:
-    """Whether value is a JSON-like tree (`_validate` without naming where it is not).
-
-    It runs on every node of every object written, so leaves of the plain types (most
-    nodes) are passed over without a call and keys are tested at C speed; a False is
-    final (the caller then runs `_validate`), so `active` is left as it is on the way out.
-    """
-    if isinstance(value, dict):
-        items: Iterable[object] = value.values()
-        if not all(map(isinstance, value, repeat(str))):
-            return False
-    elif isinstance(value, list | tuple):
-        items = value
-    else:
-        return value is None or isinstance(value, str | int | float)
-    if id(value) in active:
-        return False
-    active.add(id(value))
-    for item in items:
-        if type(item) not in _LEAVES and not _valid(item, active):
-            return False
-    active.discard(id(value))
-    return True
 
 
 def _validate(value: object, path: str, active: set[int]) -> None:

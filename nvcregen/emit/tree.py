@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable, Sequence
 
 from nvcregen import __version__
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity
@@ -24,6 +25,20 @@ def file_header(source: str) -> str:
     )
 
 
+def dump_manifests(
+    manifests: Sequence[Manifest], source: str, meanwhile: Callable[[], None] = lambda: None
+) -> list[str]:
+    """Each manifest's file text (canonical YAML under the header), on every core.
+
+    `meanwhile` runs in this process while the workers write (first, when there are
+    none): render replays the plan then.
+    """
+    header = file_header(source)
+    return forked_map(
+        lambda i: dump_yaml(manifests[i].obj, header=header), len(manifests), meanwhile=meanwhile
+    )
+
+
 def to_tree(
     site: str,
     manifests: list[Manifest],
@@ -31,12 +46,14 @@ def to_tree(
     source: str,
     images: str = "",
     stamp: Stamp | None = None,
+    texts: Sequence[str] | None = None,
 ) -> Tree:
     """Render every manifest as canonical YAML at its derived path, and add the index.
 
     The index maps each file to the site line and the catalog entries it came from,
     so a reviewer (and `nvcregen check`) can trace any object back to its cause. With a
     `stamp`, it also records the input key and every file's digest (`emit/cache.py`).
+    `texts` are the manifests' file texts when `dump_manifests` already wrote them.
     """
     tree: Tree = {}
     entries: dict[str, object] = {}
@@ -46,8 +63,8 @@ def to_tree(
             raise NvcregenError([_duplicate(doc, manifest, path)])
         tree[path] = ""
         entries[path] = _index_entry(manifest, doc)
-    header = file_header(source)
-    texts = forked_map(lambda i: dump_yaml(manifests[i].obj, header=header), len(manifests))
+    if texts is None:
+        texts = dump_manifests(manifests, source)
     tree.update(zip(entries, texts, strict=True))  # in the manifests' order, as `entries`
     index = {
         "generator": f"nvcregen {__version__}",

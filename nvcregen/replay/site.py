@@ -51,19 +51,58 @@ class Replay:
     problems: tuple[Problem, ...]
 
 
-def replay_site(objects: Sequence[TreeObject], facts: PlanFacts, *, judged: bool = True) -> Replay:
+def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
     """Replay the objects of one site folder (its `preview/` is never applied: skipped).
 
-    `judged=False` leaves the checks out (`problems` is empty): for a caller that reads
-    only the clocks, as the step timeouts do.
+    The step timeouts need the worst-case clock only (`worst_clock`).
     """
     ctx = replay_context(objects, facts)
-    problems = judge(ctx) if judged else ()
-    return Replay(facts, ctx.runs, ctx.gating, ctx.queues, ctx.expected, ctx.worst, problems)
+    return Replay(facts, ctx.runs, ctx.gating, ctx.queues, ctx.expected, ctx.worst, judge(ctx))
 
 
 def replay_context(objects: Sequence[TreeObject], facts: PlanFacts) -> Context:
     """The replayed tree every check reads: runs, steps, admissions, both clocks."""
+    ready = _prepared(objects, facts)
+    expected, worst = (ready.clock(case) for case in CASES)
+    return Context(
+        facts,
+        ready.runs,
+        ready.gating,
+        ready.queues,
+        ready.admissions,
+        ready.blocked,
+        expected,
+        worst,
+        ready.cluster,
+    )
+
+
+def worst_clock(
+    objects: Sequence[TreeObject], facts: PlanFacts
+) -> tuple[tuple[Run, ...], Gating, Timeline]:
+    """The runs, their steps and the worst-case clock alone: all a step's timeout needs."""
+    ready = _prepared(objects, facts)
+    return ready.runs, ready.gating, ready.clock("worst")
+
+
+@dataclass(frozen=True)
+class _Prepared:
+    """A tree read and admitted, before any clock runs."""
+
+    runs: tuple[Run, ...]
+    gating: Gating
+    queues: Queues
+    admissions: Mapping[Key, Admission]
+    blocked: frozenset[Key]
+    cluster: Cluster
+
+    def clock(self, case: Case) -> Timeline:
+        return _clock(
+            self.runs, self.gating, self.admissions, self.queues, self.cluster, case, self.blocked
+        )
+
+
+def _prepared(objects: Sequence[TreeObject], facts: PlanFacts) -> _Prepared:
     applied = [o for o in objects if not o.path.startswith(f"{PREVIEW}/")]
     runs = read_runs(applied, facts)
     gating = read_gating(applied, runs, facts)
@@ -78,10 +117,7 @@ def replay_context(objects: Sequence[TreeObject], facts: PlanFacts) -> Context:
     blocked = frozenset(
         key for key, a in admissions.items() if a.refusal or not _fits(runs, key, a, cluster)
     )
-    expected, worst = (_clock(runs, gating, admissions, queues, cluster, c, blocked) for c in CASES)
-    return Context(
-        facts, tuple(runs), gating, queues, admissions, blocked, expected, worst, cluster
-    )
+    return _Prepared(tuple(runs), gating, queues, admissions, blocked, cluster)
 
 
 def _clock(

@@ -21,11 +21,12 @@ every retest happening, so `worst_case_ms` is one attempt's replayed `worst_ms` 
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
+from nvcregen.replay.gating import Gating
 from nvcregen.replay.model import Run
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
@@ -141,7 +142,7 @@ def _row(replay: Replay, key: str) -> StepRow | None:
     worst_ms = None if worst_start is None or worst_end is None else worst_end - worst_start
     holds_queued = replay.gating.steps[key].timeout_ms is None and _prebuilt(runs)
     return StepRow(
-        name=", ".join(sorted({_folder(r.source.path) for r in runs})),
+        name=_row_name(runs),
         applied_by=replay.gating.steps[key].label,
         stages=tuple(dict.fromkeys(r.stage for r in runs)),
         runs=tuple(r.label for r in runs),
@@ -161,6 +162,31 @@ def _row(replay: Replay, key: str) -> StepRow | None:
         retests=replay.facts.retests,
         holds_queued=holds_queued and replay.facts.deactivation_ms is not None,
     )
+
+
+def step_worst_ms(runs: Sequence[Run], gating: Gating, worst: Timeline) -> dict[str, int]:
+    """Each step's `worst_ms` by its row's name, from the worst clock alone.
+
+    As `plan_view` reads it: a step with no runs has no row, and one whose runs never
+    all end is left out.
+    """
+    by_step: dict[str, list[Run]] = {}
+    for run in runs:
+        key = gating.step_of.get(run.source.path, "")
+        if key in gating.steps:
+            by_step.setdefault(key, []).append(run)
+    found = {}
+    for key in gating.steps:
+        members = by_step.get(key, [])
+        start, end = _span(worst, {r.source.path for r in members})
+        if members and start is not None and end is not None:
+            found[_row_name(members)] = end - start
+    return found
+
+
+def _row_name(runs: Sequence[Run]) -> str:
+    """A row's name: the step folders of its runs."""
+    return ", ".join(sorted({_folder(r.source.path) for r in runs}))
 
 
 def _holds_ms(replay: Replay, key: str, runs: list[Run], worst_ms: int | None) -> int | None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import shutil
 from pathlib import Path
 
@@ -34,17 +33,3 @@ def test_parallel_results_equal_serial_ones(
     assert by_path[not_yaml].data is None
     assert by_path[listed].data == ["a", "b"]
     assert by_path[listed].findings == []
-
-
-def test_the_collector_is_paused_only_while_checking() -> None:
-    assert gc.isenabled()
-    with parallel.collection_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    gc.disable()
-    try:
-        with parallel.collection_paused():
-            pass
-        assert not gc.isenabled(), "a collector paused by the caller stays paused"
-    finally:
-        gc.enable()

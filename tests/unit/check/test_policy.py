@@ -18,6 +18,7 @@ from nvcregen.check.crossref import (
 from nvcregen.check.policy import check_policies, find_key, mentions
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
+from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.core.secrets import find_secret
 
 DIGEST = "@sha256:" + "a" * 64
@@ -111,6 +112,7 @@ def test_log_profile_references_must_resolve() -> None:
     run = Located(
         "wr.yaml",
         {
+            "apiVersion": NVCRE_API,
             "kind": "WorkloadRun",
             "metadata": {"name": "w"},
             "spec": {"bandwidthMeasurement": {"logProfileRef": "mine"}},
@@ -120,6 +122,7 @@ def test_log_profile_references_must_resolve() -> None:
     builtin = Located(
         "wr2.yaml",
         {
+            "apiVersion": NVCRE_API,
             "kind": "WorkloadRun",
             "metadata": {"name": "w2"},
             "spec": {"goodputMeasurement": {"logProfileRef": "megatron-training"}},
@@ -127,6 +130,9 @@ def test_log_profile_references_must_resolve() -> None:
     )
     assert [(file, f.code) for file, f in check_log_profiles([run])] == [("wr.yaml", "NVC630")]
     assert list(check_log_profiles([run, profile, builtin])) == []
+    # The field is NVCRE's: another API's object that happens to carry it is not searched.
+    other = Located("cm.yaml", {**run.obj, "apiVersion": "v1", "kind": "ConfigMap"})
+    assert list(check_log_profiles([other])) == []
 
 
 def test_an_object_defined_twice_is_reported_at_the_second_file() -> None:

@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 from sitefactory import catalog
 
+from nvcregen.chain import pipeline
 from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.gate import check_manifests
+from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 
@@ -63,3 +65,17 @@ def test_objects_with_errors_are_not_replayed(built: Built) -> None:
     codes = {d.code for d in check_manifests(manifests, built.site, built.doc, built.test_units)}
     assert "NVC625" in codes
     assert not {c for c in codes if c.startswith("NVC67")}
+
+
+def test_render_writes_no_tree_when_the_replay_it_runs_beside_the_writers_fails(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """compile_source replays while its workers write the files: a replay error still stops it."""
+    raw = (ROOT / SITE).read_bytes()
+    passed = pipeline.compile_source(raw, SITE, catalog(), Options(root=ROOT))
+    assert passed.tree is not None and not any(d.is_error for d in passed.diagnostics)
+    failed = Diagnostic(Span(SITE, 1, 1), Severity.ERROR, "NVC672", "overlapping stages")
+    monkeypatch.setattr(pipeline, "replay_manifests", lambda *_: [failed])
+    result = pipeline.compile_source(raw, SITE, catalog(), Options(root=ROOT))
+    assert result.tree is None
+    assert failed in result.diagnostics

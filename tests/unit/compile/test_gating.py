@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import re
@@ -40,8 +41,11 @@ from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.plan.resolve import plan
+from nvcregen.replay.facts import plan_facts
+from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import render_plans
-from nvcregen.replay.timeline import StepRow, plan_view
+from nvcregen.replay.site import replay_site, worst_clock
+from nvcregen.replay.timeline import StepRow, plan_view, step_worst_ms
 from nvcregen.spec.v1alpha1 import Site
 
 REPO = "https://git.example.com/gpu/readiness.git"
@@ -506,3 +510,20 @@ def test_plan_prints_what_holds_an_argocd_sync() -> None:
     assert step["holds_sync_ms"] == step["worst_once_ms"] + deactivation_ms(
         site, plan(site, catalog())
     )
+
+
+@pytest.mark.parametrize(("engine", "mode"), [("flux", "trainer"), ("argocd", "nvcre")])
+def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(engine: str, mode: str) -> None:
+    """`worst_step_ms` runs the worst-case clock alone; each step's figure is the plan's."""
+    site, found = build(site_text(engine, mode=mode, rounds=3))
+    test_units = plan(site, catalog())
+    placed = [m for m in found if m.component in {"readiness", "queues"}]
+    tree = [TreeObject(path, path, m.obj) for m in placed for path in [manifest_path(m)]]
+    view = plan_view(replay_site(tree, plan_facts(site, test_units)))
+    shown = {row.name: row.worst_ms for row in view.steps if row.worst_ms is not None}
+    assert len(shown) >= 2
+    assert timing.worst_step_ms(placed, site, test_units) == shown
+    # A step whose runs never all end has no figure (its row shows none either).
+    runs, gating, worst = worst_clock(tree, plan_facts(site, test_units))
+    never = dataclasses.replace(worst, runs={**worst.runs, runs[0].source.path: (0, None)})
+    assert step_worst_ms(runs, gating, worst).keys() > step_worst_ms(runs, gating, never).keys()

@@ -23,6 +23,7 @@ from detect_secrets.plugins.stripe import StripeDetector
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nvcregen.check import policy
 from nvcregen.core import secrets
 from nvcregen.core.secrets import has_clue
 
@@ -170,3 +171,33 @@ def _strings(value: object) -> list[str]:
     if isinstance(value, list):
         return [s for item in value for s in _strings(item)]
     return []
+
+
+def test_an_object_is_looked_at_closer_exactly_when_one_of_its_texts_has_a_clue() -> None:
+    """NVC669's gate: the object's keys and strings each tested, as the JSON text was.
+
+    Every object of the shipped tree is gated as the reference gates its JSON text; a
+    clue in a key, deep in a list or in a text too long to be remembered opens the gate;
+    no clue spans two texts (none holds a quote).
+    """
+    objects = [
+        doc
+        for path in sorted((ROOT / "out").rglob("*.yaml"))
+        for doc in yaml.safe_load_all(path.read_text())
+        if isinstance(doc, dict)
+    ]
+    gated = [policy._clue_anywhere(obj) for obj in objects]
+    assert gated == [_reference(json.dumps(obj, ensure_ascii=False)) for obj in objects]
+    assert any(gated) and not all(gated)
+    long = "x" * policy.SECRET_TEXT_REMEMBERED + TOKEN
+    for obj in (
+        {"a": {TOKEN: 1}},
+        {"a": [{"b": [1, "ok", TOKEN]}]},
+        {"a": long},
+        {"a": "x" * (policy.SHORT_TEXT - len(TOKEN)) + TOKEN},  # short, at the limit
+        {"a": "x" * (policy.SHORT_TEXT + 1 - len(TOKEN)) + TOKEN},  # one over
+        [TOKEN],
+    ):
+        assert policy._clue_anywhere(obj), obj
+    assert not policy._clue_anywhere({"kind": "Config", "a": ["b", {"c": "d"}], "n": 1})
+    assert not policy._clue_anywhere({"a": "ghp", "b": "_"})  # ghp_ across two texts: none
