@@ -70,7 +70,6 @@ class _Job:
     admission: Admission
     priority: int
     released: int = 0
-    tried: int = -1  # the clock's `freed` count when it last did not fit; -1: never tried
 
 
 @dataclass
@@ -94,7 +93,6 @@ class _Clock:
     slots: list[Slot] = field(default_factory=list)
     seq: int = 0
     by_step: dict[str, list[int]] = field(default_factory=dict)
-    freed: int = 0  # workloads finished so far: capacity and quota only grow back then
 
     def __post_init__(self) -> None:
         for index, run in enumerate(self.runs):
@@ -166,25 +164,18 @@ class _Clock:
         self.cursor[index] = [batch_no, released, done]
 
     def _admit(self) -> bool:
-        """Admit, in Kueue's order, every pending workload that fits now.
-
-        A workload that did not fit is tried again only once some workload has finished
-        since, as Kueue requeues its inadmissible workloads when an admitted one of the
-        same ClusterQueue finishes (`QueueAssociatedInadmissibleWorkloadsAfter`, v0.19.2
-        pkg/cache/queue/manager.go): until then quota and free nodes only shrink. At
-        fleet size this spares the clock re-placing thousands of waiting jobs at every
-        step.
-        """
+        """Admit, in Kueue's order, every pending workload that fits now."""
         started: list[_Job] = []
         held: set[str] = set()  # StrictFIFO queues whose head does not fit
         for job in sorted(self.pending, key=self._order):
             queue = job.admission.queue
             if (job.run, job.batch, job.index) in self.blocked or (queue and queue.name in held):
                 continue
-            fits = job.tried != self.freed and self._quota_left(job)
-            bindings = self.cluster.place(job.workload, job.admission.node_labels) if fits else None
+            if not self._quota_left(job):
+                held |= {queue.name} if queue and queue.strict_fifo else set()
+                continue
+            bindings = self.cluster.place(job.workload, job.admission.node_labels)
             if bindings is None:
-                job.tried = self.freed
                 held |= {queue.name} if queue and queue.strict_fifo else set()
                 continue
             self._run(job, bindings)
@@ -232,7 +223,6 @@ class _Clock:
 
     def _finish(self, job: _Job, bindings: list[tuple[str, dict[str, int]]]) -> None:
         self.cluster.release(bindings)
-        self.freed += 1
         queue = job.admission.queue
         for (flavor, resource), amount in job.admission.usage.items():
             self.used[(queue.name if queue else "", flavor, resource)] -= amount
