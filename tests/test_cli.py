@@ -371,6 +371,38 @@ def test_check_as_a_process_prints_everything_and_exits_with_its_code(
         assert done.stderr.endswith("checked out/\n")
 
 
+def test_render_and_plan_as_processes_flush_everything_before_they_exit(project: Path) -> None:
+    """`render` and `plan` run as the command exit without freeing the heap (`exit_now`).
+
+    Into pipes, their output is buffered: all of it must still arrive, with the code.
+    """
+    done = _process("render")
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.endswith(f"wrote out/{SITE}/\n")
+    assert files(project / "out" / SITE) == files(COMMITTED)
+    planned = _process("plan", f"sites/{SITE}.yaml", "--format", "json")
+    assert planned.returncode == 0, planned.stderr
+    # All of it sits in the pipe's buffer until the exit flushes it.
+    in_process = run("plan", f"sites/{SITE}.yaml", "--format", "json")
+    assert json.loads(planned.stdout) == json.loads(in_process.output)
+    site = project / "sites" / f"{SITE}.yaml"
+    site.write_text(site.read_text().replace("kind: Site", "kind: Sight", 1))
+    broken = _process("plan", f"sites/{SITE}.yaml")
+    assert broken.returncode == 2, broken.stderr
+    assert "error[" in broken.stderr
+
+
+def _process(*args: str) -> subprocess.CompletedProcess[str]:
+    """`nvcregen ARGS` as a process of its own, in the current directory, output piped."""
+    return subprocess.run(
+        [sys.executable, "-m", "nvcregen", *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+
+
 def test_render_out_elsewhere_in_the_project_warns_that_gitops_path_still_names_out(
     project: Path,
 ) -> None:

@@ -44,15 +44,23 @@ def standalone(context: click.Context | None) -> bool:
     return context is not None and context.find_root().obj is STANDALONE
 
 
-def pause_collector(context: click.Context) -> None:
-    """Pause the cyclic garbage collector for the command `context` runs.
+# Commands that compile or read a whole tree offline: graphs that live until they end.
+# The others talk to clusters, where caught API errors leave cycles (an exception and
+# the frames of its traceback) for the collector to free.
+COMPILING = frozenset({"validate", "render", "check", "plan", "diff", "drill"})
 
-    Every command is a batch run over graphs that live until it ends: the collector
-    would re-walk them for nothing (`nvcregen.core.heap` says what that cost). Run as
-    the process, it stays paused to the end, so that neither the first allocation
-    after re-enabling it nor the interpreter's exit walks the whole heap once more; an
-    in-process caller (tests) gets its setting back when the command ends.
+
+def pause_collector(context: click.Context) -> None:
+    """Pause the cyclic garbage collector for a `COMPILING` command `context` invokes.
+
+    The collector would re-walk their graphs for nothing (`nvcregen.core.heap` says
+    what that cost). Run as the process, it stays paused to the end, so that neither
+    the first allocation after re-enabling it nor the interpreter's exit walks the
+    whole heap once more; an in-process caller (tests) gets its setting back when the
+    command ends.
     """
+    if context.invoked_subcommand not in COMPILING:
+        return
     if standalone(context):
         gc.disable()
     else:

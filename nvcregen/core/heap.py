@@ -1,7 +1,8 @@
 """Pausing Python's cyclic garbage collector for a batch command.
 
-nvcregen's commands build large, mostly acyclic graphs (a site's models, tens of
-thousands of manifests, a replay's clock) that live until the command ends. Each
+nvcregen's compiling commands (render, check, plan and the like) build large, mostly
+acyclic graphs (a site's models, tens of thousands of manifests, a replay's clock) that
+live until the command ends. Each
 automatic collection walks every tracked object, and once a graph has grown, the
 collector walks it again and again to free almost nothing: at 1,024 nodes, 40% of
 `plan` and a tenth of `render`, with the same peak memory either way (measured in
