@@ -53,6 +53,8 @@ class CompiledThreshold:
 class TestUnit:
     """One test of one stage, resolved to everything the readiness objects need."""
 
+    __test__ = False  # a model, not a pytest test class (its name starts with Test)
+
     stage: Stage
     stage_index: int
     test: TestEntry
