@@ -12,7 +12,13 @@ from nvcregen.check.kueuefields import kueue_fields
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.nvcre import NVCRE_API
-from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, has_clue
+from nvcregen.core.secrets import (
+    ENTRY_JOIN,
+    URL_CREDENTIALS,
+    entry_clue,
+    find_secret,
+    has_clue,
+)
 from nvcregen.spec.positions import pointer
 
 OLD_GROUP = "cre.nvidia.com"
@@ -203,8 +209,9 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
 def _clue_anywhere(obj: Any) -> bool:
     """Whether some key or string in JSON-like `obj` has a clue (`has_clue`).
 
-    No clue holds a quote, so none spans two texts; a fleet's objects repeat their texts
-    (a container's command in every run), which is why each is tested once.
+    A key is also read with its string, as `secret_strings` reads it (`entry_clue`: a
+    kubeconfig's `kind:` across the two). A fleet's objects repeat their texts (a
+    container's command in every run), which is why each is tested once.
     """
     if isinstance(obj, str):
         return _clue(obj)
@@ -216,7 +223,7 @@ def _clue_anywhere(obj: Any) -> bool:
             if isinstance(key, str) and _clue(key):
                 return True
             if isinstance(item, str):
-                if _clue(item):
+                if _clue(item) or (isinstance(key, str) and entry_clue(key, item)):
                     return True
             elif isinstance(item, dict | list):
                 stack.append(item)
@@ -261,7 +268,7 @@ def _strings(
             yield path, str(key), "key"
             yield from _strings(item, (*path, key))
             if isinstance(item, str):  # a secret told by its key's words
-                yield (*path, key), f"{key}: {item}", "entry"
+                yield (*path, key), f"{key}{ENTRY_JOIN}{item}", "entry"
     elif isinstance(value, list):
         for index, item in enumerate(value):
             yield from _strings(item, (*path, index))

@@ -201,3 +201,37 @@ def test_an_object_is_looked_at_closer_exactly_when_one_of_its_texts_has_a_clue(
         assert policy._clue_anywhere(obj), obj
     assert not policy._clue_anywhere({"kind": "Config", "a": ["b", {"c": "d"}], "n": 1})
     assert not policy._clue_anywhere({"a": "ghp", "b": "_"})  # ghp_ across two texts: none
+
+
+_PIECES = st.sampled_from(
+    [
+        *("kind", "Kind", "Config", "users:", "\n", " ", ":", "x", "ghp_", "A1b2" * 9, "%41"),
+        *("==", "QUJDREVGR0hJSktMTU5PUA==", "\u200b", "https://u:p@h", "aws", "Abcdefghijklmn1"),
+    ]
+)
+_TEXTS = st.lists(_PIECES, max_size=6).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(_TEXTS, _TEXTS | st.lists(_TEXTS, max_size=3), max_size=4))
+def test_the_gate_never_hides_a_secret_the_closer_look_would_find(obj: dict[str, object]) -> None:
+    """Whatever NVC669's closer look finds in an object, the gate opened for."""
+    found = policy.secret_strings(obj)
+    assert not found or policy._clue_anywhere(obj)
+    real = policy._clue_anywhere
+    try:
+        policy._clue_anywhere = lambda _: True  # type: ignore[assignment]
+        unguarded = policy.secret_strings(obj)
+    finally:
+        policy._clue_anywhere = real
+    assert not unguarded or real(obj), (obj, unguarded)
+
+
+def test_a_kubeconfig_split_between_a_key_and_its_string_opens_the_gate() -> None:
+    """`kind:` is neither the key's nor the string's: it is the entry's line."""
+    obj = {"data": {"kind": "Config\nusers:\nAbcdefghijklmn1"}}
+    assert policy._clue_anywhere(obj)
+    assert [(f.code, f.pointer) for f in policy.secret_strings(obj)] == [("NVC669", "/data/kind")]
+    # Every object has a kind: without the rest of the pattern, no closer look.
+    assert not policy._clue_anywhere({"kind": "Config", "data": {"users": "x"}})
+    assert not secrets.entry_clue("kind", "Config") and secrets.entry_clue("Kind", "users:")
