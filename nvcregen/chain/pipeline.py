@@ -87,7 +87,9 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     replayed: list[Diagnostic] = []
     images: list[str] = []  # images.txt, once written
 
-    def meanwhile() -> None:  # in this process, while the workers write each file's text
+    # In this process while the workers write each file's text. Neither may change an
+    # object: the workers write the objects as they were when forked.
+    def meanwhile() -> None:
         replayed.extend(replay_manifests(manifests, site, doc, test_units))  # the plan's replay
         images.append(image_list(site, catalog, test_units, manifests))  # for offline mirrors
 
