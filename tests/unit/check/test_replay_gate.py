@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from sitefactory import catalog
 from nvcregen.chain import pipeline
 from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.gate import check_manifests
+from nvcregen.check.replayed import replay_manifests
+from nvcregen.compile.layers import image_list
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
@@ -79,3 +82,16 @@ def test_render_writes_no_tree_when_the_replay_it_runs_beside_the_writers_fails(
     result = pipeline.compile_source(raw, SITE, catalog(), Options(root=ROOT))
     assert result.tree is None
     assert failed in result.diagnostics
+
+
+@pytest.mark.parametrize("site_file", sorted(p.name for p in (ROOT / "sites").glob("*.yaml")))
+def test_what_runs_beside_the_writers_changes_no_object(site_file: str) -> None:
+    """Render's workers write the objects as they were when forked: the replay and the
+    image list running meanwhile in the parent must leave every object as it was."""
+    shown = f"sites/{site_file}"
+    found = build_site((ROOT / shown).read_bytes(), shown, catalog(), Options(root=ROOT))
+    assert isinstance(found, Built)
+    before = copy.deepcopy([m.obj for m in found.manifests])
+    replay_manifests(found.manifests, found.site, found.doc, found.test_units)
+    image_list(found.site, catalog(), found.test_units, found.manifests)
+    assert [m.obj for m in found.manifests] == before
