@@ -13,7 +13,7 @@ from nvcregen.replay.kueue import Admission, Queues
 from nvcregen.replay.model import Run, Workload
 from nvcregen.replay.placement import Cluster
 from nvcregen.replay.runs import NVCRE
-from nvcregen.replay.simulate import Timeline
+from nvcregen.replay.simulate import Case, Timeline, simulate
 
 Key = tuple[int, int, int]  # (run, batch, workload)
 
@@ -29,7 +29,10 @@ WORST_CASE = "NVC676"
 
 @dataclass(frozen=True)
 class Context:
-    """The replayed tree: runs, steps, queues, each workload's admission, both clocks."""
+    """The replayed tree: runs, steps, queues, each workload's admission, both clocks.
+
+    Each clock runs when first read: the step timeouts read only the worst one.
+    """
 
     facts: PlanFacts
     runs: tuple[Run, ...]
@@ -37,9 +40,29 @@ class Context:
     queues: Queues
     admissions: Mapping[Key, Admission]
     blocked: frozenset[Key]
-    expected: Timeline
-    worst: Timeline
     cluster: Cluster
+
+    @cached_property
+    def expected(self) -> Timeline:
+        """The clock with expected durations."""
+        return self.clock("expected")
+
+    @cached_property
+    def worst(self) -> Timeline:
+        """The clock with every workload to its timeout (all the step timeouts read)."""
+        return self.clock("worst")
+
+    def clock(self, case: Case) -> Timeline:
+        """Run the plan on the clock, on the site's nodes all free."""
+        return simulate(
+            self.runs,
+            self.gating,
+            self.admissions,
+            self.queues.priorities,
+            self.cluster.fresh(),
+            case=case,
+            blocked=self.blocked,
+        )
 
     def workload(self, key: Key) -> Workload:
         """The workload at a key."""
@@ -68,12 +91,7 @@ class Context:
     @cached_property
     def members(self) -> dict[str, list[Run]]:
         """The runs of each step, in run order (runs of no step left out)."""
-        found: dict[str, list[Run]] = {}
-        for run in self.runs:
-            step = self.gating.step_of.get(run.source.path)
-            if step is not None:
-                found.setdefault(step, []).append(run)
-        return found
+        return self.gating.members(self.runs)
 
     def together(self, step: str) -> list[Run]:
         """The runs of a step and every run that may overlap one of them.

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from nvcregen.replay.model import TreeObject
+from nvcregen.replay.model import Run, TreeObject
 
 WAVE = "argocd.argoproj.io/sync-wave"
 
@@ -61,6 +61,15 @@ class Gating:
     def waited(self, path: str) -> bool:
         """Whether the run's step is done only once the run has finished."""
         return path not in self.unwaited
+
+    def members(self, runs: Iterable[Run]) -> dict[str, list[Run]]:
+        """The runs of each step, in run order (runs of no step left out)."""
+        found: dict[str, list[Run]] = {}
+        for run in runs:
+            step = self.step_of.get(run.source.path)
+            if step is not None:
+                found.setdefault(step, []).append(run)
+        return found
 
     def before(self, runs: Iterable[str]) -> dict[str, frozenset[str]]:
         """For each step, the runs that must have finished before it applies."""

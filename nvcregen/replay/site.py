@@ -8,7 +8,7 @@ model covers and what it leaves out.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.replay.argocd import applications, argocd_gating, health_checks, waves_only
@@ -21,10 +21,9 @@ from nvcregen.replay.kueue import Admission, Queues, admit, read_queues
 from nvcregen.replay.model import Problem, Run, TreeObject
 from nvcregen.replay.placement import Cluster
 from nvcregen.replay.runs import read_runs
-from nvcregen.replay.simulate import Case, Timeline, simulate
+from nvcregen.replay.simulate import Timeline
 
 PREVIEW = "preview"
-CASES: tuple[Case, Case] = ("expected", "worst")
 
 
 @dataclass(frozen=True)
@@ -52,57 +51,13 @@ class Replay:
 
 
 def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
-    """Replay the objects of one site folder (its `preview/` is never applied: skipped).
-
-    The step timeouts need the worst-case clock only (`worst_clock`).
-    """
+    """Replay the objects of one site folder (its `preview/` is never applied: skipped)."""
     ctx = replay_context(objects, facts)
     return Replay(facts, ctx.runs, ctx.gating, ctx.queues, ctx.expected, ctx.worst, judge(ctx))
 
 
 def replay_context(objects: Sequence[TreeObject], facts: PlanFacts) -> Context:
-    """The replayed tree every check reads: runs, steps, admissions, both clocks."""
-    ready = _prepared(objects, facts)
-    expected, worst = (ready.clock(case) for case in CASES)
-    return Context(
-        facts,
-        ready.runs,
-        ready.gating,
-        ready.queues,
-        ready.admissions,
-        ready.blocked,
-        expected,
-        worst,
-        ready.cluster,
-    )
-
-
-def worst_clock(
-    objects: Sequence[TreeObject], facts: PlanFacts
-) -> tuple[tuple[Run, ...], Gating, Timeline]:
-    """The runs, their steps and the worst-case clock alone: all a step's timeout needs."""
-    ready = _prepared(objects, facts)
-    return ready.runs, ready.gating, ready.clock("worst")
-
-
-@dataclass(frozen=True)
-class _Prepared:
-    """A tree read and admitted, before any clock runs."""
-
-    runs: tuple[Run, ...]
-    gating: Gating
-    queues: Queues
-    admissions: Mapping[Key, Admission]
-    blocked: frozenset[Key]
-    cluster: Cluster
-
-    def clock(self, case: Case) -> Timeline:
-        return _clock(
-            self.runs, self.gating, self.admissions, self.queues, self.cluster, case, self.blocked
-        )
-
-
-def _prepared(objects: Sequence[TreeObject], facts: PlanFacts) -> _Prepared:
+    """The replayed tree every check reads: runs, steps, admissions; clocks when read."""
     applied = [o for o in objects if not o.path.startswith(f"{PREVIEW}/")]
     runs = read_runs(applied, facts)
     gating = read_gating(applied, runs, facts)
@@ -117,21 +72,7 @@ def _prepared(objects: Sequence[TreeObject], facts: PlanFacts) -> _Prepared:
     blocked = frozenset(
         key for key, a in admissions.items() if a.refusal or not _fits(runs, key, a, cluster)
     )
-    return _Prepared(tuple(runs), gating, queues, admissions, blocked, cluster)
-
-
-def _clock(
-    runs: Sequence[Run],
-    gating: Gating,
-    admissions: Mapping[Key, Admission],
-    queues: Queues,
-    cluster: Cluster,
-    case: Case,
-    blocked: frozenset[Key],
-) -> Timeline:
-    return simulate(
-        runs, gating, admissions, queues.priorities, cluster.fresh(), case=case, blocked=blocked
-    )
+    return Context(facts, tuple(runs), gating, queues, admissions, blocked, cluster)
 
 
 def _fits(runs: Sequence[Run], key: Key, admission: Admission, cluster: Cluster) -> bool:

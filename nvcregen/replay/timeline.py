@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
-from nvcregen.replay.gating import Gating
+from nvcregen.replay.context import Context
 from nvcregen.replay.model import Run
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
@@ -109,7 +109,8 @@ class PlanView:
 def plan_view(replay: Replay) -> PlanView:
     """The timeline of a replayed site."""
     facts = replay.facts
-    rows = [row for key in replay.gating.steps if (row := _row(replay, key)) is not None]
+    members = replay.gating.members(replay.runs)  # once: a fleet has thousands of runs
+    rows = [_row(replay, key, members[key]) for key in replay.gating.steps if members.get(key)]
     rows.sort(key=lambda r: (r.start_ms is None, r.start_ms or 0, r.name))
     severities = [p.severity.value for p in replay.problems]
     return PlanView(
@@ -128,10 +129,7 @@ def plan_view(replay: Replay) -> PlanView:
     )
 
 
-def _row(replay: Replay, key: str) -> StepRow | None:
-    runs = [r for r in replay.runs if replay.gating.step_of.get(r.source.path) == key]
-    if not runs:
-        return None
+def _row(replay: Replay, key: str, runs: list[Run]) -> StepRow:
     paths = {r.source.path for r in runs}
     slots = [s for s in replay.expected.slots if s.run in paths]
     worst = [s for s in replay.worst.slots if s.run in paths]
@@ -164,21 +162,16 @@ def _row(replay: Replay, key: str) -> StepRow | None:
     )
 
 
-def step_worst_ms(runs: Sequence[Run], gating: Gating, worst: Timeline) -> dict[str, int]:
+def step_worst_ms(ctx: Context) -> dict[str, int]:
     """Each step's `worst_ms` by its row's name, from the worst clock alone.
 
-    As `plan_view` reads it: a step with no runs has no row, and one whose runs never
-    all end is left out.
+    As `plan_view` reads it (the expected clock never runs): a step with no runs has no
+    row, and one whose runs never all end is left out.
     """
-    by_step: dict[str, list[Run]] = {}
-    for run in runs:
-        key = gating.step_of.get(run.source.path, "")
-        if key in gating.steps:
-            by_step.setdefault(key, []).append(run)
     found = {}
-    for key in gating.steps:
-        members = by_step.get(key, [])
-        start, end = _span(worst, {r.source.path for r in members})
+    for key in ctx.gating.steps:
+        members = ctx.members.get(key, [])
+        start, end = _span(ctx.worst, {r.source.path for r in members})
         if members and start is not None and end is not None:
             found[_row_name(members)] = end - start
     return found

@@ -22,7 +22,7 @@ from nvcregen.plan.budget import attempts
 from nvcregen.plan.model import TestUnit
 from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
-from nvcregen.replay.site import worst_clock
+from nvcregen.replay.site import replay_context
 from nvcregen.replay.timeline import step_worst_ms
 from nvcregen.spec.v1alpha1 import Site
 
@@ -53,7 +53,7 @@ def worst_step_ms(
     tree = [TreeObject(path, path, m.obj) for m in objects for path in [manifest_path(m)]]
     # As `nvcregen plan` times it, from the worst-case clock alone; the render gate judges
     # the tree, so no checks here.
-    return step_worst_ms(*worst_clock(tree, plan_facts(site, test_units)))
+    return step_worst_ms(replay_context(tree, plan_facts(site, test_units)))
 
 
 def _minutes(ms: int) -> int:

@@ -44,7 +44,7 @@ from nvcregen.plan.resolve import plan
 from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import render_plans
-from nvcregen.replay.site import replay_site, worst_clock
+from nvcregen.replay.site import replay_context, replay_site
 from nvcregen.replay.timeline import StepRow, plan_view, step_worst_ms
 from nvcregen.spec.v1alpha1 import Site
 
@@ -523,7 +523,13 @@ def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(engine: str, mo
     shown = {row.name: row.worst_ms for row in view.steps if row.worst_ms is not None}
     assert len(shown) >= 2
     assert timing.worst_step_ms(placed, site, test_units) == shown
+    ctx = replay_context(tree, plan_facts(site, test_units))
+    assert step_worst_ms(ctx) == shown
+    assert "expected" not in vars(ctx), "the expected clock ran for the step timeouts"
     # A step whose runs never all end has no figure (its row shows none either).
-    runs, gating, worst = worst_clock(tree, plan_facts(site, test_units))
-    never = dataclasses.replace(worst, runs={**worst.runs, runs[0].source.path: (0, None)})
-    assert step_worst_ms(runs, gating, worst).keys() > step_worst_ms(runs, gating, never).keys()
+    stuck = replay_context(tree, plan_facts(site, test_units))
+    never = dataclasses.replace(
+        ctx.worst, runs={**ctx.worst.runs, ctx.runs[0].source.path: (0, None)}
+    )
+    vars(stuck)["worst"] = never  # the clock as if its first run never ended
+    assert step_worst_ms(ctx).keys() > step_worst_ms(stuck).keys()
