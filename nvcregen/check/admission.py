@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.core.kueuekeys import QUEUE_LABEL
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 CODE = "NVC625"
 RUN_KINDS = frozenset({("batch", "Job"), ("trainer.kubeflow.org", "TrainJob")})
 NVCRE_KINDS = frozenset({("nvcre.nvidia.com", kind) for kind in ("Certification", "WorkloadRun")})

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import find_key
 from nvcregen.core import labels as labels_
+from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.spec.positions import pointer
 
@@ -128,9 +129,6 @@ def _counts_in(where: str, block: Mapping[str, Any], pool: PoolCounts) -> Iterat
             f"mlnxPerNode is {nics}, but the pool has {pool.nics} RDMA NICs per node",
             hint="write mlnxPerNode explicitly: 0 to opt out, at most the pool's NIC count",
         )
-
-
-PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 
 
 def check_prebuilt_workloads(objects: list[Located]) -> Iterator[tuple[str, Finding]]:

@@ -17,17 +17,16 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.core.kueuekeys import KUEUE_PREFIX, QUEUE_LABEL
 
 CODE = "NVC684"
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 KUEUE_PATCH = "kueue.x-k8s.io/manager"
 _RUNS = {("batch/v1", "Job"), ("trainer.kubeflow.org/v1alpha1", "TrainJob")}
-_KUEUE = "kueue.x-k8s.io/"
 
 
 def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
     """Every field of a run Kueue manages (or of its prebuilt Workload) that Kueue writes."""
-    if obj.get("kind") == "Workload" and str(obj.get("apiVersion", "")).startswith(_KUEUE):
+    if obj.get("kind") == "Workload" and str(obj.get("apiVersion", "")).startswith(KUEUE_PREFIX):
         yield from _workload_fields(obj)
         return
     if (obj.get("apiVersion"), obj.get("kind")) not in _RUNS:

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from nvcregen.core.kueuekeys import QUEUE_LABEL
 from nvcregen.replay.gating import Gating, Step, relative, under, wave_of
 from nvcregen.replay.model import Run, TreeObject
 
 HEALTH_KEY = "resource.customizations.health."
 _WILDCARD_KEY = "resource.customizations"
 _APPLICATION = ("argoproj.io", "Application")
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 
 
 def applications(objects: Iterable[TreeObject], root: str) -> list[tuple[TreeObject, str, bool]]:

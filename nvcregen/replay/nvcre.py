@@ -17,12 +17,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.core import units
+from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.replay.facts import GPU, Node, PlanFacts
 from nvcregen.replay.model import Admitter, Batch, PodSet, Problem, Run, TreeObject, Workload
 from nvcregen.replay.selectors import Constraint, target_constraint
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 LAUNCHER = {"cpu": 2000, "memory": 2**30}
 DEFAULT_TIMEOUT_MS = 3_600_000  # timeoutPerJob's default, "1h"
 NEVER_RUNS = "NVC670"

@@ -14,13 +14,12 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from nvcregen.core import labels
+from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.replay.facts import PlanFacts, Timing
 from nvcregen.replay.model import Admitter, Batch, PodSet, Run, TreeObject, Workload
 from nvcregen.replay.nvcre import nvcre_run
 from nvcregen.replay.selectors import Constraint, add, pod_constraint, requests_of
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 TRAINER = "trainer.kubeflow.org"
 NVCRE = "nvcre.nvidia.com"
 RUN_KINDS = frozenset(

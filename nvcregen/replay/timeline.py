@@ -24,14 +24,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
 from nvcregen.replay.context import Context
 from nvcregen.replay.model import Run
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
-
-PREBUILT_LABEL = "kueue.x-k8s.io/prebuilt-workload-name"
 
 _MS_PER_HOUR = 3_600_000
 

@@ -46,21 +46,18 @@ from collections.abc import Iterator, Sequence
 
 from nvcregen.compile.queue.objects import KUEUE_API
 from nvcregen.compile.queue.workloads import (
-    KUEUE_PREFIX,
     LABEL_VALUE_MAX,
-    PRIORITY_LABEL,
-    QUEUE_LABEL,
     REQUIRED_TOPOLOGY,
     UNCONSTRAINED_TOPOLOGY,
     priority_value,
     uses_kueue,
 )
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
-PREBUILT_LABEL = f"{KUEUE_PREFIX}prebuilt-workload-name"
 MAX_EXEC_LABEL = f"{KUEUE_PREFIX}max-exec-time-seconds"
 JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"

@@ -11,12 +11,10 @@ that instead, and no Kueue label at all.
 
 from __future__ import annotations
 
+from nvcregen.core.kueuekeys import KUEUE_PREFIX, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Obj, content_hash, hashed_name
 from nvcregen.spec.v1alpha1 import Site
 
-KUEUE_PREFIX = "kueue.x-k8s.io/"
-QUEUE_LABEL = f"{KUEUE_PREFIX}queue-name"
-PRIORITY_LABEL = f"{KUEUE_PREFIX}priority-class"
 REQUIRED_TOPOLOGY = f"{KUEUE_PREFIX}podset-required-topology"
 UNCONSTRAINED_TOPOLOGY = f"{KUEUE_PREFIX}podset-unconstrained-topology"
 HOSTNAME = "kubernetes.io/hostname"

@@ -15,11 +15,12 @@ import yaml
 from click.testing import CliRunner
 from sitefactory import catalog, parse
 
-from nvcregen.check.admission import QUEUE_LABEL, admission_findings
+from nvcregen.check.admission import admission_findings
 from nvcregen.check.gate import check_manifests
 from nvcregen.cli import main
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
+from nvcregen.core.kueuekeys import QUEUE_LABEL
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.plan.resolve import plan

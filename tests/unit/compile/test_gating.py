@@ -35,8 +35,8 @@ from nvcregen.compile.gitops.steps import (
 from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.queue.prebuilt import PREBUILT_LABEL
 from nvcregen.core import units
+from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.plan.requeue import deactivation_ms

@@ -26,7 +26,6 @@ from trainerfactory import (
 from nvcregen.check.crossref import Located, check_prebuilt_workloads
 from nvcregen.compile.layers import check_layers, site_manifests
 from nvcregen.compile.queue.prebuilt import (
-    PREBUILT_LABEL,
     _upsert_env,
     job_pod_sets,
     pull_policy,
@@ -35,6 +34,7 @@ from nvcregen.compile.queue.prebuilt import (
     workload_name,
 )
 from nvcregen.core.errors import Severity
+from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.resolve import plan
 
