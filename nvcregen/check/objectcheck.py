@@ -14,7 +14,7 @@ from nvcregen.check.cel import CelResult, reported_rules, uses_old_self
 from nvcregen.check.findings import Finding
 from nvcregen.check.podsets import cel_view, in_containers, moved, probe, split_containers
 from nvcregen.check.policy import check_policies
-from nvcregen.check.webhooks import webhook_findings
+from nvcregen.check.webhooks import SIZE_CODE, size_findings, webhook_findings
 from nvcregen.core.errors import Severity
 from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import default_registry
@@ -48,6 +48,8 @@ def object_findings(
         found = _object_findings(
             skeleton, kube_version=kube_version, strict=strict, cel_view=cel_view(skeleton)
         )
+        # The skeleton's size is not the object's: NVC658 measures the whole Workload.
+        found = [f for f in found if f.code != SIZE_CODE] + size_findings(obj)
         for index, key in lists:
             found += [
                 moved(f, index)

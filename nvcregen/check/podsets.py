@@ -50,7 +50,10 @@ def split_containers(obj: Mapping[str, Any]) -> tuple[dict[str, Any], list[tuple
         emptied = {k: v for k, v in pod.items() if k != "initContainers"} | {"containers": []}
         skeletons.append({**pod_set, "template": {**template, "spec": emptied}})
         held = {k: pod[k] for k in LISTS if k in pod}
-        lists.append((index, json.dumps(held, sort_keys=True, separators=(",", ":"))))
+        try:
+            lists.append((index, json.dumps(held, sort_keys=True, separators=(",", ":"))))
+        except (TypeError, ValueError):  # not JSON (a key that is no string): checked whole
+            return None
     assert isinstance(spec, Mapping)
     return {**obj, "spec": {**spec, "podSets": skeletons}}, lists
 

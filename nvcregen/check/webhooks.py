@@ -52,7 +52,7 @@ def webhook_findings(obj: Mapping[str, Any]) -> list[Finding]:
     """Every single-object webhook rule that applies to `obj`."""
     kind = obj.get("kind")
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
-    findings = list(_sync_wave(obj)) + list(_size(obj))
+    findings = list(_sync_wave(obj)) + size_findings(obj)
     if group == TRAINER_GROUP and kind == "TrainJob":
         findings += _trainjob(obj)
     if group == TRAINER_GROUP and kind in RUNTIME_KINDS:
@@ -234,18 +234,25 @@ def _sync_wave(obj: Mapping[str, Any]) -> Iterator[Finding]:
         )
 
 
-def _size(obj: Mapping[str, Any]) -> Iterator[Finding]:
+SIZE_CODE = "NVC658"
+
+
+def size_findings(obj: Mapping[str, Any]) -> list[Finding]:
+    """NVC658: an object too large for client-side apply's last-applied annotation."""
     size = len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
     options = str(
         ((obj.get("metadata") or {}).get("annotations") or {}).get(
             "argocd.argoproj.io/sync-options", ""
         )
     )
-    if size > APPLY_ANNOTATION_LIMIT and "ServerSideApply=true" not in options:
-        yield Finding(
+    if size <= APPLY_ANNOTATION_LIMIT or "ServerSideApply=true" in options:
+        return []
+    return [
+        Finding(
             "",
-            "NVC658",
+            SIZE_CODE,
             f"{size} bytes: too large for client-side apply's annotation",
             Severity.WARNING,
             "apply it server-side (Argo CD: ServerSideApply=true)",
         )
+    ]

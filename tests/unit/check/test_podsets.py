@@ -11,6 +11,7 @@ from trainerfactory import example_manifests
 from nvcregen.check import objectcheck
 from nvcregen.check.objectcheck import _object_findings, object_findings
 from nvcregen.check.podsets import cel_view, split_containers, templates_unread
+from nvcregen.check.webhooks import APPLY_ANNOTATION_LIMIT
 
 Obj = dict[str, Any]
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
@@ -97,3 +98,24 @@ def test_the_workload_crds_rules_never_read_a_pod_template() -> None:
     view = cel_view(workload)
     assert view is not None
     assert all("template" not in p for p in view["spec"]["podSets"])
+
+
+def test_a_container_with_a_key_that_is_no_string_is_checked_whole() -> None:
+    """YAML reads `1: x` as an int key: the schema reports it, nothing crashes."""
+    odd = _workload()
+    odd["spec"]["podSets"][0]["template"]["spec"]["containers"][0][1] = "x"
+    assert split_containers(odd) is None
+    assert object_findings(odd) == _object_findings(odd, kube_version="1.30", strict=False)
+    assert object_findings(odd)
+
+
+def test_a_workload_too_large_to_apply_client_side_is_measured_whole() -> None:
+    """NVC658 is the whole Workload's size, though its containers are checked apart."""
+    large = _workload()
+    args = large["spec"]["podSets"][-1]["template"]["spec"]["containers"][0]["args"]
+    args.append("x" * (APPLY_ANNOTATION_LIMIT + 10))
+    assert split_containers(large) is not None
+    assert [f.code for f in object_findings(large)] == ["NVC658"]
+    assert object_findings(large) == _object_findings(large, kube_version="1.30", strict=False)
+    args[-1] = "x" * 10  # small again: no warning
+    assert object_findings(large) == []
