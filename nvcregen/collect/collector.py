@@ -36,13 +36,13 @@ from nvcregen.collect.client import (
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodelogs import saved_node_health_logs
-from nvcregen.collect.nvcrelogs import read_nvcre_node_health_logs
+from nvcregen.collect.nvcrelogs import read_nvcre_node_health_logs, runs_created
 from nvcregen.collect.requests import (
     export_requests,
-    job_namespaces,
     owner_requests,
     reclaim_requests,
     result_requests,
+    site_namespaces,
 )
 from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
@@ -64,7 +64,12 @@ from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import RunState
 from nvcregen.results.nodehealthruns import judge_node_health_logs
 from nvcregen.results.runs import RunSet, assemble_runs
-from nvcregen.results.select import select_owners, select_site_objects, select_workflows
+from nvcregen.results.select import (
+    SiteObjects,
+    select_owners,
+    select_site_objects,
+    select_workflows,
+)
 from nvcregen.results.verdicts import Verdicts, Word, judge
 from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.v1alpha1 import Site
@@ -102,7 +107,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     if options.from_dir is not None:
         logs = saved_node_health_logs(options.from_dir, namespace)
     elif cluster is not None:
-        logs, log_notes = _cluster_node_health_logs(loaded, cluster, snapshot, options)
+        logs, log_notes = _cluster_node_health_logs(loaded, cluster, objects, options)
     runs, health = judge_node_health_logs(loaded.units, runs, logs)  # nvidia-smi, per node
     verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs))
     site_objects = list(objects.all())
@@ -184,15 +189,19 @@ def _connect(options: CollectOptions) -> Cluster:
 
 
 def _cluster_node_health_logs(
-    loaded: LoadedSite, cluster: Cluster, snapshot: Snapshot, options: CollectOptions
+    loaded: LoadedSite, cluster: Cluster, objects: SiteObjects, options: CollectOptions
 ) -> tuple[list[RunLog], list[str]]:
-    """NVCRE mode's node-health logs, read from the pods of the TrainJobs NVCRE made."""
+    """NVCRE mode's node-health logs, read from the pods of the TrainJobs NVCRE made.
+
+    Only in the namespaces of the site's own Workflows, and only TrainJobs made since the
+    site's WorkloadRun of their test was: a reclaim leaves earlier runs' TrainJobs behind.
+    """
     site = loaded.site
     tests = {u.test.name for u in loaded.units if u.test.node is not None}
-    workflows = [o for o in snapshot.objects if o.get("kind") == "Workflow"]
-    namespaces = {site.spec.nvcre.namespace} | job_namespaces(workflows)
+    namespaces = site_namespaces(site, objects.workflows)
+    since = runs_created(site, objects.owners, tests)
     try:
-        return read_nvcre_node_health_logs(site, tests, namespaces, cluster, options)
+        return read_nvcre_node_health_logs(site, since, namespaces, cluster, options)
     except ApiCallError as exc:
         raise CollectError(
             f"could not read the node-health logs completely, nothing archived: {exc}"

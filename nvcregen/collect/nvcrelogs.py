@@ -16,6 +16,7 @@ Every call is retried as a LIST is; a LIST that cannot be completed stops the co
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime
 from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster
@@ -32,9 +33,36 @@ from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site
 
 
+def runs_created(site: Site, owners: Iterable[Obj], tests: Iterable[str]) -> dict[str, datetime]:
+    """When the oldest of the site's WorkloadRuns of each node-health test was created.
+
+    A TrainJob made before it belongs to an earlier run (a reclaim leaves them behind):
+    its log is no evidence for this one. A WorkloadRun without a readable
+    `creationTimestamp` (the API server always sets it) gives its test no bound: nothing
+    of that test is then judged.
+    """
+    wanted = frozenset(tests)
+    found: dict[str, datetime] = {}
+    for owner in owners:
+        test = labels_of(owner).get(TEST)
+        created = _created(owner)
+        if owner.get("kind") != "WorkloadRun" or test not in wanted or created is None:
+            continue
+        found[test] = min(created, found.get(test, created))
+    return found
+
+
+def _created(obj: Obj) -> datetime | None:
+    text = metadata(obj).get("creationTimestamp")
+    try:
+        return datetime.fromisoformat(str(text)) if text else None
+    except ValueError:
+        return None
+
+
 def read_nvcre_node_health_logs(
     site: Site,
-    tests: Iterable[str],
+    since: Mapping[str, datetime],
     namespaces: Iterable[str],
     cluster: Cluster,
     options: CollectOptions,
@@ -43,7 +71,9 @@ def read_nvcre_node_health_logs(
 
     Args:
         site: The site.
-        tests: The names of its node-health tests (nothing is read when there are none).
+        since: Its node-health tests, each with when its WorkloadRun was created
+            (`runs_created`); nothing is read when there are none, and a TrainJob made
+            before its test's WorkloadRun is a note, never read.
         namespaces: Where NVCRE's TrainJobs may be: the site's namespace and its
             Workflows' Job namespaces.
         cluster: The cluster.
@@ -54,17 +84,23 @@ def read_nvcre_node_health_logs(
             than a pod that is gone).
 
     """
-    wanted = frozenset(tests)
-    if not wanted:
+    if not since:
         return [], []
     logs: list[RunLog] = []
     notes: list[str] = []
     for namespace in sorted(set(namespaces)):
-        runs = [
-            run
-            for run in _list(cluster, "TrainJob", namespace, site_selector(site), options)
-            if labels_of(run).get(TEST) in wanted
-        ]
+        runs = []
+        for run in _list(cluster, "TrainJob", namespace, site_selector(site), options):
+            bound = since.get(labels_of(run).get(TEST) or "")
+            if bound is None:
+                continue
+            created = _created(run)
+            if created is None or created < bound:
+                test = labels_of(run).get(TEST)
+                name = metadata(run).get("name")
+                notes.append(f"TrainJob {name}: made before the WorkloadRun of {test}, not read")
+                continue
+            runs.append(run)
         if not runs:
             continue
         pods = PodIndex(_list(cluster, "Pod", namespace, JOBSET_NAME, options)).jobsets

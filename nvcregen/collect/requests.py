@@ -171,6 +171,11 @@ def job_namespaces(workflows: Iterable[Mapping[str, Any]]) -> set[str]:
     return found
 
 
+def site_namespaces(site: Site, workflows: Iterable[Mapping[str, Any]]) -> set[str]:
+    """NVCRE's namespace and those the site's Workflows run their Jobs in."""
+    return {site.spec.nvcre.namespace} | job_namespaces(workflows)
+
+
 def result_requests(
     site: Site, workflows: Iterable[Mapping[str, Any]], limit: int = PAGE_SIZE
 ) -> tuple[ListRequest, ...]:
@@ -186,7 +191,7 @@ def result_requests(
 
     """
     home = site.spec.nvcre.namespace
-    namespaces = sorted({home} | job_namespaces(workflows))
+    namespaces = sorted(site_namespaces(site, workflows))
     measurements = [
         ListRequest(kind, ns, limit=limit)
         for kind in ("BandwidthMeasurement", "GoodputMeasurement")

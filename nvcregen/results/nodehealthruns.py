@@ -57,6 +57,9 @@ def _record(log: RunLog, unit: TestUnit) -> LogRecord:
         "run": log.name,
         "round": 1,
         "group": "",
+        # NVCRE chooses the node; the log must still come from the node its pod ran on
+        "nodes": (log.node,) if log.node else (),
+        "pod_node": log.node,
     }
     text = log.data.decode("utf-8", errors="replace")
     return LogRecord.model_validate(read_node_health(text, base, unit))

@@ -425,10 +425,15 @@ def _saved_workloadruns(rendered: dict[str, Path], tmp_path: Path) -> Path:
     return saved
 
 
-def _nvcre_trainjob(run: dict[str, Any], name: str) -> dict[str, Any]:
+RUN_CREATED = "2026-12-03T10:00:00Z"  # the WorkloadRun; its TrainJobs come after it
+
+
+def _nvcre_trainjob(
+    run: dict[str, Any], name: str, created: str = "2026-12-03T10:00:02Z"
+) -> dict[str, Any]:
     """The TrainJob NVCRE makes of a WorkloadRun: its workloadMetadata labels and NVCRE's."""
     labels = run["spec"]["workloadMetadata"]["labels"] | {"nvcre.nvidia.com/job": name}
-    meta = {"name": name, "namespace": "nvcre", "labels": labels}
+    meta = {"name": name, "namespace": "nvcre", "labels": labels, "creationTimestamp": created}
     return {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob", "metadata": meta}
 
 
@@ -450,6 +455,7 @@ def _nvcre_cluster(rendered: dict[str, Path]) -> tuple[list[dict[str, Any]], dic
     h200-c's TrainJob has an older pod with a healthy log and a newer one with the fault.
     """
     (run,) = health_objects(rendered["nvcre"], "WorkloadRun")
+    run["metadata"]["creationTimestamp"] = RUN_CREATED
     state: list[dict[str, Any]] = [run]
     logs: dict[tuple[str, str, str], bytes] = {}
     shapes = {"h200-a": ["exec"], "h200-b": ["sidecar", "node"], "h200-c": ["exec"]}
@@ -523,7 +529,41 @@ def test_nvcre_mode_names_a_pod_whose_log_it_cannot_choose_and_leaves_its_node_u
     ), outcome.notes
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}
     assert nodes["h200-c"] == "failed"
-    assert nodes["h200-a"] != "cleared"  # no TrainJob, no log: never cleared
+    assert nodes["h200-a"] == "untested"  # no TrainJob, no log: never cleared
+    assert nodes["h200-b"] == "untested"
+
+
+def test_nvcre_mode_reads_no_trainjob_made_before_the_sites_workloadrun(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """A reclaim leaves an earlier run's TrainJobs behind: their logs clear no node now."""
+    state, logs = _nvcre_cluster(rendered)
+    (run,) = (o for o in state if o["kind"] == "WorkloadRun")
+    run["metadata"]["creationTimestamp"] = "2026-12-04T10:00:00Z"  # a day after them all
+    outcome, queries = _collect_nvcre(state, logs, tmp_path)
+    assert queries == []
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert set(nodes.values()) == {"untested"}, nodes
+    assert "TrainJob nh-h200-a: made before the WorkloadRun of" in " ".join(outcome.notes)
+    # at the WorkloadRun's own second, a TrainJob is its (not earlier)
+    for obj in state:
+        if obj["kind"] == "TrainJob":
+            obj["metadata"]["creationTimestamp"] = "2026-12-04T10:00:00Z"
+    (tmp_path / "again").mkdir()
+    outcome, queries = _collect_nvcre(state, logs, tmp_path / "again")
+    assert len(queries) == 3
+
+
+def test_nvcre_mode_does_not_judge_a_log_from_another_node_than_its_pods(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """The log names h200-b, but Kubernetes ran its pod elsewhere: no evidence for h200-b."""
+    state, logs = _nvcre_cluster(rendered)
+    pod = next(o for o in state if o["kind"] == "Pod" and o["spec"]["nodeName"] == "h200-b")
+    pod["spec"]["nodeName"] = "some-other-node"
+    outcome, _ = _collect_nvcre(state, logs, tmp_path)
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert nodes["h200-a"] == "cleared"
     assert nodes["h200-b"] != "cleared"
 
 
