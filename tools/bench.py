@@ -150,7 +150,7 @@ def main() -> None:
             # sites by now (it showed 170 MB for every small fleet).
             sys.stdout.flush()
             fleet = [sys.executable, "-m", "tools.bench_fleet", "--sizes", args.fleet_sizes]
-            subprocess.run(fleet, cwd=ROOT, check=False)
+            subprocess.run(fleet, cwd=ROOT, check=True)  # a crash fails `make bench`
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print()

@@ -61,8 +61,13 @@ def saved_node_health_logs(folder: Path, namespace: str) -> list[RunLog]:
         except OSError as exc:
             problems.append(f"{shown}: cannot be read: {exc.strerror or exc}")
             continue
-        if f"{MARK} begin".encode() in log.data:  # a node-health log (node_log's marker)
+        if is_node_health_log(log.data):
             found.append(log)
     if problems:
         raise CollectError("\n".join(sorted(set(problems))))
     return found
+
+
+def is_node_health_log(data: bytes) -> bool:
+    """Whether a log holds node-health output (the node-health script's begin marker)."""
+    return f"{MARK} begin".encode() in data

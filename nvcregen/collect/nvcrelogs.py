@@ -22,12 +22,11 @@ from urllib.parse import quote
 from nvcregen.cluster.client import Cluster
 from nvcregen.collect.client import list_objects, read_text
 from nvcregen.collect.model import CollectOptions
-from nvcregen.collect.nodelogs import MAX_BYTES
+from nvcregen.collect.nodelogs import MAX_BYTES, is_node_health_log
 from nvcregen.collect.podlogs import JOBSET_NAME, PodIndex, node_of
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.mpi import NODE
 from nvcregen.core.labels import TEST
-from nvcregen.ingest.node_log import MARK
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site
@@ -141,8 +140,9 @@ def _read(
     if data is None:
         return None, f"TrainJob {name}: pod {pod_name} is gone, no node-health log"
     if len(data) > MAX_BYTES:
-        return None, f"TrainJob {name}: the log of pod {pod_name} is over 16 MiB, not judged"
-    if f"{MARK} begin".encode() not in data:
+        limit = f"{MAX_BYTES // (1 << 20)} MiB"
+        return None, f"TrainJob {name}: the log of pod {pod_name} is over {limit}, not judged"
+    if not is_node_health_log(data):
         return None, f"TrainJob {name}: the log of pod {pod_name} holds no node-health output"
     return RunLog(namespace, name, data, node_of(pod)), ""
 

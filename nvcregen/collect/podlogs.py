@@ -148,9 +148,3 @@ def _job_container(job: Obj) -> str:
     template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
     names = {c.get("name") for c in template.get("containers") or [] if isinstance(c, dict)}
     return NODE_CONTAINER if NODE_CONTAINER in names else DCGM_CONTAINER
-
-
-def pod_of(run: Obj, pods: Sequence[Obj]) -> tuple[str | None, str]:
-    """The name of the newest pod whose log holds a run's results, and its container."""
-    found, container = PodIndex(pods).pod_of(run)
-    return (None if found is None else str(metadata(found).get("name"))), container

@@ -263,6 +263,7 @@ def test_every_prebuilt_workload_nvcregen_renders_is_equivalent(
         objects += flavors
     runs = list(zip(prebuilt, stored, strict=True))
     verdicts = kueueparity.judge(objects, runs, cluster.plane.kubeconfig, start=admitted)
+    assert len(verdicts) == len(runs), "the tool must answer once for every run"
     assert all(v["equivalent"] for v in verdicts), explain(verdicts)
 
 

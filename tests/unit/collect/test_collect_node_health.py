@@ -22,7 +22,7 @@ from nvcregen.cli import main
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
-from nvcregen.collect.podlogs import PodIndex, pod_of
+from nvcregen.collect.podlogs import PodIndex
 from nvcregen.ingest.node_log import REFUSED
 from nvcregen.report.writer import write_report
 
@@ -249,9 +249,9 @@ def test_a_node_health_jobs_log_is_read_from_its_node_health_container() -> None
             "labels": {"batch.kubernetes.io/job-name": name},
         }
     }
-    assert pod_of(job, [pod]) == ("p", "node-health")
+    assert PodIndex([pod]).pod_of(job) == (pod, "node-health")
     dcgm = {**job, "spec": {"template": {"spec": {"containers": [{"name": "dcgm-diag"}]}}}}
-    assert pod_of(dcgm, [pod]) == ("p", "dcgm-diag")
+    assert PodIndex([pod]).pod_of(dcgm) == (pod, "dcgm-diag")
 
 
 def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
@@ -588,4 +588,4 @@ def test_the_pod_index_takes_each_runs_newest_pod_whatever_the_listing_order() -
         assert index.pod_of(train)[0]["metadata"]["name"] == "l2"  # type: ignore[index]
         assert index.pod_of(job)[0]["metadata"]["name"] == "j3"  # type: ignore[index]
         assert index.jobsets["t"]["metadata"]["name"] == "w9"  # NVCRE mode: any of its pods
-        assert pod_of({"kind": "TrainJob", "metadata": {"name": "x"}}, order) == (None, "node")
+        assert index.pod_of({"kind": "TrainJob", "metadata": {"name": "x"}}) == (None, "node")
