@@ -61,6 +61,8 @@ WORKLOAD_EXPECTED: dict[str, tuple[str, str]] = {
     "deactivated-while-evicted": ("Degraded", "Failed"),
     "deactivation-target": ("Healthy", "Current"),
     "reactivated": ("Healthy", "Current"),
+    # spec.active set true again, before Kueue marks it Requeued: someone wants it to run
+    "reactivated-not-yet-requeued": ("Healthy", "Current"),
     "out-of-sync": ("Degraded", "Failed"),
     "failed-to-start": ("Degraded", "Failed"),
     "finished-succeeded": ("Healthy", "Current"),
@@ -215,6 +217,7 @@ def _workload(obj: Obj, state: str) -> None:
         "deactivation-target": [pending, timeout, requeued, target],
         "deactivated": [pending, deactivated, condition("Requeued", "False", "Deactivated", "")],
         "deactivated-while-evicted": [pending, timeout, requeued],
+        "reactivated-not-yet-requeued": [pending, deactivated],
         "reactivated": [
             pending,
             deactivated,

@@ -8,7 +8,8 @@ Workload's state (deactivated, out of sync) is an object a health check can read
 (`pkg/controller/jobframework/reconciler.go`: `ensureOneWorkload`,
 `EnsurePrebuiltWorkloadOwnership` adds the owner reference and the `job-uid` label) and
 then checks it against the run (`ensurePrebuiltWorkloadInSync`, `EquivalentToWorkload`):
-the same `maximumExecutionTimeSeconds` and, pod set by pod set in order, the same count,
+the same `maximumExecutionTimeSeconds` (none: nvcregen writes no
+`kueue.x-k8s.io/max-exec-time-seconds` label) and, pod set by pod set in order, the same count,
 min count, tolerations (until admitted), init containers and containers
 (`pkg/util/equality/podset.go`, `Semantic.DeepEqual`). A Workload that differs is Finished
 with reason OutOfSync and its run never starts, so the pod sets here are what Kueue
@@ -58,7 +59,6 @@ from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
-MAX_EXEC_LABEL = f"{KUEUE_PREFIX}max-exec-time-seconds"
 JOB_INDEX_LABEL = "batch.kubernetes.io/job-completion-index"
 JOBSET_INDEX_LABEL = "jobset.sigs.k8s.io/job-index"
 ANCESTOR = "trainer.kubeflow.org/trainjob-ancestor-step"
@@ -176,8 +176,6 @@ def prebuilt_workload(
             "name": labels[PRIORITY_LABEL],
         }
         spec["priority"] = priority_value(site, stage_index)
-    if (seconds := _max_exec(labels)) is not None:
-        spec["maximumExecutionTimeSeconds"] = seconds
     own = {k: v for k, v in labels.items() if not k.startswith(KUEUE_PREFIX)}
     obj: Obj = {
         "apiVersion": KUEUE_API,
@@ -187,15 +185,6 @@ def prebuilt_workload(
     }
     # No notes: index.json files them as the run's threshold derivations, which it has alone.
     return dataclasses.replace(run, obj=obj, notes=())
-
-
-def _max_exec(labels: dict[str, str]) -> int | None:
-    """`MaximumExecutionTimeSecondsForObject`: a positive int32 label, else none."""
-    text = labels.get(MAX_EXEC_LABEL)
-    if text is None or not text.isdigit():
-        return None
-    value = int(text)
-    return value if 0 < value < 2**31 else None
 
 
 # --- batch Jobs ------------------------------------------------------------------------------

@@ -88,15 +88,13 @@ HEALTH_CHECKS = (CERTIFICATION, WORKLOAD_RUN, TRAIN_JOB, JOB)
 
 # Kueue's Workload of a run (trainer mode's prebuilt workloads): never a run itself, and never
 # done on its own ("current" is always true), but failed once Kueue gave up on the run:
-# deactivated (spec.active false, or Evicted for Deactivated and not reactivated since), or
-# Finished because it does not match its run (OutOfSync) or the run could not be started
-# (FailedToStart).
+# deactivated (spec.active false; its Evicted-for-Deactivated condition outlives a
+# reactivation, so it decides nothing), or Finished because it does not match its run
+# (OutOfSync) or the run could not be started (FailedToStart).
 _GAVE_UP = (
     "(has(spec.active) && spec.active == false) || (has(status.conditions) && "
-    "status.conditions.exists(c, c.status == 'True' && ("
-    "(c.type == 'Evicted' && c.reason == 'Deactivated' && !status.conditions.exists("
-    "r, r.type == 'Requeued' && r.status == 'True' && r.reason == 'Reactivated')) || "
-    "(c.type == 'Finished' && (c.reason == 'OutOfSync' || c.reason == 'FailedToStart')))))"
+    "status.conditions.exists(c, c.status == 'True' && c.type == 'Finished' && "
+    "(c.reason == 'OutOfSync' || c.reason == 'FailedToStart')))"
 )
 WORKLOAD = HealthCheck("kueue.x-k8s.io/v1beta2", "Workload", "workload.lua", "true", _GAVE_UP)
 COMPANION_CHECKS = (WORKLOAD,)

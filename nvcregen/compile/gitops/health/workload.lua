@@ -3,12 +3,12 @@
 -- library, so no string functions: `obj` is the live object.
 -- Kueue v0.19.2 gives up on a run in three ways, and the run itself only stays suspended:
 -- after requeuingStrategy.backoffLimitCount evictions it sets spec.active false and evicts
--- the Workload (Evicted, reason Deactivated); a Workload that does not match its run is
--- Finished with reason OutOfSync; one whose run could not be started is Finished with
--- reason FailedToStart. Each is Degraded, naming the reason. A Workload someone reactivated
--- (spec.active true again, Requeued for Reactivated) keeps its stale Evicted condition until
--- it is admitted: not Degraded. Anything else is Healthy: the run's own check holds the
--- wave, this one never does.
+-- the Workload (Evicted, reason Deactivated, only ever while spec.active is false); a
+-- Workload that does not match its run is Finished with reason OutOfSync; one whose run
+-- could not be started is Finished with reason FailedToStart. Each is Degraded, naming the
+-- reason. A Workload someone reactivated (spec.active true again) keeps its stale Evicted
+-- condition until it is admitted: not Degraded. Anything else is Healthy: the run's own
+-- check holds the wave, this one never does.
 -- condition_of, is_true, describe, ended and queued follow: prelude.lua, shared by every check.
 
 local evicted = condition_of("Evicted")
@@ -19,11 +19,6 @@ if obj.spec ~= nil and obj.spec.active == false then
     message = message .. ": " .. describe(evicted)
   end
   return {status = "Degraded", message = message}
-end
-local requeued = condition_of("Requeued")
-local reactivated = is_true(requeued) and requeued.reason == "Reactivated"
-if is_true(evicted) and evicted.reason == "Deactivated" and not reactivated then
-  return {status = "Degraded", message = "Kueue deactivated the run: " .. describe(evicted)}
 end
 if is_true(finished) and (finished.reason == "OutOfSync" or finished.reason == "FailedToStart") then
   return {status = "Degraded", message = "Kueue will not start the run: " .. describe(finished)}
