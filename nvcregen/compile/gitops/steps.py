@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from itertools import groupby
 
 from nvcregen.compile.gitops.health.checks import (
+    COMPANION_CHECKS,
     HEALTH_CHECKS,
     WORKLOAD,
     HealthCheck,
     check_for,
-    companion_check_for,
 )
 from nvcregen.compile.queue.prebuilt import uses_prebuilt
 from nvcregen.core import units
@@ -94,12 +94,13 @@ class Step:
 def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
     """The steps of a planned site, in the order they must run."""
     trainer = site.spec.readiness.engine == "trainer"
+    prebuilt = uses_prebuilt(site)
     rounds = site.spec.readiness.rounds
     steps: list[Step] = []
     for index, group in groupby(test_units, key=lambda u: u.stage_index):
         stage_units = list(group)
         checks = _checks(stage_units, trainer=trainer)
-        if uses_prebuilt(site):  # each run's Workload fails the step once Kueue gives up on it
+        if prebuilt:  # each run's Workload fails the step once Kueue gives up on it
             checks = (*checks, WORKLOAD)
         name = stage_units[0].stage.name
         # NVCRE runs all rounds inside one step; trainer mode makes a step of each round.
@@ -141,15 +142,14 @@ def gate_readiness(site: Site, placed: Sequence[Manifest], steps: Sequence[Step]
     return gated
 
 
-def is_run(manifest: Manifest) -> bool:
+def is_run(manifest: Manifest, checks: tuple[HealthCheck, ...] = HEALTH_CHECKS) -> bool:
     """Whether an object is a run a step waits for (its kind has a health check)."""
-    return check_for(str(manifest.obj.get("apiVersion", "")), manifest.kind) is not None
+    return check_for(str(manifest.obj.get("apiVersion", "")), manifest.kind, checks) is not None
 
 
 def is_companion(manifest: Manifest) -> bool:
     """Whether an object goes with its run, in its step (a run's prebuilt Workload)."""
-    api_version = str(manifest.obj.get("apiVersion", ""))
-    return companion_check_for(api_version, manifest.kind) is not None
+    return is_run(manifest, COMPANION_CHECKS)
 
 
 def _place(manifest: Manifest, steps: Sequence[Step]) -> Manifest:

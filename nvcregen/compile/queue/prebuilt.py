@@ -72,11 +72,12 @@ PROBES = ("livenessProbe", "readinessProbe", "startupProbe")
 
 def uses_prebuilt(site: Site) -> bool:
     """Whether trainer mode's runs get prebuilt Workloads (Kueue, and not opted out)."""
-    return (
-        site.spec.readiness.engine == "trainer"
-        and uses_kueue(site)
-        and site.spec.dependencies.kueue.prebuilt_workloads
-    )
+    return _could_use_prebuilt(site) and site.spec.dependencies.kueue.prebuilt_workloads
+
+
+def _could_use_prebuilt(site: Site) -> bool:
+    """Trainer mode with Kueue: nvcregen creates the runs, and Kueue admits them."""
+    return site.spec.readiness.engine == "trainer" and uses_kueue(site)
 
 
 FIELD = "/spec/dependencies/kueue/prebuiltWorkloads"
@@ -93,7 +94,7 @@ def check_prebuilt(site: Site, doc: Document) -> list[Diagnostic]:
     if FIELD not in doc.spans:  # only what the site writes: the default says nothing
         return []
     enabled = site.spec.dependencies.kueue.prebuilt_workloads
-    applies = site.spec.readiness.engine == "trainer" and uses_kueue(site)
+    applies = _could_use_prebuilt(site)
     if applies and not enabled:
         message = (
             "without prebuilt Workloads a run Kueue deactivated looks queued: its step waits "

@@ -18,10 +18,10 @@ from nvcregen.check.replayed import replay_manifests_of
 from nvcregen.compile.gitops import timing
 from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
 from nvcregen.compile.gitops.health.checks import (
+    COMPANION_CHECKS,
     WORKLOAD,
     argocd_health_keys,
     check_for,
-    companion_check_for,
 )
 from nvcregen.compile.gitops.layer import LAYERS
 from nvcregen.compile.gitops.steps import (
@@ -41,9 +41,11 @@ from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.plan.resolve import plan
+from nvcregen.replay.context import Context
 from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import render_plans
+from nvcregen.replay.simulate import Case, Timeline
 from nvcregen.replay.site import replay_context, replay_site
 from nvcregen.replay.timeline import StepRow, plan_view, step_worst_ms
 from nvcregen.spec.v1alpha1 import Site
@@ -233,8 +235,8 @@ def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
         }
         assert {(e["apiVersion"], e["kind"]) for e in spec["healthCheckExprs"]} == in_folder
         for entry in spec["healthCheckExprs"]:
-            check = check_for(entry["apiVersion"], entry["kind"]) or companion_check_for(
-                entry["apiVersion"], entry["kind"]
+            check = check_for(entry["apiVersion"], entry["kind"]) or check_for(
+                entry["apiVersion"], entry["kind"], COMPANION_CHECKS
             )
             assert check is not None
             assert entry == check.flux_expr()
@@ -513,7 +515,9 @@ def test_plan_prints_what_holds_an_argocd_sync() -> None:
 
 
 @pytest.mark.parametrize(("engine", "mode"), [("flux", "trainer"), ("argocd", "nvcre")])
-def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(engine: str, mode: str) -> None:
+def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(
+    engine: str, mode: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`worst_step_ms` runs the worst-case clock alone; each step's figure is the plan's."""
     site, found = build(site_text(engine, mode=mode, rounds=3))
     test_units = plan(site, catalog())
@@ -522,10 +526,19 @@ def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(engine: str, mo
     view = plan_view(replay_site(tree, plan_facts(site, test_units)))
     shown = {row.name: row.worst_ms for row in view.steps if row.worst_ms is not None}
     assert len(shown) >= 2
+    cases: list[str] = []
+    clock = Context.clock
+
+    def recorded(ctx: Context, case: Case) -> Timeline:
+        cases.append(case)
+        return clock(ctx, case)
+
+    monkeypatch.setattr(Context, "clock", recorded)
     assert timing.worst_step_ms(placed, site, test_units) == shown
+    assert cases == ["worst"], "the step timeouts ran another clock than the worst"
+    monkeypatch.undo()
     ctx = replay_context(tree, plan_facts(site, test_units))
     assert step_worst_ms(ctx) == shown
-    assert "expected" not in vars(ctx), "the expected clock ran for the step timeouts"
     # A step whose runs never all end has no figure (its row shows none either).
     stuck = replay_context(tree, plan_facts(site, test_units))
     never = dataclasses.replace(

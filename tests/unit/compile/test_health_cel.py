@@ -20,11 +20,11 @@ from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import
 from healthfactory import CASES, EXPECTED, KINDS, WORKLOAD_CASES, run
 
 from nvcregen.compile.gitops.health.checks import (
+    COMPANION_CHECKS,
     HEALTH_CHECKS,
     WORKLOAD,
     HealthCheck,
     check_for,
-    companion_check_for,
 )
 from nvcregen.kubeschema.registry import default_registry
 
@@ -136,7 +136,7 @@ def test_workloads_are_shaped_as_the_vendored_crd_says(kind: str, state: str) ->
 @pytest.mark.parametrize(("kind", "state"), WORKLOAD_CASES)
 def test_flux_status_of_each_workload_state(kind: str, state: str) -> None:
     obj = run(kind, state)
-    assert companion_check_for(obj["apiVersion"], kind) is WORKLOAD
+    assert check_for(obj["apiVersion"], kind, COMPANION_CHECKS) is WORKLOAD
     assert check_for(obj["apiVersion"], kind) is None  # not a run: no step counts it
     assert flux_status(WORKLOAD, obj) == EXPECTED[kind][state][1]
 

@@ -100,16 +100,16 @@ WORKLOAD = HealthCheck("kueue.x-k8s.io/v1beta2", "Workload", "workload.lua", "tr
 COMPANION_CHECKS = (WORKLOAD,)
 
 
-def check_for(api_version: str, kind: str) -> HealthCheck | None:
-    """The health check of a kind, or None when readiness stages do not wait for it."""
-    group = api_version.rpartition("/")[0]
-    return next((c for c in HEALTH_CHECKS if c.group == group and c.kind == kind), None)
+def check_for(
+    api_version: str, kind: str, checks: tuple[HealthCheck, ...] = HEALTH_CHECKS
+) -> HealthCheck | None:
+    """The health check of a kind among `checks` (by default the runs'), else None.
 
-
-def companion_check_for(api_version: str, kind: str) -> HealthCheck | None:
-    """The health check of an object applied beside a run (its Workload), else None."""
+    A readiness stage waits for the runs' kinds; `COMPANION_CHECKS` are those of objects
+    applied beside a run (its prebuilt Workload).
+    """
     group = api_version.rpartition("/")[0]
-    return next((c for c in COMPANION_CHECKS if c.group == group and c.kind == kind), None)
+    return next((c for c in checks if c.group == group and c.kind == kind), None)
 
 
 @functools.cache
