@@ -186,15 +186,24 @@ def share_strings(data: Any, seen: dict[str, str]) -> None:
                     stack.append(value)
 
 
-def _encode(result: FileResult) -> tuple[Any, list[tuple[str, str, str, str, str]]]:
-    findings = [(f.pointer, f.code, f.message, f.severity.value, f.hint) for f in result.findings]
-    return result.data, findings
+Plain = tuple[str, str, str, str, str]  # a Finding as marshal writes it
+
+
+def _plain(findings: Sequence[Finding]) -> list[Plain]:
+    return [(f.pointer, f.code, f.message, f.severity.value, f.hint) for f in findings]
+
+
+def _findings(plain: Sequence[Plain]) -> list[Finding]:
+    return [Finding(p, c, m, Severity(s), h) for p, c, m, s, h in plain]
+
+
+def _encode(result: FileResult) -> tuple[Any, list[Plain]]:
+    return result.data, _plain(result.findings)
 
 
 def _decode(part: bytes) -> list[tuple[int, FileResult]]:
     return [
-        (index, FileResult(data, [Finding(p, c, m, Severity(s), h) for p, c, m, s, h in found]))
-        for index, data, found in marshal.loads(part)
+        (index, FileResult(data, _findings(found))) for index, data, found in marshal.loads(part)
     ]
 
 
@@ -214,9 +223,8 @@ def objects_findings(
     for index, obj in enumerate(objects):
         first.setdefault(str(obj.get("kind")), index)
 
-    def task(index: int) -> list[tuple[str, str, str, str, str]]:
-        found = object_findings(objects[index], kube_version=kube_version)
-        return [(f.pointer, f.code, f.message, f.severity.value, f.hint) for f in found]
+    def task(index: int) -> list[Plain]:
+        return _plain(object_findings(objects[index], kube_version=kube_version))
 
     encoded = forked_map(task, len(objects), first=tuple(first.values()), meanwhile=meanwhile)
-    return [[Finding(p, c, m, Severity(s), h) for p, c, m, s, h in found] for found in encoded]
+    return [_findings(found) for found in encoded]

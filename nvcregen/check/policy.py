@@ -213,8 +213,6 @@ def _clue_anywhere(obj: Any) -> bool:
     kubeconfig's `kind:` across the two). A fleet's objects repeat their texts (a
     container's command in every run), which is why each is tested once.
     """
-    if isinstance(obj, str):
-        return _clue(obj)
     stack = [obj] if isinstance(obj, dict | list) else []
     while stack:
         value = stack.pop()

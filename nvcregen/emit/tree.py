@@ -55,17 +55,15 @@ def to_tree(
     `stamp`, it also records the input key and every file's digest (`emit/cache.py`).
     `texts` are the manifests' file texts when `dump_manifests` already wrote them.
     """
-    tree: Tree = {}
     entries: dict[str, object] = {}
     for manifest in manifests:
         path = manifest_path(manifest)
-        if path in tree:
+        if path in entries:
             raise NvcregenError([_duplicate(doc, manifest, path)])
-        tree[path] = ""
         entries[path] = _index_entry(manifest, doc)
     if texts is None:
         texts = dump_manifests(manifests, source)
-    tree.update(zip(entries, texts, strict=True))  # in the manifests' order, as `entries`
+    tree: Tree = dict(zip(entries, texts, strict=True))  # in the manifests' order
     index = {
         "generator": f"nvcregen {__version__}",
         "site": site,
