@@ -27,8 +27,11 @@ def test_both_loaders_read_the_same_data(raw: bytes) -> None:
 def test_a_plain_date_stays_text_on_the_quick_path() -> None:
     assert b"*" not in DOCUMENTS[0]
     assert parse_fast(DOCUMENTS[0])["when"] == "2026-01-02"
-    # a `*` sends the text to the aliasing loader, which the comparison above then calls
-    # twice: what it reads is stated here
+
+
+def test_a_star_that_is_no_alias_reads_as_text() -> None:
+    """A `*` sends the text to the aliasing loader, which the comparison of both loaders
+    then calls twice: what it reads is stated here."""
     assert parse_fast(DOCUMENTS[1]) == {"glob": "*.yaml", "script": "echo $(( 2 * 3 ))\n"}
 
 
