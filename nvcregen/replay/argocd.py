@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from nvcregen.core.kueuekeys import QUEUE_LABEL
+from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, QUEUE_LABEL
 from nvcregen.replay.gating import Gating, Step, relative, under, wave_of
 from nvcregen.replay.model import Run, TreeObject
 
@@ -49,6 +49,34 @@ def health_checks(objects: Iterable[TreeObject]) -> frozenset[str]:
             if line and not line.startswith(" ") and line.rstrip().endswith(":"):
                 keys.add(line.rstrip()[:-1].replace("/", "_"))
     return frozenset(keys)
+
+
+WORKLOAD_CHECK = "kueue.x-k8s.io_Workload"
+
+
+def deactivation_seen(
+    objects: Iterable[TreeObject], runs: Iterable[Run], checks: frozenset[str] | None
+) -> frozenset[str]:
+    """Runs whose deactivation by Kueue Argo CD would see (Degraded), by path.
+
+    Each names a prebuilt Workload (its label) that the tree applies, in its namespace,
+    and `argocd-cm` has a health check for Workloads (`checks` None: the site says the
+    checks are installed elsewhere). Otherwise a deactivated run looks queued to Argo CD
+    and holds its sync until someone ends it.
+    """
+    if checks is not None and WORKLOAD_CHECK not in checks:
+        return frozenset()
+    workloads = {
+        (o.namespace, o.name)
+        for o in objects
+        if o.kind == "Workload" and o.group == KUEUE_PREFIX.rstrip("/")
+    }
+    return frozenset(
+        run.source.path
+        for run in runs
+        if (run.source.namespace, run.source.meta.get("labels", {}).get(PREBUILT_LABEL))
+        in workloads
+    )
 
 
 def argocd_gating(
@@ -91,7 +119,8 @@ def argocd_gating(
                     f"it is in the last sync wave ({last}) of Application {app.name}, which "
                     "Argo CD does not wait on: the sync succeeds once it is applied"
                 )
-    return Gating(steps, step_of, unwaited, unreported)
+    seen = deactivation_seen(objects, runs, checks)
+    return Gating(steps, step_of, unwaited, unreported, seen)
 
 
 def _unwaited(item: TreeObject, checks: frozenset[str] | None) -> str:

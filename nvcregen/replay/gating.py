@@ -50,6 +50,8 @@ class Gating:
         step_of: Each run's step, by the run's path in the site folder.
         unwaited: Why the controller does not wait for a run, by path (waited runs absent).
         unreported: Why nothing waits for a run at the end of the plan, by path.
+        deactivation_seen: Argo CD: runs whose prebuilt Workload the tree applies and
+            `argocd-cm` checks, so a run Kueue deactivates fails its wave (by path).
 
     """
 
@@ -57,6 +59,7 @@ class Gating:
     step_of: Mapping[str, str]
     unwaited: Mapping[str, str] = field(default_factory=dict)
     unreported: Mapping[str, str] = field(default_factory=dict)
+    deactivation_seen: frozenset[str] = frozenset()
 
     def waited(self, path: str) -> bool:
         """Whether the run's step is done only once the run has finished."""

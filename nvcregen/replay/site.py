@@ -8,6 +8,7 @@ model covers and what it leaves out.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -107,4 +108,4 @@ def read_gating(objects: Sequence[TreeObject], runs: Sequence[Run], facts: PlanF
         unwaited[run.source.path] = (
             "no GitOps object of the tree applies it, so nothing waits for it"
         )
-    return Gating(steps, step_of, unwaited, gating.unreported)
+    return dataclasses.replace(gating, steps=steps, step_of=step_of, unwaited=unwaited)

@@ -24,7 +24,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
 from nvcregen.replay.context import Context
@@ -137,7 +136,7 @@ def _row(replay: Replay, key: str, runs: list[Run]) -> StepRow:
     at_once = _at_once(slots)
     limit = replay.facts.deadline_ms
     worst_ms = None if worst_start is None or worst_end is None else worst_end - worst_start
-    holds_queued = replay.gating.steps[key].timeout_ms is None and _prebuilt(runs)
+    holds_queued = replay.gating.steps[key].timeout_ms is None and _seen(replay, runs)
     return StepRow(
         name=_row_name(runs),
         applied_by=replay.gating.steps[key].label,
@@ -187,16 +186,14 @@ def _holds_ms(replay: Replay, key: str, runs: list[Run], worst_ms: int | None) -
     if step_timeout is not None:  # Flux
         return step_timeout
     deactivation = replay.facts.deactivation_ms
-    if deactivation is None or worst_ms is None or not _prebuilt(runs):
+    if deactivation is None or worst_ms is None or not _seen(replay, runs):
         return None
     return worst_ms + deactivation
 
 
-def _prebuilt(runs: list[Run]) -> bool:
-    """Whether every run is admitted through a Workload of its own (its health is Kueue's)."""
-    return bool(runs) and all(
-        PREBUILT_LABEL in (r.source.obj.get("metadata", {}).get("labels") or {}) for r in runs
-    )
+def _seen(replay: Replay, runs: list[Run]) -> bool:
+    """Whether Argo CD would see Kueue deactivate each run (`Gating.deactivation_seen`)."""
+    return bool(runs) and all(r.source.path in replay.gating.deactivation_seen for r in runs)
 
 
 def _span(timeline: Timeline, paths: set[str]) -> tuple[int | None, int | None]:

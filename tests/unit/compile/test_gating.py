@@ -475,6 +475,26 @@ def test_argocd_holds_without_limit_when_nothing_tells_a_deactivated_run() -> No
             assert (row.holds_ms, row.holds_queued) == (None, False)
 
 
+def test_argocd_holds_without_limit_unless_the_tree_shows_it_the_deactivation() -> None:
+    """The bound needs its evidence in the tree: each run's Workload, and argocd-cm's check."""
+    site, found = build(site_text(mode="trainer"))
+    (config,) = [m for m in found if m.name == "argocd-cm"]
+    data = {k: v for k, v in config.obj["data"].items() if k != WORKLOAD.argocd_key}
+    unchecked = [
+        dataclasses.replace(m, obj={**m.obj, "data": data}) if m is config else m for m in found
+    ]
+    without_workloads = [m for m in found if m.kind != "Workload"]
+    gone = next(m for m in found if m.kind == "Workload")  # one run's Workload
+    one_missing = [m for m in found if m is not gone]
+    for tree in (unchecked, without_workloads):
+        for row in _step_rows(site, tree).values():
+            assert (row.holds_ms, row.holds_queued) == (None, False)
+    rows = _step_rows(site, one_missing)
+    unbounded = {name for name, row in rows.items() if row.holds_ms is None}
+    assert unbounded == {gone.folder}  # its step alone: the others keep their bound
+    assert len(rows) > 1
+
+
 def test_flux_holds_a_step_for_its_timeout() -> None:
     site, found = build(site_text("flux", mode="trainer"))
     timeouts = _step_timeouts(site, found)
