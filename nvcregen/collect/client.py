@@ -23,7 +23,7 @@ requests go through its `ApiClient` as plain HTTP, so each answer's status and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NoReturn
 
@@ -52,6 +52,15 @@ class Listing:
 
     items: list[Obj]
     record: ListRecord
+
+
+def unserved(listings: Iterable[Listing]) -> list[str]:
+    """A note for each listing of a kind the cluster does not serve."""
+    return [
+        f"the cluster serves no {listing.record.kind} (its CRD is not installed)"
+        for listing in listings
+        if not listing.record.served
+    ]
 
 
 DeleteStatus = Literal["deleted", "gone", "conflict", "refused", "kept"]

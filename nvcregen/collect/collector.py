@@ -32,6 +32,7 @@ from nvcregen.collect.client import (
     DeleteOutcome,
     delete_object,
     list_objects,
+    unserved,
 )
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
@@ -238,11 +239,7 @@ def read_cluster(site: Site, cluster: Cluster, options: CollectOptions) -> Snaps
             f"could not read the cluster completely, nothing archived: {exc}"
         ) from exc
     listings = first + second
-    notes = tuple(
-        f"the cluster serves no {listing.record.kind} (its CRD is not installed)"
-        for listing in listings
-        if not listing.record.served
-    )
+    notes = tuple(unserved(listings))
     objects = tuple(item for listing in listings for item in listing.items)
     records = tuple(listing.record for listing in listings)
     return Snapshot(objects, f"context {cluster.context}", records, notes)

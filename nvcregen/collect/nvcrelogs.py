@@ -20,7 +20,7 @@ from datetime import datetime
 from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster
-from nvcregen.collect.client import list_objects, read_text
+from nvcregen.collect.client import Listing, list_objects, read_text, unserved
 from nvcregen.collect.model import CollectOptions
 from nvcregen.collect.nodelogs import MAX_BYTES, is_node_health_log
 from nvcregen.collect.podlogs import JOBSET_NAME, PodIndex, node_of
@@ -89,7 +89,10 @@ def read_nvcre_node_health_logs(
     notes: list[str] = []
     for namespace in sorted(set(namespaces)):
         runs = []
-        for run in _list(cluster, "TrainJob", namespace, site_selector(site), options):
+        listing = _list(cluster, "TrainJob", namespace, site_selector(site), options)
+        if not listing.record.served:  # Trainer is not installed: no run, and it says why
+            return [], unserved([listing])
+        for run in listing.items:
             bound = since.get(labels_of(run).get(TEST) or "")
             if bound is None:
                 continue
@@ -102,7 +105,7 @@ def read_nvcre_node_health_logs(
             runs.append(run)
         if not runs:
             continue
-        pods = PodIndex(_list(cluster, "Pod", namespace, JOBSET_NAME, options)).jobsets
+        pods = PodIndex(_list(cluster, "Pod", namespace, JOBSET_NAME, options).items).jobsets
         for run in sorted(runs, key=lambda r: str(metadata(r).get("name"))):
             log, note = _read(cluster, namespace, run, pods, options)
             if log is not None:
@@ -114,9 +117,9 @@ def read_nvcre_node_health_logs(
 
 def _list(
     cluster: Cluster, kind: str, namespace: str, selector: str, options: CollectOptions
-) -> list[Obj]:
+) -> Listing:
     request = ListRequest(kind, namespace, selector, options.page_size)
-    return list_objects(cluster, request, options.policy, options.on_page).items
+    return list_objects(cluster, request, options.policy, options.on_page)
 
 
 def _read(

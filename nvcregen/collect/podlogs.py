@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from urllib.parse import quote
 
 from nvcregen.cluster.client import Cluster, ClusterError, connect
-from nvcregen.collect.client import ApiCallError, list_objects, read_text
+from nvcregen.collect.client import ApiCallError, list_objects, read_text, unserved
 from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
@@ -66,11 +66,7 @@ def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog]
         raise CollectError(
             f"could not read the cluster completely, nothing archived: {exc}"
         ) from exc
-    notes += [
-        f"the cluster serves no {listing.record.kind} (its CRD is not installed)"
-        for listing in listings
-        if not listing.record.served
-    ]
+    notes += unserved(listings)
     records = tuple(listing.record for listing in listings)
     snapshot = Snapshot(tuple(runs), f"context {cluster.context}", records, tuple(notes))
     return logs, snapshot

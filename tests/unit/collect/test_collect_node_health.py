@@ -477,11 +477,16 @@ def _collect_nvcre(state: list[dict[str, Any]], logs: dict[Any, bytes], tmp_path
 
 
 def _collect_from_fake(
-    site: str, state: list[dict[str, Any]], logs: dict[Any, bytes], tmp_path: Path
+    site: str,
+    state: list[dict[str, Any]],
+    logs: dict[Any, bytes],
+    tmp_path: Path,
+    unserved: tuple[str, ...] = (),
 ) -> Any:
     """Collect an example site from a fake API server; the outcome and the log queries."""
     with serve(state) as fake:
         fake.logs = logs
+        fake.served -= set(unserved)
         outcome = collect(
             CollectOptions(
                 str(EXAMPLES / site),
@@ -552,6 +557,18 @@ def test_nvcre_mode_reads_no_trainjob_made_before_the_sites_workloadrun(
     (tmp_path / "again").mkdir()
     outcome, queries = _collect_nvcre(state, logs, tmp_path / "again")
     assert len(queries) == 3
+
+
+def test_nvcre_mode_without_trainer_installed_says_so_and_clears_no_node(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    state, logs = _nvcre_cluster(rendered)
+    outcome, queries = _collect_from_fake(
+        "h200-nvcre.yaml", state, logs, tmp_path, unserved=("trainjobs",)
+    )
+    assert queries == []
+    assert "the cluster serves no TrainJob (its CRD is not installed)" in outcome.notes
+    assert {n.status for n in outcome.verdicts.nodes} == {"untested"}
 
 
 def test_nvcre_mode_does_not_judge_a_log_from_another_node_than_its_pods(
