@@ -313,7 +313,12 @@ def test_every_queued_trainer_run_has_its_workload_in_the_second_sync() -> None:
 
 
 def test_a_workloads_pod_sets_are_immutable_once_it_holds_quota() -> None:
-    """The admission rule the replay relies on is real: changed pod sets are refused."""
+    """The rendered Workload applied again unchanged leaves the admitted one as it is.
+
+    The first half checks this file's apply model (`tests/applymodel.py`), not nvcregen:
+    it refuses changed pod sets once a Workload is admitted, as Kueue's webhook does, so
+    the second half would notice a rendered Workload that changes them.
+    """
     manifests = _manifests(ROOT / "sites" / "h20-3e-trainer.yaml")
     workload = next(m.obj for m in manifests if m.obj["kind"] == "Workload")
     run = next(
