@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
@@ -24,7 +25,6 @@ from nvcregen.check.crossref import (
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import (
     FileJob,
-    check_file,
     iter_check_files,
     not_object,
 )
@@ -33,6 +33,7 @@ from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.heap import collection_paused
+from nvcregen.core.kube import KUBE_VERSION_PATTERN
 from nvcregen.core.regular import not_regular, read_regular
 from nvcregen.emit.faults import not_regular_file
 from nvcregen.emit.naming import INDEX_FILE, project_path
@@ -53,12 +54,11 @@ PREVIEW_DIR = "preview"
 
 @dataclass(frozen=True)
 class SiteFacts:
-    """What checking a site's output needs from the site: Kubernetes version, pools, cluster.
+    """What checking a site's output needs from the site: its pools, plan and cluster.
 
     Sites naming one cluster are checked against each other (NVC690).
     """
 
-    kube_version: str
     stage_pools: dict[str, PoolCounts]
     plan: PlanFacts | None = None
     site: str = ""
@@ -162,8 +162,7 @@ def _read_tree(
     Also returns what each site folder's site says (None where it cannot be loaded) and
     the replay of each site folder. The workers start on the files with the Kubernetes
     version each site declares; the sites are loaded while they work, and each site
-    folder is replayed as soon as its last file is in. A file whose site turns out to
-    check against another version (a site that does not load) is checked again here.
+    folder is replayed as soon as its last file is in.
     """
     listed, diags = _regular_files(_tree_files(out_dir, root))
     base = _shown(out_dir, root)  # an index.json that is a FIFO is never read either
@@ -197,12 +196,8 @@ def _read_tree(
     of_site: dict[Path, list[TreeFile]] = {}
     replayed: list[tuple[str, Finding]] = []
     results = iter_check_files(jobs, meanwhile=load_sites)
-    for job, (path, shown), site_dir, first in zip(jobs, listed, where, results, strict=True):
+    for (path, shown), site_dir, result in zip(listed, where, results, strict=True):
         site = facts.get(site_dir) if site_dir else None
-        version = _version(site)
-        result = (
-            first if job.kube_version == version else check_file(replace(job, kube_version=version))
-        )
         generated = GeneratedFile(path, shown)
         if result.data is None:  # libyaml could not read it: a limit, or the careful loader
             diags += _unreadable(generated)
@@ -247,10 +242,6 @@ def _layer(file: TreeFile) -> str | None:
     if file.site_dir is None:
         return None
     return _below(file.file.path, file.site_dir)[0]
-
-
-def _version(site: SiteFacts | None) -> str:
-    return site.kube_version if site else DEFAULT_KUBE_VERSION
 
 
 def _tree_files(out_dir: Path, root: Path) -> list[tuple[Path, str]]:
@@ -365,12 +356,19 @@ def _site_document(index: Mapping[str, Any], root: Path) -> Document | None:
 
 
 def _declared_version(doc: Document | None) -> str:
-    """The Kubernetes version a site file states (checked when the site is loaded)."""
+    """The Kubernetes version a site file states, when it is one a site may state.
+
+    Files are checked against it whether or not the rest of the site loads: it is the
+    best word on the cluster there is. Anything else (no site, no version, one nvcregen
+    has no schemas for) checks against `DEFAULT_KUBE_VERSION`.
+    """
     data = doc.data if doc is not None else None
     spec = data.get("spec") if isinstance(data, dict) else None
     kubernetes = spec.get("kubernetes") if isinstance(spec, dict) else None
     version = kubernetes.get("version") if isinstance(kubernetes, dict) else None
-    return version if isinstance(version, str) else DEFAULT_KUBE_VERSION
+    if isinstance(version, str) and re.fullmatch(KUBE_VERSION_PATTERN, version):
+        return version
+    return DEFAULT_KUBE_VERSION
 
 
 def _site_facts(
@@ -395,7 +393,6 @@ def _site_facts(
         site = site.with_gitops_path(in_repository(prefix, folder))
     plan = plan_facts(site, units) if units else None
     return SiteFacts(
-        site.spec.kubernetes.version,
         stage_counts(units),
         plan,
         site.metadata.name,

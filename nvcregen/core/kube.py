@@ -13,6 +13,9 @@ from functools import cache
 
 from nvcregen.core.datafiles import data_dir
 
+KUBE_VERSION_PATTERN = r"^1\.(2[5-9]|3[0-7])$"
+"""The Kubernetes minor versions a site may state (each has vendored core schemas)."""
+
 _RBAC = "rbac.authorization.k8s.io"
 
 CLUSTER_SCOPED: dict[str, frozenset[str]] = {

@@ -13,6 +13,8 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic.alias_generators import to_camel
 
+from nvcregen.core.kube import KUBE_VERSION_PATTERN
+
 API_VERSION = "nvcregen.io/v1alpha1"
 KIND = "Site"
 
@@ -121,7 +123,7 @@ class Metadata(StrictModel):
 class KubernetesSpec(StrictModel):
     """The cluster's Kubernetes minor version; it selects core schemas and compatibility."""
 
-    version: Annotated[str, Field(pattern=r"^1\.(2[5-9]|3[0-7])$", examples=["1.30"])]
+    version: Annotated[str, Field(pattern=KUBE_VERSION_PATTERN, examples=["1.30"])]
     """The Kubernetes minor version, quoted (`"1.30"`): it picks the core schemas objects are
     checked against."""
 
