@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import marshal
-import multiprocessing
-import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,15 +12,9 @@ import yaml
 from nvcregen.check.findings import Finding
 from nvcregen.check.objectcheck import object_findings
 from nvcregen.core.errors import Severity
-from nvcregen.core.forked import forked_map
+from nvcregen.core.forked import forked_iter, forked_map
 from nvcregen.core.regular import read_regular
 from nvcregen.spec.fast import parse_fast
-
-# Below this many files, starting workers costs more than it saves.
-PARALLEL_FROM = 400
-# Pieces of work per worker: a worker slowed by another process hands its later pieces to
-# the others instead of holding up the whole check.
-PIECES_PER_WORKER = 8
 
 
 @dataclass(frozen=True)
@@ -43,9 +33,6 @@ class FileResult:
 
     data: Any
     findings: list[Finding] = field(default_factory=list)
-
-
-_JOBS: list[FileJob] = []
 
 
 def is_object(data: Any) -> bool:
@@ -97,39 +84,22 @@ def iter_check_files(
 ) -> Iterator[FileResult]:
     """Parse and check every file, yielding results in order as soon as they are known.
 
-    Workers are forked after one file of each kind has warmed the schema, CEL and policy
-    caches, so each starts with compiled validators, receives only job indexes, and
-    sends back plain data and findings. The files are dealt out in small pieces, taken
-    by whichever worker is free; the caller works on the first results while workers
-    finish the last. `meanwhile` runs once the workers have their work (first, when
-    there are none), before the first result is yielded.
+    Large trees use every core (`core/forked.py`): workers are forked after one file of
+    each kind has warmed the schema, CEL and policy caches, receive job indexes and send
+    back plain data and findings, equal strings as one object (`share_strings`; each
+    worker remembers the strings it has seen). `meanwhile` runs once the workers have
+    their work (first, when there are none), before the first result is yielded.
     """
-    workers = min(os.cpu_count() or 1, 8)
-    forking = "fork" in multiprocessing.get_all_start_methods()
-    if len(jobs) < PARALLEL_FROM or workers < 2 or not forking:
-        meanwhile()
-        yield from (check_file(job) for job in jobs)
-        return
-    # Check one file of each kind here first, so every worker inherits compiled validators.
-    done = {i: check_file(jobs[i]) for i in _one_per_kind(jobs)}
-    rest = [i for i in range(len(jobs)) if i not in done]
-    size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
-    pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
-    context = multiprocessing.get_context("fork")
-    following = 0
-    _JOBS[:] = jobs
-    try:
-        with ProcessPoolExecutor(workers, mp_context=context) as pool:
-            parts = pool.map(_check_piece, pieces)  # workers are forked here
-            meanwhile()
-            for part in parts:
-                done.update(_decode(part))
-                while following in done:
-                    yield done.pop(following)
-                    following += 1
-    finally:
-        _JOBS.clear()
-    yield from (done.pop(i) for i in range(following, len(jobs)))
+    seen: dict[str, str] = {}
+
+    def task(index: int) -> tuple[Any, list[Plain]]:
+        result = check_file(jobs[index])
+        share_strings(result.data, seen)
+        return result.data, _plain(result.findings)
+
+    first = tuple(_one_per_kind(jobs))
+    for data, found in forked_iter(task, len(jobs), first=first, meanwhile=meanwhile):
+        yield FileResult(data, _findings(found))
 
 
 def _one_per_kind(jobs: list[FileJob]) -> list[int]:
@@ -150,16 +120,6 @@ def check_file(job: FileJob) -> FileResult:
         return FileResult(data)
     findings = object_findings(data, kube_version=job.kube_version, strict=job.strict, old=job.old)
     return FileResult(data, findings)
-
-
-def _check_piece(indexes: list[int]) -> bytes:
-    # marshal moves plain data between processes about three times faster than pickle,
-    # and writes an object seen twice once: strings shared here arrive shared.
-    seen: dict[str, str] = {}
-    results = [(i, check_file(_JOBS[i])) for i in indexes]
-    for _, result in results:
-        share_strings(result.data, seen)
-    return marshal.dumps([(i, *_encode(result)) for i, result in results])
 
 
 def share_strings(data: Any, seen: dict[str, str]) -> None:
@@ -195,16 +155,6 @@ def _plain(findings: Sequence[Finding]) -> list[Plain]:
 
 def _findings(plain: Sequence[Plain]) -> list[Finding]:
     return [Finding(p, c, m, Severity(s), h) for p, c, m, s, h in plain]
-
-
-def _encode(result: FileResult) -> tuple[Any, list[Plain]]:
-    return result.data, _plain(result.findings)
-
-
-def _decode(part: bytes) -> list[tuple[int, FileResult]]:
-    return [
-        (index, FileResult(data, _findings(found))) for index, data, found in marshal.loads(part)
-    ]
 
 
 def objects_findings(

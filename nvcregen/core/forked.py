@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import marshal
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from nvcregen.core.heap import collection_paused
@@ -31,24 +31,40 @@ def forked_map(
     first: tuple[int, ...] = (),
     meanwhile: Callable[[], None] = lambda: None,
 ) -> list[Any]:
-    """`[task(i) for i in range(count)]`, across forked workers when `count` is large.
+    """`[task(i) for i in range(count)]`, across forked workers when `count` is large."""
+    return list(forked_iter(task, count, first=first, meanwhile=meanwhile))
+
+
+def forked_iter(
+    task: Callable[[int], Any],
+    count: int,
+    *,
+    first: tuple[int, ...] = (),
+    meanwhile: Callable[[], None] = lambda: None,
+) -> Iterator[Any]:
+    """`task(i)` for each i in `range(count)`, in order, each as soon as it is known.
+
+    The caller works on the first results while the workers finish the last.
 
     Args:
         task: What to do with one index; its result must be plain data (marshal-able).
         count: How many indexes.
         first: Indexes done here before forking, so workers inherit what they warmed
             (compiled validators, caches).
-        meanwhile: Runs once while the workers work (first, when there are none).
+        meanwhile: Runs once while the workers work (first, when there are none),
+            before the first result is yielded.
 
     """
     workers = min(os.cpu_count() or 1, MAX_WORKERS)
     if count < FORK_FROM or workers < 2 or not hasattr(os, "fork"):
         meanwhile()
-        return [task(i) for i in range(count)]
+        yield from (task(i) for i in range(count))
+        return
     done = {i: task(i) for i in first}
     rest = [i for i in range(count) if i not in done]
     size = max(1, -(-len(rest) // (workers * PIECES_PER_WORKER)))
     pieces = [rest[start : start + size] for start in range(0, len(rest), size)]
+    following = 0
     _TASK[:] = [task]
     # A collection in the parent or a worker would copy every page it touches.
     try:
@@ -57,9 +73,12 @@ def forked_map(
             meanwhile()
             for part in parts:
                 done.update(marshal.loads(part))
+                while following in done:
+                    yield done.pop(following)
+                    following += 1
     finally:
         _TASK.clear()
-    return [done[i] for i in range(count)]
+    yield from (done.pop(i) for i in range(following, count))
 
 
 def _piece(indexes: list[int]) -> bytes:

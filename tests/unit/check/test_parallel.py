@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from nvcregen.check import parallel
+from nvcregen.core import forked
 
 OUT = Path(__file__).resolve().parents[3] / "out"
 
@@ -26,7 +27,7 @@ def test_parallel_results_equal_serial_ones(
     paths = [*files, broken, not_yaml, listed, *files]
     jobs = [parallel.FileJob(p, "1.30") for p in paths]
     serial = [parallel.check_file(job) for job in jobs]
-    monkeypatch.setattr(parallel, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(forked, "FORK_FROM", 2)
     assert parallel.check_files(jobs) == serial
     by_path = dict(zip(paths, serial, strict=False))
     assert by_path[broken].findings, "the broken object must produce findings"

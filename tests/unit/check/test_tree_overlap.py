@@ -17,6 +17,7 @@ import pytest
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.check import parallel, tree
+from nvcregen.core import forked
 from nvcregen.core.errors import Diagnostic
 from nvcregen.kubeschema.registry import DEFAULT_KUBE_VERSION
 
@@ -77,7 +78,7 @@ def _judged(
         judged.setdefault(job.path, []).append(job.kube_version)
         return original(job)
 
-    monkeypatch.setattr(parallel, "PARALLEL_FROM", 10**9)  # here, so the spy sees each one
+    monkeypatch.setattr(forked, "FORK_FROM", 10**9)  # here, so the spy sees each one
     monkeypatch.setattr(parallel, "check_file", spied)
     diags = _check(project)
     versions: dict[str, set[tuple[str, ...]]] = {}
@@ -89,9 +90,9 @@ def _judged(
 def test_the_findings_do_not_depend_on_the_workers(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(parallel, "PARALLEL_FROM", 10**9)
+    monkeypatch.setattr(forked, "FORK_FROM", 10**9)
     here = _check(project)
-    monkeypatch.setattr(parallel, "PARALLEL_FROM", 2)
+    monkeypatch.setattr(forked, "FORK_FROM", 2)
     assert _check(project) == here
     codes = {d.code for d in here}
     assert "NVC603" in codes, codes  # the bad field
@@ -104,8 +105,9 @@ from pathlib import Path
 
 from nvcregen.check import parallel
 from nvcregen.check.checker import CheckOptions, run_check
+from nvcregen.core import forked
 
-parallel.PARALLEL_FROM = 2
+forked.FORK_FROM = 2
 seen = []
 started = parallel.iter_check_files
 
