@@ -56,7 +56,15 @@ class StepRow:
     worst_gpu_hours: float
     fits: bool
     retests: int = 0
-    holds_queued: bool = False  # Argo CD: a run never admitted holds the sync on top of holds_ms
+
+    @property
+    def holds_queued(self) -> bool:
+        """Argo CD: a run never admitted holds the sync on top of `holds_ms`.
+
+        Wherever Argo CD's hold has a bound (Kueue gives up on a run that ran), nothing
+        gives up on a run that never ran.
+        """
+        return self.step_timeout_ms is None and self.holds_ms is not None
 
     @property
     def worst_case_ms(self) -> int | None:
@@ -136,7 +144,6 @@ def _row(replay: Replay, key: str, runs: list[Run]) -> StepRow:
     at_once = _at_once(slots)
     limit = replay.facts.deadline_ms
     worst_ms = None if worst_start is None or worst_end is None else worst_end - worst_start
-    holds_queued = replay.gating.steps[key].timeout_ms is None and _seen(replay, runs)
     return StepRow(
         name=_row_name(runs),
         applied_by=replay.gating.steps[key].label,
@@ -156,7 +163,6 @@ def _row(replay: Replay, key: str, runs: list[Run]) -> StepRow:
         worst_gpu_hours=_gpu_hours(worst),
         fits=end is not None and end <= limit and at_once <= replay.facts.max_concurrent_jobs,
         retests=replay.facts.retests,
-        holds_queued=holds_queued and replay.facts.deactivation_ms is not None,
     )
 
 
