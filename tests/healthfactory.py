@@ -49,24 +49,27 @@ EXPECTED: dict[str, dict[str, tuple[str, str]]] = {
     "Job": {**_QUEUED_RUN, "resumed-running": ("Progressing", "InProgress")},
 }
 CASES = [(kind, state) for kind in KINDS for state in EXPECTED[kind]]
-# A run's prebuilt Workload (trainer mode with Kueue): never holds a wave, fails it once
-# Kueue gave up on the run. Kueue v0.19.2's states (pkg/controller/core/workload_controller.go,
-# jobframework/reconciler.go); every stored Workload has spec.active (the CRD defaults it).
+# A run's prebuilt Workload (trainer mode with Kueue). Argo CD: never holds a wave (the
+# run's own check does), fails it once Kueue gave up on the run. Flux: the step's gate
+# (Flux's Job reader calls a queued, suspended Job Current), done only once Kueue finished
+# it after the run succeeded, failed once the run failed or Kueue gave up. Kueue v0.19.2's
+# states (pkg/controller/core/workload_controller.go, jobframework/reconciler.go); every
+# stored Workload has spec.active (the CRD defaults it).
 WORKLOAD_EXPECTED: dict[str, tuple[str, str]] = {
     "not-started": ("Healthy", "Unknown"),
-    "pending": ("Healthy", "Current"),
-    "admitted": ("Healthy", "Current"),
-    "evicted-pods-ready-timeout": ("Healthy", "Current"),
+    "pending": ("Healthy", "InProgress"),
+    "admitted": ("Healthy", "InProgress"),
+    "evicted-pods-ready-timeout": ("Healthy", "InProgress"),
     "deactivated": ("Degraded", "Failed"),
     "deactivated-while-evicted": ("Degraded", "Failed"),
-    "deactivation-target": ("Healthy", "Current"),
-    "reactivated": ("Healthy", "Current"),
+    "deactivation-target": ("Healthy", "InProgress"),
+    "reactivated": ("Healthy", "InProgress"),
     # spec.active set true again, before Kueue marks it Requeued: someone wants it to run
-    "reactivated-not-yet-requeued": ("Healthy", "Current"),
+    "reactivated-not-yet-requeued": ("Healthy", "InProgress"),
     "out-of-sync": ("Degraded", "Failed"),
     "failed-to-start": ("Degraded", "Failed"),
     "finished-succeeded": ("Healthy", "Current"),
-    "finished-failed": ("Healthy", "Current"),
+    "finished-failed": ("Healthy", "Failed"),
 }
 EXPECTED["Workload"] = WORKLOAD_EXPECTED
 WORKLOAD_CASES = [("Workload", state) for state in WORKLOAD_EXPECTED]

@@ -58,7 +58,7 @@ def check_layers(
     pinned = check_pins(site, doc, examples, units, strict=strict)
     platform = check_platform(site, doc) + pinned + check_tolerations(site, doc)
     queues = workflow_namespace_gap(site, doc)  # NVC381: a gap NVCRE 0.7.0 leaves open
-    queues += check_prebuilt(site, doc)  # NVC385-386: prebuilt Workloads off, or in vain
+    queues += check_prebuilt(site, doc, units)  # NVC384-386: prebuilt Workloads off, or in vain
     return platform + monitoring + network + queues + check_gitops(site, doc)
 
 

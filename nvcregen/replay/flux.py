@@ -4,13 +4,17 @@ A Kustomization applies every file under its `path`, subfolders included, once e
 Kustomization in its `dependsOn` is Ready; with `wait: true` (or the run listed in
 `healthChecks`) it is Ready only when what it applied is healthy. kstatus calls a kind
 without Ready conditions (TrainJob, NVCRE's kinds) healthy at once, so those runs are
-waited on only through a `healthCheckExprs` entry for their group and kind; a batch/v1
-Job is read by Flux's own Job reader (Complete). A file under several Kustomizations is
-taken as applied by the one with the fewest dependencies (it is applied first). A
-suspended Kustomization is taken as resumed by the operator; dependencies outside the
-tree as Ready. A Kustomization reading an ExternalArtifact of source-watcher reads the
-folder the tree's ArtifactGenerator copies into it (`@<alias>/<folder>/**`); one reading a
-GitRepository, the repository.
+waited on only through a `healthCheckExprs` entry for their group and kind. A batch/v1
+Job is read by Flux's own Job reader, ahead of every expression, and that reader calls a
+suspended Job Current (fluxcd/pkg runtime/statusreaders/job.go since runtime v0.100.0):
+a Job Kueue still queues passes at once, so a Job is waited on only through its prebuilt
+Workload, applied by the same Kustomization with an expression for Workloads that is not
+simply `true` (`health/checks.py`: current once Finished with reason Succeeded). A file
+under several Kustomizations is taken as applied by the one with the fewest dependencies
+(it is applied first). A suspended Kustomization is taken as resumed by the operator;
+dependencies outside the tree as Ready. A Kustomization reading an ExternalArtifact of
+source-watcher reads the folder the tree's ArtifactGenerator copies into it
+(`@<alias>/<folder>/**`); one reading a GitRepository, the repository.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from nvcregen.core import units
+from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
 from nvcregen.replay.gating import Gating, Step, relative, under
 from nvcregen.replay.model import Run, TreeObject
 
@@ -67,6 +72,11 @@ def flux_gating(
 ) -> Gating:
     """A step per Kustomization, after the ones it depends on."""
     steps = {_key(k): _step(k) for k, _ in found}
+    workloads = {
+        (o.namespace, o.name): o.path
+        for o in objects
+        if o.kind == "Workload" and o.group == KUEUE_PREFIX.rstrip("/")
+    }
     depth = {key: len(_ancestors(key, steps, set())) for key in steps}
     step_of: dict[str, str] = {}
     unwaited: dict[str, str] = {}
@@ -79,6 +89,8 @@ def flux_gating(
         owner = min(covering, key=lambda c: (c[0], c[1]))[2]
         step_of[run.source.path] = _key(owner)
         reason = _unwaited(owner, run.source)
+        if not reason and (run.source.group, run.source.kind) == ("batch", "Job"):
+            reason = _job_unwaited(owner, run.source, workloads, found)
         if reason:
             unwaited[run.source.path] = reason
     return Gating(steps, step_of, unwaited)
@@ -132,7 +144,7 @@ def _unwaited(owner: TreeObject, run: TreeObject) -> str:
             f"Kustomization {owner.name} has no `wait: true`: it is Ready once the run is applied"
         )
     if (run.group, run.kind) == ("batch", "Job"):
-        return ""
+        return ""  # Flux's own Job reader: `_job_unwaited` says whether it waits
     for expr in owner.spec.get("healthCheckExprs") or []:
         if not isinstance(expr, dict):
             continue
@@ -142,4 +154,35 @@ def _unwaited(owner: TreeObject, run: TreeObject) -> str:
     return (
         f"Kustomization {owner.name} has no healthCheckExprs for {run.kind}: kstatus calls it "
         "healthy as soon as it exists"
+    )
+
+
+def _job_unwaited(
+    owner: TreeObject,
+    run: TreeObject,
+    workloads: Mapping[tuple[str, str], str],
+    found: Sequence[tuple[TreeObject, str]],
+) -> str:
+    """Why Flux passes this batch/v1 Job while Kueue still queues it ("" when it waits).
+
+    Flux's Job reader calls a suspended Job Current, so only the run's prebuilt Workload
+    can hold the step: applied by the same Kustomization, and checked by an expression
+    that is not always true.
+    """
+    label = run.meta.get("labels", {}).get(PREBUILT_LABEL)
+    path = workloads.get((run.namespace, str(label))) if label else None
+    base = next((b for k, b in found if k is owner), None)
+    gated = any(
+        isinstance(e, dict)
+        and str(e.get("apiVersion", "")).rpartition("/")[0] == KUEUE_PREFIX.rstrip("/")
+        and e.get("kind") == "Workload"
+        and str(e.get("current", "true")).strip() != "true"
+        for e in owner.spec.get("healthCheckExprs") or []
+    )
+    if path is not None and base is not None and under(path, base) and gated:
+        return ""
+    return (
+        f"Kustomization {owner.name}: Flux's Job reader calls a Job Kueue still queues "
+        "(spec.suspend) Current, and no prebuilt Workload of the Job with a check that waits "
+        "for it to finish holds the step"
     )

@@ -56,6 +56,7 @@ from nvcregen.compile.queue.workloads import (
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -83,8 +84,19 @@ def _could_use_prebuilt(site: Site) -> bool:
 FIELD = "/spec/dependencies/kueue/prebuiltWorkloads"
 
 
-def check_prebuilt(site: Site, doc: Document) -> list[Diagnostic]:
-    """NVC385 (info): prebuilt Workloads off in trainer mode; NVC386 (warning): set in vain.
+def check_prebuilt(
+    site: Site, doc: Document, test_units: Sequence[TestUnit] = ()
+) -> list[Diagnostic]:
+    """NVC384-386: prebuilt Workloads off under Flux with Jobs, off, or set in vain.
+
+    NVC384 (error): off under Flux with a stage of batch Jobs; NVC385 (info): off in
+    trainer mode; NVC386 (warning): set where it does nothing.
+
+    Flux reads a batch/v1 Job with its own status reader, ahead of the step's health
+    expressions, and that reader calls a suspended Job Current (fluxcd/pkg
+    runtime/statusreaders/job.go, runtime v0.100.0): a Job Kueue still queues passes its
+    step at apply, and a failure found later no longer stops the chain. Only the Job's
+    prebuilt Workload, checked until Kueue finishes it, holds such a step.
 
     Without a Workload of its own, a run Kueue deactivated looks queued to every health
     check: its step waits until Flux's timeout, or holds Argo CD's sync until someone
@@ -95,6 +107,16 @@ def check_prebuilt(site: Site, doc: Document) -> list[Diagnostic]:
         return []
     enabled = site.spec.dependencies.kueue.prebuilt_workloads
     applies = _could_use_prebuilt(site)
+    jobs = sorted({u.test.name for u in test_units if u.test.nccl is None})
+    if applies and not enabled and site.spec.gitops.engine == "flux" and jobs:
+        message = (
+            "without prebuilt Workloads Flux cannot wait for a batch Job Kueue queues: its Job "
+            "reader calls a suspended Job Current, so a step of "
+            + ", ".join(jobs)
+            + " passes at apply and a later failure no longer stops the chain"
+        )
+        hint = "remove prebuiltWorkloads: false (the Workloads gate each step), or use Argo CD"
+        return [Diagnostic(doc.span(FIELD), Severity.ERROR, "NVC384", message, FIELD, hint)]
     if applies and not enabled:
         message = (
             "without prebuilt Workloads a run Kueue deactivated looks queued: its step waits "

@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 import pytest
-from sitefactory import catalog, parse, site_yaml
+from sitefactory import catalog, edit, parse, site_yaml
 from trainerfactory import (
     ROOT,
     compiled,
@@ -300,7 +300,26 @@ def test_an_existing_kueue_gets_workloads_without_a_priority() -> None:
 def _codes(text: str) -> dict[str, Severity]:
     site, doc = parse(text)
     found = check_layers(site, doc, test_units=plan(site, catalog()), catalog=catalog())
-    return {d.code: d.severity for d in found if d.code in {"NVC385", "NVC386"}}
+    return {d.code: d.severity for d in found if d.code in {"NVC384", "NVC385", "NVC386"}}
+
+
+def _on_flux(text: str) -> str:
+    return edit(text, "spec:\n", "spec:\n  gitops: {engine: flux}\n")
+
+
+def test_nvc384_refuses_flux_without_the_workloads_that_gate_its_jobs() -> None:
+    # Flux's Job reader calls a queued (suspended) Job Current: without its Workload the
+    # dcgm-l1 Job's step passes at apply.
+    off = trainer_text(site_yaml(dependencies="kueue: {prebuiltWorkloads: false}\n"))
+    assert _codes(_on_flux(off)) == {"NVC384": Severity.ERROR}
+    assert _codes(off) == {"NVC385": Severity.INFO}  # Argo CD's Job check reads Suspended
+    nccl_only = site_yaml(
+        dependencies="kueue: {prebuiltWorkloads: false}\n",
+        stages="- name: node\n  scope: intra-node\n  tests: [nccl-all-reduce]\n",
+    )
+    assert _codes(_on_flux(trainer_text(nccl_only))) == {"NVC385": Severity.INFO}
+    on = trainer_text(site_yaml(dependencies="kueue: {prebuiltWorkloads: true}\n"))
+    assert _codes(_on_flux(on)) == {}
 
 
 def test_nvc385_tells_a_trainer_site_that_turned_them_off() -> None:

@@ -21,6 +21,7 @@ from replayfactory import replay, shipped, shipped_facts
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.replayed import replay_manifests_of
+from nvcregen.core.manifest import Manifest
 from nvcregen.replay.model import Run
 from nvcregen.replay.site import Replay
 
@@ -109,3 +110,39 @@ def test_runs_before_a_step_is_transitive(engine: str) -> None:
     broken = [(a, b, c) for a, b in pairs for c in after.get(b, ()) if (a, c) not in pairs]
     assert broken == []
     assert len(pairs) > 0
+
+
+def _trainer_on_flux_edited(change: Callable[[list[Manifest]], list[Manifest]]) -> Replay:
+    text = (ROOT / "sites" / f"{TRAINER}.yaml").read_text(encoding="utf-8")
+    flux = text.replace("    engine: argocd\n", "    engine: flux\n")
+    built = build_site(flux.encode(), f"sites/{TRAINER}.yaml", load_catalog(), Options(root=ROOT))
+    assert isinstance(built, Built), built.diagnostics
+    return replay_manifests_of(change(built.manifests), built.site, built.test_units)
+
+
+_QUEUED_JOB = "Flux's Job reader calls a Job Kueue still queues"
+
+
+def _job_messages(found: Replay) -> list[str]:
+    return [p.message for p in found.problems if _QUEUED_JOB in p.message]
+
+
+def test_flux_waits_for_a_queued_job_through_its_prebuilt_workload() -> None:
+    # Flux's own Job reader calls a suspended Job Current (fluxcd/pkg runtime v0.100.0):
+    # only the Workload's check, current once Finished with reason Succeeded, holds the step.
+    assert _job_messages(trainer_on_flux()) == []
+
+    def workloads_always_done(manifests: list[Manifest]) -> list[Manifest]:
+        for m in manifests:
+            for expr in m.obj.get("spec", {}).get("healthCheckExprs", []):
+                if expr["kind"] == "Workload":
+                    expr["current"] = "true"
+        return manifests
+
+    always = _job_messages(_trainer_on_flux_edited(workloads_always_done))
+    assert always, "a Workload check that is always current must leave the Jobs unwaited"
+
+    def no_workloads(manifests: list[Manifest]) -> list[Manifest]:
+        return [m for m in manifests if m.obj.get("kind") != "Workload"]
+
+    assert _job_messages(_trainer_on_flux_edited(no_workloads))

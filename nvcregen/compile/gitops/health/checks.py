@@ -86,17 +86,30 @@ JOB = HealthCheck("batch/v1", "Job", "job.lua", _condition("Complete"), _conditi
 
 HEALTH_CHECKS = (CERTIFICATION, WORKLOAD_RUN, TRAIN_JOB, JOB)
 
-# Kueue's Workload of a run (trainer mode's prebuilt workloads): never a run itself, and never
-# done on its own ("current" is always true), but failed once Kueue gave up on the run:
-# deactivated (spec.active false; its Evicted-for-Deactivated condition outlives a
-# reactivation, so it decides nothing), or Finished because it does not match its run
-# (OutOfSync) or the run could not be started (FailedToStart).
+# Kueue's Workload of a run (trainer mode's prebuilt workloads). For Flux it is the gate of
+# the step: kustomize-controller reads a batch/v1 Job with its own status reader, ahead of
+# every `healthCheckExprs` entry (`getClientAndPoller`, kustomization_controller.go; the
+# first reader that supports a kind wins), and since fluxcd/pkg runtime v0.100.0
+# (statusreaders/job.go, commit 077fa749) that reader calls a suspended Job Current. Kueue
+# keeps a queued Job suspended, so a step of Jobs would pass at apply. The Workload is done
+# only when Kueue finished it after its run succeeded (jobframework/reconciler.go sets
+# Finished, reason Succeeded or Failed, from the job's own end), and failed when the run
+# failed or Kueue gave up on it: deactivated (spec.active false; its Evicted-for-Deactivated
+# condition outlives a reactivation, so it decides nothing), or Finished because it does not
+# match its run (OutOfSync) or the run could not be started (FailedToStart). Argo CD needs
+# no such gate (its Job check, job.lua, reads Suspended), so its Lua only reports giving up.
+_FINISHED_SUCCEEDED = (
+    "has(status.conditions) && status.conditions.exists(c, c.type == 'Finished' && "
+    "c.status == 'True' && c.reason == 'Succeeded')"
+)
 _GAVE_UP = (
     "(has(spec.active) && spec.active == false) || (has(status.conditions) && "
     "status.conditions.exists(c, c.status == 'True' && c.type == 'Finished' && "
-    "(c.reason == 'OutOfSync' || c.reason == 'FailedToStart')))"
+    "(c.reason == 'Failed' || c.reason == 'OutOfSync' || c.reason == 'FailedToStart')))"
 )
-WORKLOAD = HealthCheck("kueue.x-k8s.io/v1beta2", "Workload", "workload.lua", "true", _GAVE_UP)
+WORKLOAD = HealthCheck(
+    "kueue.x-k8s.io/v1beta2", "Workload", "workload.lua", _FINISHED_SUCCEEDED, _GAVE_UP
+)
 COMPANION_CHECKS = (WORKLOAD,)
 
 
