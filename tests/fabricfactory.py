@@ -28,6 +28,7 @@ def pool(count: int, *, fabric: str = "fabric: {}") -> str:
   nodes: [{names}]
   nics: {{count: 8, fabric: ib, speed: 400Gb/s, resourceName: rdma/ib,
     hcas: [mlx5_0, mlx5_1, mlx5_2, mlx5_3, mlx5_4, mlx5_5, mlx5_6, mlx5_7]}}
+  tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]
 """
 
 

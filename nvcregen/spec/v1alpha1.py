@@ -476,9 +476,11 @@ class Toleration(StrictModel):
 class FabricLevels(StrictModel):
     """The node labels naming each level of a pool's network fabric.
 
-    Only the levels named count: `levels: {leaf: fabric.topograph.run/tier-1}` is a fabric
-    of leaves alone. Newer topograph releases label `accelerator.topograph.run/domain` and
-    `fabric.topograph.run/tier-N`.
+    Only the levels named count: `levels: {leaf: fabric.topograph.run/tier-0}` is a fabric
+    of leaves alone. Newer topograph releases (v1) label `accelerator.topograph.run/domain`
+    and `fabric.topograph.run/tier-N`, tier 0 the switch closest to the node (the leaf),
+    tier 1 the spine, tier 2 the core. Every level named must be on every node of the pool
+    (NVC394, NVC399): Kueue places pods only on nodes carrying every level of the Topology.
     """
 
     accelerator: Annotated[str, Field(pattern=_LABEL_KEY, max_length=317)] | None = None

@@ -1,4 +1,4 @@
-"""A site against its inventory, and its fabric-aware stages: NVC390-NVC397.
+"""A site against its inventory, and its fabric-aware stages: NVC390-NVC399.
 
 The inventory is read here (bounded: a file over 64 MiB is refused), relative to the
 project folder like a chart archive, so every command that loads a site plans with it.
@@ -6,12 +6,13 @@ project folder like a chart archive, so every command that loads a site plans wi
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.fabric.groups import plan_groups
-from nvcregen.fabric.inventory import MAX_BYTES, Inventory
+from nvcregen.fabric.inventory import MAX_BYTES, Inventory, Taint
 from nvcregen.fabric.inventoryfile import BAD_INVENTORY, read_inventory
 from nvcregen.fabric.placement import place
 from nvcregen.spec.positions import Document
@@ -25,6 +26,17 @@ GROUPS_NEED_FABRIC = "NVC395"
 GROUPS_UNSUPPORTED = "NVC396"
 TOO_FEW_GROUPS = "NVC397"
 OTHER_LEVELS = "NVC398"
+NO_LEVEL = "NVC399"
+UNTOLERATED = "NVC365"
+# topograph v1 (`fabric.topograph.run/tier-N`, tier 0 the switch closest to the node, and
+# `accelerator.topograph.run/domain`, NVIDIA/topograph docs/reference/node-labels.md): the
+# key a node labelled by it carries for each level, to name in a hint.
+TOPOGRAPH_V1 = {
+    "leaf": "fabric.topograph.run/tier-0",
+    "spine": "fabric.topograph.run/tier-1",
+    "core": "fabric.topograph.run/tier-2",
+    "accelerator": "accelerator.topograph.run/domain",
+}
 _REPORTED_PER_POOL = 20  # one wrong inventory would print a line per node otherwise
 
 
@@ -115,10 +127,83 @@ def _node_problems(
     if gpus is not None and node.gpus is not None and node.gpus < gpus:
         message = f"node {name} has {node.gpus} GPUs, the pool {gpus} per node"
         found.append(_error(span, FEWER_GPUS, message, where, "repair the node or leave it out"))
-    if pool.fabric is not None and pool.fabric.levels.leaf not in node.fabric:
-        message = f"node {name} has no {pool.fabric.levels.leaf} label in the inventory"
-        hint = "label the node's leaf (topograph does), or name the leaf label in fabric.levels"
-        found.append(_error(span, NO_LEAF, message, where, hint))
+    if pool.fabric is not None:
+        found += _level_problems(pool, name, node.fabric, span, where)
+    untolerated = [t for t in node.taints if not _tolerated(pool, t)]
+    if untolerated:
+        taints = ", ".join(_taint_text(t) for t in untolerated)
+        message = (
+            f"node {name} carries {taints} in the inventory, which the pool's runs do not "
+            "tolerate: Kueue's topology scheduler and kube-scheduler leave the node out, and "
+            "its runs never start"
+        )
+        first = untolerated[0]
+        hint = (
+            f"add `tolerations: [{{key: {first.key}, operator: Exists, effect: {first.effect}}}]`"
+            " to the pool, or take the node out of the pool"
+        )
+        found.append(_error(span, UNTOLERATED, message, where, hint))
+    return found
+
+
+def _tolerated(pool: NodePool, taint: Taint) -> bool:
+    """Whether the pool's tolerations let a pod onto a node with this taint.
+
+    Kubernetes' rule (`k8s.io/api/core/v1` `Toleration.ToleratesTaint`): a toleration
+    without a key and `Exists` tolerates every taint; else the keys match, and `Exists`, or
+    `Equal` with the same value; an effect left out matches every effect. A
+    `PreferNoSchedule` taint keeps no pod off a node.
+    """
+    if taint.effect == "PreferNoSchedule":
+        return True
+    for t in pool.tolerations:
+        if t.effect is not None and t.effect != taint.effect:
+            continue
+        if t.key is None:
+            if t.operator == "Exists":
+                return True
+            continue
+        if t.key == taint.key and (t.operator == "Exists" or (t.value or "") == taint.value):
+            return True
+    return False
+
+
+def _taint_text(taint: Taint) -> str:
+    value = f"={taint.value}" if taint.value else ""
+    return f"the taint {taint.key}{value}:{taint.effect}"
+
+
+def _level_problems(
+    pool: NodePool, name: str, labels: Mapping[str, str], span: Span, where: str
+) -> list[Diagnostic]:
+    """NVC394 (no leaf label), NVC399 (another level's label missing) for one node.
+
+    Kueue places a pod only on nodes that carry every level of its Topology
+    (`pkg/util/tas/node.go`): a level one node lacks keeps that node out of every run, and a
+    level no node carries admits nothing at all.
+    """
+    assert pool.fabric is not None
+    levels = pool.fabric.levels
+    found = []
+    for level in ("leaf", "spine", "core", "accelerator"):
+        label = getattr(levels, level)
+        if label is None or label in labels:
+            continue
+        v1 = TOPOGRAPH_V1[level]
+        if v1 in labels:
+            hint = f"the node carries topograph v1's {v1}: set fabric.levels.{level} to it"
+        elif level == "leaf":
+            hint = "label the node's leaf (topograph does), or name the leaf label in fabric.levels"
+        else:
+            hint = (
+                f"Kueue admits nothing on a Topology level the nodes lack: name only the levels "
+                f"the nodes carry in fabric.levels (leave {level} out), or label the node"
+            )
+        code = NO_LEAF if level == "leaf" else NO_LEVEL
+        message = f"node {name} has no {label} label in the inventory"
+        if level != "leaf":
+            message += f" (the fabric's {level} level, a level of the site's Topology)"
+        found.append(_error(span, code, message, where, hint))
     return found
 
 

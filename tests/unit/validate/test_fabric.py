@@ -108,3 +108,82 @@ def test_an_inventory_over_a_site_files_size_is_read(tmp_path: Path) -> None:
     loaded = load_site(site.read_bytes(), "fleet.yaml", catalog(), root=tmp_path)
     assert [d for d in loaded.diagnostics if d.is_error] == []
     assert loaded.inventory is not None and len(loaded.inventory.nodes) == 2500
+
+
+def test_a_topology_level_the_nodes_lack_is_nvc399_naming_the_level(tmp_path: Path) -> None:
+    # Kueue places pods only on nodes carrying every Topology level (pkg/util/tas/node.go):
+    # `fabric: {}` names core, spine, leaf and accelerator; an inventory without core and
+    # accelerator labels would leave every run pending.
+    write_project(tmp_path, 16, 4)
+    inventory = (tmp_path / INVENTORY).read_text()
+    lines = inventory.splitlines(keepends=True)
+    kept = [x for x in lines if "topology.nvidia.com/core" not in x]
+    kept = [x for x in kept if "topology.nvidia.com/accelerator" not in x]
+    (tmp_path / INVENTORY).write_text("".join(kept))
+    found = [d for d in diagnose(tmp_path, fleet_site(16)) if d.code == "NVC399"]
+    assert found and found[0].is_error  # (after 20 per pool, one info counts the rest)
+    assert found[0].message == (
+        "node gpu-0000 has no network.topology.nvidia.com/core label in the inventory"
+        " (the fabric's core level, a level of the site's Topology)"
+    )
+    assert "leave core out" in (found[0].hint or "")
+    # naming only the levels the nodes carry renders
+    text = edit(
+        fleet_site(16),
+        "fabric: {}",
+        "fabric: {levels: {leaf: network.topology.nvidia.com/leaf,"
+        " spine: network.topology.nvidia.com/spine}}",
+    )
+    assert [d.code for d in diagnose(tmp_path, text) if d.code in {"NVC394", "NVC399"}] == []
+
+
+def test_a_node_labelled_by_topograph_v1_gets_the_key_to_name(tmp_path: Path) -> None:
+    write_project(tmp_path, 16, 4)
+    inventory = (tmp_path / INVENTORY).read_text()
+    inventory = inventory.replace(
+        "network.topology.nvidia.com/leaf:", "fabric.topograph.run/tier-0:"
+    )
+    (tmp_path / INVENTORY).write_text(inventory)
+    found = [d for d in diagnose(tmp_path, fleet_site(16)) if d.code == "NVC394"]
+    assert found
+    assert found[0].hint == (
+        "the node carries topograph v1's fabric.topograph.run/tier-0: set fabric.levels.leaf to it"
+    )
+    text = edit(
+        fleet_site(16),
+        "fabric: {}",
+        "fabric: {levels: {leaf: fabric.topograph.run/tier-0,"
+        " spine: network.topology.nvidia.com/spine, core: network.topology.nvidia.com/core,"
+        " accelerator: network.topology.nvidia.com/accelerator}}",
+    )
+    assert [d.code for d in diagnose(tmp_path, text) if d.is_error] == []
+
+
+def test_a_taint_the_runs_do_not_tolerate_is_nvc365_naming_it(tmp_path: Path) -> None:
+    # The fleet's nodes carry nvidia.com/gpu:NoSchedule; Kueue's topology scheduler skips
+    # nodes whose taints a pod does not tolerate.
+    write_project(tmp_path, 16, 4)
+    toleration = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+    bare = edit(fleet_site(16), toleration, "")
+    found = [d for d in diagnose(tmp_path, bare) if d.code == "NVC365"]
+    assert found and found[0].is_error
+    assert found[0].message == (
+        "node gpu-0000 carries the taint nvidia.com/gpu:NoSchedule in the inventory, which the"
+        " pool's runs do not tolerate: Kueue's topology scheduler and kube-scheduler leave the"
+        " node out, and its runs never start"
+    )
+    assert "key: nvidia.com/gpu, operator: Exists, effect: NoSchedule" in (found[0].hint or "")
+    assert found[0].span.line == line_of(bare, "nodes: [gpu-0000")
+
+    def codes_with(tolerations: str) -> list[str]:
+        text = edit(fleet_site(16), toleration, f"      tolerations: {tolerations}\n")
+        return [d.code for d in diagnose(tmp_path, text) if d.code == "NVC365"]
+
+    assert codes_with("[{key: nvidia.com/gpu, operator: Exists}]") == []
+    assert codes_with("[{operator: Exists}]") == []
+    assert codes_with("[{key: nvidia.com/gpu, operator: Exists, effect: NoExecute}]") != []
+    assert codes_with("[{key: nvidia.com/gpu, value: present}]") != []  # Equal: "" != present
+    assert codes_with("[{key: other.io/x, operator: Exists}]") != []
+    inventory = (tmp_path / INVENTORY).read_text().replace("NoSchedule", "PreferNoSchedule")
+    (tmp_path / INVENTORY).write_text(inventory)
+    assert [d.code for d in diagnose(tmp_path, bare) if d.code == "NVC365"] == []
