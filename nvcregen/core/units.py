@@ -39,9 +39,25 @@ _NUMBER = r"[0-9]+(?:\.[0-9]+)?"
 _NUMBER_UNIT = re.compile(rf"(?P<sign>[+-]?)(?P<num>{_NUMBER})(?P<space>\s*)(?P<unit>.*)", re.S)
 
 
+# No size, bandwidth or duration a site states needs more digits than this; longer numbers
+# would overflow floats (an inf threshold) or Python's int-from-text limit downstream.
+MAX_DIGITS = 18
+
+
+def _too_long(num: str, kind: str, shown: str) -> UnitError:
+    cut = shown if len(shown) <= 40 else f"{shown[:20]}...{shown[-12:]}"
+    return UnitError(
+        f"a {kind} of {len(num)} digits is out of range: {_q(cut)}",
+        f"write a {kind} of at most {MAX_DIGITS} digits",
+    )
+
+
 def _split(text: str, kind: str, example: str) -> tuple[Decimal, str, str, str]:
     """Split `text` into (value, number as written, spacing, unit), or raise."""
     shown = text.strip()
+    digits = re.match(r"[+-]?([0-9]+)", shown)
+    if digits is not None and len(digits[1].lstrip("0")) > MAX_DIGITS:
+        raise _too_long(digits[1], kind, shown)
     match = _NUMBER_UNIT.fullmatch(shown)
     if match is None:
         raise UnitError(f"{_q(shown)} is not a {kind}: expected a number and a unit", example)
@@ -283,6 +299,9 @@ def parse_duration(text: str) -> int:
 
     """
     shown = text.strip()
+    longest = max((len(n.lstrip("0")) for n in re.findall(r"[0-9]+", shown)), default=0)
+    if longest > MAX_DIGITS:
+        raise _too_long("9" * longest, "duration", shown)
     if _DURATION.fullmatch(shown) is None:
         raise _duration_error(shown)
     parts = [(int(num), unit) for num, unit in _DURATION_PART.findall(shown)]
@@ -363,6 +382,8 @@ def _seconds_bound(text: str) -> tuple[float, str, str]:
 
 def _number_bound(text: str) -> tuple[float, str, str]:
     plain = re.fullmatch(rf"[+-]?{_NUMBER}(?:[eE][+-]?[0-9]+)?", text)
+    if plain is not None and len(text) > 4 * MAX_DIGITS:
+        raise _too_long(text, "number", text)
     if plain is None or not math.isfinite(float(text)):
         raise UnitError(
             f"{_q(text)} is not a plain number", "this threshold has no unit: e.g. >= 10"

@@ -19,6 +19,7 @@ from nvcregen.core import units
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.v1alpha1 import API_VERSION, Site
+from nvcregen.validate.slips import byte_rate_slip
 
 SiteFabric = Literal["roce", "ib", "tcp"]
 Engine = Literal["argocd", "flux"]
@@ -101,9 +102,11 @@ class Starter:
             raise ScaffoldError("--nodes names no node")
         if nic_speed is not None:
             try:
-                units.parse_bandwidth(nic_speed)
+                slip = byte_rate_slip(units.parse_bandwidth(nic_speed))
             except units.UnitError as exc:
                 raise ScaffoldError(f"--nic-speed {nic_speed}: {exc}") from None
+            if slip is not None:  # NVC387 would refuse the site it writes
+                raise ScaffoldError(f"--nic-speed {nic_speed}: {slip[0]}; {slip[1]}")
         return cls(
             model,
             name,

@@ -9,19 +9,24 @@
 - NVC363 (error): `gangScheduler` in trainer mode: it is NVCRE's; trainer mode uses Kueue.
 - NVC364 (error): `gangScheduler.queueLabelKey` with a test that runs as a WorkloadRun,
   whose schema (NVCRE 0.7.0) has no such field.
-- NVC381 (info, checked with the layers, like NVC372): NVCRE mode with Kueue. NVCRE 0.7.0 runs
-  each Workflow's TrainJobs in the Workflow's `spec.namespace`, which comes from the
-  catalog entry (WorkloadRun: built by the controller) and, when empty, is a new namespace
-  NVCRE generates; Certification and WorkloadRun have no field to set it. A generated
-  namespace has no LocalQueue and is outside the ClusterQueue's namespaceSelector, so a run
-  labelled for the LocalQueue may wait there forever. nvcregen cannot close this gap in
-  what it emits; it says so.
+- NVC381 (info, checked with the layers, like NVC372): NVCRE mode with Kueue. NVCRE's
+  controllers create each Workflow in its Certification's or WorkloadRun's namespace, and
+  its jobs, TrainJobs and their dependencies in the Workflow's namespace (NVIDIA/cluster-
+  readiness-engine: `certification_controller.go` `createWorkflowForCategory`,
+  `workloadrun_controller.go` `Reconcile`, `workflow_controller.go` `createJobForGroup` and
+  `createDependencyResource`, `job_controller.go` `createWorkloadFromSpec`): the site's
+  `nvcre.namespace`, the one namespace the ClusterQueue admits. Two things could still put
+  a run elsewhere, and the note names them as preconditions: a catalog manifest carrying
+  its own `metadata.namespace` (NVCRE keeps it), and `WorkflowSpec.namespace`, documented as
+  a generated namespace when empty although the controllers read (source read after 0.6.0,
+  before a 0.7.0 tag) never use it.
 """
 
 from __future__ import annotations
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.kueuekeys import QUEUE_LABEL
 from nvcregen.plan.resolve import (
     mode_for,
     network_for,
@@ -68,16 +73,14 @@ def workflow_namespace_gap(site: Site, doc: Document) -> list[Diagnostic]:
     namespace = site.spec.nvcre.namespace
     queue = site.spec.dependencies.kueue.local_queue
     message = (
-        f"the LocalQueue '{queue}' is in namespace '{namespace}', but NVCRE 0.7.0 runs each "
-        "Workflow's TrainJobs in the namespace its catalog entry names, a new generated one "
-        "when it names none, and Certification and WorkloadRun have no field to set it: runs "
-        "there find no LocalQueue and may never be admitted"
+        f"NVCRE creates every Workflow's TrainJobs in the namespace of its Certification or "
+        f"WorkloadRun, '{namespace}', the only namespace the ClusterQueue admits (LocalQueue "
+        f"'{queue}'): a run lands elsewhere only if a catalog manifest names its own namespace"
     )
     hint = (
-        f"check where NVCRE puts them (kubectl get workflows -n {namespace} -o "
-        "jsonpath='{.items[*].status.namespace}'); give each such namespace a LocalQueue "
-        f"'{queue}' and open the ClusterQueue's namespaceSelector to it, or admit runs with "
-        "dependencies.gangScheduler (a KAI queue is cluster-wide)"
+        f"after a run, confirm with kubectl get trainjobs -A -l {QUEUE_LABEL}={queue} that "
+        f"every TrainJob is in '{namespace}'; a run elsewhere needs a LocalQueue '{queue}' "
+        "there and the ClusterQueue's namespaceSelector opened to it"
     )
     where = "/spec/nvcre/namespace" if "/spec/nvcre/namespace" in doc.spans else KUEUE
     return [Diagnostic(doc.span(where), Severity.INFO, "NVC381", message, where, hint)]

@@ -5,12 +5,13 @@ rate written in bytes is eight times that: `speed: 200GB/s` is a 1.6 Tb/s port, 
 the physics model then uses for every ceiling and duration of the pool (a 441 GB/s
 measurement would look plausible). So:
 
-- NVC387: a NIC speed written in bytes per second (GB/s, MB/s, TB/s, GiB/s);
+- NVC387 (an error): a NIC speed written in bytes per second (GB/s, MB/s, TB/s, GiB/s),
+  with the line rate in bits it most likely means;
 - NVC388: a NIC speed outside every port made (under 1 Gb/s or over MAX_PORT_GBITS);
 - NVC389: more NICs than NICS_PER_GPU per GPU, as when a dual-port card's ports and
   its RDMA devices are both counted.
 
-Each is a warning: the site still renders, with the figure as written.
+NVC388 and NVC389 are warnings: the site still renders, with the figure as written.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import NodePool
 
 MAX_PORT_GBITS = 800.0  # the fastest NIC port shipping (ConnectX-8, Spectrum-X: 800 Gb/s)
+PORT_RATES_GBITS = (10.0, 25.0, 40.0, 50.0, 100.0, 200.0, 400.0, 800.0)  # Ethernet and IB ports
 MIN_PORT_GBITS = 1.0
 NICS_PER_GPU = 2
 _BYTES = re.compile(r"^[KMGT]i?B(?:/s|ps)$")
@@ -39,15 +41,11 @@ def nic_slips(doc: Document, index: int, pool: NodePool, gpus_per_node: int) -> 
         rate = units.parse_bandwidth(nics.speed)
     except units.UnitError:
         return []  # NVC309 says why
-    number, _, unit = rate.written.partition(" ")
     gbits = rate.gbytes_per_s * 8
-    if _BYTES.match(unit):
-        message = (
-            f"speed {nics.speed} is bytes per second: {gbits:g} Gb/s per NIC port; NIC ports"
-            " are rated in bits"
-        )
-        hint = f"did you mean {number}Gb/s? ({number} Gb/s is {float(number) / 8:g} GB/s)"
-        found.append(_warning(doc, where, "NVC387", message, hint))
+    slip = byte_rate_slip(rate)
+    if slip is not None:
+        message, hint = slip
+        found.append(Diagnostic(doc.span(where), Severity.ERROR, "NVC387", message, where, hint))
     elif not MIN_PORT_GBITS <= gbits <= MAX_PORT_GBITS:
         message = (
             f"speed {nics.speed} is {gbits:g} Gb/s per NIC port, outside every port made"
@@ -63,6 +61,36 @@ def nic_slips(doc: Document, index: int, pool: NodePool, gpus_per_node: int) -> 
         at = f"/spec/nodePools/{index}/nics/count"
         found.append(_warning(doc, at, "NVC389", message, hint))
     return found
+
+
+def byte_rate_slip(rate: units.Bandwidth) -> tuple[str, str] | None:
+    """(message, hint) when a NIC speed is written in bytes per second; None otherwise."""
+    number, _, unit = rate.written.partition(" ")
+    if not _BYTES.match(unit):
+        return None
+    gbits = rate.gbytes_per_s * 8
+    message = (
+        f"speed {rate.written.replace(' ', '')} is bytes per second: {gbits:g} Gb/s per NIC port;"
+        " NIC ports are rated in bits"
+    )
+    return message, _bits_hint(number, gbits)
+
+
+def _bits_hint(number: str, gbits: float) -> str:
+    """The port rate in bits a speed written in bytes most likely means.
+
+    A byte rate that is exactly a port's rate divided by 8 (`25GB/s`) was converted: the
+    port is `200Gb/s`. Otherwise the unit is a slip for bits (`200GB/s`: `200Gb/s`).
+    """
+    converted = f"{gbits:g}Gb/s"
+    typed = f"{number}Gb/s"
+    if gbits in PORT_RATES_GBITS and float(number) in PORT_RATES_GBITS:
+        return (
+            f"write {converted} (what {number} GB/s is), or {typed} if the port is rated {number}"
+        )
+    if gbits in PORT_RATES_GBITS:
+        return f"write {converted} ({number} GB/s is {converted}): NIC speeds are in bits"
+    return f"write {typed}: NIC ports are rated in bits ({typed} is {float(number) / 8:g} GB/s)"
 
 
 def _warning(doc: Document, where: str, code: str, message: str, hint: str) -> Diagnostic:

@@ -6,9 +6,11 @@ import dataclasses
 import math
 import re
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
+from nvcregen.core import units
 from nvcregen.core.units import (
     Bandwidth,
     Comparison,
@@ -566,3 +568,26 @@ def test_parse_comparison_rejects(text: str, kind: UnitKind, in_message: str, in
 def test_cel_is_a_comparison_with_a_double_literal(text: str, kind: UnitKind) -> None:
     cel = parse_comparison(text, unit_kind=kind).cel()
     assert re.match(r"^value (>=|>|<=|<|==) -?[0-9]+\.[0-9]+$", cel), cel
+
+
+@pytest.mark.parametrize(
+    ("parse", "text"),
+    [
+        (units.parse_size, "9" * 19 + "GiB"),
+        (units.parse_size, "9" * 500 + "GiB"),
+        (units.parse_bandwidth, "9" * 5000 + " GB/s"),
+        (units.parse_duration, "9" * 5000 + "h"),
+        (lambda t: units.parse_comparison(t, unit_kind="number"), ">= " + "9" * 5000),
+    ],
+)
+def test_numbers_too_long_are_unit_errors_not_overflows(parse: Any, text: str) -> None:
+    with pytest.raises(units.UnitError, match="digits is out of range"):
+        parse(text)
+
+
+def test_the_digit_limit_is_exact() -> None:
+    assert units.parse_size("9" * units.MAX_DIGITS + "B") == int("9" * units.MAX_DIGITS)
+    assert units.parse_size("0" * 30 + "1GiB") == 2**30  # leading zeros are not digits of value
+    with pytest.raises(units.UnitError):
+        units.parse_size("1" + "0" * units.MAX_DIGITS + "B")
+    assert units.parse_duration("9" * units.MAX_DIGITS + "ms") == int("9" * units.MAX_DIGITS)

@@ -194,7 +194,7 @@ def certainty(spec: Obj) -> dict[str, str]:
     assumed = [
         "runtime shape and object names (NVCRE's documented mapping)",
         "placement",
-        "namespace (NVCRE 0.7.0 may generate one for the Workflow: NVC381)",
+        "namespace (the WorkloadRun's, as NVCRE's controllers create TrainJobs: NVC381)",
     ]
     if GPU in limits:
         certain.append(f"{limits[GPU]} GPUs per node (resources)")

@@ -91,14 +91,15 @@ def test_the_default_site_admits_through_a_managed_kueue_without_a_word() -> Non
 
 
 def test_nvcre_mode_under_kueue_names_the_workflow_namespace_gap_nvc381() -> None:
-    # NVCRE runs a Workflow's TrainJobs where its catalog entry says, a generated namespace
-    # when it names none; nothing in a Certification or WorkloadRun sets it (issue 19).
+    # NVCRE's controllers create a Workflow's TrainJobs in its Certification's or
+    # WorkloadRun's namespace (issue 32, read from NVCRE's source): the note states it and
+    # how to confirm it, the one precondition a catalog manifest could break.
     text = site_yaml()
     site, doc = parse(text)
     (diag,) = workflow_namespace_gap(site, doc)
     assert (diag.code, diag.severity) == ("NVC381", Severity.INFO)
     assert "'readiness'" in diag.message and "'nvcre'" in diag.message
-    assert "gangScheduler" in diag.hint
+    assert "kubectl get trainjobs -A -l kueue.x-k8s.io/queue-name=readiness" in diag.hint
     named = text.replace("  nodePools:\n", "  nvcre: {namespace: gpu-check}\n  nodePools:\n")
     site, doc = parse(named)
     (diag,) = workflow_namespace_gap(site, doc)

@@ -27,16 +27,27 @@ def slips(speed: str, count: int = 8) -> list[Diagnostic]:
     return [d for d in found if d.code in {"NVC387", "NVC388", "NVC389"}]
 
 
-def test_a_nic_speed_in_bytes_warns_at_its_line() -> None:
+def test_a_nic_speed_in_bytes_is_an_error_at_its_line() -> None:
+    # It rescaled the plan while only a warning: ceilings and durations of 1.6 Tb/s ports.
     (diag,) = slips("200GB/s")
     text = site_yaml(pools=pool("200GB/s"), stages=STAGES)
     assert (diag.code, diag.severity, diag.span.line) == (
         "NVC387",
-        Severity.WARNING,
+        Severity.ERROR,
         line_of(text, "speed: 200GB/s"),
     )
     assert "1600 Gb/s per NIC port" in diag.message
-    assert diag.hint == "did you mean 200Gb/s? (200 Gb/s is 25 GB/s)"
+    assert diag.hint == "write 200Gb/s: NIC ports are rated in bits (200Gb/s is 25 GB/s)"
+
+
+def test_a_nic_speed_converted_to_bytes_is_told_its_port_rate() -> None:
+    (diag,) = slips("25GB/s")  # a 200 Gb/s port, converted; 25 Gb/s ports exist too
+    assert diag.severity == Severity.ERROR
+    assert diag.hint == "write 200Gb/s (what 25 GB/s is), or 25Gb/s if the port is rated 25"
+    (half,) = slips("12.5GB/s")
+    assert half.hint == "write 100Gb/s (12.5 GB/s is 100Gb/s): NIC speeds are in bits"
+    (both,) = slips("50GB/s")  # 400 Gb/s, and 50 Gb/s is a port rate too
+    assert both.hint == "write 400Gb/s (what 50 GB/s is), or 50Gb/s if the port is rated 50"
 
 
 @pytest.mark.parametrize("speed", ["200Gb/s", "400Gbps", "800Gb/s", "1Gb/s", "25Gb/s"])
