@@ -492,3 +492,61 @@ def test_x8_against_an_expected_x16_with_the_maximum_unknown_is_drift(tmp_path: 
     assert "drift: PCIe width 8, the pool expects 16" in findings[0].message
     assert judged.exit_code == 1
     assert ingest_nodes([path], Expectations(pcie_width=8)).nodes[0].findings == ()
+
+
+def _retired(tmp_path: Path, sbe: int | str, dbe: int | str) -> Path:
+    """The real capture with these retired page counts and no page pending retirement."""
+    single = "<multiple_single_bit_retirement>\n\t\t\t\t<retired_count>"
+    double = "<double_bit_retirement>\n\t\t\t\t<retired_count>"
+    return _edited(
+        tmp_path,
+        (f"{single}N/A", f"{single}{sbe}"),
+        (f"{double}N/A", f"{double}{dbe}"),
+        ("<pending_blacklist>N/A", "<pending_blacklist>No"),
+        ("<pending_retirement>N/A", "<pending_retirement>No"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("sbe", "dbe", "message"),
+    [
+        (0, 15, None),  # at the DBE limit
+        (0, 16, "16 pages retired for double-bit ECC errors: past NVIDIA's limit of 15"),
+        (0, 35, "35 pages retired for double-bit ECC errors: past NVIDIA's limit of 15"),
+        (44, 15, None),  # 59: one under the total limit, DBE at its own
+        (45, 15, "60 retired pages (SBE 45, DBE 15): at or past NVIDIA's limit of 60 per GPU"),
+        (46, 15, "61 retired pages (SBE 46, DBE 15): at or past NVIDIA's limit of 60 per GPU"),
+        (60, "N/A", "60 retired pages (SBE 60, DBE 0): at or past NVIDIA's limit of 60 per GPU"),
+        (59, "N/A", None),
+    ],
+)
+def test_retired_pages_past_nvidias_limits_fail_without_a_pending_flag(
+    tmp_path: Path, sbe: int, dbe: int | str, message: str | None
+) -> None:
+    path = _retired(tmp_path, sbe, dbe)
+    result = ingest_nodes([path])
+    gpu = result.nodes[0].gpus[0]
+    assert (gpu.retired_sbe, gpu.retired_pending) == (sbe, False)
+    findings = result.nodes[0].findings
+    if message is None:
+        assert findings == ()
+        assert result.exit_code == 0
+        return
+    assert [(f.code, f.severity.value) for f in findings] == [("NVC823", "error")]
+    assert findings[0].message == f"GPU 0 ({gpu.bus_id}): {message}"
+    assert "RMA" in findings[0].hint
+    assert (result.nodes[0].verdict, result.exit_code) == ("failed", 1)
+    count = "<retired_count>" + str(dbe if "double" in message else sbe)
+    assert count in path.read_text().splitlines()[findings[0].span.line - 1]
+
+
+def test_retired_pages_read_from_the_text_form_fail_too(tmp_path: Path) -> None:
+    text = (REAL / "nvidia-smi-q.txt").read_text()
+    old = "        Double Bit ECC                                 : N/A"
+    assert text.count(old) == 1
+    path = tmp_path / "n" / "q.txt"
+    path.parent.mkdir()
+    path.write_text(text.replace(old, old.replace("N/A", "35")))
+    findings = ingest_nodes([path]).nodes[0].findings
+    assert [f.code for f in findings] == ["NVC823"]
+    assert findings[0].span.line == 171
