@@ -22,6 +22,8 @@ RUN_KEYS = {
     "errors",
     "warnings",
     "transports",
+    "networks",
+    "plugin_failures",
     "hosts",
     "ranks",
     "nccl_versions",
