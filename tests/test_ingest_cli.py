@@ -22,6 +22,8 @@ RUN_KEYS = {
     "errors",
     "warnings",
     "transports",
+    "networks",
+    "plugin_failures",
     "hosts",
     "ranks",
     "nccl_versions",
@@ -72,7 +74,7 @@ def rounds(tmp_path: Path) -> list[Path]:
 
 def test_json_contract_over_every_real_log() -> None:
     result = run("ingest", "nccl", *sorted(NCCL.glob("*.txt")), "--format", "json")
-    assert result.exit_code == 0  # failed and truncated runs are data, not errors
+    assert result.exit_code == 1  # every run is printed; some failed
     doc = as_json(result)
     assert set(doc) == {"runs", "summary"}
     assert len(doc["runs"]) == 21
@@ -230,3 +232,52 @@ def test_dcgm_text_output() -> None:
     row = "Integration  pcie      Fail    no GPU of 4 failed: the test itself did"
     assert lines[4] == f"  {row}"
     assert lines[-2] == "  error: the table has no closing border: output cut short"
+
+
+WRITTEN = ROOT / "tests" / "fixtures" / "written-logs"
+FAILED_NCCL = NCCL / "allreduce-1node-2xRTX5090-test-nccl-failure-unhandled-cuda-error.txt"
+CUT_NCCL = NCCL / "sendrecv-2node-2xA40-inplace-NA-TRUNCATED-excerpt.txt"
+OK_DCGM = DCGM / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt"
+FAILED_DCGM = DCGM / "dcgm-4.2.3-diag-text-4gpu-pcie-fail-internal-error.txt"
+CUT_DCGM = DCGM / "dcgm-3.x-diag-r3-json-T400-all-skip-user-elided-TRUNCATED-excerpt.txt"
+NODE = ROOT / "tests" / "fixtures" / "node"
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (("nccl", TWO_NODE), 0),  # ok
+        (("nccl", CUT_NCCL), 0),  # truncated: marked, not failed
+        (("nccl", FAILED_NCCL), 1),  # the run failed
+        (("nccl", TWO_NODE, FAILED_NCCL), 1),  # one failed run of two
+        (("nccl", CUT_NCCL, "--format", "json"), 0),
+        (("nccl", FAILED_NCCL, "--format", "json"), 1),
+        (("dcgm", OK_DCGM), 0),
+        (("dcgm", CUT_DCGM), 0),
+        (("dcgm", FAILED_DCGM), 1),
+        (("dcgm", FAILED_DCGM, "--format", "json"), 1),
+        (("nccl", FAILED_NCCL, Path("missing.log")), 2),  # unreadable wins over failed
+        (("dcgm", FAILED_DCGM, TWO_NODE), 2),
+        (("node", NODE / "h200-vm" / "nvidia-smi-q.xml"), 0),
+        (("node", NODE / "faults" / "pcie-x8" / "nvidia-smi-q.xml"), 1),
+        (("node", NODE / "faults" / "not-nvidia-smi" / "nvidia-smi.txt"), 2),
+    ],
+)
+def test_every_ingest_kind_exits_as_the_readme_says(
+    args: tuple[str | Path, ...], code: int
+) -> None:
+    """README: 0 nothing failed, 1 a run, a diagnostic or a node failed, 2 unreadable."""
+    result = run("ingest", *args)
+    assert result.exit_code == code, result.output
+    assert bool(result.stdout) == (
+        args[-1] != NODE / "faults" / "not-nvidia-smi" / "nvidia-smi.txt"
+    )
+
+
+def test_readme_states_the_ingest_exit_codes() -> None:
+    readme = (ROOT / "README.md").read_text()
+    row = next(line for line in readme.splitlines() if line.startswith("| `nvcregen ingest nccl"))
+    assert row.endswith(
+        "| 0 no run failed (a truncated run is marked, not failed), 1 an nccl-tests run or a"
+        " DCGM diagnostic failed, 2 unreadable |"
+    )

@@ -419,3 +419,134 @@ def test_a_refused_kernel_log_is_a_note_not_a_finding(tmp_path: Path) -> None:
     assert node["verdict"] == "healthy"
     assert node["notes"] == ["dmesg refused, Xid events not read: dmesg: read kernel buffer failed"]
     assert "  note: dmesg refused" in run("ingest", "node", log).stdout
+
+
+def _edited(tmp_path: Path, *edits: tuple[str, str]) -> Path:
+    """The real capture with each `(old, new)` replaced once, as a one-node folder."""
+    text = (REAL / "nvidia-smi-q.xml").read_text()
+    for old, new in edits:
+        assert text.count(old) == 1, old
+        text = text.replace(old, new)
+    path = tmp_path / "n" / "q.xml"
+    path.parent.mkdir()
+    path.write_text(text)
+    return path
+
+
+def test_a_pending_ecc_mode_change_fails_the_node(tmp_path: Path) -> None:
+    path = _edited(
+        tmp_path, ("<pending_ecc>Enabled</pending_ecc>", "<pending_ecc>Disabled</pending_ecc>")
+    )
+    lines = path.read_text().splitlines()
+    line = next(i for i, text in enumerate(lines, 1) if "<pending_ecc>" in text)
+    result = ingest_nodes([path])
+    gpu = result.nodes[0].gpus[0]
+    assert (gpu.ecc_current, gpu.ecc_pending) == (True, False)
+    findings = result.nodes[0].findings
+    assert [(f.code, f.severity.value) for f in findings] == [("NVC803", "error")]
+    assert "ECC pending a change at the next reset" in findings[0].message
+    assert findings[0].span.line in (line - 1, line)  # the ECC mode, as the XML prints it
+    assert result.nodes[0].verdict == "failed"
+    assert result.exit_code == 1
+
+
+@pytest.mark.parametrize("bucket", ["low", "none"])
+def test_one_dram_bank_low_on_spare_rows_is_a_warning(tmp_path: Path, bucket: str) -> None:
+    old = f"<row_remapper_histogram_{bucket}>0 bank(s)</row_remapper_histogram_{bucket}>"
+    path = _edited(
+        tmp_path,
+        (old, old.replace("0 bank(s)", "1 bank(s)")),
+        ("<row_remapper_histogram_max>3072 bank(s)", "<row_remapper_histogram_max>3071 bank(s)"),
+    )
+    result = ingest_nodes([path])
+    findings = result.nodes[0].findings
+    assert [(f.code, f.severity.value) for f in findings] == [("NVC810", "warning")]
+    assert f"1 memory bank(s) with {bucket} spare rows left" in findings[0].message
+    lines = path.read_text().splitlines()
+    assert f"row_remapper_histogram_{bucket}>1" in lines[findings[0].span.line - 1]
+    assert (result.nodes[0].verdict, result.exit_code) == ("warning", 1)
+
+
+def test_a_partial_bank_is_no_finding(tmp_path: Path) -> None:
+    old = "<row_remapper_histogram_partial>0 bank(s)</row_remapper_histogram_partial>"
+    path = _edited(tmp_path, (old, old.replace("0 bank(s)", "1 bank(s)")))
+    assert ingest_nodes([path]).nodes[0].findings == ()
+
+
+def test_x8_against_an_expected_x16_with_the_maximum_unknown_is_drift(tmp_path: Path) -> None:
+    path = _edited(
+        tmp_path,
+        ("<max_link_width>16x</max_link_width>", "<max_link_width>N/A</max_link_width>"),
+        (
+            "<current_link_width>16x</current_link_width>",
+            "<current_link_width>8x</current_link_width>",
+        ),
+    )
+    alone = ingest_nodes([path])
+    gpu = alone.nodes[0].gpus[0]
+    assert (gpu.pcie_width, gpu.pcie_width_max) == (8, None)
+    assert alone.nodes[0].findings == ()  # no maximum to hold it against: NVC801 cannot judge
+    judged = ingest_nodes([path], Expectations(pcie_width=16))
+    findings = judged.nodes[0].findings
+    assert [(f.code, f.severity.value) for f in findings] == [("NVC817", "error")]
+    assert "drift: PCIe width 8, the pool expects 16" in findings[0].message
+    assert judged.exit_code == 1
+    assert ingest_nodes([path], Expectations(pcie_width=8)).nodes[0].findings == ()
+
+
+def _retired(tmp_path: Path, sbe: int | str, dbe: int | str) -> Path:
+    """The real capture with these retired page counts and no page pending retirement."""
+    single = "<multiple_single_bit_retirement>\n\t\t\t\t<retired_count>"
+    double = "<double_bit_retirement>\n\t\t\t\t<retired_count>"
+    return _edited(
+        tmp_path,
+        (f"{single}N/A", f"{single}{sbe}"),
+        (f"{double}N/A", f"{double}{dbe}"),
+        ("<pending_blacklist>N/A", "<pending_blacklist>No"),
+        ("<pending_retirement>N/A", "<pending_retirement>No"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("sbe", "dbe", "message"),
+    [
+        (0, 15, None),  # at the DBE limit
+        (0, 16, "16 pages retired for double-bit ECC errors: past NVIDIA's limit of 15"),
+        (0, 35, "35 pages retired for double-bit ECC errors: past NVIDIA's limit of 15"),
+        (44, 15, None),  # 59: one under the total limit, DBE at its own
+        (45, 15, "60 retired pages (SBE 45, DBE 15): at or past NVIDIA's limit of 60 per GPU"),
+        (46, 15, "61 retired pages (SBE 46, DBE 15): at or past NVIDIA's limit of 60 per GPU"),
+        (60, "N/A", "60 retired pages (SBE 60, DBE 0): at or past NVIDIA's limit of 60 per GPU"),
+        (59, "N/A", None),
+    ],
+)
+def test_retired_pages_past_nvidias_limits_fail_without_a_pending_flag(
+    tmp_path: Path, sbe: int, dbe: int | str, message: str | None
+) -> None:
+    path = _retired(tmp_path, sbe, dbe)
+    result = ingest_nodes([path])
+    gpu = result.nodes[0].gpus[0]
+    assert (gpu.retired_sbe, gpu.retired_pending) == (sbe, False)
+    findings = result.nodes[0].findings
+    if message is None:
+        assert findings == ()
+        assert result.exit_code == 0
+        return
+    assert [(f.code, f.severity.value) for f in findings] == [("NVC823", "error")]
+    assert findings[0].message == f"GPU 0 ({gpu.bus_id}): {message}"
+    assert "RMA" in findings[0].hint
+    assert (result.nodes[0].verdict, result.exit_code) == ("failed", 1)
+    count = "<retired_count>" + str(dbe if "double" in message else sbe)
+    assert count in path.read_text().splitlines()[findings[0].span.line - 1]
+
+
+def test_retired_pages_read_from_the_text_form_fail_too(tmp_path: Path) -> None:
+    text = (REAL / "nvidia-smi-q.txt").read_text()
+    old = "        Double Bit ECC                                 : N/A"
+    assert text.count(old) == 1
+    path = tmp_path / "n" / "q.txt"
+    path.parent.mkdir()
+    path.write_text(text.replace(old, old.replace("N/A", "35")))
+    findings = ingest_nodes([path]).nodes[0].findings
+    assert [f.code for f in findings] == ["NVC823"]
+    assert findings[0].span.line == 171

@@ -215,8 +215,8 @@ def ingest(
             list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
         )
         sys.exit(ExitCode.INVALID)
-    if any(run.status == "failed" for run in result.dcgm_runs):
-        sys.exit(ExitCode.DRIFT)  # a failed diagnostic is a result, not a success
+    if result.failed:
+        sys.exit(ExitCode.DRIFT)  # a failed run or diagnostic is a result, not a success
 
 
 def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:

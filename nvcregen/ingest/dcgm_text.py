@@ -29,6 +29,14 @@ inside the table (no top border, no `Diagnostic | Result` header: a section rule
 test row is enough to know the table), end without its closing border, and have rows
 the terminal wrapped (a row whose right border moved to the next line is joined back).
 Such a run is `truncated` unless something in it failed.
+
+Field reports often quote less: a few result rows with neither border nor section rule
+(`| Memory | Fail - All |` and the `Warning` rows under it). A row whose right cell is a
+result word (Pass, Fail, Skip, Warn, with its scope) is enough to know the table, and its
+width gives the message width a border would have. A `Warning` row (or a one-cell
+`| Warning: ... |`) that says the memory failed (DCGM's "had uncorrectable memory errors"
+of a failed row remap, or its volatile "double-bit ECC error(s)") fails the test it belongs
+to, and the run when the excerpt starts below that test's row.
 """
 
 from __future__ import annotations
@@ -55,6 +63,11 @@ _RESULT = re.compile(r"^(?P<word>[A-Za-z]+(?: Run)?)\s*(?:-\s*(?P<scope>.*))?$")
 MAX_WRAPS = 16  # lines one table row may be wrapped into
 _MESSAGE_ROWS = {"warning": "errors", "warnings": "errors", "error": "error", "info": "info"}
 _ROW = re.compile(r"^\|[^|]*\S[^|]*\|[^|]*\|$")  # | Name | Result |
+_RESULT_ROW = re.compile(r"^\|\s*(?P<name>[^|]*?\S)\s*\|\s*(?P<result>[^|]*?)\s*\|$")
+_RESULT_WORDS = frozenset({"Pass", "Fail", "Skip", "Warn"})
+_ONE_CELL = re.compile(r"^\|\s*(?P<kind>Warning|Error|Info)\s*:\s*(?P<text>[^|]*?\S)\s*\|$", re.I)
+# DCGM_FR_ROW_REMAP_FAILURE_MSG, DCGM_FR_VOLATILE_DBE_DETECTED_MSG (dcgm_errors.h)
+_MEMORY_FAILED = re.compile(r"uncorrectable memory errors|double-bit ECC error", re.I)
 
 
 @dataclass
@@ -90,6 +103,7 @@ class _Table:
     lines: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # the run's own `Error` rows
     section_tests: int = 0
+    failures: list[str] = field(default_factory=list)  # memory failures with no test row
 
 
 def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
@@ -114,7 +128,9 @@ def parse_dcgm_text(text: str, source: str) -> list[DcgmRun]:
             _read_line(tables[-1], line)
         except InputLimitError as exc:
             raise InputLimitError(exc.code, str(exc), number) from exc
-    return [_freeze(t, source) for t in tables if t.tests or t.metadata]
+    for table in tables:
+        _flush(table)  # a message still open may be the only failure an excerpt shows
+    return [_freeze(t, source) for t in tables if t.tests or t.metadata or t.failures]
 
 
 def looks_like_table(text: str) -> bool:
@@ -123,7 +139,25 @@ def looks_like_table(text: str) -> bool:
         line = strip_prefix(raw).strip()
         if BORDER.match(line) or _SECTION.match(line) or _is_header(line):
             return True
+        if _result_row(line) is not None or _warning_row(line):
+            return True
     return False
+
+
+def _result_row(line: str) -> re.Match[str] | None:
+    """A `| Name | Result |` row whose result is a result word, as test rows print it."""
+    row = _RESULT_ROW.match(line)
+    if row is None:
+        return None
+    result = _RESULT.match(row["result"])
+    return row if result is not None and result_word(result["word"]) in _RESULT_WORDS else None
+
+
+def _warning_row(line: str) -> bool:
+    """Whether a line is a `Warning` row, of one cell or two (what it says is judged later)."""
+    row = _ONE_CELL.match(line) or _RESULT_ROW.match(line)
+    label = "" if row is None else row["kind"] if "kind" in row.re.groupindex else row["name"]
+    return _MESSAGE_ROWS.get(label.lower()) == "errors"
 
 
 def _unwrapped(lines: list[str]) -> list[tuple[int, str]]:
@@ -167,7 +201,12 @@ def _read_line(table: _Table, line: str) -> None:
     elif BORDER.match(line):
         _measure(table, line)
         table.closed = True
+    elif one := _ONE_CELL.match(line):
+        _flush(table)
+        table.message = (_MESSAGE_ROWS[one["kind"].lower()], [one["text"]])
     elif line.endswith("|") and not _is_header(line):
+        if table.split is None and _result_row(line) is not None:
+            _measure(table, line)  # an excerpt: a test row is as wide as a border
         left, cell = _cells(table, line)
         if left:
             _named_row(table, left, cell)
@@ -176,9 +215,11 @@ def _read_line(table: _Table, line: str) -> None:
 
 
 def _measure(table: _Table, border: str) -> None:
-    """Learn the column split and the message chunk width from a border line."""
-    if table.split is None and "+" in border[1:-1]:
-        table.split = border.index("+", 1)
+    """Learn the column split and the message chunk width from a border line (or test row)."""
+    inner = border[1:-1]
+    mark = "+" if "+" in inner else "|"
+    if table.split is None and mark in inner:
+        table.split = border.index(mark, 1)
         table.width = len(border) - table.split - 2 - 3  # one blank before, two after
 
 
@@ -196,8 +237,8 @@ def _named_row(table: _Table, left: str, cell: str) -> None:
         table.message = (kind, [_chunk(table, cell)])
     elif table.section.lower() == "metadata":
         table.metadata[left] = cell.strip()
-    elif kind is not None and table.tests:
-        table.message = (kind, [_chunk(table, cell)])
+    elif kind is not None and (table.tests or not table.opened):
+        table.message = (kind, [_chunk(table, cell)])  # an excerpt may start below its test
     else:
         test = _Test(left, table.section, UNKNOWN)
         _apply_result(test, cell.strip())
@@ -219,9 +260,15 @@ def _continuation(table: _Table, cell: str) -> None:
 
 
 def _chunk(table: _Table, cell: str) -> str:
-    """The text of a message cell, keeping the blank a fixed-width wrap may end on."""
+    """The text of a message cell, keeping the blank a fixed-width wrap may end on.
+
+    A cell no wider than the table's is cut to the message width (its padding dropped); a
+    longer one is a row the terminal wrapped and joined back, kept whole.
+    """
     text = cell[1:]
-    return text[: table.width] if table.width else text
+    if table.width and len(text) <= table.width + 2:
+        return text[: table.width]
+    return text
 
 
 def _apply_result(test: _Test, right: str) -> None:
@@ -254,12 +301,17 @@ def _flush(table: _Table) -> None:
             test.result = "Fail"
     elif table.tests:
         getattr(table.tests[-1], kind).append(text)
+        if kind == "errors" and _MEMORY_FAILED.search(text):
+            table.tests[-1].result = "Fail"  # DCGM's words for memory that failed
+    elif kind == "errors" and _MEMORY_FAILED.search(text):
+        table.failures.append(text)  # the excerpt starts below the test that failed
 
 
 def _freeze(table: _Table, source: str) -> DcgmRun:
     _flush(table)
     tests = [test.freeze() for test in table.tests]
     errors = [f"Error: {e}" for e in table.errors]
+    errors += [f"Warning (its test row is not in the excerpt): {e}" for e in table.failures]
     if not table.opened:
         errors.append("the table has no top border or header: an excerpt from inside it")
     if not table.closed:
@@ -268,7 +320,9 @@ def _freeze(table: _Table, source: str) -> DcgmRun:
         file=source,
         format="text",
         status=run_status(
-            tests, runtime_error=bool(table.errors), truncated=not (table.closed and table.opened)
+            tests,
+            runtime_error=bool(table.errors or table.failures),
+            truncated=not (table.closed and table.opened),
         ),
         tests=tuple(tests),
         dcgm_version=table.metadata.get("DCGM Version") or None,

@@ -41,6 +41,12 @@ class IngestResult:
     summary: tuple[SummaryRow, ...] = ()
     diagnostics: tuple[Diagnostic, ...] = ()
 
+    @property
+    def failed(self) -> bool:
+        """Whether a run read shows a failure (`ingest` exits 1): truncated is not failed."""
+        runs: tuple[NcclRun | DcgmRun, ...] = (*self.nccl_runs, *self.dcgm_runs)
+        return any(run.status == "failed" for run in runs)
+
     def to_json(self) -> Json:
         """`{"runs": [...], "summary": [...]}` for nccl; `{"runs": [...]}` for dcgm."""
         if self.kind == "dcgm":

@@ -93,6 +93,31 @@ class Rank:
 
 
 @dataclass(frozen=True)
+class PluginFailure:
+    """A network plugin NCCL could not bring up on a host (`Failed to initialize NET plugin`).
+
+    `host` is the name NCCL prints before the line (`node-a:1274:1290 [0] NCCL INFO ...`),
+    "" where the line has none.
+    """
+
+    host: str
+    plugin: str
+
+    def to_json(self) -> Json:
+        """The JSON object of this failure."""
+        return {"host": self.host, "plugin": self.plugin}
+
+    @property
+    def message(self) -> str:
+        """The finding about the host, as the run's warnings carry it."""
+        where = self.host or "a host the log does not name"
+        return (
+            f"NVC824: {where}: NCCL's {self.plugin} network plugin failed to initialize"
+            " (check the node's RDMA devices and drivers if the run needed them)"
+        )
+
+
+@dataclass(frozen=True)
 class NcclRun:
     """One nccl-tests run read from a log.
 
@@ -107,12 +132,16 @@ class NcclRun:
         rows: The result rows in log order.
         gdrdma: Whether a `via NET/.../GDRDMA` line shows GPUDirect RDMA in use.
         nccl_versions: Distinct `NCCL version` strings the log prints, in order seen.
-        warnings: Doubts that do not change the status (an edited summary line).
+        warnings: Doubts that do not change the status (an edited summary line, a
+            network plugin that failed on a host: NVC824).
         hosts: The hosts of the device list (`# Rank 0 ... on node-a device 0`), in
             order seen; empty when the log has no device list.
         ranks: Every line of the device list, in order seen.
         cuda_driver: The CUDA driver versions NCCL_DEBUG lines name (`cudaDriverVersion
             12040` is `12.4`), in order seen.
+        networks: Sorted networks NCCL selected (`IB`, `Socket`, `AWS Libfabric`), also
+            when `transports` is empty because every communicator was single-node.
+        plugin_failures: Network plugins that failed to initialize, per host.
 
     """
 
@@ -129,6 +158,8 @@ class NcclRun:
     hosts: tuple[str, ...] = ()
     ranks: tuple[Rank, ...] = ()
     cuda_driver: tuple[str, ...] = ()
+    networks: tuple[str, ...] = ()
+    plugin_failures: tuple[PluginFailure, ...] = ()
 
     def to_json(self) -> Json:
         """The JSON object of this run, exactly the fields of the ingest contract."""
@@ -139,6 +170,8 @@ class NcclRun:
             "errors": list(self.errors),
             "warnings": list(self.warnings),
             "transports": list(self.transports),
+            "networks": list(self.networks),
+            "plugin_failures": [failure.to_json() for failure in self.plugin_failures],
             "hosts": list(self.hosts),
             "ranks": [rank.to_json() for rank in self.ranks],
             "nccl_versions": list(self.nccl_versions),

@@ -33,7 +33,14 @@ from nvcregen.ingest.collective import (
 from nvcregen.ingest.launcher import continues_failure, launcher_failure
 from nvcregen.ingest.limits import InputLimitError, bounded_int, finite, matched
 from nvcregen.ingest.lines import strip_prefix
-from nvcregen.ingest.models import IngestFormatError, NcclRow, NcclRun, Rank, RunStatus
+from nvcregen.ingest.models import (
+    IngestFormatError,
+    NcclRow,
+    NcclRun,
+    PluginFailure,
+    Rank,
+    RunStatus,
+)
 from nvcregen.ingest.runcheck import average_warning, failures
 from nvcregen.ingest.table import Columns, RowError, is_row, parse_header, parse_row
 from nvcregen.ingest.transport import detect_transports
@@ -233,6 +240,7 @@ def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
     avg = run.avg_busbw[0] if run.avg_busbw else None
     checkable = status == "ok" and run.banners <= 1
     warning = average_warning(avg, run.rows) if checkable else None
+    plugins = tuple(PluginFailure(host, name) for host, name in transport.failed_plugins)
     named = collective_from_binary(run.binary) if run.binary else None
     return NcclRun(
         file=source,
@@ -244,10 +252,12 @@ def _freeze(run: _Run, source: str, fallback: str) -> NcclRun:
         rows=tuple(run.rows),
         gdrdma=transport.gdrdma,
         nccl_versions=tuple(_unique(run.versions)),
-        warnings=(warning,) if warning else (),
+        warnings=((warning,) if warning else ()) + tuple(p.message for p in plugins),
         hosts=tuple(run.hosts),
         ranks=tuple(run.ranks),
         cuda_driver=tuple(_unique(run.drivers)),
+        networks=transport.networks,
+        plugin_failures=plugins,
     )
 
 

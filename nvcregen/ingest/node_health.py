@@ -1,11 +1,11 @@
 """Findings about one node's GPUs: each with a code, a severity and a hint.
 
 An error fails the node (a link trained at half width, a failed row remap, uncorrectable
-errors since the last reset, hardware slowdown, an Xid that needs a reset, drift from the
-pool's stated configuration); a warning marks something to look at that does not by itself
-make the node unfit (a row remap pending the next reset, a link generation below its
-maximum, which GPUs do at idle to save power). Codes are NVC801-NVC822; the table is in
-docs/design/0014-node-health.md.
+errors since the last reset, retired pages past NVIDIA's limits, hardware slowdown, an Xid
+that needs a reset, drift from the pool's stated configuration); a warning marks something
+to look at that does not by itself make the node unfit (a row remap pending the next reset,
+a link generation below its maximum, which GPUs do at idle to save power). Codes are
+NVC801-NVC823; the table is in docs/design/0014-node-health.md.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from nvcregen.core.errors import Severity, Span
 from nvcregen.ingest.node_models import Finding, GpuFacts, NodeReport, XidEvent
+from nvcregen.ingest.node_retired import retired_past_limit
 from nvcregen.ingest.node_values import nonzero
 from nvcregen.ingest.node_xid import XIDS
 
@@ -211,6 +212,18 @@ def _ecc(out: _Collector, gpu: GpuFacts) -> None:
 
 
 def _memory(out: _Collector, gpu: GpuFacts) -> None:
+    if (retired := retired_past_limit(gpu)) is not None:
+        message, fact = retired
+        out.add(
+            "NVC823",
+            E,
+            message,
+            "the GPU's memory is worn past NVIDIA's replacement (RMA) guidance: drain the "
+            "node, run the field diagnostic and check whether pages still retire (DCGM's "
+            "health watch)",
+            fact,
+            gpu,
+        )
     if gpu.retired_pending:
         out.add(
             "NVC807",

@@ -58,6 +58,8 @@ def render_text(result: IngestResult) -> str:
 
 def _nccl_run(run: NcclRun) -> str:
     transport = ", ".join(run.transports) or "not shown"
+    if not run.transports and run.networks:
+        transport = f"none crossed a network (NCCL selected {', '.join(run.networks)})"
     if run.gdrdma:
         transport += " (GDRDMA)"
     avg = "none" if run.avg_busbw_gbs is None else f"{_number(run.avg_busbw_gbs)} GB/s"

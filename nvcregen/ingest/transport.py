@@ -22,6 +22,12 @@ are all there is: it keeps the transport they name (`Using network Socket` on on
 `NET/IB : Using [0]mlx5_0:1/RoCE`, or the AWS Libfabric plugin's `NET/OFI` lines, which
 NCCL later names `Using network AWS Libfabric`), so a failure can still be told apart
 from a fallback to TCP.
+
+Whether or not data crossed it, the network NCCL selected is reported (`networks`: the
+names above, `AWS Libfabric` for the aws-ofi-nccl plugin's `NET/OFI` lines), and so is each
+plugin that failed to come up, with the host whose line says so (`host:pid:tid [dev] NCCL
+INFO Failed to initialize NET plugin IB`): an IB plugin failing on a node is a fact about
+that node (its RDMA device or driver), even where the run needed no network.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ _OFI = re.compile(r"\bNET/OFI (?:Initializing|Using|Selected [Pp]rovider)\b")
 OFI_NAME = "AWS Libfabric"  # the network name aws-ofi-nccl gives NCCL
 _NODES = re.compile(r"\bnRanks\s+\d+\s+nNodes\s+(?P<nodes>\d+)\b")
 _FAILED = re.compile(rf"\bFailed to initialize NET plugin (?P<name>{_NAME})\s*$")
+_HOST = re.compile(r"(?:^|\s)(?P<host>[A-Za-z0-9][\w.-]{0,252}):\d+:\d+ \[\d+\] NCCL INFO\b")
 _NOT_TRANSPORTS = frozenset({"Plugin"})
 
 
@@ -58,6 +65,8 @@ class TransportInfo:
 
     transports: tuple[str, ...]
     gdrdma: bool
+    networks: tuple[str, ...] = ()  # what NCCL selected, whether or not data crossed it
+    failed_plugins: tuple[tuple[str, str], ...] = ()  # (host or "", plugin), in order seen
 
 
 def detect_transports(lines: Iterable[str], *, finished: bool = True) -> TransportInfo:
@@ -70,12 +79,15 @@ def detect_transports(lines: Iterable[str], *, finished: bool = True) -> Transpo
 
     Returns:
         Sorted unique transport names (`IB`, `Socket`, or a plugin's network name) and
-        whether any connection line carries the `GDRDMA` flag.
+        whether any connection line carries the `GDRDMA` flag; the networks NCCL selected
+        (the same names, also for single-node communicators) and the plugins that failed
+        to initialize, each with the host its line names.
 
     """
     used: set[str] = set()
     ready: set[str] = set()
     failed: set[str] = set()
+    failures: dict[tuple[str, str], None] = {}
     gdrdma = False
     nodes: set[int] = set()
     connected = False
@@ -98,10 +110,13 @@ def detect_transports(lines: Iterable[str], *, finished: bool = True) -> Transpo
             ready.add(OFI_NAME)
         if (fail := _FAILED.search(line)) is not None:
             failed.add(fail["name"])
+            host = _HOST.search(line, 0, info + len(_INFO)) if info >= 0 else None
+            failures.setdefault(("" if host is None else host["host"], fail["name"]))
+    networks = tuple(sorted(used or (ready - failed)))
     if finished and not connected and nodes == {1}:
-        return TransportInfo((), gdrdma)  # single-node communicators: no network carried data
-    names = used or (ready - failed)
-    return TransportInfo(tuple(sorted(names)), gdrdma)
+        # single-node communicators: no network carried data, though NCCL selected one
+        return TransportInfo((), gdrdma, networks, tuple(failures))
+    return TransportInfo(networks, gdrdma, networks, tuple(failures))
 
 
 def _last(pattern: re.Pattern[str], line: str, start: int) -> re.Match[str] | None:
