@@ -47,7 +47,6 @@ def _label(manifest: Manifest, site: Site, source_file: str) -> Manifest:
     meta = dict(manifest.obj["metadata"])
     obj = {**manifest.obj, "metadata": meta}
     labels = {**MANAGED_BY, SITE: site.metadata.name}
-    labels.update(site.metadata.labels)
     labels.update(_workload_labels(obj))
     meta["labels"] = {**meta.get("labels", {}), **labels}
     annotations = {SOURCE: f"{source_file}#{manifest.source}"}
