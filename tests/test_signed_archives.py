@@ -12,7 +12,9 @@ import hashlib
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -22,6 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from oncallfactory import site_text, write_logs
 
 from nvcregen.cli import main
+from nvcregen.results.attestation import PAYLOAD_TYPE
+from nvcregen.results.dsse import sign
 
 SITE = "h20-3e-four"
 ENVELOPE = "attestation.dsse.json"
@@ -188,6 +192,31 @@ def test_an_edited_envelope_is_refused(copy: Path, signed: tuple[Path, Path, Pat
     result = verify(copy, signed[2])
     assert result.exit_code == 1
     assert "no signature verifies under the key" in result.stderr
+
+
+def resign(run: Path, private: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Sign the run's Statement again with the signer's own key after `change` edits it."""
+    envelope = json.loads((run / ENVELOPE).read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    change(statement)
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+    assert isinstance(key, Ed25519PrivateKey)
+    (run / ENVELOPE).write_text(sign(PAYLOAD_TYPE, payload, key))
+
+
+def test_subjects_that_omit_sha256sums_are_refused(
+    copy: Path, signed: tuple[Path, Path, Path]
+) -> None:
+    """A validly signed Statement that leaves SHA256SUMS out signs too little: refused."""
+
+    def omit_sums(statement: dict[str, Any]) -> None:
+        statement["subject"] = [s for s in statement["subject"] if s["name"] != "SHA256SUMS"]
+
+    resign(copy, signed[1], omit_sums)
+    result = verify(copy, signed[2])
+    assert result.exit_code == 1, result.output
+    assert f"{ENVELOPE}: SHA256SUMS is not among the signed files" in result.stderr
 
 
 def test_report_names_the_key_of_a_signed_archive(
