@@ -82,8 +82,8 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 @pytest.fixture
 def copy(signed: tuple[Path, Path, Path], tmp_path: Path) -> Path:
-    """A copy of the signed run, to tamper with."""
-    return Path(shutil.copytree(signed[0], tmp_path / signed[0].name))
+    """A copy of the signed run, in a folder of its site, to tamper with."""
+    return Path(shutil.copytree(signed[0], tmp_path / SITE / signed[0].name))
 
 
 def verify(run: Path, public: Path) -> Result:
@@ -134,6 +134,40 @@ def test_an_intact_archive_verifies_with_its_key(signed: tuple[Path, Path, Path]
     assert f"verified, every file as signed by key {spki_sha256(public)}" in result.output
     site_folder = verify(run.parent, public)  # a site folder: its newest run
     assert site_folder.exit_code == 0, site_folder.output
+
+
+def test_an_intact_copy_verifies_where_it_belongs_even_given_as_dot(
+    copy: Path, signed: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(copy)
+    result = verify(Path(), signed[2])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("renamed", "this folder is run '20991231T000000Z-ffffffffffff' of site folder '{site}'"),
+        ("other site", "this folder is run '{run}' of site folder 'other-site'"),
+    ],
+)
+def test_a_signed_run_in_another_place_does_not_verify(
+    copy: Path, signed: tuple[Path, Path, Path], where: str, said: str
+) -> None:
+    """Every file is as signed, but the folder answers for another run or site (NVC757)."""
+    if where == "renamed":
+        moved = copy.rename(copy.parent / "20991231T000000Z-ffffffffffff")
+    else:
+        (copy.parent.parent / "other-site").mkdir()
+        moved = copy.rename(copy.parent.parent / "other-site" / copy.name)
+    result = verify(moved, signed[2])
+    assert result.exit_code == 1, result.output
+    assert f"error[NVC757]: the Statement was signed for run '{copy.name}' of site '{SITE}'" in (
+        result.stderr
+    )
+    assert said.format(site=SITE, run=copy.name) in result.stderr
+    assert "hint: a signed run verifies only as <results>/<site>/<run-id>/" in result.stderr
+    assert "changed since it was signed" not in result.stderr  # the files themselves are intact
 
 
 def test_another_key_is_refused(signed: tuple[Path, Path, Path], tmp_path: Path) -> None:

@@ -162,12 +162,12 @@ def verify(results_dir: Path, key_file: Path) -> None:
         sys.exit(ExitCode.INVALID)
     keyid = fingerprint(public)
     problems = list(dict.fromkeys([*verify_signature(run, public), *verify_archive(run)]))
-    if problems:
-        click.echo(f"{run}: NOT verified against key {keyid}", err=True)
+    if problems:  # names quoted from the archive and its envelope: printed escaped
+        click.echo(printable(f"{run}: NOT verified against key {keyid}"), err=True)
         for problem in problems:
-            click.echo(f"  - {problem}", err=True)
+            click.echo(printable(f"  - {problem}"), err=True)
         sys.exit(ExitCode.DRIFT)
-    click.echo(f"{run}: verified, every file as signed by key {keyid}")
+    click.echo(printable(f"{run}: verified, every file as signed by key {keyid}"))
 
 
 @click.command()

@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://nvcregen.io/attestation/readiness/v1"
+MISPLACED = "NVC757"  # a signed run in a folder of another run id or site
 
 
 @dataclass(frozen=True)
@@ -212,7 +213,28 @@ def verify_signature(folder: Path, public: Ed25519PublicKey) -> list[str]:
         body = _statement(envelope.payload, envelope.payload_type)
     except EnvelopeError as exc:
         return [f"{ENVELOPE}: {exc}"]
-    return _subject_problems(folder, body)
+    return _subject_problems(folder, body) + identity_problems(folder, body["predicate"])
+
+
+def identity_problems(folder: Path, about: Mapping[str, Any]) -> list[str]:
+    """Whether the signed run id and site are the run folder's name and its parent's (NVC757).
+
+    A signed run is the run of one site: copied under another name, or into another
+    site's folder, its files are intact but it would answer for a run it is not.
+    """
+    place = folder.absolute()  # `.` has a name once made absolute; no link is followed
+    site = about.get("site")
+    signed_site = site.get("name") if isinstance(site, Mapping) else None
+    signed_run = about.get("runId")
+    if signed_run == place.name and signed_site == place.parent.name:
+        return []
+    return [
+        f"error[{MISPLACED}]: the Statement was signed for run {signed_run!r} of site"
+        f" {signed_site!r}, but this folder is run {place.name!r} of site folder"
+        f" {place.parent.name!r} (hint: a signed run verifies only as"
+        " <results>/<site>/<run-id>/, where collect wrote it; verify the original, or put"
+        " this copy back under that name)"
+    ]
 
 
 def _statement(payload: bytes, payload_type: str) -> dict[str, Any]:
