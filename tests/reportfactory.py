@@ -241,6 +241,29 @@ def sample_run(
     return write_run(results / "edge-lab" / run_id, sample_files(**changes))
 
 
+def groups_run(
+    results: Path,
+    run_id: str,
+    finished: str | None,
+    groups: dict[tuple[str, ...], tuple[float, ...]],
+) -> Path:
+    """A run of the two-node all-reduce whose groups (by their nodes) had these final 1 GiB
+    bus bandwidths, one per round, over IB; summary.json names each measurement's nodes.
+    """
+    rows: list[dict[str, object]] = []
+    rounds: list[Obj] = []
+    for index, (nodes, busbw) in enumerate(groups.items()):
+        name = f"group-{index}"
+        for n, value in enumerate(busbw, 1):
+            found = bw_rows(name, n, (value / 10, value / 2, value))
+            rows += found
+            ref = {"kind": "BandwidthMeasurement", "name": found[0]["measurement"]}
+            rounds.append({"ref": ref, "group": name, "nodes": list(nodes), "iteration": n})
+    summary = sample_summary() | {"run_id": run_id, "finished_at": finished}
+    summary["runs"][0]["bandwidth"] = rounds
+    return sample_run(results, run_id, rows=rows, summary=summary)
+
+
 def lab_module() -> Any:
     """collect's own fixture (tests/unit/collect/labstate.py): the lab site's cluster state."""
     path = ROOT / "tests" / "unit" / "collect" / "labstate.py"

@@ -64,6 +64,7 @@ def render_text(loaded: Loaded) -> str:
             )
     found = h.regressions
     lines += ["", f"{len(found)} regression(s)" if found else "no regression"]
+    lines += [f"  {p.run_id}: {s.title}: {p.why}" for s, p in found]
     return "\n".join(lines) + "\n"
 
 
@@ -111,6 +112,8 @@ def render_json(loaded: Loaded) -> str:
                 "test": s.test,
                 "scope": s.scope,
                 "transport": s.transport,
+                "nodes": list(s.nodes),
+                "group": s.group,
                 "size_bytes": s.size_bytes,
                 "references": [{"label": r.label, "gbs": r.value} for r in s.references],
                 "points": [
