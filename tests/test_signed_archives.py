@@ -170,6 +170,18 @@ def test_a_signed_run_in_another_place_does_not_verify(
     assert "changed since it was signed" not in result.stderr  # the files themselves are intact
 
 
+def test_a_signed_run_copied_in_its_site_folder_is_listed_once(
+    copy: Path, signed: tuple[Path, Path, Path]
+) -> None:
+    duplicate = shutil.copytree(copy, copy.parent / "00-copy")  # sorts first by name
+    result = verify(copy.parent, signed[2])
+    assert result.exit_code == 0, result.output
+    assert f"{copy}: verified" in result.stdout  # the folder named for the run
+    assert f"error[NVC756]: {duplicate} holds the run of {copy} (the same SHA256SUMS)" in (
+        result.stderr
+    )
+
+
 def test_another_key_is_refused(signed: tuple[Path, Path, Path], tmp_path: Path) -> None:
     run, _, _ = signed
     _, other = write_key(tmp_path, "other")
@@ -251,6 +263,42 @@ def test_subjects_that_omit_sha256sums_are_refused(
     result = verify(copy, signed[2])
     assert result.exit_code == 1, result.output
     assert f"{ENVELOPE}: SHA256SUMS is not among the signed files" in result.stderr
+
+
+def resign_measured(run: Path, private: Path, finished: str, collected: str) -> None:
+    """The run as if its measurements finished at `finished` and it was signed (by the
+    signer's own key) at `collected`: summary.json, SHA256SUMS and the Statement rewritten."""
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps(summary | {"finished_at": finished}))
+    names = [line.split("  ", 1)[1] for line in (run / "SHA256SUMS").read_text().splitlines()]
+    sums = [f"{hashlib.sha256((run / n).read_bytes()).hexdigest()}  {n}" for n in names]
+    (run / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+
+    def restate(statement: dict[str, Any]) -> None:
+        statement["subject"] = [
+            {"name": n, "digest": {"sha256": hashlib.sha256((run / n).read_bytes()).hexdigest()}}
+            for n in sorted([*names, "SHA256SUMS"])
+        ]
+        statement["predicate"]["collectedAt"] = collected
+
+    resign(run, private, restate)
+
+
+@pytest.mark.parametrize(
+    ("finished", "refused"), [("2026-10-26T07:38:20Z", False), ("2026-10-26T07:38:21Z", True)]
+)
+def test_a_run_measured_after_its_signed_collection_is_refused(
+    copy: Path, signed: tuple[Path, Path, Path], finished: str, refused: bool
+) -> None:
+    """The signed `collectedAt` bounds the measurement time (the files' times are newer)."""
+    resign_measured(copy, signed[1], finished, "2026-10-26T07:33:20Z")
+    result = verify(copy.parent, signed[2])
+    assert result.exit_code == (1 if refused else 0), result.output
+    said = (
+        f"error[NVC755]: it says its measurements finished at {finished}, after it was"
+        " collected (2026-10-26T07:33:20Z, signed)"
+    )
+    assert (said in result.stderr) is refused
 
 
 def test_report_names_the_key_of_a_signed_archive(

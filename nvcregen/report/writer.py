@@ -41,6 +41,7 @@ class Report:
     word: str
     signature: str = ""
     evidence: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()  # folders holding a run listed already (NVC756)
 
 
 def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) -> Report:
@@ -67,8 +68,8 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
         history = history.renamed(sanitizer(raw).extended(history.node_names()))
     lines = markdown_lines(history) if history is not None else []
     texts = {
-        PAGE: render_page(build_page(archive, located.runs, history)),
-        SUMMARY: summary_markdown(archive, located.runs, lines),
+        PAGE: render_page(build_page(archive, located.runs, history, located.findings)),
+        SUMMARY: summary_markdown(archive, located.runs, lines, located.findings),
     }
     if sanitize:
         texts |= {name: clean[name] for name in EXPORTS}
@@ -86,6 +87,7 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
         s.verdict,
         archive.signature,
         tuple(evidence_lines(archive)),
+        located.findings,
     )
 
 

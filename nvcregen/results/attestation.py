@@ -144,6 +144,15 @@ def read_signature(folder: Path) -> Signature | str | None:
     For `report`: the keyid names the key the signer claims; only `nvcregen verify
     --key` tells whether that key really signed.
     """
+    found = _read_statement(folder)
+    if found is None or isinstance(found, str):
+        return found
+    keyid, body = found
+    return Signature(keyid, body["predicate"], tuple(_subject_problems(folder, body)))
+
+
+def _read_statement(folder: Path) -> tuple[str, dict[str, Any]] | str | None:
+    """The envelope's first keyid and its Statement, unverified; None unsigned; a problem."""
     file = folder / ENVELOPE
     if not file.is_file() or file.is_symlink():
         return None if not file.exists() and not file.is_symlink() else f"{ENVELOPE} is not a file"
@@ -152,8 +161,7 @@ def read_signature(folder: Path) -> Signature | str | None:
         body = _statement(envelope.payload, envelope.payload_type)
     except (OSError, EnvelopeError) as exc:
         return f"{ENVELOPE} cannot be read: {exc}"
-    keyid = envelope.signatures[0][0]
-    return Signature(keyid, body["predicate"], tuple(_subject_problems(folder, body)))
+    return envelope.signatures[0][0], body
 
 
 def signature_text(folder: Path) -> str:
@@ -178,11 +186,15 @@ def signature_text(folder: Path) -> str:
 
 
 def signed_collection_time(folder: Path) -> str | None:
-    """The `collectedAt` of a signed run's predicate, None without a usable one."""
-    found = read_signature(folder)
-    if not isinstance(found, Signature):
+    """The `collectedAt` of a signed run's predicate, None without a usable one.
+
+    Read, not verified (`nvcregen verify --key` checks the signature), and without
+    hashing the files: a claim, for ordering runs and dating their measurements.
+    """
+    found = _read_statement(folder)
+    if found is None or isinstance(found, str):
         return None
-    when = found.predicate.get("collectedAt")
+    when = found[1]["predicate"].get("collectedAt")
     return when if isinstance(when, str) else None
 
 
