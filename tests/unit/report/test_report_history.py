@@ -91,7 +91,8 @@ def test_the_command_exits_1_on_a_regression_and_the_report_shows_it(tmp_path: P
 
 
 PAIRS = {("n1", "n2"), ("n3", "n4"), ("n5", "n6"), ("n7", "n8")}
-STEADY = {("n3", "n4"): (425.0, 430.0, 440.0), ("n5", "n6"): (426.0, 431.0, 439.0)}
+Groups = dict[tuple[str, ...], tuple[float, ...]]
+STEADY: Groups = {("n3", "n4"): (425.0, 430.0, 440.0), ("n5", "n6"): (426.0, 431.0, 439.0)}
 
 
 def test_one_pair_falling_below_its_threshold_is_a_regression_pooling_hid(
@@ -99,7 +100,7 @@ def test_one_pair_falling_below_its_threshold_is_a_regression_pooling_hid(
 ) -> None:
     """Issue #31: pair {n1,n2} fell from 427.58 to 342.06 GB/s (threshold 360); pooled with
     the steady pairs into one median it read "no regression", exit 0."""
-    healthy = STEADY | {("n7", "n8"): (428.0, 433.0, 441.0)}
+    healthy: Groups = STEADY | {("n7", "n8"): (428.0, 433.0, 441.0)}
     groups_run(tmp_path, "20261014T080000Z-aaaaaaaaaaaa", "2026-10-14T08:00:00Z",
                {("n2", "n1"): (420.0, 427.58, 435.0), **healthy})  # fmt: skip
     groups_run(tmp_path, "20261015T080000Z-bbbbbbbbbbbb", "2026-10-15T08:00:00Z",
