@@ -28,14 +28,17 @@ folder's runs are its real subfolders: a symbolic link to a run elsewhere is not
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from nvcregen.results.archive import SUMS, file_sha256, verify_archive
+from nvcregen.core.regular import open_regular, read_regular
+from nvcregen.results.archive import SUMS, verify_archive
 from nvcregen.results.attestation import signed_collection_time
 
 _DATED = re.compile(r"^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-")
@@ -142,7 +145,7 @@ def entry(folder: Path, problems: tuple[str, ...]) -> RunEntry:
     """
     finished, run_id = _summary_facts(folder)
     collected = signed_collection_time(folder)
-    collected = _micro(collected) if collected and _FINISHED.match(collected) else None
+    collected = _micro(collected) if collected and _when(collected) else None
     when = collected or _collected_at(folder)
     if finished is not None and when and _late(finished, when):
         problems += (
@@ -156,10 +159,21 @@ def entry(folder: Path, problems: tuple[str, ...]) -> RunEntry:
     return RunEntry(folder.name, folder, problems, finished, when, same)
 
 
+def _when(text: str) -> datetime | None:
+    """A `YYYY-MM-DDTHH:MM:SSZ` time that is a real date (not month 13), UTC; else None."""
+    if not _FINISHED.match(text):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
 def _late(finished: str, collected: str) -> bool:
-    measured = datetime.strptime(finished, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    archived = datetime.strptime(collected, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=UTC)
-    return measured > archived + SKEW
+    """Whether `finished` (a checked `_when` time) is more than SKEW after `collected`."""
+    measured = _when(finished)
+    archived = _when(f"{collected[:19]}Z")
+    return measured is not None and archived is not None and measured > archived + SKEW
 
 
 def _micro(when: str) -> str:
@@ -168,8 +182,8 @@ def _micro(when: str) -> str:
 
 
 def _sums_digest(folder: Path) -> str:
-    try:
-        return file_sha256(folder / SUMS)
+    try:  # a FIFO is never opened: verification names it
+        return hashlib.sha256(read_regular(folder / SUMS)).hexdigest()
     except OSError:
         return f"unreadable:{folder.name}"  # matches no other run
 
@@ -189,17 +203,18 @@ def _summary_facts(folder: Path) -> tuple[str | None, str]:
     found: object = None
     run_id = ""
     try:
-        summary = folder / "summary.json"
-        if summary.stat().st_size <= MAX_SUMMARY:
-            data = json.loads(summary.read_text(encoding="utf-8"))
-            found = data.get("finished_at")
-            run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else ""
+        with open_regular(folder / "summary.json") as handle:  # a FIFO is never opened
+            if os.fstat(handle.fileno()).st_size <= MAX_SUMMARY:
+                data = json.loads(handle.read().decode("utf-8"))
+                found = data.get("finished_at")
+                run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else ""
     except (OSError, ValueError, AttributeError, RecursionError):
         pass  # no usable time: the run id's, if dated (the file itself is checked later)
-    if isinstance(found, str) and _FINISHED.match(found):
+    if isinstance(found, str) and _when(found):
         return found, run_id
     dated = _DATED.match(folder.name)
-    return ("{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else None), run_id
+    named = "{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else ""
+    return (named if _when(named) else None), run_id
 
 
 def _collected_at(folder: Path) -> str:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from reportfactory import sample_files, sample_run, sample_summary, write_run
+from timebounds import HANG
 
 from nvcregen.cli import main
 from nvcregen.core.errors import ExitCode
@@ -246,3 +249,30 @@ def test_one_run_id_in_two_folders_is_listed_once_even_when_the_files_differ(
     assert [r.path for r in located.runs] == [original]
     (finding,) = located.findings
     assert "undated-cccccccccccc holds the run of" in finding and "(the same run id)" in finding
+
+
+@pytest.mark.parametrize("name", ["summary.json", "SHA256SUMS"])
+def test_a_fifo_in_a_run_is_never_opened_while_runs_are_ordered(tmp_path: Path, name: str) -> None:
+    """Ordering reads summary.json and hashes SHA256SUMS: a FIFO there blocked for a writer."""
+    sample_run(tmp_path, "undated-aaaaaaaaaaaa", summary=finished(MEASURED))
+    stuck = sample_run(tmp_path, "undated-bbbbbbbbbbbb", summary=finished(MEASURED))
+    (stuck / name).unlink()
+    os.mkfifo(stuck / name)
+    done = subprocess.run(
+        [sys.executable, "-m", "nvcregen", "history", str(tmp_path / "edge-lab")],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=HANG,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "left out: undated-bbbbbbbbbbbb: does not verify" in done.stdout
+
+
+@pytest.mark.parametrize("claimed", ["2026-13-45T99:99:99Z", "2026-02-30T08:00:00Z"])
+def test_a_time_that_is_no_date_is_no_measurement_time(tmp_path: Path, claimed: str) -> None:
+    """A hostile finished_at of the right shape but no real date: ignored, no traceback."""
+    run = sample_run(tmp_path, "20261399T250000Z-aaaaaaaaaaaa", summary=finished(claimed))
+    (entry,) = locate(run).runs
+    assert entry.finished_at is None and entry.problems == ()
