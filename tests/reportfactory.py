@@ -27,6 +27,7 @@ CSV_COLUMNS = [
 ]
 Obj = dict[str, Any]
 NASTY = "<script>alert('x')</script> | *bold* _it_ `code`"
+SAMPLE_ID = "20261014T130100Z-0123456789ab"
 
 
 def bw_rows(
@@ -166,7 +167,7 @@ def sample_summary() -> Obj:
                 "expected_transport": "IB", "state": "succeeded", "goodput": gp}  # fmt: skip
     return {
         "site": "edge-lab",
-        "run_id": "20261014T130100Z-0123456789ab",
+        "run_id": SAMPLE_ID,
         "verdict": "fail",
         "counts": {"pass": 1, "incomplete": 0, "fail": 3},
         "collected_from": "folder export",
@@ -234,11 +235,39 @@ def sample_files(**changes: Any) -> dict[str, str]:
     }
 
 
-def sample_run(
-    results: Path, run_id: str = "20261014T130100Z-0123456789ab", **changes: Any
-) -> Path:
-    """Write the sample run as results/edge-lab/<run_id>/ and return its folder."""
+def sample_run(results: Path, run_id: str = SAMPLE_ID, **changes: Any) -> Path:
+    """Write the sample run as results/edge-lab/<run_id>/ and return its folder.
+
+    Its summary.json names `run_id`, as collect writes it, unless `summary` names another
+    than the sample's.
+    """
+    summary = changes.get("summary", sample_summary())
+    if summary.get("run_id") == SAMPLE_ID:
+        changes["summary"] = summary | {"run_id": run_id}
     return write_run(results / "edge-lab" / run_id, sample_files(**changes))
+
+
+def groups_run(
+    results: Path,
+    run_id: str,
+    finished: str | None,
+    groups: dict[tuple[str, ...], tuple[float, ...]],
+) -> Path:
+    """A run of the two-node all-reduce whose groups (by their nodes) had these final 1 GiB
+    bus bandwidths, one per round, over IB; summary.json names each measurement's nodes.
+    """
+    rows: list[dict[str, object]] = []
+    rounds: list[Obj] = []
+    for index, (nodes, busbw) in enumerate(groups.items()):
+        name = f"group-{index}"
+        for n, value in enumerate(busbw, 1):
+            found = bw_rows(name, n, (value / 10, value / 2, value))
+            rows += found
+            ref = {"kind": "BandwidthMeasurement", "name": found[0]["measurement"]}
+            rounds.append({"ref": ref, "group": name, "nodes": list(nodes), "iteration": n})
+    summary = sample_summary() | {"run_id": run_id, "finished_at": finished}
+    summary["runs"][0]["bandwidth"] = rounds
+    return sample_run(results, run_id, rows=rows, summary=summary)
 
 
 def lab_module() -> Any:

@@ -12,7 +12,9 @@ import hashlib
 import json
 import shutil
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
@@ -22,6 +24,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from oncallfactory import site_text, write_logs
 
 from nvcregen.cli import main
+from nvcregen.results.attestation import PAYLOAD_TYPE
+from nvcregen.results.dsse import sign
 
 SITE = "h20-3e-four"
 ENVELOPE = "attestation.dsse.json"
@@ -78,8 +82,8 @@ def signed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
 
 @pytest.fixture
 def copy(signed: tuple[Path, Path, Path], tmp_path: Path) -> Path:
-    """A copy of the signed run, to tamper with."""
-    return Path(shutil.copytree(signed[0], tmp_path / signed[0].name))
+    """A copy of the signed run, in a folder of its site, to tamper with."""
+    return Path(shutil.copytree(signed[0], tmp_path / SITE / signed[0].name))
 
 
 def verify(run: Path, public: Path) -> Result:
@@ -130,6 +134,52 @@ def test_an_intact_archive_verifies_with_its_key(signed: tuple[Path, Path, Path]
     assert f"verified, every file as signed by key {spki_sha256(public)}" in result.output
     site_folder = verify(run.parent, public)  # a site folder: its newest run
     assert site_folder.exit_code == 0, site_folder.output
+
+
+def test_an_intact_copy_verifies_where_it_belongs_even_given_as_dot(
+    copy: Path, signed: tuple[Path, Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(copy)
+    result = verify(Path(), signed[2])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize(
+    ("where", "said"),
+    [
+        ("renamed", "this folder is run '20991231T000000Z-ffffffffffff' of site folder '{site}'"),
+        ("other site", "this folder is run '{run}' of site folder 'other-site'"),
+    ],
+)
+def test_a_signed_run_in_another_place_does_not_verify(
+    copy: Path, signed: tuple[Path, Path, Path], where: str, said: str
+) -> None:
+    """Every file is as signed, but the folder answers for another run or site (NVC757)."""
+    if where == "renamed":
+        moved = copy.rename(copy.parent / "20991231T000000Z-ffffffffffff")
+    else:
+        (copy.parent.parent / "other-site").mkdir()
+        moved = copy.rename(copy.parent.parent / "other-site" / copy.name)
+    result = verify(moved, signed[2])
+    assert result.exit_code == 1, result.output
+    assert f"error[NVC757]: the Statement was signed for run '{copy.name}' of site '{SITE}'" in (
+        result.stderr
+    )
+    assert said.format(site=SITE, run=copy.name) in result.stderr
+    assert "hint: a signed run verifies only as <results>/<site>/<run-id>/" in result.stderr
+    assert "changed since it was signed" not in result.stderr  # the files themselves are intact
+
+
+def test_a_signed_run_copied_in_its_site_folder_is_listed_once(
+    copy: Path, signed: tuple[Path, Path, Path]
+) -> None:
+    duplicate = shutil.copytree(copy, copy.parent / "00-copy")  # sorts first by name
+    result = verify(copy.parent, signed[2])
+    assert result.exit_code == 0, result.output
+    assert f"{copy}: verified" in result.stdout  # the folder named for the run
+    assert f"error[NVC756]: {duplicate} holds the run of {copy} (the same SHA256SUMS)" in (
+        result.stderr
+    )
 
 
 def test_another_key_is_refused(signed: tuple[Path, Path, Path], tmp_path: Path) -> None:
@@ -188,6 +238,67 @@ def test_an_edited_envelope_is_refused(copy: Path, signed: tuple[Path, Path, Pat
     result = verify(copy, signed[2])
     assert result.exit_code == 1
     assert "no signature verifies under the key" in result.stderr
+
+
+def resign(run: Path, private: Path, change: Callable[[dict[str, Any]], None]) -> None:
+    """Sign the run's Statement again with the signer's own key after `change` edits it."""
+    envelope = json.loads((run / ENVELOPE).read_text())
+    statement = json.loads(base64.b64decode(envelope["payload"]))
+    change(statement)
+    payload = json.dumps(statement, sort_keys=True, separators=(",", ":")).encode()
+    key = serialization.load_pem_private_key(private.read_bytes(), password=None)
+    assert isinstance(key, Ed25519PrivateKey)
+    (run / ENVELOPE).write_text(sign(PAYLOAD_TYPE, payload, key))
+
+
+def test_subjects_that_omit_sha256sums_are_refused(
+    copy: Path, signed: tuple[Path, Path, Path]
+) -> None:
+    """A validly signed Statement that leaves SHA256SUMS out signs too little: refused."""
+
+    def omit_sums(statement: dict[str, Any]) -> None:
+        statement["subject"] = [s for s in statement["subject"] if s["name"] != "SHA256SUMS"]
+
+    resign(copy, signed[1], omit_sums)
+    result = verify(copy, signed[2])
+    assert result.exit_code == 1, result.output
+    assert f"{ENVELOPE}: SHA256SUMS is not among the signed files" in result.stderr
+
+
+def resign_measured(run: Path, private: Path, finished: str, collected: str) -> None:
+    """The run as if its measurements finished at `finished` and it was signed (by the
+    signer's own key) at `collected`: summary.json, SHA256SUMS and the Statement rewritten."""
+    summary = json.loads((run / "summary.json").read_text())
+    (run / "summary.json").write_text(json.dumps(summary | {"finished_at": finished}))
+    names = [line.split("  ", 1)[1] for line in (run / "SHA256SUMS").read_text().splitlines()]
+    sums = [f"{hashlib.sha256((run / n).read_bytes()).hexdigest()}  {n}" for n in names]
+    (run / "SHA256SUMS").write_text("\n".join(sums) + "\n")
+
+    def restate(statement: dict[str, Any]) -> None:
+        statement["subject"] = [
+            {"name": n, "digest": {"sha256": hashlib.sha256((run / n).read_bytes()).hexdigest()}}
+            for n in sorted([*names, "SHA256SUMS"])
+        ]
+        statement["predicate"]["collectedAt"] = collected
+
+    resign(run, private, restate)
+
+
+@pytest.mark.parametrize(
+    ("finished", "refused"), [("2026-10-26T07:38:20Z", False), ("2026-10-26T07:38:21Z", True)]
+)
+def test_a_run_measured_after_its_signed_collection_is_refused(
+    copy: Path, signed: tuple[Path, Path, Path], finished: str, refused: bool
+) -> None:
+    """The signed `collectedAt` bounds the measurement time (the files' times are newer)."""
+    resign_measured(copy, signed[1], finished, "2026-10-26T07:33:20Z")
+    result = verify(copy.parent, signed[2])
+    assert result.exit_code == (1 if refused else 0), result.output
+    said = (
+        f"error[NVC755]: it says its measurements finished at {finished}, after it was"
+        " collected (2026-10-26T07:33:20Z, signed)"
+    )
+    assert (said in result.stderr) is refused
 
 
 def test_report_names_the_key_of_a_signed_archive(

@@ -127,6 +127,8 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
     click.echo(printable(f"{written.site} {written.run_id}: {written.word}"))
     for line in written.evidence:
         click.echo(printable(f"  {line}"))  # evidence quotes the archive
+    for finding in written.findings:
+        click.echo(printable(f"nvcregen: {finding}"), err=True)
     click.echo(printable(f"{written.run_id}: {written.signature}"))
     for file in written.files:
         click.echo(printable(f"wrote {file}"))
@@ -150,24 +152,27 @@ def verify(results_dir: Path, key_file: Path) -> None:
     it; 2 when PUB cannot be used or RESULTS_DIR holds no run.
     """
     from nvcregen.report.folder import ReportError, locate
-    from nvcregen.results.archive import verify_archive
     from nvcregen.results.attestation import verify_signature
     from nvcregen.results.dsse import SigningKeyError, fingerprint, load_public_key
 
     try:
         public = load_public_key(key_file)
-        run = locate(results_dir).run
+        located = locate(results_dir)
     except (SigningKeyError, ReportError) as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
+    run = located.run
+    for finding in located.findings:
+        click.echo(printable(f"nvcregen: {finding}"), err=True)
     keyid = fingerprint(public)
-    problems = list(dict.fromkeys([*verify_signature(run, public), *verify_archive(run)]))
-    if problems:
-        click.echo(f"{run}: NOT verified against key {keyid}", err=True)
+    chosen = next(r for r in located.runs if r.path == run)  # its archive's problems too
+    problems = list(dict.fromkeys([*verify_signature(run, public), *chosen.problems]))
+    if problems:  # names quoted from the archive and its envelope: printed escaped
+        click.echo(printable(f"{run}: NOT verified against key {keyid}"), err=True)
         for problem in problems:
-            click.echo(f"  - {problem}", err=True)
+            click.echo(printable(f"  - {problem}"), err=True)
         sys.exit(ExitCode.DRIFT)
-    click.echo(f"{run}: verified, every file as signed by key {keyid}")
+    click.echo(printable(f"{run}: verified, every file as signed by key {keyid}"))
 
 
 @click.command()

@@ -4,10 +4,18 @@ A results folder is either one run (`results/<site>/<run-id>/`, holding SHA256SU
 summary.json) or a site folder holding runs; of a site folder the newest run is
 reported, and every run in it is listed. Runs are ordered by when their measurements
 finished: summary.json's `finished_at` (the last measurement's completion time, from the
-objects or the logs), else the time that starts a dated run id (`20261014T130100Z-...`).
-A run with neither (saved logs without timestamps: `undated-<hash>`) counts as older
+objects or the logs), else the time that starts a dated run id (`20261014T130100Z-...`),
+but never by a time after the run was collected: its signed `collectedAt`, else when its
+SHA256SUMS was written. A run that claims to have finished more than `SKEW` after it was
+collected (a completionTime in 2099) is refused (NVC755): it is listed, placed at its
+collection time, and neither reported as the newest nor counted in a history. A run with
+no measurement time (saved logs without timestamps: `undated-<hash>`) counts as older
 than any dated one, and such runs are ordered among themselves by when they were
-collected (their SHA256SUMS file's time), never by their hash.
+collected, never by their hash.
+
+One run is listed once: two folders holding the same run (the same SHA256SUMS, or the
+same run id in summary.json: a run folder copied under another name) are one entry, the
+folder named for its run id kept, with a finding naming both (NVC756).
 
 Verification reads the files rather than trusting the writer, with the same function
 `collect` uses (`nvcregen.results.archive.verify_archive`), as strictly as `sha256sum -c
@@ -20,17 +28,25 @@ folder's runs are its real subfolders: a symbolic link to a run elsewhere is not
 
 from __future__ import annotations
 
+import hashlib
 import json
+import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from nvcregen.core.regular import open_regular, read_regular
 from nvcregen.results.archive import SUMS, verify_archive
+from nvcregen.results.attestation import signed_collection_time
 
 _DATED = re.compile(r"^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-")
 _FINISHED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 MAX_SUMMARY = 256 << 20  # summary.json is read for its time only below this size
+SKEW = timedelta(minutes=5)  # how far a cluster's clock may run ahead of the collector's
+FUTURE = "NVC755"  # a run measured (it says) after it was collected
+TWICE = "NVC756"  # one run in two folders of a site folder
 
 
 class ReportError(Exception):
@@ -51,7 +67,9 @@ class RunEntry:
 
     Attributes:
         finished_at: When its measurements finished (`YYYY-MM-DDTHH:MM:SSZ`), or None.
-        collected_at: When it was archived (its SHA256SUMS file's time), same form.
+        collected_at: When it was collected: its signed `collectedAt`, else its
+            SHA256SUMS file's time (`YYYY-MM-DDTHH:MM:SS.ffffffZ`); "" when unknown.
+        same_as: What identifies its run: its SHA256SUMS digest and summary.json's run id.
 
     """
 
@@ -60,21 +78,32 @@ class RunEntry:
     problems: tuple[str, ...]
     finished_at: str | None = None
     collected_at: str = ""
+    same_as: tuple[str, ...] = ()
 
     @property
     def order(self) -> tuple[int, str, str]:
-        """Sort key, oldest first: undated runs by collection, then by measurement time."""
-        if self.finished_at is not None:
-            return (1, self.finished_at, self.run_id)
-        return (0, self.collected_at, self.run_id)
+        """Sort key, oldest first: undated runs by collection, then by measurement time.
+
+        A measurement time is never taken as later than the collection time.
+        """
+        if self.finished_at is None:
+            return (0, self.collected_at, self.run_id)
+        measured = _micro(self.finished_at)
+        if self.collected_at and self.collected_at < measured:
+            return (1, self.collected_at, self.run_id)
+        return (1, measured, self.run_id)
 
 
 @dataclass(frozen=True)
 class Located:
-    """The run to report on, and every run of its site folder (just it, for a run folder)."""
+    """The run to report on, and every run of its site folder (just it, for a run folder).
+
+    `findings` name the folders that held a run listed already (NVC756).
+    """
 
     run: Path
     runs: tuple[RunEntry, ...]
+    findings: tuple[str, ...] = ()
 
 
 def is_run_folder(folder: Path) -> bool:
@@ -83,7 +112,8 @@ def is_run_folder(folder: Path) -> bool:
 
 
 ORDER_NOTE = (
-    "Runs are ordered by when their measurements finished (from the objects or the logs);"
+    "Runs are ordered by when their measurements finished (from the objects or the logs),"
+    " never later than when they were collected (signed, or when SHA256SUMS was written);"
     " runs whose objects and logs give no time come first, in the order they were collected."
 )
 
@@ -95,14 +125,67 @@ def when_text(run: RunEntry) -> str:
     return "no measurement time: placed by when it was collected"
 
 
+def standing(run: RunEntry) -> str:
+    """Why a listed run is not taken (refused, or does not verify); "" when it is."""
+    refused = next((p for p in run.problems if p.startswith(f"error[{FUTURE}]")), None)
+    if refused is not None:
+        return f"refused ({FUTURE}): measured, it says, after it was collected"
+    return "does not verify" if run.problems else ""
+
+
 def run_sort_key(run_id: str) -> tuple[int, str]:
     """Order of run ids alone, oldest first: undated runs before dated ones, then by id."""
     return (1 if _DATED.match(run_id) else 0, run_id)
 
 
 def entry(folder: Path, problems: tuple[str, ...]) -> RunEntry:
-    """A run folder with its measurement and collection times."""
-    return RunEntry(folder.name, folder, problems, measured_at(folder), _collected_at(folder))
+    """A run folder with its measurement and collection times.
+
+    Refused (NVC755) when it says it was measured more than `SKEW` after it was collected.
+    """
+    finished, run_id = _summary_facts(folder)
+    collected = signed_collection_time(folder)
+    collected = _micro(collected) if collected and _when(collected) else None
+    when = collected or _collected_at(folder)
+    if finished is not None and when and _late(finished, when):
+        problems += (
+            f"error[{FUTURE}]: it says its measurements finished at {finished}, after it was"
+            f" collected ({when[:19]}Z{', signed' if collected else ''}): a run cannot be"
+            " measured after it was archived, so it is not taken as the newest nor counted"
+            " (hint: its objects or logs carry a wrong date: collect them again, or remove"
+            " the run)",
+        )
+    same = (f"sums:{_sums_digest(folder)}", *((f"run:{run_id}",) if run_id else ()))
+    return RunEntry(folder.name, folder, problems, finished, when, same)
+
+
+def _when(text: str) -> datetime | None:
+    """A `YYYY-MM-DDTHH:MM:SSZ` time that is a real date (not month 13), UTC; else None."""
+    if not _FINISHED.match(text):
+        return None
+    try:
+        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+    except ValueError:
+        return None
+
+
+def _late(finished: str, collected: str) -> bool:
+    """Whether `finished` (a checked `_when` time) is more than SKEW after `collected`."""
+    measured = _when(finished)
+    archived = _when(f"{collected[:19]}Z")
+    return measured is not None and archived is not None and measured > archived + SKEW
+
+
+def _micro(when: str) -> str:
+    """`...:SSZ` as `...:SS.000000Z`, so it compares with a file time."""
+    return f"{when[:19]}.000000Z"
+
+
+def _sums_digest(folder: Path) -> str:
+    try:  # a FIFO is never opened: verification names it
+        return hashlib.sha256(read_regular(folder / SUMS)).hexdigest()
+    except OSError:
+        return f"unreadable:{folder.name}"  # matches no other run
 
 
 def collected_at(folder: Path) -> str:
@@ -112,16 +195,26 @@ def collected_at(folder: Path) -> str:
 
 def measured_at(folder: Path) -> str | None:
     """When a run's measurements finished: summary.json's `finished_at`, or a dated id's."""
+    return _summary_facts(folder)[0]
+
+
+def _summary_facts(folder: Path) -> tuple[str | None, str]:
+    """summary.json's `finished_at` (else a dated id's time) and `run_id` ("" unknown)."""
+    found: object = None
+    run_id = ""
     try:
-        summary = folder / "summary.json"
-        if summary.stat().st_size <= MAX_SUMMARY:
-            found = json.loads(summary.read_text(encoding="utf-8")).get("finished_at")
-            if isinstance(found, str) and _FINISHED.match(found):
-                return found
+        with open_regular(folder / "summary.json") as handle:  # a FIFO is never opened
+            if os.fstat(handle.fileno()).st_size <= MAX_SUMMARY:
+                data = json.loads(handle.read().decode("utf-8"))
+                found = data.get("finished_at")
+                run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else ""
     except (OSError, ValueError, AttributeError, RecursionError):
         pass  # no usable time: the run id's, if dated (the file itself is checked later)
+    if isinstance(found, str) and _when(found):
+        return found, run_id
     dated = _DATED.match(folder.name)
-    return "{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else None
+    named = "{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else ""
+    return (named if _when(named) else None), run_id
 
 
 def _collected_at(folder: Path) -> str:
@@ -159,8 +252,36 @@ def locate(results_dir: Path) -> Located:
         raise ReportError(
             f"{results_dir} is neither a run folder (no {SUMS}) nor a site folder of runs{hint}"
         )
-    entries = sorted((entry(p, tuple(verify(p))) for p in runs), key=lambda e: e.order)
-    return Located(entries[-1].path, tuple(entries))
+    kept, findings = once(entry(p, tuple(verify(p))) for p in runs)
+    entries = sorted(kept, key=lambda e: e.order)
+    return Located(entries[-1].path, tuple(entries), findings)
+
+
+def once(entries: Iterable[RunEntry]) -> tuple[list[RunEntry], tuple[str, ...]]:
+    """Each run once, with a finding (NVC756) for each folder that held one listed already.
+
+    Of the folders holding one run, the one named for it is kept, else one that
+    verifies, else the first by name.
+    """
+    ranked = sorted(
+        entries,
+        key=lambda e: (f"run:{e.run_id}" not in e.same_as, bool(e.problems), e.run_id),
+    )
+    kept: list[RunEntry] = []
+    seen: dict[str, RunEntry] = {}
+    findings = []
+    for found in ranked:
+        first = next((seen[k] for k in found.same_as if k in seen), None)
+        if first is None:
+            kept.append(found)
+            seen |= dict.fromkeys(found.same_as, found)
+            continue
+        how = "the same SHA256SUMS" if found.same_as[0] == first.same_as[0] else "the same run id"
+        findings.append(
+            f"error[{TWICE}]: {found.path} holds the run of {first.path} ({how}): listed once,"
+            f" as {first.run_id} (hint: a run copied under another name; remove the copy)"
+        )
+    return kept, tuple(findings)
 
 
 def verify(folder: Path) -> list[str]:

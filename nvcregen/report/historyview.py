@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.report.archive import read_archive
-from nvcregen.report.folder import ORDER_NOTE, ReportError, RunEntry, locate
+from nvcregen.report.folder import ORDER_NOTE, ReportError, RunEntry, locate, standing
 from nvcregen.report.history import History, Series, history
 from nvcregen.report.markdown import md, table
 from nvcregen.report.tables import number
@@ -29,18 +29,23 @@ def load_history(site_dir: Path, at: Sequence[int] = ()) -> Loaded:
         ReportError: When the folder holds no run, or none verifies.
 
     """
-    runs = locate(site_dir).runs
-    return history_of(runs, at)
+    located = locate(site_dir)
+    return history_of(located.runs, at, located.findings)
 
 
-def history_of(runs: Sequence[RunEntry], at: Sequence[int] = ()) -> Loaded:
-    """The history of some located runs (those that verify)."""
+def history_of(
+    runs: Sequence[RunEntry], at: Sequence[int] = (), findings: Sequence[str] = ()
+) -> Loaded:
+    """The history of some located runs (those that verify and are not refused).
+
+    `findings` (folders holding a run listed already) are told with the runs left out.
+    """
     good = [r for r in runs if not r.problems]
     if not good:
         raise ReportError("no run of this site folder verifies against its SHA256SUMS")
     archives = [(read_archive(r.path), r.finished_at) for r in good]
-    skipped = tuple(f"{r.run_id}: does not verify" for r in runs if r.problems)
-    return Loaded(history(archives, at), skipped)
+    skipped = tuple(f"{r.run_id}: {standing(r)}" for r in runs if r.problems)
+    return Loaded(history(archives, at), (*skipped, *findings))
 
 
 def _refs(series: Series) -> str:
@@ -64,6 +69,7 @@ def render_text(loaded: Loaded) -> str:
             )
     found = h.regressions
     lines += ["", f"{len(found)} regression(s)" if found else "no regression"]
+    lines += [f"  {p.run_id}: {s.title}: {p.why}" for s, p in found]
     return "\n".join(lines) + "\n"
 
 
@@ -111,6 +117,8 @@ def render_json(loaded: Loaded) -> str:
                 "test": s.test,
                 "scope": s.scope,
                 "transport": s.transport,
+                "nodes": list(s.nodes),
+                "group": s.group,
                 "size_bytes": s.size_bytes,
                 "references": [{"label": r.label, "gbs": r.value} for r in s.references],
                 "points": [

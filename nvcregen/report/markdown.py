@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nvcregen.report.archive import Archive
-from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
+from nvcregen.report.folder import ORDER_NOTE, RunEntry, standing, when_text
 from nvcregen.report.tables import (
     NONE,
     ReasonText,
@@ -60,9 +60,16 @@ def _reasons(reasons: Sequence[ReasonText]) -> str:
 
 
 def summary_markdown(
-    archive: Archive, runs: Sequence[RunEntry] = (), history: Sequence[str] = ()
+    archive: Archive,
+    runs: Sequence[RunEntry] = (),
+    history: Sequence[str] = (),
+    findings: Sequence[str] = (),
 ) -> str:
-    """The whole summary.md text; `history` is the history section's lines, if any."""
+    """The whole summary.md text.
+
+    `history` is the history section's lines, if any; `findings` name the folders that
+    held a listed run again.
+    """
     s = archive.summary
     counts = ", ".join(f"{s.counts.get(w, 0)} {w}" for w in ("pass", "incomplete", "fail"))
     lines = [
@@ -90,7 +97,7 @@ def summary_markdown(
         ),
         *_nodes(archive),
         *_goodput(archive),
-        *_other_runs(archive, runs),
+        *_other_runs(archive, runs, findings),
         *(["", *history] if history else []),
         "",
         "### Provenance",
@@ -153,13 +160,14 @@ def _goodput(archive: Archive) -> list[str]:
     return lines
 
 
-def _other_runs(archive: Archive, runs: Sequence[RunEntry]) -> list[str]:
+def _other_runs(archive: Archive, runs: Sequence[RunEntry], findings: Sequence[str]) -> list[str]:
     if len(runs) < 2:
         return []
     items = [
         f"- {md(r.run_id)} — {md(when_text(r))}"
         + (" (this report)" if r.path == archive.path else "")
-        + ("" if not r.problems else " — does not verify")
+        + (f" — {md(standing(r))}" if standing(r) else "")
         for r in runs
     ]
+    items += [f"- {md(f)}" for f in findings]
     return ["", "### Runs in this site folder", "", md(ORDER_NOTE), "", *items]

@@ -16,7 +16,7 @@ import jinja2
 
 from nvcregen.report.archive import Archive, ExportVerdict, Image
 from nvcregen.report.charts import ChartView, charts
-from nvcregen.report.folder import ORDER_NOTE, RunEntry, when_text
+from nvcregen.report.folder import ORDER_NOTE, RunEntry, standing, when_text
 from nvcregen.report.history import History
 from nvcregen.report.tables import (
     GoodputTable,
@@ -57,7 +57,8 @@ class Page:
     provenance: tuple[tuple[str, str], ...]
     images: tuple[Image, ...]
     history: History | None
-    folder_runs: tuple[tuple[str, bool, bool, str], ...]
+    folder_runs: tuple[tuple[str, bool, str, str], ...]  # id, this one, standing, when
+    folder_findings: tuple[str, ...]  # folders holding a run listed already (NVC756)
     notes: tuple[str, ...]
 
 
@@ -74,9 +75,16 @@ def _environment() -> jinja2.Environment:
 
 
 def build_page(
-    archive: Archive, runs: Sequence[RunEntry] = (), history: History | None = None
+    archive: Archive,
+    runs: Sequence[RunEntry] = (),
+    history: History | None = None,
+    findings: Sequence[str] = (),
 ) -> Page:
-    """The page of one archive; `runs` lists every run of its site folder."""
+    """The page of one archive.
+
+    `runs` lists every run of its site folder, `findings` the folders that held one of
+    them again.
+    """
     s = archive.summary
     held, cleared = node_lines(archive)
     return Page(
@@ -98,10 +106,11 @@ def build_page(
         images=archive.provenance.images,
         history=history,
         folder_runs=tuple(
-            (r.run_id, r.path == archive.path, not r.problems, when_text(r))
+            (r.run_id, r.path == archive.path, standing(r), when_text(r))
             for r in runs
             if len(runs) > 1
         ),
+        folder_findings=tuple(findings),
         notes=(*s.notes, *s.problems),
     )
 

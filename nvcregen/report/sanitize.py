@@ -11,6 +11,8 @@ originals (so the same nodes give the same placeholders run after run):
   succeeded nodes, hosts and ranks of logs, the nodes launcher pods ran on, node
   verdicts; inside a log's path and run name too) -> `node-A`, `node-B`, ...
   (letters, never numbers: `host-03` would read as a real node 3 of a numbered fleet);
+  The history section's node groups (earlier runs' nodes too) get the same placeholders,
+  an earlier run's node this run does not name the next letters after this run's;
 - IPv4 addresses, and IPv6 ones written with `::` -> `ip-01`, ...;
 - image registries other than the public ones (nvcr.io, docker.io, ghcr.io, quay.io,
   registry.k8s.io, gcr.io, public.ecr.aws) -> `registry-01.invalid`, ...
@@ -24,7 +26,7 @@ import csv
 import io
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 PUBLIC = frozenset(
@@ -56,6 +58,16 @@ class Sanitizer:
                     addresses.setdefault(found, "")
         numbered = {a: f"ip-{n:02d}" for n, a in enumerate(sorted(addresses), 1)}
         return _replace(text, numbered)
+
+    def extended(self, names: Iterable[str]) -> Sanitizer:
+        """These replacements and placeholders for the `names` they lack.
+
+        The new ones (an earlier run's nodes) are lettered after these, in sorted order,
+        so the names these replace keep their placeholders.
+        """
+        new = sorted(set(names) - self.names.keys())
+        more = {n: f"node-{letters(i)}" for i, n in enumerate(new, len(self.names))}
+        return Sanitizer(self.names | more, self.registries)
 
     def within(self, text: str) -> str:
         """`text` (a log's path or run name) with every node name in it replaced.

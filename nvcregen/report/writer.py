@@ -22,7 +22,7 @@ from nvcregen.report.folder import Located, ReportError, RunEntry, verified_run
 from nvcregen.report.historyview import history_of, markdown_lines
 from nvcregen.report.markdown import summary_markdown
 from nvcregen.report.page import build_page, render_page
-from nvcregen.report.sanitize import sanitize_texts
+from nvcregen.report.sanitize import sanitize_texts, sanitizer
 from nvcregen.report.tables import evidence_lines
 
 PAGE = "index.html"
@@ -41,6 +41,7 @@ class Report:
     word: str
     signature: str = ""
     evidence: tuple[str, ...] = ()
+    findings: tuple[str, ...] = ()  # folders holding a run listed already (NVC756)
 
 
 def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) -> Report:
@@ -63,10 +64,12 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
     archive = read_archive(located.run, clean)
     earlier = [r for r in located.runs if r.order <= _entry(located).order]
     history = history_of(earlier).history if len(earlier) > 1 else None
+    if sanitize and history is not None:  # the groups name nodes, earlier runs' too
+        history = history.renamed(sanitizer(raw).extended(history.node_names()))
     lines = markdown_lines(history) if history is not None else []
     texts = {
-        PAGE: render_page(build_page(archive, located.runs, history)),
-        SUMMARY: summary_markdown(archive, located.runs, lines),
+        PAGE: render_page(build_page(archive, located.runs, history, located.findings)),
+        SUMMARY: summary_markdown(archive, located.runs, lines, located.findings),
     }
     if sanitize:
         texts |= {name: clean[name] for name in EXPORTS}
@@ -84,6 +87,7 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
         s.verdict,
         archive.signature,
         tuple(evidence_lines(archive)),
+        located.findings,
     )
 
 

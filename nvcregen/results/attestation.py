@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://nvcregen.io/attestation/readiness/v1"
+MISPLACED = "NVC757"  # a signed run in a folder of another run id or site
 
 
 @dataclass(frozen=True)
@@ -143,6 +144,15 @@ def read_signature(folder: Path) -> Signature | str | None:
     For `report`: the keyid names the key the signer claims; only `nvcregen verify
     --key` tells whether that key really signed.
     """
+    found = _read_statement(folder)
+    if found is None or isinstance(found, str):
+        return found
+    keyid, body = found
+    return Signature(keyid, body["predicate"], tuple(_subject_problems(folder, body)))
+
+
+def _read_statement(folder: Path) -> tuple[str, dict[str, Any]] | str | None:
+    """The envelope's first keyid and its Statement, unverified; None unsigned; a problem."""
     file = folder / ENVELOPE
     if not file.is_file() or file.is_symlink():
         return None if not file.exists() and not file.is_symlink() else f"{ENVELOPE} is not a file"
@@ -151,8 +161,7 @@ def read_signature(folder: Path) -> Signature | str | None:
         body = _statement(envelope.payload, envelope.payload_type)
     except (OSError, EnvelopeError) as exc:
         return f"{ENVELOPE} cannot be read: {exc}"
-    keyid = envelope.signatures[0][0]
-    return Signature(keyid, body["predicate"], tuple(_subject_problems(folder, body)))
+    return envelope.signatures[0][0], body
 
 
 def signature_text(folder: Path) -> str:
@@ -177,11 +186,15 @@ def signature_text(folder: Path) -> str:
 
 
 def signed_collection_time(folder: Path) -> str | None:
-    """The `collectedAt` of a signed run's predicate, None without a usable one."""
-    found = read_signature(folder)
-    if not isinstance(found, Signature):
+    """The `collectedAt` of a signed run's predicate, None without a usable one.
+
+    Read, not verified (`nvcregen verify --key` checks the signature), and without
+    hashing the files: a claim, for ordering runs and dating their measurements.
+    """
+    found = _read_statement(folder)
+    if found is None or isinstance(found, str):
         return None
-    when = found.predicate.get("collectedAt")
+    when = found[1]["predicate"].get("collectedAt")
     return when if isinstance(when, str) else None
 
 
@@ -212,7 +225,28 @@ def verify_signature(folder: Path, public: Ed25519PublicKey) -> list[str]:
         body = _statement(envelope.payload, envelope.payload_type)
     except EnvelopeError as exc:
         return [f"{ENVELOPE}: {exc}"]
-    return _subject_problems(folder, body)
+    return _subject_problems(folder, body) + identity_problems(folder, body["predicate"])
+
+
+def identity_problems(folder: Path, about: Mapping[str, Any]) -> list[str]:
+    """Whether the signed run id and site are the run folder's name and its parent's (NVC757).
+
+    A signed run is the run of one site: copied under another name, or into another
+    site's folder, its files are intact but it would answer for a run it is not.
+    """
+    place = folder.absolute()  # `.` has a name once made absolute; no link is followed
+    site = about.get("site")
+    signed_site = site.get("name") if isinstance(site, Mapping) else None
+    signed_run = about.get("runId")
+    if signed_run == place.name and signed_site == place.parent.name:
+        return []
+    return [
+        f"error[{MISPLACED}]: the Statement was signed for run {signed_run!r} of site"
+        f" {signed_site!r}, but this folder is run {place.name!r} of site folder"
+        f" {place.parent.name!r} (hint: a signed run verifies only as"
+        " <results>/<site>/<run-id>/, where collect wrote it; verify the original, or put"
+        " this copy back under that name)"
+    ]
 
 
 def _statement(payload: bytes, payload_type: str) -> dict[str, Any]:

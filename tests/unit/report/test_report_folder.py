@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
+import sys
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from reportfactory import sample_files, sample_run, sample_summary, write_run
+from timebounds import HANG
 
 from nvcregen.cli import main
 from nvcregen.core.errors import ExitCode
+from nvcregen.report.archive import read_archive
 from nvcregen.report.folder import ReportError, locate, run_sort_key, verified_run, verify
+from nvcregen.report.markdown import summary_markdown
 from nvcregen.report.writer import write_report
 
 
@@ -138,3 +146,133 @@ def test_runs_are_ordered_by_when_their_measurements_finished_not_by_hash(
     os.utime(first / "SHA256SUMS", (1_700_000_000, 1_700_000_000))
     os.utime(second / "SHA256SUMS", (1_800_000_000, 1_800_000_000))
     assert locate(tmp_path / "b" / "edge-lab").run == second
+
+
+def _at(run: Path, when: str) -> Path:
+    """Date the run's collection (its SHA256SUMS file's time) to `when`, UTC."""
+    stamp = datetime.strptime(when, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC).timestamp()
+    os.utime(run / "SHA256SUMS", (stamp, stamp))
+    return run
+
+
+MEASURED = "2026-10-14T08:00:00Z"
+
+
+def finished(when: str | None) -> dict[str, object]:
+    return sample_summary() | {"finished_at": when}
+
+
+def test_a_run_dated_2099_is_refused_not_the_newest(tmp_path: Path) -> None:
+    """Issue #31: a completionTime in 2099 made a run the newest for report and verify."""
+    good = sample_run(tmp_path, "undated-aaaaaaaaaaaa", summary=finished("2026-10-14T08:00:00Z"))
+    future = sample_run(tmp_path, "undated-bbbbbbbbbbbb", summary=finished("2099-01-01T00:00:00Z"))
+    _at(good, "2026-10-14T09:00:00Z")
+    _at(future, "2026-10-15T09:00:00Z")
+    located = locate(tmp_path / "edge-lab")
+    assert [(r.path, r.order[1]) for r in located.runs] == [
+        (good, "2026-10-14T08:00:00.000000Z"),
+        (future, "2026-10-15T09:00:00.000000Z"),  # at its collection, not in 2099
+    ]
+    (problem,) = located.runs[-1].problems
+    assert problem.startswith(
+        "error[NVC755]: it says its measurements finished at 2099-01-01T00:00:00Z, after it"
+        " was collected (2026-10-15T09:00:00Z): a run cannot be measured after it was archived"
+    )
+    out = str(tmp_path / "r")
+    result = CliRunner().invoke(main, ["report", str(tmp_path / "edge-lab"), "--out", out])
+    assert result.exit_code == ExitCode.INVALID
+    assert "undated-bbbbbbbbbbbb does not verify" in result.stderr and "NVC755" in result.stderr
+    history = CliRunner().invoke(main, ["history", str(tmp_path / "edge-lab")])
+    assert history.exit_code == 0, history.output
+    assert "left out: undated-bbbbbbbbbbbb: refused (NVC755): measured, it says, after it was" in (
+        history.stdout
+    )
+    assert "history of edge-lab: 1 run(s)" in history.stdout
+    listed = summary_markdown(read_archive(good), located.runs)
+    assert "- undated-bbbbbbbbbbbb — measured until 2099-01-01T00:00:00Z — refused (NVC755)" in (
+        listed
+    )
+
+
+@pytest.mark.parametrize(
+    ("measured", "refused"),
+    [("2026-10-14T08:05:00Z", False), ("2026-10-14T08:05:01Z", True)],
+)
+def test_a_cluster_clock_may_run_five_minutes_ahead(
+    tmp_path: Path, measured: str, refused: bool
+) -> None:
+    run = _at(sample_run(tmp_path, summary=finished(measured)), "2026-10-14T08:00:00Z")
+    assert bool(locate(run).runs[0].problems) is refused
+
+
+def test_a_time_after_collection_is_taken_as_the_collection_time(tmp_path: Path) -> None:
+    # measured 08:04 but collected 08:01: ordered at 08:01, before a run measured at 08:02
+    late = sample_run(tmp_path, "undated-aaaaaaaaaaaa", summary=finished("2026-10-14T08:04:00Z"))
+    other = sample_run(tmp_path, "undated-bbbbbbbbbbbb", summary=finished("2026-10-14T08:02:00Z"))
+    _at(late, "2026-10-14T08:01:00Z")
+    _at(other, "2026-10-14T09:00:00Z")
+    assert locate(tmp_path / "edge-lab").run == other
+
+
+def test_a_run_copied_under_another_name_is_listed_once(tmp_path: Path) -> None:
+    """Issue #31: `history` listed a run folder copied under another name twice."""
+    original = sample_run(
+        tmp_path, "undated-bbbbbbbbbbbb", summary=finished("2026-10-14T08:00:00Z")
+    )
+    copy = shutil.copytree(original, tmp_path / "edge-lab" / "00-copy")  # sorts first by name
+    located = locate(tmp_path / "edge-lab")
+    assert [r.path for r in located.runs] == [original]
+    assert located.findings == (
+        f"error[NVC756]: {copy} holds the run of {original} (the same SHA256SUMS): listed once,"
+        " as undated-bbbbbbbbbbbb (hint: a run copied under another name; remove the copy)",
+    )
+    history = CliRunner().invoke(main, ["history", str(tmp_path / "edge-lab"), "--format", "json"])
+    doc = json.loads(history.stdout)
+    assert [r["run_id"] for r in doc["runs"]] == ["undated-bbbbbbbbbbbb"]
+    assert doc["skipped"] == list(located.findings)
+    report = CliRunner().invoke(
+        main, ["report", str(tmp_path / "edge-lab"), "--out", str(tmp_path / "r")]
+    )
+    assert report.exit_code == 0, report.output
+    assert "error[NVC756]" in report.stderr
+
+
+def test_one_run_id_in_two_folders_is_listed_once_even_when_the_files_differ(
+    tmp_path: Path,
+) -> None:
+    original = sample_run(
+        tmp_path, "undated-bbbbbbbbbbbb", summary=finished("2026-10-14T08:00:00Z")
+    )
+    summary = finished("2026-10-15T08:00:00Z") | {"run_id": "undated-bbbbbbbbbbbb"}
+    sample_run(tmp_path, "undated-cccccccccccc", summary=summary)  # same id, other files
+    located = locate(tmp_path / "edge-lab")
+    assert [r.path for r in located.runs] == [original]
+    (finding,) = located.findings
+    assert "undated-cccccccccccc holds the run of" in finding and "(the same run id)" in finding
+
+
+@pytest.mark.parametrize("name", ["summary.json", "SHA256SUMS"])
+def test_a_fifo_in_a_run_is_never_opened_while_runs_are_ordered(tmp_path: Path, name: str) -> None:
+    """Ordering reads summary.json and hashes SHA256SUMS: a FIFO there blocked for a writer."""
+    sample_run(tmp_path, "undated-aaaaaaaaaaaa", summary=finished(MEASURED))
+    stuck = sample_run(tmp_path, "undated-bbbbbbbbbbbb", summary=finished(MEASURED))
+    (stuck / name).unlink()
+    os.mkfifo(stuck / name)
+    done = subprocess.run(
+        [sys.executable, "-m", "nvcregen", "history", str(tmp_path / "edge-lab")],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=HANG,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "left out: undated-bbbbbbbbbbbb: does not verify" in done.stdout
+
+
+@pytest.mark.parametrize("claimed", ["2026-13-45T99:99:99Z", "2026-02-30T08:00:00Z"])
+def test_a_time_that_is_no_date_is_no_measurement_time(tmp_path: Path, claimed: str) -> None:
+    """A hostile finished_at of the right shape but no real date: ignored, no traceback."""
+    run = sample_run(tmp_path, "20261399T250000Z-aaaaaaaaaaaa", summary=finished(claimed))
+    (entry,) = locate(run).runs
+    assert entry.finished_at is None and entry.problems == ()

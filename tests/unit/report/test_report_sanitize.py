@@ -6,7 +6,13 @@ import json
 from pathlib import Path
 
 from click.testing import CliRunner
-from reportfactory import sample_provenance, sample_run, sample_summary, sample_verdicts
+from reportfactory import (
+    groups_run,
+    sample_provenance,
+    sample_run,
+    sample_summary,
+    sample_verdicts,
+)
 
 from nvcregen.cli import main
 from nvcregen.report.folder import verify
@@ -122,3 +128,24 @@ def test_the_node_a_launcher_pod_ran_on_is_replaced(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     for file in out.iterdir():
         assert "rack7-gpu-secret" not in file.read_text(), file.name
+
+
+def test_the_history_of_a_sanitized_report_names_no_node(tmp_path: Path) -> None:
+    """The history compares each node group with its own earlier runs, so it names nodes;
+    an earlier run's node this run does not name gets the next letter, not its name."""
+    results = tmp_path / "results"
+    groups_run(results, "20261014T080000Z-aaaaaaaaaaaa", "2026-10-14T08:00:00Z",
+               {("rack7-gpu-old", "node-a"): (427.58,)})  # fmt: skip
+    groups_run(results, "20261015T080000Z-bbbbbbbbbbbb", "2026-10-15T08:00:00Z",
+               {("node-a", "node-b"): (430.0,)})  # fmt: skip
+    out = tmp_path / "report"
+    args = ["report", str(results / "edge-lab"), "--out", str(out), "--sanitize"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    summary = (out / "summary.md").read_text()
+    # the sample names node-<b> and node-c too: A is node-<b>, B node-a, C node-b, D node-c
+    assert "at 1GiB, nodes node-B, node-C**" in summary  # this run's own letters
+    assert "at 1GiB, nodes node-B, node-E**" in summary  # the earlier run's node: the next
+    for file in out.iterdir():
+        text = file.read_text()
+        assert not [n for n in ("rack7-gpu-old", "node-a", "node-b") if n in text], file.name

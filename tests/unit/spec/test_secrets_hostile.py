@@ -234,6 +234,22 @@ def test_decoding_is_bounded_in_depth() -> None:
     assert find_secret(b64(nested)) is None  # one more: not decoded further
 
 
+# TOKEN base64-encoded three times, written out: the documented depth ("three steps deep
+# at most", docs/threat-model.md), not one derived from the constant under test.
+TRIPLE = (
+    "V2pKb2QxZ3dSWGhaYWtwRVRUSlJNRkpVVm0xT2EyTXpZVVJvU2s5WGIzZFRla1p6VFdzd2VtSnFVbEJPV0VF"
+    "eVZWUmtlVTlCUFQwPQ=="
+)
+
+
+def test_a_token_encoded_three_times_is_found_and_masked_and_four_times_is_not() -> None:
+    assert b64(b64(b64(TOKEN))) == TRIPLE  # the literal is what it says it is
+    assert find_secret(TRIPLE) == "a GitHub token"
+    masked = redact(f"token {TRIPLE} end")
+    assert masked == f"token {MASK} end"
+    assert find_secret(b64(TRIPLE)) is None  # a fourth encoding is past the bound
+
+
 HOSTILE = {
     "eyJ": "eyJ" * 350_000,
     "sk-": "sk-" * 350_000,
