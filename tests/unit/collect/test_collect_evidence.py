@@ -108,7 +108,7 @@ def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) 
     first = "evidence   Unbound evidence (NVC730), two-node/nccl-all-reduce g0, rounds 1, 2, 3: "
     assert printed.stdout.splitlines()[1] == (
         f"{first}ranks ran on inst-xxxxx-h100-ol89, inst-yyyyy-h100-ol89, which the plan does"
-        " not name (expected node-a, node-b)"
+        " not name for this run (expected node-a, node-b)"
     )  # one line for the three rounds
     report = tmp_path / "report"
     done = CliRunner().invoke(main, ["report", str(outcome.archive.path), "--out", str(report)])
@@ -132,9 +132,10 @@ def test_a_dgx_spark_log_is_unbound_by_host_model_and_ranks(tmp_path: Path) -> N
     found = codes(outcome, "two-node", "nccl-all-gather")
     assert set(found) == {"NVC730", "NVC731", "NVC732"}
     ranks = next(f for f in outcome.verdicts.findings if f.code == "NVC732")
-    assert "2 ranks on 2 host(s), where the plan runs 2 nodes x 8 GPUs (16 ranks): fewer" in (
-        ranks.message
-    )
+    assert (
+        "2 ranks on 2 host(s) (1 on spark-fb97, 1 on spark-4440), where the plan runs"
+        " 2 nodes x 8 GPUs (16 ranks): fewer"
+    ) in (ranks.message)
     run_verdict = next(v for v in outcome.verdicts.runs if is_run(v, "two-node", "nccl-all-gather"))
     assert run_verdict.word == "fail"
 
