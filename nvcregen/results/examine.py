@@ -9,6 +9,7 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
 from nvcregen.results.copies import Digests, copies
 from nvcregen.results.findings import Finding
+from nvcregen.results.measured import unmeasured
 from nvcregen.results.runs import RunSet
 from nvcregen.results.shapes import shapes
 
@@ -19,10 +20,10 @@ def examine(
     """Findings of every run with measurements, in the plan's order of runs.
 
     Each run is examined against the planned test of its stage: who produced its
-    rounds, whether its numbers fit under its links' ceiling, and the shape of its
-    sweeps. Then the rounds read from logs are compared with each other: evidence
-    found for two runs, or repeated in one (`copies.py`; `digests`: each log's sha256
-    by its run's namespace and name).
+    rounds, whether its numbers fit under its links' ceiling, the shape of its
+    sweeps, and whether it has a final measurement at all. Then the rounds read from
+    logs are compared with each other: evidence found for two runs, or repeated in one
+    (`copies.py`; `digests`: each log's sha256 by its run's namespace and name).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
@@ -32,5 +33,6 @@ def examine(
             continue
         found += bind(run, unit, catalog)
         found += shapes(run)
+        found += unmeasured(run)
     found += copies(runs, digests or {})
     return tuple(found)
