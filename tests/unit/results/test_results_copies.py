@@ -89,14 +89,14 @@ def test_every_node_with_the_same_figures_names_three_and_counts_the_rest() -> N
 
 def test_only_final_rounds_read_from_logs_are_compared() -> None:
     digests = {("nvcre", "a-r1-g0"): "e3b0", ("nvcre", "a-r1-g1"): "e3b0"}  # two empty logs
-    empty = {"rows": (), "finality": Finality.PROVISIONAL}
+    empty: dict[str, Any] = {"rows": (), "finality": Finality.PROVISIONAL}
     assert found(run(logged("a-r1-g0", "g0", 1, **empty), logged("a-r1-g1", "g1", 1, **empty)),
                  digests=digests) == []  # fmt: skip
-    nvcre = {"from_log": False}
+    nvcre: dict[str, Any] = {"from_log": False}
     assert (
         found(run(logged("a-r1-g0", "g0", 1, **nvcre), logged("a-r1-g1", "g1", 1, **nvcre))) == []
     )
-    no_rows = {"rows": ()}
+    no_rows: dict[str, Any] = {"rows": ()}
     assert (
         found(run(logged("a-r1-g0", "g0", 1, **no_rows), logged("a-r1-g1", "g1", 1, **no_rows)))
         == []
