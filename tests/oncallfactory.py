@@ -5,12 +5,15 @@ that fits them: single-node runs on each node, two-node runs on (a, b) and (c, d
 NCCL log is printed as nccl-tests prints it (`ncclprint.py`) with the group's hosts in
 its device list and NCCL's own transport lines; every DCGM log is NVIDIA's captured
 `dcgmi diag -j` of DCGM 3.1.0 (all PASS). `busbw(stage, test, nodes)` chooses each
-group's bus bandwidth, so a test states which group fails and how.
+group's bus bandwidth at 1 GiB, so a test states which group fails and how. No two
+logs have the same table, as no two real runs do (issue #31: a repeated table is a
+copy): the 2 GiB row of each log that would repeat another's is a little lower.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -76,17 +79,23 @@ def group_nodes(obj: Obj, test_nodes: tuple[str, ...], per_job: int) -> tuple[st
     return test_nodes[start : start + per_job]
 
 
-def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw) -> str:
-    """A launcher log of one round of one group, as the TrainJob prints it."""
+def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw, seen: Counter[object]) -> str:
+    """A launcher log of one round of one group, as the TrainJob prints it.
+
+    `seen` counts the tables written so far, so that this one repeats none of them.
+    """
     labels = obj["metadata"]["labels"]
     stage, test = labels["nvcregen.io/stage"], labels["nvcregen.io/test"]
     collective = COLLECTIVES[test]
     value = busbw(stage, test, nodes)
     nranks = 8 * len(nodes)
+    table = (value, ncclprint.FACTORS[collective](nranks))
+    lower = max(value * 0.0003, 0.02) * seen[table]  # GB/s off the 2 GiB row
+    seen[table] += 1
     rows = [
-        ncclprint.Row(size, ncclprint.time_for(size, value, collective, nranks),
-                      ncclprint.time_for(size, value * 0.998, collective, nranks))
-        for size in (GIB, 2 * GIB)
+        ncclprint.Row(size, ncclprint.time_for(size, at, collective, nranks),
+                      ncclprint.time_for(size, at * 0.998, collective, nranks))
+        for size, at in ((GIB, value), (2 * GIB, value - lower))
     ]  # fmt: skip
     expected = obj["metadata"].get("annotations", {}).get("nvcregen.io/expected-transport")
     body = ncclprint.run(collective, list(nodes), 8, rows)
@@ -100,6 +109,7 @@ def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
     names = re.search(r"nodes: \[([^\]]*)\]", text)
     assert names is not None
     nodes = tuple(n.strip() for n in names[1].split(","))
+    seen: Counter[object] = Counter()
     for obj in objects:
         meta = obj["metadata"]
         path = folder / "logs" / meta["namespace"] / f"{meta['name']}.log"
@@ -108,7 +118,9 @@ def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
             path.write_text(DCGM_JSON.read_text(encoding="utf-8"), encoding="utf-8")
             continue
         per_job = 1 if meta["labels"]["nvcregen.io/stage"] == "single-node" else 2
-        path.write_text(nccl_text(obj, group_nodes(obj, nodes, per_job), busbw), encoding="utf-8")
+        path.write_text(
+            nccl_text(obj, group_nodes(obj, nodes, per_job), busbw, seen), encoding="utf-8"
+        )
     listing = dump_yaml({"apiVersion": "v1", "kind": "List", "items": objects})
     (folder / "objects.yaml").write_text(listing, encoding="utf-8")
     return folder

@@ -208,3 +208,98 @@ def test_finished_at_comes_from_kubectl_timestamps(tmp_path: Path) -> None:
     last = min(len(list(saved.rglob("*.log"))) - 1, 59)
     assert summary["finished_at"] == f"2026-10-14T13:{last:02d}:07Z"
     assert summary["verdict"] == "pass"  # the prefix is read through, as ingest reads it
+
+
+# Issue #31: logs saved into other runs' slots never pass and never clear a node.
+SINGLE, PAIR = "single-node-nccl-all-reduce", "two-node-nccl-all-reduce"
+Slot = tuple[str, int, str]  # the run's name prefix (stage-test), round, group
+
+
+def slots(saved: Path) -> dict[Slot, Path]:
+    """Every saved log by the run it is named after."""
+    found = {}
+    for log in saved.rglob("*.log"):
+        match = re.fullmatch(r"(.*)-[0-9a-f]{8}-r(\d+)-(g\d+)\.log", log.name)
+        if match is not None:
+            found[match[1], int(match[2]), match[3]] = log
+    return found
+
+
+def collect_swapped(
+    tmp: Path, busbw: object, moves: list[tuple[Slot, Slot]]
+) -> tuple[int, str, dict[str, object]]:
+    """Collect the on-call logs after copying each `from` log into the `to` run's slot."""
+    site = tmp / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    saved = write_logs(tmp / "saved", site_text(), busbw)  # type: ignore[arg-type]
+    found = slots(saved)
+    for source, target in moves:
+        found[target].write_bytes(found[source].read_bytes())
+    args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp / "results")]
+    result = CliRunner().invoke(main, args)
+    (run,) = (tmp / "results" / SITE_NAME).iterdir()
+    verdicts = json.loads((run / "verdicts.json").read_text())
+    return result.exit_code, result.stdout, verdicts
+
+
+def statuses(verdicts: dict[str, object]) -> dict[str, str]:
+    nodes = verdicts["nodes"]
+    assert isinstance(nodes, list)
+    return {n["node"]: n["status"] for n in nodes}
+
+
+def test_passing_logs_saved_in_the_failing_runs_slots_never_pass(tmp_path: Path) -> None:
+    """node-b's logs as node-a's single-node runs, (c, d)'s as (a, b)'s: was pass, all cleared."""
+    moves = [((SINGLE, r, "g1"), (SINGLE, r, "g0")) for r in (1, 2, 3)]
+    moves += [((PAIR, r, "g1"), (PAIR, r, "g0")) for r in (1, 2, 3)]
+    code, out, verdicts = collect_swapped(tmp_path, node_a_slow_alone_too, moves)
+    assert (code, verdicts["word"]) == (1, "fail")
+    found = statuses(verdicts)
+    assert found == {"node-a": "failed", "node-b": "suspect", "node-c": "untested",
+                     "node-d": "untested"}  # fmt: skip
+    nodes = {n["node"]: n for n in verdicts["nodes"]}  # type: ignore[attr-defined]
+    assert nodes["node-a"]["reasons"][0].startswith(
+        "failed alone in single-node / nccl-all-reduce g0: NVC730: round 1 (single-node-nccl-all"
+    )
+    assert (
+        "ranks ran on node-b, which the plan does not name for this run (expected node-a)"
+        in (nodes["node-a"]["reasons"][0])
+    )
+    assert nodes["node-c"]["reasons"][0].startswith(
+        "incomplete in two-node / nccl-all-reduce g1: NVC740: round 1 (two-node-nccl-all-reduce-"
+    )
+    lines = out.splitlines()
+    assert any(
+        line.startswith("evidence   Unbound evidence (NVC740), single-node/nccl-all-reduce g1,")
+        and "byte for byte: one log is evidence for one run at most" in line
+        for line in lines
+    )
+
+
+def test_one_nodes_log_for_every_node_clears_only_that_node_at_most(tmp_path: Path) -> None:
+    moves = [((SINGLE, r, "g2"), (SINGLE, r, g)) for r in (1, 2, 3) for g in ("g0", "g1", "g3")]
+    code, _, verdicts = collect_swapped(tmp_path, healthy, moves)
+    assert (code, verdicts["word"]) == (1, "fail")
+    assert statuses(verdicts) == {"node-a": "failed", "node-b": "failed", "node-d": "failed",
+                                  "node-c": "untested"}  # fmt: skip
+    findings = verdicts["findings"]
+    assert isinstance(findings, list)
+    copied = [f for f in findings if f["code"] == "NVC740" and f["group"] == "g2"]
+    assert len(copied) == 3
+    assert re.fullmatch(
+        r"the same evidence as g0 round 1 \(\S+-r1-g0\), byte for byte; g1 round 1 \(\S+\),"
+        r" byte for byte; g3 round 1 \(\S+\), byte for byte: one log is evidence for one run"
+        r" at most",
+        copied[0]["message"],
+    )
+
+
+def test_round_one_copied_to_rounds_two_and_three_is_incomplete(tmp_path: Path) -> None:
+    moves = [((SINGLE, 1, "g3"), (SINGLE, r, "g3")) for r in (2, 3)]
+    code, out, verdicts = collect_swapped(tmp_path, healthy, moves)
+    assert (code, verdicts["word"]) == (1, "incomplete")
+    assert statuses(verdicts) == {"node-d": "untested", "node-a": "cleared", "node-b": "cleared",
+                                  "node-c": "cleared"}  # fmt: skip
+    first = "evidence   Anomaly (NVC741), single-node/nccl-all-reduce g3, round 1: the same as g3"
+    assert out.splitlines()[1].startswith(first)
+    assert out.splitlines()[1].endswith("byte for byte: a copied round proves nothing")

@@ -3,15 +3,17 @@
 Binding. A round read from a log names who ran each rank (`# Rank 3 ... on HOST device
 3 [0x5b] MODEL`). It is bound to its planned run when
 
-- every host is a node the plan names for that group (or the pool), or a pod of that
-  very run (`<run>-...`: Kubernetes names a pod's host after the pod, and the run's pods
-  are pinned to the planned nodes by its node affinity) (NVC730 otherwise);
+- every host is a node the run is pinned to (its group's nodes; another node of the
+  pool is not: its log is another run's evidence), or a pod of that very run
+  (`<run>-...`: Kubernetes names a pod's host after the pod, and the run's pods are
+  pinned to the planned nodes by its node affinity) (NVC730 otherwise);
 - every device is the pool's GPU model: GPU Feature Discovery's product label is the
   driver's device name with blanks made dashes, so `NVIDIA H100 80GB HBM3` is
   `NVIDIA-H100-80GB-HBM3` (`-SHARED` added when time-sliced), compared with the pool's
   product labels (NVC731); a device the driver does not name (`NVIDIA Graphics
   Device`) is not checked (NVC739);
-- there are as many ranks, on as many hosts, as the plan runs (NVC732).
+- there are as many ranks, on as many hosts, as the plan runs, each host with its
+  GPUs per node (NVC732: 16 ranks on one host are not two nodes of 8).
 
 A round from NVCRE's objects names its group's nodes: a node the pool does not name is
 NVC733, fewer nodes than `nodesPerJob` NVC732. A log whose launcher pod the API placed
@@ -29,6 +31,7 @@ that stalled). Provisional rounds count for nothing and are not checked.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from nvcregen.catalog.load import Catalog
@@ -106,9 +109,10 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         )
         return [_finding("NVC734", "unbound", Word.INCOMPLETE, run, m, text)]
     found = []
-    planned = m.nodes or tuple(unit.pool.spec.nodes or ())
+    # a log is evidence for the run whose pinned nodes produced it: its group's nodes
+    # (a selector pool pins none), never another node of the pool
+    planned = m.nodes
     members = frozenset(planned)  # looked up once a host: a group may hold the whole pool
-    pool = frozenset(unit.pool.spec.nodes or ())
     elsewhere = [n for n in m.scheduled_on if planned and n not in members]
     if elsewhere:
         text = (
@@ -117,12 +121,13 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         )
         found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
     hosts = list(dict.fromkeys(r.host for r in m.ranks))
-    by_name = bool(planned)  # a selector pool names no node: bound by model and count
-    foreign = [h for h in hosts if by_name and not _is_planned(h, members, pool, m.ref.name)]
+    by_name = bool(planned) or bool(unit.pool.spec.nodes)  # a selector pool: model and count
+    foreign = [h for h in hosts if by_name and not _is_planned(h, members, m.ref.name)]
     if foreign:
-        expected = ", ".join(planned) if planned else f"pods of {m.ref.name}"
+        expected = ", ".join(planned) or f"one node group of pool {unit.pool.spec.name}"
         text = (
-            f"ranks ran on {', '.join(foreign)}, which the plan does not name (expected {expected})"
+            f"ranks ran on {', '.join(foreign)}, which the plan does not name for this run"
+            f" (expected {expected})"
         )
         found.append(_finding("NVC730", "unbound", Word.FAIL, run, m, text))
     labels = {
@@ -146,20 +151,23 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         text = "the driver does not name the devices: their model is not checked"
         found.append(_finding("NVC739", "bound", Word.PASS, run, m, text))
     ranks = unit.nodes_per_job * unit.pool.gpus_per_node
-    if len(m.ranks) != ranks or len(hosts) != unit.nodes_per_job:
+    counted = Counter(r.host for r in m.ranks)
+    uneven = any(n != unit.pool.gpus_per_node for n in counted.values())
+    if len(m.ranks) != ranks or uneven:  # then the hosts are nodes_per_job too
         fewer = len(m.ranks) < ranks or len(hosts) < unit.nodes_per_job
+        shown = f" ({', '.join(f'{n} on {h}' for h, n in counted.items())})" if uneven else ""
         text = (
-            f"{len(m.ranks)} ranks on {len(hosts)} host(s), where the plan runs"
+            f"{len(m.ranks)} ranks on {len(hosts)} host(s){shown}, where the plan runs"
             f" {_expected(unit)} ({ranks} ranks){': fewer' if fewer else ''}"
         )
         found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
     return found
 
 
-def _is_planned(host: str, planned: frozenset[str], pool: frozenset[str], run_name: str) -> bool:
-    """A planned node, or a pod of the run itself (its host name starts with the run's)."""
+def _is_planned(host: str, pinned: frozenset[str], run_name: str) -> bool:
+    """A node the run is pinned to, or a pod of the run itself (named after the run)."""
     short = host.split(".", maxsplit=1)[0]
-    return short in planned or short in pool or host in planned or short.startswith(f"{run_name}-")
+    return short in pinned or host in pinned or short.startswith(f"{run_name}-")
 
 
 def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Finding]:

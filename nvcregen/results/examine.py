@@ -1,4 +1,4 @@
-"""Every finding about a collection's evidence: binding, plausibility, shapes (pure)."""
+"""Every finding about a collection's evidence: binding, plausibility, shapes, copies (pure)."""
 
 from __future__ import annotations
 
@@ -7,17 +7,23 @@ from collections.abc import Sequence
 from nvcregen.catalog.load import Catalog
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
+from nvcregen.results.copies import Digests, copies
 from nvcregen.results.findings import Finding
+from nvcregen.results.measured import unmeasured
 from nvcregen.results.runs import RunSet
 from nvcregen.results.shapes import shapes
 
 
-def examine(units: Sequence[TestUnit], catalog: Catalog, runs: RunSet) -> tuple[Finding, ...]:
+def examine(
+    units: Sequence[TestUnit], catalog: Catalog, runs: RunSet, digests: Digests | None = None
+) -> tuple[Finding, ...]:
     """Findings of every run with measurements, in the plan's order of runs.
 
     Each run is examined against the planned test of its stage: who produced its
-    rounds, whether its numbers fit under its links' ceiling, and the shape of its
-    sweeps.
+    rounds, whether its numbers fit under its links' ceiling, the shape of its
+    sweeps, and whether it has a final measurement at all. Then the rounds read from
+    logs are compared with each other: evidence found for two runs, or repeated in one
+    (`copies.py`; `digests`: each log's sha256 by its run's namespace and name).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
@@ -27,4 +33,6 @@ def examine(units: Sequence[TestUnit], catalog: Catalog, runs: RunSet) -> tuple[
             continue
         found += bind(run, unit, catalog)
         found += shapes(run)
+        found += unmeasured(run)
+    found += copies(runs, digests or {})
     return tuple(found)

@@ -3,11 +3,13 @@
 A threshold asks whether a number is high enough; a finding asks whether the number can
 be believed and whether it measured what the plan meant (docs/design/0012-evidence.md):
 
-- `unbound` (NVC730-734): the evidence was produced by a host, a GPU model or a number
-  of ranks the plan does not name;
+- `unbound` (NVC730-734, NVC740): the evidence was produced by a host, a GPU model or a
+  number of ranks the plan does not name for its run, or it is another run's evidence too;
 - `implausible` (NVC735): a bus bandwidth above what the run's links allow;
-- `anomaly` (NVC736-738): a sweep whose shape a person would stop at (a collapse, a
-  decline as messages grow, rounds that disagree);
+- `anomaly` (NVC736-738, NVC741): a sweep whose shape a person would stop at (a
+  collapse, a decline as messages grow, rounds that disagree), or a copied round;
+- `unmeasured` (NVC742): a final round with no figure, or a run that succeeded with
+  no final round that has one: nothing shows what it measured;
 - `bound` (NVC739): how evidence was bound when it could not be bound by name (a
   selector pool, a device the driver does not name): a note, never a reason to fail.
 
@@ -24,7 +26,7 @@ from typing import Literal
 from nvcregen.results.models import StatusModel
 from nvcregen.results.words import Reason, Word, worst
 
-Kind = Literal["unbound", "implausible", "anomaly", "bound"]
+Kind = Literal["unbound", "implausible", "anomaly", "unmeasured", "bound"]
 
 
 class Finding(StatusModel):
@@ -94,6 +96,7 @@ _TITLE = {
     "unbound": "Unbound evidence",
     "implausible": "Implausible",
     "anomaly": "Anomaly",
+    "unmeasured": "No measurement",
     "bound": "Note",
 }
 

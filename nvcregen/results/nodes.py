@@ -10,7 +10,13 @@ a multi-node one), and each group passed, failed or did not finish. A node is th
   Only a retest that pairs it with a cleared node can tell (`nvcregen retest`);
 - `excluded`: a run left it out, with the Workflow's reason;
 - `cleared`: it passed a group that would have exposed it, and is none of the above;
-- `untested`: no group that finished held it.
+- `untested`: no group that finished held it, or a group of a test that it passed in no
+  other group did not finish: incomplete evidence (a round missing, evidence that
+  stands for another run too, rounds copied) clears no node.
+
+A finding about the evidence (`results/findings.py`) that does not pass counts against
+the group it names, or every group of its run, whether or not a threshold names the
+test: a node whose log was another node's is never cleared by it.
 
 `failed` and `suspect` nodes fail; `excluded` and `untested` ones are incomplete; only
 `cleared` nodes pass. The report opens with the nodes to hold back (all but cleared).
@@ -21,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from nvcregen.results.findings import Finding, decisive
 from nvcregen.results.models import Finality, Measurement, StatusModel
 from nvcregen.results.runs import RunResult, RunSet
 from nvcregen.results.words import Word, worst
@@ -73,16 +80,29 @@ def plan_nodes(site: Site) -> list[str]:
 
 
 def judge_nodes(
-    site: Site, runs: RunSet, thresholds: GroupWords, rounds: int
+    site: Site,
+    runs: RunSet,
+    thresholds: GroupWords,
+    rounds: int,
+    findings: Sequence[Finding] = (),
 ) -> tuple[NodeVerdict, ...]:
     """Every node of the plan (and any other node a run names), failed nodes first."""
     members = _stage_nodes(site)
-    groups = [g for run in runs.runs for g in _groups(run, thresholds, rounds, members)]
+    words = _with_findings(thresholds, findings)
+    groups = [g for run in runs.runs for g in _groups(run, words, rounds, members)]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
     seen = [n for g in groups for n in g.nodes] + list(excluded)
     names = list(dict.fromkeys([*plan_nodes(site), *sorted(set(seen))]))
     verdicts = [_node(name, groups, excluded.get(name)) for name in names]
     return tuple(sorted(verdicts, key=lambda v: ORDER.index(v.status)))
+
+
+def _with_findings(thresholds: GroupWords, findings: Sequence[Finding]) -> GroupWords:
+    """The groups' words with every finding that does not pass (group "": the whole run)."""
+    found: GroupWords = {key: list(words) for key, words in thresholds.items()}
+    for f in decisive(findings):
+        found.setdefault((f.stage, f.test, f.group), []).append((f.word, f.reason().message))
+    return found
 
 
 def _stage_nodes(site: Site) -> dict[str, tuple[str, ...]]:
@@ -124,8 +144,11 @@ def _groups(
     # NVCRE's succeeded nodes count where nvcregen measured no group holding them (a
     # DCGM category): NVCRE does not judge transports or per-size bounds, nvcregen does
     judged = {n for g in found for n in g.nodes} | {n.name for n in run.failed_nodes}
+    whole_run = thresholds.get((run.stage, run.test, ""), [])
+    word = worst([Word.PASS, *(w for w, _ in whole_run)])
+    why = "; ".join(dict.fromkeys(text for w, text in whole_run if w is word)) or "passed"
     found += [
-        NodeRun(**base, nodes=(name,), word=Word.PASS, why="passed")
+        NodeRun(**base, nodes=(name,), word=word, why=why)
         for name in run.succeeded_nodes
         if name not in judged
     ]
@@ -153,6 +176,8 @@ def _group_word(
     if final < rounds and not whys:
         whys.append((Word.INCOMPLETE, f"{final} of {rounds} rounds final"))
     whys += thresholds.get((run.stage, run.test, group), [])
+    if group:
+        whys += thresholds.get((run.stage, run.test, ""), [])  # about the whole run
     word = worst([w for w, _ in whys])
     return word, "; ".join(dict.fromkeys(text for w, text in whys if w is word)) or "passed"
 
@@ -166,6 +191,7 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
         for g in mine
         if g.word is Word.FAIL and len(g.nodes) > 1 and (g.stage, g.test) not in passed
     ]
+    unfinished = [g for g in mine if g.word is Word.INCOMPLETE and (g.stage, g.test) not in passed]
     status: NodeStatus
     if alone:
         status, reasons = "failed", [f"failed alone in {_where(g)}: {g.why}" for g in alone]
@@ -175,6 +201,9 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
                    for g in shared]  # fmt: skip
     elif excluded is not None:
         status, reasons = "excluded", [excluded]
+    elif unfinished:
+        status = "untested"
+        reasons = [f"incomplete in {_where(g)}: {g.why}" for g in unfinished]
     elif passed:
         status = "cleared"
         where = [_where(g) for g in mine if g.word is Word.PASS]

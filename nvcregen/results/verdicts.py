@@ -155,7 +155,7 @@ def judge(site: Site, runs: RunSet, findings: Sequence[Finding] = ()) -> Verdict
         thresholds=tuple(thresholds),
         runs=tuple(run_verdicts),
         exports=tuple(exports),
-        nodes=judge_nodes(site, runs, group_words(thresholds), rounds),
+        nodes=judge_nodes(site, runs, group_words(thresholds), rounds, findings),
         findings=tuple(findings),
     )
 

@@ -80,3 +80,40 @@ def test_the_ceiling_holds_at_its_margin_and_one_over_fails() -> None:
     over = measured(hosts, busbw=round(limit, 2) + 0.01, nodes=("gpu-1", "gpu-2"))
     assert codes(at, NAMED) == []
     assert codes(over, NAMED) == ["NVC735"]
+
+
+FOUR = f"- {{name: gpu, model: H100, nodes: [gpu-1, gpu-2, gpu-3, gpu-4], {NICS}}}"
+
+
+def test_a_log_binds_only_to_the_run_whose_pinned_nodes_produced_it() -> None:
+    """Issue #31: another group's nodes are in the pool, not in this run's pins."""
+    theirs = ["gpu-3"] * 8 + ["gpu-4"] * 8  # the pair (gpu-3, gpu-4) ran it
+    found = bind(measured(theirs, nodes=("gpu-1", "gpu-2")), planned(FOUR), catalog())
+    assert [f.code for f in found] == ["NVC730"]
+    assert found[0].message == (
+        "ranks ran on gpu-3, gpu-4, which the plan does not name for this run"
+        " (expected gpu-1, gpu-2)"
+    )
+    half = ["gpu-1"] * 8 + ["gpu-3"] * 8
+    assert codes(measured(half, nodes=("gpu-1", "gpu-2")), FOUR) == ["NVC730"]
+    mine = ["gpu-1"] * 8 + ["gpu-2"] * 8
+    assert codes(measured(mine, nodes=("gpu-1", "gpu-2")), FOUR) == []
+    assert codes(measured(mine), FOUR) == ["NVC730"]  # a named pool's run pins a group
+
+
+def test_the_plans_ranks_on_the_wrong_number_of_hosts_are_unbound() -> None:
+    """16 ranks are 2 hosts x 8 GPUs, not 1 host x 16, nor 12 on one and 4 on the other."""
+    one = bind(measured(["gpu-1"] * 16, nodes=("gpu-1", "gpu-2")), planned(NAMED), catalog())
+    assert [f.code for f in one] == ["NVC732"]
+    assert one[0].message == (
+        "16 ranks on 1 host(s) (16 on gpu-1), where the plan runs 2 nodes x 8 GPUs (16 ranks):"
+        " fewer"
+    )
+    uneven = ["gpu-1"] * 12 + ["gpu-2"] * 4
+    found = bind(measured(uneven, nodes=("gpu-1", "gpu-2")), planned(NAMED), catalog())
+    assert [f.message for f in found] == [
+        "16 ranks on 2 host(s) (12 on gpu-1, 4 on gpu-2), where the plan runs"
+        " 2 nodes x 8 GPUs (16 ranks)"
+    ]
+    three = ["gpu-1"] * 8 + ["gpu-2"] * 8 + ["pair-r1-g0-node-0-2"] * 8
+    assert codes(measured(three, nodes=("gpu-1", "gpu-2")), NAMED) == ["NVC732"]  # 24 on 3

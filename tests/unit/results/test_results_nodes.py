@@ -6,6 +6,7 @@ from typing import Any
 
 from sitefactory import parse, site_yaml
 
+from nvcregen.results.findings import Finding
 from nvcregen.results.models import (
     BandwidthMeasurement,
     BandwidthRow,
@@ -126,3 +127,57 @@ def test_a_single_group_without_named_members_is_the_stage_pool() -> None:
     assert statuses(whole) == {"gpu-1": "untested", "gpu-2": "untested"}  # no such stage
     found = judge_nodes(SITE, RunSet((run(bw("g0", (), 1), stage="fabric"),)), {}, 1)
     assert {n.node: n.status for n in found} == {"gpu-1": "cleared", "gpu-2": "cleared"}
+
+
+def finding(code: str, word: Word, group: str = "", test: str = "nccl-all-reduce") -> Finding:
+    return Finding(
+        code=code, kind="unbound", word=word, stage="node", test=test, group=group, message="m"
+    )
+
+
+def single(test: str = "nccl-all-reduce", **fields: Any) -> RunResult:
+    groups = (bw("g0", ("gpu-1",), 1), bw("g1", ("gpu-2",), 1))
+    return run(*groups, stage="node", scope="intra-node", test=test, **fields)
+
+
+def test_findings_count_against_their_group_whether_or_not_a_threshold_names_it() -> None:
+    """Issue #31: gpu-2's log in gpu-1's slot (NVC730) never clears gpu-1."""
+    foreign = [finding("NVC730", Word.FAIL, "g0", test="nccl-all-gather")]
+    found = judge_nodes(SITE, RunSet((single("nccl-all-gather"),)), {}, 1, foreign)
+    assert {n.node: n.status for n in found} == {"gpu-1": "failed", "gpu-2": "cleared"}
+    assert found[0].reasons == ("failed alone in node / nccl-all-gather g0: NVC730: group g0: m",)
+    copied = [finding("NVC740", Word.INCOMPLETE, "g1")]
+    found = judge_nodes(SITE, RunSet((single(),)), {}, 1, copied)
+    assert {n.node: (n.status, n.word) for n in found} == {
+        "gpu-2": ("untested", Word.INCOMPLETE),
+        "gpu-1": ("cleared", Word.PASS),
+    }
+    assert found[0].reasons == ("incomplete in node / nccl-all-reduce g1: NVC740: group g1: m",)
+    notes = [finding("NVC739", Word.PASS, "g1")]
+    assert judge_nodes(SITE, RunSet((single(),)), {}, 1, notes)[1].status == "cleared"
+
+
+def test_a_finding_about_the_whole_run_holds_every_node_it_would_have_cleared() -> None:
+    whole = [finding("NVC742", Word.INCOMPLETE)]
+    found = judge_nodes(SITE, RunSet((single(),)), {}, 1, whole)
+    assert {n.node: n.status for n in found} == {"gpu-1": "untested", "gpu-2": "untested"}
+    dcgm = run(stage="node", test="dcgm-l1", succeeded_nodes=("gpu-1", "gpu-2"))
+    about = [finding("NVC742", Word.INCOMPLETE, test="dcgm-l1")]
+    found = judge_nodes(SITE, RunSet((dcgm,)), {}, 1, about)
+    assert {n.node: n.status for n in found} == {"gpu-1": "untested", "gpu-2": "untested"}
+    assert found[0].reasons == ("incomplete in node / dcgm-l1: NVC742: m",)
+
+
+def test_an_unfinished_group_holds_back_a_node_another_test_passed() -> None:
+    """A node cleared by one test is not cleared while another test's group is incomplete."""
+    passed = single("nccl-all-gather")
+    pending = run(
+        bw("g0", ("gpu-1",), 1, finality=Finality.PROVISIONAL, reason="Measuring"),
+        bw("g1", ("gpu-2",), 1),
+        stage="node",
+        scope="intra-node",
+    )
+    assert statuses(passed, pending) == {"gpu-1": "untested", "gpu-2": "cleared"}
+    again = run(bw("g2", ("gpu-1",), 1), stage="node", scope="intra-node")
+    both = pending.model_copy(update={"bandwidth": (*pending.bandwidth, *again.bandwidth)})
+    assert statuses(passed, both) == {"gpu-1": "cleared", "gpu-2": "cleared"}  # passed g2

@@ -13,6 +13,7 @@ from nvcregen.results.shapes import (
     COLLAPSE,
     DISAGREE,
     NOISE,
+    PLATEAU,
     Point,
     collapse,
     decline,
@@ -84,3 +85,17 @@ def test_disagreement_boundary() -> None:
     assert spread == pytest.approx(DISAGREE + 0.001)
     field = [sweep(363.76), sweep(427.58), sweep(452.28)]  # the field report: 20.7 %
     assert disagreement(field) == []
+
+
+def test_a_peak_of_exactly_the_plateau_share_is_the_plateau() -> None:
+    """Issue #31: PLATEAU's boundary. A size at exactly half the best starts the plateau."""
+    best = 100.0
+    at = PLATEAU * best  # 50 GB/s: on the plateau, so falling under 60 % of it collapses
+    assert collapse(sweep(at, at * COLLAPSE - 0.01, best)) == ([2 * MIB], at, 29.99)
+    assert collapse(sweep(at - 0.01, (at - 0.01) * COLLAPSE - 0.01, best)) is None  # below it
+    rounds = [sweep(best, at - 10), sweep(best, at), sweep(best, at + 10)]  # 40 % apart
+    ((size, spread),) = disagreement(rounds)
+    assert size == 2 * MIB
+    assert spread == pytest.approx(20 / at)
+    under = [sweep(best, at - 10.01), sweep(best, at - 0.01), sweep(best, at + 9.99)]
+    assert disagreement(under) == []  # a median under half the largest is not read
