@@ -8,6 +8,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
 from nvcregen.results.findings import Finding
+from nvcregen.results.missing import missing, refused
 from nvcregen.results.runs import RunSet
 from nvcregen.results.shapes import shapes
 
@@ -15,15 +16,20 @@ from nvcregen.results.shapes import shapes
 def examine(units: Sequence[TestUnit], catalog: Catalog, runs: RunSet) -> tuple[Finding, ...]:
     """Findings of every run with measurements, in the plan's order of runs.
 
-    Each run is examined against the planned test of its stage: who produced its
-    rounds, whether its numbers fit under its links' ceiling, and the shape of its
-    sweeps.
+    Each run is examined against the planned test of its stage: which of its
+    measurements were refused as evidence and which groups and nodes no valid one
+    holds; then, for NCCL tests, who produced its rounds, whether its numbers fit under
+    its links' ceiling, and the shape of its sweeps.
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
     for run in runs.runs:
         unit = planned.get((run.stage, run.test))
-        if unit is None or unit.test.nccl is None:
+        found += refused(run)
+        if unit is None:
+            continue
+        found += missing(run, unit)
+        if unit.test.nccl is None:
             continue
         found += bind(run, unit, catalog)
         found += shapes(run)

@@ -10,7 +10,9 @@ a multi-node one), and each group passed, failed or did not finish. A node is th
   Only a retest that pairs it with a cleared node can tell (`nvcregen retest`);
 - `excluded`: a run left it out, with the Workflow's reason;
 - `cleared`: it passed a group that would have exposed it, and is none of the above;
-- `untested`: no group that finished held it.
+- `untested`: no group that finished held it, or a group of a test it passed in no
+  other group is incomplete (a round refused as evidence, a group or node no valid
+  measurement holds: the findings NVC745-NVC748 name the node).
 
 `failed` and `suspect` nodes fail; `excluded` and `untested` ones are incomplete; only
 `cleared` nodes pass. The report opens with the nodes to hold back (all but cleared).
@@ -21,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
+from nvcregen.results.findings import Finding, decisive
 from nvcregen.results.models import Finality, Measurement, StatusModel
 from nvcregen.results.runs import RunResult, RunSet
 from nvcregen.results.words import Word, worst
@@ -50,6 +53,7 @@ class NodeRun(StatusModel):
     nodes: tuple[str, ...] = ()
     word: Word
     why: str = ""
+    code: str = ""  # the finding that made it, for evidence refused or missing
 
 
 class NodeVerdict(StatusModel):
@@ -73,11 +77,20 @@ def plan_nodes(site: Site) -> list[str]:
 
 
 def judge_nodes(
-    site: Site, runs: RunSet, thresholds: GroupWords, rounds: int
+    site: Site,
+    runs: RunSet,
+    thresholds: GroupWords,
+    rounds: int,
+    findings: Sequence[Finding] = (),
 ) -> tuple[NodeVerdict, ...]:
-    """Every node of the plan (and any other node a run names), failed nodes first."""
+    """Every node of the plan (and any other node a run names), failed nodes first.
+
+    A finding that does not pass and names nodes (evidence refused or missing) is a
+    group of those nodes with the finding's word.
+    """
     members = _stage_nodes(site)
     groups = [g for run in runs.runs for g in _groups(run, thresholds, rounds, members)]
+    groups += [_found(f, runs) for f in decisive(findings) if f.nodes]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
     seen = [n for g in groups for n in g.nodes] + list(excluded)
     names = list(dict.fromkeys([*plan_nodes(site), *sorted(set(seen))]))
@@ -90,6 +103,23 @@ def _stage_nodes(site: Site) -> dict[str, tuple[str, ...]]:
     pools = {p.name: tuple(p.nodes or ()) for p in site.spec.node_pools}
     first = site.spec.node_pools[0].name if site.spec.node_pools else ""
     return {s.name: pools.get(s.pool or first, ()) for s in site.spec.readiness.stages}
+
+
+def _found(finding: Finding, runs: RunSet) -> NodeRun:
+    scope = next(
+        (r.scope for r in runs.runs if (r.stage, r.test) == (finding.stage, finding.test)), ""
+    )
+    why = f"{finding.code}: {finding.message}"
+    return NodeRun(
+        stage=finding.stage,
+        scope=scope,
+        test=finding.test,
+        group=finding.group,
+        nodes=finding.nodes,
+        word=finding.word,
+        why=why,
+        code=finding.code,
+    )
 
 
 def _excluded(run: RunResult) -> str:
@@ -175,6 +205,10 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
                    for g in shared]  # fmt: skip
     elif excluded is not None:
         status, reasons = "excluded", [excluded]
+    elif pending := [
+        g for g in mine if g.word is Word.INCOMPLETE and (g.code or _test(g) not in passed)
+    ]:
+        status, reasons = "untested", [f"incomplete in {_where(g)}: {g.why}" for g in pending]
     elif passed:
         status = "cleared"
         where = [_where(g) for g in mine if g.word is Word.PASS]
@@ -185,6 +219,10 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
     return NodeVerdict(
         node=name, status=status, word=_WORDS[status], reasons=tuple(reasons), runs=tuple(mine)
     )
+
+
+def _test(group: NodeRun) -> tuple[str, str]:
+    return group.stage, group.test
 
 
 def _where(group: NodeRun) -> str:
