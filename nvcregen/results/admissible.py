@@ -9,7 +9,8 @@ measured by this site's run (docs/design/0012-evidence.md, "Refused evidence"):
   Certification or WorkloadRun that ran it was created, after the collection, or not an
   RFC 3339 time at all;
 - NVC747: an owner reference to another object than the run's Workflow (another site's
-  Workflow, say), though the measurement names a Job of the run.
+  Workflow, say), though the measurement names a Job of the run; or a Workflow the run
+  names in its status that another object owns (every measurement of it is refused).
 
 A refused measurement counts in no figure. It keeps its place (group and round), so its
 group and run are incomplete and none of the group's nodes is cleared.
@@ -62,8 +63,28 @@ def unreadable(obj: Mapping[str, Any], error: ResultError) -> Refusal:
     )
 
 
+def stranger(workflow: Mapping[str, Any], owner: Mapping[str, Any]) -> str:
+    """Why a Workflow a run names is not the run's own ("" when it is, or cannot be told).
+
+    A Certification or WorkloadRun names its Workflow in its status; a Workflow owned by
+    another object (another site's Certification) measured another run.
+    """
+    uid, owners = str(metadata(owner).get("uid") or ""), owner_uids(workflow)
+    if not uid or not owners or uid in owners:
+        return ""
+    name = metadata(workflow).get("name")
+    return (
+        f"its Workflow {name} is owned by {', '.join(sorted(owners))}, not by this run's"
+        f" {owner.get('kind')} ({uid})"
+    )
+
+
 def refusal(
-    m: Measurement, workflow_uid: str, created: str | None, collected_at: str | None
+    m: Measurement,
+    workflow_uid: str,
+    created: str | None,
+    collected_at: str | None,
+    foreign: str = "",
 ) -> Refusal | None:
     """Why a parsed measurement of a run cannot be evidence, or None when it can.
 
@@ -72,8 +93,11 @@ def refusal(
         workflow_uid: The uid of the run's Workflow ("" when it has none).
         created: When the run's Certification or WorkloadRun was created.
         collected_at: When the collection was made (RFC 3339).
+        foreign: Why the run's Workflow is another object's (`stranger`), if it is.
 
     """
+    if foreign:
+        return _refused(m, OWNER, "metadata.ownerReferences", foreign)
     others = sorted(set(m.owners) - {workflow_uid}) if workflow_uid else []
     if others:
         why = f"metadata.ownerReferences names {', '.join(others)}, not the run's Workflow"

@@ -19,7 +19,7 @@ from pydantic import ValidationError
 
 from nvcregen.core.labels import STAGE, TEST
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.admissible import Refusal, created_at, refusal, unreadable
+from nvcregen.results.admissible import Refusal, created_at, refusal, stranger, unreadable
 from nvcregen.results.liveobjects import Obj, labels_of, metadata, status_of, uid_of
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -237,7 +237,7 @@ def _run(
     if workflow is not None:
         _, wf_reason, wf_message = run_state(_conditions(workflow))
         reason, message = reason or wf_reason, message or wf_message
-        fields = _workflow_fields(index, workflow, created_at(owner))
+        fields = _workflow_fields(index, workflow, owner)
         sources.insert(0, (_place(workflow)[0], status_of(workflow)))
     failed, passed, problems = _node_results(index, sources)
     return RunResult(
@@ -257,7 +257,7 @@ def _run(
     )
 
 
-def _workflow_fields(index: _Index, workflow: Obj, created: str | None) -> dict[str, Any]:
+def _workflow_fields(index: _Index, workflow: Obj, owner: Obj) -> dict[str, Any]:
     """What a run takes from its Workflow: excluded nodes, its groups, the measured rounds.
 
     Rounds that cannot be evidence (`results/admissible.py`) are moved to `refused`.
@@ -265,9 +265,10 @@ def _workflow_fields(index: _Index, workflow: Obj, created: str | None) -> dict[
     orchestration = status_of(workflow).get("orchestration") or {}
     refused = list(_rounds(index.refused, workflow))
     kept: dict[str, list[Measurement]] = {"bandwidth": [], "goodput": []}
+    created, foreign = created_at(owner), stranger(workflow, owner)
     for key, found in (("bandwidth", index.bandwidth), ("goodput", index.goodput)):
         for m in _rounds(found, workflow):
-            why = refusal(m, uid_of(workflow), created, index.collected_at)
+            why = refusal(m, uid_of(workflow), created, index.collected_at, foreign)
             if why is None:
                 kept[key].append(m)
             else:

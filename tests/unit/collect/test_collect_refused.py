@@ -252,3 +252,23 @@ def test_a_problem_of_no_run_is_counted_as_incomplete() -> None:
     """What belongs to no run (a refusal of a superseded run) is counted, as the word is."""
     verdicts = Verdicts(word=Word.INCOMPLETE, problems=("NVC745: BandwidthMeasurement x: y",))
     assert verdicts.counts() == {"pass": 0, "incomplete": 1, "fail": 0}
+
+
+def test_a_workflow_of_another_sites_certification_is_refused(tmp_path: Path) -> None:
+    """The Certification's status names another site's Workflow: none of its rounds counts."""
+    objects = lab_state()
+    single = find(objects, "Certification", "lab-single-node-0001")
+    other = "other-site-0009-communication-nccl-all-reduce"
+    single["status"]["categoryStatuses"][0]["workflowRef"]["name"] = other
+    outcome = collected(tmp_path, objects)
+    assert outcome.verdicts.word == "incomplete"
+    counts_agree(outcome)
+    (refusal,) = [f for f in outcome.verdicts.findings if f.code == "NVC747"]
+    assert refusal.message.endswith(
+        f"its Workflow {other} is owned by uid-cert-9, not by this run's Certification"
+        " (uid-cert-1), refused as evidence"
+    )
+    missing = [f.nodes for f in outcome.verdicts.findings if f.code == "NVC748"]
+    assert missing == [("node-a",), ("node-b",)]
+    assert single_node(outcome).word == "incomplete"
+    assert nodes(outcome)["node-a"] == nodes(outcome)["node-b"] == "untested"
