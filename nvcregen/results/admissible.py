@@ -50,8 +50,11 @@ def unreadable(obj: Mapping[str, Any], error: ResultError) -> Refusal:
     spec = obj.get("spec") if isinstance(obj.get("spec"), Mapping) else {}
     job = spec.get("jobRef") if isinstance(spec, Mapping) else None
     start = status_of(obj).get("startTime")
-    value = "" if error.value is None else f" {error.value!r}"
     field = error.field or "status"
+    if error.value is None:
+        why = f"{field} is missing or null: not a finite, non-negative number"
+    else:
+        why = f"{field} {error.value!r} is not a finite, non-negative number"
     return Refusal(
         ref=object_ref(obj),
         job=str(job.get("name") or "") if isinstance(job, Mapping) else "",
@@ -59,7 +62,7 @@ def unreadable(obj: Mapping[str, Any], error: ResultError) -> Refusal:
         start_time=start if isinstance(start, str) else None,
         code=NUMBER,
         field=field,
-        why=f"{field}{value} is not a finite, non-negative number",
+        why=why,
     )
 
 

@@ -268,7 +268,7 @@ def _parse(model: type[StatusModel], obj: Mapping[str, Any]) -> Any:
         raise ResultError(
             f"{object_ref(obj).kind} {object_ref(obj).name}: {where}: {first['msg']}",
             field=where,
-            value=first.get("input"),
+            value=None if first["type"] == "missing" else first.get("input"),
         ) from exc
 
 

@@ -117,6 +117,14 @@ def test_every_round_of_a_node_refused_leaves_its_group_incomplete(tmp_path: Pat
     counts_agree(outcome)
 
 
+@pytest.mark.parametrize("key", ["busBW", "samples"])
+def test_a_row_missing_a_number_is_refused(tmp_path: Path, key: str) -> None:
+    objects = lab_state()
+    del find(objects, "BandwidthMeasurement", NODE_B.format(2))["status"]["results"][1][key]
+    text = f"status.results[1].{key} is missing or null"
+    assert_refused(collected(tmp_path, objects), "NVC745", text)
+
+
 def test_a_row_of_zero_samples_is_refused(tmp_path: Path) -> None:
     objects = lab_state()
     find(objects, "BandwidthMeasurement", NODE_B.format(2))["status"]["results"][0]["samples"] = 0
