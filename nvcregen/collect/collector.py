@@ -59,6 +59,7 @@ from nvcregen.results.archive import (
     write_archive,
 )
 from nvcregen.results.archivefiles import SiteFile, bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.attestation import collection_time
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, content_digest, metadata
 from nvcregen.results.logruns import LogRecord, RunLog
@@ -101,7 +102,8 @@ def collect(options: CollectOptions) -> CollectOutcome:
         else read_cluster(loaded.site, cluster, options)
     )
     objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
-    runs = assemble_runs(loaded.units, objects)  # runs and their rounds, per planned test
+    # runs and their rounds, per planned test; a round that finished after now is refused
+    runs = assemble_runs(loaded.units, objects, collection_time())
     namespace = loaded.site.spec.nvcre.namespace
     logs: list[RunLog] = []
     log_notes: list[str] = []

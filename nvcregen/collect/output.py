@@ -21,6 +21,7 @@ def render_text(outcome: CollectOutcome) -> str:
     lines += [f"evidence   {line}" for line in first_lines(outcome.verdicts.findings)]
     lines += [f"  {outcome.signature}"] if outcome.signature else []
     lines += [_threshold_line(v) for v in outcome.verdicts.thresholds]
+    lines += [f"{Word.INCOMPLETE:<10} unreadable: {p}" for p in outcome.verdicts.problems]
     for run in outcome.verdicts.runs:
         if run.word is not Word.PASS:
             lines.append(f"{run.word:<10} run {run.stage}/{run.test}: {_reasons(run.reasons)}")

@@ -76,6 +76,37 @@ def last_timestamp(text: str) -> str | None:
     return None
 
 
+_STAMP = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,9}))?Z\x20")
+
+
+def timestamps_out_of_order(text: str) -> str | None:
+    """Where `kubectl logs --timestamps` times go backwards in a log, or None when they don't.
+
+    kubectl prints one container's lines in the order it wrote them, each after the one
+    before: a time earlier than the line before means lines were moved, or logs of
+    several runs spliced together. Lines without a time are skipped.
+    """
+    before: tuple[str, str] | None = None
+    before_line = 0
+    for number, line in enumerate(text.splitlines(), 1):
+        match = _STAMP.match(line)
+        if match is None:
+            continue
+        stamp = (match[1], (match[2] or "").ljust(9, "0"))
+        if before is not None and stamp < before:
+            return (
+                f"line {number} ({_shown(stamp)}) is earlier than line {before_line}"
+                f" ({_shown(before)})"
+            )
+        before, before_line = stamp, number
+    return None
+
+
+def _shown(stamp: tuple[str, str]) -> str:
+    fraction = stamp[1].rstrip("0")
+    return f"{stamp[0]}{'.' + fraction if fraction else ''}Z"
+
+
 def without_timestamps(text: str) -> str:
     """The text without `kubectl logs --timestamps` prefixes, when its lines carry them.
 

@@ -142,11 +142,9 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             if r.model in other:
                 per_host[r.host] = per_host.get(r.host, 0) + 1
         shown = ", ".join(f"{n} on {host}" for host, n in per_host.items())
-        text = (
-            f"devices are {', '.join(other)} ({shown}), where pool {unit.pool.spec.name}"
-            f" plans {unit.pool.spec.model} ({_labels(unit)})"
+        found.append(
+            _finding("NVC731", "unbound", Word.FAIL, run, m, _model_text(unit, other, shown))
         )
-        found.append(_finding("NVC731", "unbound", Word.FAIL, run, m, text))
     if any(r.model in UNNAMED for r in m.ranks):
         text = "the driver does not name the devices: their model is not checked"
         found.append(_finding("NVC739", "bound", Word.PASS, run, m, text))
@@ -162,6 +160,29 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
         )
         found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
     return found
+
+
+def _model_text(unit: TestUnit, seen: Sequence[str], shown: str) -> str:
+    """NVC731: the device names seen, the product label each maps to, the pool fields to check.
+
+    GPU Feature Discovery labels a node `nvidia.com/gpu.product` with the driver's device
+    name, blanks made dashes: `NVIDIA H20` is `NVIDIA-H20`, which an `H20-3e` pool
+    (`NVIDIA-H20-3e`) does not list.
+    """
+    pool = unit.pool
+    at = f"spec.nodePools[{pool.index}]"
+    mapped = ", ".join(f"{name} -> {name.replace(' ', '-')}" for name in seen)
+    labels = (
+        f"{at}.productLabels"
+        if pool.spec.product_labels is not None
+        else f"the catalog's product labels for {pool.spec.model} ({at}.productLabels unset)"
+    )
+    return (
+        f"devices are {', '.join(seen)} ({shown}), where pool {pool.spec.name} plans"
+        f" {pool.spec.model} ({_labels(unit)}); as nvidia.com/gpu.product labels: {mapped}."
+        f" Check {at}.model and {labels} against the nodes' nvidia.com/gpu.product"
+        " label, or whether the log is of these nodes"
+    )
 
 
 def _is_planned(host: str, pinned: frozenset[str], run_name: str) -> bool:

@@ -10,6 +10,7 @@ from nvcregen.results.binding import bind
 from nvcregen.results.copies import Digests, copies
 from nvcregen.results.findings import Finding
 from nvcregen.results.measured import unmeasured
+from nvcregen.results.missing import missing, refused
 from nvcregen.results.runs import RunSet
 from nvcregen.results.shapes import shapes
 
@@ -19,17 +20,23 @@ def examine(
 ) -> tuple[Finding, ...]:
     """Findings of every run with measurements, in the plan's order of runs.
 
-    Each run is examined against the planned test of its stage: who produced its
-    rounds, whether its numbers fit under its links' ceiling, the shape of its
-    sweeps, and whether it has a final measurement at all. Then the rounds read from
-    logs are compared with each other: evidence found for two runs, or repeated in one
-    (`copies.py`; `digests`: each log's sha256 by its run's namespace and name).
+    Each run is examined against the planned test of its stage: which of its
+    measurements were refused as evidence and which groups and nodes no valid one
+    holds; then, for NCCL tests, who produced its rounds, whether its numbers fit under
+    its links' ceiling, the shape of its sweeps, and whether it has a final measurement
+    at all. Then the rounds read from logs are compared with each other: evidence found
+    for two runs, or repeated in one (`copies.py`; `digests`: each log's sha256 by its
+    run's namespace and name).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
     for run in runs.runs:
         unit = planned.get((run.stage, run.test))
-        if unit is None or unit.test.nccl is None:
+        found += refused(run)
+        if unit is None:
+            continue
+        found += missing(run, unit)
+        if unit.test.nccl is None:
             continue
         found += bind(run, unit, catalog)
         found += shapes(run)

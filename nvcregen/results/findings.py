@@ -11,7 +11,11 @@ be believed and whether it measured what the plan meant (docs/design/0012-eviden
 - `unmeasured` (NVC742): a final round with no figure, or a run that succeeded with
   no final round that has one: nothing shows what it measured;
 - `bound` (NVC739): how evidence was bound when it could not be bound by name (a
-  selector pool, a device the driver does not name): a note, never a reason to fail.
+  selector pool, a device the driver does not name): a note, never a reason to fail;
+- `refused` (NVC745-747): a measurement that cannot be evidence (a number that is not
+  one, impossible times, another object's owner reference), left out of every figure;
+- `missing` (NVC748): a group the Workflow names, or a node the pool names, that no
+  valid measurement holds.
 
 A finding that does not pass is added to the reasons of every verdict of its run: the
 threshold verdicts of its group (or all groups, for a finding about the whole run) and
@@ -26,7 +30,7 @@ from typing import Literal
 from nvcregen.results.models import StatusModel
 from nvcregen.results.words import Reason, Word, worst
 
-Kind = Literal["unbound", "implausible", "anomaly", "unmeasured", "bound"]
+Kind = Literal["unbound", "implausible", "anomaly", "unmeasured", "bound", "refused", "missing"]
 
 
 class Finding(StatusModel):
@@ -41,6 +45,7 @@ class Finding(StatusModel):
     round: int | None = None
     source: str = ""
     sizes: tuple[int, ...] = ()
+    nodes: tuple[str, ...] = ()
     message: str
 
     @property
@@ -49,6 +54,11 @@ class Finding(StatusModel):
         if self.round is not None:
             return f"round {self.round} ({self.source})" if self.source else f"round {self.round}"
         return f"group {self.group}" if self.group else ""
+
+    @property
+    def group_wide(self) -> bool:
+        """False for a finding about nodes that no group holds: it joins no group's reasons."""
+        return bool(self.group) or not self.nodes
 
     def reason(self) -> Reason:
         """The finding as a verdict's reason: its code, where, and what."""
@@ -98,6 +108,8 @@ _TITLE = {
     "anomaly": "Anomaly",
     "unmeasured": "No measurement",
     "bound": "Note",
+    "refused": "Refused evidence",
+    "missing": "Missing evidence",
 }
 
 

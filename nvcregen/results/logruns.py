@@ -10,7 +10,10 @@ that size's rows, as `ingest` and NVCRE do), `samples` the number of rows. Final
 - a failed run, or a TrainJob/Job whose exported status has `Failed=True`, is not
   evaluated (`JobFailed`): the verdict fails with `job-failed`;
 - a truncated log is provisional (`LogTruncated`), a log without nccl-tests output
-  provisional (`NoDataCollected`): the verdict is `incomplete`.
+  provisional (`NoDataCollected`): the verdict is `incomplete`;
+- a log whose `kubectl logs --timestamps` times go backwards is not read at all
+  (NVC749, `TimestampsOutOfOrder`): its lines are not one run's output in order, so it
+  is no evidence; its round is provisional and its run incomplete, with the line named.
 
 A test's run is `succeeded` when every planned round and group (or node) has a log that
 finished, `failed` when any failed (a DCGM failure names its node as a failed node),
@@ -27,7 +30,7 @@ from typing import Any
 
 from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
-from nvcregen.ingest.lines import last_timestamp
+from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
@@ -46,6 +49,7 @@ from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
 _TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
+DISORDERED = "NVC749"
 
 
 @dataclass(frozen=True)
@@ -106,6 +110,12 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         "finished_at": _finished(text, placed.obj),
         "pod_node": log.node,
     }
+    disorder = timestamps_out_of_order(text)
+    if disorder is not None:
+        kind = "dcgm" if placed.unit.test.dcgm else "node" if placed.unit.test.node else "nccl"
+        why = f"{DISORDERED}: {log.path}: kubectl --timestamps {disorder}: not one run's output"
+        record = LogRecord(**base, kind=kind, status="disordered", errors=(why,))
+        return _Read(placed, record, _bandwidth(placed, record, None) if kind == "nccl" else None)
     if placed.unit.test.dcgm is not None:
         return _Read(placed, _read_dcgm(text, base), None)
     if placed.unit.test.node is not None:
@@ -191,6 +201,8 @@ def _finality(record: LogRecord) -> tuple[Finality, str]:
         return Finality.NOT_EVALUATED, "JobFailed"
     if record.status == "ok":
         return Finality.FINAL, "JobSucceeded"
+    if record.status == "disordered":
+        return Finality.PROVISIONAL, "TimestampsOutOfOrder"
     return (
         Finality.PROVISIONAL,
         "LogTruncated" if record.status == "truncated" else "NoDataCollected",
@@ -283,6 +295,9 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
             "failed_nodes": _failed_nodes(unit, failed),
             "succeeded_nodes": _succeeded_nodes(unit, reads),
             "bandwidth": tuple(measured),
+            "problems": tuple(
+                e for r in reads for e in r.record.errors if e.startswith(DISORDERED)
+            ),
         }
     )
 

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic.alias_generators import to_camel
 
-from nvcregen.results.liveobjects import metadata, status_of
+from nvcregen.results.liveobjects import metadata, owner_uids, status_of
 
 PROVISIONAL_REASONS = frozenset({"NoDataCollected", "LogsUnavailable"})
 FINAL_BANDWIDTH_REASON = "JobSucceeded"
@@ -46,7 +46,16 @@ class RunState(enum.StrEnum):
 
 
 class ResultError(ValueError):
-    """An object's status cannot be read as NVCRE documents it."""
+    """An object's status cannot be read as NVCRE documents it.
+
+    `field` names the first field that could not be read (`status.results[2].busBW`)
+    and `value` what it held, when the error is about one field.
+    """
+
+    def __init__(self, message: str, *, field: str = "", value: object = None) -> None:
+        super().__init__(message)
+        self.field = field
+        self.value = value
 
 
 def _decimal(value: object) -> float:
@@ -255,15 +264,25 @@ def _parse(model: type[StatusModel], obj: Mapping[str, Any]) -> Any:
         return model.model_validate(dict(status_of(obj)))
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
-        where = ".".join(str(p) for p in first["loc"])
+        where = field_path(first["loc"])
         raise ResultError(
-            f"{object_ref(obj).kind} {object_ref(obj).name}: status.{where}: {first['msg']}"
+            f"{object_ref(obj).kind} {object_ref(obj).name}: {where}: {first['msg']}",
+            field=where,
+            value=None if first["type"] == "missing" else first.get("input"),
         ) from exc
+
+
+def field_path(loc: Sequence[int | str]) -> str:
+    """A validation error's location under `.status`, as `status.results[2].busBW`."""
+    path = "status"
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
 
 
 def _common(obj: Mapping[str, Any], status: BandwidthStatus | GoodputStatus) -> dict[str, Any]:
     spec = obj.get("spec") or {}
-    owners = tuple(str(r.get("uid")) for r in metadata(obj).get("ownerReferences") or [])
+    owners = tuple(sorted(owner_uids(obj)))
     return {
         "ref": object_ref(obj),
         "job": str((spec.get("jobRef") or {}).get("name") or ""),

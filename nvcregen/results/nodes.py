@@ -12,7 +12,9 @@ a multi-node one), and each group passed, failed or did not finish. A node is th
 - `cleared`: it passed a group that would have exposed it, and is none of the above;
 - `untested`: no group that finished held it, or a group of a test that it passed in no
   other group did not finish: incomplete evidence (a round missing, evidence that
-  stands for another run too, rounds copied) clears no node.
+  stands for another run too, rounds copied) clears no node; nor does a round refused as
+  evidence or a group or node no valid measurement holds (NVC745-NVC748 name the node),
+  whatever else passed.
 
 A finding about the evidence (`results/findings.py`) that does not pass counts against
 the group it names, or every group of its run, whether or not a threshold names the
@@ -57,6 +59,7 @@ class NodeRun(StatusModel):
     nodes: tuple[str, ...] = ()
     word: Word
     why: str = ""
+    code: str = ""  # the finding that made it, for evidence refused or missing
 
 
 class NodeVerdict(StatusModel):
@@ -86,10 +89,15 @@ def judge_nodes(
     rounds: int,
     findings: Sequence[Finding] = (),
 ) -> tuple[NodeVerdict, ...]:
-    """Every node of the plan (and any other node a run names), failed nodes first."""
+    """Every node of the plan (and any other node a run names), failed nodes first.
+
+    A finding that does not pass and names nodes (evidence refused or missing) is a
+    group of those nodes with the finding's word.
+    """
     members = _stage_nodes(site)
     words = _with_findings(thresholds, findings)
     groups = [g for run in runs.runs for g in _groups(run, words, rounds, members)]
+    groups += [_found(f, runs) for f in decisive(findings) if f.nodes]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
     seen = [n for g in groups for n in g.nodes] + list(excluded)
     names = list(dict.fromkeys([*plan_nodes(site), *sorted(set(seen))]))
@@ -98,9 +106,15 @@ def judge_nodes(
 
 
 def _with_findings(thresholds: GroupWords, findings: Sequence[Finding]) -> GroupWords:
-    """The groups' words with every finding that does not pass (group "": the whole run)."""
+    """The groups' words with every finding that does not pass (group "": the whole run).
+
+    A finding that names its nodes (evidence refused or missing, NVC745-NVC748) counts
+    against those nodes alone (`_found`), not against its group or run.
+    """
     found: GroupWords = {key: list(words) for key, words in thresholds.items()}
     for f in decisive(findings):
+        if f.nodes:
+            continue
         found.setdefault((f.stage, f.test, f.group), []).append((f.word, f.reason().message))
     return found
 
@@ -110,6 +124,23 @@ def _stage_nodes(site: Site) -> dict[str, tuple[str, ...]]:
     pools = {p.name: tuple(p.nodes or ()) for p in site.spec.node_pools}
     first = site.spec.node_pools[0].name if site.spec.node_pools else ""
     return {s.name: pools.get(s.pool or first, ()) for s in site.spec.readiness.stages}
+
+
+def _found(finding: Finding, runs: RunSet) -> NodeRun:
+    scope = next(
+        (r.scope for r in runs.runs if (r.stage, r.test) == (finding.stage, finding.test)), ""
+    )
+    why = f"{finding.code}: {finding.message}"
+    return NodeRun(
+        stage=finding.stage,
+        scope=scope,
+        test=finding.test,
+        group=finding.group,
+        nodes=finding.nodes,
+        word=finding.word,
+        why=why,
+        code=finding.code,
+    )
 
 
 def _excluded(run: RunResult) -> str:
@@ -191,7 +222,9 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
         for g in mine
         if g.word is Word.FAIL and len(g.nodes) > 1 and (g.stage, g.test) not in passed
     ]
-    unfinished = [g for g in mine if g.word is Word.INCOMPLETE and (g.stage, g.test) not in passed]
+    unfinished = [
+        g for g in mine if g.word is Word.INCOMPLETE and (g.code or (g.stage, g.test) not in passed)
+    ]
     status: NodeStatus
     if alone:
         status, reasons = "failed", [f"failed alone in {_where(g)}: {g.why}" for g in alone]
@@ -214,6 +247,10 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
     return NodeVerdict(
         node=name, status=status, word=_WORDS[status], reasons=tuple(reasons), runs=tuple(mine)
     )
+
+
+def _test(group: NodeRun) -> tuple[str, str]:
+    return group.stage, group.test
 
 
 def _where(group: NodeRun) -> str:

@@ -19,6 +19,7 @@ from pydantic import ValidationError
 
 from nvcregen.core.labels import STAGE, TEST
 from nvcregen.plan.model import TestUnit
+from nvcregen.results.admissible import Refusal, created_at, refusal, stranger, unreadable
 from nvcregen.results.liveobjects import Obj, labels_of, metadata, status_of, uid_of
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -49,8 +50,20 @@ _KINDS = {"category": "Certification category", "workloadrun": "WorkloadRun"}
 M = TypeVar("M", bound=Measurement)
 
 
+class PlannedGroup(StatusModel):
+    """A group the run's Workflow names, and its nodes when its status lists them."""
+
+    name: str
+    nodes: tuple[str, ...] = ()
+
+
 class RunResult(StatusModel):
-    """One planned test of one stage, as the cluster ran it (or did not)."""
+    """One planned test of one stage, as the cluster ran it (or did not).
+
+    `groups` are the groups its Workflow names (whether or not a measurement of them
+    was found); `refused` the measurements of the run refused as evidence
+    (`results/admissible.py`), placed in their group and round.
+    """
 
     stage: str
     scope: str
@@ -68,6 +81,8 @@ class RunResult(StatusModel):
     pinned_transport: str | None = None
     bandwidth: tuple[BandwidthMeasurement, ...] = ()
     goodput: tuple[GoodputMeasurement, ...] = ()
+    groups: tuple[PlannedGroup, ...] = ()
+    refused: tuple[Refusal, ...] = ()
     superseded: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
 
@@ -107,10 +122,11 @@ def _conditions(obj: Mapping[str, Any]) -> list[Condition]:
 class _Index:
     """Look-ups over a site's objects, built once."""
 
-    def __init__(self, objects: SiteObjects) -> None:
+    def __init__(self, objects: SiteObjects, collected_at: str | None) -> None:
         self.objects = objects
+        self.collected_at = collected_at
         self.configmaps = {_place(c): c for c in objects.configmaps}
-        self.problems: list[str] = []
+        self.refused: list[Refusal] = []
         self.bandwidth = self._parsed(objects.bandwidth, parse_bandwidth)
         self.goodput = self._parsed(objects.goodput, parse_goodput)
 
@@ -120,7 +136,7 @@ class _Index:
             try:
                 parsed.append(parse(obj))
             except ResultError as exc:
-                self.problems.append(str(exc))
+                self.refused.append(unreadable(obj, exc))
         return parsed
 
     def workflow(self, owner: Obj, ref: Mapping[str, Any] | None, prefix: str) -> Obj | None:
@@ -221,7 +237,7 @@ def _run(
     if workflow is not None:
         _, wf_reason, wf_message = run_state(_conditions(workflow))
         reason, message = reason or wf_reason, message or wf_message
-        fields = _workflow_fields(index, workflow)
+        fields = _workflow_fields(index, workflow, owner)
         sources.insert(0, (_place(workflow)[0], status_of(workflow)))
     failed, passed, problems = _node_results(index, sources)
     return RunResult(
@@ -241,16 +257,45 @@ def _run(
     )
 
 
-def _workflow_fields(index: _Index, workflow: Obj) -> dict[str, Any]:
-    """What a run takes from its Workflow: excluded nodes and the measured rounds."""
+def _workflow_fields(index: _Index, workflow: Obj, owner: Obj) -> dict[str, Any]:
+    """What a run takes from its Workflow: excluded nodes, its groups, the measured rounds.
+
+    Rounds that cannot be evidence (`results/admissible.py`) are moved to `refused`.
+    """
     orchestration = status_of(workflow).get("orchestration") or {}
+    refused = list(_rounds(index.refused, workflow))
+    kept: dict[str, list[Measurement]] = {"bandwidth": [], "goodput": []}
+    created, foreign = created_at(owner), stranger(workflow, owner)
+    for key, found in (("bandwidth", index.bandwidth), ("goodput", index.goodput)):
+        for m in _rounds(found, workflow):
+            why = refusal(m, uid_of(workflow), created, index.collected_at, foreign)
+            if why is None:
+                kept[key].append(m)
+            else:
+                refused.append(why)
     return {
         "workflow": object_ref(workflow),
         "excluded_nodes": tuple(orchestration.get("excludedNodes") or ()),
         "exclusion_reason": str(orchestration.get("exclusionReason") or ""),
-        "bandwidth": _rounds(index.bandwidth, workflow),
-        "goodput": _rounds(index.goodput, workflow),
+        "groups": planned_groups(workflow),
+        "bandwidth": tuple(kept["bandwidth"]),
+        "goodput": tuple(kept["goodput"]),
+        "refused": tuple(sorted(refused, key=lambda r: (r.group, r.iteration or 0))),
     }
+
+
+def planned_groups(workflow: Mapping[str, Any]) -> tuple[PlannedGroup, ...]:
+    """The groups a Workflow names: its current groups (with nodes), then past ones."""
+    orchestration = status_of(workflow).get("orchestration") or {}
+    groups: dict[str, tuple[str, ...]] = {}
+    for group in orchestration.get("groups") or []:
+        if isinstance(group, Mapping) and group.get("name"):
+            groups[str(group["name"])] = tuple(str(n) for n in group.get("nodes") or ())
+    for past in orchestration.get("iterationHistory") or []:
+        for group in (past.get("groups") or []) if isinstance(past, Mapping) else []:
+            if isinstance(group, Mapping) and group.get("name"):
+                groups.setdefault(str(group["name"]), ())
+    return tuple(PlannedGroup(name=n, nodes=nodes) for n, nodes in groups.items())
 
 
 def _pinned_transport(owner: Mapping[str, Any]) -> str | None:
@@ -299,13 +344,23 @@ def _unit(
     return None
 
 
-def assemble_runs(units: Sequence[TestUnit], objects: SiteObjects) -> RunSet:
+def assemble_runs(
+    units: Sequence[TestUnit], objects: SiteObjects, collected_at: str | None = None
+) -> RunSet:
     """Every planned run of a site, found among its objects or marked as not found.
 
     When one stage and test has several runs (a changed spec makes a new object), the
-    newest is judged and the others are listed in `superseded`.
+    newest is judged and the others are listed in `superseded`. A measurement refused
+    as evidence that no judged run holds is one of the set's problems.
+
+    Args:
+        units: The site's plan.
+        objects: The site's objects.
+        collected_at: When they were read (RFC 3339): a measurement that finished later
+            is refused (None: not checked).
+
     """
-    index = _Index(objects)
+    index = _Index(objects, collected_at)
     found: Found = {}
     for owner in objects.owners:
         _owner_runs(index, units, owner, found)
@@ -318,7 +373,10 @@ def assemble_runs(units: Sequence[TestUnit], objects: SiteObjects) -> RunSet:
         newest = candidates[-1][1]
         older = tuple(r.source.name for _, r in candidates[:-1] if r.source is not None)
         runs.append(newest.model_copy(update={"superseded": older}))
-    return RunSet(tuple(runs), _exports(index), tuple(index.problems))
+    placed = {r.ref for run in runs for r in run.refused}
+    problems = [f"{r.code}: {r.ref.kind} {r.ref.name}: {r.why}" for r in index.refused]
+    unplaced = [p for r, p in zip(index.refused, problems, strict=True) if r.ref not in placed]
+    return RunSet(tuple(runs), _exports(index), tuple(unplaced))
 
 
 def _not_found(unit: TestUnit) -> RunResult:

@@ -114,7 +114,12 @@ class ExportVerdict(StatusModel):
 
 
 class Verdicts(StatusModel):
-    """Every verdict of a collection, and the overall one."""
+    """Every verdict of a collection, and the overall one.
+
+    `problems` are what could not be read and belongs to no run (a measurement refused
+    as evidence that no judged run holds): each one is counted as incomplete, so the
+    counts always agree with the overall word.
+    """
 
     word: Word
     thresholds: tuple[ThresholdVerdict, ...] = ()
@@ -122,11 +127,13 @@ class Verdicts(StatusModel):
     exports: tuple[ExportVerdict, ...] = ()
     nodes: tuple[NodeVerdict, ...] = ()
     findings: tuple[Finding, ...] = ()
+    problems: tuple[str, ...] = ()
 
     def counts(self) -> dict[str, int]:
-        """How many verdicts of each word."""
+        """How many verdicts of each word (each problem an incomplete one)."""
         words = [v.word for v in self.thresholds] + [v.word for v in self.runs]
         words += [v.word for v in self.exports]
+        words += [Word.INCOMPLETE for _ in self.problems]
         return {str(w): words.count(w) for w in Word}
 
 
@@ -147,8 +154,7 @@ def judge(site: Site, runs: RunSet, findings: Sequence[Finding] = ()) -> Verdict
     exports = [judge_export(export) for export in runs.exports]
     words = [v.word for v in thresholds] + [v.word for v in run_verdicts]
     words += [v.word for v in exports]
-    if runs.problems:
-        words.append(Word.INCOMPLETE)
+    words += [Word.INCOMPLETE for _ in runs.problems]
     rounds = site.spec.readiness.rounds
     return Verdicts(
         word=worst(words),
@@ -157,6 +163,7 @@ def judge(site: Site, runs: RunSet, findings: Sequence[Finding] = ()) -> Verdict
         exports=tuple(exports),
         nodes=judge_nodes(site, runs, group_words(thresholds), rounds, findings),
         findings=tuple(findings),
+        problems=tuple(runs.problems),
     )
 
 
@@ -167,13 +174,12 @@ def _with_findings(verdict: ThresholdVerdict, findings: Sequence[Finding]) -> Th
         return verdict
     groups = []
     for g in verdict.groups:
-        word, reasons = with_reasons(
-            g.word, g.reasons, [f for f in about if f.holds(verdict.stage, verdict.test, g.group)]
-        )
+        mine = [f for f in about if f.holds(verdict.stage, verdict.test, g.group) and f.group_wide]
+        word, reasons = with_reasons(g.word, g.reasons, mine)
         groups.append(g.model_copy(update={"word": word, "reasons": reasons}))
     word = worst([verdict.word, *(g.word for g in groups), *(f.word for f in about)])
     named = {g.group for g in groups}
-    loose = [f.reason() for f in about if f.group and f.group not in named]
+    loose = [f.reason() for f in about if not f.group_wide or (f.group and f.group not in named)]
     reasons = (*_summary_reasons(groups), *loose)
     return verdict.model_copy(update={"word": word, "groups": tuple(groups), "reasons": reasons})
 
@@ -265,15 +271,40 @@ def _judge_groups(
     threshold: Threshold, field: str, size: int | None, run: RunResult, rounds: int
 ) -> tuple[GroupVerdict, ...]:
     measurements: Sequence[Measurement] = run.goodput if field == "goodput" else run.bandwidth
-    if not measurements:
+    unmeasured = _unmeasured(run, measurements)
+    if not measurements and not unmeasured:
         word = Word.FAIL if run.state is RunState.FAILED else Word.INCOMPLETE
         why = f"no measurement ({run.state}{': ' + run.reason if run.reason else ''})"
         return (GroupVerdict(group="", word=word, reasons=(_reason("no-measurement", word, why),)),)
     ordered = sorted(measurements, key=lambda m: m.group)
-    return tuple(
+    judged = [
         _judge_group(threshold, field, size, run, list(members), rounds)
         for _, members in groupby(ordered, key=lambda m: m.group)
-    )
+    ]
+    return tuple(sorted([*judged, *unmeasured], key=lambda g: g.group))
+
+
+def _unmeasured(run: RunResult, measurements: Sequence[Measurement]) -> list[GroupVerdict]:
+    """Groups the Workflow names, or rounds were refused in, with no valid measurement."""
+    held = {m.group for m in measurements}
+    nodes = {g.name: g.nodes for g in run.groups}
+    for r in run.refused:
+        nodes.setdefault(r.group, r.nodes)
+    found = []
+    for name in sorted(set(nodes) - held):
+        refused = sum(r.group == name for r in run.refused)
+        why = f"no valid measurement of this group ({refused} refused as evidence)"
+        reason = _reason("no-measurement", Word.INCOMPLETE, why)
+        found.append(
+            GroupVerdict(
+                group=name,
+                nodes=nodes[name],
+                word=Word.INCOMPLETE,
+                reasons=(reason,),
+                rounds=refused,
+            )
+        )
+    return found
 
 
 def _judge_group(

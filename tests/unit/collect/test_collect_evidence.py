@@ -91,7 +91,10 @@ def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) 
     model = next(f for f in outcome.verdicts.findings if f.code == "NVC731")
     assert model.message == (
         "devices are NVIDIA H100 80GB HBM3 (8 on inst-xxxxx-h100-ol89, 8 on"
-        " inst-yyyyy-h100-ol89), where pool h20 plans H20-3e (NVIDIA-H20-3e)"
+        " inst-yyyyy-h100-ol89), where pool h20 plans H20-3e (NVIDIA-H20-3e); as"
+        " nvidia.com/gpu.product labels: NVIDIA H100 80GB HBM3 -> NVIDIA-H100-80GB-HBM3."
+        " Check spec.nodePools[0].model and spec.nodePools[0].productLabels against the"
+        " nodes' nvidia.com/gpu.product label, or whether the log is of these nodes"
     )
     printed = CliRunner().invoke(
         main,

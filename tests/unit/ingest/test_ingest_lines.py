@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from nvcregen.ingest.lines import strip_prefix
+from nvcregen.ingest.lines import strip_prefix, timestamps_out_of_order
 from nvcregen.ingest.table import Columns, RowError, parse_header, parse_row
 from nvcregen.ingest.transport import detect_transports
 
@@ -119,3 +119,21 @@ def test_single_node_comm_forced_onto_the_network_keeps_it() -> None:
     via = "vm:656:656 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/Socket/0"
     lines = [*_INIT, "vm:656:656 [0] NCCL INFO comm 0x1 rank 0 nRanks 2 nNodes 1 localRanks 2", via]
     assert detect_transports(lines).transports == ("Socket",)
+
+
+def test_kubectl_timestamps_that_go_backwards_are_found() -> None:
+    lines = [
+        "2026-10-14T13:00:00.5Z a",
+        "2026-10-14T13:00:00.5Z same time is in order",
+        "no time: skipped",
+        "2026-10-14T13:00:01Z b",
+    ]
+    assert timestamps_out_of_order("\n".join(lines)) is None
+    assert timestamps_out_of_order("\n".join([*lines, "2026-10-14T13:00:00.999Z c"])) == (
+        "line 5 (2026-10-14T13:00:00.999Z) is earlier than line 4 (2026-10-14T13:00:01Z)"
+    )
+    # fractions compare by value, not by their length
+    assert timestamps_out_of_order("2026-10-14T13:00:00.5Z a\n2026-10-14T13:00:00.123Z b") == (
+        "line 2 (2026-10-14T13:00:00.123Z) is earlier than line 1 (2026-10-14T13:00:00.5Z)"
+    )
+    assert timestamps_out_of_order("2026-10-14T13:00:00.5Z a\n2026-10-14T13:00:00.51Z b") is None

@@ -117,3 +117,40 @@ def test_the_plans_ranks_on_the_wrong_number_of_hosts_are_unbound() -> None:
     ]
     three = ["gpu-1"] * 8 + ["gpu-2"] * 8 + ["pair-r1-g0-node-0-2"] * 8
     assert codes(measured(three, nodes=("gpu-1", "gpu-2")), NAMED) == ["NVC732"]  # 24 on 3
+
+
+H20_3E = f"- {{name: gpu, model: H20-3e, nodes: [gpu-1, gpu-2], {NICS}}}"
+H20_3E_LABELLED = (
+    f"- {{name: gpu, model: H20-3e, productLabels: [NVIDIA-H20-3e], nodes: [gpu-1, gpu-2], {NICS}}}"
+)
+
+
+def test_an_h20_against_an_h20_3e_pool_names_the_label_and_the_fields_to_check() -> None:
+    """NVC731 says which product label the device maps to and which pool fields to check."""
+    hosts = ["gpu-1"] * 8 + ["gpu-2"] * 8
+    run = measured(hosts, "NVIDIA H20", nodes=("gpu-1", "gpu-2"))
+    (found,) = bind(run, planned(H20_3E), catalog())
+    assert (found.code, found.word) == ("NVC731", "fail")
+    assert found.message == (
+        "devices are NVIDIA H20 (8 on gpu-1, 8 on gpu-2), where pool gpu plans H20-3e"
+        " (NVIDIA-H20-3e); as nvidia.com/gpu.product labels: NVIDIA H20 -> NVIDIA-H20."
+        " Check spec.nodePools[0].model and the catalog's product labels for H20-3e"
+        " (spec.nodePools[0].productLabels unset) against the nodes' nvidia.com/gpu.product"
+        " label, or whether the log is of these nodes"
+    )
+    (stated,) = bind(run, planned(H20_3E_LABELLED), catalog())
+    assert "Check spec.nodePools[0].model and spec.nodePools[0].productLabels against" in (
+        stated.message
+    )
+
+
+def test_the_pool_field_is_the_pools_own_index() -> None:
+    other = f"- {{name: cpu, model: H100, nodes: [cpu-1, cpu-2], {NICS}}}"
+    pools = f"{other}\n{H20_3E.replace('name: gpu', 'name: gpu3e')}"
+    stages = (
+        "- {name: pair, pool: gpu3e, scope: inter-node, nodesPerJob: 2, tests: [nccl-all-reduce]}"
+    )
+    target = unit(units_of(site_yaml(pools=pools, stages=stages)), "pair", "nccl-all-reduce")
+    run = measured(["gpu-1"] * 8 + ["gpu-2"] * 8, "NVIDIA H20", nodes=("gpu-1", "gpu-2"))
+    (found,) = bind(run, target, catalog())
+    assert "Check spec.nodePools[1].model" in found.message

@@ -95,8 +95,9 @@ def test_recorded_transports_are_kept() -> None:
 def test_a_bandwidth_that_is_no_finite_number_is_an_error_not_a_zero(bad: object) -> None:
     obj = load("bandwidth-final.json")
     obj["status"]["results"][2]["busBW"] = bad
-    with pytest.raises(ResultError, match=r"status\.results\.2\.busBW"):
+    with pytest.raises(ResultError, match=r"status\.results\[2\]\.busBW") as caught:
         parse_bandwidth(obj)
+    assert (caught.value.field, caught.value.value) == ("status.results[2].busBW", bad)
 
 
 def test_goodput_is_final_once_complete_and_keeps_its_components() -> None:

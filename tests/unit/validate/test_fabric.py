@@ -163,7 +163,8 @@ def test_a_taint_the_runs_do_not_tolerate_is_nvc365_naming_it(tmp_path: Path) ->
     # The fleet's nodes carry nvidia.com/gpu:NoSchedule; Kueue's topology scheduler skips
     # nodes whose taints a pod does not tolerate.
     write_project(tmp_path, 16, 4)
-    toleration = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]\n"
+    toleration = "      tolerations: [{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}]"
+    toleration += "\n"
     bare = edit(fleet_site(16), toleration, "")
     found = [d for d in diagnose(tmp_path, bare) if d.code == "NVC365"]
     assert found and found[0].is_error
