@@ -6,7 +6,9 @@ cluster is `nodeapi.FakeNodes`, which models server-side apply's field ownership
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,8 +22,9 @@ from oncallfactory import healthy, site_text, write_logs
 from nvcregen.cli import main
 from nvcregen.cluster.client import connect
 from nvcregen.quarantine.apply import apply_marks
-from nvcregen.quarantine.marks import KEY, RUN, marks_of
+from nvcregen.quarantine.marks import KEY, RUN, Mark, Marks, marks_of
 from nvcregen.report.archive import read_archive
+from nvcregen.report.judgedsite import judged_site
 
 SITE = "h20-3e-four"
 OTHER_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -86,14 +89,26 @@ def kubeconfig(tmp: Path, url: str) -> Path:
     return path
 
 
+def site_of(run_dir: Path) -> str:
+    """The site file `collected` judged the run against (`<tmp>/r/<site>/<run>`)."""
+    return str(run_dir.parent.parent.parent / "site.yaml")
+
+
 def run(run_dir: Path, tmp: Path, fake: FakeNodes, *extra: str) -> Any:
     config = kubeconfig(tmp, fake.url)  # type: ignore[attr-defined]
-    args = ["quarantine", str(run_dir), "--context", "lab", "--kubeconfig", str(config), *extra]
-    return CliRunner().invoke(main, args)
+    args = ["quarantine", str(run_dir), "--context", "lab", "--kubeconfig", str(config)]
+    return CliRunner().invoke(main, [*args, "--site", site_of(run_dir), *extra])
+
+
+def dry(run_dir: Path, *extra: str) -> Any:
+    """A dry run (no cluster) of `quarantine`."""
+    return CliRunner().invoke(
+        main, ["quarantine", str(run_dir), "--site", site_of(run_dir), *extra]
+    )
 
 
 def test_dry_run_names_only_failed_nodes_and_writes_nothing(one_failed: Path) -> None:
-    result = CliRunner().invoke(main, ["quarantine", str(one_failed), "--format", "json"])
+    result = dry(one_failed, "--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["mode"] == "dry-run"
@@ -103,7 +118,7 @@ def test_dry_run_names_only_failed_nodes_and_writes_nothing(one_failed: Path) ->
     assert node["labels"] == {KEY: SITE}
     assert node["annotations"][RUN] == f"{SITE}/{one_failed.name}"
     assert data["notQuarantined"] == [{"node": "node-b", "status": "suspect"}]
-    text = CliRunner().invoke(main, ["quarantine", str(one_failed)])
+    text = dry(one_failed)
     assert "dry run" in text.output and "node-b (suspect)" in text.output
 
 
@@ -208,7 +223,8 @@ def test_an_api_failing_half_way_stops_and_a_rerun_finishes(
     slept: list[float] = []
     config = kubeconfig(tmp_path, fake.url)  # type: ignore[attr-defined]
     cluster = connect("lab", config, sleep=slept.append)
-    marks = marks_of(read_archive(two_failed))
+    archive = read_archive(two_failed)
+    marks = marks_of(archive, judged_site(archive, Path(site_of(two_failed))))
     assert [m.node for m in marks.marks] == ["node-a", "node-c"]
     outcomes = apply_marks(cluster, marks, release=False)
     assert [(o.node, o.action) for o in outcomes] == [("node-a", "set"), ("node-c", "failed")]
@@ -227,3 +243,92 @@ def test_a_failed_node_missing_from_the_cluster_exits_1(
     result = run(one_failed, tmp_path, fake, "--apply")
     assert result.exit_code == 1
     assert "node-a: missing" in result.output
+
+
+def forged(run_dir: Path, tmp: Path, *names: str) -> Path:
+    """A copy of the run whose verdicts add `names` as failed nodes, SHA256SUMS rewritten
+    to match (an archive from before issue #31, or one edited by hand)."""
+    copy = tmp / "r" / SITE / run_dir.name
+    shutil.copytree(run_dir, copy)
+    verdicts = json.loads((copy / "verdicts.json").read_text(encoding="utf-8"))
+    reason = ["failed alone in single-node / nccl-all-reduce: HardwareFailureDetected"]
+    verdicts["nodes"] += [
+        {"node": n, "status": "failed", "word": "fail", "reasons": reason} for n in names
+    ]
+    (copy / "verdicts.json").write_text(json.dumps(verdicts), encoding="utf-8")
+    names_listed = [
+        line.split("  ", 1)[1] for line in (copy / "SHA256SUMS").read_text().splitlines()
+    ]
+    sums = [f"{hashlib.sha256((copy / n).read_bytes()).hexdigest()}  {n}" for n in names_listed]
+    (copy / "SHA256SUMS").write_text("\n".join(sums) + "\n", encoding="utf-8")
+    shutil.copy(site_of(run_dir), site_of(copy))
+    return copy
+
+
+HOSTILE = ("prod-control-plane-1", "node-a/status", "../../api/v1/namespaces/kube-system")
+
+
+def test_names_outside_the_plan_are_refused_before_any_request(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Issue #31: a verdict naming a node no pool names is never a path, nor a PATCH."""
+    fake.add("prod-control-plane-1", {"node-role.kubernetes.io/control-plane": ""}, [])
+    before = json.dumps(fake.nodes["prod-control-plane-1"], sort_keys=True)
+    run_dir = forged(one_failed, tmp_path, *HOSTILE)
+    result = run(run_dir, tmp_path, fake, "--apply")
+    assert result.exit_code == 1, result.output
+    assert "node-a: set" in result.output
+    assert "refused, nothing sent for 3 node(s):" in result.output
+    assert (
+        "prod-control-plane-1 (failed): prod-control-plane-1 is not a node the site's pools name"
+    ) in result.output
+    assert "'node-a/status' is not a node name (an RFC 1123 subdomain)" in result.output
+    assert "'../../api/v1/namespaces/kube-system' is not a node name" in result.output
+    assert [(r.method, r.path) for r in fake.seen] == [
+        ("GET", "/api/v1/nodes/node-a"),
+        ("PATCH", "/api/v1/nodes/node-a"),
+    ]
+    assert json.dumps(fake.nodes["prod-control-plane-1"], sort_keys=True) == before
+    data = json.loads(dry(run_dir, "--format", "json").output)
+    assert [n["node"] for n in data["nodes"]] == ["node-a"]
+    assert [r["node"] for r in data["refused"]] == list(HOSTILE)
+    assert dry(run_dir).exit_code == 1  # a dry run says so too
+
+
+def test_release_refuses_names_outside_the_plan_too(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    run_dir = forged(one_failed, tmp_path, "prod-control-plane-1")
+    result = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1
+    assert "prod-control-plane-1 (failed)" in result.output
+    assert {r.path for r in fake.seen} == {"/api/v1/nodes/node-a"}
+
+
+def test_apply_marks_refuses_a_mark_that_is_no_node_name_without_a_request(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The last guard: a caller handing apply_marks a bad name sends nothing for it."""
+    cluster = connect("lab", kubeconfig(tmp_path, fake.url))  # type: ignore[attr-defined]
+    good = Mark("node-b", SITE, f"{SITE}/r", "why")
+    bad = Mark("../../api/v1/namespaces/kube-system", SITE, f"{SITE}/r", "why")
+    outcomes = apply_marks(cluster, Marks(SITE, f"{SITE}/r", (bad, good), ()), release=False)
+    assert [(o.node, o.action) for o in outcomes] == [
+        ("../../api/v1/namespaces/kube-system", "refused"),
+        ("node-b", "set"),
+    ]
+    assert {r.path for r in fake.seen} == {"/api/v1/nodes/node-b"}
+
+
+def test_the_site_must_be_the_one_the_run_was_judged_against(
+    one_failed: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text(Path(site_of(one_failed)).read_text() + "# changed\n", encoding="utf-8")
+    args = ["quarantine", str(one_failed), "--site", str(other)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "is not the site the run was judged against" in result.output
+    missing = CliRunner().invoke(main, ["quarantine", str(one_failed)])  # not under the cwd
+    assert missing.exit_code == 2
+    assert "cannot be read" in missing.output and "give it with --site" in missing.output

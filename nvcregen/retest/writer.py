@@ -13,16 +13,15 @@ write          -> the retest site, compiled in memory first, then written (never
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
-from nvcregen.emit.canonical import load_yaml_plain
 from nvcregen.report.archive import Archive, read_archive
-from nvcregen.report.folder import verified_run
+from nvcregen.report.folder import ReportError, verified_run
+from nvcregen.report.judgedsite import judged_site
 from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
 from nvcregen.retest.sitefile import (
@@ -88,22 +87,10 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
 
 
 def _original(archive: Archive, path: Path) -> dict[str, Any]:
-    named = archive.provenance.site
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise RetestError(
-            f"the site file {path} cannot be read ({exc.strerror or exc}): give it with --site"
-        ) from exc
-    if named.sha256 and hashlib.sha256(raw).hexdigest() != named.sha256:
-        raise RetestError(
-            f"{path} is not the site the run was judged against (its sha256 differs from"
-            " provenance.json): give that file with --site"
-        )
-    data = load_yaml_plain(raw.decode("utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
-        raise RetestError(f"{path} is not a Site file")
-    return data
+        return judged_site(archive, path)
+    except ReportError as exc:
+        raise RetestError(str(exc)) from exc
 
 
 def site_cluster(archive: Archive, root: Path) -> str:
