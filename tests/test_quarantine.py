@@ -43,10 +43,16 @@ def alone_slow(*bad: str) -> Any:
     return busbw
 
 
-def collected(tmp: Path, busbw: Any) -> Path:
+def collected(tmp: Path, busbw: Any, model: str = "", on: str = "") -> Path:
+    """Collect saved logs of the four-node site; `model` replaces the logs' device names
+    (of the logs whose devices include node `on`, when given)."""
     site = tmp / "site.yaml"
     site.write_text(site_text(), encoding="utf-8")
     write_logs(tmp / "saved", site_text(), busbw)
+    for log in (tmp / "saved" / "logs").rglob("*.log") if model else ():
+        text = log.read_text(encoding="utf-8")
+        if "# Using devices" in text and (not on or f" on {on:>10s} device" in text):
+            log.write_text(text.replace("NVIDIA H20-3e", model), encoding="utf-8")
     args = ["collect", "--site", str(site), "--from", str(tmp / "saved"), "--out", str(tmp / "r")]
     assert CliRunner().invoke(main, args).exit_code == 1
     (run,) = (tmp / "r" / SITE).iterdir()
@@ -332,3 +338,117 @@ def test_the_site_must_be_the_one_the_run_was_judged_against(
     missing = CliRunner().invoke(main, ["quarantine", str(one_failed)])  # not under the cwd
     assert missing.exit_code == 2
     assert "cannot be read" in missing.output and "give it with --site" in missing.output
+
+
+@pytest.fixture(scope="module")
+def wrong_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every NCCL log names H100 devices where the pool plans H20-3e: NVC731 on all four."""
+    return collected(tmp_path_factory.mktemp("h100"), healthy, model="NVIDIA H100 80GB HBM3")
+
+
+def test_a_pool_failed_whole_on_a_gpu_model_mismatch_is_refused_not_tainted(
+    wrong_model: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Four nodes failed, each only on NVC731: the site (or the logs) is wrong, not them."""
+    archive = read_archive(wrong_model)
+    assert [n.status for n in archive.verdicts.nodes] == ["failed"] * 4
+    assert {f.code for f in archive.verdicts.findings} == {"NVC731"}
+    result = run(wrong_model, tmp_path, fake, "--apply")
+    assert result.exit_code == 1, result.output
+    assert fake.seen == []  # no node read, none written
+    lines = result.output.splitlines()
+    assert lines[0].endswith("no failed node the site names, nothing to quarantine")
+    assert lines[1] == "refused, nothing sent for 4 node(s):"
+    assert lines[2].startswith(
+        "  node-a (failed), node-b (failed), node-c (failed), node-d (failed): every node of"
+        " pool h20 failed only on evidence not bound to the plan (NVC731), likely the site or"
+        " the collection rather than 4 faulty node(s) (the first: devices are NVIDIA H100 80GB"
+        " HBM3 (8 on node-a), where pool h20 plans H20-3e"
+    )
+
+
+def test_one_node_on_another_gpu_model_is_still_quarantined(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Only node-c's logs name H100s: the pool did not fail whole, node-c is the odd one."""
+    run_dir = collected(
+        tmp_path_factory.mktemp("odd"), healthy, model="NVIDIA H100 80GB HBM3", on="node-c"
+    )
+    failed = [n.node for n in read_archive(run_dir).verdicts.nodes if n.status == "failed"]
+    assert failed == ["node-c"]
+    result = run(run_dir, tmp_path, fake, "--apply")
+    assert result.exit_code == 0, result.output
+    assert "node-c: set" in result.output and "refused" not in result.output
+
+
+def test_release_by_one_site_keeps_another_sites_quarantine_taint(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """node-a is quarantined by site `other` too: this site's release takes off its own."""
+    cluster = connect("lab", kubeconfig(tmp_path, fake.url))  # type: ignore[attr-defined]
+    theirs = Mark("node-a", "other", "other/r1", "failed there")
+    (done,) = apply_marks(cluster, Marks("other", "other/r1", (theirs,), ()), release=False)
+    assert done.action == "set"
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    mine = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT, theirs.taint, mine]
+    released = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert released.exit_code == 0, released.output
+    assert "node-a: released" in released.output
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT, theirs.taint]
+    # The label and run annotation hold one value: this site's apply replaced the other's,
+    # so the other site's release finds its taint with no run annotation, and takes it off
+    (gone,) = apply_marks(cluster, Marks("other", "other/r1", (theirs,), ()), release=True)
+    assert gone.action == "released"
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT]
+
+
+def hand_marked(fake: FakeNodes) -> None:
+    """node-a carries this site's taint and label, set by hand: no run annotation."""
+    mine = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
+    fake.update("node-a", "kubectl", labels={KEY: SITE}, taints=[OTHER_TAINT, mine])
+
+
+def test_a_mark_without_a_run_annotation_is_completed_by_apply(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    hand_marked(fake)
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 0, result.output
+    assert "node-a: set" in result.output  # the annotations were missing
+    node = fake.nodes["node-a"]
+    assert node["spec"]["taints"] == [
+        OTHER_TAINT,
+        {"key": KEY, "value": SITE, "effect": "NoSchedule"},
+    ]
+    assert node["metadata"]["annotations"][RUN] == f"{SITE}/{one_failed.name}"
+    assert fake.owners["node-a", ("labels", KEY)] == {"kubectl", "nvcregen"}
+
+
+def test_a_mark_without_a_run_annotation_is_released_as_far_as_nvcregen_owns_it(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The mark names this site, so release takes it: the taint list (applied whole) goes,
+    the label kubectl owns stays, and the release says so (exit 1), never 'released'."""
+    hand_marked(fake)
+    result = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1, result.output
+    assert "node-a: failed (part of the mark stays: another field manager owns it)" in (
+        result.output
+    )
+    node = fake.nodes["node-a"]
+    assert node["spec"]["taints"] == [OTHER_TAINT]
+    assert node["metadata"]["labels"][KEY] == SITE
+
+
+def test_a_server_that_keeps_only_the_label_is_not_reported_as_set(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The apply answers 200 without the taint: the answer is read, the run fails."""
+    fake.drop_taints = True
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 1, result.output
+    assert "node-a: failed (the server's copy lacks the taint after the apply)" in result.output
+    assert "node-a: set" not in result.output
+    assert fake.nodes["node-a"]["metadata"]["labels"][KEY] == SITE
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT]

@@ -25,8 +25,6 @@ from nvcregen.cluster.client import Answer, Cluster, ServerUnreachableError
 from nvcregen.cluster.retry import RetryPolicy, send_retried
 from nvcregen.core.kube import node_name_problem
 from nvcregen.quarantine.marks import (
-    KEY,
-    RUN,
     Mark,
     Marks,
     carries_any,
@@ -50,15 +48,12 @@ Action = Literal[
     "released",
     "not marked",
     "other run",
-    "unclaimed",
     "missing",
     "failed",
     "refused",
     "not attempted",
 ]
-FINE: frozenset[str] = frozenset(
-    {"set", "already set", "released", "not marked", "other run", "unclaimed"}
-)
+FINE: frozenset[str] = frozenset({"set", "already set", "released", "not marked", "other run"})
 
 
 @dataclass(frozen=True)
@@ -103,10 +98,9 @@ def _one(cluster: Cluster, policy: RetryPolicy, mark: Mark, run: str, *, release
             owner = marked_by(node)
             if owner is None and not carries_any(node, mark):
                 return Outcome(mark.node, "not marked")
-            if owner is None:  # the site's mark, but no run says it set it: not proven ours
-                why = f"carries {KEY}={mark.site} with no {RUN} annotation: not this run's"
-                return Outcome(mark.node, "unclaimed", f"{why}; take it off by hand if it is")
-            if owner != run:
+            # no run annotation but this site's mark: released, as the mark names this site
+            # (another site's quarantine of the node replaces the single run annotation)
+            if owner is not None and owner != run:
                 return Outcome(mark.node, "other run", f"quarantined by {owner}")
             body = release_body(node, mark)
         else:

@@ -140,9 +140,9 @@ def _unbound_pools(
         why = (
             f"every node of pool {pool} failed only on evidence not bound to the plan"
             f" ({', '.join(codes)}),"
-            f" likely the site or the collection rather than {len(nodes)} faulty nodes:"
-            f" {printable(first)}; correct the site (or collect from the right cluster) and"
-            " collect again"
+            f" likely the site or the collection rather than {len(nodes)} faulty node(s)"
+            f" (the first: {printable(first)}); correct the site, or collect from the right"
+            " cluster, and collect again"
         )
         refused.update(dict.fromkeys(nodes, why))
     return refused

@@ -59,5 +59,8 @@ def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
         lines.append(f"not quarantined, not proven faulty (retest them first): {held}")
     if marks.refused:
         lines.append(f"refused, nothing sent for {len(marks.refused)} node(s):")
-        lines += [f"  {r.node} ({r.status}): {r.why}" for r in marks.refused]
+        alike: dict[str, list[str]] = {}  # a whole pool refused for one reason: one line
+        for r in marks.refused:
+            alike.setdefault(r.why, []).append(f"{r.node} ({r.status})")
+        lines += [f"  {', '.join(nodes)}: {why}" for why, nodes in alike.items()]
     return lines
