@@ -251,15 +251,15 @@ def test_a_failed_node_missing_from_the_cluster_exits_1(
     assert "node-a: missing" in result.output
 
 
-def forged(run_dir: Path, tmp: Path, *names: str) -> Path:
-    """A copy of the run whose verdicts add `names` as failed nodes, SHA256SUMS rewritten
-    to match (an archive from before issue #31, or one edited by hand)."""
+def forged(run_dir: Path, tmp: Path, *names: str, status: str = "failed") -> Path:
+    """A copy of the run whose verdicts add `names` as failed (or `status`) nodes,
+    SHA256SUMS rewritten to match (an archive from before issue #31, or edited by hand)."""
     copy = tmp / "r" / SITE / run_dir.name
     shutil.copytree(run_dir, copy)
     verdicts = json.loads((copy / "verdicts.json").read_text(encoding="utf-8"))
     reason = ["failed alone in single-node / nccl-all-reduce: HardwareFailureDetected"]
     verdicts["nodes"] += [
-        {"node": n, "status": "failed", "word": "fail", "reasons": reason} for n in names
+        {"node": n, "status": status, "word": "fail", "reasons": reason} for n in names
     ]
     (copy / "verdicts.json").write_text(json.dumps(verdicts), encoding="utf-8")
     names_listed = [

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -156,9 +157,16 @@ def narrowed_data(original: Data, found: Narrowing) -> Data:
 
 
 def write_narrowed(
-    archive: Archive, data: Data, out: Path | None, root: Path, original: Path
+    archive: Archive,
+    nodes: Sequence[NodeVerdict],
+    data: Data,
+    out: Path | None,
+    root: Path,
+    original: Path,
 ) -> tuple[Path | None, tuple[str, ...]] | None:
     """Write the next narrowing round of a fabric site; None when the site has no fabric.
+
+    `nodes` are the archive's node verdicts of the nodes the site names (`writer._planned`).
 
     Returns:
         The file written (None when the fault is already named, or nothing can tell)
@@ -171,7 +179,7 @@ def write_narrowed(
     inventory = _inventory(root / named)
     if inventory is None:
         return None
-    found = narrow(list(archive.verdicts.nodes), data, inventory)
+    found = narrow(list(nodes), data, inventory)
     if found is None:
         return None
     if found.named is not None:

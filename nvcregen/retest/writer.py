@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
-from nvcregen.report.archive import Archive, read_archive
+from nvcregen.report.archive import Archive, NodeVerdict, read_archive
 from nvcregen.report.folder import ReportError, verified_run
 from nvcregen.report.judgedsite import judged_site
+from nvcregen.results.planned import plan_of_data, shown
 from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
 from nvcregen.retest.sitefile import (
@@ -59,14 +60,15 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     archive = read_archive(verified_run(results_dir).run)
     original = site or root / archive.provenance.site.file
     data = _original(archive, original)
-    narrowed = write_narrowed(archive, data, out, root, original)  # a pool with a fabric: bisection
+    planned, refused = _planned(archive, data)
+    narrowed = write_narrowed(archive, planned, data, out, root, original)  # a fabric: bisection
     if narrowed is not None:
-        return Retest(*narrowed)
+        return Retest(narrowed[0], (*narrowed[1], *refused))
     pool_of = {
         n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
     }
-    plan = plan_retest(archive.verdicts.nodes, pool_of)
-    notes = _notes(plan, pool_of)
+    plan = plan_retest(planned, pool_of)
+    notes = [*_notes(plan, pool_of), *refused]
     if not plan.batches:
         return Retest(
             None, ("no suspect node to pair with a cleared one: nothing to retest", *notes)
@@ -84,6 +86,24 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
         f" ({len(plan.batches)} batches, one after the other)" if len(plan.batches) > 1 else ""
     )
     return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}{batches}", budget, *notes))
+
+
+def _planned(archive: Archive, data: dict[str, Any]) -> tuple[list[NodeVerdict], list[str]]:
+    """The node verdicts of nodes the site's pools name, and a line for each other name.
+
+    A name outside the plan, or no node name at all, is never written into a site file
+    (not even its header): it is named in what `retest` prints, escaped, and left out.
+    """
+    plan = plan_of_data(data)
+    kept: list[NodeVerdict] = []
+    refused: list[str] = []
+    for node in archive.verdicts.nodes:
+        why = plan.refusal(node.node)
+        if why is None:
+            kept.append(node)
+        elif node.status != "cleared":
+            refused.append(f"{shown(node.node)} ({node.status}): refused, not retested: {why}")
+    return kept, refused
 
 
 def _original(archive: Archive, path: Path) -> dict[str, Any]:

@@ -161,7 +161,7 @@ def test_retest_writes_the_round_and_names_who_failed_node_health(tmp_path: Path
     archive = cast(
         "Archive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
     )
-    written = write_narrowed(archive, data, None, tmp_path, site)
+    written = write_narrowed(archive, archive.verdicts.nodes, data, None, tmp_path, site)
     assert written is not None
     target, lines = written
     assert target == tmp_path / "sites" / "fleet-retest.yaml" and target.is_file()
