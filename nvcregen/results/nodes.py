@@ -122,11 +122,10 @@ def _selector_stages(site: Site) -> frozenset[str]:
 
 
 def _unplanned(name: str, stage: str, test: str, group: str, why: str) -> Finding:
-    where = f"group {group}" if group else "its results"
     text = (
-        f"{where} name {shown(name)}, refused: {why}; no verdict is given for it"
-        " (hint: a node outside the plan is never quarantined or retested: check that the"
-        " results are this site's, and add the node to a pool if it belongs there)"
+        f"no verdict for {shown(name)}: {why}; a node outside the plan is never"
+        " quarantined or retested (check that the results are this site's, or add the node"
+        " to a pool if it belongs there)"
     )
     return Finding(code=UNPLANNED, kind="unbound", word=Word.FAIL, stage=stage, test=test,
                    group=group, message=text)  # fmt: skip
