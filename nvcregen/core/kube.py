@@ -108,7 +108,7 @@ def node_name_problem(name: object) -> str | None:
     if not isinstance(name, str):
         return f"{type(name).__name__} {str(name)[:80]!r} is not a node name"
     if len(name) > SUBDOMAIN_MAX:
-        return f"{name[:80]!r}... is longer than a node name may be ({SUBDOMAIN_MAX} characters)"
+        return f"{name[:80]!r}... is not a node name: longer than {SUBDOMAIN_MAX} characters"
     if not _DNS_SUBDOMAIN.fullmatch(name):
         shown = repr(name[:80]) + ("..." if len(name) > 80 else "")
         return f"{shown} is not a node name (an RFC 1123 subdomain)"
