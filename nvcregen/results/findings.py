@@ -3,8 +3,8 @@
 A threshold asks whether a number is high enough; a finding asks whether the number can
 be believed and whether it measured what the plan meant (docs/design/0012-evidence.md):
 
-- `unbound` (NVC730-734): the evidence was produced by a host, a GPU model or a number
-  of ranks the plan does not name;
+- `unbound` (NVC730-734, NVC750): the evidence was produced by a host, a GPU model or a
+  number of ranks the plan does not name, or names a node the plan does not name;
 - `implausible` (NVC735): a bus bandwidth above what the run's links allow;
 - `anomaly` (NVC736-738): a sweep whose shape a person would stop at (a collapse, a
   decline as messages grow, rounds that disagree);
