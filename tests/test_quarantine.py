@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import shutil
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +26,7 @@ from nvcregen.cluster.client import connect
 from nvcregen.quarantine.apply import apply_marks
 from nvcregen.quarantine.marks import KEY, RUN, Mark, Marks, marks_of
 from nvcregen.report.archive import read_archive
+from nvcregen.report.folder import ReportError
 from nvcregen.report.judgedsite import judged_site
 
 SITE = "h20-3e-four"
@@ -452,3 +455,26 @@ def test_a_server_that_keeps_only_the_label_is_not_reported_as_set(
     assert "node-a: set" not in result.output
     assert fake.nodes["node-a"]["metadata"]["labels"][KEY] == SITE
     assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT]
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (b"\xff\xfe", "is not a Site file: 'utf-8' codec can't decode"),
+        (b"spec: [unclosed\n", "is not a Site file: while parsing"),
+        (b"- a list\n", "is not a Site file"),
+    ],
+)
+def test_a_site_file_that_is_no_site_is_refused(
+    one_failed: Path, tmp_path: Path, raw: bytes, said: str
+) -> None:
+    """Its sha256 matching provenance.json's (as edited here) does not make it a site."""
+    archive = read_archive(one_failed)
+    site = archive.provenance.site.model_copy(update={"sha256": hashlib.sha256(raw).hexdigest()})
+    forged_archive = replace(
+        archive, provenance=archive.provenance.model_copy(update={"site": site})
+    )
+    path = tmp_path / "site.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(ReportError, match=re.escape(said)):
+        judged_site(forged_archive, path)

@@ -37,7 +37,7 @@ def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
             f"{path} is not the site the run was judged against (its sha256 differs from"
             " provenance.json): give that file with --site"
         )
-    from ruamel.yaml import YAMLError
+    from ruamel.yaml.error import YAMLError
 
     try:
         data = load_yaml_plain(raw.decode("utf-8"))
