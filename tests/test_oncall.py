@@ -176,6 +176,22 @@ def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
     assert site["spec"]["nodePools"][0]["nodes"] == ["node-b", "node-c"]
 
 
+def test_control_characters_in_a_reason_reach_the_retest_header_escaped(tmp_path: Path) -> None:
+    """A failed node's reason (NVCRE's message, untrusted) with an escape and a CR."""
+
+    def hostile(verdicts: dict[str, object]) -> None:
+        for node in verdicts["nodes"]:  # type: ignore[attr-defined]
+            if node["node"] == "node-a":
+                node["reasons"] = ["XID 79\x1b[2J\rspec: {}"]
+
+    (tmp_path / "c").mkdir()
+    run = forged(collect_and_report(tmp_path / "c", node_a_slow_alone_too), tmp_path, edit=hostile)
+    said = retest(run, tmp_path / "retest.yaml")
+    assert "node-a failed alone, no retest needed: XID 79\\x1b[2J\\x0dspec: {}" in said
+    text = (tmp_path / "retest.yaml").read_text(encoding="utf-8")
+    assert "# No retest: node-a failed alone, no retest needed: XID 79\\x1b[2J\\x0dspec: {}\n" in text
+
+
 def test_retest_writes_no_name_outside_the_plan_into_the_site(
     pair_failure: Path, tmp_path: Path
 ) -> None:

@@ -10,7 +10,7 @@ import hashlib
 import json
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -254,9 +254,16 @@ def test_a_failed_node_missing_from_the_cluster_exits_1(
     assert "node-a: missing" in result.output
 
 
-def forged(run_dir: Path, tmp: Path, *names: str, status: str = "failed") -> Path:
-    """A copy of the run whose verdicts add `names` as failed (or `status`) nodes,
-    SHA256SUMS rewritten to match (an archive from before issue #31, or edited by hand)."""
+def forged(
+    run_dir: Path,
+    tmp: Path,
+    *names: str,
+    status: str = "failed",
+    edit: Callable[[dict[str, Any]], None] | None = None,
+) -> Path:
+    """A copy of the run whose verdicts add `names` as failed (or `status`) nodes (and
+    `edit` changes), SHA256SUMS rewritten to match (an archive from before issue #31,
+    or edited by hand)."""
     copy = tmp / "r" / SITE / run_dir.name
     shutil.copytree(run_dir, copy)
     verdicts = json.loads((copy / "verdicts.json").read_text(encoding="utf-8"))
@@ -264,6 +271,8 @@ def forged(run_dir: Path, tmp: Path, *names: str, status: str = "failed") -> Pat
     verdicts["nodes"] += [
         {"node": n, "status": status, "word": "fail", "reasons": reason} for n in names
     ]
+    if edit is not None:
+        edit(verdicts)
     (copy / "verdicts.json").write_text(json.dumps(verdicts), encoding="utf-8")
     names_listed = [
         line.split("  ", 1)[1] for line in (copy / "SHA256SUMS").read_text().splitlines()

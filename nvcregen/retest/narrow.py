@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.core.terminal import one_line
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
@@ -222,4 +223,4 @@ def _header(archive: Archive, found: Narrowing, budget: str) -> str:
         "",
     ]
     lines += [f"Pool narrow-{n}: {' '.join(g)}" for n, g in enumerate(found.groups, 1)]
-    return "\n".join([*lines, "", budget])
+    return "\n".join(one_line(line) for line in [*lines, "", budget])  # the archive's, escaped

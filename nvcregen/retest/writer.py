@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
+from nvcregen.core.terminal import one_line
 from nvcregen.report.archive import Archive, NodeVerdict, read_archive
 from nvcregen.report.folder import ReportError, verified_run
 from nvcregen.report.judgedsite import judged_site
@@ -172,7 +173,7 @@ def _header(
     lines += [f"No retest: {note}" for note in _notes(plan, pool_of)]
     if data["spec"]["readiness"].get("engine", "nvcre") == "nvcre":
         lines += _wrapped(NVCRE_NOTE)
-    return "\n".join(lines)
+    return "\n".join(one_line(line) for line in lines)  # the archive's text, escaped
 
 
 def _wrapped(text: str, width: int = 86) -> Sequence[str]:
