@@ -74,8 +74,9 @@ def apply_marks(
 ) -> list[Outcome]:
     """Set (or release) every mark; one outcome per node, in the archive's order.
 
-    A mark whose node is no node name is refused before any request is sent (`marks_of`
-    refuses them first; this keeps any other caller from sending one into a path).
+    A mark whose node is no node name is refused, first, before any request is sent
+    (`marks_of` refuses them already; this keeps any other caller from sending one into
+    a path).
     """
     bad = {m.node: why for m in marks.marks for why in [node_name_problem(m.node)] if why}
     outcomes = [Outcome(shown(node), "refused", why) for node, why in bad.items()]

@@ -119,24 +119,24 @@ def _unbound_pools(
     """The failed nodes of each pool whose every node failed only on unbound evidence.
 
     A node failed on unbound evidence (NVC730-734: another host, GPU model or rank count
-    than the plan's) when every group it failed alone in carries such a finding. One
+    than the plan's; NVC750) when every group it failed alone in carries such a finding. One
     such node may be a wrong node; a whole pool of them is a wrong site or a collection
     from elsewhere (the pool's GPU model misstated, say): no node of it is quarantined.
     """
     findings = [f for f in archive.verdicts.findings if f.kind == "unbound" and f.word == "fail"]
 
-    def on_unbound(node: NodeVerdict) -> list[str]:
+    def on_unbound(node: NodeVerdict) -> list[Finding]:
         alone = [r for r in node.runs if r.word == "fail" and len(r.nodes) <= 1]
         about = [[f for f in findings if _about(f, r)] for r in alone]
-        return [f.code for found in about for f in found] if alone and all(about) else []
+        return [f for found in about for f in found] if alone and all(about) else []
 
     by_node = {n.node: on_unbound(n) for n in failed}
     refused: dict[str, str] = {}
     for pool, nodes in pool_nodes(site).items():
         if not nodes or not all(by_node.get(n) for n in nodes):
             continue
-        codes = sorted({c for n in nodes for c in by_node[n]})
-        first = next(f.message for f in findings if f.code in codes)
+        codes = sorted({f.code for n in nodes for f in by_node[n]})
+        first = by_node[nodes[0]][0].message
         why = (
             f"every node of pool {pool} failed only on evidence not bound to the plan"
             f" ({', '.join(codes)}),"
