@@ -12,7 +12,9 @@ modelling what `nvcregen quarantine` relies on, as kube-apiserver documents it:
 - `update` writes as a non-apply manager does (kubectl taint, the node controller).
 
 `fail_after` patches succeed, then every request answers 500 (an API failing half way);
-`race` runs before the next apply is checked (another writer between read and write).
+`race` runs before the next apply is checked (another writer between read and write);
+`drop_taints` makes every apply keep all but the taint list, and answer 200 (as a
+mutating webhook or policy engine that strips taints from writes would).
 Everything else kube-apiserver does is out of scope: tests/realserver/test_cp_quarantine.py
 runs the same archives against real Nodes (where admission also adds the not-ready taint).
 """
@@ -38,6 +40,7 @@ class FakeNodes:
     seen: list[Received] = field(default_factory=list)
     fail_after: int | None = None
     race: Callable[[FakeNodes], None] | None = None
+    drop_taints: bool = False
     version: int = 100
 
     def add(self, name: str, labels: dict[str, str], taints: list[dict[str, str]]) -> None:
@@ -91,6 +94,8 @@ class FakeNodes:
         if wanted is not None and wanted != node["metadata"]["resourceVersion"]:
             return 409, status(409, "Conflict", "the object has been modified"), {}
         applied = _fields(body)
+        if self.drop_taints:
+            applied.pop(("taints",), None)
         for (kind, *key), value in applied.items():
             others = self.owners.get((name, (kind, *key)), set()) - {manager}
             if others and _value(node, (kind, *key)) != value and not force:

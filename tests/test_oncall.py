@@ -14,6 +14,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from oncallfactory import healthy, site_text, write_logs
+from test_quarantine import forged
 
 from nvcregen.cli import main
 
@@ -173,6 +174,43 @@ def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
     assert said[2].startswith("node-a failed alone, no retest needed: failed alone in single-node")
     site = yaml.safe_load((tmp_path / "retest.yaml").read_text())
     assert site["spec"]["nodePools"][0]["nodes"] == ["node-b", "node-c"]
+
+
+def test_control_characters_in_a_reason_reach_the_retest_header_escaped(tmp_path: Path) -> None:
+    """A failed node's reason (NVCRE's message, untrusted) with an escape and a CR."""
+
+    def hostile(verdicts: dict[str, object]) -> None:
+        for node in verdicts["nodes"]:  # type: ignore[attr-defined]
+            if node["node"] == "node-a":
+                node["reasons"] = ["XID 79\x1b[2J\rspec: {}"]
+
+    (tmp_path / "c").mkdir()
+    run = forged(collect_and_report(tmp_path / "c", node_a_slow_alone_too), tmp_path, edit=hostile)
+    said = retest(run, tmp_path / "retest.yaml")
+    assert "node-a failed alone, no retest needed: XID 79\\x1b[2J\\x0dspec: {}" in said
+    text = (tmp_path / "retest.yaml").read_text(encoding="utf-8")
+    written = "# No retest: node-a failed alone, no retest needed: XID 79\\x1b[2J\\x0dspec: {}\n"
+    assert written in text
+
+
+def test_retest_writes_no_name_outside_the_plan_into_the_site(
+    pair_failure: Path, tmp_path: Path
+) -> None:
+    """Issue #31: suspect and failed names no pool names are printed, refused, never written."""
+    names = ("prod-control-plane-1", "node-a/status")
+    run = forged(forged(pair_failure, tmp_path / "s", *names, status="suspect"), tmp_path, "evil")
+    out = tmp_path / "retest.yaml"
+    said = retest(run, out)
+    text = out.read_text(encoding="utf-8")  # not even in the header's comments
+    assert not any(name in text for name in (*names, "evil"))
+    assert (
+        said.splitlines()[0] == "retest h20-3e-four-retest: node-a with node-c; node-b with node-d"
+    )
+    assert (
+        "prod-control-plane-1 (suspect): refused, not retested: prod-control-plane-1 is not" in said
+    )
+    assert "'node-a/status' is not a node name" in said
+    assert "evil (failed): refused, not retested: evil is not a node the site's pools name" in said
 
 
 def test_retest_refuses_an_existing_file(pair_failure: Path, tmp_path: Path) -> None:

@@ -6,8 +6,12 @@ cluster is `nodeapi.FakeNodes`, which models server-side apply's field ownership
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterator
+import re
+import shutil
+from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +24,10 @@ from oncallfactory import healthy, site_text, write_logs
 from nvcregen.cli import main
 from nvcregen.cluster.client import connect
 from nvcregen.quarantine.apply import apply_marks
-from nvcregen.quarantine.marks import KEY, RUN, marks_of
+from nvcregen.quarantine.marks import KEY, RUN, Mark, Marks, marks_of
 from nvcregen.report.archive import read_archive
+from nvcregen.report.folder import ReportError
+from nvcregen.report.judgedsite import judged_site
 
 SITE = "h20-3e-four"
 OTHER_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
@@ -40,10 +46,16 @@ def alone_slow(*bad: str) -> Any:
     return busbw
 
 
-def collected(tmp: Path, busbw: Any) -> Path:
+def collected(tmp: Path, busbw: Any, model: str = "", on: str = "") -> Path:
+    """Collect saved logs of the four-node site; `model` replaces the logs' device names
+    (of the logs whose devices include node `on`, when given)."""
     site = tmp / "site.yaml"
     site.write_text(site_text(), encoding="utf-8")
     write_logs(tmp / "saved", site_text(), busbw)
+    for log in (tmp / "saved" / "logs").rglob("*.log") if model else ():
+        text = log.read_text(encoding="utf-8")
+        if "# Using devices" in text and (not on or f" on {on:>10s} device" in text):
+            log.write_text(text.replace("NVIDIA H20-3e", model), encoding="utf-8")
     args = ["collect", "--site", str(site), "--from", str(tmp / "saved"), "--out", str(tmp / "r")]
     assert CliRunner().invoke(main, args).exit_code == 1
     (run,) = (tmp / "r" / SITE).iterdir()
@@ -86,14 +98,26 @@ def kubeconfig(tmp: Path, url: str) -> Path:
     return path
 
 
+def site_of(run_dir: Path) -> str:
+    """The site file `collected` judged the run against (`<tmp>/r/<site>/<run>`)."""
+    return str(run_dir.parent.parent.parent / "site.yaml")
+
+
 def run(run_dir: Path, tmp: Path, fake: FakeNodes, *extra: str) -> Any:
     config = kubeconfig(tmp, fake.url)  # type: ignore[attr-defined]
-    args = ["quarantine", str(run_dir), "--context", "lab", "--kubeconfig", str(config), *extra]
-    return CliRunner().invoke(main, args)
+    args = ["quarantine", str(run_dir), "--context", "lab", "--kubeconfig", str(config)]
+    return CliRunner().invoke(main, [*args, "--site", site_of(run_dir), *extra])
+
+
+def dry(run_dir: Path, *extra: str) -> Any:
+    """A dry run (no cluster) of `quarantine`."""
+    return CliRunner().invoke(
+        main, ["quarantine", str(run_dir), "--site", site_of(run_dir), *extra]
+    )
 
 
 def test_dry_run_names_only_failed_nodes_and_writes_nothing(one_failed: Path) -> None:
-    result = CliRunner().invoke(main, ["quarantine", str(one_failed), "--format", "json"])
+    result = dry(one_failed, "--format", "json")
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
     assert data["mode"] == "dry-run"
@@ -103,7 +127,7 @@ def test_dry_run_names_only_failed_nodes_and_writes_nothing(one_failed: Path) ->
     assert node["labels"] == {KEY: SITE}
     assert node["annotations"][RUN] == f"{SITE}/{one_failed.name}"
     assert data["notQuarantined"] == [{"node": "node-b", "status": "suspect"}]
-    text = CliRunner().invoke(main, ["quarantine", str(one_failed)])
+    text = dry(one_failed)
     assert "dry run" in text.output and "node-b (suspect)" in text.output
 
 
@@ -208,7 +232,8 @@ def test_an_api_failing_half_way_stops_and_a_rerun_finishes(
     slept: list[float] = []
     config = kubeconfig(tmp_path, fake.url)  # type: ignore[attr-defined]
     cluster = connect("lab", config, sleep=slept.append)
-    marks = marks_of(read_archive(two_failed))
+    archive = read_archive(two_failed)
+    marks = marks_of(archive, judged_site(archive, Path(site_of(two_failed))))
     assert [m.node for m in marks.marks] == ["node-a", "node-c"]
     outcomes = apply_marks(cluster, marks, release=False)
     assert [(o.node, o.action) for o in outcomes] == [("node-a", "set"), ("node-c", "failed")]
@@ -227,3 +252,238 @@ def test_a_failed_node_missing_from_the_cluster_exits_1(
     result = run(one_failed, tmp_path, fake, "--apply")
     assert result.exit_code == 1
     assert "node-a: missing" in result.output
+
+
+def forged(
+    run_dir: Path,
+    tmp: Path,
+    *names: str,
+    status: str = "failed",
+    edit: Callable[[dict[str, Any]], None] | None = None,
+) -> Path:
+    """A copy of the run whose verdicts add `names` as failed (or `status`) nodes (and
+    `edit` changes), SHA256SUMS rewritten to match (an archive from before issue #31,
+    or edited by hand)."""
+    copy = tmp / "r" / SITE / run_dir.name
+    shutil.copytree(run_dir, copy)
+    verdicts = json.loads((copy / "verdicts.json").read_text(encoding="utf-8"))
+    reason = ["failed alone in single-node / nccl-all-reduce: HardwareFailureDetected"]
+    verdicts["nodes"] += [
+        {"node": n, "status": status, "word": "fail", "reasons": reason} for n in names
+    ]
+    if edit is not None:
+        edit(verdicts)
+    (copy / "verdicts.json").write_text(json.dumps(verdicts), encoding="utf-8")
+    names_listed = [
+        line.split("  ", 1)[1] for line in (copy / "SHA256SUMS").read_text().splitlines()
+    ]
+    sums = [f"{hashlib.sha256((copy / n).read_bytes()).hexdigest()}  {n}" for n in names_listed]
+    (copy / "SHA256SUMS").write_text("\n".join(sums) + "\n", encoding="utf-8")
+    shutil.copy(site_of(run_dir), site_of(copy))
+    return copy
+
+
+HOSTILE = ("prod-control-plane-1", "node-a/status", "../../api/v1/namespaces/kube-system")
+
+
+def test_names_outside_the_plan_are_refused_before_any_request(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Issue #31: a verdict naming a node no pool names is never a path, nor a PATCH."""
+    fake.add("prod-control-plane-1", {"node-role.kubernetes.io/control-plane": ""}, [])
+    before = json.dumps(fake.nodes["prod-control-plane-1"], sort_keys=True)
+    run_dir = forged(one_failed, tmp_path, *HOSTILE)
+    result = run(run_dir, tmp_path, fake, "--apply")
+    assert result.exit_code == 1, result.output
+    assert "node-a: set" in result.output
+    assert "refused, nothing sent for 3 node(s):" in result.output
+    assert (
+        "prod-control-plane-1 (failed): prod-control-plane-1 is not a node the site's pools name"
+    ) in result.output
+    assert "'node-a/status' is not a node name (an RFC 1123 subdomain)" in result.output
+    assert "'../../api/v1/namespaces/kube-system' is not a node name" in result.output
+    assert [(r.method, r.path) for r in fake.seen] == [
+        ("GET", "/api/v1/nodes/node-a"),
+        ("PATCH", "/api/v1/nodes/node-a"),
+    ]
+    assert json.dumps(fake.nodes["prod-control-plane-1"], sort_keys=True) == before
+    data = json.loads(dry(run_dir, "--format", "json").output)
+    assert [n["node"] for n in data["nodes"]] == ["node-a"]
+    assert [r["node"] for r in data["refused"]] == list(HOSTILE)
+    assert dry(run_dir).exit_code == 1  # a dry run says so too
+
+
+def test_release_refuses_names_outside_the_plan_too(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    run_dir = forged(one_failed, tmp_path, "prod-control-plane-1")
+    result = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1
+    assert "prod-control-plane-1 (failed)" in result.output
+    assert {r.path for r in fake.seen} == {"/api/v1/nodes/node-a"}
+
+
+def test_apply_marks_refuses_a_mark_that_is_no_node_name_without_a_request(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The last guard: a caller handing apply_marks a bad name sends nothing for it."""
+    cluster = connect("lab", kubeconfig(tmp_path, fake.url))  # type: ignore[attr-defined]
+    good = Mark("node-b", SITE, f"{SITE}/r", "why")
+    bad = Mark("../../api/v1/namespaces/kube-system", SITE, f"{SITE}/r", "why")
+    outcomes = apply_marks(cluster, Marks(SITE, f"{SITE}/r", (bad, good), ()), release=False)
+    assert [(o.node, o.action) for o in outcomes] == [
+        ("../../api/v1/namespaces/kube-system", "refused"),
+        ("node-b", "set"),
+    ]
+    assert {r.path for r in fake.seen} == {"/api/v1/nodes/node-b"}
+
+
+def test_the_site_must_be_the_one_the_run_was_judged_against(
+    one_failed: Path, tmp_path: Path
+) -> None:
+    other = tmp_path / "other.yaml"
+    other.write_text(Path(site_of(one_failed)).read_text() + "# changed\n", encoding="utf-8")
+    args = ["quarantine", str(one_failed), "--site", str(other)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "is not the site the run was judged against" in result.output
+    missing = CliRunner().invoke(main, ["quarantine", str(one_failed)])  # not under the cwd
+    assert missing.exit_code == 2
+    assert "cannot be read" in missing.output and "give it with --site" in missing.output
+
+
+@pytest.fixture(scope="module")
+def wrong_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Every NCCL log names H100 devices where the pool plans H20-3e: NVC731 on all four."""
+    return collected(tmp_path_factory.mktemp("h100"), healthy, model="NVIDIA H100 80GB HBM3")
+
+
+def test_a_pool_failed_whole_on_a_gpu_model_mismatch_is_refused_not_tainted(
+    wrong_model: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Four nodes failed, each only on NVC731: the site (or the logs) is wrong, not them."""
+    archive = read_archive(wrong_model)
+    assert [n.status for n in archive.verdicts.nodes] == ["failed"] * 4
+    assert {f.code for f in archive.verdicts.findings} == {"NVC731"}
+    result = run(wrong_model, tmp_path, fake, "--apply")
+    assert result.exit_code == 1, result.output
+    assert fake.seen == []  # no node read, none written
+    lines = result.output.splitlines()
+    assert lines[0].endswith("no failed node the site names, nothing to quarantine")
+    assert lines[1] == "refused, nothing sent for 4 node(s):"
+    assert lines[2].startswith(
+        "  node-a (failed), node-b (failed), node-c (failed), node-d (failed): every node of"
+        " pool h20 failed only on evidence not bound to the plan (NVC731), likely the site or"
+        " the collection rather than 4 faulty node(s) (the first: devices are NVIDIA H100 80GB"
+        " HBM3 (8 on node-a), where pool h20 plans H20-3e"
+    )
+
+
+def test_one_node_on_another_gpu_model_is_still_quarantined(
+    tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Only node-c's logs name H100s: the pool did not fail whole, node-c is the odd one."""
+    run_dir = collected(
+        tmp_path_factory.mktemp("odd"), healthy, model="NVIDIA H100 80GB HBM3", on="node-c"
+    )
+    failed = [n.node for n in read_archive(run_dir).verdicts.nodes if n.status == "failed"]
+    assert failed == ["node-c"]
+    result = run(run_dir, tmp_path, fake, "--apply")
+    assert result.exit_code == 0, result.output
+    assert "node-c: set" in result.output and "refused" not in result.output
+
+
+def test_release_by_one_site_keeps_another_sites_quarantine_taint(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """node-a is quarantined by site `other` too: this site's release takes off its own."""
+    cluster = connect("lab", kubeconfig(tmp_path, fake.url))  # type: ignore[attr-defined]
+    theirs = Mark("node-a", "other", "other/r1", "failed there")
+    (done,) = apply_marks(cluster, Marks("other", "other/r1", (theirs,), ()), release=False)
+    assert done.action == "set"
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    mine = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT, theirs.taint, mine]
+    released = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert released.exit_code == 0, released.output
+    assert "node-a: released" in released.output
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT, theirs.taint]
+    # The label and run annotation hold one value: this site's apply replaced the other's,
+    # so the other site's release finds its taint with no run annotation, and takes it off
+    (gone,) = apply_marks(cluster, Marks("other", "other/r1", (theirs,), ()), release=True)
+    assert gone.action == "released"
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT]
+
+
+def hand_marked(fake: FakeNodes) -> None:
+    """node-a carries this site's taint and label, set by hand: no run annotation."""
+    mine = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
+    fake.update("node-a", "kubectl", labels={KEY: SITE}, taints=[OTHER_TAINT, mine])
+
+
+def test_a_mark_without_a_run_annotation_is_completed_by_apply(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    hand_marked(fake)
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 0, result.output
+    assert "node-a: set" in result.output  # the annotations were missing
+    node = fake.nodes["node-a"]
+    assert node["spec"]["taints"] == [
+        OTHER_TAINT,
+        {"key": KEY, "value": SITE, "effect": "NoSchedule"},
+    ]
+    assert node["metadata"]["annotations"][RUN] == f"{SITE}/{one_failed.name}"
+    assert fake.owners["node-a", ("labels", KEY)] == {"kubectl", "nvcregen"}
+
+
+def test_a_mark_without_a_run_annotation_is_released_as_far_as_nvcregen_owns_it(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The mark names this site, so release takes it: the taint list (applied whole) goes,
+    the label kubectl owns stays, and the release says so (exit 1), never 'released'."""
+    hand_marked(fake)
+    result = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1, result.output
+    assert "node-a: failed (part of the mark stays: another field manager owns it)" in (
+        result.output
+    )
+    node = fake.nodes["node-a"]
+    assert node["spec"]["taints"] == [OTHER_TAINT]
+    assert node["metadata"]["labels"][KEY] == SITE
+
+
+def test_a_server_that_keeps_only_the_label_is_not_reported_as_set(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    """The apply answers 200 without the taint: the answer is read, the run fails."""
+    fake.drop_taints = True
+    result = run(one_failed, tmp_path, fake, "--apply")
+    assert result.exit_code == 1, result.output
+    assert "node-a: failed (the server's copy lacks the taint after the apply)" in result.output
+    assert "node-a: set" not in result.output
+    assert fake.nodes["node-a"]["metadata"]["labels"][KEY] == SITE
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT]
+
+
+@pytest.mark.parametrize(
+    ("raw", "said"),
+    [
+        (b"\xff\xfe", "is not a Site file: 'utf-8' codec can't decode"),
+        (b"spec: [unclosed\n", "is not a Site file: while parsing"),
+        (b"- a list\n", "is not a Site file"),
+    ],
+)
+def test_a_site_file_that_is_no_site_is_refused(
+    one_failed: Path, tmp_path: Path, raw: bytes, said: str
+) -> None:
+    """Its sha256 matching provenance.json's (as edited here) does not make it a site."""
+    archive = read_archive(one_failed)
+    site = archive.provenance.site.model_copy(update={"sha256": hashlib.sha256(raw).hexdigest()})
+    forged_archive = replace(
+        archive, provenance=archive.provenance.model_copy(update={"site": site})
+    )
+    path = tmp_path / "site.yaml"
+    path.write_bytes(raw)
+    with pytest.raises(ReportError, match=re.escape(said)):
+        judged_site(forged_archive, path)

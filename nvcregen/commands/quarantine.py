@@ -9,6 +9,7 @@ import click
 
 from nvcregen.commands.common import KUBECONFIG
 from nvcregen.core.errors import ExitCode
+from nvcregen.core.terminal import printable
 
 
 @click.command()
@@ -16,6 +17,11 @@ from nvcregen.core.errors import ExitCode
 @click.option("--apply", "apply_", is_flag=True, help="Write to the cluster (default: dry run).")
 @click.option("--release", is_flag=True, help="Take off what this run's quarantine set.")
 @click.option("--context", metavar="CTX", help="The kubeconfig context of the cluster.")
+@click.option(
+    "--site",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="The site file the run was judged against (default: as provenance.json names it).",
+)
 @KUBECONFIG
 @click.option(
     "--format",
@@ -30,6 +36,7 @@ def quarantine(
     apply_: bool,
     release: bool,
     context: str | None,
+    site: Path | None,
     kubeconfig: Path | None,
     fmt: str,
 ) -> None:
@@ -37,6 +44,8 @@ def quarantine(
 
     A dry run prints what would be set. `--apply --context CTX` sets it with server-side
     apply (field manager `nvcregen`); `--release` takes off exactly what this run set.
+    Only nodes the site's pools name are touched (the site the run was judged against,
+    `--site`): any other name is refused, and named, before any request (exit 1).
     """
     from nvcregen.cluster.client import ClusterError, connect
     from nvcregen.quarantine.apply import FINE, apply_marks
@@ -44,15 +53,17 @@ def quarantine(
     from nvcregen.quarantine.view import as_json, as_text
     from nvcregen.report.archive import read_archive
     from nvcregen.report.folder import ReportError, verified_run
+    from nvcregen.report.judgedsite import judged_site, site_path
 
     if apply_ and context is None:
         raise click.UsageError("--apply writes to a cluster: it needs --context CTX")
     if kubeconfig is not None and context is None:
         raise click.UsageError("--kubeconfig needs --context CTX")
     try:
-        marks = marks_of(read_archive(verified_run(results_dir).run))
+        archive = read_archive(verified_run(results_dir).run)
+        marks = marks_of(archive, judged_site(archive, site_path(archive, site, Path.cwd())))
     except ReportError as exc:
-        click.echo(f"nvcregen: {exc}", err=True)
+        click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
     outcomes = None
     if apply_ and marks.marks:
@@ -69,3 +80,5 @@ def quarantine(
             click.echo(line)
     if outcomes is not None and any(o.action not in FINE for o in outcomes):
         sys.exit(ExitCode.DRIFT)  # 1: some node is not as asked (printed above)
+    if marks.refused:
+        sys.exit(ExitCode.DRIFT)  # 1: names refused (printed above), nothing sent for them

@@ -98,6 +98,23 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 _KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
 
 
+def node_name_problem(name: object) -> str | None:
+    """What keeps `name` from being a Kubernetes node name (None when it is one).
+
+    A Node is named by a DNS-1123 subdomain of at most 253 characters (RFC 1123): lower
+    case letters, digits, `-` and `.`, so no `/`, no `..` path step and no percent sign
+    can reach an API path. Only the first 80 characters of a bad name are shown.
+    """
+    if not isinstance(name, str):
+        return f"{type(name).__name__} {str(name)[:80]!r} is not a node name"
+    if len(name) > SUBDOMAIN_MAX:
+        return f"{name[:80]!r}... is not a node name: longer than {SUBDOMAIN_MAX} characters"
+    if not _DNS_SUBDOMAIN.fullmatch(name):
+        shown = repr(name[:80]) + ("..." if len(name) > 80 else "")
+        return f"{shown} is not a node name (an RFC 1123 subdomain)"
+    return None
+
+
 def name_problem(kind: str, namespace: str, name: str) -> str | None:
     """What makes an object's identity unsafe as a path (None when it is a valid one).
 

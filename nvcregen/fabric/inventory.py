@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcregen.core.kube import node_name_problem
+
 API_VERSION = "nvcregen.io/v1alpha1"
 KIND = "Inventory"
 MAX_NODES = 100_000
@@ -38,7 +40,6 @@ CUDA_LABELS = (
     ("nvidia.com/cuda.runtime.major", "nvidia.com/cuda.runtime.minor"),
 )
 NIC_PREFIXES = ("rdma/", "nvidia.com/")
-NODE_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 LABEL_VALUE = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$")
 _QUANTITY = re.compile(r"^[0-9]{1,6}$")
 _EFFECTS = frozenset({"NoSchedule", "PreferNoSchedule", "NoExecute"})
@@ -114,8 +115,9 @@ def node_record(item: Mapping[str, Any], index: int = 0) -> InventoryNode:
     """One Node object as an inventory entry."""
     meta = _mapping(item.get("metadata"))
     name = meta.get("name")
-    if not isinstance(name, str) or len(name) > 253 or not NODE_NAME.match(name):
-        raise InventoryError(f"item {index}: {str(name)[:80]!r} is not a node name")
+    problem = node_name_problem(name)
+    if problem is not None or not isinstance(name, str):
+        raise InventoryError(f"item {index}: {problem}")
     labels = {k: v for k, v in _mapping(meta.get("labels")).items() if _label(k, v)}
     capacity = _mapping(_mapping(item.get("status")).get("capacity"))
     gpus = _count(capacity.get(GPU_RESOURCE))

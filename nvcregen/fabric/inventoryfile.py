@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.core.kube import node_name_problem
 from nvcregen.fabric.inventory import (
     API_VERSION,
     KIND,
     LABEL_VALUE,
     MAX_NODES,
-    NODE_NAME,
     Inventory,
     InventoryNode,
     Taint,
@@ -66,8 +66,9 @@ def _node(item: Any, where: str, problems: _Problems) -> InventoryNode | None:
     if unknown:
         problems.add(f"{where}/{unknown[0]}", f"unknown field {unknown[0]!r}")
     name = item.get("name")
-    if not isinstance(name, str) or len(name) > 253 or not NODE_NAME.match(name):
-        problems.add(f"{where}/name", f"{str(name)[:80]!r} is not a node name")
+    problem = node_name_problem(name)
+    if problem is not None or not isinstance(name, str):
+        problems.add(f"{where}/name", str(problem))
         return None
     gpu = item.get("gpu") or {}
     product, count = gpu.get("product"), gpu.get("count")

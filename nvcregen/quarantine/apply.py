@@ -23,16 +23,19 @@ from urllib.parse import quote
 
 from nvcregen.cluster.client import Answer, Cluster, ServerUnreachableError
 from nvcregen.cluster.retry import RetryPolicy, send_retried
+from nvcregen.core.kube import node_name_problem
 from nvcregen.quarantine.marks import (
     Mark,
     Marks,
     carries_any,
     is_marked,
     marked_by,
+    missing,
     printable,
     release_body,
     set_body,
 )
+from nvcregen.results.planned import shown
 
 FIELD_MANAGER = "nvcregen"
 APPLY_PATCH = "application/apply-patch+yaml"
@@ -47,6 +50,7 @@ Action = Literal[
     "other run",
     "missing",
     "failed",
+    "refused",
     "not attempted",
 ]
 FINE: frozenset[str] = frozenset({"set", "already set", "released", "not marked", "other run"})
@@ -68,9 +72,15 @@ class _StopError(Exception):
 def apply_marks(
     cluster: Cluster, marks: Marks, *, release: bool, policy: RetryPolicy = POLICY
 ) -> list[Outcome]:
-    """Set (or release) every mark; one outcome per node, in the archive's order."""
-    outcomes: list[Outcome] = []
-    todo: Iterator[Mark] = iter(marks.marks)
+    """Set (or release) every mark; one outcome per node, in the archive's order.
+
+    A mark whose node is no node name is refused, first, before any request is sent
+    (`marks_of` refuses them already; this keeps any other caller from sending one into
+    a path).
+    """
+    bad = {m.node: why for m in marks.marks for why in [node_name_problem(m.node)] if why}
+    outcomes = [Outcome(shown(node), "refused", why) for node, why in bad.items()]
+    todo: Iterator[Mark] = (m for m in marks.marks if m.node not in bad)
     for mark in todo:
         try:
             outcomes.append(_one(cluster, policy, mark, marks.run, release=release))
@@ -89,6 +99,8 @@ def _one(cluster: Cluster, policy: RetryPolicy, mark: Mark, run: str, *, release
             owner = marked_by(node)
             if owner is None and not carries_any(node, mark):
                 return Outcome(mark.node, "not marked")
+            # no run annotation but this site's mark: released, as the mark names this site
+            # (another site's quarantine of the node replaces the single run annotation)
             if owner is not None and owner != run:
                 return Outcome(mark.node, "other run", f"quarantined by {owner}")
             body = release_body(node, mark)
@@ -112,8 +124,10 @@ def _confirmed(node: dict[str, Any], mark: Mark, *, release: bool) -> Outcome:
                 mark.node, "failed", "part of the mark stays: another field manager owns it"
             )
         return Outcome(mark.node, "released")
-    if not is_marked(node, mark):
-        return Outcome(mark.node, "failed", "the server's copy does not carry the mark")
+    lacking = missing(node, mark)
+    if lacking:
+        text = f"the server's copy lacks the {' and the '.join(lacking)} after the apply"
+        return Outcome(mark.node, "failed", text)
     return Outcome(mark.node, "set")
 
 

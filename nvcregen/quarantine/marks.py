@@ -21,11 +21,13 @@ controller adds in between makes the apply fail with 409 and be read again, neve
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from nvcregen.core.terminal import one_line
-from nvcregen.report.archive import Archive, NodeVerdict
+from nvcregen.report.archive import Archive, Finding, NodeRun, NodeVerdict
+from nvcregen.results.planned import plan_of_data, pool_nodes, shown
 
 KEY = "nvcregen.io/quarantine"
 RUN = "nvcregen.io/quarantine-run"
@@ -60,23 +62,95 @@ class Mark:
 
 
 @dataclass(frozen=True)
+class Refusal:
+    """A node the archive holds back that quarantine will not touch, and why."""
+
+    node: str  # as it may be printed (`planned.shown`)
+    status: str
+    why: str
+
+
+@dataclass(frozen=True)
 class Marks:
-    """Every node an archive quarantines, and the held-back nodes it leaves alone."""
+    """Every node an archive quarantines, the held-back nodes it leaves, those it refuses."""
 
     site: str
     run: str
     marks: tuple[Mark, ...]
     left: tuple[NodeVerdict, ...]  # suspect, excluded or untested: not proven faulty
+    refused: tuple[Refusal, ...] = ()  # outside the plan, or failed on unbound evidence
 
 
-def marks_of(archive: Archive) -> Marks:
-    """The marks of every node the archive's verdicts name failed."""
-    site = archive.summary.site
-    run = f"{site}/{archive.summary.run_id}"
-    failed = [n for n in archive.verdicts.nodes if n.status == "failed"]
-    left = tuple(n for n in archive.verdicts.nodes if n.status not in {"failed", "cleared"})
-    marks = tuple(Mark(n.node, site, run, printable(_first(n))) for n in failed)
-    return Marks(site, run, marks, left)
+def marks_of(archive: Archive, site: Mapping[str, Any]) -> Marks:
+    """The marks of every planned node the archive's verdicts name failed.
+
+    A held-back node the site's pools do not name (or no node name at all) is refused,
+    as is every node of a pool that failed whole on unbound evidence (`_unbound_pools`).
+
+    Args:
+        archive: The verified run.
+        site: The site it was judged against (`report.judgedsite`): its plan.
+
+    """
+    name = archive.summary.site
+    run = f"{name}/{archive.summary.run_id}"
+    plan = plan_of_data(site)
+    held = [n for n in archive.verdicts.nodes if n.status != "cleared"]
+    refused = [
+        Refusal(shown(n.node), n.status, why)
+        for n in held
+        for why in [plan.refusal(n.node)]
+        if why is not None
+    ]
+    planned = [n for n in held if plan.refusal(n.node) is None]
+    failed = [n for n in planned if n.status == "failed"]
+    unbound = _unbound_pools(archive, site, failed)
+    refused += [Refusal(n.node, n.status, unbound[n.node]) for n in failed if n.node in unbound]
+    marks = tuple(
+        Mark(n.node, name, run, printable(_first(n))) for n in failed if n.node not in unbound
+    )
+    left = tuple(n for n in planned if n.status != "failed")
+    return Marks(name, run, marks, left, tuple(refused))
+
+
+def _unbound_pools(
+    archive: Archive, site: Mapping[str, Any], failed: list[NodeVerdict]
+) -> dict[str, str]:
+    """The failed nodes of each pool whose every node failed only on unbound evidence.
+
+    A node failed on unbound evidence (NVC730-734: another host, GPU model or rank count
+    than the plan's; NVC750) when every group it failed alone in carries such a finding. One
+    such node may be a wrong node; a whole pool of them is a wrong site or a collection
+    from elsewhere (the pool's GPU model misstated, say): no node of it is quarantined.
+    """
+    findings = [f for f in archive.verdicts.findings if f.kind == "unbound" and f.word == "fail"]
+
+    def on_unbound(node: NodeVerdict) -> list[Finding]:
+        alone = [r for r in node.runs if r.word == "fail" and len(r.nodes) <= 1]
+        about = [[f for f in findings if _about(f, r)] for r in alone]
+        return [f for found in about for f in found] if alone and all(about) else []
+
+    by_node = {n.node: on_unbound(n) for n in failed}
+    refused: dict[str, str] = {}
+    for pool, nodes in pool_nodes(site).items():
+        if not nodes or not all(by_node.get(n) for n in nodes):
+            continue
+        codes = sorted({f.code for n in nodes for f in by_node[n]})
+        first = by_node[nodes[0]][0].message
+        why = (
+            f"every node of pool {pool} failed only on evidence not bound to the plan"
+            f" ({', '.join(codes)}),"
+            f" likely the site or the collection rather than {len(nodes)} faulty node(s)"
+            f" (the first: {printable(first)}); correct the site, or collect from the right"
+            " cluster, and collect again"
+        )
+        refused.update(dict.fromkeys(nodes, why))
+    return refused
+
+
+def _about(finding: Finding, run: NodeRun) -> bool:
+    same = (finding.stage, finding.test) == (run.stage, run.test)
+    return same and finding.group in {"", run.group}
 
 
 def _first(node: NodeVerdict) -> str:
@@ -121,12 +195,18 @@ def carries_any(node: dict[str, Any], mark: Mark) -> bool:
 
 def is_marked(node: dict[str, Any], mark: Mark) -> bool:
     """Whether the node already carries every part of this mark."""
+    return not missing(node, mark)
+
+
+def missing(node: dict[str, Any], mark: Mark) -> list[str]:
+    """The parts of the mark the node lacks: `taint`, `label`, `annotations`."""
     labels, notes = _meta(node, "labels"), _meta(node, "annotations")
-    return (
-        any(_ours(t, mark.site) for t in taints_of(node))
-        and labels.get(KEY) == mark.site
-        and all(notes.get(k) == v for k, v in mark.annotations.items())
-    )
+    parts = {
+        "taint": any(_ours(t, mark.site) for t in taints_of(node)),
+        "label": labels.get(KEY) == mark.site,
+        "annotations": all(notes.get(k) == v for k, v in mark.annotations.items()),
+    }
+    return [part for part, there in parts.items() if not there]
 
 
 def marked_by(node: dict[str, Any]) -> str | None:

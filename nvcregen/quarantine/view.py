@@ -31,6 +31,7 @@ def as_json(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
         "mode": ("release" if release else "apply") if outcomes is not None else "dry-run",
         "nodes": nodes,
         "notQuarantined": [{"node": n.node, "status": n.status} for n in marks.left],
+        "refused": [{"node": r.node, "status": r.status, "why": r.why} for r in marks.refused],
     }
     return json.dumps(data, indent=2, sort_keys=True)
 
@@ -38,7 +39,8 @@ def as_json(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
 def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) -> list[str]:
     """One line a node, then the held-back nodes left alone."""
     if not marks.marks:
-        lines = [f"{marks.run}: no failed node, nothing to quarantine"]
+        planned = " the site names" if marks.refused else ""
+        lines = [f"{marks.run}: no failed node{planned}, nothing to quarantine"]
     elif outcomes is None:
         verb = "would release" if release else "would set"
         lines = [
@@ -55,4 +57,10 @@ def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
     if marks.left:
         held = ", ".join(f"{n.node} ({n.status})" for n in marks.left)
         lines.append(f"not quarantined, not proven faulty (retest them first): {held}")
+    if marks.refused:
+        lines.append(f"refused, nothing sent for {len(marks.refused)} node(s):")
+        alike: dict[str, list[str]] = {}  # a whole pool refused for one reason: one line
+        for r in marks.refused:
+            alike.setdefault(r.why, []).append(f"{r.node} ({r.status})")
+        lines += [f"  {', '.join(nodes)}: {why}" for why, nodes in alike.items()]
     return lines

@@ -3,8 +3,9 @@
 A threshold asks whether a number is high enough; a finding asks whether the number can
 be believed and whether it measured what the plan meant (docs/design/0012-evidence.md):
 
-- `unbound` (NVC730-734, NVC740): the evidence was produced by a host, a GPU model or a
-  number of ranks the plan does not name for its run, or it is another run's evidence too;
+- `unbound` (NVC730-734, NVC740, NVC750): the evidence was produced by a host, a GPU
+  model or a number of ranks the plan does not name for its run, it is another run's
+  evidence too, or it names a node the plan does not name;
 - `implausible` (NVC735): a bus bandwidth above what the run's links allow;
 - `anomaly` (NVC736-738, NVC741): a sweep whose shape a person would stop at (a
   collapse, a decline as messages grow, rounds that disagree), or a copied round;

@@ -31,6 +31,7 @@ from typing import Literal
 
 from nvcregen.results.findings import Finding, decisive
 from nvcregen.results.models import Finality, Measurement, StatusModel
+from nvcregen.results.planned import UNPLANNED, plan_of, shown
 from nvcregen.results.runs import RunResult, RunSet
 from nvcregen.results.words import Word, worst
 from nvcregen.spec.v1alpha1 import Site
@@ -89,18 +90,22 @@ def judge_nodes(
     rounds: int,
     findings: Sequence[Finding] = (),
 ) -> tuple[NodeVerdict, ...]:
-    """Every node of the plan (and any other node a run names), failed nodes first.
+    """Every node of the plan (and a selector pool's nodes its runs name), failed first.
 
-    A finding that does not pass and names nodes (evidence refused or missing) is a
-    group of those nodes with the finding's word.
+    A name a run gives becomes a verdict only when it is a node name and a node the
+    site's pools name (any node name, for a stage on a selector pool): `planned.py`;
+    `refused_nodes` gives the finding of each name refused. A finding that does not pass
+    and names nodes (evidence refused or missing) is a group of those nodes with the
+    finding's word.
     """
     members = _stage_nodes(site)
     words = _with_findings(thresholds, findings)
     groups = [g for run in runs.runs for g in _groups(run, words, rounds, members)]
     groups += [_found(f, runs) for f in decisive(findings) if f.nodes]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
-    seen = [n for g in groups for n in g.nodes] + list(excluded)
-    names = list(dict.fromkeys([*plan_nodes(site), *sorted(set(seen))]))
+    refused = _refusals(site, runs, groups)
+    seen = sorted(({n for g in groups for n in g.nodes} | set(excluded)) - set(refused))
+    names = list(dict.fromkeys([*plan_nodes(site), *seen]))
     verdicts = [_node(name, groups, excluded.get(name)) for name in names]
     return tuple(sorted(verdicts, key=lambda v: ORDER.index(v.status)))
 
@@ -117,6 +122,44 @@ def _with_findings(thresholds: GroupWords, findings: Sequence[Finding]) -> Group
             continue
         found.setdefault((f.stage, f.test, f.group), []).append((f.word, f.reason().message))
     return found
+
+
+def refused_nodes(site: Site, runs: RunSet) -> tuple[Finding, ...]:
+    """A finding (NVC750) for each name the runs give that gets no verdict, first seen first."""
+    members = _stage_nodes(site)
+    groups = [g for run in runs.runs for g in _groups(run, {}, 1, members)]
+    return tuple(_refusals(site, runs, groups).values())
+
+
+def _refusals(site: Site, runs: RunSet, groups: Sequence[NodeRun]) -> dict[str, Finding]:
+    origins = [(n, g.stage, g.test, g.group) for g in groups for n in g.nodes]
+    origins += [(n, run.stage, run.test, "") for run in runs.runs for n in run.excluded_nodes]
+    plan, selected = plan_of(site), _selector_stages(site)
+    refused: dict[str, Finding] = {}
+    for name, stage, test, group in origins:
+        if name in refused:
+            continue
+        why = plan.refusal(name, by_list=stage not in selected)
+        if why is not None:
+            refused[name] = _unplanned(name, stage, test, group, why)
+    return refused
+
+
+def _selector_stages(site: Site) -> frozenset[str]:
+    """The stages whose pool selects its nodes by label (names none)."""
+    selectors = {p.name for p in site.spec.node_pools if p.nodes is None}
+    first = site.spec.node_pools[0].name if site.spec.node_pools else ""
+    return frozenset(s.name for s in site.spec.readiness.stages if (s.pool or first) in selectors)
+
+
+def _unplanned(name: str, stage: str, test: str, group: str, why: str) -> Finding:
+    text = (
+        f"no verdict for {shown(name)}: {why}; a node outside the plan is never"
+        " quarantined or retested (check that the results are this site's, or add the node"
+        " to a pool if it belongs there)"
+    )
+    return Finding(code=UNPLANNED, kind="unbound", word=Word.FAIL, stage=stage, test=test,
+                   group=group, message=text)  # fmt: skip
 
 
 def _stage_nodes(site: Site) -> dict[str, tuple[str, ...]]:

@@ -43,7 +43,7 @@ from nvcregen.results.models import (
     RunState,
     StatusModel,
 )
-from nvcregen.results.nodes import GroupWords, NodeVerdict, judge_nodes
+from nvcregen.results.nodes import GroupWords, NodeVerdict, judge_nodes, refused_nodes
 from nvcregen.results.payloads import ReportExportResult, Verification
 from nvcregen.results.runs import RunResult, RunSet
 from nvcregen.results.words import Reason, Word, worst
@@ -143,6 +143,7 @@ def judge(site: Site, runs: RunSet, findings: Sequence[Finding] = ()) -> Verdict
     `findings` about the evidence (`results/examine.py`) that do not pass join the
     reasons of their run's verdicts: unbound or implausible evidence never passes.
     """
+    findings = (*findings, *refused_nodes(site, runs))  # NVC750: names outside the plan
     thresholds = [
         _with_findings(verdict, findings)
         for index, threshold in enumerate(site.spec.thresholds)

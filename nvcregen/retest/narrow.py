@@ -20,11 +20,13 @@ from __future__ import annotations
 
 import copy
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.core.terminal import one_line
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
@@ -156,9 +158,16 @@ def narrowed_data(original: Data, found: Narrowing) -> Data:
 
 
 def write_narrowed(
-    archive: Archive, data: Data, out: Path | None, root: Path, original: Path
+    archive: Archive,
+    nodes: Sequence[NodeVerdict],
+    data: Data,
+    out: Path | None,
+    root: Path,
+    original: Path,
 ) -> tuple[Path | None, tuple[str, ...]] | None:
     """Write the next narrowing round of a fabric site; None when the site has no fabric.
+
+    `nodes` are the archive's node verdicts of the nodes the site names (`writer._planned`).
 
     Returns:
         The file written (None when the fault is already named, or nothing can tell)
@@ -171,7 +180,7 @@ def write_narrowed(
     inventory = _inventory(root / named)
     if inventory is None:
         return None
-    found = narrow(list(archive.verdicts.nodes), data, inventory)
+    found = narrow(list(nodes), data, inventory)
     if found is None:
         return None
     if found.named is not None:
@@ -214,4 +223,4 @@ def _header(archive: Archive, found: Narrowing, budget: str) -> str:
         "",
     ]
     lines += [f"Pool narrow-{n}: {' '.join(g)}" for n, g in enumerate(found.groups, 1)]
-    return "\n".join([*lines, "", budget])
+    return "\n".join(one_line(line) for line in [*lines, "", budget])  # the archive's, escaped

@@ -13,16 +13,17 @@ write          -> the retest site, compiled in memory first, then written (never
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
-from nvcregen.emit.canonical import load_yaml_plain
-from nvcregen.report.archive import Archive, read_archive
-from nvcregen.report.folder import verified_run
+from nvcregen.core.terminal import one_line
+from nvcregen.report.archive import Archive, NodeVerdict, read_archive
+from nvcregen.report.folder import ReportError, verified_run
+from nvcregen.report.judgedsite import judged_site
+from nvcregen.results.planned import plan_of_data, shown
 from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
 from nvcregen.retest.sitefile import (
@@ -60,14 +61,15 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     archive = read_archive(verified_run(results_dir).run)
     original = site or root / archive.provenance.site.file
     data = _original(archive, original)
-    narrowed = write_narrowed(archive, data, out, root, original)  # a pool with a fabric: bisection
+    planned, refused = _planned(archive, data)
+    narrowed = write_narrowed(archive, planned, data, out, root, original)  # a fabric: bisection
     if narrowed is not None:
-        return Retest(*narrowed)
+        return Retest(narrowed[0], (*narrowed[1], *refused))
     pool_of = {
         n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
     }
-    plan = plan_retest(archive.verdicts.nodes, pool_of)
-    notes = _notes(plan, pool_of)
+    plan = plan_retest(planned, pool_of)
+    notes = [*_notes(plan, pool_of), *refused]
     if not plan.batches:
         return Retest(
             None, ("no suspect node to pair with a cleared one: nothing to retest", *notes)
@@ -87,23 +89,29 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}{batches}", budget, *notes))
 
 
+def _planned(archive: Archive, data: dict[str, Any]) -> tuple[list[NodeVerdict], list[str]]:
+    """The node verdicts of nodes the site's pools name, and a line for each other name.
+
+    A name outside the plan, or no node name at all, is never written into a site file
+    (not even its header): it is named in what `retest` prints, escaped, and left out.
+    """
+    plan = plan_of_data(data)
+    kept: list[NodeVerdict] = []
+    refused: list[str] = []
+    for node in archive.verdicts.nodes:
+        why = plan.refusal(node.node)
+        if why is None:
+            kept.append(node)
+        elif node.status != "cleared":
+            refused.append(f"{shown(node.node)} ({node.status}): refused, not retested: {why}")
+    return kept, refused
+
+
 def _original(archive: Archive, path: Path) -> dict[str, Any]:
-    named = archive.provenance.site
     try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise RetestError(
-            f"the site file {path} cannot be read ({exc.strerror or exc}): give it with --site"
-        ) from exc
-    if named.sha256 and hashlib.sha256(raw).hexdigest() != named.sha256:
-        raise RetestError(
-            f"{path} is not the site the run was judged against (its sha256 differs from"
-            " provenance.json): give that file with --site"
-        )
-    data = load_yaml_plain(raw.decode("utf-8"))
-    if not isinstance(data, dict) or not isinstance(data.get("spec"), dict):
-        raise RetestError(f"{path} is not a Site file")
-    return data
+        return judged_site(archive, path)
+    except ReportError as exc:
+        raise RetestError(str(exc)) from exc
 
 
 def site_cluster(archive: Archive, root: Path) -> str:
@@ -165,7 +173,7 @@ def _header(
     lines += [f"No retest: {note}" for note in _notes(plan, pool_of)]
     if data["spec"]["readiness"].get("engine", "nvcre") == "nvcre":
         lines += _wrapped(NVCRE_NOTE)
-    return "\n".join(lines)
+    return "\n".join(one_line(line) for line in lines)  # the archive's text, escaped
 
 
 def _wrapped(text: str, width: int = 86) -> Sequence[str]:

@@ -88,7 +88,7 @@ def owners(live: Obj, *path: str) -> set[str]:
 
 def run(run_dir: Path, kubeconfig: Path, *extra: str) -> Any:
     args = ["quarantine", str(run_dir), "--context", CONTEXT, "--kubeconfig", str(kubeconfig)]
-    return CliRunner().invoke(main, [*args, *extra])
+    return CliRunner().invoke(main, [*args, "--site", offline.site_of(run_dir), *extra])
 
 
 @pytest.fixture

@@ -232,3 +232,27 @@ def test_nvcre_rounds_on_a_node_the_pool_does_not_name_are_unbound(tmp_path: Pat
     clean = run(write_export(tmp_path / "clean", lab_state()), tmp_path / "results-clean", lab)
     assert [f.code for f in clean.verdicts.findings] == []
     assert clean.exit_code is ExitCode.OK
+
+
+def test_a_workflow_group_naming_a_node_outside_the_plan_gives_it_no_verdict(
+    tmp_path: Path,
+) -> None:
+    """Issue #31: NVCRE mode, a group naming prod-control-plane-1 and a path-like name."""
+    from labstate import find, lab_state, write_export
+
+    objects = lab_state()
+    wf = find(objects, "Workflow", "lab-two-node-0002-communication-nccl-all-reduce")
+    wf["status"]["orchestration"]["groups"][0]["nodes"] = ["node-a", "prod-control-plane-1"]
+    wf["status"]["orchestration"]["excludedNodes"] = ["node-b/status"]
+    folder = write_export(tmp_path / "export", objects)
+    lab = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
+    outcome = run(folder, tmp_path / "results", lab)
+    nodes = [n.node for n in outcome.verdicts.nodes]
+    assert "prod-control-plane-1" not in nodes and "node-b/status" not in nodes
+    found = [f for f in outcome.verdicts.findings if f.code == "NVC750"]
+    assert [(f.group, f.message.split(":")[0]) for f in found] == [
+        ("group-0", "no verdict for prod-control-plane-1"),
+        ("", "no verdict for node-b/status"),
+    ]
+    assert {f.code for f in outcome.verdicts.findings} >= {"NVC733", "NVC750"}
+    assert outcome.exit_code is ExitCode.DRIFT

@@ -158,7 +158,7 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
     assert "h200-b failed alone, no retest needed" in retest.output  # failed, not suspect
     assert not (tmp_path / "r.yaml").exists()
     (archive,) = (tmp_path / "results" / "node-health-trainer").iterdir()
-    quarantine = run("quarantine", archive, "--format", "json")
+    quarantine = run("quarantine", archive, "--site", site, "--format", "json")
     assert quarantine.exit_code == 0, quarantine.output
     (marked,) = json.loads(quarantine.output)["nodes"]  # the node node-health failed
     assert marked["node"] == "h200-b"

@@ -62,6 +62,9 @@ def test_newer_gfd_labels_win_over_the_dotted_ones() -> None:
         ({"kind": "List", "items": [node(), node()]}, "listed twice"),
         ({"kind": "List", "items": [{"kind": "Pod"}]}, "is not a Node"),
         ({"kind": "List", "items": [node("a" * 254)]}, "is not a node name"),
+        ({"kind": "List", "items": [node("gpu-1\n")]}, "is not a node name"),
+        ({"kind": "List", "items": [node("gpu-1/status")]}, "is not a node name"),
+        ({"kind": "List", "items": [node("..")]}, "is not a node name"),
     ],
 )
 def test_bad_exports_are_refused(data: dict[str, Any], message: str) -> None:
@@ -101,3 +104,14 @@ def test_a_broken_inventory_file_is_nvc390_at_its_line() -> None:
     inventory, problems = read_inventory(doc)
     assert inventory is None
     assert [(p.code, p.span.line, p.span.column) for p in problems] == [("NVC390", 5, 11)]
+
+
+def test_an_inventory_file_name_with_a_line_end_is_no_node_name() -> None:
+    """`$` matched before a final line end: `"gpu-1\\n"` read as a node name until #31."""
+    text = 'apiVersion: nvcregen.io/v1alpha1\nkind: Inventory\nnodes:\n  - name: "gpu-1\\n"\n'
+    doc, _ = load_document(text.encode(), "inventory.yaml")
+    assert doc is not None
+    inventory, problems = read_inventory(doc)
+    assert inventory is None
+    assert [p.code for p in problems] == ["NVC390"]
+    assert "'gpu-1\\n' is not a node name (an RFC 1123 subdomain)" in problems[0].message

@@ -161,7 +161,7 @@ def test_retest_writes_the_round_and_names_who_failed_node_health(tmp_path: Path
     archive = cast(
         "Archive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
     )
-    written = write_narrowed(archive, data, None, tmp_path, site)
+    written = write_narrowed(archive, archive.verdicts.nodes, data, None, tmp_path, site)
     assert written is not None
     target, lines = written
     assert target == tmp_path / "sites" / "fleet-retest.yaml" and target.is_file()
@@ -201,3 +201,22 @@ def test_nodes_passing_a_single_node_stage_are_not_cleared_of_a_fabric_failure(
         fleet_inventory(16, 4),
     )
     assert named is not None and named.named == "node gpu-0003"
+
+
+def test_the_archive_s_text_reaches_the_narrowing_header_escaped(tmp_path: Path) -> None:
+    """summary.json is untrusted: a control character in it is written escaped, no error."""
+    site = write_project(tmp_path, 16, 4)
+    data = yaml.safe_load(site.read_text())
+    nodes = with_health(
+        [(names(0, 1, 2, 3, 12, 13, 14, 15), True), (names(4, 5, 6, 7), False)],
+        health(names(5), names(*range(16))),
+    )
+    summary = SimpleNamespace(site="fleet\x1b[2J", run_id="r1\rspec: {}")
+    archive = cast(
+        "Archive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
+    )
+    written = write_narrowed(archive, nodes, data, None, tmp_path, site)
+    assert written is not None and written[0] is not None
+    text = written[0].read_text()
+    assert "# Narrowing retest of site fleet\\x1b[2J, run r1\\x0dspec: {}, written by" in text
+    assert "\x1b" not in text and "\r" not in text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sitefactory import parse, site_yaml
+from sitefactory import POOL, parse, site_yaml
 
 from nvcregen.results.findings import Finding
 from nvcregen.results.models import (
@@ -15,12 +15,14 @@ from nvcregen.results.models import (
     ObjectRef,
     RunState,
 )
-from nvcregen.results.nodes import judge_nodes
+from nvcregen.results.nodes import judge_nodes, refused_nodes
 from nvcregen.results.runs import RunResult, RunSet
+from nvcregen.results.verdicts import judge
 from nvcregen.results.words import Word
 
 GIB = 1 << 30
 SITE = parse(site_yaml())[0]  # nodes gpu-1 and gpu-2
+THREE = parse(site_yaml(pools=POOL.replace("gpu-2]", "gpu-2, gpu-3]")))[0]
 
 
 def bw(group: str, nodes: tuple[str, ...], round_: int, **fields: Any) -> BandwidthMeasurement:
@@ -105,20 +107,41 @@ def test_a_round_over_the_wrong_transport_fails_its_group() -> None:
 def test_a_node_passing_another_group_of_the_same_test_is_cleared() -> None:
     groups = run(bw("g0", ("gpu-1", "gpu-2"), 1), bw("g1", ("gpu-1", "gpu-3"), 1))
     thresholds = {("fabric", "nccl-all-reduce", "g0"): [(Word.FAIL, "slow")]}
-    assert statuses(groups, thresholds=thresholds) == {
+    found = judge_nodes(THREE, RunSet((groups,)), thresholds, 1)
+    assert {n.node: n.status for n in found} == {
         "gpu-2": "suspect",
         "gpu-1": "cleared",
         "gpu-3": "cleared",
     }
 
 
-def test_nvcre_succeeded_nodes_do_not_clear_a_group_nvcregen_failed() -> None:
-    """NVCRE lists a pair as succeeded; nvcregen's threshold failed it: the pair is suspect."""
-    pair = run(bw("g0", ("gpu-1", "gpu-2"), 1), succeeded_nodes=("gpu-1", "gpu-2"))
-    thresholds = {("fabric", "nccl-all-reduce", "g0"): [(Word.FAIL, "slow")]}
-    assert statuses(pair, thresholds=thresholds) == {"gpu-1": "suspect", "gpu-2": "suspect"}
-    dcgm = run(test="dcgm-l1", succeeded_nodes=("gpu-1", "gpu-2"))
-    assert statuses(dcgm) == {"gpu-1": "cleared", "gpu-2": "cleared"}
+def test_a_name_outside_the_plan_is_a_finding_never_a_node_verdict() -> None:
+    """A Workflow group and NVCRE's failed nodes name nodes no pool names (issue #31)."""
+    group = run(bw("g0", ("gpu-1", "prod-control-plane-1"), 1))
+    failed = run(
+        failed_nodes=(
+            FailedNode(name="prod-control-plane-1", reason="HardwareFailureDetected"),
+            FailedNode(name="node-a/status", reason="HardwareFailureDetected"),
+            FailedNode(name="../../api/v1/namespaces/kube-system", reason="X"),
+        ),
+        succeeded_nodes=("gpu-3",),
+        excluded_nodes=("kube-apiserver",),
+        test="dcgm-l1",
+    )
+    runs = RunSet((group, failed))
+    assert statuses(group, failed) == {"gpu-1": "cleared", "gpu-2": "untested"}
+    found = refused_nodes(SITE, runs)
+    names = ["prod-control-plane-1", "node-a/status", "../../api", "gpu-3", "kube-apiserver"]
+    assert [f.code for f in found] == ["NVC750"] * 5
+    assert all(n in f.message for n, f in zip(names, found, strict=True))
+    assert {(f.kind, f.word, f.stage) for f in found} == {("unbound", Word.FAIL, "fabric")}
+    assert [f.test for f in found] == ["nccl-all-reduce", *["dcgm-l1"] * 4]
+    assert found[0].group == "g0" and found[1].group == ""
+    assert "is not a node the site's pools name" in found[0].message
+    assert "is not a node name (an RFC 1123 subdomain)" in found[1].message
+    verdicts = judge(SITE, runs)
+    assert [f.code for f in verdicts.findings] == ["NVC750"] * 5
+    assert {v.word for v in verdicts.runs} == {Word.FAIL}  # the runs that named them fail
 
 
 def test_a_single_group_without_named_members_is_the_stage_pool() -> None:
@@ -181,3 +204,16 @@ def test_an_unfinished_group_holds_back_a_node_another_test_passed() -> None:
     again = run(bw("g2", ("gpu-1",), 1), stage="node", scope="intra-node")
     both = pending.model_copy(update={"bandwidth": (*pending.bandwidth, *again.bandwidth)})
     assert statuses(passed, both) == {"gpu-1": "cleared", "gpu-2": "cleared"}  # passed g2
+
+
+def test_a_selector_pool_stage_names_nodes_checked_as_node_names_only() -> None:
+    """A selector pool names no node: its runs' names are checked as node names only."""
+    pools = POOL.replace("nodes: [gpu-1, gpu-2]", "selector: {pool: h100}\n  nodeCount: 2")
+    selector = parse(site_yaml(pools=pools))[0]
+    named = run(
+        bw("g0", ("gpu-7", "gpu-8"), 1), failed_nodes=(FailedNode(name="Bad_Name", reason="X"),)
+    )
+    found = judge_nodes(selector, RunSet((named,)), {}, 1)
+    assert {n.node: n.status for n in found} == {"gpu-7": "cleared", "gpu-8": "cleared"}
+    (refused,) = refused_nodes(selector, RunSet((named,)))
+    assert "'Bad_Name' is not a node name" in refused.message
