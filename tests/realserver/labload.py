@@ -6,11 +6,17 @@ own (so tests sharing the session's server never see each other's objects): owne
 first, each owner reference pointing at the uid the server gave its owner, and every
 made-up uid elsewhere (a ReportExport's sourceRef, a label) replaced the same way; a
 custom resource's status is then written through its status subresource, as NVCRE does.
+
+The server sets each object's `creationTimestamp` to now, and collect refuses a
+measurement timed before its Certification or WorkloadRun was created (NVC746): every time
+in a status is moved to its object's creation time (a second's precision), so the real
+server's state has the made-up state's verdicts.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -25,6 +31,7 @@ __all__ = ["NS", "SERVER_SET", "SITE_FILE", "lab_state", "load", "site_file"]
 SITE_FILE = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
 Obj = dict[str, Any]
 SERVER_SET = ("uid", "resourceVersion", "generation", "creationTimestamp", "managedFields")
+_TIME = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?Z")
 
 
 def site_file(folder: Path, namespace: str) -> Path:
@@ -45,6 +52,15 @@ def moved(value: Any, namespace: str, uids: dict[str, str]) -> Any:
     if value == NS:
         return namespace
     return uids.get(value, value) if isinstance(value, str) else value
+
+
+def at(value: Any, when: str) -> Any:
+    """`value` with every RFC 3339 time in it replaced by `when`."""
+    if isinstance(value, dict):
+        return {k: at(v, when) for k, v in value.items()}
+    if isinstance(value, list):
+        return [at(v, when) for v in value]
+    return when if isinstance(value, str) and _TIME.fullmatch(value) else value
 
 
 def load(plane: ControlPlane, namespace: str, objects: list[Obj] | None = None) -> list[Obj]:
@@ -72,10 +88,11 @@ def load(plane: ControlPlane, namespace: str, objects: list[Obj] | None = None) 
             created = plane.create(body)
             uids[made_up] = created["metadata"]["uid"]
             if status is not None:
+                when = created["metadata"]["creationTimestamp"]
                 created = plane.ok(
                     "PATCH",
                     f"{object_path(created)}/status",
-                    {"status": moved(status, namespace, uids)},
+                    {"status": at(moved(status, namespace, uids), when)},
                     content_type="application/merge-patch+json",
                 )
             stored.append(created)
