@@ -22,6 +22,7 @@ h20-3e-lab: expected 3h51m30s, worst case 15h42m (7h51m + 1 retest); 61.7 GPU-ho
   step            runs  jobs  nodes           starts  expected  worst  job timeout  step timeout  holds sync  at once  GPU-h  fits
   01-single-node     3    30  node-a,node-b       0s   1h6m33s  4h36m          13m             -    no limit      2/2   17.7   yes
   02-two-node        4    12  node-a,node-b  1h6m33s  2h44m57s  11h6m        1h10m             -    no limit      1/2   44.0   yes
+  Kueue admission: 42 workloads in ClusterQueue h20-3e-lab-readiness, one per scheduling cycle: expected 1s, worst 4m12s (the most in one step: 30, wave 1 of Application h20-3e-lab-readiness)
 """  # noqa: E501
 
 

@@ -100,6 +100,39 @@ def summary(view: PlanView) -> str:
     )
 
 
+def engine_lines(view: PlanView) -> list[str]:
+    """What the plan asks of Kueue's admission and Flux's workers (issue 33), as lines.
+
+    Kueue admits one workload per ClusterQueue per cycle; the cycle's expected and worst
+    figures are `catalog/engines.yaml`'s, each with its source there.
+    """
+    load = view.load
+    if load is None or not load.admissions:
+        return []
+    queues = sorted({a.cluster_queue for a in load.admissions})
+    total = sum(a.workloads for a in load.admissions)
+    busiest = max(load.admissions, key=lambda a: a.workloads)
+    fits = load.expected_ms <= view.deadline_ms
+    lines = [
+        f"Kueue admission: {total:,} workloads in ClusterQueue {', '.join(queues)}, one per"
+        f" scheduling cycle: expected {shown(load.expected_ms)}, worst {shown(load.worst_ms)}"
+        f" (the most in one step: {busiest.workloads:,}, {busiest.step})"
+        + ("" if fits else f"; admission alone outlasts the {shown(view.deadline_ms)} window")
+    ]
+    if load.flux_workers is not None:
+        hold = "" if load.flux_hold_ms is None else f", each for up to {shown(load.flux_hold_ms)}"
+        lines.append(
+            f"Flux workers: {load.flux_workers} of kustomize-controller's {load.flux_limit}"
+            f" (--concurrent) held at once{hold}"
+            + (
+                ": every worker, so no other Kustomization reconciles meanwhile"
+                if load.flux_workers >= load.flux_limit
+                else ""
+            )
+        )
+    return lines
+
+
 def worst_wall(view: PlanView) -> str:
     """The plan's worst-case wall time with its retests named: `15h42m (7h51m + 1 retest)`."""
     if view.worst_ms is None:
@@ -126,6 +159,7 @@ def _text(view: PlanView) -> str:
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  " + "  ".join(cells).rstrip())
+    lines += [f"  {line}" for line in engine_lines(view)]
     return "\n".join(lines) + "\n"
 
 
@@ -134,6 +168,8 @@ def _markdown(view: PlanView) -> str:
     lines = [f"### {view.site}", "", summary(view), "", "| " + " | ".join(columns) + " |"]
     lines.append("|" + "|".join(" --- " for _ in columns) + "|")
     lines += ["| " + " | ".join(_cells(r, view)) + " |" for r in view.steps]
+    extra = engine_lines(view)
+    lines += ["", *extra] if extra else []
     return "\n".join(lines) + "\n"
 
 
@@ -155,6 +191,39 @@ def _json(view: PlanView) -> dict[str, Any]:
         },
         "problems": {"errors": view.errors, "warnings": view.warnings},
         "steps": [_json_step(s, view.coverage.get(s.name)) for s in view.steps],
+        **_json_load(view),
+    }
+
+
+def _json_load(view: PlanView) -> dict[str, Any]:
+    load = view.load
+    if load is None:
+        return {}
+    return {
+        "admission": {
+            "expected_ms": load.expected_ms,
+            "worst_ms": load.worst_ms,
+            "fits": load.expected_ms <= view.deadline_ms,
+            "steps": [
+                {
+                    "step": a.step,
+                    "cluster_queue": a.cluster_queue,
+                    "workloads": a.workloads,
+                    "expected_ms": a.expected_ms,
+                    "worst_ms": a.worst_ms,
+                }
+                for a in load.admissions
+            ],
+        },
+        "flux_workers": (
+            None
+            if load.flux_workers is None
+            else {
+                "at_once": load.flux_workers,
+                "concurrent": load.flux_limit,
+                "hold_ms": load.flux_hold_ms,
+            }
+        ),
     }
 
 

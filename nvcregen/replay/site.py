@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from nvcregen.catalog.engines import engine_facts
 from nvcregen.replay.argocd import applications, argocd_gating, health_checks, waves_only
 from nvcregen.replay.checks import judge
 from nvcregen.replay.context import Context, Key
@@ -23,6 +24,7 @@ from nvcregen.replay.model import Problem, Run, TreeObject
 from nvcregen.replay.placement import Cluster
 from nvcregen.replay.runs import read_runs
 from nvcregen.replay.simulate import Timeline
+from nvcregen.replay.units import gitops_units, unit_problems
 
 PREVIEW = "preview"
 
@@ -52,9 +54,15 @@ class Replay:
 
 
 def replay_site(objects: Sequence[TreeObject], facts: PlanFacts) -> Replay:
-    """Replay the objects of one site folder (its `preview/` is never applied: skipped)."""
+    """Replay the objects of one site folder (its `preview/` is never applied: skipped).
+
+    Besides the runs, each GitOps unit is held against what its engine can hold (NVC677).
+    """
     ctx = replay_context(objects, facts)
-    return Replay(facts, ctx.runs, ctx.gating, ctx.queues, ctx.expected, ctx.worst, judge(ctx))
+    engines = engine_facts()
+    units = unit_problems(gitops_units(objects, facts.root, engines), engines)
+    problems = tuple(sorted((*judge(ctx), *units), key=lambda p: (p.file, p.code, p.message)))
+    return Replay(facts, ctx.runs, ctx.gating, ctx.queues, ctx.expected, ctx.worst, problems)
 
 
 def replay_context(objects: Sequence[TreeObject], facts: PlanFacts) -> Context:

@@ -24,9 +24,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from nvcregen.catalog.engines import engine_facts
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
 from nvcregen.replay.context import Context
+from nvcregen.replay.engineload import EngineLoad, engine_load
 from nvcregen.replay.model import Run
 from nvcregen.replay.simulate import Slot, Timeline
 from nvcregen.replay.site import Replay
@@ -94,6 +96,7 @@ class PlanView:
     warnings: int
     coverage: Mapping[str, Coverage] = field(default_factory=dict)  # by step name
     retests: int = 0
+    load: EngineLoad | None = None  # Kueue's admission and Flux's workers (issue 33)
 
     @property
     def worst_case_ms(self) -> int | None:
@@ -107,9 +110,19 @@ class PlanView:
 
     @property
     def fits(self) -> bool:
-        """Whether the expected plan ends before the deadline, every step within the window."""
+        """Whether the expected plan ends before the deadline, every step within the window.
+
+        Kueue's admission at its expected pace, one workload per cycle, must fit the window
+        too: a plan whose admission alone outlasts it never ends in time.
+        """
         ends = self.expected_ms is not None and self.expected_ms <= self.deadline_ms
-        return ends and self.gpu_hours <= self.budget_gpu_hours and all(s.fits for s in self.steps)
+        admitted = self.load is None or self.load.expected_ms <= self.deadline_ms
+        return (
+            ends
+            and admitted
+            and self.gpu_hours <= self.budget_gpu_hours
+            and all(s.fits for s in self.steps)
+        )
 
 
 def plan_view(replay: Replay) -> PlanView:
@@ -119,6 +132,7 @@ def plan_view(replay: Replay) -> PlanView:
     rows = [_row(replay, key, members[key]) for key in replay.gating.steps if members.get(key)]
     rows.sort(key=lambda r: (r.start_ms is None, r.start_ms or 0, r.name))
     severities = [p.severity.value for p in replay.problems]
+    load = engine_load(replay, rows, engine_facts())
     return PlanView(
         facts.site,
         tuple(rows),
@@ -132,6 +146,7 @@ def plan_view(replay: Replay) -> PlanView:
         severities.count("error"),
         severities.count("warning"),
         retests=facts.retests,
+        load=load,
     )
 
 

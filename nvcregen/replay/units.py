@@ -1,0 +1,143 @@
+"""The GitOps units of a tree and whether their engines can hold them (NVC677; issue 33).
+
+A unit is what one engine object applies: an Argo CD Application (its source folder, with
+or without subfolders) or a Flux Kustomization (its folder and every subfolder), each
+object of the tree counted for the unit that reads it. Three figures are held against
+`catalog/engines.yaml`:
+
+- objects: Argo CD's Application status breaks near 3,000 resources, Flux's inventory
+  cannot hold thousands; a unit may apply at most `unit.maxObjects`;
+- manifests: Argo CD's repo-server refuses a directory app over 10 MB; a unit's objects,
+  measured as compact JSON (what the API server stores; the YAML files are about as
+  large), may be at most `unit.maxManifests`;
+- status: what the engine writes for the unit, one object that etcd must store: Argo CD
+  lists every resource (`argocd.statusPerResource` each), Flux its inventory (each id
+  `<namespace>_<name>_<group>_<kind>` and version, `flux.inventoryPerEntry` more); at
+  most `unit.maxStatus`.
+
+A tree whose unit crosses one is refused: the engine would fail it, late and partly.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+from nvcregen.catalog.engines import EngineFacts
+from nvcregen.replay.argocd import applications
+from nvcregen.replay.flux import kustomizations
+from nvcregen.replay.gating import under
+from nvcregen.replay.model import Problem, TreeObject
+
+CODE = "NVC677"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One GitOps unit of a tree and what it holds.
+
+    Attributes:
+        engine: "argocd" or "flux".
+        owner: The Application or Kustomization.
+        folder: The site folder it applies ("" the whole site).
+        objects: How many objects of the tree it applies.
+        manifest_bytes: Their size as compact JSON.
+        status_bytes: The status the engine writes for it (estimated).
+        largest: The subfolder holding most of its objects, and how many.
+
+    """
+
+    engine: str
+    owner: TreeObject
+    folder: str
+    objects: int
+    manifest_bytes: int
+    status_bytes: int
+    largest: tuple[str, int]
+
+
+def gitops_units(objects: Sequence[TreeObject], root: str, facts: EngineFacts) -> list[Unit]:
+    """Every Application and Kustomization reading the site's folder, with what it holds."""
+    sizes = {id(o): len(json.dumps(o.obj, separators=(",", ":"))) for o in objects}
+    found = [
+        _unit("flux", owner, base, True, objects, sizes, facts)
+        for owner, base in kustomizations(objects, root)
+    ]
+    found += [
+        _unit("argocd", owner, base, recurse, objects, sizes, facts)
+        for owner, base, recurse in applications(objects, root)
+    ]
+    return found
+
+
+def _unit(
+    engine: str,
+    owner: TreeObject,
+    base: str,
+    recurse: bool,
+    objects: Iterable[TreeObject],
+    sizes: Mapping[int, int],
+    facts: EngineFacts,
+) -> Unit:
+    held = [o for o in objects if under(o.path, base, recurse=recurse)]
+    size = sum(sizes[id(o)] for o in held)
+    if engine == "argocd":
+        status = len(held) * facts.argocd_status_per_resource
+    else:
+        status = sum(len(_inventory_id(o)) + facts.flux_inventory_per_entry for o in held)
+    folders: dict[str, int] = {}
+    for item in held:
+        parent = item.path.rpartition("/")[0]
+        folders[parent] = folders.get(parent, 0) + 1
+    largest = max(sorted(folders.items()), key=lambda f: f[1], default=("", 0))
+    return Unit(engine, owner, base, len(held), size, status, largest)
+
+
+def _inventory_id(item: TreeObject) -> str:
+    """Flux's inventory entry id of an object, and its version."""
+    return f"{item.namespace}_{item.name}_{item.group}_{item.kind}{item.obj.get('apiVersion')}"
+
+
+def unit_problems(units: Sequence[Unit], facts: EngineFacts) -> list[Problem]:
+    """NVC677 for each unit over a limit of its engine, at the unit's own object."""
+    found = []
+    for unit in units:
+        over = _over(unit, facts)
+        if not over:
+            continue
+        what = "Application" if unit.engine == "argocd" else "Kustomization"
+        folder, count = unit.largest
+        message = (
+            f"{what} {unit.owner.name} applies {_figures(unit)}: over {', '.join(over)};"
+            f" {'Argo CD' if unit.engine == 'argocd' else 'Flux'} would fail it"
+        )
+        hint = (
+            "fewer nodes per site, fewer tests or rounds per stage, or NVCRE mode (its "
+            "controller expands a stage's groups itself); catalog/engines.yaml has each "
+            "limit's source"
+        )
+        note = f"most of it is in {folder or '.'}/ ({count} objects)"
+        pointer = "/spec/source/path" if unit.engine == "argocd" else "/spec/path"
+        found.append(Problem(unit.owner.file, pointer, CODE, message, hint=hint, notes=(note,)))
+    return found
+
+
+def _over(unit: Unit, facts: EngineFacts) -> list[str]:
+    limits = [
+        (unit.objects, facts.unit.max_objects, f"{facts.unit.max_objects:,} objects"),
+        (unit.manifest_bytes, facts.max_manifest_bytes, f"{facts.unit.max_manifests} manifests"),
+        (unit.status_bytes, facts.max_status_bytes, f"a {facts.unit.max_status} status"),
+    ]
+    return [text for value, limit, text in limits if value > limit]
+
+
+def _figures(unit: Unit) -> str:
+    return (
+        f"{unit.objects:,} objects, {_mib(unit.manifest_bytes)} of manifests and a status of"
+        f" about {_mib(unit.status_bytes)}"
+    )
+
+
+def _mib(n: int) -> str:
+    return f"{n / 2**20:.1f} MiB" if n >= 2**20 else f"{n / 1024:.0f} KiB"
