@@ -107,7 +107,9 @@ def test_every_shipped_unit_is_within_its_engines_limits(site: str) -> None:
     units = gitops_units(shipped(site), shipped_facts(site).root, facts)
     assert units  # each shipped site has its GitOps objects
     assert unit_problems(units, facts) == []
-    assert "NVC677" not in [p.code for p in replay_site(shipped(site), shipped_facts(site)).problems]
+    assert "NVC677" not in [
+        p.code for p in replay_site(shipped(site), shipped_facts(site)).problems
+    ]
 
 
 def test_render_refuses_a_trainer_fleet_over_a_unit_and_writes_nothing(
