@@ -4,7 +4,8 @@ Files are grouped into nodes by their folder (a capture folder holds one node's 
 text, CSV and kernel log), except a node-health test's log, which names its node in its
 begin marker and carries its sections between markers (`node_log.py`). Of one node's
 forms the XML is read first; the text and CSV forms fill the facts it lacks. A file over
-`MAX_BYTES`, or one that is none of these forms, is an NVC800 error at the file.
+`MAX_BYTES` (a pipe or a device read no further than one byte past it), or one that is
+none of these forms, is an NVC800 error at the file.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
 from nvcregen.ingest.models import IngestFormatError, Json
 from nvcregen.ingest.node_expect import NodeInventory, for_node
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
@@ -30,6 +32,10 @@ _RANK = {"xml": 0, "text": 1, "csv": 2, "log": 3}
 HINT = (
     "give `nvidia-smi -q -x` (best), `nvidia-smi -q`, a `--query-gpu` CSV, kernel log lines"
     " with `NVRM:`, or a node-health test's log"
+)
+TOO_LARGE = (
+    "an 8-GPU `nvidia-smi -q -x` is about 250 KB: give the output itself, not a stream or"
+    " device that never ends"
 )
 
 
@@ -92,11 +98,11 @@ def ingest_nodes(
     for path in paths:
         name = str(path)
         try:
-            if path.stat().st_size > MAX_BYTES:
-                diagnostics.append(_error(name, f"larger than {MAX_BYTES // (1024 * 1024)} MiB"))
-                continue
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            text = read_capped(path, MAX_BYTES).decode("utf-8", errors="replace")
             pairs = read_node_file(text, name)
+        except TooLargeError as exc:
+            diagnostics.append(_error(name, too_large(exc, "a node's file"), TOO_LARGE))
+            continue
         except OSError as exc:
             diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
             continue
