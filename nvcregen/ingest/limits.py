@@ -60,16 +60,17 @@ def matched(line: str) -> str:
     return cut[:blank] if blank > 0 else cut
 
 
-def bounded_int(digits: str, what: str) -> int:
-    """An integer of at most `MAX_DIGITS` digits (sign and blanks aside).
+def bounded_int(digits: str, what: str, base: int = 10) -> int:
+    """An integer of at most `MAX_DIGITS` digits in `base` (sign and blanks aside).
 
     Raises:
         InputLimitError: NVC713 when it has more.
 
     """
-    if len(digits.strip().lstrip("+-")) > MAX_DIGITS:
-        raise InputLimitError(TOO_LONG, f"{what} has more than {MAX_DIGITS} digits")
-    return int(digits)
+    count = len(digits.strip().lstrip("+-"))
+    if count > MAX_DIGITS:
+        raise InputLimitError(TOO_LONG, f"{what} has {count} digits, more than {MAX_DIGITS}")
+    return int(digits, base)
 
 
 def finite(text: str, what: str) -> float:

@@ -21,12 +21,19 @@ from nvcregen.ingest.models import IngestFormatError, Json
 from nvcregen.ingest.node_expect import NodeInventory, for_node
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import is_node_health_log, parse_node_health_log
-from nvcregen.ingest.node_models import GpuFacts, NodeFacts, NodeReport
+from nvcregen.ingest.node_models import (
+    UNJUDGED_XID,
+    UNREADABLE,
+    GpuFacts,
+    NodeFacts,
+    NodeReport,
+    Unjudged,
+)
 from nvcregen.ingest.node_text import BANNER, looks_like_csv, parse_node_csv, parse_node_text
 from nvcregen.ingest.node_xid import has_nvrm, parse_xids
 from nvcregen.ingest.node_xml import looks_like_xml, parse_node_xml
 
-CODE = "NVC800"
+CODE = UNREADABLE
 MAX_BYTES = 16 * 1024 * 1024  # an 8-GPU `-q -x` is about 250 KB; a kernel log excerpt less
 _RANK = {"xml": 0, "text": 1, "csv": 2, "log": 3}
 HINT = (
@@ -48,8 +55,8 @@ class NodeIngest:
 
     @property
     def exit_code(self) -> int:
-        """2 when a file was unreadable, 1 when a node has a finding, else 0."""
-        if self.diagnostics:
+        """2 when a file, or a value in one, was unreadable; 1 when a node has a finding."""
+        if self.diagnostics or any(f.code == CODE for n in self.nodes for f in n.findings):
             return 2
         return 1 if any(node.findings for node in self.nodes) else 0
 
@@ -77,7 +84,8 @@ def read_node_file(text: str, file: str) -> list[tuple[str | None, NodeFacts]]:
     if looks_like_csv(text):
         return [(None, parse_node_csv(text, file))]
     if has_nvrm(text):
-        return [(None, NodeFacts(file=file, form="log", xids=tuple(parse_xids(text, file))))]
+        xids = tuple(parse_xids(text, file))
+        return [(None, NodeFacts(file=file, form="log", xids=xids, kernel=True))]
     raise IngestFormatError(
         "not nvidia-smi output: no nvidia_smi_log XML, NVSMI LOG banner, --query-gpu header "
         "or NVRM line"
@@ -151,8 +159,14 @@ def merge(node: str, group: Sequence[NodeFacts]) -> NodeReport:
         gpus=tuple(gpus),
         xids=tuple(event for f in ordered for event in f.xids),
         findings=(),
-        notes=tuple(note for f in ordered for note in f.notes),
+        unjudged=_unjudged(ordered),
     )
+
+
+def _unjudged(group: Sequence[NodeFacts]) -> tuple[Unjudged, ...]:
+    """What no form of the node judged: Xid events count as read where any form read them."""
+    kernel = any(f.kernel for f in group)
+    return tuple(u for f in group for u in f.unjudged if not (kernel and u.code == UNJUDGED_XID))
 
 
 def _fill(gpu: GpuFacts, other: GpuFacts | None) -> GpuFacts:

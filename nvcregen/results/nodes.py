@@ -10,7 +10,9 @@ a multi-node one), and each group passed, failed or did not finish. A node is th
   Only a retest that pairs it with a cleared node can tell (`nvcregen retest`);
 - `excluded`: a run left it out, with the Workflow's reason;
 - `cleared`: it passed a group that would have exposed it, and is none of the above;
-- `untested`: no group that finished held it.
+- `untested`: no group that finished held it, or a run read it but could not judge one of
+  its checks (`unjudged_nodes`: a node-health log whose kernel log was refused, NVC825):
+  whatever else it passed, a node is cleared only when every check of it was judged.
 
 `failed` and `suspect` nodes fail; `excluded` and `untested` ones are incomplete; only
 `cleared` nodes pass. The report opens with the nodes to hold back (all but cleared).
@@ -79,9 +81,15 @@ def judge_nodes(
     members = _stage_nodes(site)
     groups = [g for run in runs.runs for g in _groups(run, thresholds, rounds, members)]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
+    unjudged: dict[str, list[str]] = {}
+    for run in runs.runs:
+        for node in run.unjudged_nodes:
+            unjudged.setdefault(node.name, []).append(
+                f"not judged in {run.stage} / {run.test}: {node.message or node.reason}"
+            )
     seen = [n for g in groups for n in g.nodes] + list(excluded)
     names = list(dict.fromkeys([*plan_nodes(site), *sorted(set(seen))]))
-    verdicts = [_node(name, groups, excluded.get(name)) for name in names]
+    verdicts = [_node(name, groups, excluded.get(name), unjudged.get(name, [])) for name in names]
     return tuple(sorted(verdicts, key=lambda v: ORDER.index(v.status)))
 
 
@@ -121,6 +129,9 @@ def _groups(
     for node in run.failed_nodes:
         why = f"{node.reason}: {node.message}" if node.message else node.reason
         found.append(NodeRun(**base, nodes=(node.name,), word=Word.FAIL, why=why))
+    for node in run.unjudged_nodes:
+        why = f"{node.reason}: {node.message}" if node.message else node.reason
+        found.append(NodeRun(**base, nodes=(node.name,), word=Word.INCOMPLETE, why=why))
     # NVCRE's succeeded nodes count where nvcregen measured no group holding them (a
     # DCGM category): NVCRE does not judge transports or per-size bounds, nvcregen does
     judged = {n for g in found for n in g.nodes} | {n.name for n in run.failed_nodes}
@@ -157,7 +168,9 @@ def _group_word(
     return word, "; ".join(dict.fromkeys(text for w, text in whys if w is word)) or "passed"
 
 
-def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVerdict:
+def _node(
+    name: str, groups: Sequence[NodeRun], excluded: str | None, unjudged: Sequence[str]
+) -> NodeVerdict:
     mine = [g for g in groups if name in g.nodes]
     alone = [g for g in mine if g.word is Word.FAIL and len(g.nodes) == 1]
     passed = {(g.stage, g.test) for g in mine if g.word is Word.PASS}
@@ -175,6 +188,8 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
                    for g in shared]  # fmt: skip
     elif excluded is not None:
         status, reasons = "excluded", [excluded]
+    elif unjudged:
+        status, reasons = "untested", list(unjudged)
     elif passed:
         status = "cleared"
         where = [_where(g) for g in mine if g.word is Word.PASS]

@@ -97,7 +97,7 @@ def test_trainer_mode_pins_one_job_per_node_naming_its_node(rendered: dict[str, 
     script = container["command"][2]
     assert "nvidia-smi -q -x" in script
     assert "begin node=${NODE_NAME" in script
-    assert f'echo "{REFUSED},' in script  # the note `ingest node` recognises
+    assert f'echo "{REFUSED},' in script  # the refusal `ingest node` recognises (NVC825)
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
 
 
