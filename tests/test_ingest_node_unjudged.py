@@ -287,3 +287,18 @@ def test_a_5000_digit_value_in_a_node_health_log_is_refused_at_the_logs_line(
     assert result.exit_code == 2
     (finding,) = node_json(result)["findings"]
     assert finding["at"] == f"{log}:{line_of(text, LONG)}:5"
+
+
+def test_a_value_two_facts_read_is_refused_once(tmp_path: Path) -> None:
+    """An older driver's absolute limits: the GPU temperature feeds the headroom too."""
+    old = "<gpu_temp_tlimit>50 C</gpu_temp_tlimit>"
+    absolute = "<gpu_temp_slow_threshold>87 C</gpu_temp_slow_threshold>"
+    older = XML.replace(old, absolute, 1).replace("<gpu_temp>37 C<", f"<gpu_temp>{LONG} C<", 1)
+    path = edited(tmp_path, older, "<gpu_temp>", "<gpu_temp>", "q.xml")
+    (node,) = ingest_nodes([path]).nodes
+    assert (node.gpus[0].temperature, node.gpus[0].slowdown_headroom) == (None, None)
+    assert [f.message[:47] for f in node.findings] == [
+        "node node-a: GPU 0 temperature not judged: the "
+    ]
+    healthy = edited(tmp_path, XML.replace(old, absolute, 1), "<gpu_temp>", "<gpu_temp>", "h.xml")
+    assert ingest_nodes([healthy]).nodes[0].gpus[0].slowdown_headroom == 50  # 87 - 37
