@@ -112,6 +112,9 @@ def test_trainer_mode_a_refused_kernel_log_leaves_the_node_uncleared_despite_dcg
     assert "(hint: the pod may not read the kernel log (kernel.dmesg_restrict=1)" in why
     assert "CAP_SYSLOG" in why
     assert summary.splitlines()[2] == "**Hold back 1 of 3 nodes: h200-b (untested).**"
+    assert "| h200-b | unjudged | node-health / node-health | NodeHealthUnjudged: NVC825" in (
+        summary
+    )
     health = next(r for r in verdicts["runs"] if r["test"] == "node-health")
     assert health["word"] == "incomplete"
     assert any(
