@@ -49,9 +49,10 @@ _REFUSALS = (
 )
 XID_HINT = (
     "the pod may not read the kernel log (kernel.dmesg_restrict=1): run the node-health pod"
-    " with CAP_SYSLOG (or privileged), or read the node's kernel log as root (`journalctl -k`"
-    " or `dmesg`, its NVRM lines) and give it to `nvcregen ingest node` beside this log, in a"
-    " folder named for the node; until its Xid events are read the node is not cleared"
+    " with CAP_SYSLOG or privileged (its namespace then needs the privileged Pod Security"
+    " level), or read the node's kernel log as root (`journalctl -k` or `dmesg`, its NVRM"
+    " lines) and give it to `nvcregen ingest node` beside this log, in a folder named for"
+    " the node; until its Xid events are read the node is not cleared"
 )
 
 
