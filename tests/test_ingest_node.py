@@ -409,18 +409,6 @@ def test_a_node_health_log_saved_with_kubectl_timestamps_reads_the_same(tmp_path
     assert [f.code for f in a.findings] == [f.code for f in b.findings] == ["NVC815"]
 
 
-def test_a_refused_kernel_log_is_a_note_not_a_finding(tmp_path: Path) -> None:
-    refused = "[nvcregen] dmesg refused, Xid events not read: dmesg: read kernel buffer failed\n"
-    log = tmp_path / "pod.log"
-    log.write_text(_marked_log((REAL / "nvidia-smi-q.xml").read_text(), refused))
-    result = run("ingest", "node", log, "--format", "json")
-    assert result.exit_code == 0
-    node = node_json(result)
-    assert node["verdict"] == "healthy"
-    assert node["notes"] == ["dmesg refused, Xid events not read: dmesg: read kernel buffer failed"]
-    assert "  note: dmesg refused" in run("ingest", "node", log).stdout
-
-
 def _edited(tmp_path: Path, *edits: tuple[str, str]) -> Path:
     """The real capture with each `(old, new)` replaced once, as a one-node folder."""
     text = (REAL / "nvidia-smi-q.xml").read_text()

@@ -237,9 +237,9 @@ def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fm
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     elif fmt == "markdown":
-        click.echo(render_node_markdown(result), nl=False)
+        click.echo(printable(render_node_markdown(result)), nl=False)  # text from the node
     else:
-        click.echo(render_node_text(result), nl=False)
+        click.echo(printable(render_node_text(result)), nl=False)
     if result.diagnostics:
         read = len(files) - len({d.span.file for d in result.diagnostics})
         print_diagnostics(

@@ -5,7 +5,8 @@ that cannot be read, or is not the kind of output asked for, gives an NVC700 dia
 at `file:1:1` and the command exits 2 after printing what the other files held. A file
 that breaks a bound of `limits.py` (a number too long, JSON nested too deeply, a
 measurement that is `inf` or `nan`, JSON that does not decode) gets that bound's code
-(NVC713-NVC716), at its line when the reader knows it.
+(NVC713-NVC716), at its line when the reader knows it. A file, pipe or device holding
+more than `MAX_LOG_BYTES` is NVC700 too, read no further than one byte past the cap.
 """
 
 from __future__ import annotations
@@ -16,6 +17,8 @@ from pathlib import Path
 from typing import Literal
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.ingest import limits
+from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
 from nvcregen.ingest.dcgm import parse_dcgm
 from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.medians import summarize
@@ -25,6 +28,10 @@ from nvcregen.ingest.nccl import parse_nccl
 Kind = Literal["nccl", "dcgm"]
 CODE = "NVC700"
 _LIMIT = "no nccl-tests or DCGM output holds this: the file is damaged or was not made by them"
+_TOO_LARGE = (
+    "no nccl-tests or DCGM log comes close (Kubernetes keeps 10 MiB of a pod's log by"
+    " default): give the log itself, not a stream or device that never ends"
+)
 _HINTS = {
     "nccl": "give the output of an nccl-tests binary such as all_reduce_perf",
     "dcgm": "give the output of `dcgmi diag` (its result table, or its JSON with -j)",
@@ -76,11 +83,14 @@ def ingest_files(kind: Kind, paths: Sequence[Path], at: int | None = None) -> In
     for path in paths:
         name = str(path)
         try:
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            data = read_capped(path, limits.MAX_LOG_BYTES)
+            text = data.decode("utf-8", errors="replace")
             if kind == "nccl":
                 nccl += parse_nccl(text, name)
             else:
                 dcgm += parse_dcgm(text, name)
+        except TooLargeError as exc:
+            diagnostics.append(_error(name, too_large(exc, "a log"), _TOO_LARGE))
         except OSError as exc:
             diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
         except InputLimitError as exc:

@@ -9,6 +9,13 @@ reader never lets one of them raise anything but `IngestFormatError`:
 - NVC715: a measurement that is not a finite number (`inf`, `nan`);
 - NVC716: JSON whose decoder fails in any other way.
 
+A log is read up to `MAX_LOG_BYTES` (`capped.py`: from a file, a pipe or a device
+alike); a longer one is refused whole (NVC700), as `ingest node` refuses an nvidia-smi
+output over 16 MiB (NVC800). Kubernetes keeps 10 MiB of a container's current log by
+default (the kubelet's `containerLogMaxSize`), and a rank prints about 7 KB of NCCL
+INFO lines at INIT,NET (`tests/fixtures/nccl-h200-1gpu/`), so a launcher log of
+thousands of ranks stays far inside 256 MiB.
+
 Lines are matched up to `MAX_LINE` characters (`matched`): no regular expression then
 scans more than that, so one line of megabytes costs no more than its first 64 KiB.
 nccl-tests rows, NCCL_DEBUG lines and DCGM tables are far shorter.
@@ -23,6 +30,7 @@ from typing import Any
 from nvcregen.ingest.models import IngestFormatError
 
 MAX_DIGITS = 30
+MAX_LOG_BYTES = 256 * 1024 * 1024
 MAX_LINE = 64 * 1024
 TOO_LONG = "NVC713"
 TOO_DEEP = "NVC714"
@@ -52,16 +60,17 @@ def matched(line: str) -> str:
     return cut[:blank] if blank > 0 else cut
 
 
-def bounded_int(digits: str, what: str) -> int:
-    """An integer of at most `MAX_DIGITS` digits (sign and blanks aside).
+def bounded_int(digits: str, what: str, base: int = 10) -> int:
+    """An integer of at most `MAX_DIGITS` digits in `base` (sign and blanks aside).
 
     Raises:
         InputLimitError: NVC713 when it has more.
 
     """
-    if len(digits.strip().lstrip("+-")) > MAX_DIGITS:
-        raise InputLimitError(TOO_LONG, f"{what} has more than {MAX_DIGITS} digits")
-    return int(digits)
+    count = len(digits.strip().lstrip("+-"))
+    if count > MAX_DIGITS:
+        raise InputLimitError(TOO_LONG, f"{what} has {count} digits, more than {MAX_DIGITS}")
+    return int(digits, base)
 
 
 def finite(text: str, what: str) -> float:

@@ -9,13 +9,14 @@ answers a path with the printed value and the span of its line.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from nvcregen.core.errors import Span
 from nvcregen.ingest.node_models import GpuFacts
-from nvcregen.ingest.node_values import flag, integer, known
+from nvcregen.ingest.node_values import Refusals, flag, integer, known
 
 Path = tuple[str, ...]
+T = TypeVar("T")
 
 
 class Lookup(Protocol):
@@ -140,14 +141,18 @@ _SRAM_TEXT = ("SRAM Uncorrectable Parity", "SRAM Uncorrectable SEC-DED", "SRAM U
 _HISTOGRAM = ("max", "high", "partial", "low", "none")
 
 
-def gpu_facts(index: int, bus_id: str, lookup: Lookup, xml: bool) -> GpuFacts:
-    """Every fact of `FIELDS` (and the summed and derived ones) from one GPU's section."""
+def gpu_facts(index: int, bus_id: str, lookup: Lookup, xml: bool, refusals: Refusals) -> GpuFacts:
+    """Every fact of `FIELDS` (and the summed and derived ones) from one GPU's section.
+
+    A value refused (a number too long) leaves its fact unknown and is kept in `refusals`.
+    """
     values: dict[str, object] = {}
     where: dict[str, Span] = {}
+    read_gpu = _Reader(refusals, index)
     for name, (xml_paths, text_paths, read) in FIELDS.items():
         for path in xml_paths if xml else text_paths:
             raw, span = lookup.get(path)
-            value = read(raw)
+            value = read_gpu(read, raw, name, span)
             if value is not None:
                 values[name] = value
                 if span is not None:
@@ -155,26 +160,41 @@ def gpu_facts(index: int, bus_id: str, lookup: Lookup, xml: bool) -> GpuFacts:
                 break
     for kind in ("volatile", "aggregate"):
         section = ("ecc_errors", kind) if xml else ("ECC Errors", kind.capitalize())
-        total, span = _sum(lookup, section, _SRAM_XML if xml else _SRAM_TEXT)
+        total, span = _sum(lookup, section, _SRAM_XML if xml else _SRAM_TEXT, read_gpu)
         if total is not None:
             values[f"sram_unc_{kind}"] = total
             if span is not None:
                 where[f"sram_unc_{kind}"] = span
-    histogram = _histogram(lookup, xml, where)
+    histogram = _histogram(lookup, xml, where, read_gpu)
     if histogram is not None:
         values["histogram"] = histogram
-    headroom = _headroom(lookup, xml, where)
+    headroom = _headroom(lookup, xml, where, read_gpu)
     if headroom is not None:
         values["slowdown_headroom"] = headroom
     return GpuFacts(index=index, bus_id=bus_id, where=where, **values)  # type: ignore[arg-type]
 
 
-def _sum(lookup: Lookup, section: Path, leaves: tuple[str, ...]) -> tuple[int | None, Span | None]:
+class _Reader:
+    """One GPU's values read through `Refusals`, each refusal naming the GPU and the fact."""
+
+    def __init__(self, refusals: Refusals, gpu: int) -> None:
+        self.refusals = refusals
+        self.gpu = gpu
+
+    def __call__(
+        self, read: Callable[[str | None], T], raw: str | None, fact: str, span: Span | None
+    ) -> T | None:
+        return self.refusals.read(read, raw, fact, span, self.gpu)
+
+
+def _sum(
+    lookup: Lookup, section: Path, leaves: tuple[str, ...], read: _Reader
+) -> tuple[int | None, Span | None]:
     total: int | None = None
     first: Span | None = None
     for leaf in leaves:
         raw, span = lookup.get((*section, leaf))
-        value = integer(raw)
+        value = read(integer, raw, "/".join((*section, leaf)), span)
         if value is not None:
             total = (total or 0) + value
             first = first or span
@@ -182,7 +202,7 @@ def _sum(lookup: Lookup, section: Path, leaves: tuple[str, ...]) -> tuple[int | 
 
 
 def _histogram(
-    lookup: Lookup, xml: bool, where: dict[str, Span]
+    lookup: Lookup, xml: bool, where: dict[str, Span], read: _Reader
 ) -> tuple[tuple[str, int], ...] | None:
     rows: list[tuple[str, int]] = []
     for bucket in _HISTOGRAM:
@@ -191,7 +211,7 @@ def _histogram(
         else:
             path = ("Remapped Rows", "Bank Remap Availability Histogram", bucket.capitalize())
         raw, span = lookup.get(path)
-        value = integer(raw)
+        value = read(integer, raw, f"histogram_{bucket}", span)
         if value is not None:
             rows.append((bucket, value))
             if span is not None:
@@ -199,7 +219,7 @@ def _histogram(
     return tuple(rows) or None
 
 
-def _headroom(lookup: Lookup, xml: bool, where: dict[str, Span]) -> int | None:
+def _headroom(lookup: Lookup, xml: bool, where: dict[str, Span], read: _Reader) -> int | None:
     """Degrees below the slowdown limit: from the T.Limit margin, or from absolute limits.
 
     Drivers since 535 print the temperature as a margin to T.Limit and the slowdown
@@ -216,16 +236,13 @@ def _headroom(lookup: Lookup, xml: bool, where: dict[str, Span]) -> int | None:
         slow_path = ("Temperature", "GPU Slowdown T.Limit Temp")
         absolute = ("Temperature", "GPU Slowdown Temp")
         current = ("Temperature", "GPU Current Temp")
-    margin, span = lookup.get(margin_path)
-    slow, _ = lookup.get(slow_path)
-    if integer(margin) is not None and integer(slow) is not None:
-        if span is not None:
-            where["slowdown_headroom"] = span
-        return int(integer(margin) or 0) - int(integer(slow) or 0)
-    limit, span = lookup.get(absolute)
-    temp, _ = lookup.get(current)
-    if integer(limit) is not None and integer(temp) is not None:
-        if span is not None:
-            where["slowdown_headroom"] = span
-        return int(integer(limit) or 0) - int(integer(temp) or 0)
+    for first, second in ((margin_path, slow_path), (absolute, current)):
+        raw_first, span = lookup.get(first)
+        raw_second, span_second = lookup.get(second)
+        high = read(integer, raw_first, "/".join(first), span)
+        low = read(integer, raw_second, "/".join(second), span_second)
+        if high is not None and low is not None:
+            if span is not None:
+                where["slowdown_headroom"] = span
+            return high - low
     return None

@@ -4,7 +4,8 @@ Files are grouped into nodes by their folder (a capture folder holds one node's 
 text, CSV and kernel log), except a node-health test's log, which names its node in its
 begin marker and carries its sections between markers (`node_log.py`). Of one node's
 forms the XML is read first; the text and CSV forms fill the facts it lacks. A file over
-`MAX_BYTES`, or one that is none of these forms, is an NVC800 error at the file.
+`MAX_BYTES` (a pipe or a device read no further than one byte past it), or one that is
+none of these forms, is an NVC800 error at the file.
 """
 
 from __future__ import annotations
@@ -15,21 +16,33 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
 from nvcregen.ingest.models import IngestFormatError, Json
 from nvcregen.ingest.node_expect import NodeInventory, for_node
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import is_node_health_log, parse_node_health_log
-from nvcregen.ingest.node_models import GpuFacts, NodeFacts, NodeReport
+from nvcregen.ingest.node_models import (
+    UNJUDGED_XID,
+    UNREADABLE,
+    GpuFacts,
+    NodeFacts,
+    NodeReport,
+    Unjudged,
+)
 from nvcregen.ingest.node_text import BANNER, looks_like_csv, parse_node_csv, parse_node_text
 from nvcregen.ingest.node_xid import has_nvrm, parse_xids
 from nvcregen.ingest.node_xml import looks_like_xml, parse_node_xml
 
-CODE = "NVC800"
+CODE = UNREADABLE
 MAX_BYTES = 16 * 1024 * 1024  # an 8-GPU `-q -x` is about 250 KB; a kernel log excerpt less
 _RANK = {"xml": 0, "text": 1, "csv": 2, "log": 3}
 HINT = (
     "give `nvidia-smi -q -x` (best), `nvidia-smi -q`, a `--query-gpu` CSV, kernel log lines"
     " with `NVRM:`, or a node-health test's log"
+)
+TOO_LARGE = (
+    "an 8-GPU `nvidia-smi -q -x` is about 250 KB: give the output itself, not a stream or"
+    " device that never ends"
 )
 
 
@@ -42,8 +55,8 @@ class NodeIngest:
 
     @property
     def exit_code(self) -> int:
-        """2 when a file was unreadable, 1 when a node has a finding, else 0."""
-        if self.diagnostics:
+        """2 when a file, or a value in one, was unreadable; 1 when a node has a finding."""
+        if self.diagnostics or any(f.code == CODE for n in self.nodes for f in n.findings):
             return 2
         return 1 if any(node.findings for node in self.nodes) else 0
 
@@ -71,7 +84,8 @@ def read_node_file(text: str, file: str) -> list[tuple[str | None, NodeFacts]]:
     if looks_like_csv(text):
         return [(None, parse_node_csv(text, file))]
     if has_nvrm(text):
-        return [(None, NodeFacts(file=file, form="log", xids=tuple(parse_xids(text, file))))]
+        xids = tuple(parse_xids(text, file))
+        return [(None, NodeFacts(file=file, form="log", xids=xids, kernel=True))]
     raise IngestFormatError(
         "not nvidia-smi output: no nvidia_smi_log XML, NVSMI LOG banner, --query-gpu header "
         "or NVRM line"
@@ -92,11 +106,11 @@ def ingest_nodes(
     for path in paths:
         name = str(path)
         try:
-            if path.stat().st_size > MAX_BYTES:
-                diagnostics.append(_error(name, f"larger than {MAX_BYTES // (1024 * 1024)} MiB"))
-                continue
-            text = path.read_bytes().decode("utf-8", errors="replace")
+            text = read_capped(path, MAX_BYTES).decode("utf-8", errors="replace")
             pairs = read_node_file(text, name)
+        except TooLargeError as exc:
+            diagnostics.append(_error(name, too_large(exc, "a node's file"), TOO_LARGE))
+            continue
         except OSError as exc:
             diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
             continue
@@ -145,8 +159,14 @@ def merge(node: str, group: Sequence[NodeFacts]) -> NodeReport:
         gpus=tuple(gpus),
         xids=tuple(event for f in ordered for event in f.xids),
         findings=(),
-        notes=tuple(note for f in ordered for note in f.notes),
+        unjudged=_unjudged(ordered),
     )
+
+
+def _unjudged(group: Sequence[NodeFacts]) -> tuple[Unjudged, ...]:
+    """What no form of the node judged: Xid events count as read where any form read them."""
+    kernel = any(f.kernel for f in group)
+    return tuple(u for f in group for u in f.unjudged if not (kernel and u.code == UNJUDGED_XID))
 
 
 def _fill(gpu: GpuFacts, other: GpuFacts | None) -> GpuFacts:

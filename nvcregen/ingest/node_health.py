@@ -4,8 +4,10 @@ An error fails the node (a link trained at half width, a failed row remap, uncor
 errors since the last reset, retired pages past NVIDIA's limits, hardware slowdown, an Xid
 that needs a reset, drift from the pool's stated configuration); a warning marks something
 to look at that does not by itself make the node unfit (a row remap pending the next reset,
-a link generation below its maximum, which GPUs do at idle to save power). Codes are
-NVC801-NVC823; the table is in docs/design/0014-node-health.md.
+a link generation below its maximum, which GPUs do at idle to save power). A check that
+could not be judged (Xid events whose kernel log was refused, NVC825; a value a reader
+refused, NVC800) is a warning that leaves the node incomplete, never cleared. Codes are
+NVC801-NVC825; the table is in docs/design/0014-node-health.md.
 """
 
 from __future__ import annotations
@@ -448,6 +450,11 @@ def node_findings(
     for gpu in report.gpus:
         gpu_findings(out, gpu)
     xid_findings(out, report.xids)
+    for check in report.unjudged:
+        message = f"node {report.node}: {check.check} not judged: {check.cause}"
+        out.found.append(
+            Finding(check.code, W, report.node, message, check.hint, check.span, check.gpu, True)
+        )
     if expected is not None:
         expectation_findings(out, report, expected)
     return tuple(out.found)

@@ -3,6 +3,8 @@
 Every fact is optional: a form of the output that does not carry it (the CSV has no SRAM
 counts, a VM shows no NVLink) leaves it `None`, and no finding is made from a missing
 fact. `where` maps a fact's name to the line that printed it, so a finding points there.
+A check that could not be judged at all (a kernel log the pod was refused, a value with
+more digits than any nvidia-smi output) is `Unjudged`: its node is never cleared on it.
 """
 
 from __future__ import annotations
@@ -82,6 +84,26 @@ class XidEvent:
         return {"xid": self.code, "pci": self.bus_id, "detail": self.detail, "at": str(self.span)}
 
 
+UNREADABLE = "NVC800"  # the node readers' code: a file, or a value in one, not readable
+UNJUDGED_XID = "NVC825"  # a node-health log whose kernel log was refused or left out
+
+
+@dataclass(frozen=True)
+class Unjudged:
+    """A check of a node that could not be judged, and why: the node is not cleared on it.
+
+    `code` is NVC800 for a value a reader refused (`check` names the fact), NVC825 for
+    Xid events a node-health log could not read (`check` is "Xid events").
+    """
+
+    code: str
+    check: str
+    cause: str
+    hint: str
+    span: Span
+    gpu: int | None = None
+
+
 @dataclass(frozen=True)
 class NodeFacts:
     """One node: the node-wide facts and its GPUs, from one output file."""
@@ -93,7 +115,8 @@ class NodeFacts:
     attached_gpus: int | None = None
     gpus: tuple[GpuFacts, ...] = ()
     xids: tuple[XidEvent, ...] = ()
-    notes: tuple[str, ...] = ()  # what could not be read, e.g. a refused kernel log
+    unjudged: tuple[Unjudged, ...] = ()
+    kernel: bool = False  # whether these facts hold a kernel log read whole (Xid events judged)
     where: dict[str, Span] = field(default_factory=dict, compare=False, hash=False)
 
 
@@ -108,6 +131,7 @@ class Finding:
     hint: str
     span: Span
     gpu: int | None = None
+    unjudged: bool = False  # a check not judged: the node is incomplete, never cleared
 
     @property
     def fails(self) -> bool:
@@ -126,6 +150,8 @@ class Finding:
         }
         if self.gpu is not None:
             found["gpu"] = self.gpu
+        if self.unjudged:
+            found["unjudged"] = True
         return found
 
 
@@ -141,13 +167,18 @@ class NodeReport:
     gpus: tuple[GpuFacts, ...]
     xids: tuple[XidEvent, ...]
     findings: tuple[Finding, ...]
-    notes: tuple[str, ...] = ()
+    unjudged: tuple[Unjudged, ...] = ()
 
     @property
     def verdict(self) -> str:
-        """`failed` (a failing finding), `warning` (findings to look at) or `healthy`."""
+        """`failed` (a failing finding), `incomplete` (a check not judged), `warning` or `healthy`.
+
+        `warning` is findings to look at; a node with none is `healthy`.
+        """
         if any(f.fails for f in self.findings):
             return "failed"
+        if any(f.unjudged for f in self.findings):
+            return "incomplete"
         return "warning" if self.findings else "healthy"
 
     def to_json(self) -> Json:
@@ -163,5 +194,4 @@ class NodeReport:
             "gpus": [gpu.to_json() for gpu in self.gpus],
             "xids": [event.to_json() for event in self.xids],
             "findings": [finding.to_json() for finding in self.findings],
-            "notes": list(self.notes),
         }

@@ -98,7 +98,6 @@ def render_node_text(result: NodeIngest) -> str:
         for gpu in node.gpus:
             out.append(f"  GPU {gpu.index} {gpu.bus_id}")
             out += [f"    {label:<14} {text}" for label, text in _gpu_rows(gpu)]
-        out += [f"  note: {note}" for note in node.notes]
         for finding in node.findings:
             out.append(f"  {finding.span}: {finding.severity}[{finding.code}]: {finding.message}")
             out.append(f"    hint: {finding.hint}")

@@ -17,7 +17,7 @@ from nvcregen.core.errors import Span
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.ingest.node_fields import Path, gpu_facts
 from nvcregen.ingest.node_models import GpuFacts, NodeFacts
-from nvcregen.ingest.node_values import flag, integer, known
+from nvcregen.ingest.node_values import Refusals, flag, integer, known
 
 BANNER = "==============NVSMI LOG=============="
 MAX_GPUS = 64
@@ -82,13 +82,14 @@ def parse_node_text(text: str, file: str) -> NodeFacts:
     if len(sections) > MAX_GPUS:
         raise IngestFormatError(f"{len(sections)} GPU sections: more than {MAX_GPUS}")
     top_values = {child.label: child for child in top.children}
+    refusals = Refusals(file)
     gpus: list[GpuFacts] = []
     for index, section in enumerate(sections):
         lookup = _TextGpu(section, file)
-        minor = integer(lookup.get(("Minor Number",))[0])
-        gpus.append(
-            gpu_facts(index if minor is None else minor, section.value or "", lookup, False)
-        )
+        value, span = lookup.get(("Minor Number",))
+        minor = refusals.read(integer, value, f"Minor Number of GPU {section.value}", span)
+        number = index if minor is None else minor
+        gpus.append(gpu_facts(number, section.value or "", lookup, False, refusals))
     where = {
         name: Span(file, found.line, found.column)
         for name, label in (
@@ -103,8 +104,11 @@ def parse_node_text(text: str, file: str) -> NodeFacts:
         form="text",
         driver=_value(top_values.get("Driver Version")),
         cuda=_value(top_values.get("CUDA Version")),
-        attached_gpus=integer(_value(top_values.get("Attached GPUs"))),
+        attached_gpus=refusals.read(
+            integer, _value(top_values.get("Attached GPUs")), "Attached GPUs", where.get("gpus")
+        ),
         gpus=tuple(sorted(gpus, key=lambda g: g.index)),
+        unjudged=tuple(refusals.found),
         where=where,
     )
 
@@ -169,35 +173,42 @@ def parse_node_csv(text: str, file: str) -> NodeFacts:
     """
     if not looks_like_csv(text):
         raise IngestFormatError("not a --query-gpu CSV: no header naming index or pci.bus_id")
-    rows = list(csv.reader(text.strip().splitlines(), skipinitialspace=True))
-    header = [_field(cell) for cell in rows[0]]
-    body = [row for row in rows[1:] if row]
+    lines = text.splitlines()
+    reader = csv.reader(lines, skipinitialspace=True)
+    rows = [(reader.line_num, row) for row in reader if any(cell.strip() for cell in row)]
+    header = [_field(cell) for cell in rows[0][1]]
+    body = rows[1:]
     if not body:
         raise IngestFormatError("a --query-gpu CSV with a header and no GPU rows")
     if len(body) > MAX_GPUS:
         raise IngestFormatError(f"{len(body)} GPU rows: more than {MAX_GPUS}")
     gpus: list[GpuFacts] = []
     drivers: set[str] = set()
-    for number, row in enumerate(body, start=2):
+    refusals = Refusals(file)
+    for position, (number, row) in enumerate(body):
         if len(row) != len(header):
             raise IngestFormatError(f"line {number}: {len(row)} cells under {len(header)} fields")
         cells = dict(zip(header, (cell.strip() for cell in row), strict=True))
+        at = _columns(lines[number - 1], len(row))
+        span = _at(file, number, at, header, "index")
+        index = refusals.read(integer, cells.get("index"), "index", span)
+        gpu = position if index is None else index
         values: dict[str, object] = {}
         where: dict[str, Span] = {}
         for name, raw in cells.items():
             if name not in _CSV_FIELDS:
                 continue
             target, read = _CSV_FIELDS[name]
-            value = read(raw)
+            span = _at(file, number, at, header, name)
+            value = refusals.read(read, raw, name, span, gpu)
             if value is not None:
                 values[target] = value
-                where[target] = Span(file, number, 1)
+                where[target] = span
         if (driver := known(cells.get("driver_version"))) is not None:
             drivers.add(driver)
-        index = integer(cells.get("index"))
         gpus.append(
             GpuFacts(
-                index=number - 2 if index is None else index,
+                index=gpu,
                 bus_id=cells.get("pci.bus_id", ""),
                 where=where,
                 **values,  # type: ignore[arg-type]
@@ -208,8 +219,24 @@ def parse_node_csv(text: str, file: str) -> NodeFacts:
         form="csv",
         driver=min(drivers) if len(drivers) == 1 else None,
         gpus=tuple(sorted(gpus, key=lambda g: g.index)),
-        where={"driver": Span(file, 2, 1)} if drivers else {},
+        unjudged=tuple(refusals.found),
+        where={"driver": Span(file, body[0][0], 1)} if drivers else {},
     )
+
+
+def _columns(line: str, cells: int) -> list[int]:
+    """The 1-based column of each cell of a CSV line: exact without quotes, else all 1."""
+    if '"' in line:
+        return [1] * cells
+    columns, column = [], 1
+    for cell in line.split(","):
+        columns.append(column + len(cell) - len(cell.lstrip()))
+        column += len(cell) + 1
+    return columns if len(columns) == cells else [1] * cells
+
+
+def _at(file: str, line: int, columns: list[int], header: list[str], name: str) -> Span:
+    return Span(file, line, columns[header.index(name)] if name in header else 1)
 
 
 def _field(cell: str) -> str:

@@ -2,13 +2,22 @@
 
 `N/A`, `[N/A]`, `Not Supported`, `Unknown Error` and kin are all unknown (`None`), never
 zero or false: a fact the driver did not give is not a healthy fact.
+
+Every number is parsed by `integer`, which takes at most `limits.MAX_DIGITS` digits
+(Python refuses to convert 4,300 and raised an internal error). A longer one is refused
+as unreadable: the readers read each value through `Refusals`, which keeps the refusal
+(NVC800, at the value's line) and leaves the fact unknown, and read on.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import TypeVar
 
 from nvcregen.core.errors import Span
+from nvcregen.ingest.limits import InputLimitError, bounded_int
+from nvcregen.ingest.node_models import UNREADABLE, Unjudged
 
 _NUMBER = re.compile(r"^\s*(-?\d+)(?:\.\d+)?\s*(?:x|C|W|MHz|MiB|us|bank\(s\)|%)?\s*$")
 _HEX = re.compile(r"^\s*0x([0-9a-fA-F]+)\s*$")
@@ -29,15 +38,53 @@ def known(value: str | None) -> str | None:
 
 
 def integer(value: str | None) -> int | None:
-    """`16x`, `37 C`, `3072 bank(s)`, `0x5` -> the number; unknowns -> None."""
+    """`16x`, `37 C`, `3072 bank(s)`, `0x5` -> the number; unknowns -> None.
+
+    Raises:
+        InputLimitError: The number has more than `limits.MAX_DIGITS` digits.
+
+    """
     text = known(value)
     if text is None:
         return None
     if (match := _NUMBER.match(text)) is not None:
-        return int(match.group(1))
+        return bounded_int(match.group(1), "the number")
     if (match := _HEX.match(text)) is not None:
-        return int(match.group(1), 16)
+        return bounded_int(match.group(1), "the hexadecimal number", 16)
     return None
+
+
+T = TypeVar("T")
+REFUSED_HINT = (
+    "no nvidia-smi output prints a number this long: the output is damaged or was not made"
+    " by nvidia-smi; capture it again (the node is not cleared on this fact until then)"
+)
+
+
+class Refusals:
+    """The values one output refused (numbers too long), each kept with its place."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.found: list[Unjudged] = []
+
+    def read(
+        self,
+        reader: Callable[[str | None], T],
+        raw: str | None,
+        fact: str,
+        span: Span | None,
+        gpu: int | None = None,
+    ) -> T | None:
+        """`reader(raw)`, or None with the refusal kept when the value is refused."""
+        try:
+            return reader(raw)
+        except InputLimitError as exc:
+            where = span or Span(self.file)
+            if not any((u.span, u.gpu) == (where, gpu) for u in self.found):  # read twice
+                check = fact if gpu is None else f"GPU {gpu} {fact}"
+                self.found.append(Unjudged(UNREADABLE, check, str(exc), REFUSED_HINT, where, gpu))
+            return None
 
 
 def flag(value: str | None) -> bool | None:

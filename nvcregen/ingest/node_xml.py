@@ -17,7 +17,7 @@ from nvcregen.core.errors import Span
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.ingest.node_fields import Path, gpu_facts
 from nvcregen.ingest.node_models import GpuFacts, NodeFacts
-from nvcregen.ingest.node_values import LineFinder, integer, known
+from nvcregen.ingest.node_values import LineFinder, Refusals, integer, known
 
 MAX_GPUS = 64
 
@@ -67,14 +67,16 @@ def parse_node_xml(text: str, file: str) -> NodeFacts:
     if len(gpus) > MAX_GPUS:
         raise IngestFormatError(f"{len(gpus)} <gpu> elements: more than {MAX_GPUS}")
     finder = LineFinder(text, file, "<{label}>")
+    refusals = Refusals(file)
     facts: list[GpuFacts] = []
     for index, gpu in enumerate(gpus):
         bus_id = gpu.get("id", "")
         start = finder.line_of(f'<gpu id="{bus_id}"') or 0
-        minor = integer(_text(gpu, "minor_number"))
-        facts.append(
-            gpu_facts(index if minor is None else minor, bus_id, _XmlGpu(gpu, finder, start), True)
-        )
+        lookup = _XmlGpu(gpu, finder, start)
+        raw, span = lookup.get(("minor_number",))
+        minor = refusals.read(integer, raw, f"minor_number of GPU {bus_id}", span)
+        number = index if minor is None else minor
+        facts.append(gpu_facts(number, bus_id, lookup, True, refusals))
     where = {
         name: finder.find(0, (tag,))
         for name, tag in (
@@ -88,8 +90,11 @@ def parse_node_xml(text: str, file: str) -> NodeFacts:
         form="xml",
         driver=known(_text(root, "driver_version")),
         cuda=known(_text(root, "cuda_version")),
-        attached_gpus=integer(_text(root, "attached_gpus")),
+        attached_gpus=refusals.read(
+            integer, _text(root, "attached_gpus"), "attached_gpus", where["gpus"]
+        ),
         gpus=tuple(sorted(facts, key=lambda g: g.index)),
+        unjudged=tuple(refusals.found),
         where=where,
     )
 

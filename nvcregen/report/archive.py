@@ -224,6 +224,7 @@ class RunSummary(FileModel):
     excluded_nodes: tuple[str, ...] = ()
     exclusion_reason: str = ""
     failed_nodes: tuple[FailedNode, ...] = ()
+    unjudged_nodes: tuple[FailedNode, ...] = ()
     bandwidth: tuple[BandwidthRound, ...] = ()
     goodput: tuple[GoodputRound, ...] = ()
     superseded: tuple[str, ...] = ()

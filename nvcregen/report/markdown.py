@@ -144,7 +144,7 @@ def _nodes(archive: Archive) -> list[str]:
     cells = [(md(r.node), r.status, md(f"{r.stage} / {r.test}"), md(r.reason)) for r in rows]
     return [
         "",
-        "### Excluded and failed nodes",
+        "### Excluded, failed and unjudged nodes",
         "",
         *table(("node", "status", "run", "reason"), cells),
     ]

@@ -7,8 +7,8 @@ texts are rewritten before they are read, so no escaped or reformatted copy of a
 can slip through. Replaced, each by a placeholder numbered in sorted order of the
 originals (so the same nodes give the same placeholders run after run):
 
-- node and host names the archive names (nodes of groups, failed, excluded and
-  succeeded nodes, hosts and ranks of logs, the nodes launcher pods ran on, node
+- node and host names the archive names (nodes of groups, failed, unjudged, excluded
+  and succeeded nodes, hosts and ranks of logs, the nodes launcher pods ran on, node
   verdicts; inside a log's path and run name too) -> `node-A`, `node-B`, ...
   (letters, never numbers: `host-03` would read as a real node 3 of a numbered fleet);
   The history section's node groups (earlier runs' nodes too) get the same placeholders,
@@ -124,7 +124,7 @@ def _node_names(data: object) -> Iterator[str]:
         for key, value in data.items():
             if key in _NODE_KEYS and isinstance(value, list):
                 yield from (v for v in value if isinstance(v, str) and v)
-            elif key in {"failed_nodes"} and isinstance(value, list):
+            elif key in {"failed_nodes", "unjudged_nodes"} and isinstance(value, list):
                 yield from (str(v["name"]) for v in value if isinstance(v, dict) and v.get("name"))
             elif key in {"node", "host", "pod_node"} and isinstance(value, str) and value:
                 yield value

@@ -59,7 +59,7 @@ class RunRow:
 
 @dataclass(frozen=True)
 class NodeRow:
-    """A node a run excluded or failed, and why."""
+    """A node a run excluded, failed or could not judge, and why."""
 
     stage: str
     test: str
@@ -170,14 +170,15 @@ def run_rows(archive: Archive) -> list[RunRow]:
 
 
 def node_rows(archive: Archive) -> list[NodeRow]:
-    """Excluded nodes (with the Workflow's reason), then failed nodes, run by run."""
+    """Excluded nodes (with the Workflow's reason), then failed and unjudged nodes, run by run."""
     rows = []
     for run in archive.summary.runs:
         why = run.exclusion_reason or "no reason given"
         rows += [NodeRow(run.stage, run.test, n, "excluded", why) for n in run.excluded_nodes]
-        for node in run.failed_nodes:
-            reason = f"{node.reason}: {node.message}" if node.message else node.reason
-            rows.append(NodeRow(run.stage, run.test, node.name, "failed", reason or NONE))
+        for status, nodes in (("failed", run.failed_nodes), ("unjudged", run.unjudged_nodes)):
+            for node in nodes:
+                reason = f"{node.reason}: {node.message}" if node.message else node.reason
+                rows.append(NodeRow(run.stage, run.test, node.name, status, reason or NONE))
     return rows
 
 

@@ -47,6 +47,7 @@ class LogRecord(StatusModel):
     gdrdma: bool = False
     versions: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    unjudged: tuple[str, ...] = ()  # node-health checks not judged (NVC825, NVC800), with hints
     hosts: tuple[str, ...] = ()
     pod_node: str = ""
     models: tuple[str, ...] = ()

@@ -17,7 +17,8 @@ that size's rows, as `ingest` and NVCRE do), `samples` the number of rows. Final
 
 A test's run is `succeeded` when every planned round and group (or node) has a log that
 finished, `failed` when any failed (a DCGM failure names its node as a failed node),
-`in-progress` when some logs are missing or truncated, and not found without any log.
+`in-progress` when some logs are missing or truncated, or a node-health log left a check
+unjudged (its node an unjudged node of the run), and not found without any log.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from nvcregen.results.models import (
     RankRecord,
     RunState,
 )
-from nvcregen.results.nodehealth import read_node_health
+from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
@@ -265,12 +266,14 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
         expected_transport=expected_transport(unit),
         pinned_transport=_pinned(unit, reads),
     )
+    expected = expected_runs(unit, rounds)
+    unjudged = _unjudged_nodes(unit, reads, expected)
     if not reads:
         what = "Job" if unit.test.per_node else "TrainJob launcher"
-        return base.model_copy(update={"reason": "NotFound", "message": f"no {what} log"})
+        update = {"reason": "NotFound", "message": f"no {what} log", "unjudged_nodes": unjudged}
+        return base.model_copy(update=update)
     failed = [r.record for r in reads if r.record.job_failed or r.record.status == "failed"]
     done = {(r.placed.round, r.placed.index) for r in reads if r.record.status == "ok"}
-    expected = expected_runs(unit, rounds)
     if failed:
         state, reason = RunState.FAILED, "JobFailed"
         message = "; ".join(f"{r.run}: {', '.join(r.errors) or 'failed'}" for r in failed)
@@ -279,6 +282,7 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
     else:
         state, reason = RunState.IN_PROGRESS, "LogsIncomplete"
         message = f"{len(done & expected)} of {len(expected)} runs have a finished log"
+        message += "".join(f"; {n.name}: {n.message}" for n in unjudged)
     first = reads[0].placed
     source = ObjectRef(kind=_source_kind(unit), namespace=reads[0].record.path.split("/")[1],
                        name=first.run, uid=uid_of(first.obj or {}))  # fmt: skip
@@ -294,12 +298,25 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
             "message": message,
             "failed_nodes": _failed_nodes(unit, failed),
             "succeeded_nodes": _succeeded_nodes(unit, reads),
+            "unjudged_nodes": unjudged,
             "bandwidth": tuple(measured),
             "problems": tuple(
                 e for r in reads for e in r.record.errors if e.startswith(DISORDERED)
             ),
         }
     )
+
+
+def _unjudged_nodes(
+    unit: TestUnit, reads: Sequence[_Read], expected: set[tuple[int, int | None]]
+) -> tuple[FailedNode, ...]:
+    """Node-health: the nodes whose log did not judge them whole, or that have no log."""
+    if unit.test.node is None:
+        return ()
+    named = unit.pool.spec.nodes or ()
+    logged = {(r.placed.round, r.placed.index) for r in reads}
+    absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
+    return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
 
 
 def _source_kind(unit: TestUnit) -> str:

@@ -2,7 +2,9 @@
 
 The log names its node; it must be the node the run was pinned to. Every failing finding
 (an error) becomes one of the record's errors, so the run fails and names the node as
-failed (not suspect: the node was alone in its run); warnings are kept as warnings. The
+failed (not suspect: the node was alone in its run); warnings are kept as warnings. A
+check the log could not judge (its kernel log refused, NVC825; a value too long to read,
+NVC800) makes the record `unjudged` unless the node failed: the node is not cleared. The
 pool's `expect` (and its GPU count), filled per node from the site's inventory where it
 states nothing, is the configuration a node must not drift from.
 """
@@ -10,7 +12,7 @@ states nothing, is the configuration a node must not drift from.
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from nvcregen.ingest import IngestFormatError
@@ -20,6 +22,7 @@ from nvcregen.ingest.node_health import Expectations, majority_findings, node_fi
 from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.ingest.node_models import NodeFacts, NodeReport
 from nvcregen.plan.model import TestUnit
+from nvcregen.results.models import FailedNode
 
 if TYPE_CHECKING:
     from nvcregen.results.logrecords import LogRecord, RunLog
@@ -41,7 +44,7 @@ def _parsed(text: str, path: str) -> tuple[tuple[str, NodeFacts], ...] | str:
 
 
 def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict[str, Any]:
-    """The fields of a `LogRecord` for one node-health log (`status` ok, failed or no-data)."""
+    """A `LogRecord`'s fields for one node-health log: status ok, failed, unjudged or no-data."""
     path = str(base["path"])
     pairs = _parsed(text, path)
     if isinstance(pairs, str):
@@ -57,18 +60,46 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
     where = {k: v for f in facts for k, v in f.where.items()}
     findings = node_findings(report, where, expected)
     errors = tuple(f"{f.code} {f.message}" for f in findings if f.fails)
-    warnings = tuple(f"{f.code} {f.message}" for f in findings if not f.fails) + report.notes
+    warnings = tuple(f"{f.code} {f.message}" for f in findings if not f.fails and not f.unjudged)
+    unjudged = tuple(f"{f.code} {f.message} (hint: {f.hint})" for f in findings if f.unjudged)
     versions = (report.driver,) if report.driver else ()
-    status = "failed" if errors else "ok"
+    status = "failed" if errors else "unjudged" if unjudged else "ok"
     return {
         **base,
         "kind": KIND,
         "status": status,
         "errors": errors,
         "warnings": warnings,
+        "unjudged": unjudged,
         "versions": versions,
         "hosts": (node,),
     }
+
+
+def unjudged_nodes(
+    records: Iterable[LogRecord], missing: Iterable[str] = ()
+) -> tuple[FailedNode, ...]:
+    """The nodes a node-health run did not judge whole, each with why: never cleared by it.
+
+    A record neither `ok` nor `failed` (a check unjudged, a log unreadable, cut short or
+    from another node) names its node: the one the run was pinned to or the pod ran on,
+    else the one the log names. `missing` are planned nodes without any log.
+    """
+    found = [
+        FailedNode(
+            name=node,
+            reason="NodeHealthUnjudged" if r.status == "unjudged" else "NodeHealthUnread",
+            message="; ".join(r.unjudged or r.errors) or r.status,
+        )
+        for r in records
+        if r.status not in ("ok", "failed") and not r.job_failed
+        for node in (r.nodes or r.hosts)
+    ]
+    found += [
+        FailedNode(name=node, reason="NodeHealthMissing", message="no finished node-health log")
+        for node in missing
+    ]
+    return tuple(found)
 
 
 def _expected(unit: TestUnit) -> Expectations:

@@ -7,7 +7,10 @@ that node alone (`failed`, not `suspect`), and the run is complete only when eve
 node has a log that finished: every node the pool names, or, for a selector pool, as many
 distinct nodes as its `nodeCount` (a selector pool without a count can never be complete:
 nothing says how many nodes should have answered). Without any log the run is incomplete,
-whatever NVCRE's objects say: an exit status is no reading of a node's health.
+whatever NVCRE's objects say: an exit status is no reading of a node's health. A node the
+run did not judge whole (its log left a check unjudged, as a refused kernel log leaves its
+Xid events, NVC825; its log unreadable; no log of a named node) is one of the run's
+`unjudged_nodes`, which no other test's pass can clear.
 """
 
 from __future__ import annotations
@@ -19,7 +22,7 @@ from typing import Any
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import FailedNode, RunState
-from nvcregen.results.nodehealth import read_node_health, with_pool_majority
+from nvcregen.results.nodehealth import read_node_health, unjudged_nodes, with_pool_majority
 from nvcregen.results.runs import RunResult, RunSet
 
 
@@ -69,13 +72,18 @@ def _judged(run: RunResult, unit: TestUnit, records: Sequence[LogRecord]) -> Run
     if not records:
         note = "no node-health log was read: the nodes' health is not judged"
         message = "; ".join(m for m in (run.message, note) if m)
-        return run.model_copy(
-            update={"state": RunState.IN_PROGRESS, "reason": "LogsMissing", "message": message}
-        )
+        update = {
+            "state": RunState.IN_PROGRESS,
+            "reason": "LogsMissing",
+            "message": message,
+            "unjudged_nodes": unjudged_nodes((), unit.pool.spec.nodes or ()),
+        }
+        return run.model_copy(update=update)
     failed = [r for r in records if r.status == "failed"]
     passed = {r.hosts[0] for r in records if r.status == "ok" and r.hosts}
     unread = [r for r in records if r.status not in ("ok", "failed")]
     seen = passed | {r.hosts[0] for r in failed if r.hosts}
+    logged = seen | {n for r in unread for n in (r.nodes or r.hosts)}
     missing = _missing(unit, seen)
     if failed:
         state, reason = RunState.FAILED, "NodeHealthFailed"
@@ -84,7 +92,9 @@ def _judged(run: RunResult, unit: TestUnit, records: Sequence[LogRecord]) -> Run
         state, reason, message = RunState.SUCCEEDED, "LogsComplete", ""
     else:
         state, reason = RunState.IN_PROGRESS, "LogsIncomplete"
-        message = "; ".join([missing, *(f"{r.path}: {', '.join(r.errors)}" for r in unread)])
+        message = "; ".join(
+            [missing, *(f"{r.path}: {', '.join(r.errors or r.unjudged)}" for r in unread)]
+        )
     nodes = tuple(
         FailedNode(name=r.hosts[0], reason="NodeHealthFailed", message="; ".join(r.errors))
         for r in failed
@@ -98,6 +108,10 @@ def _judged(run: RunResult, unit: TestUnit, records: Sequence[LogRecord]) -> Run
             "message": message.strip("; "),
             "failed_nodes": tuple(run.failed_nodes) + nodes,
             "succeeded_nodes": tuple(sorted(passed - bad)),
+            "unjudged_nodes": unjudged_nodes(
+                (r for r in unread if not bad & set(r.nodes or r.hosts)),
+                sorted(set(unit.pool.spec.nodes or ()) - logged),
+            ),
         }
     )
 

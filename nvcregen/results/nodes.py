@@ -18,7 +18,10 @@ a multi-node one), and each group passed, failed or did not finish. A node is th
 
 A finding about the evidence (`results/findings.py`) that does not pass counts against
 the group it names, or every group of its run, whether or not a threshold names the
-test: a node whose log was another node's is never cleared by it.
+test: a node whose log was another node's is never cleared by it. A node a run read but
+could not judge one of its checks of (`unjudged_nodes`: a node-health log whose kernel
+log was refused, NVC825) is `untested` too: whatever else it passed, a node is cleared
+only when every check of it was judged.
 
 `failed` and `suspect` nodes fail; `excluded` and `untested` ones are incomplete; only
 `cleared` nodes pass. The report opens with the nodes to hold back (all but cleared).
@@ -103,10 +106,17 @@ def judge_nodes(
     groups = [g for run in runs.runs for g in _groups(run, words, rounds, members)]
     groups += [_found(f, runs) for f in decisive(findings) if f.nodes]
     excluded = {n: r for run in runs.runs for n in run.excluded_nodes for r in [_excluded(run)]}
+    unjudged: dict[str, list[tuple[str, str, str]]] = {}
+    for run in runs.runs:
+        for node in run.unjudged_nodes:
+            unjudged.setdefault(node.name, []).append(
+                (run.stage, run.test, f"not judged in {run.stage} / {run.test}: "
+                 f"{node.message or node.reason}")
+            )  # fmt: skip
     refused = _refusals(site, runs, groups)
     seen = sorted(({n for g in groups for n in g.nodes} | set(excluded)) - set(refused))
     names = list(dict.fromkeys([*plan_nodes(site), *seen]))
-    verdicts = [_node(name, groups, excluded.get(name)) for name in names]
+    verdicts = [_node(name, groups, excluded.get(name), unjudged.get(name, [])) for name in names]
     return tuple(sorted(verdicts, key=lambda v: ORDER.index(v.status)))
 
 
@@ -114,11 +124,12 @@ def _with_findings(thresholds: GroupWords, findings: Sequence[Finding]) -> Group
     """The groups' words with every finding that does not pass (group "": the whole run).
 
     A finding that names its nodes (evidence refused or missing, NVC745-NVC748) counts
-    against those nodes alone (`_found`), not against its group or run.
+    against those nodes alone (`_found`), not against its group or run; a name outside the
+    plan (NVC750) against no node: it fails its run, never the planned nodes beside it.
     """
     found: GroupWords = {key: list(words) for key, words in thresholds.items()}
     for f in decisive(findings):
-        if f.nodes:
+        if f.nodes or f.code == UNPLANNED:
             continue
         found.setdefault((f.stage, f.test, f.group), []).append((f.word, f.reason().message))
     return found
@@ -215,6 +226,9 @@ def _groups(
     for node in run.failed_nodes:
         why = f"{node.reason}: {node.message}" if node.message else node.reason
         found.append(NodeRun(**base, nodes=(node.name,), word=Word.FAIL, why=why))
+    for node in run.unjudged_nodes:
+        why = f"{node.reason}: {node.message}" if node.message else node.reason
+        found.append(NodeRun(**base, nodes=(node.name,), word=Word.INCOMPLETE, why=why))
     # NVCRE's succeeded nodes count where nvcregen measured no group holding them (a
     # DCGM category): NVCRE does not judge transports or per-size bounds, nvcregen does
     judged = {n for g in found for n in g.nodes} | {n.name for n in run.failed_nodes}
@@ -256,7 +270,13 @@ def _group_word(
     return word, "; ".join(dict.fromkeys(text for w, text in whys if w is word)) or "passed"
 
 
-def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVerdict:
+def _node(
+    name: str,
+    groups: Sequence[NodeRun],
+    excluded: str | None,
+    unjudged: Sequence[tuple[str, str, str]],
+) -> NodeVerdict:
+    """One node's verdict; `unjudged`: (stage, test, why) of each check of it not judged."""
     mine = [g for g in groups if name in g.nodes]
     alone = [g for g in mine if g.word is Word.FAIL and len(g.nodes) == 1]
     passed = {(g.stage, g.test) for g in mine if g.word is Word.PASS}
@@ -277,9 +297,15 @@ def _node(name: str, groups: Sequence[NodeRun], excluded: str | None) -> NodeVer
                    for g in shared]  # fmt: skip
     elif excluded is not None:
         status, reasons = "excluded", [excluded]
-    elif unfinished:
+    elif unfinished or unjudged:
         status = "untested"
-        reasons = [f"incomplete in {_where(g)}: {g.why}" for g in unfinished]
+        told = {(stage, test) for stage, test, _ in unjudged}  # said once, as not judged
+        reasons = [why for _, _, why in unjudged]
+        reasons += [
+            f"incomplete in {_where(g)}: {g.why}"
+            for g in unfinished
+            if (g.stage, g.test) not in told
+        ]
     elif passed:
         status = "cleared"
         where = [_where(g) for g in mine if g.word is Word.PASS]

@@ -78,6 +78,7 @@ class RunResult(StatusModel):
     exclusion_reason: str = ""
     failed_nodes: tuple[FailedNode, ...] = ()
     succeeded_nodes: tuple[str, ...] = ()
+    unjudged_nodes: tuple[FailedNode, ...] = ()  # read, but a check of them not judged
     pinned_transport: str | None = None
     bandwidth: tuple[BandwidthMeasurement, ...] = ()
     goodput: tuple[GoodputMeasurement, ...] = ()

@@ -401,6 +401,9 @@ def judge_run(run: RunResult) -> RunVerdict:
     for node in run.failed_nodes:
         text = f"{node.name}: {node.reason}" + (f" ({node.message})" if node.message else "")
         reasons.append(_reason("failed-node", Word.FAIL, text))
+    for node in run.unjudged_nodes:
+        text = f"{node.name}: {node.reason}" + (f" ({node.message})" if node.message else "")
+        reasons.append(_reason("unjudged-node", Word.INCOMPLETE, text))
     if run.excluded_nodes:
         why = run.exclusion_reason or "no reason given"
         text = f"{', '.join(run.excluded_nodes)} not tested: {why}"

@@ -97,7 +97,7 @@ def test_trainer_mode_pins_one_job_per_node_naming_its_node(rendered: dict[str, 
     script = container["command"][2]
     assert "nvidia-smi -q -x" in script
     assert "begin node=${NODE_NAME" in script
-    assert f'echo "{REFUSED},' in script  # the note `ingest node` recognises
+    assert f'echo "{REFUSED},' in script  # the refusal `ingest node` recognises (NVC825)
     assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
 
 
@@ -580,8 +580,9 @@ def test_nvcre_mode_does_not_judge_a_log_from_another_node_than_its_pods(
     pod["spec"]["nodeName"] = "some-other-node"
     outcome, _ = _collect_nvcre(state, logs, tmp_path)
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}
-    assert nodes["h200-a"] == "cleared"
+    assert nodes["h200-a"] == "cleared"  # the name outside the plan (NVC750) fails no node
     assert nodes["h200-b"] != "cleared"
+    assert "some-other-node" not in nodes
 
 
 def test_the_pod_index_takes_each_runs_newest_pod_whatever_the_listing_order() -> None:
@@ -606,3 +607,4 @@ def test_the_pod_index_takes_each_runs_newest_pod_whatever_the_listing_order() -
         assert index.pod_of(job)[0]["metadata"]["name"] == "j3"  # type: ignore[index]
         assert index.jobsets["t"]["metadata"]["name"] == "w9"  # NVCRE mode: any of its pods
         assert index.pod_of({"kind": "TrainJob", "metadata": {"name": "x"}}) == (None, "node")
+

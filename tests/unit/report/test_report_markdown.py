@@ -84,7 +84,7 @@ def test_the_threshold_table_has_a_row_per_verdict_with_its_key_numbers(archive:
 
 def test_nodes_goodput_and_provenance_are_listed(archive: Archive) -> None:
     text = summary_markdown(archive)
-    nodes = section(text, "### Excluded and failed nodes")
+    nodes = section(text, "### Excluded, failed and unjudged nodes")
     assert cells(nodes[2])[:3] == ["node-c", "excluded", "two-node / nccl-all-reduce"]
     assert cells(nodes[2])[3] == "NodeNotReady: &lt;taint> &amp; cordoned"
     goodput = section(text, "### Goodput: two-node / training-goodput")

@@ -90,6 +90,17 @@ def test_sanitized_names_are_letters_never_node_numbers() -> None:
     assert [letters(i) for i in (0, 25, 26, 27, 701, 702)] == ["A", "Z", "AA", "AB", "ZZ", "AAA"]
 
 
+def test_a_node_named_only_as_unjudged_is_replaced() -> None:
+    from nvcregen.report.sanitize import sanitizer
+
+    texts = {
+        "summary.json": '{"runs": [{"unjudged_nodes": [{"name": "gpu-07"}]}]}',
+        "verdicts.json": "{}",
+        "provenance.json": "{}",
+    }
+    assert sanitizer(texts).names == {"gpu-07": "node-A"}
+
+
 def test_a_node_name_inside_a_log_name_is_replaced(tmp_path: Path) -> None:
     """NVCRE mode's saved node-health logs are named by the user, often after the node
     (`node-health-node-b.log`): the log record's path and run kept the real name."""

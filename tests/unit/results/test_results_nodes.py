@@ -217,3 +217,37 @@ def test_a_selector_pool_stage_names_nodes_checked_as_node_names_only() -> None:
     assert {n.node: n.status for n in found} == {"gpu-7": "cleared", "gpu-8": "cleared"}
     (refused,) = refused_nodes(selector, RunSet((named,)))
     assert "'Bad_Name' is not a node name" in refused.message
+
+
+UNJUDGED = FailedNode(
+    name="gpu-1",
+    reason="NodeHealthUnjudged",
+    message="NVC825 node gpu-1: Xid events not judged: dmesg was refused",
+)
+
+
+def health(**fields: Any) -> RunResult:
+    base: dict[str, Any] = {"stage": "node", "scope": "intra-node", "test": "node-health"}
+    return RunResult(**(base | {"state": RunState.IN_PROGRESS} | fields))
+
+
+def test_a_node_a_check_of_which_was_not_judged_is_never_cleared_by_other_passes() -> None:
+    passed = run(bw("g0", ("gpu-1", "gpu-2"), 1))  # both pass the fabric test
+    unjudged = health(unjudged_nodes=(UNJUDGED,), succeeded_nodes=("gpu-2",))
+    assert statuses(passed) == {"gpu-1": "cleared", "gpu-2": "cleared"}
+    found = judge_nodes(SITE, RunSet((passed, unjudged)), {}, 1)
+    assert {n.node: n.status for n in found} == {"gpu-1": "untested", "gpu-2": "cleared"}
+    (node,) = (n for n in found if n.node == "gpu-1")
+    assert node.word is Word.INCOMPLETE
+    assert node.reasons == (f"not judged in node / node-health: {UNJUDGED.message}",)
+    assert [(r.test, r.word) for r in node.runs] == [
+        ("nccl-all-reduce", Word.PASS),
+        ("node-health", Word.INCOMPLETE),
+    ]
+
+
+def test_a_node_failed_elsewhere_stays_failed_when_a_check_of_it_was_not_judged() -> None:
+    failed = health(
+        test="dcgm-l1", failed_nodes=(FailedNode(name="gpu-1", reason="DiagnosticFailed"),)
+    )
+    assert statuses(failed, health(unjudged_nodes=(UNJUDGED,)))["gpu-1"] == "failed"
