@@ -165,8 +165,18 @@ def check(
 
 
 @main.command()
-def schema() -> None:
+@click.option(
+    "--catalog",
+    is_flag=True,
+    help="Print the schema of catalog files instead (schemas/catalog.v1alpha1.json).",
+)
+def schema(catalog: bool) -> None:
     """Print the JSON Schema of Site files (schemas/site.v1alpha1.json)."""
+    if catalog:
+        from nvcregen.catalog.schema import catalog_json_schema_text
+
+        click.echo(catalog_json_schema_text(), nl=False)
+        return
     from nvcregen.spec.schema import site_json_schema_text
 
     click.echo(site_json_schema_text(), nl=False)
