@@ -68,8 +68,8 @@ def _node_drift(recorded: InventoryNode, now: InventoryNode) -> Iterator[Drift]:
         ("CUDA", recorded.cuda, now.cuda),
     ):
         if before != after:
-            now, then = _version(after), _version(before)
-            yield Drift(name, CHANGED, f"node {name}: {what} {now}, the inventory {then}")
+            shown, recorded_as = _version(after), _version(before)
+            yield Drift(name, CHANGED, f"node {name}: {what} {shown}, the inventory {recorded_as}")
 
 
 def _version(value: str | None) -> str:
