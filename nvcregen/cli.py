@@ -51,7 +51,7 @@ def validate(sites: tuple[Path, ...], fmt: str, strict: bool) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     default=Path("out"),
     show_default=True,
-    help="Output folder.",
+    help="Output folder, relative to the current folder (see above).",
 )
 @click.option(
     "--check", is_flag=True, help="Compare with the output folder in memory; write nothing."
@@ -80,9 +80,13 @@ def render(
 ) -> None:
     """Compile sites, check every object, and write out/<site>/ atomically.
 
-    GitOps objects name the folders they apply as the output folder's path inside the
-    project (`out/<site>` by default); `--out` outside the project is refused for sites
-    whose `gitops.path` does not say where their output is committed.
+    `--out DIR` (default `out`): DIR is relative to the current folder. Inside the site's
+    project (the nearest folder above the site file that holds `sites/`, else the current
+    folder when the file is in it, else the file's own folder), the GitOps objects apply
+    DIR/<site> as a path of that project (NVC379 warns when the site's `gitops.path` names
+    another folder); outside it nothing is refused: the render is a preview, as `helm
+    template --output-dir` makes one, exit 0, and NVC379 warns that its GitOps objects
+    still point at the folder the site is committed at (`gitops.path`, or `out/<site>`).
     """
     from nvcregen.chain.model import Options
     from nvcregen.chain.sites import render as render_project
@@ -165,8 +169,18 @@ def check(
 
 
 @main.command()
-def schema() -> None:
+@click.option(
+    "--catalog",
+    is_flag=True,
+    help="Print the schema of catalog files instead (schemas/catalog.v1alpha1.json).",
+)
+def schema(catalog: bool) -> None:
     """Print the JSON Schema of Site files (schemas/site.v1alpha1.json)."""
+    if catalog:
+        from nvcregen.catalog.schema import catalog_json_schema_text
+
+        click.echo(catalog_json_schema_text(), nl=False)
+        return
     from nvcregen.spec.schema import site_json_schema_text
 
     click.echo(site_json_schema_text(), nl=False)

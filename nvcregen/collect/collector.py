@@ -25,7 +25,6 @@ from pathlib import Path
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.sites import SITES_DIR, display_path, site_root
 from nvcregen.cluster.client import Cluster, ClusterError, connect
-from nvcregen.cluster.nodes import live_inventory
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import (
     ApiCallError,
@@ -36,6 +35,7 @@ from nvcregen.collect.client import (
 )
 from nvcregen.collect.completeness import missing_objects
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
+from nvcregen.collect.nodedrift import drift_notes, saved_drift_notes
 from nvcregen.collect.nodelogs import saved_node_health_logs
 from nvcregen.collect.nvcrelogs import read_nvcre_node_health_logs, runs_created
 from nvcregen.collect.requests import (
@@ -49,7 +49,6 @@ from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core.errors import NvcregenError
-from nvcregen.fabric.drift import inventory_drift
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -91,7 +90,8 @@ def collect(options: CollectOptions) -> CollectOutcome:
         raise CollectError("--reclaim deletes from a cluster: it cannot be used with a folder")
     key = signing_key(options.sign_key)  # a wrong key stops it before anything is read
     loaded = load_site_file(options.root, options.site)
-    drift = inventory_notes(loaded, options)  # the live nodes against the site's inventory
+    # the live nodes against the site's inventory (saved nodes: once the folder is read)
+    drift = drift_notes(loaded, options, lambda: _connect(options))
     if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
         found = collect_trainer(loaded, options, key)
         return replace(found, notes=found.notes + drift)
@@ -101,6 +101,8 @@ def collect(options: CollectOptions) -> CollectOutcome:
         if cluster is None
         else read_cluster(loaded.site, cluster, options)
     )
+    if cluster is None:
+        drift = saved_drift_notes(loaded, snapshot.objects)
     objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
     # runs and their rounds, per planned test; a round that finished after now is refused
     runs = assemble_runs(loaded.units, objects, collection_time())
@@ -155,33 +157,20 @@ def load_site_file(root: Path, given: str) -> LoadedSite:
         path = next((p for p in found if p.is_file()), path)
     if not path.is_file():
         raise CollectError(f"no site '{given}': neither a file nor {SITES_DIR}/{given}.yaml")
-    shown = display_path(path, site_root(path, root))  # the same from any directory
+    project = site_root(path, root)  # as render finds it: names and spec.inventory from here
+    shown = display_path(path, project)  # the same from any directory
     raw, diags = read_site_bytes(path, shown)
     try:
         catalog = load_catalog()
     except NvcregenError as exc:
         raise CollectError("the catalog cannot be loaded", exc.diagnostics) from exc
-    loaded = load_site(raw, shown, catalog, root=root) if raw is not None else None
+    loaded = load_site(raw, shown, catalog, root=project) if raw is not None else None
     if loaded is None or loaded.site is None or loaded.test_units is None:
         raise CollectError(f"{shown} is not a valid site", loaded.diagnostics if loaded else diags)
     sha = hashlib.sha256(raw or b"").hexdigest()
     site = loaded.site
     file = SiteFile(site.metadata.name, shown, sha)
     return LoadedSite(site, file, loaded.test_units, catalog, loaded.inventory)
-
-
-def inventory_notes(loaded: LoadedSite, options: CollectOptions) -> tuple[str, ...]:
-    """NVC770-NVC772 as notes: the live nodes against the site's inventory (cluster only).
-
-    Reading the nodes is best effort: a failure is a note too, never a failed collection.
-    """
-    if loaded.inventory is None or options.from_dir is not None:
-        return ()
-    try:
-        live = live_inventory(_connect(options), options.policy)
-    except (ClusterError, CollectError) as exc:
-        return (f"NVC773: the live nodes cannot be compared with the inventory: {exc}",)
-    return tuple(f"{d.code}: {d.message}" for d in inventory_drift(loaded.inventory, live))
 
 
 def _connect(options: CollectOptions) -> Cluster:

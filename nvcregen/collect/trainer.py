@@ -15,7 +15,9 @@ Saved-logs folder (`--from DIR`):
     DIR/**/*.yaml|yml|json            optional: the exported TrainJobs and Jobs
                                       (`kubectl get trainjobs,jobs -l
                                       nvcregen.io/site=SITE -o yaml`), for their labels
-                                      and a `Failed` condition
+                                      and a `Failed` condition; and the
+                                      nodes (`kubectl get nodes -o yaml`),
+                                      compared with the site's inventory
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
+from nvcregen.collect.nodedrift import saved_drift_notes
 from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.signing import sign_archive, signature_note
 from nvcregen.collect.source import (
@@ -93,6 +96,8 @@ def collect_trainer(
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
     signature = signature_note(key, written)
     notes = (*snapshot.notes, *written.notes)
+    if options.from_dir is not None:  # the nodes saved beside the logs against the inventory
+        notes += saved_drift_notes(loaded, snapshot.objects)
     return CollectOutcome(site.metadata.name, written, verdicts, notes=notes, signature=signature)
 
 

@@ -160,13 +160,14 @@ def drill(site: Path, fail: str, fmt: str) -> None:
     fault is named, 1 when it is not, 2 for an invalid site or fault.
     """
     from nvcregen.catalog.load import load_catalog
+    from nvcregen.chain.sites import site_root
     from nvcregen.commands.common import print_diagnostics
     from nvcregen.fabric.drill import run_drill
     from nvcregen.fabric.drillview import drill_json, drill_text
     from nvcregen.plan.coverage import plan_rounds
     from nvcregen.validate.site import load_site
 
-    root = Path.cwd()
+    root = site_root(site, Path.cwd())  # the site's project: its inventory is relative to it
     loaded = load_site(site.read_bytes(), str(site), load_catalog(), root=root)
     errors = [d for d in loaded.diagnostics if d.is_error]
     if errors or loaded.site is None or loaded.test_units is None:

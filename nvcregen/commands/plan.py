@@ -36,7 +36,7 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
     """
     from nvcregen.catalog.load import load_catalog
     from nvcregen.chain.pipeline import CompileResult, Options, build_site
-    from nvcregen.chain.sites import discover_sites, display_path
+    from nvcregen.chain.sites import discover_sites, display_path, site_root
     from nvcregen.check.replayed import replay_manifests_of
     from nvcregen.core.errors import NvcregenError
     from nvcregen.replay.report import render_plans
@@ -54,7 +54,9 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
         sys.exit(ExitCode.INVALID)
     views, failed = [], []
     for path in paths:
-        built = build_site(path.read_bytes(), display_path(path, root), catalog, Options(root=root))
+        project = site_root(path, root)  # its inventory and chart archive, as render finds them
+        shown = display_path(path, project)
+        built = build_site(path.read_bytes(), shown, catalog, Options(root=project))
         if isinstance(built, CompileResult):
             failed += [d for d in built.diagnostics if d.is_error]
             continue

@@ -6,7 +6,7 @@ live until the command ends. Each
 automatic collection walks every tracked object, and once a graph has grown, the
 collector walks it again and again to free almost nothing: at 1,024 nodes, 40% of
 `plan` and a tenth of `render`, with the same peak memory either way (measured in
-docs/design/0017). Reference counting still frees everything that is not a cycle.
+docs/design/0017-fleet-scale.md). Reference counting still frees everything that is not a cycle.
 """
 
 from __future__ import annotations

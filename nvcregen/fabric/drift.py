@@ -2,8 +2,11 @@
 
 `check --server` and `collect` both call `inventory_drift` with the nodes they read:
 NVC770 a node of the inventory is gone, NVC771 it has fewer GPUs or NICs than recorded,
-NVC772 its GPU product, a fabric label, or its driver or CUDA version changed. Nodes the
-inventory does not list are not drift (another site's, or new ones to inventory).
+NVC772 its GPU product, a fabric label, or its driver or CUDA version changed (GPU feature
+discovery's labels, older or newer, `fabric/inventory.py`; a version no label gives any
+more is "not labelled"). Nodes the inventory does not list are not drift (another
+site's, or new ones to inventory). `collect --from DIR` compares the nodes saved in DIR
+(`collect/nodedrift.py`).
 """
 
 from __future__ import annotations
@@ -65,7 +68,13 @@ def _node_drift(recorded: InventoryNode, now: InventoryNode) -> Iterator[Drift]:
         ("CUDA", recorded.cuda, now.cuda),
     ):
         if before != after:
-            yield Drift(name, CHANGED, f"node {name}: {what} {after}, the inventory {before}")
+            shown, recorded_as = _version(after), _version(before)
+            yield Drift(name, CHANGED, f"node {name}: {what} {shown}, the inventory {recorded_as}")
+
+
+def _version(value: str | None) -> str:
+    """A driver or CUDA version, or what its absence means: GFD labelled none."""
+    return value if value is not None else "not labelled"
 
 
 def drift_diagnostics(doc: Document, inventory: Inventory, live: Inventory) -> list[Diagnostic]:

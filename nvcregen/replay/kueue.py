@@ -6,7 +6,8 @@ that fits, in order) matches its node rules on the flavor's `nodeLabels` keys an
 nominal quota for all of it; the sum of pod requests times counts, `pods` included when
 covered. Asking for a resource no group covers makes it inadmissible for good (Kueue's
 default `BlockUndeclared`). A flavor naming a Topology makes admission topology-aware:
-every pod must also fit a free node before anything is admitted (docs/design/0007).
+every pod must also fit a free node before anything is admitted
+(docs/design/0007-admission.md).
 Borrowing, cohorts, preemption and `waitForPodsReady` evictions are not modelled.
 """
 

@@ -1,4 +1,4 @@
-"""Evidence bound to the plan, and numbers the links allow (pure; docs/design/0010).
+"""Evidence bound to the plan, and numbers the links allow (pure; docs/design/0012-evidence.md).
 
 Binding. A round read from a log names who ran each rank (`# Rank 3 ... on HOST device
 3 [0x5b] MODEL`). It is bound to its planned run when

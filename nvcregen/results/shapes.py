@@ -1,4 +1,4 @@
-"""The shape of an NCCL sweep, read as a person reads its plot (pure; docs/design/0010).
+"""The shape of an NCCL sweep, read as a person reads its plot (pure; docs/design/0012-evidence.md).
 
 Every round's out-of-place bus bandwidth by message size is checked, whether or not a
 threshold names the test; sizes under FLOOR_BYTES are latency-bound and not read:

@@ -1,4 +1,8 @@
-"""Generate the published JSON Schema of Site files from the pydantic models."""
+"""Generate the published JSON Schema of Site files from the pydantic models.
+
+`catalog/schema.py` generates the catalog's the same way (`EditorSchemaGenerator`,
+`describe_properties`).
+"""
 
 from __future__ import annotations
 
@@ -18,28 +22,31 @@ SCHEMA_ID = "https://nvcregen.io/schemas/site.v1alpha1.json"
 SCHEMA_FILE = "site.v1alpha1.json"
 
 
-class _SiteSchemaGenerator(GenerateJsonSchema):
+class EditorSchemaGenerator(GenerateJsonSchema):
     """Schema for people and editors: optional keys are omitted, never written as null."""
 
     def nullable_schema(self, schema: core_schema.NullableSchema) -> JsonSchemaValue:
+        """`X | None` as `X`: a key that may be left out."""
         # `X | None = None` means "may be left out"; a literal null is not part of the language,
         # and dropping the anyOf keeps validation errors specific.
         return self.generate_inner(schema["schema"])
 
     def default_schema(self, schema: core_schema.WithDefaultSchema) -> JsonSchemaValue:
+        """A field's default, except a default of None (the key is simply left out)."""
         value = super().default_schema(schema)
         if value.get("default", 0) is None:
             del value["default"]
         return value
 
     def field_title_should_be_set(self, schema: Any) -> bool:
+        """No titles on fields: their descriptions say what they are."""
         return False
 
 
 def site_json_schema() -> dict[str, Any]:
     """Return the JSON Schema (draft 2020-12) that Site files are validated against."""
     schema = Site.model_json_schema(
-        by_alias=True, mode="validation", schema_generator=_SiteSchemaGenerator
+        by_alias=True, mode="validation", schema_generator=EditorSchemaGenerator
     )
     describe_properties(schema)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
@@ -56,14 +63,17 @@ def site_json_schema_text() -> str:
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`(])")
 
 
-def describe_properties(schema: dict[str, Any]) -> None:
+def describe_properties(
+    schema: dict[str, Any], roots: tuple[type[BaseModel], ...] = (Site,)
+) -> None:
     """Give every property of every model a `description`, for editors' hover text.
 
     From the models' docstrings, in this order: the field's own docstring (the string
     under it, `use_attribute_docstrings`), the sentences of its model's docstring that
     name it in backticks, and, for a property that is a model, that model's summary.
+    `roots` are the models the schema was generated from (the Site, or the catalog's).
     """
-    models = _models(Site)
+    models = {name: model for root in roots for name, model in _models(root).items()}
     for name, definition in [("Site", schema), *schema.get("$defs", {}).items()]:
         model = models.get(name)
         if model is None:

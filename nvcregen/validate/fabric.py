@@ -1,7 +1,8 @@
 """A site against its inventory, and its fabric-aware stages: NVC390-NVC399.
 
 The inventory is read here (bounded: a file over 64 MiB is refused), relative to the
-project folder like a chart archive, so every command that loads a site plans with it.
+site's project folder (`root`: `chain/sites.py` site_root, the folder render compiles the
+site in), so every command that loads a site plans with it, from any folder.
 """
 
 from __future__ import annotations
@@ -53,7 +54,10 @@ def load_inventory(
         raw = _read_bounded(path)
     except OSError as exc:
         message = f"the inventory {named} cannot be read: {exc.strerror or exc}"
-        hint = "write it with `nvcregen inventory`; the path is relative to the project folder"
+        hint = (
+            "write it with `nvcregen inventory`; the path is relative to the site's project"
+            " folder (the nearest folder above the site file that holds sites/)"
+        )
         return None, [
             Diagnostic(doc.span(where), Severity.ERROR, BAD_INVENTORY, message, where, hint)
         ]

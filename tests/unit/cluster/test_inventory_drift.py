@@ -129,3 +129,26 @@ def test_inventory_from_a_context_matches_one_from_the_export(tmp_path: Path) ->
     refused = CliRunner().invoke(main, down)
     assert refused.exit_code == 2 and "context 'nope'" in refused.output
     assert not target.exists()
+
+
+def test_check_server_reports_a_changed_driver_or_cuda_version(tmp_path: Path) -> None:
+    """Issue #32: a driver or CUDA upgrade is drift, under GFD's older and newer labels."""
+    write_project(tmp_path, 8, 2)
+    (tmp_path / "out" / "fleet").mkdir(parents=True)
+    index = {"site": "fleet", "source": {"file": "fleet.yaml"}}
+    (tmp_path / "out" / "fleet" / "index.json").write_text(json.dumps(index))
+    items = copy.deepcopy(fleet(8, 2)["items"])
+    newer = {"major": "580", "minor": "65", "revision": "06", "full": "580.65.06"}
+    items[0]["metadata"]["labels"].update(
+        {f"nvidia.com/cuda.driver-version.{k}": v for k, v in newer.items()}
+    )  # read before the older labels, which GFD still writes beside them
+    items[1]["metadata"]["labels"]["nvidia.com/cuda.runtime.minor"] = "9"
+    del items[2]["metadata"]["labels"]["nvidia.com/cuda.driver.major"]  # GFD gone
+    with serve_app(Nodes(items)) as url:
+        kubeconfig = write_kubeconfig(tmp_path / "kubeconfig", url, closed_port_url())
+        found = tree_drift(tmp_path / "out", tmp_path, connect("ctx", kubeconfig))
+    assert [(d.code, d.path, d.message) for d in found] == [
+        ("NVC772", "/nodes/0", "node gpu-0000: driver 580.65.06, the inventory 570.124.06"),
+        ("NVC772", "/nodes/1", "node gpu-0001: CUDA 12.9, the inventory 12.8"),
+        ("NVC772", "/nodes/2", "node gpu-0002: driver not labelled, the inventory 570.124.06"),
+    ]

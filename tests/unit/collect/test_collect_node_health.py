@@ -607,4 +607,3 @@ def test_the_pod_index_takes_each_runs_newest_pod_whatever_the_listing_order() -
         assert index.pod_of(job)[0]["metadata"]["name"] == "j3"  # type: ignore[index]
         assert index.jobsets["t"]["metadata"]["name"] == "w9"  # NVCRE mode: any of its pods
         assert index.pod_of({"kind": "TrainJob", "metadata": {"name": "x"}}) == (None, "node")
-
