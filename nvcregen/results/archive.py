@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from nvcregen.core.atomicfile import refuse_links_below
 from nvcregen.core.kube import name_problem
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.results.liveobjects import CLUSTER_SCOPE, Obj, content_digest, key_of
@@ -57,6 +58,7 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segm
 MARKER = ".nvcregen-collect"
 _LEFTOVER = re.compile(r"^\.(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})\.tmp-(?P<pid>[0-9]{1,10})$")
 LEFTOVER = "NVC728"
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass(frozen=True)
@@ -168,13 +170,16 @@ def write_archive(site_dir: Path, archive: Archive) -> Written:
 
     The files are written (and fsynced) into a hidden folder beside the target, which
     is then renamed into place, so a reader never sees half an archive. An existing
-    folder is left as it is and only verified.
+    folder is left as it is and only verified. The site folder and the run folder must
+    not be symbolic links: nothing is written (or removed) where one points.
 
     Raises:
+        FileWriteError: When the site or run folder is a symbolic link (NVC758).
         OSError: When the files cannot be written (the hidden folder is removed).
 
     """
     final = site_dir / archive.run_id
+    refuse_links_below(site_dir.parent, final)  # before leftovers are looked for there
     notes = remove_leftovers(site_dir)
     if final.exists():
         return Written(final, "exists", verify_archive(final), notes)
@@ -249,8 +254,10 @@ def _alive(pid: int) -> bool:
 
 
 def _write_file(file: Path, data: bytes) -> None:
+    """A new file in the hidden folder: never one already there, never through a link."""
     file.parent.mkdir(parents=True, exist_ok=True)
-    with file.open("wb") as handle:
+    fd = os.open(file, _NEW_FILE, 0o666)
+    with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
