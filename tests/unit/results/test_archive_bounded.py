@@ -8,6 +8,7 @@ capped meanwhile, so a whole read fails at once instead of filling the machine's
 
 from __future__ import annotations
 
+import os
 import resource
 from collections.abc import Iterator
 from pathlib import Path
@@ -180,3 +181,14 @@ def test_a_huge_log_gives_export_metrics_no_time_and_costs_no_memory(tmp_path: P
     stamp = "2026-10-14T12:40:00.123456789Z "
     (run / "logs" / "nvcre" / "small.log").write_text(f"{stamp}# Avg bus bandwidth : 1\n")
     assert _stamped_logs(read_archive(run)) == {("r", 2)}
+
+
+def test_a_file_growing_while_hashed_is_read_no_further_than_the_cap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    file = tmp_path / "f"
+    file.write_bytes(b"x" * 10)
+    real = os.fstat
+    monkeypatch.setattr(os, "fstat", lambda fd: os.stat_result((*real(fd)[:6], 5, *real(fd)[7:])))
+    with pytest.raises(ArchiveFileTooLargeError, match="holds 6 bytes"):
+        sha256_capped(file, 5)
