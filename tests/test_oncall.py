@@ -6,7 +6,9 @@ A four-node trainer-mode site, collected from saved logs written as the tools pr
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
 from pathlib import Path
 
@@ -228,6 +230,32 @@ def test_retest_refuses_an_existing_file(pair_failure: Path, tmp_path: Path) -> 
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2
     assert "is not the site the run was judged against" in result.stderr
+
+
+def test_retest_refuses_a_link_and_a_full_disk(
+    pair_failure: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The retest site goes through the one atomic writer (issue #32): NVC758, exit 2."""
+    site = pair_failure.parents[2] / "site.yaml"
+    link = tmp_path / "link.yaml"
+    link.symlink_to(tmp_path / "elsewhere.yaml")
+    args = ["retest", str(pair_failure), "--out", str(link), "--site", str(site)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "error[NVC758]" in result.stderr and "is a symbolic link" in result.stderr
+    assert not (tmp_path / "elsewhere.yaml").exists()
+
+    def full(fd: int, data: bytes) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "write", full)
+    out = tmp_path / "new.yaml"
+    args = ["retest", str(pair_failure), "--out", str(out), "--site", str(site)]
+    result = CliRunner().invoke(main, args)
+    monkeypatch.undo()
+    assert result.exit_code == 2
+    assert "error[NVC758]" in result.stderr and "(ENOSPC); nothing was written" in result.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.yaml"]
 
 
 def test_finished_at_comes_from_kubectl_timestamps(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from nvcregen.catalog.charts import ChartEntry
+from nvcregen.catalog.engines import EngineFacts
 from nvcregen.catalog.models import (
     Baseline,
     DefaultImages,
@@ -23,7 +24,6 @@ from nvcregen.catalog.models import (
     PodSizes,
     TestEntry,
 )
-from nvcregen.catalog.engines import EngineFacts
 from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.spec.schema import EditorSchemaGenerator, describe_properties
 

@@ -48,6 +48,7 @@ from nvcregen.collect.requests import (
 from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
+from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
 from nvcregen.results.archive import (
     Archive,
@@ -128,6 +129,8 @@ def collect(options: CollectOptions) -> CollectOutcome:
     site_dir = options.out_dir / loaded.site.metadata.name
     try:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
+    except FileWriteError as exc:  # a link on the way: nothing written there
+        raise CollectError(str(exc)) from exc
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
     notes = (*snapshot.notes, *log_notes, *written.notes, *drift)

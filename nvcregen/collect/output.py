@@ -8,12 +8,18 @@ from typing import Any, TextIO
 
 from nvcregen.collect.model import CollectOutcome
 from nvcregen.collect.requests import ListRequest
+from nvcregen.core.terminal import one_line
 from nvcregen.results.findings import first_lines
 from nvcregen.results.verdicts import Reason, ThresholdVerdict, Word
 
 
 def render_text(outcome: CollectOutcome) -> str:
-    """One line per verdict that is not a plain pass, the archive, and what was deleted."""
+    """One line per verdict that is not a plain pass, the archive, and what was deleted.
+
+    Each line is one line: a line feed or any other control character in what the
+    cluster or an export said (a group name, a reason) is written as a visible escape, so
+    it cannot forge a line of its own.
+    """
     archive = outcome.archive
     state = "verified" if archive.verified else "NOT verified"
     lines = [f"{archive.path.as_posix()}/: {archive.state}, {state}"]
@@ -32,7 +38,7 @@ def render_text(outcome: CollectOutcome) -> str:
     lines += [f"deleted    {o.request}" for o in outcome.deleted if o.status == "deleted"]
     lines += [f"reclaim: {p}" for p in outcome.reclaim_problems]
     lines += [f"note: {n}" for n in outcome.notes]
-    return "\n".join(lines) + "\n"
+    return "\n".join(one_line(line) for line in lines) + "\n"
 
 
 def _threshold_line(verdict: ThresholdVerdict) -> str:
@@ -53,7 +59,7 @@ def summary_line(outcome: CollectOutcome) -> str:
     """The last line: the overall verdict and the count of each word."""
     counts = outcome.verdicts.counts()
     shown = ", ".join(f"{counts[str(w)]} {w}" for w in Word)
-    return f"nvcregen: collect {outcome.site}: {outcome.verdicts.word} ({shown})\n"
+    return one_line(f"nvcregen: collect {outcome.site}: {outcome.verdicts.word} ({shown})") + "\n"
 
 
 def render_json(outcome: CollectOutcome) -> str:

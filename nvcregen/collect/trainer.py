@@ -40,6 +40,7 @@ from nvcregen.collect.source import (
     read_regular,
     regular_files,
 )
+from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
@@ -92,6 +93,8 @@ def collect_trainer(
     site_dir = options.out_dir / site.metadata.name
     try:
         written = write_archive(site_dir, archive)
+    except FileWriteError as exc:  # a link on the way: nothing written there
+        raise CollectError(str(exc)) from exc
     except OSError as exc:
         raise CollectError(f"cannot write the archive under {site_dir}: {exc}") from exc
     signature = signature_note(key, written)

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -63,7 +61,12 @@ def inventory(
     if output is None:
         click.echo(text, nl=False)
         return
-    write_atomic(output, text)
+    from nvcregen.core.atomicfile import FileWriteError, write_file
+
+    try:
+        write_file(output, text)
+    except FileWriteError as exc:
+        _fail(str(exc))
     click.echo(f"nvcregen: wrote {output} ({len(found.nodes)} nodes)", err=True)
 
 
@@ -122,19 +125,6 @@ def _live_nodes(context: str | None, kubeconfig: Path | None) -> list[dict[str, 
         return list_nodes(connect(context, kubeconfig))
     except ClusterError as exc:
         _fail(str(exc))
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write a file whole or not at all: a temporary file beside it, then a rename."""
-    folder = path.parent if str(path.parent) else Path()
-    handle, name = tempfile.mkstemp(prefix=f".{path.name}.", dir=folder)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as stream:
-            stream.write(text)
-        Path(name).replace(path)
-    except BaseException:
-        Path(name).unlink(missing_ok=True)
-        raise
 
 
 def _fail(message: str) -> NoReturn:

@@ -126,7 +126,13 @@ def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> 
         click.echo(printable(found.text), nl=False)
         click.echo(f"nvcregen: {len(found.samples)} samples; {time_line(found)}", err=True)
     else:
-        out.write_text(found.text, encoding="utf-8")
+        from nvcregen.core.atomicfile import FileWriteError, write_file
+
+        try:
+            write_file(out, found.text)
+        except FileWriteError as exc:
+            click.echo(printable(f"nvcregen: {exc}"), err=True)
+            sys.exit(ExitCode.INVALID)
         click.echo(f"wrote {out}: {len(found.samples)} samples; {time_line(found)}", err=True)
 
 

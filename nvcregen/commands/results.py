@@ -10,7 +10,7 @@ import click
 
 from nvcregen.commands.common import FORMAT, KUBECONFIG, print_diagnostics
 from nvcregen.core.errors import ExitCode
-from nvcregen.core.terminal import printable
+from nvcregen.core.terminal import one_line, printable
 
 if TYPE_CHECKING:
     from nvcregen.ingest.node_expect import NodeInventory
@@ -124,9 +124,9 @@ def report(results_dir: Path, out_dir: Path, sanitize: bool) -> None:
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)  # the archive is not trusted
         sys.exit(ExitCode.INVALID)
-    click.echo(printable(f"{written.site} {written.run_id}: {written.word}"))
-    for line in written.evidence:
-        click.echo(printable(f"  {line}"))  # evidence quotes the archive
+    click.echo(one_line(f"{written.site} {written.run_id}: {written.word}"))
+    for line in written.evidence:  # evidence quotes the archive: a line feed forges no line
+        click.echo(one_line(f"  {line}"))
     for finding in written.findings:
         click.echo(printable(f"nvcregen: {finding}"), err=True)
     click.echo(printable(f"{written.run_id}: {written.signature}"))

@@ -18,6 +18,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from nvcregen.report.folder import ReportError
+from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 from nvcregen.results.attestation import signature_text
 
 Word = Literal["pass", "fail", "incomplete"]
@@ -349,7 +350,9 @@ def read_archive(folder: Path, texts: dict[str, str] | None = None) -> Archive:
 
 def _text(folder: Path, name: str) -> str:
     try:
-        return (folder / name).read_text(encoding="utf-8")
+        return read_capped(folder / name).decode("utf-8")
+    except ArchiveFileTooLargeError as exc:
+        raise ReportError(f"{folder / name}: {exc}") from exc
     except (OSError, UnicodeDecodeError) as exc:
         raise ReportError(f"{folder / name} cannot be read: {exc}") from exc
 

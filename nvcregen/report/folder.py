@@ -30,20 +30,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from nvcregen.core.regular import open_regular, read_regular
 from nvcregen.results.archive import SUMS, verify_archive
+from nvcregen.results.archiveread import MAX_SUMS, read_capped
 from nvcregen.results.attestation import signed_collection_time
 
 _DATED = re.compile(r"^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-")
 _FINISHED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
-MAX_SUMMARY = 256 << 20  # summary.json is read for its time only below this size
 SKEW = timedelta(minutes=5)  # how far a cluster's clock may run ahead of the collector's
 FUTURE = "NVC755"  # a run measured (it says) after it was collected
 TWICE = "NVC756"  # one run in two folders of a site folder
@@ -183,7 +181,7 @@ def _micro(when: str) -> str:
 
 def _sums_digest(folder: Path) -> str:
     try:  # a FIFO is never opened: verification names it
-        return hashlib.sha256(read_regular(folder / SUMS)).hexdigest()
+        return hashlib.sha256(read_capped(folder / SUMS, MAX_SUMS)).hexdigest()
     except OSError:
         return f"unreadable:{folder.name}"  # matches no other run
 
@@ -203,11 +201,9 @@ def _summary_facts(folder: Path) -> tuple[str | None, str]:
     found: object = None
     run_id = ""
     try:
-        with open_regular(folder / "summary.json") as handle:  # a FIFO is never opened
-            if os.fstat(handle.fileno()).st_size <= MAX_SUMMARY:
-                data = json.loads(handle.read().decode("utf-8"))
-                found = data.get("finished_at")
-                run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else ""
+        data = json.loads(read_capped(folder / "summary.json").decode("utf-8"))  # no FIFO
+        found = data.get("finished_at")
+        run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else ""
     except (OSError, ValueError, AttributeError, RecursionError):
         pass  # no usable time: the run id's, if dated (the file itself is checked later)
     if isinstance(found, str) and _when(found):

@@ -15,6 +15,7 @@ from typing import Any
 from nvcregen.emit.canonical import load_yaml_plain
 from nvcregen.report.archive import Archive
 from nvcregen.report.folder import ReportError
+from nvcregen.spec.bounded import MAX_SITE_BYTES, read_limited
 
 
 def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
@@ -27,11 +28,16 @@ def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
     """
     named = archive.provenance.site
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, MAX_SITE_BYTES)  # a regular file, read no further than this
     except OSError as exc:
         raise ReportError(
             f"the site file {path} cannot be read ({exc.strerror or exc}): give it with --site"
         ) from exc
+    if raw is None:
+        raise ReportError(
+            f"{path} is over {MAX_SITE_BYTES // (1 << 20)} MiB, the most a site file holds:"
+            " not the site the run was judged against; give that file with --site"
+        )
     if named.sha256 and hashlib.sha256(raw).hexdigest() != named.sha256:
         raise ReportError(
             f"{path} is not the site the run was judged against (its sha256 differs from"

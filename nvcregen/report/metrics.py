@@ -37,6 +37,7 @@ from datetime import datetime
 from nvcregen.ingest.lines import last_timestamp
 from nvcregen.report.archive import Archive, BandwidthRow
 from nvcregen.results.archive import run_files
+from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
 FAMILIES = (
@@ -139,7 +140,11 @@ def _stamped_logs(archive: Archive) -> set[tuple[str, int]]:
     for log in archive.summary.logs:
         if log.path not in present:  # summary.json is input: only the archive's own files
             continue
-        text = (archive.path / log.path).read_bytes().decode("utf-8", errors="replace")
+        try:
+            raw = read_capped(archive.path / log.path)
+        except ArchiveFileTooLargeError:  # verification refuses it first (NVC759)
+            continue
+        text = raw.decode("utf-8", errors="replace")
         if last_timestamp(text) is not None:
             stamped.add((log.run, log.round))
     return stamped

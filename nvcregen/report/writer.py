@@ -13,10 +13,10 @@ the same bytes.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvcregen.core.atomicfile import FileWriteError, write_file
 from nvcregen.report.archive import read_archive, read_texts
 from nvcregen.report.folder import Located, ReportError, RunEntry, verified_run
 from nvcregen.report.historyview import history_of, markdown_lines
@@ -75,9 +75,12 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
         texts |= {name: clean[name] for name in EXPORTS}
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
-        files = tuple(_replace(out_dir / name, text) for name, text in texts.items())
     except OSError as exc:
         raise ReportError(f"cannot write the report into {out_dir}: {exc}") from exc
+    try:
+        files = tuple(write_file(out_dir / name, text) for name, text in texts.items())
+    except FileWriteError as exc:
+        raise ReportError(str(exc)) from exc
     s = archive.summary
     return Report(
         located.run,
@@ -93,11 +96,3 @@ def write_report(results_dir: Path, out_dir: Path, *, sanitize: bool = False) ->
 
 def _entry(located: Located) -> RunEntry:
     return next(r for r in located.runs if r.path == located.run)
-
-
-def _replace(path: Path, text: str) -> Path:
-    """Write a file beside its place, then rename it over the old one."""
-    tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    tmp.write_text(text, encoding="utf-8", newline="\n")
-    tmp.replace(path)
-    return path

@@ -37,8 +37,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from nvcregen.core.atomicfile import refuse_links_below
 from nvcregen.core.kube import name_problem
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.results.archiveread import (
+    MAX_SUMS,
+    ArchiveFileTooLargeError,
+    read_capped,
+    sha256_capped,
+)
 from nvcregen.results.liveobjects import CLUSTER_SCOPE, Obj, content_digest, key_of
 from nvcregen.spec.fast import parse_fast
 
@@ -57,6 +64,8 @@ _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segm
 MARKER = ".nvcregen-collect"
 _LEFTOVER = re.compile(r"^\.(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})\.tmp-(?P<pid>[0-9]{1,10})$")
 LEFTOVER = "NVC728"
+_MAX_MARKER = 4096  # a marker names a pid and a host: far less
+_NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 
 
 @dataclass(frozen=True)
@@ -168,13 +177,16 @@ def write_archive(site_dir: Path, archive: Archive) -> Written:
 
     The files are written (and fsynced) into a hidden folder beside the target, which
     is then renamed into place, so a reader never sees half an archive. An existing
-    folder is left as it is and only verified.
+    folder is left as it is and only verified. The site folder and the run folder must
+    not be symbolic links: nothing is written (or removed) where one points.
 
     Raises:
+        FileWriteError: When the site or run folder is a symbolic link (NVC758).
         OSError: When the files cannot be written (the hidden folder is removed).
 
     """
     final = site_dir / archive.run_id
+    refuse_links_below(site_dir.parent, final)  # before leftovers are looked for there
     notes = remove_leftovers(site_dir)
     if final.exists():
         return Written(final, "exists", verify_archive(final), notes)
@@ -232,8 +244,8 @@ def _marked(marker: Path, pid: int) -> bool:
     try:
         if not stat.S_ISREG(marker.lstat().st_mode):
             return False
-        return marker.read_text(encoding="utf-8") == _marker(pid)
-    except (OSError, UnicodeDecodeError):
+        return read_capped(marker, _MAX_MARKER).decode("utf-8") == _marker(pid)
+    except (OSError, UnicodeDecodeError):  # over _MAX_MARKER too: no marker a collection wrote
         return False
 
 
@@ -249,8 +261,10 @@ def _alive(pid: int) -> bool:
 
 
 def _write_file(file: Path, data: bytes) -> None:
+    """A new file in the hidden folder: never one already there, never through a link."""
     file.parent.mkdir(parents=True, exist_ok=True)
-    with file.open("wb") as handle:
+    fd = os.open(file, _NEW_FILE, 0o666)
+    with os.fdopen(fd, "wb") as handle:
         handle.write(data)
         handle.flush()
         os.fsync(handle.fileno())
@@ -279,7 +293,9 @@ def verify_archive(folder: Path) -> list[str]:
     if entries[SUMS] != "file":
         return [f"{SUMS} is a {entries[SUMS]}, not a regular file"]
     try:
-        text = (folder / SUMS).read_bytes().decode("utf-8")
+        text = read_capped(folder / SUMS, MAX_SUMS).decode("utf-8")
+    except ArchiveFileTooLargeError as exc:
+        return [str(exc)]
     except (OSError, UnicodeDecodeError) as exc:
         return [f"{SUMS} cannot be read: {exc}"]
     lines = text.split("\n")  # LF only: str.splitlines would also split at \r, \x1c, ...
@@ -291,7 +307,8 @@ def verify_archive(folder: Path) -> list[str]:
         for path, kind in entries.items()
         if kind not in {"file", "folder"}
     ]
-    missing, changed, added = compare_digests(folder, listed, entries, {SUMS, ENVELOPE})
+    missing, changed, added, large = compare_digests(folder, listed, entries, {SUMS, ENVELOPE})
+    problems += large
     problems += [f"{path} is listed in {SUMS} but missing" for path in missing]
     problems += [f"{path} does not match its sha256 in {SUMS}" for path in changed]
     problems += [f"{path} is not listed in {SUMS}" for path in added]
@@ -361,32 +378,28 @@ def _kind(mode: int) -> str:
 
 def compare_digests(
     folder: Path, listed: Mapping[str, str], entries: Mapping[str, str], unlisted: set[str]
-) -> tuple[list[str], list[str], list[str]]:
+) -> tuple[list[str], list[str], list[str], list[str]]:
     """A manifest (path -> sha256) against a run folder's entries (`_entries`).
 
     Returns the paths listed but absent, listed with another sha256, and regular files
     present but not listed (the `unlisted` names, such as the manifest itself, left out),
-    each sorted. A listed path that is there but not a regular file is in none of them:
+    each sorted; then the findings of listed files over the size nvcregen reads (NVC759,
+    never hashed). A listed path that is there but not a regular file is in none of them:
     callers report entries that are not regular files themselves.
     """
     present = {path for path, kind in entries.items() if kind == "file"} - unlisted
-    missing, changed = [], []
+    missing, changed, large = [], [], []
     for path, digest in sorted(listed.items()):
         if path not in present:
             if path not in entries:
                 missing.append(path)
-        elif file_sha256(folder / path) != digest:
-            changed.append(path)
-    return missing, changed, sorted(present - listed.keys())
-
-
-def file_sha256(file: Path) -> str:
-    """The sha256 of a file's bytes, read in 1 MiB blocks."""
-    digest = hashlib.sha256()
-    with file.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+            continue
+        try:
+            if sha256_capped(folder / path) != digest:
+                changed.append(path)
+        except ArchiveFileTooLargeError as exc:
+            large.append(f"{path}: {exc}")
+    return missing, changed, sorted(present - listed.keys()), large
 
 
 def _inside(path: str) -> bool:
@@ -402,7 +415,7 @@ def archived_objects(folder: Path) -> list[Obj]:
     objects = []
     for path, kind in sorted(_entries(folder / OBJECTS).items()):
         if kind == "file" and path.endswith(".yaml"):
-            data = parse_fast((folder / OBJECTS / path).read_bytes())  # no aliases
+            data = parse_fast(read_capped(folder / OBJECTS / path))  # no aliases, bounded
             if isinstance(data, dict):
                 objects.append(data)
     return objects

@@ -30,7 +30,10 @@ from nvcregen import __version__
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.archive import ENVELOPE, SUMS, Archive, compare_digests, run_files
 from nvcregen.results.archivefiles import SiteFile
+from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 from nvcregen.results.dsse import (
+    MAX_ENVELOPE,
+    Envelope,
     EnvelopeError,
     fingerprint,
     parse_envelope,
@@ -156,12 +159,24 @@ def _read_statement(folder: Path) -> tuple[str, dict[str, Any]] | str | None:
     file = folder / ENVELOPE
     if not file.is_file() or file.is_symlink():
         return None if not file.exists() and not file.is_symlink() else f"{ENVELOPE} is not a file"
+    envelope = _envelope(file)
+    if isinstance(envelope, str):
+        return envelope
     try:
-        envelope = parse_envelope(file.read_bytes())
         body = _statement(envelope.payload, envelope.payload_type)
-    except (OSError, EnvelopeError) as exc:
+    except EnvelopeError as exc:
         return f"{ENVELOPE} cannot be read: {exc}"
     return envelope.signatures[0][0], body
+
+
+def _envelope(file: Path) -> Envelope | str:
+    """The envelope read (at most `MAX_ENVELOPE` bytes: NVC759 over it), or why not."""
+    try:
+        return parse_envelope(read_capped(file, MAX_ENVELOPE))
+    except ArchiveFileTooLargeError as exc:
+        return str(exc)
+    except (OSError, EnvelopeError) as exc:
+        return f"{ENVELOPE} cannot be read: {exc}"
 
 
 def signature_text(folder: Path) -> str:
@@ -209,10 +224,9 @@ def verify_signature(folder: Path, public: Ed25519PublicKey) -> list[str]:
     file = folder / ENVELOPE
     if file.is_symlink() or not file.is_file():
         return [f"the archive is not signed: {ENVELOPE} is missing"]
-    try:
-        envelope = parse_envelope(file.read_bytes())
-    except (OSError, EnvelopeError) as exc:
-        return [f"{ENVELOPE} cannot be read: {exc}"]
+    envelope = _envelope(file)
+    if isinstance(envelope, str):
+        return [envelope]
     if envelope.payload_type != PAYLOAD_TYPE:
         return [f"{ENVELOPE}: payloadType is {envelope.payload_type!r}, not {PAYLOAD_TYPE}"]
     if not verified_by(envelope, public):
@@ -277,7 +291,8 @@ def _subject_problems(folder: Path, body: Mapping[str, Any]) -> list[str]:
     for path, kind in sorted(found.items()):
         if kind != "file":
             problems.append(f"{path} is a {kind}, not a regular file")
-    missing, changed, added = compare_digests(folder, signed_files, found, {ENVELOPE})
+    missing, changed, added, large = compare_digests(folder, signed_files, found, {ENVELOPE})
+    problems += large
     problems += [f"{path} was signed but is missing" for path in missing]
     problems += [f"{path} changed since it was signed (its sha256 differs)" for path in changed]
     problems += [f"{path} was added after signing" for path in added]

@@ -39,6 +39,7 @@ from nvcregen.retest.sitefile import (
     finish_retest,
     write_checked,
 )
+from nvcregen.spec.bounded import read_limited
 from nvcregen.spec.load import load_document
 from nvcregen.spec.v1alpha1 import PoolFabric
 
@@ -205,8 +206,10 @@ def write_narrowed(
 
 def _inventory(path: Path) -> Inventory | None:
     try:
-        raw = path.read_bytes()
+        raw = read_limited(path, MAX_BYTES)  # a regular file, at most MAX_BYTES read
     except OSError:
+        return None
+    if raw is None:
         return None
     doc, _ = load_document(raw, path.name, max_bytes=MAX_BYTES)
     return read_inventory(doc)[0] if doc is not None else None

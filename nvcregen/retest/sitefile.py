@@ -24,6 +24,7 @@ from typing import Any
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Options, compile_source
 from nvcregen.chain.sites import SITES_DIR, compile_sites
+from nvcregen.core.atomicfile import FileWriteError, write_file
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
 from nvcregen.plan.budget import Budget, plan_budget
@@ -187,12 +188,15 @@ def write_checked(target: Path, text: str, original: Path, root: Path) -> None:
             removed again then.
 
     """
-    target.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with target.open("x", encoding="utf-8") as handle:  # never over an existing file
-            handle.write(text)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        write_file(target, text, replace=False)  # never over an existing file
     except FileExistsError as exc:
         raise RetestError(f"{target} exists: give another --out, or remove it first") from exc
+    except FileWriteError as exc:
+        raise RetestError(str(exc)) from exc
+    except OSError as exc:  # the folder cannot be made
+        raise RetestError(f"cannot make {target.parent}/: {exc.strerror or exc}") from exc
     in_sites = target.resolve().parent == (root / SITES_DIR).resolve()
     # in sites/: every site of the project, as a plain `nvcregen render` compiles them;
     # elsewhere: the retest and the original, with the sites sharing their cluster

@@ -17,6 +17,7 @@ from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry
 from nvcregen.compile.templating import render_template
 from nvcregen.core import units
+from nvcregen.core.atomicfile import FileWriteError, write_file
 from nvcregen.plan.images import source_image
 from nvcregen.scaffold.starter import (
     PRODUCT_LABEL,
@@ -84,15 +85,20 @@ def init_command(root: Path, starter: Starter, out: Path | None) -> tuple[str, s
 
 
 def write_starter(path: Path, text: str) -> None:
-    """Write the starter to a new file; an existing file is never replaced."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Write the starter to a new file, whole or not at all; nothing is ever replaced."""
     try:
-        with path.open("x", encoding="utf-8", newline="\n") as out:
-            out.write(text)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_file(path, text, replace=False)
     except FileExistsError:
         raise ScaffoldError(
             f"{path.as_posix()} already exists; choose another --out or --name"
         ) from None
+    except FileWriteError as exc:
+        raise ScaffoldError(str(exc)) from exc
+    except OSError as exc:  # the folder cannot be made
+        raise ScaffoldError(
+            f"cannot make {path.parent.as_posix()}/: {exc.strerror or exc}"
+        ) from exc
 
 
 def starter_text(starter: Starter, catalog: Catalog, *, site_file: str = "") -> str:

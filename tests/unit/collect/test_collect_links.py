@@ -25,6 +25,11 @@ TRAINER_SITE = str(ROOT / "sites" / "h20-3e-trainer.yaml")
 SECRET = b"outside the folder: never to be archived\n"
 
 
+def names(folder: Path) -> list[str]:
+    """What a folder holds, by name, sorted."""
+    return sorted(p.name for p in folder.iterdir())
+
+
 def refused(site: str, folder: Path, out: Path) -> str:
     with pytest.raises(CollectError) as raised:
         collect(CollectOptions(site, out, ROOT, from_dir=folder))
@@ -141,3 +146,41 @@ def test_a_5000_digit_number_in_an_export_is_a_finding(tmp_path: Path, suffix: s
     [problem] = raised.value.problems
     assert problem.startswith(f"a{suffix}: error[NVC713]: cannot be read: ")
     assert "5000" in problem  # the size of the number refused
+
+
+@pytest.mark.parametrize("site", [NVCRE_SITE, TRAINER_SITE])
+def test_a_linked_site_folder_under_out_is_refused(tmp_path: Path, site: str) -> None:
+    """`--out results` whose site folder links elsewhere wrote the archive there (issue #32)."""
+    folder = (
+        write_export(tmp_path / "export", lab_state())
+        if site == NVCRE_SITE
+        else write_saved_logs(tmp_path / "saved")
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / ".undated-0123456789ab.tmp-999999").mkdir()  # no leftover is looked for there
+    results = tmp_path / "results"
+    results.mkdir()
+    name = "lab" if site == NVCRE_SITE else "h20-3e-trainer"
+    (results / name).symlink_to(elsewhere, target_is_directory=True)
+    with pytest.raises(CollectError) as raised:
+        collect(CollectOptions(site, results, ROOT, from_dir=folder))
+    message = str(raised.value)
+    assert message.startswith(f"error[NVC758]: {results / name}: this is a symbolic link below")
+    assert "hint: remove the link" in message
+    assert names(elsewhere) == [".undated-0123456789ab.tmp-999999"]
+
+
+def test_a_linked_run_folder_is_refused_and_a_linked_out_is_fine(tmp_path: Path) -> None:
+    folder = write_export(tmp_path / "export", lab_state())
+    real = tmp_path / "real"
+    real.mkdir()
+    results = tmp_path / "results"
+    results.symlink_to(real, target_is_directory=True)  # the folder the user names may be one
+    first = collect(CollectOptions(NVCRE_SITE, results, ROOT, from_dir=folder))
+    assert first.archive.verified and (real / "lab" / first.archive.path.name).is_dir()
+    run = real / "lab" / first.archive.path.name
+    run.rename(real / "moved")
+    run.symlink_to(real / "moved", target_is_directory=True)
+    with pytest.raises(CollectError, match=rf"error\[NVC758\]: {results}/lab/{run.name}: this is"):
+        collect(CollectOptions(NVCRE_SITE, results, ROOT, from_dir=folder))

@@ -66,3 +66,25 @@ def test_kubeconfig_without_a_context_is_a_usage_error(tmp_path: Path) -> None:
     done = CliRunner().invoke(main, args)
     assert done.exit_code == 2
     assert "--kubeconfig needs --context CTX" in done.stderr
+
+
+def test_a_line_feed_in_a_group_name_forges_no_line(tmp_path: Path) -> None:
+    """NVCRE's group names are free text: a line feed printed raw made a line of its own,
+    here a forged `pass` verdict (issue #32). Each printed line stays one line."""
+    forged = "node-a\npass       forged\x1b[2K line"
+    objects = lab_state()
+    for obj in objects:
+        if obj["kind"] == "Workflow" and "single-node-0001" in obj["metadata"]["name"]:
+            orchestration = obj["status"]["orchestration"]
+            for group in [g for i in orchestration["iterationHistory"] for g in i["groups"]]:
+                group["name"] = forged if group["name"] == "node-a" else group["name"]
+            for group in orchestration["groups"]:
+                group["name"] = forged if group["name"] == "node-a" else group["name"]
+    folder = write_export(tmp_path / "export", objects)
+    args = ["collect", "--site", str(SITE_FILE), "--from", str(folder), "--out", str(tmp_path)]
+    done = CliRunner().invoke(main, args)
+    assert done.exit_code == 0, done.output
+    lines = done.stdout.splitlines()
+    assert not [line for line in lines if line.startswith("pass       forged")]
+    assert "node-a\\npass       forged\\x1b[2K line: median busbw" in done.stdout
+    assert "\x1b" not in done.output

@@ -16,7 +16,14 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner, Result
-from reportfactory import sample_files, sample_run, sample_summary, write_run
+from reportfactory import (
+    sample_files,
+    sample_rows,
+    sample_run,
+    sample_summary,
+    sample_verdicts,
+    write_run,
+)
 
 from nvcregen.cli import main
 from nvcregen.core.errors import ExitCode
@@ -118,6 +125,36 @@ def test_export_metrics_labels_carry_no_control_character() -> None:
     text = render([sample])
     assert 'stage="two\ufffd]0;owned\ufffd\ufffd[31mnode\\\\"' in text
     assert "\x1b" not in text and "\x07" not in text
+
+
+def test_a_line_feed_in_a_group_name_forges_no_sample(tmp_path: Path) -> None:
+    """OpenMetrics escapes a label value's backslash, double quote and line feed (issue #32)."""
+    group = 'g\nnvcregen_nccl_busbw_gbs{group="forged"} 9e9 1\\"'
+    rows = [{**row, "group": group} for row in sample_rows()]
+    run = sample_run(tmp_path, rows=rows)
+    result = invoke("export", "metrics", str(run), "--cluster", "lab")
+    assert result.exit_code == ExitCode.OK, result.output
+    lines = result.stdout.splitlines()
+    assert all(line.startswith(("# ", "nvcregen_nccl_")) for line in lines)
+    assert not [line for line in lines if line.startswith('nvcregen_nccl_busbw_gbs{group="forged"')]
+    escaped = 'group="g\\nnvcregen_nccl_busbw_gbs{group=\\"forged\\"} 9e9 1\\\\\\""'
+    samples = [line for line in lines if not line.startswith("#")]
+    assert samples and all(escaped in line for line in samples)
+
+
+def test_a_line_feed_in_a_finding_forges_no_report_line(tmp_path: Path) -> None:
+    """The evidence lines report prints quote the archive: each stays one line (issue #32)."""
+    verdicts = sample_verdicts()
+    verdicts["findings"] = [
+        {"code": "NVC731", "kind": "unbound", "word": "fail", "stage": "two-node",
+         "test": "nccl-all-reduce", "group": "g\nFORGED pass", "round": 1,
+         "message": "hosts are not the pinned nodes"}
+    ]  # fmt: skip
+    run = sample_run(tmp_path, verdicts=verdicts)
+    result = invoke("report", str(run), "--out", str(tmp_path / "page"))
+    assert result.exit_code == ExitCode.OK, result.output
+    assert "g\\nFORGED pass" in result.stdout
+    assert not [line for line in result.stdout.splitlines() if line.startswith("FORGED")]
 
 
 def test_printable_keeps_line_ends_and_escapes_the_rest() -> None:
