@@ -59,7 +59,8 @@ def catalog_json_schema() -> dict[str, Any]:
         "title": "nvcregen catalog entries (v1alpha1)",
         "description": (
             "The files under catalog/: hardware, tests, baselines, charts, images, physics,"
-            " pods, example digests and engine limits. Name one definition: $schema=...#/$defs/<Model>."
+            " pods, example digests and engine limits. Name one definition:"
+            " $schema=...#/$defs/<Model>."
         ),
         "anyOf": [{"$ref": f"#/$defs/{m.__name__}"} for m in entries],
         "$defs": definitions,
