@@ -108,8 +108,29 @@ class PlanView:
     @property
     def fits(self) -> bool:
         """Whether the expected plan ends before the deadline, every step within the window."""
-        ends = self.expected_ms is not None and self.expected_ms <= self.deadline_ms
-        return ends and self.gpu_hours <= self.budget_gpu_hours and all(s.fits for s in self.steps)
+        return not self.breaks
+
+    @property
+    def breaks(self) -> tuple[str, ...]:
+        """The limits of the window the expected plan breaks, in this order (empty: it fits).
+
+        `deadline` (the plan, or a step, ends after it or never), `GPU-hours` (more than
+        the window's), `concurrency` (a step runs more than `maxConcurrentJobs` at once).
+        """
+        late = self.expected_ms is None or self.expected_ms > self.deadline_ms
+        late = late or any(s.end_ms is None or s.end_ms > self.deadline_ms for s in self.steps)
+        found = (
+            ("deadline", late),
+            ("GPU-hours", self.gpu_hours > self.budget_gpu_hours),
+            ("concurrency", bool(self.crowded)),
+        )
+        return tuple(name for name, broken in found if broken)
+
+    @property
+    def crowded(self) -> tuple[StepRow, ...]:
+        """The steps running more than `maxConcurrentJobs` at once, most first."""
+        over = [s for s in self.steps if s.at_once > self.max_concurrent_jobs]
+        return tuple(sorted(over, key=lambda s: -s.at_once))
 
 
 def plan_view(replay: Replay) -> PlanView:
