@@ -635,7 +635,8 @@ def test_patches_stop_at_the_first_node_the_api_cannot_read(
 ) -> None:
     fake.fail_after = 0  # every request answers 500
     config = kubeconfig(tmp_path, fake.url)  # type: ignore[attr-defined]
-    cluster = connect("lab", config, sleep=[].append)
+    slept: list[float] = []
+    cluster = connect("lab", config, sleep=slept.append)
     archive = read_archive(two_failed)
     marks = marks_of(archive, judged_site(archive, Path(site_of(two_failed))))
     found = node_patches(cluster, marks, release=False)
