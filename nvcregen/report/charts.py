@@ -171,8 +171,10 @@ def bandwidth_series(
         quiet = [g for g in groups if g not in flagged]
         loud = [g for g in groups if g in flagged]
         muted = [_muted(g, by_group[g], metric) for g in quiet]
-        colors = [PALETTE[i] if i < len(PALETTE) else MORE for i in range(len(loud))]
-        return [s for s in muted if s] + _group_series(loud, colors, by_group, metric)
+        named, more = loud[: len(PALETTE)], loud[len(PALETTE) :]
+        shared = _group_series(more, [MORE] * len(more), by_group, metric)
+        own = _group_series(named, PALETTE[: len(named)], by_group, metric)
+        return [s for s in muted if s] + shared + own  # each drawn over the one before
     colors = [PALETTE[i % len(PALETTE)] for i in range(len(groups))]
     return _group_series(groups, colors, by_group, metric)
 

@@ -122,6 +122,9 @@ def test_many_groups_draw_passing_ones_muted_and_label_the_failing(fleet: Archiv
     assert [e.label for e in labelled[:2]] == ["gpu-0100 median", "gpu-0101 median"]
     assert (labelled[7].label, labelled[7].color) == ("35 more failing or suspect groups", MORE)
     assert "gpu-0000 median" not in {e.label for e in view.legend}
+    colors = [line.color for line in view.chart.lines]
+    last_more = max(i for i, c in enumerate(colors) if c == MORE)
+    assert min(i for i, c in enumerate(colors) if c in PALETTE) > last_more  # drawn on top
     assert view.groups.startswith("1024 groups drawn: 42 that failed or hold a failed or")
     assert "982 that passed in grey" in view.groups
 
