@@ -278,3 +278,95 @@ def lab_module() -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+FLEET_FAILED = tuple(f"gpu-{i:04d}" for i in range(100, 140))  # 40 below the threshold
+FLEET_SUSPECT = ("gpu-0512", "gpu-0777")  # their pair's other node failed nothing
+
+
+def fleet_run(
+    results: Path,
+    count: int = 1024,
+    run_id: str = SAMPLE_ID,
+    failed_nodes: tuple[str, ...] = FLEET_FAILED,
+) -> Path:
+    """A passed-looking intra-node run of `count` nodes `gpu-0000`..., one group per node.
+
+    The nodes of `failed_nodes` (FLEET_FAILED) measure 300 GB/s against `busbw >= 420 GB/s`
+    (the threshold fails, those nodes fail), FLEET_SUSPECT are held back as suspect, every
+    other node measures 460 GB/s and is cleared. The run itself succeeded: verdicts.json words it
+    `pass`, as collect words a run by its state, beside the failed threshold.
+    """
+    names = [f"gpu-{i:04d}" for i in range(count)]
+    failed, suspect = set(failed_nodes), set(FLEET_SUSPECT) - set(failed_nodes)
+    rows: list[dict[str, object]] = []
+    groups: list[Obj] = []
+    nodes: list[Obj] = []
+    for name in names:
+        value = 300.0 if name in failed else 460.0
+        for rnd in (1, 2, 3):
+            rows += bw_rows(name, rnd, (value / 10, value / 2, value), stage="single-node")
+        word = "fail" if name in failed else "pass"
+        why = (
+            reason("below", "fail", f"{name}: busbw 300 GB/s < 420 GB/s")
+            if word == "fail"
+            else reason("met", "pass", "busbw 460 GB/s")
+        )
+        groups.append(
+            {
+                "group": name,
+                "nodes": [name],
+                "word": word,
+                "reasons": [why],
+                "rounds": 3,
+                "final_rounds": 3,
+                "figures": [figure("busbw", [value] * 3, value)],
+                "transport": {"expected": None, "seen": [], "pinned": None, "checked": False},
+            }
+        )
+        status = "failed" if name in failed else "suspect" if name in suspect else "cleared"
+        node_word = {"failed": "fail", "suspect": "incomplete", "cleared": "pass"}[status]
+        run = {
+            "stage": "single-node",
+            "scope": "intra-node",
+            "test": "nccl-all-reduce",
+            "group": name,
+            "nodes": [name],
+            "word": "incomplete" if status == "suspect" else word,
+        }
+        nodes.append(
+            {
+                "node": name,
+                "status": status,
+                "word": node_word,
+                "reasons": [] if status == "cleared" else [f"{status} in single-node"],
+                "runs": [run],
+            }
+        )
+    bad = [g["reasons"][0] for g in groups if g["word"] != "pass"]
+    verdicts = {
+        "word": "fail",
+        "thresholds": [{
+            "threshold": 1, "test": "nccl-all-reduce", "scope": "intra-node",
+            "stage": "single-node", "field": "busbw", "comparison": ">= 420 GB/s",
+            "bound": 420.0, "unit": "GB/s", "at": "1GiB", "size_bytes": GIB, "word": "fail",
+            "reasons": bad, "groups": groups,
+        }],
+        "runs": [{"stage": "single-node", "scope": "intra-node", "test": "nccl-all-reduce",
+                  "source": "lab-single-node-0001", "state": "succeeded", "word": "pass",
+                  "reasons": [reason("succeeded", "pass", "the run succeeded")]}],
+        "exports": [],
+        "nodes": nodes,
+    }  # fmt: skip
+    summary = {
+        "site": "edge-lab",
+        "run_id": run_id,
+        "verdict": "fail",
+        "counts": {"pass": 1, "incomplete": 0, "fail": 1},
+        "collected_from": "folder export",
+        "runs": [{"stage": "single-node", "scope": "intra-node", "test": "nccl-all-reduce",
+                  "expected_transport": None, "state": "succeeded",
+                  "failed_nodes": [{"name": n, "reason": "ThresholdViolation"}
+                                   for n in failed_nodes]}],
+    }  # fmt: skip
+    return sample_run(results, run_id, summary=summary, verdicts=verdicts, rows=rows)

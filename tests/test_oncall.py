@@ -100,7 +100,10 @@ def test_report_and_summary_name_the_suspects_first(pair_failure: Path) -> None:
     assert lines[2] == "**Hold back 2 of 4 nodes: node-a (suspect), node-b (suspect).**"
     html = (report / "index.html").read_text()
     header = html[html.index("<header>") : html.index("</header>")]
-    assert "Hold back 2 of 4 nodes: node-a (suspect), node-b (suspect)." in header
+    assert (
+        'Hold back 2 of 4 nodes: <span class="node">node-a</span> (suspect), '
+        '<span class="node">node-b</span> (suspect).'
+    ) in header
 
 
 def test_a_node_that_failed_its_single_node_run_is_failed_not_suspect(tmp_path: Path) -> None:

@@ -11,6 +11,7 @@ from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
 from nvcregen.core.units import parse_duration
+from tools.fleetsite import fleet_site
 
 ROOT = Path(__file__).resolve().parent.parent
 SITES = ("h20-3e-lab", "h20-3e-trainer", "l20-pool")
@@ -186,3 +187,14 @@ def test_worst_case_has_one_meaning_in_plan_nvc313_and_diff(project: Path) -> No
     assert "stage two-node: expected 2h45m, worst case 11h6m (5h33m + 1 retest)" in (refused.output)
     site.write_text(site.read_text().replace("deadline: 15h41m", "deadline: 15h42m"))
     assert run("validate", "sites/h20-3e-lab.yaml").exit_code == 0  # at the limit: fits
+
+
+def test_a_window_below_the_fleet_admits_at_most_its_jobs_at_once(project: Path) -> None:
+    # Issue 32: 8 nodes, maxConcurrentJobs 4 and a two-node stage. The quota held 4 two-node
+    # runs, 8 nodes, so 8 one-node runs ran at once and plan said `does NOT fit` (8/4).
+    text = fleet_site(8).replace("maxConcurrentJobs: 8", "maxConcurrentJobs: 4")
+    (project / "sites" / "h20-3e-trainer.yaml").write_text(text.replace("16h", "40h"))
+    (found,) = json.loads(run("plan", "sites/h20-3e-trainer.yaml", "--format", "json").stdout)
+    at_once = {s["step"].split("/")[0]: s["at_once"] for s in found["steps"]}
+    assert at_once == {"01-single-node": 4, "02-two-node": 2}
+    assert (found["fits"], found["breaks"]) == (True, [])

@@ -16,15 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from click.testing import CliRunner
 from kubehttp import serve_app
 from nodeapi import FakeNodes
 from oncallfactory import healthy, site_text, write_logs
 
 from nvcregen.cli import main
-from nvcregen.cluster.client import connect
+from nvcregen.cluster.client import connect, send
 from nvcregen.quarantine.apply import apply_marks
-from nvcregen.quarantine.marks import KEY, RUN, Mark, Marks, marks_of
+from nvcregen.quarantine.marks import KEY, REASON, RUN, Mark, Marks, marks_of
+from nvcregen.quarantine.patch import as_patch, node_patches
 from nvcregen.report.archive import read_archive
 from nvcregen.report.folder import ReportError
 from nvcregen.report.judgedsite import judged_site
@@ -487,3 +489,161 @@ def test_a_site_file_that_is_no_site_is_refused(
     path.write_bytes(raw)
     with pytest.raises(ReportError, match=re.escape(said)):
         judged_site(forged_archive, path)
+
+
+# --format patch (issue 32): the applies printed for kubectl, for review
+
+OURS = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
+
+
+def patch(run_dir: Path, tmp: Path, nodes: FakeNodes, *extra: str) -> Any:
+    return run(run_dir, tmp, nodes, "--format", "patch", *extra)
+
+
+def documents(text: str) -> list[dict[str, Any]]:
+    return [d for d in yaml.safe_load_all(text) if d is not None]
+
+
+def kubectl_apply(tmp: Path, nodes: FakeNodes, text: str, *, force: bool) -> list[int]:
+    """What `kubectl apply --server-side --field-manager=nvcregen [--force-conflicts]` sends."""
+    cluster = connect("lab", kubeconfig(tmp, nodes.url))  # type: ignore[attr-defined]
+    query = [("fieldManager", "nvcregen")] + [("force", "true")] * force
+    return [
+        send(
+            cluster,
+            "PATCH",
+            f"/api/v1/nodes/{doc['metadata']['name']}",
+            query,
+            doc,
+            content_type="application/apply-patch+yaml",
+        ).status
+        for doc in documents(text)
+    ]
+
+
+def test_a_patch_per_failed_node_with_its_other_taints_as_read(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    result = patch(one_failed, tmp_path, fake)
+    assert result.exit_code == 0, result.output
+    (doc,) = documents(result.stdout)
+    assert doc == {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": "node-a",
+            "resourceVersion": fake.nodes["node-a"]["metadata"]["resourceVersion"],
+            "labels": {KEY: SITE},
+            "annotations": {
+                RUN: f"{SITE}/{one_failed.name}",
+                REASON: doc["metadata"]["annotations"][REASON],
+            },
+        },
+        "spec": {"taints": [OTHER_TAINT, OURS]},
+    }
+    assert doc["metadata"]["annotations"][REASON].startswith("failed alone in single-node")
+    assert [r.method for r in fake.seen] == ["GET"]  # read, nothing written
+    lines = result.stdout.splitlines()
+    assert "#   kubectl apply --server-side --field-manager=nvcregen -f -" in lines
+    assert "# node-b (suspect): not quarantined, not proven faulty (retest it first)" in lines
+
+
+def test_the_patch_applied_as_kubectl_does_leaves_the_node_as_apply_does(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    text = patch(one_failed, tmp_path, fake).stdout
+    # node-a's taints are kubelet's: kubectl reports the conflict the header names
+    assert kubectl_apply(tmp_path, fake, text, force=False) == [409]
+    assert kubectl_apply(tmp_path, fake, text, force=True) == [200]
+    node = fake.nodes["node-a"]
+    assert node["spec"]["taints"] == [OTHER_TAINT, OURS]
+    assert node["metadata"]["labels"] == {"pool": "h20", KEY: SITE}
+    assert fake.owners["node-a", ("labels", KEY)] == {"nvcregen"}
+    # nvcregen's own apply finds it set, and its release takes it off
+    assert "node-a: already set" in run(one_failed, tmp_path, fake, "--apply").output
+    released = patch(one_failed, tmp_path, fake, "--release")
+    (doc,) = documents(released.stdout)
+    assert doc["spec"] == {"taints": [OTHER_TAINT]}
+    assert "labels" not in doc["metadata"] and "annotations" not in doc["metadata"]
+    assert kubectl_apply(tmp_path, fake, released.stdout, force=True) == [200]
+    assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT]
+    assert KEY not in fake.nodes["node-a"]["metadata"]["labels"]
+
+
+def test_a_node_without_taints_applies_without_force_and_documents_are_separated(
+    two_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    text = patch(two_failed, tmp_path, fake).stdout
+    assert [d["metadata"]["name"] for d in documents(text)] == ["node-a", "node-c"]
+    assert text.count("\n---\n") == 1
+    assert kubectl_apply(tmp_path, fake, text, force=False) == [409, 200]
+    assert fake.nodes["node-c"]["spec"]["taints"] == [OURS]
+
+
+def test_a_node_changed_after_the_patch_makes_its_apply_fail(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    text = patch(one_failed, tmp_path, fake).stdout
+    late = {"key": "late/taint", "effect": "NoSchedule"}
+    fake.update("node-a", "kubectl-taint", taints=[OTHER_TAINT, late])
+    assert kubectl_apply(tmp_path, fake, text, force=True) == [409]  # resourceVersion
+    assert late in fake.nodes["node-a"]["spec"]["taints"]
+
+
+def test_a_missing_node_has_no_patch_and_exits_1(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    del fake.nodes["node-a"]
+    result = patch(one_failed, tmp_path, fake)
+    assert result.exit_code == 1
+    assert documents(result.stdout) == []
+    assert "# node-a: missing: no such node in the cluster" in result.stdout.splitlines()
+    assert "# no patch: nothing to apply" in result.stdout.splitlines()
+
+
+def test_release_writes_no_patch_for_another_runs_node(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    fake.nodes["node-a"]["metadata"]["annotations"][RUN] = f"{SITE}/another-run"
+    result = patch(one_failed, tmp_path, fake, "--release")
+    assert result.exit_code == 0
+    assert documents(result.stdout) == []
+    assert f"# node-a: other run: quarantined by {SITE}/another-run, left as it is" in (
+        result.stdout.splitlines()
+    )
+
+
+@pytest.mark.parametrize(
+    ("extra", "said"),
+    [
+        ((), "--format patch reads each node: it needs --context CTX"),
+        (("--context", "lab", "--apply"), "--format patch prints the applies instead"),
+    ],
+)
+def test_patch_needs_a_context_and_no_apply(
+    one_failed: Path, extra: tuple[str, ...], said: str
+) -> None:
+    args = ["quarantine", str(one_failed), "--site", site_of(one_failed), "--format", "patch"]
+    result = CliRunner().invoke(main, [*args, *extra])
+    assert result.exit_code == 2
+    assert said in result.output
+
+
+def test_patches_stop_at_the_first_node_the_api_cannot_read(
+    two_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    fake.fail_after = 0  # every request answers 500
+    config = kubeconfig(tmp_path, fake.url)  # type: ignore[attr-defined]
+    slept: list[float] = []
+    cluster = connect("lab", config, sleep=slept.append)
+    archive = read_archive(two_failed)
+    marks = marks_of(archive, judged_site(archive, Path(site_of(two_failed))))
+    found = node_patches(cluster, marks, release=False)
+    assert [(p.node, p.written) for p in found] == [("node-a", False), ("node-c", False)]
+    assert found[0].note.startswith("not read: read refused: HTTP 500")
+    assert found[1].note == "not read: a node before it was not"
+    assert len([r for r in fake.seen if r.method == "GET"]) == 4  # node-a's tries alone
+    text = as_patch(marks, found, release=False)
+    assert documents(text) == []
+    assert all(line.startswith("# ") for line in text.splitlines())

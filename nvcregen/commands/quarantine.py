@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from nvcregen.commands.common import KUBECONFIG
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import printable
+
+if TYPE_CHECKING:
+    from nvcregen.quarantine.marks import Marks
 
 
 @click.command()
@@ -26,10 +30,11 @@ from nvcregen.core.terminal import printable
 @click.option(
     "--format",
     "fmt",
-    type=click.Choice(["text", "json"]),
+    type=click.Choice(["text", "json", "patch"]),
     default="text",
     show_default=True,
-    help="Output format.",
+    help="Output format; `patch`: each node read (--context) and its server-side apply "
+    "printed as YAML for `kubectl apply --server-side --field-manager=nvcregen -f -`.",
 )
 def quarantine(
     results_dir: Path,
@@ -46,6 +51,9 @@ def quarantine(
     apply (field manager `nvcregen`); `--release` takes off exactly what this run set.
     Only nodes the site's pools name are touched (the site the run was judged against,
     `--site`): any other name is refused, and named, before any request (exit 1).
+    `--format patch --context CTX` reads each node and prints the applies instead, for
+    `kubectl apply --server-side --field-manager=nvcregen -f -` (each with the node's
+    taints as read: `spec.taints` is an atomic list).
     """
     from nvcregen.cluster.client import ClusterError, connect
     from nvcregen.quarantine.apply import FINE, apply_marks
@@ -55,16 +63,16 @@ def quarantine(
     from nvcregen.report.folder import ReportError, verified_run
     from nvcregen.report.judgedsite import judged_site, site_path
 
-    if apply_ and context is None:
-        raise click.UsageError("--apply writes to a cluster: it needs --context CTX")
-    if kubeconfig is not None and context is None:
-        raise click.UsageError("--kubeconfig needs --context CTX")
+    _check_options(apply_, context, kubeconfig, fmt)
     try:
         archive = read_archive(verified_run(results_dir).run)
         marks = marks_of(archive, judged_site(archive, site_path(archive, site, Path.cwd())))
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
+    if fmt == "patch":
+        _print_patches(marks, context, kubeconfig, release=release)
+        return
     outcomes = None
     if apply_ and marks.marks:
         try:
@@ -82,3 +90,40 @@ def quarantine(
         sys.exit(ExitCode.DRIFT)  # 1: some node is not as asked (printed above)
     if marks.refused:
         sys.exit(ExitCode.DRIFT)  # 1: names refused (printed above), nothing sent for them
+
+
+def _check_options(apply_: bool, context: str | None, kubeconfig: Path | None, fmt: str) -> None:
+    """Usage errors (exit 2): writing or reading nodes needs a context."""
+    if apply_ and context is None:
+        raise click.UsageError("--apply writes to a cluster: it needs --context CTX")
+    if fmt == "patch" and apply_:
+        raise click.UsageError("--format patch prints the applies instead of sending them")
+    if fmt == "patch" and context is None:
+        raise click.UsageError(
+            "--format patch reads each node: it needs --context CTX (spec.taints is an "
+            "atomic list, so a patch carries the node's taints as read)"
+        )
+    if kubeconfig is not None and context is None:
+        raise click.UsageError("--kubeconfig needs --context CTX")
+
+
+def _print_patches(
+    marks: Marks, context: str | None, kubeconfig: Path | None, *, release: bool
+) -> None:
+    """`--format patch`: read each node, print its apply; exit 1 where one has none."""
+    from nvcregen.cluster.client import ClusterError, connect
+    from nvcregen.quarantine.patch import as_patch, node_patches
+
+    patches = []
+    if marks.marks:
+        try:
+            cluster = connect(context, kubeconfig)
+        except ClusterError as exc:
+            click.echo(f"nvcregen: {exc}", err=True)
+            sys.exit(ExitCode.INVALID)
+        patches = node_patches(cluster, marks, release=release)
+    click.echo(as_patch(marks, patches, release=release), nl=False)
+    unread = [p for p in patches if not p.written and p.note.startswith(("missing", "not read"))]
+    refused = [p for p in patches if p.note.startswith("refused")]
+    if unread or refused or marks.refused:
+        sys.exit(ExitCode.DRIFT)  # 1: some node has no patch (said in the header)

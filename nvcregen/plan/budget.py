@@ -2,8 +2,10 @@
 
 Each job takes its expected duration (the physics model, `TestUnit.expected_ms`) in the
 expected case and its timeout in the worst. A test's jobs run in waves of
-`maxConcurrentJobs`, once per round; the worst case repeats every round `retests` more
-times. Tests, and stages, run one after another: each job holds every GPU of its nodes.
+`maxConcurrentJobs`, or of fewer where the ClusterQueue nvcregen sizes holds fewer of
+them (`plan/admitted.py`: N of a pool's smallest run), once per round; the worst case
+repeats every round `retests` more times. Tests, and stages, run one after another:
+each job holds every GPU of its nodes.
 
 "Worst case" has this one meaning in every output (`plan`, NVC313, NVC676, `diff`):
 every job runs to its timeout and every retest happens, worded with the retests named
@@ -16,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from nvcregen.core import units
+from nvcregen.plan.admitted import admitted_nodes, manages_queues, runs_at_once
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -117,8 +120,11 @@ class Budget:
         return tuple(ranked[:count])
 
 
-def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
-    """The cost of one test; None when the pool's node count is unknown."""
+def unit_cost(site: Site, unit: TestUnit, at_once: int | None = None) -> UnitCost | None:
+    """The cost of one test; None when the pool's node count is unknown.
+
+    `at_once`: how many of its jobs run together (default `maxConcurrentJobs`).
+    """
     nodes = unit.pool.node_count
     if nodes is None:
         return None
@@ -126,7 +132,7 @@ def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
     jobs = max(1, nodes // unit.nodes_per_job)
     rounds = site.spec.readiness.rounds
     gpus = jobs * unit.nodes_per_job * unit.pool.gpus_per_node
-    waves = math.ceil(jobs / window.max_concurrent_jobs)
+    waves = math.ceil(jobs / (at_once or window.max_concurrent_jobs))
     worst = unit.timeout_ms / _MS_PER_HOUR
     expected = unit.expected_ms / _MS_PER_HOUR
     return UnitCost(
@@ -142,8 +148,24 @@ def unit_cost(site: Site, unit: TestUnit) -> UnitCost | None:
 
 def plan_budget(site: Site, test_units: list[TestUnit]) -> Budget:
     """Add up the cost of every test whose node count is known."""
-    costs = [c for u in test_units if (c := unit_cost(site, u)) is not None]
+    at_once = _at_once(site, test_units)
+    costs = [c for u in test_units if (c := unit_cost(site, u, at_once[id(u)])) is not None]
     return Budget(tuple(costs), site.spec.readiness.window.retests)
+
+
+def _at_once(site: Site, test_units: list[TestUnit]) -> dict[int, int | None]:
+    """Each test's jobs at once (by id): fewer than N where nvcregen's quota holds fewer."""
+    window = site.spec.readiness.window.max_concurrent_jobs
+    if not manages_queues(site):
+        return {id(u): None for u in test_units}
+    sizes: dict[int, list[int]] = {}
+    for unit in test_units:
+        sizes.setdefault(unit.pool.index, []).append(unit.nodes_per_job)
+    found: dict[int, int | None] = {}
+    for unit in test_units:
+        quota = admitted_nodes(window, sizes[unit.pool.index], unit.pool.node_count)
+        found[id(unit)] = runs_at_once(window, quota, unit.nodes_per_job)
+    return found
 
 
 def hours(value: float) -> str:

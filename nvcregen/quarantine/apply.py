@@ -65,8 +65,8 @@ class Outcome:
     detail: str = ""
 
 
-class _StopError(Exception):
-    """The API could not answer for a node; the run stops there."""
+class StopError(Exception):
+    """The API could not answer for a node; the run stops there (its text says why)."""
 
 
 def apply_marks(
@@ -84,7 +84,7 @@ def apply_marks(
     for mark in todo:
         try:
             outcomes.append(_one(cluster, policy, mark, marks.run, release=release))
-        except _StopError as stop:
+        except StopError as stop:
             outcomes.append(Outcome(mark.node, "failed", str(stop)))
             outcomes.extend(Outcome(m.node, "not attempted") for m in todo)
     return outcomes
@@ -92,7 +92,7 @@ def apply_marks(
 
 def _one(cluster: Cluster, policy: RetryPolicy, mark: Mark, run: str, *, release: bool) -> Outcome:
     for _ in range(REREADS):
-        node = _read(cluster, policy, mark.node)
+        node = read_node(cluster, policy, mark.node)
         if node is None:
             return Outcome(mark.node, "missing", "no such node in the cluster")
         if release:
@@ -112,9 +112,9 @@ def _one(cluster: Cluster, policy: RetryPolicy, mark: Mark, run: str, *, release
         if answer.status == 409:
             continue  # changed since read: read again
         if answer.status != 200 or not isinstance(answer.body, dict):
-            raise _StopError(_refusal("apply", answer))
+            raise StopError(_refusal("apply", answer))
         return _confirmed(answer.body, mark, release=release)
-    raise _StopError(f"the node changed under every one of {REREADS} applies (409 Conflict)")
+    raise StopError(f"the node changed under every one of {REREADS} applies (409 Conflict)")
 
 
 def _confirmed(node: dict[str, Any], mark: Mark, *, release: bool) -> Outcome:
@@ -135,12 +135,13 @@ def _path(name: str) -> str:
     return f"/api/v1/nodes/{quote(name, safe='')}"
 
 
-def _read(cluster: Cluster, policy: RetryPolicy, name: str) -> dict[str, Any] | None:
+def read_node(cluster: Cluster, policy: RetryPolicy, name: str) -> dict[str, Any] | None:
+    """The node as the API returns it; None when there is no such node (StopError: no answer)."""
     answer = _send(cluster, policy, "GET", name)
     if answer.status == 404:
         return None
     if answer.status != 200 or not isinstance(answer.body, dict):
-        raise _StopError(_refusal("read", answer))
+        raise StopError(_refusal("read", answer))
     return answer.body
 
 
@@ -164,7 +165,7 @@ def _send(
             cluster, policy, method, _path(name), query, body, content_type=content_type
         )
     except ServerUnreachableError as exc:
-        raise _StopError(f"no answer from {cluster.host}: {exc.reason or exc}") from exc
+        raise StopError(f"no answer from {cluster.host}: {exc.reason or exc}") from exc
 
 
 def _refusal(what: str, answer: Answer) -> str:

@@ -87,8 +87,8 @@ def _holds(row: StepRow) -> str:
 
 
 def summary(view: PlanView) -> str:
-    """One line: the plan's wall time and GPU-hours against the window."""
-    verdict = "fits the window" if view.fits else "does NOT fit the window"
+    """One line: the plan's wall time and GPU-hours against the window, and what breaks it."""
+    verdict = "fits the window" if view.fits else f"does NOT fit the window ({_broken(view)})"
     found = f"; {view.errors} errors, {view.warnings} warnings (nvcregen check)" * bool(
         view.errors or view.warnings
     )
@@ -131,6 +131,32 @@ def engine_lines(view: PlanView) -> list[str]:
             )
         )
     return lines
+
+
+def _broken(view: PlanView) -> str:
+    """Each limit the plan breaks, with its numbers: `concurrency: 128/64 at once in ...`."""
+    words = []
+    for limit in view.breaks:
+        if limit == "deadline":
+            late = _when(view.expected_ms)
+            words.append(f"deadline: expected {late} > {shown(view.deadline_ms)}")
+        elif limit == "admission":
+            load = view.load
+            assert load is not None
+            words.append(
+                f"admission: Kueue needs {shown(load.expected_ms)} to admit the plan's workloads"
+                " at one per cycle"
+            )
+        elif limit == "GPU-hours":
+            words.append(f"GPU-hours: {view.gpu_hours:.1f} > {view.budget_gpu_hours:g}")
+        else:
+            first, *more = view.crowded
+            others = f" and {len(more)} more step{'s' * (len(more) > 1)}" if more else ""
+            words.append(
+                f"concurrency: {first.at_once}/{view.max_concurrent_jobs} at once in "
+                f"{first.name}{others}"
+            )
+    return "; ".join(words)
 
 
 def worst_wall(view: PlanView) -> str:
@@ -177,6 +203,7 @@ def _json(view: PlanView) -> dict[str, Any]:
     return {
         "site": view.site,
         "fits": view.fits,
+        "breaks": list(view.breaks),
         "expected_ms": view.expected_ms,
         "worst_ms": view.worst_case_ms,
         "worst_once_ms": view.worst_ms,

@@ -110,19 +110,33 @@ class PlanView:
 
     @property
     def fits(self) -> bool:
-        """Whether the expected plan ends before the deadline, every step within the window.
+        """Whether the expected plan ends before the deadline, every step within the window."""
+        return not self.breaks
 
-        Kueue's admission at its expected pace, one workload per cycle, must fit the window
-        too: a plan whose admission alone outlasts it never ends in time.
+    @property
+    def breaks(self) -> tuple[str, ...]:
+        """The limits of the window the expected plan breaks, in this order (empty: it fits).
+
+        `deadline` (the plan, or a step, ends after it or never), `GPU-hours` (more than
+        the window's), `concurrency` (a step runs more than `maxConcurrentJobs` at once),
+        `admission` (Kueue, one workload per cycle at its expected pace, takes longer than
+        the window to admit the plan's workloads: it never ends in time).
         """
-        ends = self.expected_ms is not None and self.expected_ms <= self.deadline_ms
-        admitted = self.load is None or self.load.expected_ms <= self.deadline_ms
-        return (
-            ends
-            and admitted
-            and self.gpu_hours <= self.budget_gpu_hours
-            and all(s.fits for s in self.steps)
+        late = self.expected_ms is None or self.expected_ms > self.deadline_ms
+        late = late or any(s.end_ms is None or s.end_ms > self.deadline_ms for s in self.steps)
+        found = (
+            ("deadline", late),
+            ("GPU-hours", self.gpu_hours > self.budget_gpu_hours),
+            ("concurrency", bool(self.crowded)),
+            ("admission", self.load is not None and self.load.expected_ms > self.deadline_ms),
         )
+        return tuple(name for name, broken in found if broken)
+
+    @property
+    def crowded(self) -> tuple[StepRow, ...]:
+        """The steps running more than `maxConcurrentJobs` at once, most first."""
+        over = [s for s in self.steps if s.at_once > self.max_concurrent_jobs]
+        return tuple(sorted(over, key=lambda s: -s.at_once))
 
 
 def plan_view(replay: Replay) -> PlanView:

@@ -9,6 +9,12 @@ same test and stage are drawn as horizontal lines at their bound (GB/s), marked 
 their message size, on the charts of the transport they expect only: an RDMA bound drawn
 over a TCP fallback's rounds would scale them flat against the axis, so that chart says
 in its caption which threshold it leaves out and why.
+
+A chart of more groups than PALETTE has colours (a fleet: one group per node or pair)
+draws the groups that passed as one muted grey median each, under everything, without
+legend entries; the groups that failed or hold a failed or suspect node keep their own
+colours, rounds and legend entries (the first len(PALETTE); any further ones share one
+colour and one entry), and the caption says how many groups are drawn and how.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ from nvcregen.report.archive import Archive, BandwidthRow, RunSummary, Threshold
 from nvcregen.report.plot import Chart, Rule, Series, SeriesKind, layout, value_label
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288")
+MUTED = "#c4cbd3"  # passing groups, when there are more groups than colours
+MORE = "#6e2c00"  # flagged groups past the palette's colours
+_HELD = {"failed", "suspect"}
 METRICS = {"busbw": "bus bandwidth", "algbw": "algorithm bandwidth"}
 ChartKey = tuple[str, str, str, tuple[str, ...]]  # stage, scope, test, transports
 
@@ -47,6 +56,7 @@ class ChartView:
     chart: Chart
     legend: tuple[LegendEntry, ...]
     note: str = ""
+    groups: str = ""  # with many groups: how many are drawn, and how
 
 
 def charts(archive: Archive) -> list[ChartView]:
@@ -60,10 +70,31 @@ def charts(archive: Archive) -> list[ChartView]:
         rules = [t for t in archive.verdicts.thresholds if t.test == test and t.stage == stage]
         metrics = ["busbw"] + (["algbw"] if any(t.field == "algbw" for t in rules) else [])
         run = next((r for r in archive.summary.runs if (r.stage, r.test) == (stage, test)), None)
+        flagged = flagged_groups(archive, stage, test)
         views += [
-            _view(key, rows, rules, metric, run, len(views) + i) for i, metric in enumerate(metrics)
+            _view(key, rows, rules, metric, run, len(views) + i, flagged)
+            for i, metric in enumerate(metrics)
         ]
     return views
+
+
+def flagged_groups(archive: Archive, stage: str, test: str) -> frozenset[str]:
+    """The groups of a stage's test that did not pass a threshold or hold a held-back node."""
+    found = {
+        g.group
+        for t in archive.verdicts.thresholds
+        if (t.stage, t.test) == (stage, test)
+        for g in t.groups
+        if g.word != "pass"
+    }
+    found |= {
+        r.group
+        for n in archive.verdicts.nodes
+        if n.status in _HELD
+        for r in n.runs
+        if (r.stage, r.test) == (stage, test) and r.word != "pass"
+    }
+    return frozenset(found)
 
 
 def _view(
@@ -73,9 +104,10 @@ def _view(
     metric: str,
     run: RunSummary | None,
     number: int,
+    flagged: frozenset[str] = frozenset(),
 ) -> ChartView:
     stage, scope, test, transports = key
-    series = bandwidth_series(rows, metric)
+    series = bandwidth_series(rows, metric, flagged)
     mine = [t for t in thresholds if t.field == metric]
     drawn = [t for t in mine if applies(t, transports)]
     rules = threshold_rules(drawn)
@@ -95,6 +127,20 @@ def _view(
         chart=layout(series, rules, f"{METRICS[metric]} (GB/s)"),
         legend=legend(series),
         note=note,
+        groups=groups_text(rows, flagged),
+    )
+
+
+def groups_text(rows: Sequence[BandwidthRow], flagged: frozenset[str]) -> str:
+    """With more groups than colours: how many groups the chart draws, and how."""
+    groups = list(dict.fromkeys(r.group for r in rows))
+    if len(groups) <= len(PALETTE):
+        return ""
+    bad = sum(g in flagged for g in groups)
+    return (
+        f"{len(groups)} groups drawn: {bad} that failed or hold a failed or suspect node in "
+        f"colour, with their rounds; {len(groups) - bad} that passed in grey, their medians "
+        "only, without legend entries"
     )
 
 
@@ -109,13 +155,45 @@ def applies(threshold: ThresholdVerdict, transports: Sequence[str]) -> bool:
     return expected is None or not transports or set(transports) <= {expected}
 
 
-def bandwidth_series(rows: Sequence[BandwidthRow], metric: str) -> list[Series]:
-    """Per group: a line per round, then the median line over its final rounds."""
+def bandwidth_series(
+    rows: Sequence[BandwidthRow], metric: str, flagged: frozenset[str] = frozenset()
+) -> list[Series]:
+    """Per group: a line per round, then the median line over its final rounds.
+
+    With more groups than PALETTE has colours, a group not `flagged` is its median alone,
+    muted, and listed first (drawn under the others); see the module's note.
+    """
     groups = list(dict.fromkeys(r.group for r in rows))
+    by_group: dict[str, list[BandwidthRow]] = {}
+    for row in rows:
+        by_group.setdefault(row.group, []).append(row)
+    if len(groups) > len(PALETTE):
+        quiet = [g for g in groups if g not in flagged]
+        loud = [g for g in groups if g in flagged]
+        muted = [_muted(g, by_group[g], metric) for g in quiet]
+        named, more = loud[: len(PALETTE)], loud[len(PALETTE) :]
+        shared = _group_series(more, [MORE] * len(more), by_group, metric)
+        own = _group_series(named, PALETTE[: len(named)], by_group, metric)
+        return [s for s in muted if s] + shared + own  # each drawn over the one before
+    colors = [PALETTE[i % len(PALETTE)] for i in range(len(groups))]
+    return _group_series(groups, colors, by_group, metric)
+
+
+def _muted(group: str, rows: Sequence[BandwidthRow], metric: str) -> Series | None:
+    median = median_points([r for r in rows if r.finality == "final"], metric)
+    label = f"{group or 'all nodes'} median"
+    return Series(label, median, MUTED, "median", muted=True) if median else None
+
+
+def _group_series(
+    groups: Sequence[str],
+    colors: Sequence[str],
+    by_group: dict[str, list[BandwidthRow]],
+    metric: str,
+) -> list[Series]:
     series = []
-    for index, group in enumerate(groups):
-        color = PALETTE[index % len(PALETTE)]
-        mine = [r for r in rows if r.group == group]
+    for group, color in zip(groups, colors, strict=True):
+        mine = by_group[group]
         rounds = dict.fromkeys((r.round, r.measurement) for r in mine)
         for number, measurement in rounds:
             points = [r for r in mine if (r.round, r.measurement) == (number, measurement)]
@@ -172,8 +250,15 @@ def transport_text(recorded: Sequence[str], run: RunSummary | None) -> str:
 
 
 def legend(series: Sequence[Series]) -> tuple[LegendEntry, ...]:
-    """The medians by group, then one entry per line style for the rounds."""
-    entries = [LegendEntry(s.label, s.color, "median") for s in series if s.kind == "median"]
+    """The medians by group, then one entry per line style for the rounds.
+
+    Muted groups have none; flagged groups past the palette share one entry.
+    """
+    medians = [s for s in series if s.kind == "median" and not s.muted]
+    entries = [LegendEntry(s.label, s.color, "median") for s in medians if s.color != MORE]
+    more = sum(s.color == MORE for s in medians)
+    if more:
+        entries.append(LegendEntry(f"{more} more failing or suspect groups", MORE, "median"))
     grey = "#777777"
     if any(s.kind == "round" for s in series):
         entries.append(LegendEntry("one round (final)", grey, "round"))

@@ -20,12 +20,14 @@ from nvcregen.report.folder import ORDER_NOTE, RunEntry, standing, when_text
 from nvcregen.report.history import History
 from nvcregen.report.tables import (
     GoodputTable,
+    HeldNodes,
     NodeLine,
     NodeRow,
     RunRow,
     VerdictRow,
     evidence_lines,
     goodput_tables,
+    hold_back,
     hold_back_text,
     node_lines,
     node_rows,
@@ -45,6 +47,8 @@ class Page:
     word: str
     counts: tuple[tuple[str, int], ...]
     hold_back: str
+    hold_back_lead: str  # hold_back, its names apart (each kept on one line)
+    hold_back_nodes: tuple[HeldNodes, ...]
     evidence: tuple[str, ...]
     held: tuple[NodeLine, ...]
     cleared: tuple[NodeLine, ...]
@@ -87,12 +91,15 @@ def build_page(
     """
     s = archive.summary
     held, cleared = node_lines(archive)
+    lead, held_nodes = hold_back(archive)
     return Page(
         site=s.site,
         run_id=s.run_id,
         word=s.verdict,
         counts=tuple((w, s.counts.get(w, 0)) for w in ("pass", "incomplete", "fail")),
         hold_back=hold_back_text(archive),
+        hold_back_lead=lead,
+        hold_back_nodes=held_nodes,
         evidence=tuple(evidence_lines(archive)),
         held=tuple(held),
         cleared=tuple(cleared),

@@ -89,6 +89,7 @@ class Series:
     points: tuple[tuple[int, float], ...]
     color: str
     kind: SeriesKind
+    muted: bool = False  # one of many passing groups: drawn first, thin, without a legend
 
 
 @dataclass(frozen=True)
@@ -127,6 +128,7 @@ class Line:
     color: str
     kind: SeriesKind
     dots: tuple[Dot, ...] = ()
+    muted: bool = False
 
 
 @dataclass(frozen=True)
@@ -209,12 +211,12 @@ def _line(series: Series, sx: LogScale, sy: LinearScale) -> Line:
     ordered = sorted(series.points)
     points = " ".join(f"{sx(size)},{sy(value)}" for size, value in ordered)
     dots: tuple[Dot, ...] = ()
-    if series.kind == "median":
+    if series.kind == "median" and not series.muted:
         dots = tuple(
             Dot(sx(s), sy(v), f"{series.label}: {value_label(v)} at {format_size(s)}")
             for s, v in ordered
         )
-    return Line(series.label, points, series.color, series.kind, dots)
+    return Line(series.label, points, series.color, series.kind, dots, series.muted)
 
 
 def _rule(rule: Rule, sx: LogScale, sy: LinearScale, frame: Frame) -> RuleMark:

@@ -8,9 +8,10 @@ wrote them as ratios (spread).
 from __future__ import annotations
 
 import statistics
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
+from nvcregen.fabric.names import compress
 from nvcregen.report.archive import (
     Archive,
     GoodputRound,
@@ -21,6 +22,7 @@ from nvcregen.report.archive import (
 from nvcregen.results.findings import summarize_rounds
 
 NONE = "—"
+_RANK = {"pass": 0, "incomplete": 1, "fail": 2}
 
 
 @dataclass(frozen=True)
@@ -147,9 +149,12 @@ def transport_text(t: ThresholdVerdict) -> str:
 
 
 def medians(t: ThresholdVerdict) -> tuple[str, ...]:
-    """Per group: the median of the compared figure, and its spread over the rounds."""
+    """Per group: the median of the compared figure, and its spread over the rounds.
+
+    Groups that did not pass come first, each part in verdicts.json's order.
+    """
     found = []
-    for group in t.groups:
+    for group in sorted(t.groups, key=lambda g: g.word == "pass"):
         figure = next((f for f in group.figures if f.name == t.field), None)
         if figure is None or figure.median is None:
             continue
@@ -162,11 +167,28 @@ def medians(t: ThresholdVerdict) -> tuple[str, ...]:
 
 
 def run_rows(archive: Archive) -> list[RunRow]:
-    """Every run verdict, in the order verdicts.json lists them."""
-    return [
-        RunRow(r.word, r.stage, r.test, r.source or NONE, r.state, _reasons(r.reasons))
-        for r in archive.verdicts.runs
-    ]
+    """Every run verdict, in the order verdicts.json lists them.
+
+    A run's word is the worst of its own (its state) and of the thresholds judged on its
+    stage and test; where those make it worse, each that did not pass is named as a
+    reason: a run that succeeded but missed a threshold is not shown as passing.
+    """
+    rows = []
+    for r in archive.verdicts.runs:
+        judged = [
+            t
+            for t in archive.verdicts.thresholds
+            if (t.stage, t.test) == (r.stage, r.test) and t.word != "pass"
+        ]
+        word = max([r.word, *(t.word for t in judged)], key=_RANK.__getitem__)
+        reasons = _reasons(r.reasons)
+        if word != r.word:  # the thresholds decide: name them
+            reasons += tuple(
+                ReasonText(t.word, f"threshold {t.threshold} ({check_text(t)}): {t.word}")
+                for t in judged
+            )
+        rows.append(RunRow(word, r.stage, r.test, r.source or NONE, r.state, reasons))
+    return rows
 
 
 def node_rows(archive: Archive) -> list[NodeRow]:
@@ -202,15 +224,48 @@ def evidence_lines(archive: Archive) -> list[str]:
     )
 
 
-def hold_back_text(archive: Archive) -> str:
-    """The report's first sentence: which nodes to hold back, or that every node cleared."""
+@dataclass(frozen=True)
+class HeldNodes:
+    """Nodes to hold back of one status, as names and ranges (`gpu-[0100-0139]`)."""
+
+    status: str
+    names: tuple[str, ...]
+
+
+def node_ranges(names: Iterable[str]) -> tuple[str, ...]:
+    """Sorted node names, consecutive numbered ones as one range (`gpu-[0000-1023]`)."""
+    listed = list(names)
+    return tuple(compress(listed).split(",")) if listed else ()
+
+
+def hold_back(archive: Archive) -> tuple[str, tuple[HeldNodes, ...]]:
+    """The report's first sentence, its names apart: the lead, then the nodes by status.
+
+    Statuses come in the order their first node does in verdicts.json.
+    """
     held, cleared = node_lines(archive)
     if not held and not cleared:
-        return "No node is named by this run's plan or results."
+        return "No node is named by this run's plan or results.", ()
     if not held:
-        return f"All {len(cleared)} nodes cleared: none to hold back."
-    named = ", ".join(f"{n.node} ({n.status})" for n in held)
-    return f"Hold back {len(held)} of {len(held) + len(cleared)} nodes: {named}."
+        return f"All {len(cleared)} nodes cleared: none to hold back.", ()
+    statuses = dict.fromkeys(n.status for n in held)
+    groups = tuple(
+        HeldNodes(status, node_ranges(n.node for n in held if n.status == status))
+        for status in statuses
+    )
+    return f"Hold back {len(held)} of {len(held) + len(cleared)} nodes:", groups
+
+
+def hold_back_text(archive: Archive) -> str:
+    """The report's first sentence: which nodes to hold back, or that every node cleared.
+
+    `Hold back 42 of 1024 nodes: gpu-[0100-0139] (failed), gpu-0512 (suspect), ...`
+    """
+    lead, groups = hold_back(archive)
+    if not groups:
+        return lead
+    named = ", ".join(f"{name} ({g.status})" for g in groups for name in g.names)
+    return f"{lead} {named}."
 
 
 _COMPONENTS: tuple[tuple[str, Callable[[GoodputRound], float | None]], ...] = (

@@ -3,9 +3,10 @@
 Kueue admits a run whole when the sum of its pods' requests fits the ClusterQueue's
 quota. Every GPU pod of a readiness run takes all GPUs of one node (and, for RDMA tests,
 all its NICs), so a run is counted in whole nodes, plus the pods that hold no GPU (the
-launcher NVCRE adds to its MPI jobs). The quota of a pool's flavor is what
-`readiness.window.maxConcurrentJobs` of its largest run would hold, never more than the
-pool has. docs/design/0007-admission.md walks through the arithmetic for the shipped sites.
+launcher NVCRE adds to its MPI jobs). The quota of a pool's flavor holds
+`readiness.window.maxConcurrentJobs` (N) of its smallest run, at least its largest run,
+never more than the pool has (`plan/admitted.py`): so Kueue admits at most N runs at once.
+docs/design/0007-admission.md walks through the arithmetic for the shipped sites.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -126,7 +128,7 @@ def pool_quotas(site: Site, test_units: list[TestUnit]) -> list[PoolQuota]:
 
 
 def pool_quota(site: Site, units: list[TestUnit]) -> PoolQuota:
-    """What `maxConcurrentJobs` runs of the largest test on one pool hold, capped by the pool.
+    """What admits `maxConcurrentJobs` runs of one pool at once, and never more.
 
     Args:
         site: The site (its window and pod allowance).
@@ -136,30 +138,27 @@ def pool_quota(site: Site, units: list[TestUnit]) -> PoolQuota:
     pool = units[0].pool
     jobs = site.spec.readiness.window.max_concurrent_jobs
     shapes = [job_shape(site, u) for u in units]
-    nodes = _capped(jobs * max(s.nodes for s in shapes), pool.node_count)
+    smallest, largest = min(s.nodes for s in shapes), max(s.nodes for s in shapes)
+    nodes = admitted_nodes(jobs, (s.nodes for s in shapes), pool.node_count)
     launchers = jobs * max(s.launchers for s in shapes)
-    count = pool.node_count
-    pool_nics = count * pool.spec.nics.count if count is not None and pool.spec.nics else None
-    nics = _capped(jobs * max(s.nics for s in shapes), pool_nics)
+    per_node = max(s.nics_per_node for s in shapes)
+    nics = min(jobs * max(s.nics for s in shapes), nodes * per_node)
     node_pod = _largest([s.node_pod for s in shapes])
     launcher_pod = _largest([s.launcher_pod for s in shapes if s.launchers])
     total = node_pod.times(nodes).plus(launcher_pod.times(launchers))
     gpus = nodes * pool.gpus_per_node
     name = pool.spec.name
     notes = (
-        f"pool {name}: {nodes} node(s) = min({jobs} concurrent jobs x "
-        f"{max(s.nodes for s in shapes)} nodes of the largest job, {pool.node_count} in the "
-        f"pool); nvidia.com/gpu {gpus} = {nodes} x {pool.gpus_per_node}",
+        f"pool {name}: {nodes} node(s) = min(max({jobs} concurrent jobs x {smallest} nodes of "
+        f"the smallest job, {largest} nodes of the largest), {pool.node_count} in the pool): "
+        f"at most {jobs} jobs admitted at once; nvidia.com/gpu {gpus} = {nodes} x "
+        f"{pool.gpus_per_node}",
         f"pool {name}: RDMA NICs {nics} = min({jobs} x {max(s.nics for s in shapes)} of the "
-        f"largest RDMA job, {pool_nics} in the pool)",
+        f"largest RDMA job, {nodes} node(s) x {per_node})",
         f"pool {name}: pods {nodes + launchers} = {nodes} GPU pods + {launchers} "
         f"launcher(s); cpu and memory = every such pod's known requests + podAllowance",
     )
     return PoolQuota(pool, gpus, nics, nodes + launchers, total.cpu_m, total.memory, notes)
-
-
-def _capped(wanted: int, limit: int | None) -> int:
-    return wanted if limit is None else min(wanted, limit)
 
 
 def _largest(requests: list[Requests]) -> Requests:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Obj, content_hash, hashed_name
+from nvcregen.plan.admitted import manages_queues as plan_manages_queues
 from nvcregen.spec.v1alpha1 import Site
 
 REQUIRED_TOPOLOGY = f"{KUEUE_PREFIX}podset-required-topology"
@@ -30,7 +31,7 @@ def uses_kueue(site: Site) -> bool:
 
 def manages_queues(site: Site) -> bool:
     """Whether nvcregen installs Kueue and generates the ClusterQueue and its flavors."""
-    return uses_kueue(site) and site.spec.dependencies.kueue.managed
+    return plan_manages_queues(site)
 
 
 def queue_labels(site: Site, stage_index: int) -> dict[str, str]:

@@ -51,14 +51,40 @@ def test_unit_costs_with_retests_rounds_and_waves() -> None:
     assert fabric.expected_gpu_hours == pytest.approx(32 * fabric_h * 2)
     assert fabric.expected_wall_hours == pytest.approx(fabric_h * 2)
 
+    # The ClusterQueue holds 2 one-node jobs (2 nodes, issue 32), so the fabric's two-node
+    # jobs go one at a time: two waves, not the one of unit_cost's default of N at once.
     budget = plan_budget(parsed, test_units)
     assert budget.gpu_hours == pytest.approx(l1.gpu_hours + fabric.gpu_hours)
-    assert budget.wall_hours == pytest.approx(0.6 + 8 / 3)
-    assert budget.expected_wall_hours == pytest.approx(0.15 + fabric_h * 2)
+    assert budget.wall_hours == pytest.approx(0.6 + 16 / 3)
+    assert budget.expected_wall_hours == pytest.approx(0.15 + fabric_h * 4)
     assert budget.stages() == {
         "node": pytest.approx((0.15, 0.6)),
-        "fabric": pytest.approx((fabric_h * 2, 8 / 3)),
+        "fabric": pytest.approx((fabric_h * 4, 16 / 3)),
     }
+
+
+@pytest.mark.parametrize(("jobs", "fabric_waves"), [(2, 2), (3, 2), (4, 1)])
+def test_jobs_larger_than_the_smallest_go_as_the_quota_admits_them(
+    jobs: int, fabric_waves: int
+) -> None:
+    # Quota = N one-node jobs: 2 nodes hold one pair, 3 still one, 4 both pairs.
+    text = small_site(f"{{maxConcurrentJobs: {jobs}, deadline: 12h, gpuHours: 500}}", rounds=1)
+    (_, fabric) = plan_budget(site(text), units_of(text)).costs
+    assert fabric.wall_hours == pytest.approx(fabric_waves * 40 / 60)
+
+
+def test_a_gang_scheduler_runs_n_jobs_of_any_size() -> None:
+    # No ClusterQueue of nvcregen's: NVCRE's maxConcurrent alone, N two-node jobs at once.
+    window = "{maxConcurrentJobs: 2, deadline: 12h, gpuHours: 500}"
+    text = site_yaml(
+        pools=POOL,
+        stages=STAGES,
+        rounds=1,
+        window=window,
+        dependencies="gangScheduler: {schedulerName: kai-scheduler}\n",
+    )
+    (_, fabric) = plan_budget(site(text), units_of(text)).costs
+    assert fabric.wall_hours == pytest.approx(40 / 60)
 
 
 def test_no_retests_and_one_job_at_a_time() -> None:

@@ -71,6 +71,15 @@ def test_the_largest_job_of_the_pool_sizes_the_quota() -> None:
     assert quota(site_yaml(stages=INTRA + PAIRS, window=window(1))).gpus == 16
 
 
+@pytest.mark.parametrize(("jobs", "nodes"), [(1, 2), (2, 2), (3, 3), (4, 4), (5, 4)])
+def test_mixed_sizes_get_the_window_of_the_smallest_job(jobs: int, nodes: int) -> None:
+    # Issue 32: N x the two-node job's 2 nodes admitted 2N one-node jobs at once. Now N x
+    # the one-node job, at least the two-node job (jobs 1), at most the pool (jobs 5).
+    text = site_yaml(pools=FOUR_NODES, stages=INTRA + PAIRS, window=window(jobs))
+    found = quota(text)
+    assert (found.gpus, found.nics) == (nodes * 8, min(jobs * 4, nodes * 2))
+
+
 # RDMA NICs: only RDMA tests hold them; capped by the pool's NICs
 
 
@@ -135,7 +144,10 @@ def test_trainer_mode_pods_request_their_catalog_size_and_the_allowance() -> Non
 
 def test_notes_show_the_arithmetic() -> None:
     found = quota(site_yaml(stages=INTRA, window=window(3)))
-    assert "min(3 concurrent jobs x 1 nodes of the largest job, 2 in the pool)" in found.notes[0]
+    assert found.notes[0].startswith(
+        "pool gpu: 2 node(s) = min(max(3 concurrent jobs x 1 nodes of the smallest job, 1 nodes "
+        "of the largest), 2 in the pool): at most 3 jobs admitted at once"
+    )
 
 
 # quantities

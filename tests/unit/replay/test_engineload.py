@@ -60,4 +60,6 @@ def test_admission_alone_outlasting_the_window_does_not_fit() -> None:
     late = dataclasses.replace(view, load=engine_load(found, view.steps, over))
     assert late.load is not None and late.load.expected_ms > deadline
     assert not late.fits
+    assert late.breaks == ("admission",)
+    assert "does NOT fit the window (admission: Kueue needs" in render_plans([late], "text")
     assert "admission alone outlasts the 16h window" in engine_lines(late)[0]
