@@ -97,6 +97,9 @@ def load_document(
     if problems:
         return None, _capped(problems)
     starts = [0, *(m.end() for m in LINE_BREAK.finditer(text))]
+    long_comments = _long_comments(path, text, starts)
+    if long_comments:
+        return None, _capped(long_comments)
     tabs = _indent_tabs(text, starts)
     builder = Builder(path, text, tabs)
     completed, syntax = _parse(builder)
@@ -121,6 +124,28 @@ def load_document(
     )
     secrets = secret_diagnostics(document)  # NVC113/NVC114: nothing secret reaches out/
     return (None, _capped(diags + secrets)) if secrets else (document, diags)
+
+
+# ruamel gathers a comment one character at a time into a string (`scan_to_next_token`),
+# which costs time quadratic in the comment's length: an 800 KB comment took 9 s to load.
+# No site needs a line this long holding a `#`; node lists in flow style have none.
+MAX_COMMENT_LINE = 64 * 1024
+
+
+def _long_comments(path: str, text: str, starts: list[int]) -> list[Diagnostic]:
+    """NVC119: lines over MAX_COMMENT_LINE characters that hold a `#` (a comment, most likely)."""
+    found = []
+    ends = [*starts[1:], len(text)]
+    for number, (start, end) in enumerate(zip(starts, ends, strict=True), 1):
+        if end - start <= MAX_COMMENT_LINE:  # quick: the line with its break fits
+            continue
+        line = text[start:end].rstrip("\r\n\x85\u2028\u2029")
+        if len(line) > MAX_COMMENT_LINE and "#" in line:
+            column = line.index("#") + 1
+            msg = f"line {number} holds a `#` and is {len(line):,} characters long"
+            hint = f"shorten the comment: a line holding a `#` may be {MAX_COMMENT_LINE:,} long"
+            found.append(_error(Span(path, number, column), "NVC119", msg, hint))
+    return found
 
 
 def _too_large(path: str, max_bytes: int) -> Diagnostic:

@@ -9,7 +9,13 @@ import pytest
 from timebounds import HANG
 
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.spec.load import MAX_BYTES, MAX_PER_CODE, load_document, load_file
+from nvcregen.spec.load import (
+    MAX_BYTES,
+    MAX_COMMENT_LINE,
+    MAX_PER_CODE,
+    load_document,
+    load_file,
+)
 from nvcregen.spec.positions import Document
 
 
@@ -167,6 +173,19 @@ def test_nvc109_not_for_quoted_values_or_keys() -> None:
 def test_nvc110_file_too_large() -> None:
     diag = only_error(b"a: 1\n" + b"#" * MAX_BYTES)
     assert where([diag]) == [("NVC110", 1, 1)]
+
+
+def test_nvc119_a_line_holding_a_comment_may_be_64_kib_and_no_longer() -> None:
+    # ruamel gathers a comment a character at a time: an 800 KB one took 9 s to load.
+    limit = MAX_COMMENT_LINE
+    at = "a: 1\n# " + "x" * (limit - 2) + "\nb: 2\n"  # the line is exactly the limit
+    assert ok(at)
+    over = "a: 1\n# " + "x" * (limit - 1) + "\nb: 2\n"
+    assert where([only_error(over)]) == [("NVC119", 2, 1)]
+    trailing = "a: 1  # " + "x" * limit + "\n"
+    assert where([only_error(trailing)]) == [("NVC119", 1, 7)]
+    nodes = "nodes: [" + ", ".join(f"gpu-{i:05d}" for i in range(8_000)) + "]\n"
+    assert len(nodes) > limit and ok(nodes)  # a long line without a `#` is fine
 
 
 def test_nvc110_nesting_depth() -> None:
