@@ -19,13 +19,34 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from nvcregen.catalog.engines import EngineFacts
 from nvcregen.replay.site import Replay
 
-if TYPE_CHECKING:  # timeline imports this module
-    from nvcregen.replay.timeline import StepRow
+
+class StepRow(Protocol):
+    """What this module reads of a timeline's step (`replay.timeline.StepRow`)."""
+
+    @property
+    def applied_by(self) -> str:
+        """The Application or Kustomization that applies the step."""
+        ...
+
+    @property
+    def start_ms(self) -> int | None:
+        """When the step starts (expected), from the plan's start."""
+        ...
+
+    @property
+    def end_ms(self) -> int | None:
+        """When the step ends (expected)."""
+        ...
+
+    @property
+    def step_timeout_ms(self) -> int | None:
+        """Flux's timeout of the step's Kustomization."""
+        ...
 
 
 @dataclass(frozen=True)
