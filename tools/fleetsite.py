@@ -20,6 +20,7 @@ Engine = Literal["trainer", "nvcre"]
 SOURCES: dict[Engine, str] = {"trainer": "h20-3e-trainer", "nvcre": "h20-3e-lab"}
 _NODES = "nodes: [node-a, node-b]"
 _WINDOW = "window: {maxConcurrentJobs: 2, deadline: 16h, gpuHours: 260, retests: 1}"
+MAX_CONCURRENT = 1024  # readiness.window.maxConcurrentJobs's maximum
 GPU_HOURS_PER_NODE = 130  # the shipped site's worst case is about 126 GPU-hours a node
 
 
@@ -33,8 +34,9 @@ def fleet_site(count: int, engine: Engine = "trainer") -> str:
     if count < 2:
         raise ValueError(f"a fleet needs at least 2 nodes for its inter-node stage, not {count}")
     text = (ROOT / "sites" / f"{SOURCES[engine]}.yaml").read_text(encoding="utf-8")
-    window = (
-        f"window: {{maxConcurrentJobs: {count}, deadline: 16h, "
+    waves = -(-count // MAX_CONCURRENT)  # past 1,024 nodes, jobs wait their turn: more time
+    window = (  # every node at once, up to the schema's 1,024 jobs
+        f"window: {{maxConcurrentJobs: {min(count, MAX_CONCURRENT)}, deadline: {16 * waves}h, "
         f"gpuHours: {GPU_HOURS_PER_NODE * count}, retests: 1}}"
     )
     for old, new in ((_NODES, f"nodes: [{', '.join(node_names(count))}]"), (_WINDOW, window)):
