@@ -408,6 +408,21 @@ def redact(text: str) -> str:
     return _WORD.sub(lambda m: MASK if might_hold_secret(m.group()) else m.group(), plain)
 
 
+def redact_data(data: object) -> object:
+    """JSON-like data with every secret in its strings, keys included, masked (`redact`).
+
+    What a cluster answers (a condition's message, a failed node's reason) is written to
+    an archive's summary.json and verdicts.json, which are published: it is masked there.
+    """
+    if isinstance(data, str):
+        return redact(data)
+    if isinstance(data, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_data(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [redact_data(item) for item in data]
+    return data
+
+
 def redact_pointer(path: str) -> str:
     """A JSON pointer with any secret in its segments masked (`~1` is a `/` there)."""
     segments = path.split("/")
