@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote
 
 URL_CREDENTIALS = "url"  # what `find_secret` returns for a password in a URL
+URL_TOKEN_USER = "a token as the user name of a URL"
 MASK = "***"
 
 # Decoding bounds: how many decodings deep, how many characters decoded in all (per text
@@ -41,6 +42,16 @@ def _basic_credentials(match: re.Match[str]) -> bool:
     """Whether `Basic <x>` carries credentials: x is base64 of `user:password`."""
     decoded = _b64(match.group("b64"))
     return decoded is not None and ":" in decoded and _mostly_text(decoded)
+
+
+def _mixed_user(match: re.Match[str]) -> bool:
+    """Whether a URL's long user name holds a letter and a digit, as tokens do."""
+    user = match.group()
+    return _DIGIT.search(user) is not None and _LETTER.search(user) is not None
+
+
+_DIGIT = re.compile(r"[0-9]")
+_LETTER = re.compile(r"[A-Za-z]")
 
 
 @dataclass(frozen=True)
@@ -71,6 +82,18 @@ _KINDS: tuple[_Kind, ...] = (
     # `***` is what `redact` leaves, so a masked URL is not found again
     _kind(
         URL_CREDENTIALS, r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/\s:@]*:(?!\*\*\*@)[^/\s@]+@", ("://",)
+    ),
+    # a token as a URL's user name, with no password (`https://<PAT>@dev.azure.com/...`,
+    # a classic GitHub token's 40 hex digits, `ssh://<token>@host`, scp-style
+    # `<token>@host:path`): a user of 32 or more letters, digits and underscores, with a
+    # letter and a digit; user names people choose (`git`, `oauth2`, `x-access-token`,
+    # `deploy-bot-l20`) are shorter or split into words
+    _kind(
+        URL_TOKEN_USER,
+        r"(?:(?<=://)|(?<![^\s\"'=,(\[{<]))[A-Za-z0-9_]{32,256}"
+        r"(?=@(?!sha\d{3}:)[A-Za-z0-9.-]{1,253}[:/]|@[A-Za-z0-9.-]{1,253}\Z)",
+        ("@",),
+        _mixed_user,
     ),
     _kind(
         "a private key",
