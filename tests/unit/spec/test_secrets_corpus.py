@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from nvcregen.check.policy import secret_strings
@@ -249,3 +250,18 @@ def test_every_vendored_rule_is_linear_on_hostile_text() -> None:
                 for _ in rule.pattern.finditer(text):
                     pass
                 assert time.perf_counter() - started < 2.0, rule.id
+
+
+def test_no_shipped_site_example_or_golden_object_holds_a_secret() -> None:
+    """The corpus raises no false alarm beyond out/ (`test_secrets_hostile`): every
+    document of the sites, the examples and the golden trees."""
+    files = [*ROOT.glob("sites/*.yaml"), *ROOT.glob("examples/**/*.yaml")]
+    files += ROOT.glob("tests/golden/*/expected/**/*.yaml")
+    documents = [
+        doc
+        for path in sorted(files)
+        for doc in yaml.safe_load_all(path.read_text(encoding="utf-8"))
+        if isinstance(doc, dict)
+    ]
+    assert len(documents) > 100
+    assert [f.pointer for doc in documents for f in secret_strings(doc)] == []
