@@ -43,8 +43,9 @@ class Diagnostic:
     """One problem found in an input or an output, pointing at where it came from.
 
     Codes by stage: NVC0xx about the output itself (NVC001: diagnostics left out),
-    NVC1xx YAML/load (NVC113/NVC114: secrets in a site; NVC118: a number too long to
-    convert), NVC2xx schema, NVC3xx references and semantics, NVC4xx compile/render,
+    NVC1xx YAML/load (NVC113/NVC114: secrets in a site; NVC115: a label map's key or
+    value no Kubernetes label takes, `validate/labelmaps.py`; NVC118: a number too long
+    to convert), NVC2xx schema, NVC3xx references and semantics, NVC4xx compile/render,
     NVC5xx emit (NVC504-NVC509: filesystem faults, `emit/faults.py`), NVC6xx checks of
     generated objects (NVC605-NVC607: a number too long, nesting too deep, a key given
     twice, `spec/bounded.py`; NVC608: an unreadable index.json; NVC669: secrets in a

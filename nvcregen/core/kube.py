@@ -98,6 +98,27 @@ _DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]
 _KIND = re.compile(r"[A-Za-z][A-Za-z0-9]{0,62}")
 
 
+# A label's value (empty, or at most 63 letters, digits, `-`, `_` and `.` beginning and
+# ending with a letter or digit) and key (an optional DNS subdomain prefix and `/`, then a
+# name of the value's alphabet, not empty), as apimachinery's validation has them.
+_LABEL_NAME = r"[A-Za-z0-9](?:[-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?"
+_LABEL_VALUE = re.compile(f"(?:{_LABEL_NAME})?")
+_LABEL_KEY_NAME = re.compile(_LABEL_NAME)
+
+
+def is_label_value(value: str) -> bool:
+    """Whether `value` is a valid Kubernetes label value."""
+    return _LABEL_VALUE.fullmatch(value) is not None
+
+
+def is_label_key(key: str) -> bool:
+    """Whether `key` is a valid Kubernetes label key (`[prefix/]name`)."""
+    prefix, slash, name = key.rpartition("/")
+    if slash and not (len(prefix) <= SUBDOMAIN_MAX and _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return _LABEL_KEY_NAME.fullmatch(name) is not None
+
+
 def node_name_problem(name: object) -> str | None:
     """What keeps `name` from being a Kubernetes node name (None when it is one).
 

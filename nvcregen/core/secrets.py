@@ -19,6 +19,7 @@ in a text that is about to be printed (a message may quote a value from an input
 
 from __future__ import annotations
 
+import base64
 import binascii
 import functools
 import json
@@ -27,7 +28,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from urllib.parse import unquote
 
+from nvcregen.core.tokenrules import Rule, vendored_rules
+
 URL_CREDENTIALS = "url"  # what `find_secret` returns for a password in a URL
+URL_TOKEN_USER = "a token as the user name of a URL"
 MASK = "***"
 
 # Decoding bounds: how many decodings deep, how many characters decoded in all (per text
@@ -43,6 +47,16 @@ def _basic_credentials(match: re.Match[str]) -> bool:
     return decoded is not None and ":" in decoded and _mostly_text(decoded)
 
 
+def _mixed_user(match: re.Match[str]) -> bool:
+    """Whether a URL's long user name holds a letter and a digit, as tokens do."""
+    user = match.group()
+    return _DIGIT.search(user) is not None and _LETTER.search(user) is not None
+
+
+_DIGIT = re.compile(r"[0-9]")
+_LETTER = re.compile(r"[A-Za-z]")
+
+
 @dataclass(frozen=True)
 class _Kind:
     what: str  # words for a message: "a GitHub token"
@@ -50,6 +64,7 @@ class _Kind:
     clues: tuple[str, ...]  # lower-case text a match must hold (a cheap test first)
     valid: Callable[[re.Match[str]], bool] | None = None  # a check the pattern cannot make
     needs: tuple[str, ...] = ()  # lower-case text the view must hold too, anywhere
+    span: Callable[[re.Match[str]], tuple[int, int]] | None = None  # the secret, if not all
 
 
 def _kind(
@@ -66,11 +81,23 @@ def _kind(
 # pattern stays linear in the text (`test_every_pattern_is_fast_on_hostile_text`). The
 # prefixes follow the vendors' documented token formats (the same families as
 # detect-secrets' plugins, which the tests draw their samples from).
-_KINDS: tuple[_Kind, ...] = (
+_OWN_KINDS: tuple[_Kind, ...] = (
     # a password in a URL: scheme://user:password@ (a user alone, ssh://git@host, is none);
     # `***` is what `redact` leaves, so a masked URL is not found again
     _kind(
         URL_CREDENTIALS, r"[A-Za-z][A-Za-z0-9+.-]{0,30}://[^/\s:@]*:(?!\*\*\*@)[^/\s@]+@", ("://",)
+    ),
+    # a token as a URL's user name, with no password (`https://<PAT>@dev.azure.com/...`,
+    # a classic GitHub token's 40 hex digits, `ssh://<token>@host`, scp-style
+    # `<token>@host:path`): a user of 32 or more letters, digits and underscores, with a
+    # letter and a digit; user names people choose (`git`, `oauth2`, `x-access-token`,
+    # `deploy-bot-l20`) are shorter or split into words
+    _kind(
+        URL_TOKEN_USER,
+        r"(?:(?<=://)|(?<![^\s\"'=,(\[{<]))[A-Za-z0-9_]{32,256}"
+        r"(?=@(?!sha\d{3}:)[A-Za-z0-9.-]{1,253}[:/]|@[A-Za-z0-9.-]{1,253}\Z)",
+        ("@",),
+        _mixed_user,
     ),
     _kind(
         "a private key",
@@ -160,11 +187,40 @@ _KINDS: tuple[_Kind, ...] = (
     _kind("a PyPI token", r"pypi-AgE[A-Za-z0-9_-]{70}", ("pypi-age",)),
     _kind("a Square token", r"sq0(?:csp|atp)-[0-9A-Za-z_\\-]{22}", ("sq0csp-", "sq0atp-")),
     _kind("a Hugging Face token", r"hf_[A-Za-z]{34}", ("hf_",)),
+    # families gitleaks' rule set (below) lacks at the vendored version (issue #32):
+    # Docker Hub personal and organisation access tokens, Tailscale keys
+    # (`tskey-auth-<id>CNTRL-<secret>`, and the api, client, scim and webhook kinds)
+    _kind("a Docker Hub access token", r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{27}", ("dckr_",)),
+    _kind(
+        "a Tailscale key",
+        r"tskey-(?:auth|api|client|scim|webhook)-[A-Za-z0-9]{6,40}-[A-Za-z0-9]{16}",
+        ("tskey-",),
+    ),
 )
 
-# Every pattern's clues in one flat tuple, tested at C speed (`map`): almost every text
-# holds none, and then no pattern needs a look.
-_CLUES = tuple(clue for kind in _KINDS for clue in kind.clues)
+
+def _vendored(rule: Rule) -> _Kind:
+    what = f"a token (gitleaks rule {rule.id})"
+    return _Kind(what, rule.pattern, rule.keywords, rule.accepts, span=rule.secret_span)
+
+
+@functools.cache
+def _kinds() -> tuple[_Kind, ...]:
+    """Nvcregen's own kinds, then gitleaks' rules (`core/tokenrules.py`), read once.
+
+    Read on first use, not at import: every command imports this module to print.
+    """
+    return _OWN_KINDS + tuple(_vendored(rule) for rule in vendored_rules())
+
+
+@functools.cache
+def _clues() -> tuple[str, ...]:
+    """Every pattern's clues in one flat tuple, tested at C speed (`map`).
+
+    Almost every text holds none, and then no pattern needs a look.
+    """
+    return tuple(dict.fromkeys(clue for kind in _kinds() for clue in kind.clues))
+
 
 # Invisible characters that split a token without showing: Unicode's format characters
 # (category Cf, every one: `tests/unit/spec/test_secrets.py` checks), fillers, variation
@@ -178,6 +234,11 @@ _INVISIBLE = re.compile(
 _PERCENT = re.compile(r"%[0-9A-Fa-f]{2}")
 _BASE64 = re.compile(rf"[A-Za-z0-9+/_-]{{{MIN_BASE64},}}={{0,2}}")
 _HEX = re.compile(r"[0-9A-Fa-f]+=*")
+# Hex of text: a byte of printable ASCII is 0x20-0x7e, so every other digit is 2 to 7 (a
+# digest's bytes almost never are, twelve in a row); one case throughout.
+_HEX_TEXT = re.compile(r"(?:[2-7][0-9a-f]){12,}|(?:[2-7][0-9A-F]){12,}")
+# Base32 (RFC 4648: upper case and 2-7, padded to 8 characters) of twelve bytes or more.
+_BASE32 = re.compile(r"[A-Z2-7]{20,}={0,6}")
 _UPPER = re.compile(r"[A-Z]")
 _LOWER = re.compile(r"[a-z]")
 _DIGIT_OR_PLUS = re.compile(r"[0-9+]")
@@ -195,6 +256,28 @@ def _b64(run: str) -> str | None:
     except binascii.Error:
         return None
     return raw.decode("latin-1") if raw else None
+
+
+def _b32(run: str) -> str | None:
+    """A base32 run decoded as text, at the first of its 8 offsets that reads as text.
+
+    A run holding no digit is an upper-case word, not base32 of text: base32 of ASCII
+    holds one in practice (`_might_be_encoded` skips the others too).
+    """
+    core = run.rstrip("=")
+    if _DIGIT.search(core) is None:
+        return None
+    for skip in range(8):  # a run glued to a word starts off its 8-character grid
+        part = core[skip:]
+        part = part[: len(part) - len(part) % 8 if len(part) % 8 in (1, 3, 6) else len(part)]
+        try:
+            raw = base64.b32decode(part + "=" * (-len(part) % 8))
+        except binascii.Error:
+            continue
+        decoded = raw.decode("latin-1")
+        if len(decoded) >= 8 and _mostly_text(decoded):
+            return decoded
+    return None
 
 
 def _candidate(run: str) -> str | None:
@@ -244,6 +327,12 @@ def _decodings(text: str) -> Iterator[str]:
         yield visible
     if _PERCENT.search(visible):
         yield unquote(visible, errors="replace")
+    for match in _HEX_TEXT.finditer(visible):
+        yield bytes.fromhex(match.group()).decode("latin-1")
+    for match in _BASE32.finditer(visible):
+        decoded = _b32(match.group())
+        if decoded is not None:
+            yield decoded
     for match in _BASE64.finditer(visible):
         run = _candidate(match.group())
         if run is None:
@@ -278,9 +367,9 @@ def _matches(view: str) -> Iterator[tuple[int, re.Match[str]]]:
     """Every secret found in one view: (its kind's index, the match)."""
     lowered = view.lower()
     has = lowered.__contains__
-    if not any(map(has, _CLUES)):
+    if not any(map(has, _clues())):
         return
-    for index, kind in enumerate(_KINDS):
+    for index, kind in enumerate(_kinds()):
         if any(map(has, kind.clues)) and all(map(has, kind.needs)):
             for match in kind.pattern.finditer(view):
                 if kind.valid is None or kind.valid(match):
@@ -288,6 +377,18 @@ def _matches(view: str) -> Iterator[tuple[int, re.Match[str]]]:
 
 
 def _might_be_encoded(text: str) -> bool:
+    """Whether `text` holds a run some decoding reads (`_decodings`)."""
+    if _HEX_TEXT.search(text) or any(_DIGIT.search(run) for run in _BASE32.findall(text)):
+        return True
+    return _looks_obfuscated(text)
+
+
+def _looks_obfuscated(text: str) -> bool:
+    """Invisible characters, percent-encoding or a run that looks like base64 of text.
+
+    What `shown` will not quote: hex and base32 runs are left to the secret search
+    (`might_hold_secret`), or every made-up digest (`sha256:4c4c...`) would be masked.
+    """
     if _INVISIBLE.search(text) or _PERCENT.search(text):
         return True
     for run in _BASE64.findall(text):
@@ -307,7 +408,21 @@ def has_clue(text: str) -> bool:
     Clues are plain ASCII words with no quote, backslash or whitespace, and the encodings
     searched for read the same in a JSON text of the strings as in the strings themselves.
     """
-    return any(map(text.lower().__contains__, _CLUES)) or _might_be_encoded(text)
+    return any(map(text.lower().__contains__, _clues())) or _might_be_encoded(text)
+
+
+_OWN_CLUES = tuple(dict.fromkeys(clue for kind in _OWN_KINDS for clue in kind.clues))
+
+
+def _suspect(text: str) -> bool:
+    """Whether a message should not quote `text`.
+
+    It holds a clue of nvcregen's own patterns, an encoded-looking run, or a secret any
+    pattern finds.
+    """
+    if any(map(text.lower().__contains__, _OWN_CLUES)) or _looks_obfuscated(text):
+        return True
+    return might_hold_secret(text)
 
 
 def find_secret(text: str) -> str | None:
@@ -317,7 +432,7 @@ def find_secret(text: str) -> str | None:
     """
     for view in _views(text):
         for index, _ in _matches(view):
-            return _KINDS[index].what
+            return _kinds()[index].what
     return None
 
 
@@ -356,7 +471,7 @@ def _joined(key: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
     """For a clue that may cross the join after `key`: what the value must begin with."""
     lowered = key.lower()
     found = []
-    for kind in _KINDS:
+    for kind in _kinds():
         for clue in kind.clues:
             # `shift`: how many of the clue's characters are the key's (negative: the
             # clue begins that far inside the join)
@@ -381,14 +496,31 @@ def _tail_end(text: str, end: int) -> int:
     return end if tail is None else tail.end()
 
 
+def _decoded_secret(word: str) -> bool:
+    """Whether `word` holds a secret that shows only once it is decoded."""
+    if not has_clue(word):
+        return False
+    views = _views(word)
+    next(views)  # the word as it is
+    return any(next(_matches(view), None) is not None for view in views)
+
+
+def _span(kind: _Kind, match: re.Match[str]) -> tuple[int, int]:
+    return match.span() if kind.span is None else kind.span(match)
+
+
 def redact(text: str) -> str:
     """`text` with every secret masked: a URL keeps its user name, nothing else is kept.
 
-    A secret found only once decoded masks the whole word (run of non-space) that holds it.
+    A secret found once decoded masks the whole word (run of non-space) that holds it,
+    first: masking a span the word's raw text matches too (base32 of a token can hold
+    what reads as an AWS key id) would leave the rest of the encoded token.
     """
     if not might_hold_secret(text):
         return text
-    spans = sorted((m.start(), m.end(), index) for index, m in _matches(text))
+    text = _WORD.sub(lambda m: MASK if _decoded_secret(m.group()) else m.group(), text)
+    kinds = _kinds()
+    spans = sorted((*_span(kinds[index], m), index) for index, m in _matches(text))
     parts: list[str] = []
     done = 0
     for start, end, index in spans:
@@ -396,7 +528,7 @@ def redact(text: str) -> str:
             continue  # inside a secret already masked
         found = text[start:end]
         parts.append(text[done:start])
-        if _KINDS[index].what == URL_CREDENTIALS:
+        if kinds[index].what == URL_CREDENTIALS:
             user_ends = found.index(":", found.index("://") + 3)
             parts.append(f"{found[: user_ends + 1]}{MASK}@")
             done = end
@@ -406,6 +538,21 @@ def redact(text: str) -> str:
     parts.append(text[done:])
     plain = "".join(parts)
     return _WORD.sub(lambda m: MASK if might_hold_secret(m.group()) else m.group(), plain)
+
+
+def redact_data(data: object) -> object:
+    """JSON-like data with every secret in its strings, keys included, masked (`redact`).
+
+    What a cluster answers (a condition's message, a failed node's reason) is written to
+    an archive's summary.json and verdicts.json, which are published: it is masked there.
+    """
+    if isinstance(data, str):
+        return redact(data)
+    if isinstance(data, dict):
+        return {redact(k) if isinstance(k, str) else k: redact_data(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [redact_data(item) for item in data]
+    return data
 
 
 def redact_pointer(path: str) -> str:
@@ -430,15 +577,16 @@ def shown(value: object, quote: str = '"') -> str:
     """How a message quotes a value from an input: whole when known safe, else masked.
 
     A string is shown whole (between `quote`s) only if it is at most `MAX_SHOWN`
-    printable characters without quotes or backslashes, with no secret's clue and nothing
-    that looks encoded (`has_clue`: a random-looking run such as a key's body is masked
-    too); otherwise its length is said and its text masked, so no message echoes a value
-    it refuses. Numbers, booleans and null read as JSON writes them; a number of more
-    digits is not shown.
+    printable characters without quotes or backslashes, with no clue of nvcregen's own
+    patterns, nothing that looks encoded (a random-looking run such as a key's body is
+    masked too) and no match of gitleaks' rules (whose keywords, such as `ey` or `s.`,
+    are in too many words to mask on sight); otherwise its length is said and its text
+    masked, so no message echoes a value it refuses. Numbers, booleans and null read as
+    JSON writes them; a number of more digits is not shown.
     """
     if isinstance(value, str):
         plain = value.isprintable() and not _QUOTES.search(value)
-        if len(value) <= MAX_SHOWN and plain and not has_clue(value):
+        if len(value) <= MAX_SHOWN and plain and not _suspect(value):
             return f"{quote}{value}{quote}"
         return f"{quote}{MASK}{quote} (a string of {len(value)} characters, not shown)"
     if isinstance(value, bool | int | float) or value is None:

@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 
 from nvcregen.core.kube import LABEL_MAX, SUBDOMAIN_MAX
+from nvcregen.core.secrets import shown
 from nvcregen.kubeschema.problems import (
     METADATA_RULE,
     SCHEMA_VIOLATION,
@@ -127,9 +128,13 @@ def is_rfc3339(value: str) -> bool:
 def _rule_issues(
     path: JsonPath, value: str, rule: NameRule, what: str, checked: str | None = None
 ) -> list[Issue]:
-    """Apply `rule` to `checked` (default: `value`); messages quote `value`."""
+    """Apply `rule` to `checked` (default: `value`); messages quote `value` as `shown` does.
+
+    A name or label the rule refuses came from somewhere (a site's label map, an input
+    the site names): anything secret or encoded-looking in it is masked, its length said.
+    """
     errors = _errors(rule, value if checked is None else checked)
-    return [Issue(path, f"{what} {show(value)} {e}", METADATA_RULE) for e in errors]
+    return [Issue(path, f"{what} {shown(value)} {e}", METADATA_RULE) for e in errors]
 
 
 @functools.lru_cache(maxsize=65_536)

@@ -15,7 +15,9 @@ originals (so the same nodes give the same placeholders run after run):
   an earlier run's node this run does not name the next letters after this run's;
 - IPv4 addresses, and IPv6 ones written with `::` -> `ip-01`, ...;
 - image registries other than the public ones (nvcr.io, docker.io, ghcr.io, quay.io,
-  registry.k8s.io, gcr.io, public.ecr.aws) -> `registry-01.invalid`, ...
+  registry.k8s.io, gcr.io, public.ecr.aws) -> `registry-01.invalid`, ...;
+- secrets (a token, a `user:password@` URL in a condition's message: `core/secrets.py`)
+  -> `***`, as collect masks them in archives it writes (an older archive may hold them).
 
 The archive itself is never changed: it still verifies against its SHA256SUMS.
 """
@@ -28,6 +30,8 @@ import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+
+from nvcregen.core.secrets import redact
 
 PUBLIC = frozenset(
     {"nvcr.io", "docker.io", "ghcr.io", "quay.io", "registry.k8s.io", "gcr.io", "public.ecr.aws"}
@@ -48,8 +52,8 @@ class Sanitizer:
     registries: dict[str, str]
 
     def __call__(self, text: str) -> str:
-        """`text` with every name, address and registry replaced."""
-        text = _replace(text, self.registries)
+        """`text` with every secret masked, and every name, address and registry replaced."""
+        text = _replace(redact(text), self.registries)
         text = _replace(text, self.names)
         addresses: dict[str, str] = {}
         for pattern in (_IPV4, _IPV6):

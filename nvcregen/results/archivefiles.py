@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcregen import __version__
+from nvcregen.core.secrets import redact_data
 from nvcregen.results.liveobjects import Obj, Snapshot, key_of
 from nvcregen.results.runs import RunSet
 from nvcregen.results.verdicts import Verdicts
@@ -45,8 +46,12 @@ class SiteFile:
 
 
 def to_json(data: object) -> str:
-    """JSON text as the archive writes it: sorted keys, two-space indent, final newline."""
-    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    """JSON text as the archive writes it: sorted keys, two-space indent, final newline.
+
+    Every secret in its strings is masked (`redact_data`): a condition's message is
+    NVCRE's text, and may quote a token or a `user:password@` URL it was given.
+    """
+    return json.dumps(redact_data(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def summary(

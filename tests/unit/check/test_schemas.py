@@ -310,6 +310,22 @@ def test_broken_certification(
     assert message in problems[0].message
 
 
+def test_nvc604_masks_a_refused_label_value_that_looks_secret(registry: SchemaRegistry) -> None:
+    """Issue #32: NVC604 printed a label value it refused in full (a token of a family
+    nvcregen does not know passes the site's secret scan); it is quoted as messages
+    quote inputs (`core/secrets.py::shown`), masked with its length."""
+    opaque = "Zq8Rw3Lp0Xc7Vb2Nm5Kd9Hs4Jf6Tg1Yy8Ue3Io0Pa7Sd2Fg5Hj9Kl4Zx6Cv1Bn8Mq3Wer"
+    obj = certification()
+    obj["metadata"]["labels"] = {"release": opaque}
+    [problem] = registry.validate(obj)
+    assert (problem.code, problem.pointer) == ("NVC604", "/metadata/labels/release")
+    assert opaque not in problem.message
+    assert 'value "***" (a string of 69 characters, not shown) must be no more' in problem.message
+    plain = certification()
+    plain["metadata"]["labels"] = {"release": "x" * 64}  # a plain value is still shown
+    assert f'"{"x" * 64}" must be no more' in registry.validate(plain)[0].message
+
+
 BROKEN_WORKLOAD_RUNS = [
     pytest.param(
         _set("spec.orchestration.testScale", "diagnose"),

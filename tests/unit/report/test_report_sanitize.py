@@ -160,3 +160,27 @@ def test_the_history_of_a_sanitized_report_names_no_node(tmp_path: Path) -> None
     for file in out.iterdir():
         text = file.read_text()
         assert not [n for n in ("rack7-gpu-old", "node-a", "node-b") if n in text], file.name
+
+
+def test_secrets_an_older_archive_holds_are_masked_in_every_sanitized_output(
+    tmp_path: Path,
+) -> None:
+    """An archive collected before collect masked them (issue #32) still holds NVCRE's
+    message with a token and a `user:password@` URL: no sanitized output may."""
+    token = "glpat-" + "Ab3De6Gh9Jk2Mn5Pq8St"
+    summary = sample_summary()
+    summary["runs"][0]["message"] = f"clone https://ci:s3cretpass@git.example.com/x with {token}"
+    verdicts = sample_verdicts()
+    verdicts["runs"][0]["reasons"] = [
+        {"code": "NVC700", "word": "fail", "message": f"node-a: refused {token}"}
+    ]
+    run = sample_run(tmp_path / "results", summary=summary, verdicts=verdicts)
+    out = tmp_path / "report"
+    result = CliRunner().invoke(main, ["report", str(run), "--out", str(out), "--sanitize"])
+    assert result.exit_code == 0, result.output
+    for file in out.iterdir():
+        text = file.read_text()
+        assert token not in text and "s3cretpass" not in text, file.name
+    data = json.loads((out / "summary.json").read_text())
+    assert data["runs"][0]["message"] == "clone https://ci:***@git.example.com/x with ***"
+    assert verify(run) == []

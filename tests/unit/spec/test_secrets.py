@@ -19,7 +19,13 @@ from nvcregen.check.policy import secret_strings
 from nvcregen.cli import main
 from nvcregen.commands.diagnostics import JsonRenderer, TextRenderer
 from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.core.secrets import URL_CREDENTIALS, find_secret, might_hold_secret, redact
+from nvcregen.core.secrets import (
+    URL_CREDENTIALS,
+    URL_TOKEN_USER,
+    find_secret,
+    might_hold_secret,
+    redact,
+)
 from nvcregen.spec.load import load_document
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -31,6 +37,9 @@ PEM = (
     "-----END OPENSSH PRIVATE KEY-----"
 )
 KUBECONFIG = "apiVersion: v1\\nkind: Config\\nusers:\\n- name: admin\\n  user: {token: x}"
+AZURE_PAT = "k3x7qm2z5vbn4p6wr7ty2ua3sd4fg5hj6kl7zx2cv3bn4mq5we6r"  # 52 of [a-z2-7]
+CLASSIC = "3f1c9e0b7a5d4c2e8f6a1b0c9d8e7f6a5b4c3d2e"  # 40 hex digits
+URL_USER = URL_TOKEN_USER
 SECRETS = {
     "a URL password": ("https://bot:hunter22@git.example.com/gpu/r.git", URL_CREDENTIALS),
     "a GitHub token": (GITHUB, "a GitHub token"),
@@ -45,6 +54,14 @@ SECRETS = {
     "a PEM key": (PEM.replace("\\n", "\n"), "a private key"),
     "a kubeconfig": (KUBECONFIG.replace("\\n", "\n"), "kubeconfig credentials"),
     "kubeconfig key data": ("client-key-data: LS0tLS1CRUdJTg==", "kubeconfig credentials"),
+    # issue #32: a token as a Git URL's user name, with no password
+    "an Azure DevOps PAT as a URL user": (
+        f"https://{AZURE_PAT}@dev.azure.com/o/p/_git/r",
+        URL_USER,
+    ),
+    "a classic GitHub token as a URL user": (f"https://{CLASSIC}@github.com/o/r.git", URL_USER),
+    "a token as an ssh URL user": (f"ssh://{CLASSIC}@git.example.com/o/r.git", URL_USER),
+    "a token as an scp-style user": (f"{AZURE_PAT}@git.example.com:o/r.git", URL_USER),
 }
 CLEAN = [
     REPO,
@@ -55,6 +72,10 @@ CLEAN = [
     "http://[::1]:8080/path?x=1",
     "Bearer",
     "token-secret-name",
+    "https://x-access-token@github.com/org/repo.git",  # user names people choose
+    "https://oauth2@gitlab.example.com/org/repo.git",
+    "ssh://readiness-deploy-bot-for-l20-prod@git.example.com/r.git",  # long, no digit
+    "nvidia/k8s-device-plugin-with-a-long-name-2024@sha256:" + "4c" * 32,
 ]
 
 
@@ -85,6 +106,26 @@ def test_redact_masks_every_kind_of_secret(text: str, what: str) -> None:
 def test_redact_keeps_a_url_user_and_host() -> None:
     url = "https://bot:hun:ter22@git.example.com/r.git"
     assert redact(f"repo {url}") == "repo https://bot:***@git.example.com/r.git"
+
+
+def test_redact_keeps_the_host_of_a_url_whose_user_is_a_token() -> None:
+    url = f"https://{AZURE_PAT}@dev.azure.com/o/p/_git/r"
+    assert redact(f"repo {url}") == "repo https://***@dev.azure.com/o/p/_git/r"
+
+
+def test_a_token_as_the_repo_url_user_is_refused_at_its_line() -> None:
+    """Issue #32: `https://<PAT>@dev.azure.com/...` passed NVC113 (no password) into out/."""
+    for url in (
+        f"https://{AZURE_PAT}@dev.azure.com/o/p/_git/r",
+        f"https://{CLASSIC}@github.com/o/r",
+    ):
+        doc, diags = load_document(with_repo(url), "s.yaml")
+        assert doc is None
+        [diag] = diags
+        line = next(n for n, text in enumerate(SITE.splitlines(), 1) if REPO in text)
+        assert (diag.code, diag.span.line, diag.path) == ("NVC114", line, "/spec/gitops/repoURL")
+        assert "a token as the user name of a URL" in diag.message
+        assert AZURE_PAT not in diag.message + diag.hint and CLASSIC not in diag.message
 
 
 def test_messages_hints_and_notes_never_print_a_secret(tmp_path: Path) -> None:
