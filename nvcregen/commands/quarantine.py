@@ -13,6 +13,7 @@ from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import printable
 
 if TYPE_CHECKING:
+    from nvcregen.cluster.client import Cluster
     from nvcregen.quarantine.marks import Marks
 
 
@@ -55,7 +56,6 @@ def quarantine(
     `kubectl apply --server-side --field-manager=nvcregen -f -` (each with the node's
     taints as read: `spec.taints` is an atomic list).
     """
-    from nvcregen.cluster.client import ClusterError, connect
     from nvcregen.quarantine.apply import FINE, apply_marks
     from nvcregen.quarantine.marks import marks_of
     from nvcregen.quarantine.view import as_json, as_text
@@ -75,12 +75,7 @@ def quarantine(
         return
     outcomes = None
     if apply_ and marks.marks:
-        try:
-            cluster = connect(context, kubeconfig)
-        except ClusterError as exc:
-            click.echo(f"nvcregen: {exc}", err=True)
-            sys.exit(ExitCode.INVALID)
-        outcomes = apply_marks(cluster, marks, release=release)
+        outcomes = apply_marks(_connected(context, kubeconfig), marks, release=release)
     if fmt == "json":
         click.echo(as_json(marks, outcomes, release=release))
     else:
@@ -90,6 +85,17 @@ def quarantine(
         sys.exit(ExitCode.DRIFT)  # 1: some node is not as asked (printed above)
     if marks.refused:
         sys.exit(ExitCode.DRIFT)  # 1: names refused (printed above), nothing sent for them
+
+
+def _connected(context: str | None, kubeconfig: Path | None) -> Cluster:
+    """The cluster client for `context`; exit 2 when it cannot be made."""
+    from nvcregen.cluster.client import ClusterError, connect
+
+    try:
+        return connect(context, kubeconfig)
+    except ClusterError as exc:
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
 
 
 def _check_options(apply_: bool, context: str | None, kubeconfig: Path | None, fmt: str) -> None:
@@ -111,17 +117,11 @@ def _print_patches(
     marks: Marks, context: str | None, kubeconfig: Path | None, *, release: bool
 ) -> None:
     """`--format patch`: read each node, print its apply; exit 1 where one has none."""
-    from nvcregen.cluster.client import ClusterError, connect
     from nvcregen.quarantine.patch import as_patch, node_patches
 
     patches = []
     if marks.marks:
-        try:
-            cluster = connect(context, kubeconfig)
-        except ClusterError as exc:
-            click.echo(f"nvcregen: {exc}", err=True)
-            sys.exit(ExitCode.INVALID)
-        patches = node_patches(cluster, marks, release=release)
+        patches = node_patches(_connected(context, kubeconfig), marks, release=release)
     click.echo(as_patch(marks, patches, release=release), nl=False)
     unread = [p for p in patches if not p.written and p.note.startswith(("missing", "not read"))]
     refused = [p for p in patches if p.note.startswith("refused")]
