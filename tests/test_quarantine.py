@@ -491,6 +491,17 @@ def test_a_site_file_that_is_no_site_is_refused(
         judged_site(forged_archive, path)
 
 
+def test_an_archive_naming_no_site_sha256_is_refused(one_failed: Path, tmp_path: Path) -> None:
+    """Found by review: without a sha256 any site file of the project passed for the one
+    the run was judged against, and quarantine took its plan from it."""
+    archive = read_archive(one_failed)
+    site = archive.provenance.site.model_copy(update={"sha256": ""})
+    forged = replace(archive, provenance=archive.provenance.model_copy(update={"site": site}))
+    with pytest.raises(ReportError, match="names no sha256 of the site"):
+        judged_site(forged, Path(site_of(one_failed)))
+    assert judged_site(archive, Path(site_of(one_failed)))["spec"]  # with it: the plan
+
+
 # --format patch (issue 32): the applies printed for kubectl, for review
 
 OURS = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
@@ -647,3 +658,30 @@ def test_patches_stop_at_the_first_node_the_api_cannot_read(
     text = as_patch(marks, found, release=False)
     assert documents(text) == []
     assert all(line.startswith("# ") for line in text.splitlines())
+
+
+def test_a_node_whose_slot_held_another_hosts_log_is_retested_not_quarantined(
+    tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Found by review: node-b's log in node-a's slot failed node-a (NVC730), and quarantine
+    tainted it, though nothing in the run measured node-a."""
+    site = tmp_path / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    write_logs(tmp_path / "saved", site_text(), healthy)
+    logs = tmp_path / "saved" / "logs" / "nvcre"
+    (mine,) = logs.glob("single-node-nccl-all-reduce-*-r1-g0.log")
+    (other,) = logs.glob("single-node-nccl-all-reduce-*-r1-g1.log")
+    shutil.copy(other, mine)
+    out = tmp_path / "r"
+    args = ["collect", "--site", str(site), "--from", str(tmp_path / "saved"), "--out", str(out)]
+    assert CliRunner().invoke(main, args).exit_code == 1
+    (run_dir,) = (out / SITE).iterdir()
+    archive = read_archive(run_dir)
+    marks = marks_of(archive, judged_site(archive, site))
+    assert [m.node for m in marks.marks] == []
+    (refused,) = marks.refused
+    assert (refused.node, refused.status) == ("node-a", "failed")
+    assert "evidence that is not its own (NVC730" in refused.why
+    result = run(run_dir, tmp_path, fake, "--apply")
+    assert result.exit_code == 1  # refused, and nothing sent
+    assert fake.seen == []

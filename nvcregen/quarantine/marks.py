@@ -104,7 +104,7 @@ def marks_of(archive: Archive, site: Mapping[str, Any]) -> Marks:
     ]
     planned = [n for n in held if plan.refusal(n.node) is None]
     failed = [n for n in planned if n.status == "failed"]
-    unbound = _unbound_pools(archive, site, failed)
+    unbound = _unbound_pools(archive, site, failed) | _foreign(archive, failed)
     refused += [Refusal(n.node, n.status, unbound[n.node]) for n in failed if n.node in unbound]
     marks = tuple(
         Mark(n.node, name, run, printable(_first(n))) for n in failed if n.node not in unbound
@@ -146,6 +146,37 @@ def _unbound_pools(
         )
         refused.update(dict.fromkeys(nodes, why))
     return refused
+
+
+# Unbound evidence that says nothing about the node in whose slot it was found: another
+# host's ranks (NVC730), another rank count (NVC732), a node the pool does not name
+# (NVC733), no device list (NVC734). Another GPU model (NVC731) is about the node itself.
+NOT_ITS_OWN = frozenset({"NVC730", "NVC732", "NVC733", "NVC734"})
+
+
+def _foreign(archive: Archive, failed: list[NodeVerdict]) -> dict[str, str]:
+    """Failed nodes whose every failure is evidence that is not their own (found by review).
+
+    A log saved in a node's slot from another host fails that node's run (NVC730), but
+    nothing in it measured the node: it is retested, never tainted.
+    """
+    findings = [
+        f
+        for f in archive.verdicts.findings
+        if f.kind == "unbound" and f.word == "fail" and f.code in NOT_ITS_OWN
+    ]
+    found: dict[str, str] = {}
+    for node in failed:
+        alone = [r for r in node.runs if r.word == "fail" and len(r.nodes) <= 1]
+        about = [[f for f in findings if _about(f, r)] for r in alone]
+        if alone and all(about):
+            codes = sorted({f.code for fs in about for f in fs})
+            found[node.node] = (
+                f"its failures are evidence that is not its own ({', '.join(codes)}: "
+                f"{printable(about[0][0].message)}); nothing measured the node: retest it "
+                "(nvcregen retest) rather than quarantine it"
+            )
+    return found
 
 
 def _about(finding: Finding, run: NodeRun) -> bool:

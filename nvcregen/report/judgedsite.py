@@ -27,6 +27,11 @@ def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
 
     """
     named = archive.provenance.site
+    if not named.sha256:  # collect always records it: an archive without it cannot tell
+        raise ReportError(
+            "provenance.json names no sha256 of the site the run was judged against, so no"
+            " site file can be checked to be it: collect the run again"
+        )
     try:
         raw = read_limited(path, MAX_SITE_BYTES)  # a regular file, read no further than this
     except OSError as exc:
@@ -38,7 +43,7 @@ def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
             f"{path} is over {MAX_SITE_BYTES // (1 << 20)} MiB, the most a site file holds:"
             " not the site the run was judged against; give that file with --site"
         )
-    if named.sha256 and hashlib.sha256(raw).hexdigest() != named.sha256:
+    if hashlib.sha256(raw).hexdigest() != named.sha256:
         raise ReportError(
             f"{path} is not the site the run was judged against (its sha256 differs from"
             " provenance.json): give that file with --site"

@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from nvcregen.results.models import StatusModel
+from nvcregen.results.planned import UNPLANNED
 from nvcregen.results.words import Reason, Word, worst
 
 Kind = Literal["unbound", "implausible", "anomaly", "unmeasured", "bound", "refused", "missing"]
@@ -58,7 +59,13 @@ class Finding(StatusModel):
 
     @property
     def group_wide(self) -> bool:
-        """False for a finding about nodes that no group holds: it joins no group's reasons."""
+        """Whether the finding joins its group's (or every group's) reasons.
+
+        Not for a finding about nodes that no group holds, nor about a name outside the plan
+        (NVC750): the run fails for it, but no planned node beside it does.
+        """
+        if self.code == UNPLANNED:
+            return False
         return bool(self.group) or not self.nodes
 
     def reason(self) -> Reason:

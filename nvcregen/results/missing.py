@@ -59,7 +59,8 @@ def missing(run: RunResult, unit: TestUnit) -> list[Finding]:
         for g in run.groups
         if g.name not in held | named
     ]
-    if unit.grouping is not None or (len(held) == 1 and not any(m.nodes for m in measured)):
+    whole = len(held) == 1 and run.scope != "intra-node" and not any(m.nodes for m in measured)
+    if unit.grouping is not None or whole:
         return found  # fabric rounds leave nodes out by design; one unnamed group is the pool
     covered = {n for m in [*measured, *run.refused] for n in m.nodes}
     covered |= {n for f in found for n in f.nodes}

@@ -218,7 +218,10 @@ def _groups(
     whole = tuple(n for n in stage_nodes.get(run.stage, ()) if n not in run.excluded_nodes)
     for name in names:
         members = [m for m in measured if m.group == name]
-        nodes = members[0].nodes or (whole if len(names) == 1 else ())
+        # One unnamed group is the stage's pool only where one job spans it (inter-node);
+        # an intra-node group is one node, which an unnamed one cannot tell (review).
+        spans = len(names) == 1 and run.scope != "intra-node"
+        nodes = members[0].nodes or (whole if spans else ())
         if not nodes:
             continue
         word, why = _group_word(run, name, members, thresholds, rounds)
@@ -316,10 +319,6 @@ def _node(
     return NodeVerdict(
         node=name, status=status, word=_WORDS[status], reasons=tuple(reasons), runs=tuple(mine)
     )
-
-
-def _test(group: NodeRun) -> tuple[str, str]:
-    return group.stage, group.test
 
 
 def _where(group: NodeRun) -> str:

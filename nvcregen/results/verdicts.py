@@ -286,8 +286,13 @@ def _judge_groups(
 
 
 def _unmeasured(run: RunResult, measurements: Sequence[Measurement]) -> list[GroupVerdict]:
-    """Groups the Workflow names, or rounds were refused in, with no valid measurement."""
+    """Groups the Workflow names, or rounds were refused in, with no valid measurement.
+
+    Incomplete, unless the run itself failed: a failed run's groups fail, as its threshold
+    does when it names no group (found by review).
+    """
     held = {m.group for m in measurements}
+    failed = run.state is RunState.FAILED
     nodes = {g.name: g.nodes for g in run.groups}
     for r in run.refused:
         nodes.setdefault(r.group, r.nodes)
@@ -295,12 +300,15 @@ def _unmeasured(run: RunResult, measurements: Sequence[Measurement]) -> list[Gro
     for name in sorted(set(nodes) - held):
         refused = sum(r.group == name for r in run.refused)
         why = f"no valid measurement of this group ({refused} refused as evidence)"
-        reason = _reason("no-measurement", Word.INCOMPLETE, why)
+        word = Word.FAIL if failed else Word.INCOMPLETE
+        if failed:
+            why = f"the run failed ({run.reason or 'no reason given'}); {why}"
+        reason = _reason("no-measurement", word, why)
         found.append(
             GroupVerdict(
                 group=name,
                 nodes=nodes[name],
-                word=Word.INCOMPLETE,
+                word=word,
                 reasons=(reason,),
                 rounds=refused,
             )

@@ -16,7 +16,7 @@ from nvcregen.results.models import (
     RunState,
 )
 from nvcregen.results.nodes import judge_nodes, refused_nodes
-from nvcregen.results.runs import RunResult, RunSet
+from nvcregen.results.runs import PlannedGroup, RunResult, RunSet
 from nvcregen.results.verdicts import judge
 from nvcregen.results.words import Word
 
@@ -144,6 +144,22 @@ def test_a_name_outside_the_plan_is_a_finding_never_a_node_verdict() -> None:
     assert {v.word for v in verdicts.runs} == {Word.FAIL}  # the runs that named them fail
 
 
+def test_a_name_outside_the_plan_fails_no_planned_node_through_a_threshold() -> None:
+    """Found by review: NVC750 joined every threshold group of its test, failing each node."""
+    threshold = '- {test: nccl-all-reduce, scope: intra-node, at: 1GiB, busbw: ">= 300 GB/s"}\n'
+    site = parse(site_yaml(thresholds=threshold))[0]
+    named = run(
+        bw("g0", ("gpu-1",), 1),
+        bw("g1", ("gpu-2",), 1),
+        stage="node",
+        scope="intra-node",
+        failed_nodes=(FailedNode(name="prod-control-plane-1", reason="HardwareFailureDetected"),),
+    )
+    verdicts = judge(site, RunSet((named,)))
+    assert {n.node: n.status for n in verdicts.nodes} == {"gpu-1": "cleared", "gpu-2": "cleared"}
+    assert verdicts.word is Word.FAIL  # the run that named it fails
+
+
 def test_a_single_group_without_named_members_is_the_stage_pool() -> None:
     """NVCRE full-scale: the Workflow names no members; the group is the pool less exclusions."""
     whole = run(bw("g0", (), 1), stage="inter-node-stage")
@@ -251,3 +267,26 @@ def test_a_node_failed_elsewhere_stays_failed_when_a_check_of_it_was_not_judged(
         test="dcgm-l1", failed_nodes=(FailedNode(name="gpu-1", reason="DiagnosticFailed"),)
     )
     assert statuses(failed, health(unjudged_nodes=(UNJUDGED,)))["gpu-1"] == "failed"
+
+
+def test_a_failed_run_whose_groups_were_not_measured_fails_its_threshold() -> None:
+    """Found by review: with groups named, a failed run's threshold read incomplete."""
+    threshold = '- {test: nccl-all-reduce, scope: intra-node, at: 1GiB, busbw: ">= 300 GB/s"}\n'
+    site = parse(site_yaml(thresholds=threshold))[0]
+    groups = (PlannedGroup(name="g0", nodes=("gpu-1",)), PlannedGroup(name="g1", nodes=("gpu-2",)))
+    for state, word in ((RunState.FAILED, Word.FAIL), (RunState.SUCCEEDED, Word.INCOMPLETE)):
+        failed = run(
+            stage="node", scope="intra-node", state=state, reason="JobFailed", groups=groups
+        )
+        (verdict,) = judge(site, RunSet((failed,))).thresholds
+        assert [(g.group, g.word) for g in verdict.groups] == [("g0", word), ("g1", word)]
+
+
+def test_an_unnamed_intra_node_group_clears_no_node() -> None:
+    """Found by review: one measurement without nodes in an intra-node run cleared the pool."""
+    alone = run(bw("g0", (), 1), stage="node", scope="intra-node")
+    found = judge_nodes(SITE, RunSet((alone,)), {}, 1)
+    assert {n.node: n.status for n in found} == {"gpu-1": "untested", "gpu-2": "untested"}
+    spanning = run(bw("g0", (), 1), stage="fabric", scope="inter-node")
+    found = judge_nodes(SITE, RunSet((spanning,)), {}, 1)
+    assert {n.node: n.status for n in found} == {"gpu-1": "cleared", "gpu-2": "cleared"}
