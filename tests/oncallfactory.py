@@ -4,7 +4,9 @@ The site is `sites/h20-3e-trainer.yaml` with four nodes (node-a .. node-d) and a
 that fits them: single-node runs on each node, two-node runs on (a, b) and (c, d). Every
 NCCL log is printed as nccl-tests prints it (`ncclprint.py`) with the group's hosts in
 its device list and NCCL's own transport lines; every DCGM log is NVIDIA's captured
-`dcgmi diag -j` of DCGM 3.1.0 (all PASS). `busbw(stage, test, nodes)` chooses each
+`dcgmi diag -j` of DCGM 3.1.0 (all PASS) and the line nvcregen's script prints after it,
+whose run time differs from log to log (issue #31: one log is evidence for one run at
+most, so no two logs are the same bytes). `busbw(stage, test, nodes)` chooses each
 group's bus bandwidth at 1 GiB, so a test states which group fails and how. No two
 logs have the same table, as no two real runs do (issue #31: a repeated table is a
 copy): the 2 GiB row of each log that would repeat another's is a little lower.
@@ -13,6 +15,7 @@ copy): the 2 GiB row of each log that would repeat another's is a little lower.
 from __future__ import annotations
 
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
@@ -103,6 +106,13 @@ def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw, seen: Counter[obje
     return "\n".join([*body[:19], *debug, *body[19:]]) + "\n"
 
 
+def dcgm_log(job: str) -> str:
+    """A passing DCGM Job's log: the captured JSON, then the script's line (its own time)."""
+    seconds = 40 + zlib.crc32(job.encode()) % 100_000
+    trailer = f"nvcregen: dcgmi diag --run 1 exit=0 seconds={seconds}\n"
+    return DCGM_JSON.read_text(encoding="utf-8") + trailer
+
+
 def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
     """Write `folder/logs/<ns>/<name>.log` for every TrainJob and Job, and the objects."""
     objects = [m.obj for m in compiled(text) if m.kind in {"TrainJob", "Job"}]
@@ -115,7 +125,7 @@ def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
         path = folder / "logs" / meta["namespace"] / f"{meta['name']}.log"
         path.parent.mkdir(parents=True, exist_ok=True)
         if obj["kind"] == "Job":
-            path.write_text(DCGM_JSON.read_text(encoding="utf-8"), encoding="utf-8")
+            path.write_text(dcgm_log(meta["name"]), encoding="utf-8")
             continue
         per_job = 1 if meta["labels"]["nvcregen.io/stage"] == "single-node" else 2
         path.write_text(

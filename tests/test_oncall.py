@@ -281,14 +281,15 @@ def test_finished_at_comes_from_kubectl_timestamps(tmp_path: Path) -> None:
 
 # Issue #31: logs saved into other runs' slots never pass and never clear a node.
 SINGLE, PAIR = "single-node-nccl-all-reduce", "two-node-nccl-all-reduce"
-Slot = tuple[str, int, str]  # the run's name prefix (stage-test), round, group
+DCGM = "single-node-dcgm-l1"
+Slot = tuple[str, int, str]  # the run's name prefix (stage-test), round, group (or node)
 
 
 def slots(saved: Path) -> dict[Slot, Path]:
     """Every saved log by the run it is named after."""
     found = {}
     for log in saved.rglob("*.log"):
-        match = re.fullmatch(r"(.*)-[0-9a-f]{8}-r(\d+)-(g\d+)\.log", log.name)
+        match = re.fullmatch(r"(.*)-[0-9a-f]{8}-r(\d+)-([gn]\d+)\.log", log.name)
         if match is not None:
             found[match[1], int(match[2]), match[3]] = log
     return found
@@ -372,3 +373,38 @@ def test_round_one_copied_to_rounds_two_and_three_is_incomplete(tmp_path: Path) 
     first = "evidence   Anomaly (NVC741), single-node/nccl-all-reduce g3, round 1: the same as g3"
     assert out.splitlines()[1].startswith(first)
     assert out.splitlines()[1].endswith("byte for byte: a copied round proves nothing")
+
+
+def test_one_dcgm_log_for_every_slot_clears_no_node(tmp_path: Path) -> None:
+    """The reviewer's r5: node-b's round-1 DCGM log copied over all 12 slots was a pass."""
+    moves = [((DCGM, 1, "n1"), (DCGM, r, n)) for r in (1, 2, 3) for n in ("n0", "n1", "n2", "n3")]
+    code, out, verdicts = collect_swapped(tmp_path, healthy, moves)
+    assert (code, verdicts["word"]) == (1, "incomplete")
+    assert set(statuses(verdicts).values()) == {"untested"}
+    nodes = {n["node"]: n for n in verdicts["nodes"]}  # type: ignore[attr-defined]
+    assert re.fullmatch(
+        r"incomplete in single-node / dcgm-l1 n0: NVC740: the same evidence as (n\d round \d"
+        r" \(single-node-dcgm-l1-\S+\), byte for byte(; )?){3} and 8 more: one log is"
+        r" evidence for one run at most",
+        nodes["node-a"]["reasons"][0],
+    )
+    findings = [f for f in verdicts["findings"] if f["test"] == "dcgm-l1"]  # type: ignore[attr-defined]
+    assert [(f["code"], f["nodes"]) for f in findings if f["round"] == 1] == [
+        ("NVC740", ["node-a"]), ("NVC740", ["node-b"]), ("NVC740", ["node-c"]),
+        ("NVC740", ["node-d"]),
+    ]  # fmt: skip
+    assert any(
+        line.startswith("evidence   Unbound evidence (NVC740), single-node/dcgm-l1 n0, round")
+        for line in out.splitlines()
+    )
+
+
+def test_a_nodes_dcgm_round_copied_to_its_next_rounds_is_incomplete(tmp_path: Path) -> None:
+    moves = [((DCGM, 1, "n2"), (DCGM, r, "n2")) for r in (2, 3)]
+    code, out, verdicts = collect_swapped(tmp_path, healthy, moves)
+    assert (code, verdicts["word"]) == (1, "incomplete")
+    assert statuses(verdicts) == {"node-c": "untested", "node-a": "cleared", "node-b": "cleared",
+                                  "node-d": "cleared"}  # fmt: skip
+    assert out.splitlines()[1].startswith(
+        "evidence   Anomaly (NVC741), single-node/dcgm-l1 n2, round 1: the same as n2 round 2"
+    )

@@ -115,7 +115,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     elif cluster is not None:
         logs, log_notes = _cluster_node_health_logs(loaded, cluster, objects, options)
     runs, health = judge_node_health_logs(loaded.units, runs, logs)  # nvidia-smi, per node
-    verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs))
+    verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs, health))
     site_objects = list(objects.all())
     try:
         archive = sign_archive(

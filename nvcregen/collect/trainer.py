@@ -45,7 +45,6 @@ from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
-from nvcregen.results.copies import log_digests
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
@@ -81,7 +80,7 @@ def collect_trainer(
     rounds = site.spec.readiness.rounds
     results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
     results = LogResults(results.runs, with_pool_majority(loaded.units, logs, results.records))
-    found = examine(loaded.units, loaded.catalog, results.runs, log_digests(results.records))
+    found = examine(loaded.units, loaded.catalog, results.runs, results.records)
     verdicts = judge(site, results.runs, found)
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)

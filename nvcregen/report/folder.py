@@ -136,22 +136,30 @@ def run_sort_key(run_id: str) -> tuple[int, str]:
     return (1 if _DATED.match(run_id) else 0, run_id)
 
 
-def entry(folder: Path, problems: tuple[str, ...]) -> RunEntry:
+def entry(folder: Path, problems: tuple[str, ...], now: datetime | None = None) -> RunEntry:
     """A run folder with its measurement and collection times.
 
-    Refused (NVC755) when it says it was measured more than `SKEW` after it was collected.
+    Refused (NVC755) when it says it was measured more than `SKEW` after it was collected,
+    or after `now` (the clock's time when None): a SHA256SUMS written "in 2099" (its
+    file time set) dates nothing later than the reader's own clock.
     """
     finished, run_id = _summary_facts(folder)
     collected = signed_collection_time(folder)
     collected = _micro(collected) if collected and _when(collected) else None
     when = collected or _collected_at(folder)
+    clock = (now or datetime.now(UTC)).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
     if finished is not None and when and _late(finished, when):
+        when_text = f"after it was collected ({when[:19]}Z{', signed' if collected else ''})"
+    elif finished is not None and _late(finished, clock):
+        when_text = f"later than now ({clock[:19]}Z)"
+    else:
+        when_text = ""
+    if when_text:
         problems += (
-            f"error[{FUTURE}]: it says its measurements finished at {finished}, after it was"
-            f" collected ({when[:19]}Z{', signed' if collected else ''}): a run cannot be"
-            " measured after it was archived, so it is not taken as the newest nor counted"
-            " (hint: its objects or logs carry a wrong date: collect them again, or remove"
-            " the run)",
+            f"error[{FUTURE}]: it says its measurements finished at {finished}, {when_text}:"
+            " a run cannot be measured after it was archived, so it is not taken as the"
+            " newest nor counted (hint: its objects or logs carry a wrong date: collect them"
+            " again, or remove the run)",
         )
     same = (f"sums:{_sums_digest(folder)}", *((f"run:{run_id}",) if run_id else ()))
     return RunEntry(folder.name, folder, problems, finished, when, same)

@@ -322,6 +322,18 @@ def verify_archive(folder: Path) -> list[str]:
     return problems
 
 
+def sums_listing(data: bytes) -> dict[str, str] | None:
+    """The paths and digests a SHA256SUMS lists; None when it is not read whole and clean."""
+    try:
+        lines = data.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        return None
+    if lines[-1] == "":
+        lines.pop()
+    listed, problems = _parse_sums(lines)
+    return None if problems else listed
+
+
 def _parse_sums(lines: list[str]) -> tuple[dict[str, str], list[str]]:
     """The listed paths and digests, and every malformed, outside or repeated line."""
     listed: dict[str, str] = {}

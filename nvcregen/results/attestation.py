@@ -28,9 +28,16 @@ from typing import TYPE_CHECKING, Any
 
 from nvcregen import __version__
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.archive import ENVELOPE, SUMS, Archive, compare_digests, run_files
+from nvcregen.results.archive import (
+    ENVELOPE,
+    SUMS,
+    Archive,
+    compare_digests,
+    run_files,
+    sums_listing,
+)
 from nvcregen.results.archivefiles import SiteFile
-from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
+from nvcregen.results.archiveread import MAX_SUMS, ArchiveFileTooLargeError, read_capped
 from nvcregen.results.dsse import (
     MAX_ENVELOPE,
     Envelope,
@@ -203,14 +210,40 @@ def signature_text(folder: Path) -> str:
 def signed_collection_time(folder: Path) -> str | None:
     """The `collectedAt` of a signed run's predicate, None without a usable one.
 
-    Read, not verified (`nvcregen verify --key` checks the signature), and without
-    hashing the files: a claim, for ordering runs and dating their measurements.
+    The signature is not verified (that needs the public key: `nvcregen verify --key`),
+    so the claim is used only when the Statement's subjects are the run's files: exactly
+    the paths and sha256s SHA256SUMS lists, and SHA256SUMS itself with its own sha256
+    (which `report` then checks against the files). An envelope written beside another
+    run's files, or with no subject, claims nothing (issue #31: a `collectedAt` in 2099
+    would otherwise let a run measured "in 2099" pass for the newest).
     """
     found = _read_statement(folder)
-    if found is None or isinstance(found, str):
+    if found is None or isinstance(found, str) or not _subjects_are_sums(folder, found[1]):
         return None
     when = found[1]["predicate"].get("collectedAt")
     return when if isinstance(when, str) else None
+
+
+def _subjects_are_sums(folder: Path, body: Mapping[str, Any]) -> bool:
+    """Whether the Statement's subjects are SHA256SUMS's listing and SHA256SUMS itself."""
+    try:
+        data = read_capped(folder / SUMS, MAX_SUMS)
+    except (OSError, ArchiveFileTooLargeError):
+        return False
+    listed = sums_listing(data)
+    if listed is None:
+        return False
+    subjects: dict[str, object] = {}
+    for item in body["subject"]:
+        digest = item.get("digest") if isinstance(item, dict) else None
+        if (
+            not isinstance(item, dict)
+            or not isinstance(digest, dict)
+            or item.get("name") in subjects
+        ):
+            return False
+        subjects[str(item.get("name"))] = digest.get("sha256")
+    return subjects == listed | {SUMS: hashlib.sha256(data).hexdigest()}
 
 
 def verify_signature(folder: Path, public: Ed25519PublicKey) -> list[str]:

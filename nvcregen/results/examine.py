@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from nvcregen.catalog.load import Catalog
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
-from nvcregen.results.copies import Digests, copies
+from nvcregen.results.copies import copies
 from nvcregen.results.findings import Finding
+from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.measured import unmeasured
 from nvcregen.results.missing import missing, refused
 from nvcregen.results.runs import RunSet
@@ -16,7 +17,10 @@ from nvcregen.results.shapes import shapes
 
 
 def examine(
-    units: Sequence[TestUnit], catalog: Catalog, runs: RunSet, digests: Digests | None = None
+    units: Sequence[TestUnit],
+    catalog: Catalog,
+    runs: RunSet,
+    records: Sequence[LogRecord] = (),
 ) -> tuple[Finding, ...]:
     """Findings of every run with measurements, in the plan's order of runs.
 
@@ -24,9 +28,9 @@ def examine(
     measurements were refused as evidence and which groups and nodes no valid one
     holds; then, for NCCL tests, who produced its rounds, whether its numbers fit under
     its links' ceiling, the shape of its sweeps, and whether it has a final measurement
-    at all. Then the rounds read from logs are compared with each other: evidence found
-    for two runs, or repeated in one (`copies.py`; `digests`: each log's sha256 by its
-    run's namespace and name).
+    at all. Then the evidence is compared: final rounds and finished logs (`records`:
+    what each log read held, its sha256 among it) found for two runs, or repeated in
+    one (`copies.py`).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
@@ -41,5 +45,5 @@ def examine(
         found += bind(run, unit, catalog)
         found += shapes(run)
         found += unmeasured(run)
-    found += copies(runs, digests or {})
+    found += copies(runs, records)
     return tuple(found)

@@ -17,6 +17,7 @@ import yaml
 from click.testing import CliRunner, Result
 from fakelist import serve, write_kubeconfig
 from nodehealthlogs import EXAMPLES, XML, health_log
+from oncallfactory import dcgm_log
 
 from nvcregen.cli import main
 from nvcregen.cluster.retry import RetryPolicy
@@ -27,8 +28,6 @@ from nvcregen.ingest.node_log import REFUSED
 from nvcregen.report.writer import write_report
 
 ROOT = Path(__file__).resolve().parents[3]
-DCGM = ROOT / "tests" / "fixtures" / "real-logs" / "dcgm"
-DCGM_LOG = (DCGM / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt").read_text()
 NARROW = "<current_link_width>8x</current_link_width>"
 WIDE = "<current_link_width>16x</current_link_width>"
 
@@ -132,7 +131,7 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
         if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
             text = health_log(node, one_narrow_link(XML) if node == "h200-b" else XML)
         else:
-            text = DCGM_LOG
+            text = dcgm_log(name)
         (logs / f"{name}.log").write_text(text)
     collected, summary, verdicts = _collect_and_report(
         EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
@@ -200,6 +199,28 @@ def test_nvcre_mode_without_a_log_of_every_node_is_incomplete(
     assert nodes["h200-b"] != "cleared"
 
 
+def test_nvcre_mode_one_node_health_log_saved_twice_clears_neither(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """Issue #31: the same log content is evidence for one run at most, in NVCRE mode too.
+
+    Without the comparison, h200-a was cleared by either copy (h200-b has no log).
+    """
+    saved = _saved_workloadruns(rendered, tmp_path)
+    for name, node in (("a", "h200-a"), ("a-again", "h200-a"), ("c", "h200-c")):
+        (saved / "logs" / "nvcre" / f"{name}.log").write_text(health_log(node))
+    _, _, verdicts = _collect_and_report(EXAMPLES / "h200-nvcre.yaml", saved, tmp_path)
+    nodes = {n["node"]: n["status"] for n in verdicts["nodes"]}
+    assert nodes == {"h200-a": "untested", "h200-b": "untested", "h200-c": "cleared"}
+    copied = [(f["code"], f["source"], f["nodes"]) for f in verdicts["findings"]
+              if f["code"] in ("NVC740", "NVC741")]  # fmt: skip
+    assert copied == [("NVC741", "a", ["h200-a"]), ("NVC741", "a-again", ["h200-a"])]
+    (first, _) = (f for f in verdicts["findings"] if f["code"] == "NVC741")
+    assert first["message"] == (  # one node's log twice: a copied round of that node
+        "the same as h200-a round 1 (a-again), byte for byte: a copied round proves nothing"
+    )
+
+
 @pytest.mark.parametrize("mode", ["trainer", "nvcre"])
 def test_node_health_in_an_inter_node_stage_still_runs_once_per_node(
     mode: str, tmp_path: Path
@@ -264,7 +285,7 @@ def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
         if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
             text = health_log("h200-a" if node == "h200-b" else node)
         else:
-            text = DCGM_LOG
+            text = dcgm_log(name)
         (logs / f"{name}.log").write_text(text)
     collected, _, verdicts = _collect_and_report(
         EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
@@ -301,7 +322,7 @@ def test_trainer_mode_reads_node_health_logs_from_the_cluster(
             text = health_log(node, one_narrow_link(XML) if node == "h200-c" else XML)
             logs[("nvcre", f"{name}-x", "node-health")] = text.encode()
         else:
-            logs[("nvcre", f"{name}-x", "dcgm-diag")] = DCGM_LOG.encode()
+            logs[("nvcre", f"{name}-x", "dcgm-diag")] = dcgm_log(name).encode()
     outcome, _ = _collect_from_fake("h200-trainer.yaml", state, logs, tmp_path)
     assert outcome.archive.verified
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}

@@ -17,14 +17,11 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from nodehealthlogs import EXAMPLES, XML, health_log
+from oncallfactory import dcgm_log
 
 from nvcregen.cli import main
 from nvcregen.report.writer import write_report
 
-ROOT = Path(__file__).resolve().parents[3]
-DCGM_LOG = (
-    ROOT / "tests/fixtures/real-logs/dcgm/dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt"
-).read_text()
 REFUSED = "[nvcregen] dmesg refused, Xid events not read: dmesg: read kernel buffer failed:"
 DENIED = REFUSED + " Operation not permitted\n"
 LONG = "9" * 5000
@@ -60,7 +57,7 @@ def trainer_logs(rendered: dict[str, Path], tmp_path: Path, logs: dict[str, str 
             continue
         name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
         if job["metadata"]["labels"]["nvcregen.io/test"] != "node-health":
-            text: str | None = DCGM_LOG
+            text: str | None = dcgm_log(name)
         else:
             text = logs.get(node, health_log(node))
         if text is not None:

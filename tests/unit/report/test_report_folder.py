@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -18,7 +21,14 @@ from timebounds import HANG
 from nvcregen.cli import main
 from nvcregen.core.errors import ExitCode
 from nvcregen.report.archive import read_archive
-from nvcregen.report.folder import ReportError, locate, run_sort_key, verified_run, verify
+from nvcregen.report.folder import (
+    ReportError,
+    entry,
+    locate,
+    run_sort_key,
+    verified_run,
+    verify,
+)
 from nvcregen.report.markdown import summary_markdown
 from nvcregen.report.writer import write_report
 
@@ -276,3 +286,97 @@ def test_a_time_that_is_no_date_is_no_measurement_time(tmp_path: Path, claimed: 
     run = sample_run(tmp_path, "20261399T250000Z-aaaaaaaaaaaa", summary=finished(claimed))
     (entry,) = locate(run).runs
     assert entry.finished_at is None and entry.problems == ()
+
+
+def _envelope(run: Path, collected: str, subjects: Sequence[object]) -> None:
+    """An `attestation.dsse.json` claiming `collectedAt`, signed by nobody (junk signature)."""
+    statement = {
+        "_type": "https://in-toto.io/Statement/v1",
+        "subject": subjects,
+        "predicateType": "https://nvcregen.io/attestation/readiness/v1",
+        "predicate": {"collectedAt": collected},
+    }
+    envelope = {
+        "payloadType": "application/vnd.in-toto+json",
+        "payload": base64.b64encode(json.dumps(statement).encode()).decode(),
+        "signatures": [{"keyid": "x", "sig": base64.b64encode(b"junk").decode()}],
+    }
+    (run / "attestation.dsse.json").write_text(json.dumps(envelope))
+
+
+def _subjects(run: Path) -> list[dict[str, object]]:
+    """The run's files as SHA256SUMS lists them, and SHA256SUMS itself: what collect signs."""
+    sums = (run / "SHA256SUMS").read_bytes()
+    listed = [line.split("  ", 1) for line in sums.decode().splitlines()]
+    files = [(name, digest) for digest, name in listed]
+    files.append(("SHA256SUMS", hashlib.sha256(sums).hexdigest()))
+    return [{"name": name, "digest": {"sha256": digest}} for name, digest in sorted(files)]
+
+
+NOW = datetime(2026, 10, 30, tzinfo=UTC)
+
+
+def test_an_unsigned_claim_of_collection_counts_only_when_its_subjects_are_the_files(
+    tmp_path: Path,
+) -> None:
+    """The reviewer's r10: any envelope's `collectedAt` let a run dated 2099 pass for newest."""
+    run = _at(
+        sample_run(tmp_path, summary=finished("2026-10-20T00:00:00Z")), "2026-10-15T09:00:00Z"
+    )
+    _envelope(run, "2026-10-21T00:00:00Z", [])  # no subject: claims nothing
+    _at(run, "2026-10-15T09:00:00Z")
+    (problem,) = entry(run, (), NOW).problems
+    assert problem.startswith(
+        "error[NVC755]: it says its measurements finished at 2026-10-20T00:00:00Z, after it"
+        " was collected (2026-10-15T09:00:00Z): a run"
+    )
+    _envelope(run, "2026-10-21T00:00:00Z", _subjects(run))  # the files, as collect signs them
+    dated = entry(run, (), NOW)
+    assert (dated.problems, dated.collected_at) == ((), "2026-10-21T00:00:00.000000Z")
+    one_less = _subjects(run)[1:]
+    changed = [s for s in _subjects(run) if s["name"] != "SHA256SUMS"]
+    changed.append({"name": "SHA256SUMS", "digest": {"sha256": "0" * 64}})
+    twice = [*_subjects(run), _subjects(run)[0]]
+    for subjects in (one_less, changed, twice, [*_subjects(run), "not a subject"]):
+        _envelope(run, "2026-10-21T00:00:00Z", subjects)
+        assert entry(run, (), NOW).collected_at == "2026-10-15T09:00:00.000000Z"
+    _envelope(run, "2026-10-21T00:00:00Z", _subjects(run))
+    (run / "SHA256SUMS").write_bytes(b"not sums\n")  # a listing that does not parse
+    assert _at(run, "2026-10-15T09:00:00Z") and entry(run, (), NOW).collected_at == (
+        "2026-10-15T09:00:00.000000Z"
+    )
+
+
+@pytest.mark.parametrize(
+    ("measured", "refused"),
+    [("2026-10-30T00:05:00Z", False), ("2026-10-30T00:05:01Z", True)],
+)
+def test_a_run_measured_after_now_is_refused_whatever_its_files_times_say(
+    tmp_path: Path, measured: str, refused: bool
+) -> None:
+    run = _at(sample_run(tmp_path, summary=finished(measured)), "2099-06-01T00:00:00Z")
+    problems = entry(run, (), NOW).problems
+    assert bool(problems) is refused
+    if refused:
+        assert problems[0].startswith(
+            f"error[NVC755]: it says its measurements finished at {measured}, later than now"
+            " (2026-10-30T00:00:00Z): a run cannot be measured after it was archived"
+        )
+
+
+def test_a_run_dated_2099_beside_an_unsigned_envelope_is_refused(tmp_path: Path) -> None:
+    """r10 through `report` and `history`: the envelope's 2099 is no collection time."""
+    good = sample_run(tmp_path, "undated-aaaaaaaaaaaa", summary=finished("2026-10-14T08:00:00Z"))
+    future = sample_run(tmp_path, "undated-bbbbbbbbbbbb", summary=finished("2099-01-01T00:00:00Z"))
+    _envelope(future, "2099-01-01T00:00:00Z", [])
+    _at(good, "2026-10-14T09:00:00Z")
+    _at(future, "2026-10-15T09:00:00Z")
+    located = locate(tmp_path / "edge-lab")
+    assert [r.path for r in located.runs] == [good, future]
+    assert located.runs[-1].problems[0].startswith("error[NVC755]")
+    result = CliRunner().invoke(
+        main, ["report", str(tmp_path / "edge-lab"), "--out", str(tmp_path / "r")]
+    )
+    assert result.exit_code == ExitCode.INVALID and "NVC755" in result.stderr
+    history = CliRunner().invoke(main, ["history", str(tmp_path / "edge-lab")])
+    assert "left out: undated-bbbbbbbbbbbb: refused (NVC755)" in history.stdout
