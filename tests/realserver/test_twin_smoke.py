@@ -10,6 +10,7 @@ scheduler to a kwok node, completed by kwok, and its log read through the API se
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -168,6 +169,51 @@ def test_a_queued_job_is_admitted_bound_to_a_kwok_node_and_completes(rehearsal: 
     assert code == 200, log
     assert log.splitlines() == list(LOG_LINES)  # served by kwok from the CRI-format file
     assert time.monotonic() - began < 240
+
+
+# A flag each binary's usage names: it was built from its own main package.
+USAGE = {
+    "kwok": "--manage-nodes-with-annotation-selector",
+    "kube-scheduler": "--leader-elect",
+    "kueue": "-feature-gates",
+    "jobset": "-leader-elect",
+    "trainer-controller-manager": "-kubeconfig",
+    "source-controller": "--storage-path",
+    "kustomize-controller": "--default-kubeconfig-service-account",
+}
+
+
+@pytest.mark.parametrize("name", twin.BINARIES)
+def test_every_twin_binary_runs(name: str) -> None:
+    """The smoke run starts only some of them; each one built must at least start."""
+    binary = twin.cache_dir() / "bin" / name
+    done = subprocess.run(
+        [str(binary), "--help"], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert USAGE[name] in done.stdout + done.stderr
+
+
+def pinned(folder: str, module: str) -> str:
+    """The version of `module` that tools/<folder>/go.mod requires."""
+    text = (twin.TOOLS / folder / "go.mod").read_text("utf-8")
+    (version,) = [x.split()[1] for x in text.splitlines() if x.strip().startswith(module + " v")]
+    return str(version)
+
+
+def test_kwok_and_kube_scheduler_report_the_releases_pinned() -> None:
+    def version(name: str) -> str:
+        binary = twin.cache_dir() / "bin" / name
+        done = subprocess.run(
+            [str(binary), "--version"], capture_output=True, text=True, timeout=60, check=True
+        )
+        return done.stdout.strip()
+
+    release = pinned("controlplane", "k8s.io/kubernetes")
+    assert version("kube-scheduler") == f"Kubernetes {release}" == "Kubernetes v1.35.4"
+    kwok = pinned("twin/kwok", "sigs.k8s.io/kwok")
+    assert version("kwok").startswith(f"kwok version {kwok} ")
+    assert kwok == "v0.8.0"
 
 
 def test_stopping_the_twin_ends_every_process_it_started(rehearsal: Twin) -> None:
