@@ -13,10 +13,13 @@ import os
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import suppress
+from pathlib import Path
 from typing import Any
 
 import pytest
 import twin
+from kubecontrolplane import ControlPlaneError
 from twin import Twin
 
 pytestmark = [
@@ -29,6 +32,28 @@ NODES = ("gpu-node-0", "gpu-node-1")
 LABELS = {"nvidia.com/gpu.present": "true", "nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"}
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 LOG_LINES = ("# nThread 1 nGpus 8", "# Avg bus bandwidth    : 391.2")
+
+
+def running_under(folder: Path) -> list[str]:
+    """The command lines of the processes naming `folder` (their data, logs, configs)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if proc.name.isdigit():
+            with suppress(OSError):
+                line = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+                if str(folder) in line and proc.name != str(os.getpid()):
+                    found.append(line)
+    return found
+
+
+def test_a_start_that_fails_midway_stops_what_it_started(tmp_path: Path) -> None:
+    """Runs before the module's twin starts: a node name the API server refuses fails
+    the start after the control plane, kube-scheduler and kwok are up; all of them end
+    (by `start`'s own stop, and else by the Twin's finalizer once it is dropped)."""
+    with pytest.raises(ControlPlaneError, match=r"POST /api/v1/nodes: HTTP 422"):
+        twin.start(tmp_path / "failing", ["Not_A_Node_Name"], LABELS)
+    assert (tmp_path / "failing" / "kwok.log").exists()  # it got as far as kwok
+    assert running_under(tmp_path / "failing") == []
 
 
 @pytest.fixture(scope="module")
