@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint system controlplane kueueparity fmt golden bench fuzz fuzz-site clean
+.PHONY: render test lint system controlplane kueueparity twin fmt golden bench fuzz fuzz-site clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,14 @@ controlplane:
 # ~/.cache/nvcregen/kueueparity/<pins and sources>/ (reused while they are unchanged).
 kueueparity:
 	tools/kueueparity/build.sh
+
+# The twin for tests/realserver/test_twin_smoke.py (issue #34): kwok, kube-scheduler, the
+# Kueue, JobSet and Trainer managers and Flux's source- and kustomize-controller, built from
+# the published modules pinned in tools/twin/*/go.mod (kube-scheduler from the control
+# plane's) into ~/.cache/nvcregen/twin/<pins>/ (reused while they are unchanged). Opt-in
+# for now: not a prerequisite of `test`, whose twin tests skip while it is not built.
+twin:
+	tools/twin/build.sh
 
 test: lint system controlplane kueueparity
 	$(BIN)/pytest -q

@@ -381,8 +381,12 @@ class ControlPlane:
             f"{name} not ready after {START_TIMEOUT:.0f} s:\n{self.log_tail(name)}"
         )
 
-    def controllers(self) -> None:
-        """Start kube-controller-manager (garbage collector, Job controller) once."""
+    def controllers(self, enabled: str = "garbagecollector,job") -> None:
+        """Start kube-controller-manager (garbage collector, Job controller) once.
+
+        `enabled` is its `--controllers` list (the twin adds the node lifecycle controller,
+        which lifts a new node's `not-ready` taint).
+        """
         if "kube-controller-manager" in self.processes:
             return
         started = time.monotonic()
@@ -391,7 +395,7 @@ class ControlPlane:
             "kube-controller-manager",
             [
                 f"--kubeconfig={self.kubeconfig}",
-                "--controllers=garbagecollector,job",
+                f"--controllers={enabled}",
                 "--use-service-account-credentials=false",
                 "--leader-elect=false",
                 "--bind-address=127.0.0.1",
@@ -581,8 +585,11 @@ def install_crds(plane: ControlPlane, crds: list[dict[str, Any]]) -> None:
         raise ControlPlaneError(f"CRDs not served after {CRD_TIMEOUT:.0f} s: {waiting}")
 
 
-def start(folder: Path) -> ControlPlane:
+def start(folder: Path, crds: list[dict[str, Any]] | None = None) -> ControlPlane:
     """Build (if needed) and start etcd and kube-apiserver, install the CRDs.
+
+    `crds`: the CRDs to install, the vendored ones when None (the twin installs the
+    controllers' own instead: tests/twin.py).
 
     Raises:
         ControlPlaneError: When a step fails; what was started is stopped again.
@@ -601,7 +608,7 @@ def start(folder: Path) -> ControlPlane:
     try:
         _start_servers(plane, port)
         crds_began = time.monotonic()
-        install_crds(plane, vendored_crds())
+        install_crds(plane, vendored_crds() if crds is None else crds)
         plane.timings["crds"] = time.monotonic() - crds_began
     except BaseException:
         plane.stop()

@@ -1,0 +1,536 @@
+"""The twin: the real controllers beside the test control plane, on fake GPU nodes (issue #34).
+
+`tools/twin/build.sh` (`make twin`) builds kwok, kube-scheduler, the Kueue, JobSet and
+Trainer managers and Flux's two controllers from published Go modules into
+`${XDG_CACHE_HOME:-~/.cache}/nvcregen/twin/<key>/bin/`, and copies the modules' own
+manifests (CRDs, webhook configurations, kwok's stages) into `manifests/` beside it. The
+key is the sha256 of the eight go.mod/go.sum files the build reads (tools/twin/*/ and the
+control plane's, whose module builds kube-scheduler).
+
+`start()` brings up, on a control plane of its own (tests/kubecontrolplane.py, started
+without the vendored CRDs: the controllers' own are installed instead):
+
+- kube-controller-manager with the Job, garbage-collector and node-lifecycle controllers
+  (a new node keeps `node.kubernetes.io/not-ready` until the last one runs);
+- kube-scheduler;
+- kwok managing the nodes annotated `kwok.x-k8s.io/node=fake`, with its stage files passed
+  (node initialize and heartbeat with lease, the general pod lifecycle), the three
+  `*Parallelism` options set (left at 0 nothing is ever played), its debugging handlers on
+  and TLS, so the API server reads a pod's log from it (log files in CRI format);
+- Kueue without cert-manager: `internalCertManagement.enable`, an ExternalName Service
+  `kueue-webhook-service` -> `localhost`, the webhook configurations and the CRDs (with
+  their conversion sections) from its module's manifests, pointed at a free port, and the
+  certificate Kueue writes into its Secret copied into `certDir` (what a kubelet would
+  mount).
+
+Every process runs in a process group of its own, gets SIGKILL if the test process dies
+(`PR_SET_PDEATHSIG`), and is stopped by `Twin.stop()`, which a finalizer also runs at
+interpreter exit. This module is the seed of `nvcregen rehearse`: nothing in it is
+specific to a test. What each step needs, and why: docs/design/0018-twin.md.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import signal
+import ssl
+import subprocess
+import time
+import urllib.request
+import weakref
+from collections.abc import Callable, Iterable, Mapping
+from contextlib import suppress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import yaml
+from kubecontrolplane import (
+    ControlPlane,
+    ControlPlaneError,
+    _die_with_parent,
+    free_port,
+    install_crds,
+)
+from kubecontrolplane import start as start_control_plane
+
+ROOT = Path(__file__).resolve().parent.parent
+TOOLS = ROOT / "tools"
+# The files build.sh hashes, in its order: a changed pin is a new cache folder.
+PIN_FILES = tuple(
+    TOOLS / module / name
+    for module in ("twin/kwok", "twin/managers", "twin/flux", "controlplane")
+    for name in ("go.mod", "go.sum")
+)
+BINARIES = (
+    "kwok",
+    "kube-scheduler",
+    "kueue",
+    "jobset",
+    "trainer-controller-manager",
+    "source-controller",
+    "kustomize-controller",
+)
+KUEUE_NAMESPACE = "kueue-system"
+KUEUE_SERVICE = "kueue-webhook-service"  # Kueue names its webhook configurations after it
+KUEUE_SECRET = "kueue-webhook-server-cert"
+FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
+START_TIMEOUT = 180.0  # seconds for one controller to be ready on a loaded 2-core machine
+STOP_TIMEOUT = 15.0
+
+
+def cache_key() -> str:
+    """The build cache's key, as build.sh computes it: sha256 of the pins, 16 hex."""
+    digest = hashlib.sha256()
+    for path in PIN_FILES:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def cache_dir() -> Path:
+    """Where build.sh puts `bin/` and `manifests/` for the current pins."""
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "nvcregen" / "twin" / cache_key()
+
+
+def missing() -> str:
+    """Why the twin cannot run here ("" when its build is complete), for a skip reason."""
+    folder = cache_dir()
+    absent = [name for name in BINARIES if not os.access(folder / "bin" / name, os.X_OK)]
+    if absent:
+        return (
+            f"the twin is not built (no {', '.join(absent)} in {folder / 'bin'}; run `make twin`)"
+        )
+    if not (folder / "manifests").is_dir():
+        return f"the twin's manifests are missing from {folder} (run `make twin`)"
+    return ""
+
+
+# --- the controllers' own manifests, adapted to run on loopback ------------------------------
+
+
+def yaml_documents(path: Path) -> list[dict[str, Any]]:
+    """The mappings of a multi-document YAML file (empty documents left out)."""
+    return [d for d in yaml.safe_load_all(path.read_text("utf-8")) if isinstance(d, dict)]
+
+
+def service_reference(port: int, path: str | None = None) -> dict[str, Any]:
+    """A webhook `clientConfig.service` naming Kueue's Service, on the webhook's port."""
+    reference: dict[str, Any] = {"namespace": KUEUE_NAMESPACE, "name": KUEUE_SERVICE, "port": port}
+    if path is not None:
+        reference["path"] = path
+    return reference
+
+
+def kueue_crds(manifests: Path, port: int) -> list[dict[str, Any]]:
+    """Kueue's CRDs with the conversion sections its kustomization patches in.
+
+    The patches named in `config/components/crd/kustomization.yaml` are applied (those
+    commented out there are not), their Service pointed at the webhook's port.
+    """
+    folder = manifests / "kueue" / "config" / "components" / "crd"
+    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
+    crds = {}
+    for name in kustomization["resources"]:
+        (crd,) = yaml_documents(folder / name)
+        crds[crd["metadata"]["name"]] = crd
+    for entry in kustomization.get("patches") or []:
+        (patch,) = yaml_documents(folder / entry["path"])
+        conversion = patch["spec"]["conversion"]
+        client = conversion["webhook"]["clientConfig"]
+        client["service"] = service_reference(port, client["service"].get("path"))
+        crds[patch["metadata"]["name"]]["spec"]["conversion"] = conversion
+    return [crds[name] for name in sorted(crds)]
+
+
+def kueue_webhooks(manifests: Path, port: int) -> list[dict[str, Any]]:
+    """Kueue's mutating and validating webhook configurations, named as its release names
+    them (`kueue-` prefix), each webhook calling its Service on the webhook's port."""
+    path = manifests / "kueue" / "config" / "components" / "webhook" / "manifests.yaml"
+    configurations = yaml_documents(path)
+    for configuration in configurations:
+        configuration["metadata"]["name"] = "kueue-" + configuration["metadata"]["name"]
+        for hook in configuration["webhooks"]:
+            client = hook["clientConfig"]
+            client["service"] = service_reference(port, client["service"].get("path"))
+    return configurations
+
+
+def kwok_stages(manifests: Path) -> list[Path]:
+    """kwok's stage files: a node made Ready and kept so with a lease, the general pod
+    lifecycle (a Job's pod completes after its `pod-complete` delay)."""
+    stage = manifests / "kwok" / "kustomize" / "stage"
+    files = [
+        stage / "node" / "fast" / "node-initialize.yaml",
+        stage / "node" / "heartbeat-with-lease" / "node-heartbeat-with-lease.yaml",
+    ]
+    pods = yaml_documents(stage / "pod" / "general" / "kustomization.yaml")[0]
+    files += [stage / "pod" / "general" / name for name in pods["resources"]]
+    return files
+
+
+def write_cri_log(path: Path, lines: Iterable[str], stream: str = "stdout") -> Path:
+    """A container log as CRI runtimes write it, the format kwok reads and serves."""
+    now = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime())
+    path.write_text("".join(f"{now}.000000000Z {stream} F {line}\n" for line in lines), "utf-8")
+    return path
+
+
+def gpu_node(name: str, labels: Mapping[str, str], gpus: int = 8) -> dict[str, Any]:
+    """A fake node for kwok: its labels, `nvidia.com/gpu` allocatable, a loopback address."""
+    resources = {"cpu": "128", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    key, value = FAKE_NODE_ANNOTATION
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": name,
+            "labels": {"kubernetes.io/hostname": name, "type": "kwok", **labels},
+            "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"},
+        },
+        "spec": {},
+        # No addresses: kwok's node-initialize stage writes its `nodeIP` (loopback) as the
+        # InternalIP, and no Hostname, so the API server dials kwok for logs. (Given an
+        # InternalIP and no Hostname, that stage writes an empty list instead.)
+        "status": {"allocatable": resources, "capacity": resources},
+    }
+
+
+# --- the processes ---------------------------------------------------------------------------
+
+
+def _stop_processes(processes: dict[str, subprocess.Popen[bytes]]) -> None:
+    """TERM each process group (newest first), then KILL what is left."""
+    for name in reversed(list(processes)):
+        process = processes.pop(name)
+        if process.poll() is not None:
+            continue
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            with suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+
+
+def _stop_all(
+    processes: dict[str, subprocess.Popen[bytes]], logs: list[BinaryIO], plane: ControlPlane
+) -> None:
+    _stop_processes(processes)
+    plane.stop()
+    for log in logs:
+        log.close()
+
+
+@dataclass
+class Twin:
+    """The control plane and the controllers started beside it.
+
+    Attributes:
+        plane: The twin's own etcd, kube-apiserver and kube-controller-manager.
+        home: The build's folder (`bin/`, `manifests/`).
+        folder: The run's scratch folder (configurations, certificates, logs).
+        nodes: The fake nodes created, by name.
+        timings: Seconds per step of the start.
+
+    """
+
+    plane: ControlPlane
+    home: Path
+    folder: Path
+    nodes: list[str] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+    logs: list[BinaryIO] = field(default_factory=list)
+    kwok_port: int = 0
+
+    def __post_init__(self) -> None:
+        self._finalizer = weakref.finalize(self, _stop_all, self.processes, self.logs, self.plane)
+
+    def stop(self) -> None:
+        """Stop every controller (process groups), then the control plane. Idempotent."""
+        self._finalizer()
+
+    def spawn(self, name: str, args: list[str], env: Mapping[str, str] | None = None) -> None:
+        """Start one twin binary in a process group of its own, logging to `<name>.log`."""
+        log = (self.folder / f"{name}.log").open("wb")
+        self.logs.append(log)
+        self.processes[name] = subprocess.Popen(
+            [str(self.home / "bin" / name), *args],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,
+            preexec_fn=_die_with_parent,  # noqa: PLW1509 (only prctl, before exec)
+        )
+
+    def log_tail(self, name: str, size: int = 3000) -> str:
+        """The end of one controller's log, for an error message."""
+        return (self.folder / f"{name}.log").read_text("utf-8", "replace")[-size:]
+
+    def wait_healthy(self, name: str, url: str, poll: Callable[[], None] | None = None) -> None:
+        """Poll a controller's health URL until it answers 200 (`poll` runs each round).
+
+        Raises:
+            ControlPlaneError: When it exits, or is not healthy within START_TIMEOUT.
+
+        """
+        began = time.monotonic()
+        context = ssl._create_unverified_context()  # the controllers' own self-signed ones
+        while time.monotonic() < began + START_TIMEOUT:
+            process = self.processes[name]
+            if process.poll() is not None:
+                raise ControlPlaneError(
+                    f"{name} exited ({process.returncode}):\n{self.log_tail(name)}"
+                )
+            if poll is not None:
+                poll()
+            with (
+                suppress(OSError),
+                urllib.request.urlopen(url, context=context, timeout=5.0) as answer,
+            ):
+                if answer.status == 200:
+                    self.timings[name] = time.monotonic() - began
+                    return
+            time.sleep(0.3)
+        raise ControlPlaneError(
+            f"{name} not healthy after {START_TIMEOUT:.0f} s:\n{self.log_tail(name)}"
+        )
+
+    # --- the API, as the admin -----------------------------------------------------------
+
+    def get(self, path: str) -> dict[str, Any] | None:
+        """One object, or None when it does not exist (yet)."""
+        code, body = self.plane.request("GET", path)
+        if code == 404:
+            return None
+        if code != 200 or not isinstance(body, dict):
+            raise ControlPlaneError(f"GET {path}: HTTP {code}: {body}")
+        return body
+
+    def post(self, collection: str, obj: Mapping[str, Any]) -> dict[str, Any]:
+        """Create one object in `collection`; the object as stored."""
+        created: dict[str, Any] = self.plane.ok("POST", collection, dict(obj))
+        return created
+
+    def wait_for(self, what: str, check: Callable[[], Any], timeout: float = START_TIMEOUT) -> Any:
+        """Poll `check` until it returns something true; that value.
+
+        Raises:
+            ControlPlaneError: After `timeout`, naming `what` and the controllers' log tails.
+
+        """
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = check()
+            if value:
+                return value
+            time.sleep(0.3)
+        tails = "\n".join(f"--- {n}:\n{self.log_tail(n, 1500)}" for n in self.processes)
+        raise ControlPlaneError(f"{what}: not within {timeout:.0f} s\n{tails}")
+
+    # --- starting each controller ----------------------------------------------------------
+
+    def start_scheduler(self) -> None:
+        """kube-scheduler on a free loopback port, as the admin, no leader election."""
+        port = free_port()
+        self.spawn(
+            "kube-scheduler",
+            [
+                f"--kubeconfig={self.plane.kubeconfig}",
+                f"--authentication-kubeconfig={self.plane.kubeconfig}",
+                f"--authorization-kubeconfig={self.plane.kubeconfig}",
+                "--authorization-always-allow-paths=/healthz,/readyz,/livez",
+                "--leader-elect=false",
+                "--bind-address=127.0.0.1",
+                f"--secure-port={port}",
+                f"--cert-dir={self.folder / 'scheduler-certs'}",
+                "--v=1",
+            ],
+        )
+        self.wait_healthy("kube-scheduler", f"https://127.0.0.1:{port}/healthz")
+
+    def start_kwok(self, extra_config: Iterable[Mapping[str, Any]] = ()) -> None:
+        """kwok managing the nodes annotated fake, serving pod logs over TLS on loopback."""
+        self.kwok_port = free_port()
+        key, value = FAKE_NODE_ANNOTATION
+        configuration = {
+            "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
+            "kind": "KwokConfiguration",
+            "options": {
+                "manageAllNodes": False,
+                "manageNodesWithAnnotationSelector": f"{key}={value}",
+                "cidr": "10.0.128.0/17",
+                "nodeIP": "127.0.0.1",
+                "nodePort": self.kwok_port,
+                "serverAddress": f"127.0.0.1:{self.kwok_port}",
+                "tlsCertFile": str(self.plane.credentials.cert),
+                "tlsPrivateKeyFile": str(self.plane.credentials.key),
+                "enableDebuggingHandlers": True,
+                "enableProfilingHandler": False,
+                "podPlayStageParallelism": 4,
+                "nodePlayStageParallelism": 4,
+                "nodeLeaseParallelism": 4,
+                "nodeLeaseDurationSeconds": 40,
+            },
+        }
+        config = self.folder / "kwok.yaml"
+        config.write_text(
+            yaml.safe_dump_all([configuration, *extra_config], sort_keys=False), "utf-8"
+        )
+        configs = [config, *kwok_stages(self.home / "manifests")]
+        self.spawn(
+            "kwok",
+            [
+                f"--kubeconfig={self.plane.kubeconfig}",
+                *(f"--config={path}" for path in configs),
+                "-v=INFO",
+            ],
+        )
+        self.wait_healthy("kwok", f"https://127.0.0.1:{self.kwok_port}/healthz")
+
+    def add_gpu_nodes(self, names: Iterable[str], labels: Mapping[str, str]) -> None:
+        """Create fake GPU nodes; wait until each is Ready and schedulable (untainted)."""
+        for name in names:
+            self.post("/api/v1/nodes", gpu_node(name, labels))
+            self.nodes.append(name)
+        began = time.monotonic()
+        for name in self.nodes:
+
+            def ready(node_name: str = name) -> bool:
+                node = self.get(f"/api/v1/nodes/{node_name}") or {}
+                conditions = (node.get("status") or {}).get("conditions") or []
+                is_ready = any(
+                    c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+                )
+                return is_ready and not (node.get("spec") or {}).get("taints")
+
+            self.wait_for(f"node {name} Ready without taints", ready)
+        self.timings["nodes"] = time.monotonic() - began
+
+    def start_kueue(self, frameworks: Iterable[str] = ("batch/job",)) -> None:
+        """Kueue with its own webhooks and CRDs, its certificate managed by itself."""
+        began = time.monotonic()
+        manifests = self.home / "manifests"
+        webhook_port, health = free_port(), free_port()
+        self.plane.namespace(KUEUE_NAMESPACE)
+        self.post(
+            f"/api/v1/namespaces/{KUEUE_NAMESPACE}/services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": KUEUE_SERVICE, "namespace": KUEUE_NAMESPACE},
+                "spec": {
+                    "type": "ExternalName",
+                    "externalName": "localhost",
+                    "ports": [{"port": webhook_port, "targetPort": webhook_port}],
+                },
+            },
+        )
+        # The Secret Kueue's certificate rotator fills (its release ships it empty).
+        self.post(
+            f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets",
+            {
+                "apiVersion": "v1",
+                "kind": "Secret",
+                "metadata": {"name": KUEUE_SECRET, "namespace": KUEUE_NAMESPACE},
+            },
+        )
+        for configuration in kueue_webhooks(manifests, webhook_port):
+            plural = configuration["kind"].lower() + "s"
+            self.post(f"/apis/admissionregistration.k8s.io/v1/{plural}", configuration)
+        install_crds(self.plane, kueue_crds(manifests, webhook_port))
+        cert_dir = self.folder / "kueue-certs"
+        cert_dir.mkdir()
+        configuration = {
+            "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+            "kind": "Configuration",
+            "namespace": KUEUE_NAMESPACE,
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+            "metrics": {"bindAddress": "0"},
+            "webhook": {"host": "127.0.0.1", "port": webhook_port, "certDir": str(cert_dir)},
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {
+                "enable": True,
+                "webhookServiceName": KUEUE_SERVICE,
+                "webhookSecretName": KUEUE_SECRET,
+            },
+            "integrations": {"frameworks": list(frameworks)},
+        }
+        config = self.folder / "kueue.yaml"
+        config.write_text(json.dumps(configuration, indent=2), "utf-8")
+        self.spawn(
+            "kueue",
+            [f"--config={config}", "--feature-gates=VisibilityOnDemand=false"],
+            env={"KUBECONFIG": str(self.plane.kubeconfig)},
+        )
+
+        def mount_certificate() -> None:
+            """What a kubelet does with the Secret's volume: its keys as files."""
+            if (cert_dir / "tls.key").exists():
+                return
+            secret = self.get(f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets/{KUEUE_SECRET}")
+            data = (secret or {}).get("data") or {}
+            if not {"tls.crt", "tls.key"} <= set(data):
+                return
+            for name in sorted(data):  # tls.key last: its presence says all are written
+                if name != "tls.key":
+                    (cert_dir / name).write_bytes(base64.b64decode(data[name]))
+            (cert_dir / "tls.key").write_bytes(base64.b64decode(data["tls.key"]))
+
+        self.wait_healthy("kueue", f"http://127.0.0.1:{health}/readyz", mount_certificate)
+        self.timings["kueue"] = time.monotonic() - began
+
+
+def cluster_logs(namespace: str, container: str, path: Path) -> dict[str, Any]:
+    """kwok's ClusterLogs serving `path` (CRI format) as the log of `container` of every
+    pod in `namespace`: pass it to `start` (kwok reads it from its configuration)."""
+    return {
+        "apiVersion": "kwok.x-k8s.io/v1alpha1",
+        "kind": "ClusterLogs",
+        "metadata": {"name": f"logs-{namespace}-{container}"},
+        "spec": {
+            "selector": {"matchNamespaces": [namespace]},
+            "logs": [{"containers": [container], "logsFile": str(path), "follow": False}],
+        },
+    }
+
+
+def start(
+    folder: Path,
+    nodes: Iterable[str],
+    labels: Mapping[str, str],
+    kwok_config: Iterable[Mapping[str, Any]] = (),
+) -> Twin:
+    """Start the control plane, kube-controller-manager, kube-scheduler, kwok with `nodes`
+    (fake GPU nodes carrying `labels`) and Kueue; stopped whole if any step fails.
+
+    Raises:
+        ControlPlaneError: When the twin is not built, or a step fails (its log's end said).
+
+    """
+    reason = missing()
+    if reason:
+        raise ControlPlaneError(reason)
+    began = time.monotonic()
+    folder.mkdir(parents=True, exist_ok=True)
+    plane = start_control_plane(folder / "controlplane", crds=[])
+    twin = Twin(plane, cache_dir(), folder)
+    try:
+        twin.timings["control plane"] = time.monotonic() - began
+        plane.controllers("garbagecollector,job,nodelifecycle")
+        twin.start_scheduler()
+        twin.start_kwok(kwok_config)
+        twin.add_gpu_nodes(nodes, labels)
+        twin.start_kueue()
+    except BaseException:
+        twin.stop()
+        raise
+    twin.timings["total"] = time.monotonic() - began
+    return twin
