@@ -26,7 +26,7 @@ without the vendored CRDs: the controllers' own are installed instead):
 Every process runs in a process group of its own, gets SIGKILL if the test process dies
 (`PR_SET_PDEATHSIG`), and is stopped by `Twin.stop()`, which a finalizer also runs at
 interpreter exit. This module is the seed of `nvcregen rehearse`: nothing in it is
-specific to a test. What each step needs, and why: docs/design/0018-twin.md.
+specific to a test. What each step needs, and why: docs/design/0019-twin.md.
 """
 
 from __future__ import annotations
