@@ -7,9 +7,10 @@ node, running `dcgmi diag --run <level> --json` against a hostengine started ins
 pod (or the site's hostengine, for level 4) under an outer `timeout` with a 10 s kill
 grace, so a hung level still prints its exit code and whatever JSON it produced to the
 pod's log; before it, a line naming the node and the pod (downward API) and the start
-time, which `nvcregen collect` binds the log to its node by (`results/dcgmbind.py`). Each Job is pinned to its node by name and still scheduled, so it waits for
-the node's GPUs instead of failing admission; it names the site's LocalQueue, and Kueue
-admits it only when that node has its GPUs free (docs/design/0007-admission.md).
+time, by which `nvcregen collect` binds the log to its node (`results/dcgmbind.py`).
+Each Job is pinned to its node by name and still scheduled, so it waits for the node's
+GPUs instead of failing admission; it names the site's LocalQueue, and Kueue admits it
+only when that node has its GPUs free (docs/design/0007-admission.md).
 """
 
 from __future__ import annotations

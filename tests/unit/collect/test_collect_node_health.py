@@ -131,7 +131,7 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
         if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
             text = health_log(node, one_narrow_link(XML) if node == "h200-b" else XML)
         else:
-            text = dcgm_log(name)
+            text = dcgm_log(name, node)
         (logs / f"{name}.log").write_text(text)
     collected, summary, verdicts = _collect_and_report(
         EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
@@ -285,7 +285,7 @@ def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
         if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
             text = health_log("h200-a" if node == "h200-b" else node)
         else:
-            text = dcgm_log(name)
+            text = dcgm_log(name, node)
         (logs / f"{name}.log").write_text(text)
     collected, _, verdicts = _collect_and_report(
         EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
@@ -322,7 +322,7 @@ def test_trainer_mode_reads_node_health_logs_from_the_cluster(
             text = health_log(node, one_narrow_link(XML) if node == "h200-c" else XML)
             logs[("nvcre", f"{name}-x", "node-health")] = text.encode()
         else:
-            logs[("nvcre", f"{name}-x", "dcgm-diag")] = dcgm_log(name).encode()
+            logs[("nvcre", f"{name}-x", "dcgm-diag")] = dcgm_log(name, node).encode()
     outcome, _ = _collect_from_fake("h200-trainer.yaml", state, logs, tmp_path)
     assert outcome.archive.verified
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}
