@@ -4,9 +4,9 @@ The site is `sites/h20-3e-trainer.yaml` with four nodes (node-a .. node-d) and a
 that fits them: single-node runs on each node, two-node runs on (a, b) and (c, d). Every
 NCCL log is printed as nccl-tests prints it (`ncclprint.py`) with the group's hosts in
 its device list and NCCL's own transport lines; every DCGM log is NVIDIA's captured
-`dcgmi diag -j` of DCGM 3.1.0 (all PASS) and the line nvcregen's script prints after it,
-whose run time differs from log to log (issue #31: one log is evidence for one run at
-most, so no two logs are the same bytes). `busbw(stage, test, nodes)` chooses each
+`dcgmi diag -j` of DCGM 3.1.0 (all PASS) between the lines nvcregen's script prints
+before it (its node, pod and start time) and after it (issue #31: one log is evidence
+for one run at most, so no two logs are the same bytes). `busbw(stage, test, nodes)` chooses each
 group's bus bandwidth at 1 GiB, so a test states which group fails and how. No two
 logs have the same table, as no two real runs do (issue #31: a repeated table is a
 copy): the 2 GiB row of each log that would repeat another's is a little lower.
@@ -106,11 +106,20 @@ def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw, seen: Counter[obje
     return "\n".join([*body[:19], *debug, *body[19:]]) + "\n"
 
 
-def dcgm_log(job: str) -> str:
-    """A passing DCGM Job's log: the captured JSON, then the script's line (its own time)."""
-    seconds = 40 + zlib.crc32(job.encode()) % 100_000
+def dcgm_log(job: str, node: str, seconds: int = 312) -> str:
+    """A passing DCGM Job's log, as its pod prints it on `node`.
+
+    The script's begin line (the node, the pod `<job>-<suffix>` and the start time, which
+    differ from pod to pod), the captured JSON, then the script's exit line. Every run
+    takes `seconds` (issue #31's follow-up: healthy runs of the same length are no copies,
+    their begin lines differ).
+    """
+    crc = zlib.crc32(job.encode())
+    pod = f"{job}-{crc % 36**5:05x}"[: len(job) + 6]
+    start = f"2026-12-03T{10 + crc % 12:02d}:{crc // 12 % 60:02d}:{crc // 720 % 60:02d}Z"
+    begin = f"@@nvcregen-dcgm begin node={node} pod={pod} start={start}\n"
     trailer = f"nvcregen: dcgmi diag --run 1 exit=0 seconds={seconds}\n"
-    return DCGM_JSON.read_text(encoding="utf-8") + trailer
+    return begin + DCGM_JSON.read_text(encoding="utf-8") + trailer
 
 
 def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
@@ -125,7 +134,8 @@ def write_logs(folder: Path, text: str, busbw: Busbw = healthy) -> Path:
         path = folder / "logs" / meta["namespace"] / f"{meta['name']}.log"
         path.parent.mkdir(parents=True, exist_ok=True)
         if obj["kind"] == "Job":
-            path.write_text(dcgm_log(meta["name"]), encoding="utf-8")
+            node = meta["annotations"]["nvcregen.io/nodes"]
+            path.write_text(dcgm_log(meta["name"], node), encoding="utf-8")
             continue
         per_job = 1 if meta["labels"]["nvcregen.io/stage"] == "single-node" else 2
         path.write_text(

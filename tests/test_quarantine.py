@@ -660,6 +660,33 @@ def test_patches_stop_at_the_first_node_the_api_cannot_read(
     assert all(line.startswith("# ") for line in text.splitlines())
 
 
+def test_a_node_whose_dcgm_slot_held_another_nodes_log_is_retested_not_quarantined(
+    tmp_path: Path,
+) -> None:
+    """A DCGM log names its node: node-b's in node-a's slot fails node-a (NVC730) by
+    evidence that is not its own, so node-a is neither cleared nor tainted."""
+    site = tmp_path / "site.yaml"
+    site.write_text(site_text(), encoding="utf-8")
+    write_logs(tmp_path / "saved", site_text(), healthy)
+    logs = tmp_path / "saved" / "logs" / "nvcre"
+    (mine,) = logs.glob("single-node-dcgm-l1-*-r1-n0.log")
+    (other,) = logs.glob("single-node-dcgm-l1-*-r1-n1.log")
+    shutil.copy(other, mine)
+    out = tmp_path / "r"
+    args = ["collect", "--site", str(site), "--from", str(tmp_path / "saved"), "--out", str(out)]
+    assert CliRunner().invoke(main, args).exit_code == 1
+    (run_dir,) = (out / SITE).iterdir()
+    archive = read_archive(run_dir)
+    nodes = {n.node: n.status for n in archive.verdicts.nodes}
+    assert nodes == {"node-a": "failed", "node-b": "cleared", "node-c": "cleared",
+                     "node-d": "cleared"}  # fmt: skip
+    marks = marks_of(archive, judged_site(archive, site))
+    assert [m.node for m in marks.marks] == []
+    (refused,) = marks.refused
+    assert (refused.node, refused.status) == ("node-a", "failed")
+    assert "evidence that is not its own (NVC730" in refused.why
+
+
 def test_a_node_whose_slot_held_another_hosts_log_is_retested_not_quarantined(
     tmp_path: Path, fake: FakeNodes
 ) -> None:

@@ -8,6 +8,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
 from nvcregen.results.copies import copies
+from nvcregen.results.dcgmbind import dcgm_findings
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.measured import unmeasured
@@ -30,7 +31,8 @@ def examine(
     its links' ceiling, the shape of its sweeps, and whether it has a final measurement
     at all. Then the evidence is compared: final rounds and finished logs (`records`:
     what each log read held, its sha256 among it) found for two runs, or repeated in
-    one (`copies.py`).
+    one (`copies.py`). A DCGM log is bound to its node by the node it names
+    (`dcgmbind.py`).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
@@ -45,5 +47,6 @@ def examine(
         found += bind(run, unit, catalog)
         found += shapes(run)
         found += unmeasured(run)
+    found += dcgm_findings(records)
     found += copies(runs, records)
     return tuple(found)

@@ -33,6 +33,7 @@ from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.plan.model import TestUnit
+from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
 from nvcregen.results.logrecords import LOGS, LogRecord, RunLog
@@ -161,7 +162,16 @@ def _finished(text: str, obj: Obj | None) -> str | None:
 
 
 def _read_dcgm(text: str, base: Mapping[str, Any]) -> LogRecord:
-    """A DCGM log's status (the worst of its diagnostics) and its failed tests."""
+    """A DCGM log's status (the worst of its diagnostics) and its failed tests.
+
+    A log whose begin line names another node than its run's (`dcgmbind.py`) is
+    `foreign`: none of its diagnostics is read, and its node is neither failed nor cleared.
+    """
+    bound = bind_dcgm_log(text, base)
+    if isinstance(bound, str):
+        return LogRecord.model_validate({**base, "kind": "dcgm", "status": FOREIGN,
+                                         "errors": (bound,)})  # fmt: skip
+    base = {**base, "hosts": bound}
     try:
         dcgm = parse_dcgm(text, str(base["path"]))
     except IngestFormatError as exc:

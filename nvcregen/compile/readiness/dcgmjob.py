@@ -6,9 +6,11 @@ As the field report ran them before NVCRE: an ordinary Job holding every GPU of 
 node, running `dcgmi diag --run <level> --json` against a hostengine started inside the
 pod (or the site's hostengine, for level 4) under an outer `timeout` with a 10 s kill
 grace, so a hung level still prints its exit code and whatever JSON it produced to the
-pod's log. Each Job is pinned to its node by name and still scheduled, so it waits for
-the node's GPUs instead of failing admission; it names the site's LocalQueue, and Kueue
-admits it only when that node has its GPUs free (docs/design/0007-admission.md).
+pod's log; before it, a line naming the node and the pod (downward API) and the start
+time, by which `nvcregen collect` binds the log to its node (`results/dcgmbind.py`).
+Each Job is pinned to its node by name and still scheduled, so it waits for the node's
+GPUs instead of failing admission; it names the site's LocalQueue, and Kueue admits it
+only when that node has its GPUs free (docs/design/0007-admission.md).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.mpi import GPU, node_affinity
 from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
 from nvcregen.compile.readiness.nodehealth import node_health_env, node_health_script
-from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_script
+from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_env, dcgm_script
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
     run_labels,
@@ -64,6 +66,7 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
             "name": CONTAINER,
             "image": unit.image,
             "command": ["/bin/bash", "-c", dcgm_script(site, unit)],
+            "env": dcgm_env(),
         }
     container["resources"] = pod_resources(unit, {GPU: unit.pool.gpus_per_node})
     pod: Obj = {

@@ -209,7 +209,8 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
             },
         }
     if unit.test.dcgm is not None:
-        return {"framework": {"exec": {"command": ["/bin/bash", "-c", dcgm_script(site, unit)]}}}
+        command = ["/bin/bash", "-c", dcgm_script(site, unit)]
+        return {"framework": {"exec": {"command": command}}, "env": dcgm_env()}
     if unit.test.node is not None:
         command = ["/bin/bash", "-c", node_health_script(unit)]
         return {"framework": {"exec": {"command": command}}, "env": node_health_env()}
@@ -241,6 +242,18 @@ def dcgm_script(site: Site, unit: TestUnit) -> str:
         hostengine=site.spec.dependencies.dcgm.hostengine if dcgm.needs_hostengine else None,
         deadline_s=outer_deadline_s(unit.timeout_ms),
     )
+
+
+def dcgm_env() -> list[Obj]:
+    """The node and the pod the DCGM script names in its first line (downward API).
+
+    A WorkloadRun's `env` is core/v1's (nvcre-api.md 1.4), so its pods get them as a
+    Job's do; the log is then bound to its node by `nvcregen collect`.
+    """
+    return [
+        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    ]
 
 
 def outer_deadline_s(timeout_ms: int) -> int:

@@ -131,7 +131,7 @@ def test_trainer_mode_collects_saved_logs_and_fails_the_faulty_node(
         if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
             text = health_log(node, one_narrow_link(XML) if node == "h200-b" else XML)
         else:
-            text = dcgm_log(name)
+            text = dcgm_log(name, node)
         (logs / f"{name}.log").write_text(text)
     collected, summary, verdicts = _collect_and_report(
         EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
@@ -285,7 +285,7 @@ def test_a_log_from_another_node_than_the_job_was_pinned_to_is_not_judged(
         if job["metadata"]["labels"]["nvcregen.io/test"] == "node-health":
             text = health_log("h200-a" if node == "h200-b" else node)
         else:
-            text = dcgm_log(name)
+            text = dcgm_log(name, node)
         (logs / f"{name}.log").write_text(text)
     collected, _, verdicts = _collect_and_report(
         EXAMPLES / "h200-trainer.yaml", tmp_path / "saved", tmp_path
@@ -322,11 +322,46 @@ def test_trainer_mode_reads_node_health_logs_from_the_cluster(
             text = health_log(node, one_narrow_link(XML) if node == "h200-c" else XML)
             logs[("nvcre", f"{name}-x", "node-health")] = text.encode()
         else:
-            logs[("nvcre", f"{name}-x", "dcgm-diag")] = dcgm_log(name).encode()
+            logs[("nvcre", f"{name}-x", "dcgm-diag")] = dcgm_log(name, node).encode()
     outcome, _ = _collect_from_fake("h200-trainer.yaml", state, logs, tmp_path)
     assert outcome.archive.verified
     nodes = {n.node: n.status for n in outcome.verdicts.nodes}
     assert nodes == {"h200-a": "cleared", "h200-b": "cleared", "h200-c": "failed"}
+
+
+def test_a_dcgm_log_whose_pod_ran_on_another_node_is_foreign_evidence(
+    rendered: dict[str, Path], tmp_path: Path
+) -> None:
+    """From a cluster the pod's `spec.nodeName` binds too: h200-a's round-1 DCGM log,
+    naming h200-a, from a pod the API placed on h200-b, is no evidence for h200-a."""
+    state: list[dict[str, Any]] = []
+    logs: dict[tuple[str, str, str], bytes] = {}
+    moved = ""
+    for job in objects(rendered["trainer"], "Job"):
+        name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        labels = job["metadata"]["labels"]
+        test, round_ = labels["nvcregen.io/test"], labels["nvcregen.io/round"]
+        ran_on = node
+        if (test, round_, node) == ("dcgm-l1", "1", "h200-a"):
+            ran_on, moved = "h200-b", name
+        pod_labels = {
+            "nvcregen.io/site": "node-health-trainer",
+            "batch.kubernetes.io/job-name": name,
+        }
+        meta = {"name": f"{name}-x", "namespace": "nvcre", "labels": pod_labels,
+                "creationTimestamp": "2026-12-03T10:00:00Z"}  # fmt: skip
+        state += [job, {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
+                        "spec": {"nodeName": ran_on}}]  # fmt: skip
+        if test == "node-health":
+            logs[("nvcre", f"{name}-x", "node-health")] = health_log(node).encode()
+        else:
+            logs[("nvcre", f"{name}-x", "dcgm-diag")] = dcgm_log(name, node).encode()
+    outcome, _ = _collect_from_fake("h200-trainer.yaml", state, logs, tmp_path)
+    nodes = {n.node: n.status for n in outcome.verdicts.nodes}
+    assert nodes == {"h200-a": "failed", "h200-b": "cleared", "h200-c": "cleared"}
+    (found,) = [f for f in outcome.verdicts.findings if f.code == "NVC730"]
+    assert (found.nodes, found.round, found.source) == (("h200-a",), 1, moved)
+    assert found.message.endswith("but the API scheduled its pod on h200-b: another run's evidence")
 
 
 def test_a_node_off_its_pools_majority_is_warned_in_the_log_records(

@@ -57,7 +57,7 @@ def trainer_logs(rendered: dict[str, Path], tmp_path: Path, logs: dict[str, str 
             continue
         name, node = job["metadata"]["name"], job["metadata"]["annotations"]["nvcregen.io/nodes"]
         if job["metadata"]["labels"]["nvcregen.io/test"] != "node-health":
-            text: str | None = dcgm_log(name)
+            text: str | None = dcgm_log(name, node)
         else:
             text = logs.get(node, health_log(node))
         if text is not None:

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from nodehealthlogs import EXAMPLES, health_log
+from oncallfactory import dcgm_log
 
 from nvcregen.cli import main
 from nvcregen.collect import nodedrift
@@ -25,8 +26,6 @@ from nvcregen.collect.nodedrift import saved_drift_notes
 from nvcregen.fabric.inventory import from_nodes
 
 NODES = ("h200-a", "h200-b", "h200-c")
-DCGM = Path(__file__).resolve().parents[2] / "fixtures" / "real-logs" / "dcgm"
-DCGM_LOG = (DCGM / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt").read_text()
 
 
 def run(*args: str | Path) -> Result:
@@ -147,7 +146,7 @@ def test_trainer_mode_compares_the_saved_nodes_with_the_inventory(elsewhere: Pat
             continue
         name, test = job["metadata"]["name"], job["metadata"]["labels"]["nvcregen.io/test"]
         pinned = job["metadata"]["annotations"]["nvcregen.io/nodes"]
-        text = health_log(pinned) if test == "node-health" else DCGM_LOG
+        text = health_log(pinned) if test == "node-health" else dcgm_log(name, pinned)
         (saved / "logs" / "nvcre" / f"{name}.log").write_text(text)
     listed = {"apiVersion": "v1", "kind": "List", "items": changed_nodes()}
     (saved / "nodes.json").write_text(json.dumps(listed))  # as `-o json` writes it

@@ -15,8 +15,9 @@ the real fixtures in tests/fixtures/real-logs/:
   the links carry less of (all-to-all across nodes, TCP) are scaled under their ceiling.
   No two logs have the same table, as no two real runs do (issue #31: a repeated table
   is a copy): the 2 GiB busbw of the run's k-th log is k hundredths of a GB/s lower.
-- DCGM: NVIDIA's captured `dcgmi diag -j` of DCGM 3.1.0 (every test PASS), then the
-  line nvcregen's script prints, its run time differing from log to log (issue #31).
+- DCGM: NVIDIA's captured `dcgmi diag -j` of DCGM 3.1.0 (every test PASS) between the
+  lines nvcregen's script prints, the first naming the Job's node and its own pod and
+  start time (issue #31: no two logs are the same bytes).
 """
 
 from __future__ import annotations
@@ -117,7 +118,8 @@ def _unique(line: str, k: int) -> str:
 def default_log(obj: Obj) -> str:
     """What each run's log holds when all went well."""
     if obj["kind"] == "Job":
-        return dcgm_log(obj["metadata"]["name"])
+        meta = obj["metadata"]
+        return dcgm_log(meta["name"], meta["annotations"]["nvcregen.io/nodes"])
     expected = obj["metadata"].get("annotations", {}).get("nvcregen.io/expected-transport")
     debug = {"IB": IB_LINES, "Socket": SOCKET_LINES}.get(expected or "", "")
     return nccl_log(obj, debug)

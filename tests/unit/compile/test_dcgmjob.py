@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from dcgmscript import DOWNWARD, begin_line
 from sitefactory import edit
 from trainerfactory import compiled, example_manifests, example_text, of_kind, pinned_nodes
 
@@ -58,6 +59,9 @@ def test_dcgm_jobs_per_node_level_and_round(example: list[Manifest]) -> None:
         # and 11m (x2, whole minutes): the outer deadline is a minute earlier.
         outer = {"1": 120, "2": 600}[level]
         assert f"timeout --kill-after=10s {outer}s dcgmi" in script
+        node = job["metadata"]["annotations"]["nvcregen.io/nodes"]
+        assert container["env"] == DOWNWARD  # the first line names the node and the pod
+        assert begin_line(script, node) == (node, "pod-1")
         # Collect finds a run's pods by these labels.
         pod_labels = spec["template"]["metadata"]["labels"]
         assert pod_labels.items() <= job["metadata"]["labels"].items()

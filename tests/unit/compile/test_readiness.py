@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 import pytest
+from dcgmscript import DOWNWARD, begin_line
 from sitefactory import edit, site, site_yaml, units_of
 
 from nvcregen.compile.readiness.nvcre import (
@@ -327,7 +328,8 @@ def test_dcgm_run_has_its_level_and_a_deadline_inside_the_job_timeout(
     assert (spec["mlnxPerNode"], spec["numNodes"]) == (0, 1)
     assert spec["orchestration"]["testScale"] == "intra-node"
     assert spec["image"].startswith("nvcr.io/nvidia/cloud-native/dcgm:")
-    assert "env" not in spec
+    assert spec["env"] == DOWNWARD  # a WorkloadRun's env is core/v1's: fieldRef works
+    assert begin_line(script, "node-a") == ("node-a", "pod-1")
     assert "bandwidthMeasurement" not in spec
 
 

@@ -1,0 +1,58 @@
+"""The line nvcregen's DCGM script prints before `dcgmi diag`: whose run the log is.
+
+```
+@@nvcregen-dcgm begin node=gpu-node-07 pod=lab-node-dcgm-l1-r1-n0-x7k2p start=2026-12-06T07:00:00Z
+```
+
+DCGM's JSON names no host and no time, so two healthy nodes' logs can be the same bytes;
+the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
+`metadata.name`, both through the downward API). A log from an older render has none.
+The node and the pod are checked as Kubernetes names before they name anything.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from nvcregen.ingest.limits import MAX_LINE
+from nvcregen.ingest.lines import strip_prefix
+
+MARK = "@@nvcregen-dcgm"
+_NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
+_BEGIN = re.compile(
+    rf"^{MARK} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
+    r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
+)
+
+
+@dataclass(frozen=True)
+class DcgmBegin:
+    """The node, the pod and the start time a DCGM log names, and the line it is on."""
+
+    node: str
+    pod: str
+    start: str
+    line: int
+
+
+def dcgm_begin(text: str) -> DcgmBegin | str | None:
+    """The log's begin line; None when it has none, or why it cannot be read.
+
+    A marker line that does not read (a name that is no Kubernetes name, no time) and a
+    second begin line (two runs in one log) are errors: such a log names no one run.
+    """
+    found: DcgmBegin | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if MARK not in raw[:MAX_LINE]:
+            continue
+        line = strip_prefix(raw[:MAX_LINE])
+        if not line.startswith(MARK):
+            continue
+        match = _BEGIN.match(line)
+        if match is None:
+            return f"line {number}: an unreadable {MARK} line (no valid node, pod or start time)"
+        if found is not None:
+            return f"line {number}: a second {MARK} begin line; one log holds one run"
+        found = DcgmBegin(match["node"], match["pod"], match["start"], number)
+    return found

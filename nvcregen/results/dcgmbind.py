@@ -1,0 +1,93 @@
+"""A trainer-mode DCGM log bound to its run by the node its begin line names (pure).
+
+nvcregen's DCGM script prints `@@nvcregen-dcgm begin node=N pod=P start=T` before the
+JSON (`ingest.dcgm_begin`). The node must be the one the Job is pinned to (and, when the
+log was read from a cluster, the pod's `spec.nodeName`): a log naming another node was
+not produced by this run. It is foreign evidence, NVC730 (fail, as an NCCL log whose
+ranks ran on another host): its run fails, its node is neither cleared nor failed by its
+diagnostics, and quarantine leaves the node to be retested (its failure is not its own).
+A begin line that does not read is the same: the log names no run.
+
+A log with no begin line (rendered before the line was printed) is read as before, bound
+to its slot by its Job's name alone: a note says so (NVC739, never a failure). Its
+healthy JSON names neither host nor time, so two nodes can print the same bytes; each is
+then incomplete by NVC740 (`copies.py`), as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from nvcregen.ingest.dcgm_begin import MARK, dcgm_begin
+from nvcregen.results.findings import Finding
+from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.words import Word
+
+FOREIGN = "foreign"
+UNBOUND = "NVC730"
+UNNAMED = "NVC739"
+
+
+def bind_dcgm_log(text: str, base: Mapping[str, Any]) -> tuple[str, ...] | str:
+    """The node a DCGM log names (none for an older log), or why it is not its run's."""
+    begin = dcgm_begin(text)
+    if begin is None:
+        return ()
+    if isinstance(begin, str):
+        return f"{UNBOUND}: {base['path']}: {begin}: the log names no run"
+    planned: Sequence[str] = tuple(base.get("nodes") or ())
+    pod_node = str(base.get("pod_node") or "")
+    if planned and begin.node not in planned:
+        expected = f"the Job is pinned to {', '.join(planned)}"
+    elif pod_node and begin.node != pod_node:
+        expected = f"the API scheduled its pod on {pod_node}"
+    else:
+        return (begin.node,)
+    return (
+        f"{UNBOUND}: {base['path']}:{begin.line}: the log is from node {begin.node}"
+        f" (pod {begin.pod}, started {begin.start}), but {expected}: another run's evidence"
+    )
+
+
+def dcgm_findings(records: Iterable[LogRecord]) -> list[Finding]:
+    """NVC730 for each foreign DCGM log, naming its slot's node; NVC739 once a test.
+
+    The note is one per test for all its logs that name no node, not one per log.
+    """
+    found = []
+    unnamed: dict[tuple[str, str], list[LogRecord]] = {}
+    for r in records:
+        if r.kind != "dcgm":
+            continue
+        if r.status == FOREIGN:
+            message = r.errors[0].removeprefix(f"{UNBOUND}: ") if r.errors else FOREIGN
+            found.append(_finding(r, UNBOUND, "unbound", Word.FAIL, message, per_log=True))
+        elif not r.hosts and r.status not in ("no-data", "disordered"):
+            unnamed.setdefault((r.stage, r.test), []).append(r)
+    for logs in unnamed.values():
+        first = logs[0].path + (f" and {len(logs) - 1} more" if len(logs) > 1 else "")
+        message = (
+            f"{len(logs)} DCGM log(s) ({first}) have no `{MARK} begin node=...` line (an older"
+            " render's script): each is bound to its node by its Job's name only;"
+            " render, apply and run again to bind them by node"
+        )
+        found.append(_finding(logs[0], UNNAMED, "bound", Word.PASS, message, per_log=False))
+    return found
+
+
+def _finding(
+    r: LogRecord, code: str, kind: str, word: Word, message: str, *, per_log: bool
+) -> Finding:
+    where = {"group": r.group, "round": r.round, "source": r.run, "nodes": r.nodes}
+    return Finding.model_validate(
+        {
+            "code": code,
+            "kind": kind,
+            "word": word,
+            "stage": r.stage,
+            "test": r.test,
+            "message": message,
+            **(where if per_log else {}),
+        }
+    )

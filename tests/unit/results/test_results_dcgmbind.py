@@ -1,0 +1,92 @@
+"""A trainer-mode DCGM log is bound to its node by the node its begin line names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nvcregen.ingest import parse_dcgm
+from nvcregen.ingest.dcgm_begin import DcgmBegin, dcgm_begin
+from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, dcgm_findings
+from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.words import Word
+
+DCGM = Path(__file__).resolve().parents[2] / "fixtures" / "real-logs" / "dcgm"
+JSON = (DCGM / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt").read_text()
+TABLE = (DCGM / "dcgm-3.3.8-diag-r3-text-8xH100-gpu-memory-fail-cuinit.txt").read_text()
+BEGIN = "@@nvcregen-dcgm begin node=gpu-07 pod=d-r1-n7-x7k2p start=2026-12-06T07:00:00Z"
+BASE: dict[str, Any] = {"path": "logs/nvcre/d-r1-n7.log", "nodes": ("gpu-07",), "pod_node": ""}
+
+
+def test_the_begin_line_names_node_pod_and_start_under_kubectl_timestamps() -> None:
+    text = f"2026-12-06T07:00:00.123456789Z {BEGIN}\n{JSON}"
+    assert dcgm_begin(text) == DcgmBegin("gpu-07", "d-r1-n7-x7k2p", "2026-12-06T07:00:00Z", 1)
+    assert dcgm_begin(JSON) is None  # an older render's log
+
+
+@pytest.mark.parametrize(
+    ("line", "why"),
+    [
+        (BEGIN.replace("gpu-07", "GPU_07"), "line 1: an unreadable @@nvcregen-dcgm line"),
+        (BEGIN.replace(" start=2026-12-06T07:00:00Z", ""), "line 1: an unreadable"),
+        (BEGIN.replace("pod=d-r1-n7-x7k2p", "pod="), "line 1: an unreadable"),
+        (f"{BEGIN}\n{BEGIN}", "line 2: a second @@nvcregen-dcgm begin line"),
+    ],
+)
+def test_an_unreadable_or_second_begin_line_names_no_run(line: str, why: str) -> None:
+    found = dcgm_begin(f"{line}\n{JSON}")
+    assert isinstance(found, str)
+    assert found.startswith(why)
+
+
+@pytest.mark.parametrize("body", [JSON, TABLE])
+def test_dcgm_output_reads_the_same_after_the_begin_line(body: str) -> None:
+    assert parse_dcgm(f"{BEGIN}\n{body}", "x") == parse_dcgm(body, "x")
+
+
+def test_a_log_binds_to_the_pinned_node_and_the_pods_node() -> None:
+    text = f"{BEGIN}\n{JSON}"
+    assert bind_dcgm_log(text, BASE) == ("gpu-07",)
+    assert bind_dcgm_log(text, BASE | {"pod_node": "gpu-07"}) == ("gpu-07",)
+    assert bind_dcgm_log(JSON, BASE) == ()
+    assert bind_dcgm_log(text, BASE | {"nodes": ("gpu-08",)}) == (
+        "NVC730: logs/nvcre/d-r1-n7.log:1: the log is from node gpu-07 (pod d-r1-n7-x7k2p,"
+        " started 2026-12-06T07:00:00Z), but the Job is pinned to gpu-08: another run's evidence"
+    )
+    scheduled = bind_dcgm_log(text, BASE | {"pod_node": "gpu-09"})
+    assert isinstance(scheduled, str)
+    assert scheduled.endswith("but the API scheduled its pod on gpu-09: another run's evidence")
+    unread = bind_dcgm_log(f"{BEGIN} extra\n{JSON}", BASE)
+    assert isinstance(unread, str)
+    assert unread.endswith("(no valid node, pod or start time): the log names no run")
+
+
+def record(status: str, node: str, round_: int = 1, **fields: Any) -> LogRecord:
+    run = f"d-r{round_}-n{node[-1]}"
+    base = {"path": f"logs/nvcre/{run}.log", "sha256": run, "stage": "s", "test": "dcgm-l1",
+            "run": run, "round": round_, "group": f"n{node[-1]}", "nodes": (node,),
+            "kind": "dcgm", "status": status}  # fmt: skip
+    return LogRecord.model_validate(base | fields)
+
+
+def test_a_foreign_log_fails_its_slots_node_and_unnamed_logs_are_one_note() -> None:
+    records = [
+        record(FOREIGN, "gpu-1", errors=("NVC730: logs/nvcre/d-r1-n1.log:1: from gpu-2",)),
+        record("ok", "gpu-2", hosts=("gpu-2",)),
+        record("ok", "gpu-3"),
+        record("failed", "gpu-3", 2),
+        record("no-data", "gpu-4"),
+        record("ok", "gpu-5", kind="nccl"),
+    ]
+    found = dcgm_findings(records)
+    assert [(f.code, f.kind, f.word, f.nodes, f.round, f.source) for f in found] == [
+        ("NVC730", "unbound", Word.FAIL, ("gpu-1",), 1, "d-r1-n1"),
+        ("NVC739", "bound", Word.PASS, (), None, ""),
+    ]
+    assert found[0].message == "logs/nvcre/d-r1-n1.log:1: from gpu-2"
+    assert found[1].message.startswith(
+        "2 DCGM log(s) (logs/nvcre/d-r1-n3.log and 1 more) have no `@@nvcregen-dcgm begin"
+    )
+    assert dcgm_findings(records[1:2]) == []  # every log names its node: no note
