@@ -4,6 +4,7 @@ generated `docs/codes.md` up to date (issue 35)."""
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -25,8 +26,7 @@ def reported(source: str) -> set[str]:
     """The codes a module reports: a string that is a code, a message that opens with one
     (`f"NVC824: ..."`), or a registry entry (`codes.NVC309`)."""
     found: set[str] = set()
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if ALONE.fullmatch(node.value):
                 found.add(node.value)
@@ -41,6 +41,13 @@ def _is_registry_entry(node: ast.Attribute) -> bool:
     return bool(ALONE.fullmatch(node.attr)) and ast.unparse(node.value) == "codes"
 
 
+@functools.cache
+def parsed(source: str) -> ast.Module:
+    """A module's tree, parsed once for all the scans below."""
+    return ast.parse(source)
+
+
+@functools.cache
 def package_sources() -> dict[str, str]:
     return {
         p.relative_to(ROOT).as_posix(): p.read_text(encoding="utf-8")
@@ -92,7 +99,7 @@ LITERALS_LEFT = frozenset({"nvcregen/spec/secrets.py"})
 def literals(source: str) -> set[str]:
     """The codes a module writes as strings (`"NVC309"`, `f"NVC824: ..."`), not registered."""
     found: set[str] = set()
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Constant) and isinstance(node.value, str):
             if ALONE.fullmatch(node.value):
                 found.add(node.value)
@@ -241,7 +248,7 @@ def test_lookup_finds_a_registered_code_only() -> None:
 def severities(source: str) -> dict[str, set[str]]:
     """Per code, the severities the calls or tuples reporting it name (`Severity.WARNING`)."""
     found: dict[str, set[str]] = {}
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(parsed(source)):
         if isinstance(node, ast.Call):
             parts = [*node.args, *(k.value for k in node.keywords)]
         elif isinstance(node, ast.Tuple):
