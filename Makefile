@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 
-.PHONY: render test lint system controlplane kueueparity twin fmt golden bench fuzz fuzz-site clean
+.PHONY: render test test-fast lint system controlplane kueueparity twin fmt golden bench fuzz fuzz-site clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,12 @@ twin:
 
 test: lint system controlplane kueueparity
 	$(BIN)/pytest -q
+
+# The inner loop: the suite less the tests marked slow (processes, Git repositories, a
+# second or more each) and controlplane (built binaries); no lint, no system packages.
+# `make test` still runs every test.
+test-fast: $(STAMP)
+	$(BIN)/pytest -q -m 'not slow and not controlplane'
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

@@ -326,6 +326,7 @@ def test_render_out_outside_the_project_previews_with_a_warning(
     assert run("render", "--check", "sites/l20-pool.yaml", "--out", str(elsewhere)).exit_code == 0
 
 
+@pytest.mark.slow
 def test_render_out_outside_the_project_previews_every_shipped_site(
     project: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -345,6 +346,7 @@ def test_render_out_outside_the_project_previews_every_shipped_site(
     assert result.output.count("warning[NVC379]") == len(names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["text", "json"])
 def test_check_as_a_process_prints_everything_and_exits_with_its_code(
     project: Path, fmt: str
@@ -371,6 +373,7 @@ def test_check_as_a_process_prints_everything_and_exits_with_its_code(
         assert done.stderr.endswith("checked out/\n")
 
 
+@pytest.mark.slow
 def test_render_and_plan_as_processes_flush_everything_before_they_exit(project: Path) -> None:
     """`render` and `plan` run as the command exit without freeing the heap (`exit_now`).
 

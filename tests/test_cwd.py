@@ -71,6 +71,7 @@ def test_a_host_path_in_a_generated_file_is_refused(
     assert read_tree(here / "out" / SITE) == {}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="POSIX paths")
 def test_an_unwritable_out_is_exit_2_not_internal_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"

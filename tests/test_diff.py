@@ -15,6 +15,8 @@ from click.testing import CliRunner, Result
 from nvcregen.cli import main
 from nvcregen.compile.platform.helm import archive_sha256, select_renderer
 
+pytestmark = pytest.mark.slow  # Git repositories and nvcregen processes: seconds each
+
 ROOT = Path(__file__).resolve().parent.parent
 H20 = "sites/h20-3e-lab.yaml"
 L20 = "sites/l20-pool.yaml"

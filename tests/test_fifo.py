@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # nvcregen processes against FIFOs and sockets
+
 ROOT = Path(__file__).resolve().parent.parent
 SITE = "l20-pool"
 # a file render writes (listed in index.json), one it does not, and the index itself

@@ -44,6 +44,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_retest_in_sites_renders_with_every_site_of_the_project(project: Path) -> None:
     result = CliRunner().invoke(main, ["retest", f"results/{NAME}"])
     assert result.exit_code == 0, result.output

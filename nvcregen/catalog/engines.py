@@ -13,7 +13,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import NvcregenError
 from nvcregen.spec.fast import fast_document
@@ -96,7 +96,7 @@ def engine_facts() -> EngineFacts:
     path = data_dir("catalog") / "engines.yaml"
     fast = fast_document(path, "catalog/engines.yaml")
     if fast is not None:
-        facts, diags = parse_model(fast, EngineFacts, code="NVC220")
+        facts, diags = parse_model(fast, EngineFacts, code=codes.NVC220.code)
         if facts is not None:
             return facts
         raise NvcregenError(diags)

@@ -18,6 +18,7 @@ from nvcregen.catalog.models import (
     TestEntry,
 )
 from nvcregen.catalog.physics_data import PhysicsData
+from nvcregen.core import codes
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, NvcregenError, has_errors
 from nvcregen.spec.fast import fast_document
@@ -101,7 +102,7 @@ def _load_folder(
 def _load_one(file: Path, display: str, model: type[M], diags: list[Diagnostic]) -> M | None:
     fast = fast_document(file, display)
     if fast is not None:
-        entry, _ = parse_model(fast, model, code="NVC220")
+        entry, _ = parse_model(fast, model, code=codes.NVC220.code)
         if entry is not None:
             return entry
     # Something is wrong: load again, keeping positions, to say where.
@@ -111,6 +112,6 @@ def _load_one(file: Path, display: str, model: type[M], diags: list[Diagnostic])
     diags.extend(load_diags)
     if doc is None:
         return None
-    entry, parse_diags = parse_model(doc, model, code="NVC220")
+    entry, parse_diags = parse_model(doc, model, code=codes.NVC220.code)
     diags.extend(parse_diags)
     return entry

@@ -14,6 +14,7 @@ from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness.preview import COMPONENT as PREVIEW
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key, site_folder
@@ -29,7 +30,7 @@ __all__ = ["CompileResult", "Options", "compile_site", "compile_source"]
 
 # Says where this render writes, not what the site's inputs give: left out of the stamp so
 # `index.json` is the same bytes whichever folder it was rendered into.
-_OUTPUT_FOLDER = "NVC379"
+_OUTPUT_FOLDER = codes.NVC379.code
 
 
 def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -> CompileResult:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from nvcregen.chain.model import DEFAULT_OUT, CompileResult, Options
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span, has_errors
 from nvcregen.core.heap import collection_paused
 from nvcregen.emit.cache import fresh_sites, site_data
@@ -116,7 +117,7 @@ def compile_sites(
                     Diagnostic(
                         where,
                         Severity.ERROR,
-                        "NVC100",
+                        codes.NVC100.code,
                         "no site files found",
                         hint="add sites/<name>.yaml, or name the site files to use",
                     )
@@ -205,7 +206,7 @@ def _check_unique_names(results: list[CompileResult]) -> list[CompileResult]:
             diag = Diagnostic(
                 result.name_span or Span(result.source),
                 Severity.ERROR,
-                "NVC503",
+                codes.NVC503.code,
                 f"site name '{result.site}' is also used by {seen[result.site]}",
                 "/metadata/name",
                 "each site needs its own metadata.name",

@@ -19,9 +19,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.core import codes
 from nvcregen.core.kueuekeys import QUEUE_LABEL
 
-CODE = "NVC625"
+CODE = codes.NVC625.code
 RUN_KINDS = frozenset({("batch", "Job"), ("trainer.kubeflow.org", "TrainJob")})
 NVCRE_KINDS = frozenset({("nvcre.nvidia.com", kind) for kind in ("Certification", "WorkloadRun")})
 READINESS_LAYER = "readiness"

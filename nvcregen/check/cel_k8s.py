@@ -26,7 +26,6 @@ functions are absent: no vendored rule uses them, and a rule that does is unchec
 from __future__ import annotations
 
 import functools
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
@@ -36,58 +35,12 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from cel_expr_python import cel  # type: ignore[import-untyped]
 
+from nvcregen.core.quantity import INT64_MAX, is_quantity, parse_quantity
+
 __all__ = ["declarations", "parse_quantity"]
 
 QUANTITY_KEY = "kubernetes.Quantity"
 URL_KEY = "kubernetes.URL"
-
-_QUANTITY_PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
-_QUANTITY = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[-+]?[0-9]*)")
-_DECIMAL = {"": 0, "n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
-_BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
-_EXPONENT = re.compile(r"[eE]([-+]?[0-9]+)")
-_INT64_MAX = 2**63 - 1
-_NANO = 10**9
-
-
-@functools.lru_cache(maxsize=4096)
-def parse_quantity(text: str) -> Fraction:
-    """Return the exact value of a Kubernetes quantity, as `resource.ParseQuantity` reads it.
-
-    Values finer than a nano-unit round up (away from zero) to the next nano-unit, and
-    magnitudes above 2^63-1 are capped there, as the API server does.
-
-    Args:
-        text: e.g. "500m", "1.5Gi", "2e3", "128".
-
-    Returns:
-        The value.
-
-    Raises:
-        ValueError: The text is not a quantity.
-
-    """
-    match = _QUANTITY.fullmatch(text)
-    if match is None or not (match[2] or match[3]):
-        raise ValueError(f"quantities must match the regular expression '{_QUANTITY_PATTERN}'")
-    sign, whole, fraction, suffix = match.groups()
-    magnitude = Fraction(f"{whole or 0}.{fraction or 0}") * _suffix_scale(suffix)
-    nanos = magnitude * _NANO
-    if nanos.denominator != 1:
-        magnitude = Fraction(math.ceil(nanos), _NANO)
-    magnitude = min(magnitude, Fraction(_INT64_MAX))
-    return -magnitude if sign == "-" else magnitude
-
-
-def _suffix_scale(suffix: str) -> Fraction:
-    if suffix in _DECIMAL:
-        return Fraction(10) ** _DECIMAL[suffix]
-    if suffix in _BINARY:
-        return Fraction(2) ** _BINARY[suffix]
-    exponent = _EXPONENT.fullmatch(suffix)
-    if exponent is None:
-        raise ValueError(f"unable to parse quantity's suffix {suffix!r}")
-    return Fraction(10) ** int(exponent[1])
 
 
 def _quantity(value: Fraction) -> dict[str, str]:
@@ -105,14 +58,6 @@ def _fraction(text: str) -> Fraction:
     return Fraction(text)
 
 
-def _is_quantity(text: str) -> bool:
-    try:
-        parse_quantity(text)
-    except ValueError:
-        return False
-    return True
-
-
 def _compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
     x, y = _value(a), _value(b)
     return (x > y) - (x < y)
@@ -120,14 +65,14 @@ def _compare(a: Mapping[str, Any], b: Mapping[str, Any]) -> int:
 
 def _as_integer(quantity: Mapping[str, Any]) -> int:
     value = _value(quantity)
-    if value.denominator != 1 or not -(2**63) <= value <= _INT64_MAX:
+    if value.denominator != 1 or not -(2**63) <= value <= INT64_MAX:
         raise ValueError("cannot convert value to integer")
     return int(value)
 
 
 def _is_integer(quantity: Mapping[str, Any]) -> bool:
     value = _value(quantity)
-    return value.denominator == 1 and -(2**63) <= value <= _INT64_MAX
+    return value.denominator == 1 and -(2**63) <= value <= INT64_MAX
 
 
 def _sign(quantity: Mapping[str, Any]) -> int:
@@ -289,7 +234,7 @@ def _quantity_declarations() -> list[Any]:
         for name, impl in (("add", _add), ("sub", _sub))
     ]
     return [
-        _global("isQuantity", _T.BOOL, [s], _is_quantity),
+        _global("isQuantity", _T.BOOL, [s], is_quantity),
         _global("quantity", q, [s], lambda text: _quantity(parse_quantity(text))),
         _member("compareTo", _T.INT, [q, q], _compare),
         _member("isGreaterThan", _T.BOOL, [q, q], lambda a, b: _compare(a, b) > 0),

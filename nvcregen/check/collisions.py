@@ -20,10 +20,11 @@ from typing import Any
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
+from nvcregen.core import codes
 from nvcregen.core.helmsource import app_annotations, chart_source
 from nvcregen.core.kube import api_group
 
-CODE = "NVC690"
+CODE = codes.NVC690.code
 Identity = tuple[str, str, str, str]  # (group, kind, namespace, name); "" namespace: cluster
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.check.policy import find_key
+from nvcregen.core import codes
 from nvcregen.core import labels as labels_
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.nvcre import NVCRE_GROUP
@@ -84,7 +85,7 @@ def check_log_profiles(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
             if isinstance(value, str) and value not in known:
                 message = f"LogProfile '{value}' is neither generated nor installed by the chart"
                 hint = "add the test's LogProfile, or use a built-in one"
-                yield located.file, Finding(pointer(path), "NVC630", message, hint=hint)
+                yield located.file, Finding(pointer(path), codes.NVC630.code, message, hint=hint)
 
 
 def check_identities(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
@@ -96,7 +97,9 @@ def check_identities(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
             _, kind, _, name = located.identity
             yield (
                 located.file,
-                Finding("/metadata/name", "NVC633", f"{kind} {name} is also defined in {first}"),
+                Finding(
+                    "/metadata/name", codes.NVC633.code, f"{kind} {name} is also defined in {first}"
+                ),
             )
 
 
@@ -117,7 +120,7 @@ def _counts_in(where: str, block: Mapping[str, Any], pool: PoolCounts) -> Iterat
     if gpus != pool.gpus:
         yield Finding(
             f"{where}/gpusPerNode",
-            "NVC631",
+            codes.NVC631.code,
             f"gpusPerNode is {gpus}, but the pool has {pool.gpus} GPUs per node",
             hint="NVCRE falls back to 4 GPUs for models it does not know; write the count",
         )
@@ -125,7 +128,7 @@ def _counts_in(where: str, block: Mapping[str, Any], pool: PoolCounts) -> Iterat
     if not isinstance(nics, int) or nics > pool.nics:
         yield Finding(
             f"{where}/mlnxPerNode",
-            "NVC631",
+            codes.NVC631.code,
             f"mlnxPerNode is {nics}, but the pool has {pool.nics} RDMA NICs per node",
             hint="write mlnxPerNode explicitly: 0 to opt out, at most the pool's NIC count",
         )
@@ -157,11 +160,11 @@ def check_prebuilt_workloads(objects: list[Located]) -> Iterator[tuple[str, Find
                 f"the prebuilt Workload '{name}' is not in the tree: Kueue never starts this run"
             )
             hint = "render the site again (each queued run's Workload is generated beside it)"
-            yield located.file, Finding(where, "NVC383", message, hint=hint)
+            yield located.file, Finding(where, codes.NVC383.code, message, hint=hint)
         elif found.file.rpartition("/")[0] != located.file.rpartition("/")[0]:
             message = (
                 f"the prebuilt Workload '{name}' is in {found.file}, not beside the run: "
                 "another step applies it, so this step cannot fail on its health"
             )
             hint = "keep a run's Workload in the run's folder"
-            yield located.file, Finding(where, "NVC383", message, hint=hint)
+            yield located.file, Finding(where, codes.NVC383.code, message, hint=hint)

@@ -23,6 +23,7 @@ from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.replayed import replay_manifests
 from nvcregen.check.webhooks import check_runtimes
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
@@ -31,7 +32,7 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
 # Reported against the site line by the site checks already (NVC314 images, NVC331 TLS).
-_SITE_LEVEL_CODES = frozenset({"NVC621", "NVC622"})
+_SITE_LEVEL_CODES = frozenset({codes.NVC621.code, codes.NVC622.code})
 
 
 def check_manifests(

@@ -14,6 +14,7 @@ import yaml
 
 from nvcregen.cluster.client import Cluster, ClusterError
 from nvcregen.cluster.nodes import live_inventory
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.fabric.drift import drift_diagnostics
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory
@@ -21,7 +22,7 @@ from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.spec.fast import parse_fast
 from nvcregen.spec.load import load_document
 
-UNREADABLE = "NVC773"
+UNREADABLE = codes.NVC773.code
 
 
 def tree_drift(out: Path, root: Path, cluster: Cluster) -> list[Diagnostic]:

@@ -17,9 +17,10 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from nvcregen.check.findings import Finding
+from nvcregen.core import codes
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, QUEUE_LABEL
 
-CODE = "NVC684"
+CODE = codes.NVC684.code
 KUEUE_PATCH = "kueue.x-k8s.io/manager"
 _RUNS = {("batch/v1", "Job"), ("trainer.kubeflow.org/v1alpha1", "TrainJob")}
 

@@ -15,6 +15,7 @@ from nvcregen.check.findings import Finding
 from nvcregen.check.podsets import cel_view, in_containers, moved, probe, split_containers
 from nvcregen.check.policy import check_policies
 from nvcregen.check.webhooks import SIZE_CODE, size_findings, webhook_findings
+from nvcregen.core import codes
 from nvcregen.core.errors import Severity
 from nvcregen.kubeschema.normalize import to_json
 from nvcregen.kubeschema.registry import default_registry
@@ -94,7 +95,7 @@ def _cel_finding(result: CelResult) -> Finding:
     if result.status == "unchecked":
         return Finding(
             result.pointer,
-            "NVC611",
+            codes.NVC611.code,
             f"CEL rule not checked offline ({result.reason}): {result.rule}",
             Severity.WARNING,
             "the API server will evaluate it; `nvcregen check --server` does so now",
@@ -102,4 +103,6 @@ def _cel_finding(result: CelResult) -> Finding:
     hint = ""
     if uses_old_self(result.rule):
         hint = "this change needs a new object name: the field is immutable once created"
-    return Finding(result.pointer, "NVC610", f"{result.message} (rule: {result.rule})", hint=hint)
+    return Finding(
+        result.pointer, codes.NVC610.code, f"{result.message} (rule: {result.rule})", hint=hint
+    )

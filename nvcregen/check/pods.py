@@ -15,10 +15,11 @@ from typing import Any
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
+from nvcregen.core import codes
 from nvcregen.core.podsecurity import ENFORCE, containers, needed_level, pod_specs, rank
 
-SECURITY = "NVC682"
-REQUESTS = "NVC683"
+SECURITY = codes.NVC682.code
+REQUESTS = codes.NVC683.code
 _SIZED = ("cpu", "memory")
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.check.kueuefields import kueue_fields
+from nvcregen.core import codes
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.nvcre import NVCRE_API
@@ -81,7 +82,7 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
         for path, value in _suspects(obj, ()):
             findings += _node(path, value, strict=strict)
     if _states_why_unverified(obj):
-        findings = [f for f in findings if f.code != "NVC622"]
+        findings = [f for f in findings if f.code != codes.NVC622.code]
     return findings
 
 
@@ -122,7 +123,7 @@ def _api_group(obj: Mapping[str, Any]) -> Iterator[Finding]:
     if api.split("/", 1)[0] == OLD_GROUP:
         yield Finding(
             "/apiVersion",
-            "NVC624",
+            codes.NVC624.code,
             f"{api} is NVCRE's pre-rename API group",
             hint=f"use {NVCRE_API}",
         )
@@ -151,7 +152,7 @@ def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
             continue
         yield Finding(
             f"/spec/{field}/{index}/tlsConfig",
-            "NVC681",
+            codes.NVC681.code,
             "this HTTPS endpoint verifies the server's certificate but names no CA: every "
             "scrape would fail verification",
             hint="skip verification explicitly (insecureSkipVerify: true; a bearer token still "
@@ -166,7 +167,7 @@ def _secret_values(obj: Mapping[str, Any]) -> Iterator[Finding]:
             if obj.get(key):
                 yield Finding(
                     f"/{key}",
-                    "NVC623",
+                    codes.NVC623.code,
                     "a Secret with values must not be in out/",
                     hint="reference an existing Secret by name instead",
                 )
@@ -197,7 +198,7 @@ def secret_strings(obj: Mapping[str, Any]) -> list[Finding]:
             found.append(
                 Finding(
                     pointer(path),
-                    "NVC669",
+                    codes.NVC669.code,
                     f"{where} holds {shown}; out/ is committed and must hold no secret",
                     hint="remove it from the site (nvcregen refuses it there: NVC113/NVC114)"
                     " and rotate it",
@@ -280,7 +281,7 @@ def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Find
         found.append(
             Finding(
                 where,
-                "NVC620",
+                codes.NVC620.code,
                 f"'{value}' uses a deprecated _gbps metric name",
                 hint="use the _gbs names: GB/s, bytes per second",
             )
@@ -289,7 +290,7 @@ def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Find
         found.append(
             Finding(
                 where,
-                "NVC621",
+                codes.NVC621.code,
                 f"image {value} is pinned by tag only",
                 Severity.ERROR if strict else Severity.WARNING,
                 "append @sha256:<digest> so every node runs the same bytes",
@@ -299,7 +300,7 @@ def _node(path: tuple[str | int, ...], value: Any, *, strict: bool) -> list[Find
         found.append(
             Finding(
                 where,
-                "NVC622",
+                codes.NVC622.code,
                 "TLS certificate verification is off",
                 Severity.WARNING,
                 "verify against the CA that signed the target's certificate if it serves "

@@ -19,10 +19,10 @@ from typing import Any
 from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key, show_group_kind
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
-from nvcregen.core import kube
+from nvcregen.core import codes, kube
 from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 
-CODE = "NVC680"
+CODE = codes.NVC680.code
 ARGO_GROUP = "argoproj.io"
 _HINT = "regenerate the GitOps layer with nvcregen; the AppProject must allow it"
 

@@ -18,15 +18,16 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.cluster.client import Cluster, ServerUnreachableError, connect
 from nvcregen.cluster.dryrun import DryRunResult, dry_run_apply, serves
+from nvcregen.core import codes
 from nvcregen.core.labels import REQUIRES
 from nvcregen.spec.positions import pointer
 
 ServerCheck = Callable[[list[Located]], list[tuple[str, Finding]]]
 
-REJECTED = "NVC640"
-UNKNOWN_KIND = "NVC641"
-UNREACHABLE = "NVC642"
-PRECONDITION = "NVC643"
+REJECTED = codes.NVC640.code
+UNKNOWN_KIND = codes.NVC641.code
+UNREACHABLE = codes.NVC642.code
+PRECONDITION = codes.NVC643.code
 
 CRD_HINT = (
     "apply the CRD layer first (for NVCRE kinds, the chart's CRDs): an object whose kind "

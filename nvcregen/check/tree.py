@@ -31,6 +31,7 @@ from nvcregen.check.parallel import (
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.check.reader import GeneratedFile
 from nvcregen.check.webhooks import check_runtimes
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.heap import collection_paused
 from nvcregen.core.kube import KUBE_VERSION_PATTERN
@@ -302,7 +303,7 @@ def _unreadable(generated: GeneratedFile) -> list[Diagnostic]:
 
 
 def _not_object(shown: str, message: str) -> Diagnostic:
-    return Diagnostic(Span(shown), Severity.ERROR, "NVC600", message)
+    return Diagnostic(Span(shown), Severity.ERROR, codes.NVC600.code, message)
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -324,11 +325,11 @@ def _index(site_dir: Path, root: Path) -> tuple[dict[str, Any], Diagnostic | Non
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError included
         why = exc.strerror if isinstance(exc, OSError) else "not JSON"
         return {}, Diagnostic(
-            span, Severity.ERROR, "NVC608", f"cannot read index.json: {why}", hint=hint
+            span, Severity.ERROR, codes.NVC608.code, f"cannot read index.json: {why}", hint=hint
         )
     if not isinstance(data, dict):
         return {}, Diagnostic(
-            span, Severity.ERROR, "NVC608", "index.json is not a JSON object", hint=hint
+            span, Severity.ERROR, codes.NVC608.code, "index.json is not a JSON object", hint=hint
         )
     return data, None
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
+from nvcregen.core import codes
 from nvcregen.core.errors import Severity
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 
@@ -91,7 +92,7 @@ def check_runtimes(
                 located.file,
                 Finding(
                     "/spec/runtimeRef/name",
-                    "NVC651",
+                    codes.NVC651.code,
                     f"{kind} '{ref.get('name')}' is neither generated nor declared as installed",
                     hint="the Trainer webhook rejects a TrainJob whose runtime does not exist yet",
                 ),
@@ -104,7 +105,7 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
     if kind not in RUNTIME_KINDS:
         yield Finding(
             "/spec/runtimeRef/kind",
-            "NVC650",
+            codes.NVC650.code,
             f"unsupported runtime kind '{kind}'",
             hint="use TrainingRuntime or ClusterTrainingRuntime",
         )
@@ -112,14 +113,14 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
         if env.get("name") in RESERVED_TORCH_ENV:
             yield Finding(
                 f"/spec/trainer/env/{index}/name",
-                "NVC652",
+                codes.NVC652.code,
                 f"{env['name']} is set by the torch plugin and may not be overridden",
             )
     name = str((obj.get("metadata") or {}).get("name", ""))
     if len(name) + POD_SUFFIX > LABEL_MAX or not _RFC1035.match(name):
         yield Finding(
             "/metadata/name",
-            "NVC653",
+            codes.NVC653.code,
             f"TrainJob name '{name}' leaves no room for JobSet's pod names",
             hint=f"use an RFC 1035 label of at most {LABEL_MAX - POD_SUFFIX} characters",
         )
@@ -127,7 +128,7 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
         if not _DOMAIN_PATH.match(str(patch.get("manager", ""))):
             yield Finding(
                 f"/spec/runtimePatches/{index}/manager",
-                "NVC654",
+                codes.NVC654.code,
                 "runtime patch manager must be a domain-prefixed path",
                 hint="for example nvcregen.io/readiness",
             )
@@ -144,7 +145,7 @@ def _layout(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> Iterator
                 yield Finding(
                     f"/spec/runtimePatches/{index}/trainingRuntimeSpec/template/spec/"
                     f"replicatedJobs/{j}/name",
-                    "NVC660",
+                    codes.NVC660.code,
                     f"runtime patch names replicated job '{job.get('name')}', "
                     "which the runtime does not have",
                 )
@@ -153,7 +154,7 @@ def _layout(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> Iterator
     if mpi.get("runLauncherAsNode") and nodes >= 2 and not {"launcher", "node"} <= names:
         yield Finding(
             "/spec/trainer/numNodes",
-            "NVC660",
+            codes.NVC660.code,
             f"numNodes {nodes} needs the runtime's 'launcher' and 'node' jobs "
             "(MPI with runLauncherAsNode)",
         )
@@ -175,14 +176,16 @@ def _runtime(obj: Mapping[str, Any]) -> Iterator[Finding]:
         if step is None:
             continue
         if job.get("replicas", 1) != 1:
-            yield Finding(f"{base}/{index}/replicas", "NVC659", f"the {step} job needs 1 replica")
+            yield Finding(
+                f"{base}/{index}/replicas", codes.NVC659.code, f"the {step} job needs 1 replica"
+            )
         pod = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
         containers = {str(c.get("name")) for c in pod.get("containers") or []}
         wanted = STEP_CONTAINERS.get(str(step))
         if wanted is not None and wanted not in containers:
             yield Finding(
                 f"{base}/{index}",
-                "NVC659",
+                codes.NVC659.code,
                 f"the {step} job needs a container named '{wanted}'",
                 hint="Trainer puts the TrainJob's fields on that container",
             )
@@ -197,13 +200,13 @@ def _depends_on(jobs: list[Mapping[str, Any]], base: str) -> Iterator[Finding]:
         if depends and index == 0:
             yield Finding(
                 f"{base}/0/dependsOn",
-                "NVC655",
+                codes.NVC655.code,
                 "the first replicated job cannot depend on another",
             )
         for missing in sorted(set(depends) - set(names)):
             yield Finding(
                 f"{base}/{index}/dependsOn",
-                "NVC655",
+                codes.NVC655.code,
                 f"dependsOn names '{missing}', which is not a replicated job",
             )
 
@@ -217,7 +220,7 @@ def _jobset(obj: Mapping[str, Any]) -> Iterator[Finding]:
         if len(derived) > LABEL_MAX or not _RFC1035.match(derived):
             yield Finding(
                 "/metadata/name",
-                "NVC656",
+                codes.NVC656.code,
                 f"job name '{derived}' derived from this JobSet exceeds {LABEL_MAX} characters",
             )
 
@@ -228,13 +231,13 @@ def _sync_wave(obj: Mapping[str, Any]) -> Iterator[Finding]:
     if wave is not None and not (isinstance(wave, str) and _SYNC_WAVE.match(wave)):
         yield Finding(
             "/metadata/annotations/argocd.argoproj.io~1sync-wave",
-            "NVC657",
+            codes.NVC657.code,
             f"sync wave {wave!r} must be an integer written as a string",
             hint='quote it, e.g. "-1"',
         )
 
 
-SIZE_CODE = "NVC658"
+SIZE_CODE = codes.NVC658.code
 
 
 def size_findings(obj: Mapping[str, Any]) -> list[Finding]:

@@ -48,6 +48,7 @@ from nvcregen.collect.requests import (
 from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
 from nvcregen.collect.trainer import collect_trainer
+from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
 from nvcregen.results.archive import (
@@ -315,7 +316,7 @@ def reclaim(
     return outcomes, problems
 
 
-EXPORTS_UNREAD = "NVC725"
+EXPORTS_UNREAD = codes.NVC725.code
 
 
 def _unarchived_exports(

@@ -15,11 +15,12 @@ from collections.abc import Callable, Sequence
 from nvcregen.cluster.client import Cluster, ClusterError
 from nvcregen.cluster.nodes import live_inventory
 from nvcregen.collect.model import CollectError, CollectOptions, LoadedSite
+from nvcregen.core import codes
 from nvcregen.fabric.drift import inventory_drift
 from nvcregen.fabric.inventory import MAX_NODES, Inventory, InventoryError, from_nodes
 from nvcregen.results.liveobjects import Obj
 
-UNREADABLE = "NVC773"
+UNREADABLE = codes.NVC773.code
 SAVE_NODES = "save every node beside the results: `kubectl get nodes -o yaml > DIR/nodes.yaml`"
 
 

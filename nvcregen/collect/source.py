@@ -21,6 +21,7 @@ from typing import Any
 import yaml
 from yaml.constructor import ConstructorError
 
+from nvcregen.core import codes
 from nvcregen.core.kube import name_problem
 from nvcregen.results.liveobjects import Obj, ObjectKey, Snapshot, key_of
 from nvcregen.spec.fast import LOADER
@@ -28,11 +29,11 @@ from nvcregen.spec.fast import LOADER
 SUFFIXES = frozenset({".yaml", ".yml", ".json"})
 _TIMESTAMP = "tag:yaml.org,2002:timestamp"
 MAX_DEPTH = 100  # objects nest a few dozen levels; far deeper is an attack on recursion
-NOT_REGULAR = "NVC710"
-SAME_RUN = "NVC711"  # two saved logs of one run (`x.log`, `x.txt`)
-DUPLICATE_KEY = "NVC712"
-TOO_LONG = "NVC713"
-TOO_DEEP = "NVC714"
+NOT_REGULAR = codes.NVC710.code
+SAME_RUN = codes.NVC711.code  # two saved logs of one run (`x.log`, `x.txt`)
+DUPLICATE_KEY = codes.NVC712.code
+TOO_LONG = codes.NVC713.code
+TOO_DEEP = codes.NVC714.code
 
 
 class SourceError(Exception):

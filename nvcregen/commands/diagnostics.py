@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Protocol
 
+from nvcregen.core import codes
 from nvcregen.core.errors import SECRET_CODES, Diagnostic, Severity, Span
 from nvcregen.core.regular import open_regular
 from nvcregen.core.secrets import redact, redact_pointer
@@ -65,7 +66,7 @@ def _left_out(span: Span, hidden: int, limit: int) -> Diagnostic:
     return Diagnostic(
         Span(span.file, span.line, span.column),
         Severity.INFO,
-        "NVC001",
+        codes.NVC001.code,
         f"{hidden} more diagnostic{'s' if hidden != 1 else ''} in this file not shown"
         f" (at most {limit} per file)",
         hint="fix these first, then run again to see the rest",
@@ -131,7 +132,7 @@ class TextRenderer:
         span = diag.span
         text = f"{span}: {diag.severity}[{diag.code}]: {_cut(redact(diag.message))}\n"
         source = self._lines.get(span.file, {}).get(span.line)
-        if source is not None and diag.code != "NVC001":
+        if source is not None and diag.code != codes.NVC001.code:
             source = source.replace("\t", " ")
             width = max(1, (span.end_column or span.column + 1) - span.column)
             if diag.code in SECRET_CODES:
@@ -181,7 +182,7 @@ class JsonRenderer:
 
 
 # The code of an example digest refused under --strict (nvcregen.compile.platform.pins).
-EXAMPLE_DIGEST = "NVC376"
+EXAMPLE_DIGEST = codes.NVC376.code
 
 
 def summary(diagnostics: list[Diagnostic], *, wrote: str) -> str:

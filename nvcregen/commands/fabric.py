@@ -9,10 +9,11 @@ from typing import Any, NoReturn
 import click
 
 from nvcregen.commands.common import KUBECONFIG
+from nvcregen.core import codes
 from nvcregen.core.errors import ExitCode
 
-BAD_EXPORT = "NVC780"
-BAD_FAULT = "NVC781"
+BAD_EXPORT = codes.NVC780.code
+BAD_FAULT = codes.NVC781.code
 
 
 @click.command("inventory")

@@ -25,9 +25,10 @@ import secrets
 import stat
 from pathlib import Path
 
+from nvcregen.core import codes
 from nvcregen.core.regular import describe
 
-WRITE_REFUSED = "NVC758"
+WRITE_REFUSED = codes.NVC758.code
 _NEW = os.O_WRONLY | os.O_CREAT | os.O_EXCL
 _FLAGS = _NEW | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 _FULL = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})

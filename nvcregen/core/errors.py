@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 
+from nvcregen.core import codes
 from nvcregen.core.secrets import redact, redact_pointer
 
 
@@ -84,7 +85,7 @@ class Diagnostic:
 
 
 # Diagnostics about secrets: their source excerpts are printed with the value masked.
-SECRET_CODES = frozenset({"NVC113", "NVC114", "NVC669"})
+SECRET_CODES = frozenset({codes.NVC113.code, codes.NVC114.code, codes.NVC669.code})
 
 
 def has_errors(diagnostics: list[Diagnostic] | tuple[Diagnostic, ...]) -> bool:

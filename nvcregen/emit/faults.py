@@ -14,6 +14,7 @@ from __future__ import annotations
 import errno
 from pathlib import Path
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.emit.ownership import Entry
 
@@ -30,7 +31,7 @@ def not_regular_file(shown: str, kind: str, action: str) -> Diagnostic:
     return Diagnostic(
         Span(shown),
         Severity.ERROR,
-        "NVC511",
+        codes.NVC511.code,
         f"this is a {kind}, not a regular file: nvcregen never opens one (reading a FIFO waits "
         f"for a writer forever); {action}",
         hint="remove it or move it out of the output folder (nvcregen writes only regular "
@@ -50,7 +51,7 @@ def refused(out_dir: Path, site: str, entry: Entry) -> Diagnostic:
     return Diagnostic(
         Span(shown),
         Severity.ERROR,
-        "NVC502",
+        codes.NVC502.code,
         f"{what}; refusing to replace the folder",
         hint="move it out of out/ (generated folders are replaced whole), then render again",
     )
@@ -61,7 +62,7 @@ def symlinked_site(out_dir: Path, site: str) -> Diagnostic:
     return Diagnostic(
         Span(f"{out_dir.as_posix()}/{site}"),
         Severity.ERROR,
-        "NVC508",
+        codes.NVC508.code,
         "the site's output is a symbolic link or a file, not a folder; refusing to replace it",
         hint="render into the real folder (--out), or remove the link, then render again",
     )
@@ -74,20 +75,20 @@ def os_error(out_dir: Path, site: str | None, exc: OSError | None, *, lock: str 
         return Diagnostic(
             Span(f"{out_dir.as_posix()}/.nvcregen-lock"),
             Severity.ERROR,
-            "NVC507",
+            codes.NVC507.code,
             f"another nvcregen render of {out_dir.as_posix()}/ holds its lock: {lock}",
             hint="wait for it to finish, or stop it, then render again",
         )
     reason = exc.strerror or str(exc)
     named = f" ({exc.filename})" if exc.filename else ""
     if exc.errno in _FULL:
-        code, msg = "NVC505", f"no space left while writing {where}: {reason}{named}"
+        code, msg = codes.NVC505.code, f"no space left while writing {where}: {reason}{named}"
         hint = f"free space or raise the quota, then render again; {_KEPT}"
     elif exc.errno in _UNWRITABLE:
-        code, msg = "NVC504", f"cannot write to {out_dir.as_posix()}/: {reason}{named}"
+        code, msg = codes.NVC504.code, f"cannot write to {out_dir.as_posix()}/: {reason}{named}"
         hint = "give --out a folder you may write to"
     else:
-        code, msg = "NVC506", f"cannot write {where}: {reason}{named}"
+        code, msg = codes.NVC506.code, f"cannot write {where}: {reason}{named}"
         hint = f"fix the filesystem problem, then render again; {_KEPT}"
     return Diagnostic(Span(where), Severity.ERROR, code, msg, hint=hint)
 
@@ -97,7 +98,7 @@ def leaked_path(out_dir: Path, site: str, path: str) -> Diagnostic:
     return Diagnostic(
         Span(f"{out_dir.as_posix()}/{site}/{path}"),
         Severity.ERROR,
-        "NVC510",
+        codes.NVC510.code,
         "this file would hold an absolute path of this machine; output must not depend"
         " on where it is rendered",
         hint="this is a bug in nvcregen: report it, with the site",

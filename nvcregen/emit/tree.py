@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 
 from nvcregen import __version__
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity
 from nvcregen.core.forked import forked_map
 from nvcregen.core.manifest import Manifest
@@ -96,7 +97,7 @@ def _duplicate(doc: Document, manifest: Manifest, path: str) -> Diagnostic:
     return Diagnostic(
         doc.span(manifest.source),
         Severity.ERROR,
-        "NVC501",
+        codes.NVC501.code,
         f"two generated objects would both be written to {path}",
         manifest.source,
         "rename one of the stages or tests",

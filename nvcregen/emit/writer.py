@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, NvcregenError, Severity, Span
 from nvcregen.core.regular import NotRegularFileError, read_regular
 from nvcregen.emit import swap
@@ -217,7 +218,7 @@ def _kept(out_dir: Path, folder: Path) -> Diagnostic:
     return Diagnostic(
         Span(f"{out_dir.as_posix()}/{folder.name}"),
         Severity.WARNING,
-        "NVC509",
+        codes.NVC509.code,
         "a folder left by an interrupted render holds files nvcregen did not write; kept",
         hint="move what you need out of it, then delete the folder",
     )

@@ -14,13 +14,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.fabric.inventory import Inventory, InventoryNode
 from nvcregen.spec.positions import Document
 
-GONE = "NVC770"
-FEWER = "NVC771"
-CHANGED = "NVC772"
+GONE = codes.NVC770.code
+FEWER = codes.NVC771.code
+CHANGED = codes.NVC772.code
 HINT = "repair the node, or write the inventory again (`nvcregen inventory`) and review the diff"
 
 

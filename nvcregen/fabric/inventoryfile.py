@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kube import node_name_problem
 from nvcregen.fabric.inventory import (
@@ -17,7 +18,7 @@ from nvcregen.fabric.inventory import (
 )
 from nvcregen.spec.positions import Document
 
-BAD_INVENTORY = "NVC390"
+BAD_INVENTORY = codes.NVC390.code
 _HINT = "write it with `nvcregen inventory --from nodes.yaml` (or --context) and review the diff"
 _NODE_KEYS = frozenset({"name", "gpu", "nics", "fabric", "taints", "driver", "cuda"})
 

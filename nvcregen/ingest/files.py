@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.ingest import limits
 from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
@@ -26,7 +27,7 @@ from nvcregen.ingest.models import DcgmRun, IngestFormatError, Json, NcclRun, Su
 from nvcregen.ingest.nccl import parse_nccl
 
 Kind = Literal["nccl", "dcgm"]
-CODE = "NVC700"
+CODE = codes.NVC700.code
 _LIMIT = "no nccl-tests or DCGM output holds this: the file is damaged or was not made by them"
 _TOO_LARGE = (
     "no nccl-tests or DCGM log comes close (Kubernetes keeps 10 MiB of a pod's log by"

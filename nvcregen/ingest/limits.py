@@ -27,15 +27,16 @@ import json
 import math
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.ingest.models import IngestFormatError
 
 MAX_DIGITS = 30
 MAX_LOG_BYTES = 256 * 1024 * 1024
 MAX_LINE = 64 * 1024
-TOO_LONG = "NVC713"
-TOO_DEEP = "NVC714"
-NOT_FINITE = "NVC715"
-UNDECODABLE = "NVC716"
+TOO_LONG = codes.NVC713.code
+TOO_DEEP = codes.NVC714.code
+NOT_FINITE = codes.NVC715.code
+UNDECODABLE = codes.NVC716.code
 
 
 class InputLimitError(IngestFormatError):

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from nvcregen.core import codes
+
 RunStatus = Literal["ok", "failed", "truncated"]
 """`ok`: the run finished and passed; `failed`: the log shows a failure; `truncated`: it
 ends before the run finished (no `Avg bus bandwidth` summary, a cut row, cut JSON)."""
@@ -112,8 +114,8 @@ class PluginFailure:
         """The finding about the host, as the run's warnings carry it."""
         where = self.host or "a host the log does not name"
         return (
-            f"NVC824: {where}: NCCL's {self.plugin} network plugin failed to initialize"
-            " (check the node's RDMA devices and drivers if the run needed them)"
+            f"{codes.NVC824.code}: {where}: NCCL's {self.plugin} network plugin failed to "
+            "initialize (check the node's RDMA devices and drivers if the run needed them)"
         )
 
 

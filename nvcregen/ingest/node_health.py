@@ -17,6 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Severity, Span
 from nvcregen.ingest.node_models import Finding, GpuFacts, NodeReport, XidEvent
 from nvcregen.ingest.node_retired import retired_past_limit
@@ -84,7 +85,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
         and gpu.pcie_width < gpu.pcie_width_max
     ):
         out.add(
-            "NVC801",
+            codes.NVC801.code,
             E,
             f"PCIe link at x{gpu.pcie_width} of x{gpu.pcie_width_max}",
             "the link trained narrow: reseat the GPU or its riser, or check the slot; "
@@ -98,7 +99,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
         and gpu.pcie_gen < gpu.pcie_gen_max
     ):
         out.add(
-            "NVC802",
+            codes.NVC802.code,
             W,
             f"PCIe link at generation {gpu.pcie_gen} of {gpu.pcie_gen_max}",
             "GPUs lower their link speed at idle; capture under load (the node-health test "
@@ -111,7 +112,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
     ):
         state = "disabled" if gpu.ecc_current is False else "pending a change at the next reset"
         out.add(
-            "NVC803",
+            codes.NVC803.code,
             E,
             f"ECC {state}",
             "enable ECC (`nvidia-smi -e 1`) and reset the GPU; data-centre GPUs must run "
@@ -124,7 +125,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
     _clocks(out, gpu)
     if gpu.mig_current or gpu.mig_pending:
         out.add(
-            "NVC813",
+            codes.NVC813.code,
             W,
             "MIG mode is on" if gpu.mig_current else "MIG mode is pending at the next reset",
             "readiness tests use whole GPUs: disable MIG (`nvidia-smi -mig 0`) unless the "
@@ -135,7 +136,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
     if gpu.slowdown_headroom is not None:
         if gpu.slowdown_headroom <= 0:
             out.add(
-                "NVC814",
+                codes.NVC814.code,
                 E,
                 f"at or past its thermal slowdown limit ({gpu.slowdown_headroom} C of headroom)",
                 "check the node's cooling (fans, airflow, coolant) before running anything",
@@ -144,7 +145,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
             )
         elif gpu.slowdown_headroom <= HEADROOM_WARN_C:
             out.add(
-                "NVC814",
+                codes.NVC814.code,
                 W,
                 f"{gpu.slowdown_headroom} C below its thermal slowdown limit",
                 f"at most {HEADROOM_WARN_C} C of headroom: check the node's cooling",
@@ -153,7 +154,7 @@ def gpu_findings(out: _Collector, gpu: GpuFacts) -> None:
             )
     if gpu.recovery_action is not None:
         out.add(
-            "NVC820",
+            codes.NVC820.code,
             E,
             f"the driver asks for recovery: {gpu.recovery_action}",
             "do what the driver asks (reset the GPU, reboot the node, or drain peer-to-peer "
@@ -176,7 +177,7 @@ def _ecc(out: _Collector, gpu: GpuFacts) -> None:
     if volatile:
         counts = ", ".join(f"{kind} {n}" for kind, n in volatile)
         out.add(
-            "NVC804",
+            codes.NVC804.code,
             E,
             f"uncorrectable ECC errors since the last reset ({counts})",
             "drain the node and reset the GPU; if errors return, the memory needs repair",
@@ -195,7 +196,7 @@ def _ecc(out: _Collector, gpu: GpuFacts) -> None:
     if aggregate and not volatile:
         counts = ", ".join(f"{kind} {n}" for kind, n in aggregate)
         out.add(
-            "NVC805",
+            codes.NVC805.code,
             W,
             f"uncorrectable ECC errors over the GPU's life ({counts})",
             "none since the last reset; compare with the row-remap counts and watch for new ones",
@@ -204,7 +205,7 @@ def _ecc(out: _Collector, gpu: GpuFacts) -> None:
         )
     if gpu.sram_threshold_exceeded:
         out.add(
-            "NVC806",
+            codes.NVC806.code,
             E,
             "SRAM uncorrectable errors exceed NVIDIA's threshold",
             "the GPU qualifies for replacement (RMA): drain the node",
@@ -217,7 +218,7 @@ def _memory(out: _Collector, gpu: GpuFacts) -> None:
     if (retired := retired_past_limit(gpu)) is not None:
         message, fact = retired
         out.add(
-            "NVC823",
+            codes.NVC823.code,
             E,
             message,
             "the GPU's memory is worn past NVIDIA's replacement (RMA) guidance: drain the "
@@ -228,7 +229,7 @@ def _memory(out: _Collector, gpu: GpuFacts) -> None:
         )
     if gpu.retired_pending:
         out.add(
-            "NVC807",
+            codes.NVC807.code,
             W,
             "pages are pending retirement",
             "reset the GPU to retire them",
@@ -237,7 +238,7 @@ def _memory(out: _Collector, gpu: GpuFacts) -> None:
         )
     if gpu.remap_failure:
         out.add(
-            "NVC808",
+            codes.NVC808.code,
             E,
             "a row remapping failed",
             "the GPU could not remap a failing memory row: drain the node; the GPU qualifies "
@@ -247,7 +248,7 @@ def _memory(out: _Collector, gpu: GpuFacts) -> None:
         )
     if gpu.remap_pending:
         out.add(
-            "NVC809",
+            codes.NVC809.code,
             W,
             "a row remapping is pending",
             "reset the GPU (when idle) to activate the remapped rows",
@@ -257,7 +258,7 @@ def _memory(out: _Collector, gpu: GpuFacts) -> None:
     for bucket, banks in gpu.histogram or ():
         if bucket in ("low", "none") and banks > 0:
             out.add(
-                "NVC810",
+                codes.NVC810.code,
                 W,
                 f"{banks} memory bank(s) with {bucket} spare rows left",
                 "further row remaps on those banks may fail; plan a replacement",
@@ -285,7 +286,7 @@ def _clocks(out: _Collector, gpu: GpuFacts) -> None:
             else "hw_power_brake"
         )
         out.add(
-            "NVC811",
+            codes.NVC811.code,
             E,
             f"clocks held down: {', '.join(hardware)} active",
             "the GPU is cut to a fraction of its speed by its board (temperature, power "
@@ -295,7 +296,7 @@ def _clocks(out: _Collector, gpu: GpuFacts) -> None:
         )
     if gpu.sw_thermal_slowdown:
         out.add(
-            "NVC812",
+            codes.NVC812.code,
             W,
             "software thermal slowdown active",
             "the driver is lowering clocks to cool the GPU: check airflow",
@@ -316,7 +317,7 @@ def xid_findings(out: _Collector, events: Sequence[XidEvent]) -> None:
         if kind is None:
             out.found.append(
                 Finding(
-                    "NVC821",
+                    codes.NVC821.code,
                     W,
                     out.node,
                     f"Xid {code} on {bus}{times}: not in nvcregen's catalogue: {first.detail}",
@@ -327,7 +328,7 @@ def xid_findings(out: _Collector, events: Sequence[XidEvent]) -> None:
             continue
         out.found.append(
             Finding(
-                "NVC815" if kind.fails else "NVC816",
+                codes.NVC815.code if kind.fails else codes.NVC816.code,
                 E if kind.fails else W,
                 out.node,
                 f"Xid {code} ({kind.name}) on {bus}{times}",
@@ -349,7 +350,7 @@ def expectation_findings(out: _Collector, report: NodeReport, expected: Expectat
         )
     if expected.unlisted:
         out.add(
-            "NVC822",
+            codes.NVC822.code,
             W,
             f"not in the inventory ({expected.inventory}): its driver, CUDA and GPU count were "
             "checked against the pool's statement alone",
@@ -363,11 +364,11 @@ def expectation_findings(out: _Collector, report: NodeReport, expected: Expectat
     ):
         if stated is not None and actual is not None and not same_version(actual, stated):
             want = expected.wants(fact, stated)
-            out.add("NVC817", E, f"drift: {fact} {actual}, {want}", hint, fact)
+            out.add(codes.NVC817.code, E, f"drift: {fact} {actual}, {want}", hint, fact)
     _product_findings(out, report, expected, hint)
     if expected.gpus_per_node is not None and len(report.gpus) != expected.gpus_per_node:
         out.add(
-            "NVC817",
+            codes.NVC817.code,
             E,
             f"drift: {len(report.gpus)} GPUs, {expected.wants('gpus', expected.gpus_per_node)}",
             hint,
@@ -387,7 +388,7 @@ def expectation_findings(out: _Collector, report: NodeReport, expected: Expectat
                     "pcie_width": "PCIe width",
                 }[fact]
                 out.add(
-                    "NVC817",
+                    codes.NVC817.code,
                     E,
                     f"drift: {label} {seen}, the pool expects {wanted}",
                     hint,
@@ -395,7 +396,14 @@ def expectation_findings(out: _Collector, report: NodeReport, expected: Expectat
                     gpu,
                 )
         if expected.mig is False and (gpu.mig_current or gpu.mig_pending):
-            out.add("NVC817", E, "drift: MIG on, the pool expects it off", hint, "mig_current", gpu)
+            out.add(
+                codes.NVC817.code,
+                E,
+                "drift: MIG on, the pool expects it off",
+                hint,
+                "mig_current",
+                gpu,
+            )
 
 
 def same_version(seen: str, stated: str) -> bool:
@@ -430,7 +438,7 @@ def _product_findings(
     wanted = ", ".join(sorted(labels))
     for name, gpus in other.items():
         message = f"drift: GPU model {name} ({len(gpus)} GPUs), the pool expects {wanted}"
-        out.add("NVC817", E, message, hint, "product")
+        out.add(codes.NVC817.code, E, message, hint, "product")
 
 
 def node_findings(
@@ -441,7 +449,7 @@ def node_findings(
     out = _Collector(report.node, where, fallback)
     if report.attached_gpus is not None and report.attached_gpus != len(report.gpus):
         out.add(
-            "NVC819",
+            codes.NVC819.code,
             E,
             f"{report.attached_gpus} GPUs attached but {len(report.gpus)} reported",
             "a GPU did not answer the driver: check `nvidia-smi -L` and the kernel log",
@@ -490,7 +498,7 @@ def majority_findings(
                 span = Span(report.files[0]) if report.files else Span("-")
                 found.setdefault(report.node, []).append(
                     Finding(
-                        "NVC818",
+                        codes.NVC818.code,
                         W,
                         report.node,
                         f"{fact} {mine}, while {count} of {len(values)} nodes of the pool run "

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Severity, Span
 from nvcregen.ingest.models import Json
 
@@ -84,8 +85,8 @@ class XidEvent:
         return {"xid": self.code, "pci": self.bus_id, "detail": self.detail, "at": str(self.span)}
 
 
-UNREADABLE = "NVC800"  # the node readers' code: a file, or a value in one, not readable
-UNJUDGED_XID = "NVC825"  # a node-health log whose kernel log was refused or left out
+UNREADABLE = codes.NVC800.code  # the node readers' code: a file, or a value in one, not readable
+UNJUDGED_XID = codes.NVC825.code  # a node-health log whose kernel log was refused or left out
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,12 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-UNKNOWN_KIND = "NVC601"
-SCHEMA_VIOLATION = "NVC602"
-UNKNOWN_FIELD = "NVC603"
-METADATA_RULE = "NVC604"
+from nvcregen.core import codes
+
+UNKNOWN_KIND = codes.NVC601.code
+SCHEMA_VIOLATION = codes.NVC602.code
+UNKNOWN_FIELD = codes.NVC603.code
+METADATA_RULE = codes.NVC604.code
 
 JsonPath = tuple[str | int, ...]
 

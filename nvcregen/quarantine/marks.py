@@ -25,6 +25,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.core.terminal import one_line
 from nvcregen.report.archive import Archive, Finding, NodeRun, NodeVerdict
 from nvcregen.results.planned import plan_of_data, pool_nodes, shown
@@ -151,7 +152,7 @@ def _unbound_pools(
 # Unbound evidence that says nothing about the node in whose slot it was found: another
 # host's ranks (NVC730), another rank count (NVC732), a node the pool does not name
 # (NVC733), no device list (NVC734). Another GPU model (NVC731) is about the node itself.
-NOT_ITS_OWN = frozenset({"NVC730", "NVC732", "NVC733", "NVC734"})
+NOT_ITS_OWN = frozenset(c.code for c in (codes.NVC730, codes.NVC732, codes.NVC733, codes.NVC734))
 
 
 def _foreign(archive: Archive, failed: list[NodeVerdict]) -> dict[str, str]:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.gating import Gating
 from nvcregen.replay.kueue import Admission, Queues
@@ -18,13 +18,13 @@ from nvcregen.replay.simulate import Case, Timeline, simulate
 Key = tuple[int, int, int]  # (run, batch, workload)
 
 # Codes of the replay (docs/design/0008-replay.md).
-NEVER_ADMITTED = "NVC670"
-PARTIAL = "NVC671"
-OVERLAP = "NVC672"
-UNREPORTED = "NVC673"
-CONCURRENCY = "NVC674"
-OVERRUN = "NVC675"
-WORST_CASE = "NVC676"
+NEVER_ADMITTED = codes.NVC670.code
+PARTIAL = codes.NVC671.code
+OVERLAP = codes.NVC672.code
+UNREPORTED = codes.NVC673.code
+CONCURRENCY = codes.NVC674.code
+OVERRUN = codes.NVC675.code
+WORST_CASE = codes.NVC676.code
 
 
 @dataclass(frozen=True)

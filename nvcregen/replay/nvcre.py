@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.replay.facts import GPU, Node, PlanFacts
 from nvcregen.replay.model import Admitter, Batch, PodSet, Problem, Run, TreeObject, Workload
@@ -24,7 +24,7 @@ from nvcregen.replay.selectors import Constraint, target_constraint
 
 LAUNCHER = {"cpu": 2000, "memory": 2**30}
 DEFAULT_TIMEOUT_MS = 3_600_000  # timeoutPerJob's default, "1h"
-NEVER_RUNS = "NVC670"
+NEVER_RUNS = codes.NVC670.code
 
 
 def nvcre_run(item: TreeObject, facts: PlanFacts, stage: str) -> Run:

@@ -8,29 +8,13 @@ integers: millicores for cpu, bytes for memory, counts for everything else.
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from fractions import Fraction
 from functools import cached_property, lru_cache
 from typing import Any
 
+from nvcregen.core.quantity import whole_units
 from nvcregen.replay.facts import Node
-
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]*)?|\.[0-9]+)([a-zA-Z]*)$")
-_SCALE = {
-    "": Fraction(1),
-    "m": Fraction(1, 1000),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-}
 
 
 @dataclass(frozen=True)
@@ -172,11 +156,10 @@ def quantity(resource: str, value: Any) -> int:
 @lru_cache(maxsize=4096)
 def _amount(millis: bool, text: str) -> int | None:
     """`quantity` of a text, None if it is none; remembered: a fleet repeats a few amounts."""
-    found = _QUANTITY.match(text)
-    if found is None or found[2] not in _SCALE:
+    try:
+        return whole_units(text, millis=millis)
+    except ValueError:
         return None
-    amount = Fraction(found[1]) * _SCALE[found[2]]
-    return math.ceil(amount * 1000 if millis else amount)
 
 
 def requests_of(resources: Mapping[str, Any] | None) -> dict[str, int]:

@@ -25,12 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcregen.catalog.engines import EngineFacts
+from nvcregen.core import codes
 from nvcregen.replay.argocd import applications
 from nvcregen.replay.flux import kustomizations
 from nvcregen.replay.gating import under
 from nvcregen.replay.model import Problem, TreeObject
 
-CODE = "NVC677"
+CODE = codes.NVC677.code
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from typing import Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from nvcregen.core import codes
 from nvcregen.report.folder import ReportError
 from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 from nvcregen.results.attestation import signature_text
@@ -369,7 +370,7 @@ def _json(folder: Path, name: str, model: type[M], texts: dict[str, str]) -> M:
         where = ".".join(str(p) for p in first["loc"]) or "(top)"
         raise ReportError(f"{folder / name}: {where}: {first['msg']}") from exc
     except ValueError as exc:  # int() of more than 4300 digits: the archive is not trusted
-        code = "NVC713" if "digits" in str(exc) else "NVC716"
+        code = codes.NVC713.code if "digits" in str(exc) else codes.NVC716.code
         raise ReportError(f"{folder / name}: error[{code}]: cannot be decoded: {exc}") from exc
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from nvcregen.core import codes
 from nvcregen.results.archive import SUMS, verify_archive
 from nvcregen.results.archiveread import MAX_SUMS, read_capped
 from nvcregen.results.attestation import signed_collection_time
@@ -43,8 +44,8 @@ from nvcregen.results.attestation import signed_collection_time
 _DATED = re.compile(r"^(\d{4})(\d\d)(\d\d)T(\d\d)(\d\d)(\d\d)Z-")
 _FINISHED = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
 SKEW = timedelta(minutes=5)  # how far a cluster's clock may run ahead of the collector's
-FUTURE = "NVC755"  # a run measured (it says) after it was collected
-TWICE = "NVC756"  # one run in two folders of a site folder
+FUTURE = codes.NVC755.code  # a run measured (it says) after it was collected
+TWICE = codes.NVC756.code  # one run in two folders of a site folder
 
 
 class ReportError(Exception):

@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.results.liveobjects import metadata, owner_uids, status_of
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -31,9 +32,9 @@ from nvcregen.results.models import (
     object_ref,
 )
 
-NUMBER = "NVC745"
-TIME = "NVC746"
-OWNER = "NVC747"
+NUMBER = codes.NVC745.code
+TIME = codes.NVC746.code
+OWNER = codes.NVC747.code
 
 
 class Refusal(Measurement):

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from nvcregen.core import codes
 from nvcregen.core.atomicfile import refuse_links_below
 from nvcregen.core.kube import name_problem
 from nvcregen.emit.canonical import dump_yaml
@@ -57,13 +58,13 @@ _TIME = re.compile(r"^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.\d+)?Z
 _TIME_FIELDS = frozenset({"creationTimestamp", "completionTime", "lastTransitionTime"})
 _SUM_LINE = re.compile(r"^([0-9a-f]{64})  (\S.*)$")
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")  # no line end but LF
-STRICT_SUMS = "NVC720"  # SHA256SUMS with a CR, a control character or a second line end
-EXTRA_FOLDER = "NVC721"  # a folder in a run that holds no listed file
-LINKED_RUN = "NVC722"  # a run folder that is itself a symbolic link
+STRICT_SUMS = codes.NVC720.code  # SHA256SUMS with a CR, a control character or a second line end
+EXTRA_FOLDER = codes.NVC721.code  # a folder in a run that holds no listed file
+LINKED_RUN = codes.NVC722.code  # a run folder that is itself a symbolic link
 _RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,127}")  # one plain path segment
 MARKER = ".nvcregen-collect"
 _LEFTOVER = re.compile(r"^\.(?P<run>[A-Za-z0-9][A-Za-z0-9_.-]{0,127})\.tmp-(?P<pid>[0-9]{1,10})$")
-LEFTOVER = "NVC728"
+LEFTOVER = codes.NVC728.code
 _MAX_MARKER = 4096  # a marker names a pid and a host: far less
 _NEW_FILE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
 

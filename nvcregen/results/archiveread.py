@@ -18,10 +18,11 @@ import hashlib
 import os
 from pathlib import Path
 
+from nvcregen.core import codes
 from nvcregen.core.regular import open_regular
 from nvcregen.spec.bounded import read_limited
 
-TOO_LARGE = "NVC759"
+TOO_LARGE = codes.NVC759.code
 MAX_SUMS = 64 * 1024 * 1024
 MAX_FILE = 256 * 1024 * 1024
 _BLOCK = 1 << 20

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nvcregen import __version__
+from nvcregen.core import codes
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.archive import (
     ENVELOPE,
@@ -59,7 +60,7 @@ if TYPE_CHECKING:
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 STATEMENT_TYPE = "https://in-toto.io/Statement/v1"
 PREDICATE_TYPE = "https://nvcregen.io/attestation/readiness/v1"
-MISPLACED = "NVC757"  # a signed run in a folder of another run id or site
+MISPLACED = codes.NVC757.code  # a signed run in a folder of another run id or site
 
 
 @dataclass(frozen=True)

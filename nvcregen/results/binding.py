@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.plan import bandwidth, evidence, physics
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.run import run_of
@@ -62,7 +62,7 @@ def bind(
             f"pool {unit.pool.spec.name} names no node (a selector pool): the rounds are"
             f" bound by GPU model ({_labels(unit)}) and count ({_expected(unit)}) only"
         )
-        found.append(_finding("NVC739", "bound", Word.PASS, run, None, text))
+        found.append(_finding(codes.NVC739.code, "bound", Word.PASS, run, None, text))
     return found
 
 
@@ -107,7 +107,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             "the log names no rank (no `# Rank N ... on HOST device D` list):"
             " who produced these numbers cannot be checked against the plan"
         )
-        return [_finding("NVC734", "unbound", Word.INCOMPLETE, run, m, text)]
+        return [_finding(codes.NVC734.code, "unbound", Word.INCOMPLETE, run, m, text)]
     found = []
     # a log is evidence for the run whose pinned nodes produced it: its group's nodes
     # (a selector pool pins none), never another node of the pool
@@ -119,7 +119,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             f"its launcher pod was scheduled on {', '.join(elsewhere)}, which the"
             f" plan does not name (expected {', '.join(planned)})"
         )
-        found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
+        found.append(_finding(codes.NVC733.code, "unbound", Word.FAIL, run, m, text))
     hosts = list(dict.fromkeys(r.host for r in m.ranks))
     by_name = bool(planned) or bool(unit.pool.spec.nodes)  # a selector pool: model and count
     foreign = [h for h in hosts if by_name and not _is_planned(h, members, m.ref.name)]
@@ -129,7 +129,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             f"ranks ran on {', '.join(foreign)}, which the plan does not name for this run"
             f" (expected {expected})"
         )
-        found.append(_finding("NVC730", "unbound", Word.FAIL, run, m, text))
+        found.append(_finding(codes.NVC730.code, "unbound", Word.FAIL, run, m, text))
     labels = {
         label.removesuffix("-SHARED")  # GFD's suffix on a time-sliced GPU's label
         for label in (*unit.pool.product_labels, *unit.pool.hardware.product_labels)
@@ -143,11 +143,13 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
                 per_host[r.host] = per_host.get(r.host, 0) + 1
         shown = ", ".join(f"{n} on {host}" for host, n in per_host.items())
         found.append(
-            _finding("NVC731", "unbound", Word.FAIL, run, m, _model_text(unit, other, shown))
+            _finding(
+                codes.NVC731.code, "unbound", Word.FAIL, run, m, _model_text(unit, other, shown)
+            )
         )
     if any(r.model in UNNAMED for r in m.ranks):
         text = "the driver does not name the devices: their model is not checked"
-        found.append(_finding("NVC739", "bound", Word.PASS, run, m, text))
+        found.append(_finding(codes.NVC739.code, "bound", Word.PASS, run, m, text))
     ranks = unit.nodes_per_job * unit.pool.gpus_per_node
     counted = Counter(r.host for r in m.ranks)
     uneven = any(n != unit.pool.gpus_per_node for n in counted.values())
@@ -158,7 +160,7 @@ def _bound(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             f"{len(m.ranks)} ranks on {len(hosts)} host(s){shown}, where the plan runs"
             f" {_expected(unit)} ({ranks} ranks){': fewer' if fewer else ''}"
         )
-        found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
+        found.append(_finding(codes.NVC732.code, "unbound", Word.FAIL, run, m, text))
     return found
 
 
@@ -199,7 +201,7 @@ def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             f"measured on {len(m.nodes)} node(s) ({', '.join(m.nodes)}), where"
             f" the plan runs {_expected(unit)}: fewer"
         )
-        found.append(_finding("NVC732", "unbound", Word.FAIL, run, m, text))
+        found.append(_finding(codes.NVC732.code, "unbound", Word.FAIL, run, m, text))
     named = unit.pool.spec.nodes
     members = frozenset(named or ())
     foreign = [n for n in m.nodes if named is not None and n not in members]
@@ -208,7 +210,7 @@ def _nodes(run: RunResult, unit: TestUnit, m: BandwidthMeasurement) -> list[Find
             f"measured on {', '.join(foreign)}, which pool {unit.pool.spec.name}"
             f" does not name (it names {', '.join(named)})"
         )
-        found.append(_finding("NVC733", "unbound", Word.FAIL, run, m, text))
+        found.append(_finding(codes.NVC733.code, "unbound", Word.FAIL, run, m, text))
     return found
 
 
@@ -245,5 +247,7 @@ def _plausible(
         f" {sizes}{' ...' if len(over) > 6 else ''}"
     )
     return [
-        _finding("NVC735", "implausible", Word.FAIL, run, m, text, [r.size_bytes for r in over])
+        _finding(
+            codes.NVC735.code, "implausible", Word.FAIL, run, m, text, [r.size_bytes for r in over]
+        )
     ]

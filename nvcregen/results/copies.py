@@ -29,6 +29,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import islice
 
+from nvcregen.core import codes
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.models import Finality
@@ -150,10 +151,10 @@ def _join(parent: list[int], i: int, j: int) -> None:
 def _finding(piece: Evidence, named: Sequence[str], more: int, *, copied_round: bool) -> Finding:
     others = "; ".join(named) + (f" and {more} more" if more else "")
     if copied_round:
-        code, kind = "NVC741", "anomaly"
+        code, kind = codes.NVC741.code, "anomaly"
         text = f"the same as {others}: a copied round proves nothing"
     else:
-        code, kind = "NVC740", "unbound"
+        code, kind = codes.NVC740.code, "unbound"
         text = f"the same evidence as {others}: one log is evidence for one run at most"
     return Finding.model_validate(
         {

@@ -19,14 +19,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.ingest.dcgm_begin import MARK, dcgm_begin
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.words import Word
 
 FOREIGN = "foreign"
-UNBOUND = "NVC730"
-UNNAMED = "NVC739"
+UNBOUND = codes.NVC730.code
+UNNAMED = codes.NVC739.code
 
 
 def bind_dcgm_log(text: str, base: Mapping[str, Any]) -> tuple[str, ...] | str:

@@ -30,6 +30,7 @@ from statistics import fmean
 from typing import Any
 
 from nvcregen.compile.readiness.nccl import nccl_env
+from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.plan.model import TestUnit
@@ -51,7 +52,7 @@ from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
 _TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
-DISORDERED = "NVC749"
+DISORDERED = codes.NVC749.code
 
 
 @dataclass(frozen=True)

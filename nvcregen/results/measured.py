@@ -9,6 +9,7 @@ every one of them, `results/nodes.py`). A run that failed fails already.
 
 from __future__ import annotations
 
+from nvcregen.core import codes
 from nvcregen.results.findings import Finding
 from nvcregen.results.models import BandwidthMeasurement, Finality, RunState
 from nvcregen.results.runs import RunResult
@@ -35,7 +36,7 @@ def unmeasured(run: RunResult) -> list[Finding]:
 def _finding(run: RunResult, m: BandwidthMeasurement | None, message: str) -> Finding:
     return Finding.model_validate(
         {
-            "code": "NVC742",
+            "code": codes.NVC742.code,
             "kind": "unmeasured",
             "word": Word.INCOMPLETE,
             "stage": run.stage,

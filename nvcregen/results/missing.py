@@ -10,12 +10,13 @@
 
 from __future__ import annotations
 
+from nvcregen.core import codes
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.findings import Finding
 from nvcregen.results.runs import RunResult
 from nvcregen.results.words import Word
 
-MISSING = "NVC748"
+MISSING = codes.NVC748.code
 
 
 def refused(run: RunResult) -> list[Finding]:

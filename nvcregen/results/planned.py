@@ -16,11 +16,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.core.kube import node_name_problem
 from nvcregen.core.terminal import one_line
 from nvcregen.spec.v1alpha1 import Site
 
-UNPLANNED = "NVC750"
+UNPLANNED = codes.NVC750.code
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from statistics import median
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.results.findings import Finding
 from nvcregen.results.models import BandwidthMeasurement, Finality
 from nvcregen.results.runs import RunResult
@@ -116,14 +116,14 @@ def shapes(run: RunResult) -> list[Finding]:
                 f"busbw collapses from {before:g} to {low:g} GB/s at"
                 f" {_sizes(down)}{back} (under {COLLAPSE:.0%} of its plateau)"
             )
-            found.append(_finding("NVC736", Word.FAIL, run, m, text, down))
+            found.append(_finding(codes.NVC736.code, Word.FAIL, run, m, text, down))
         elif sizes := decline(points):
             last = dict(points)[sizes[-1]]
             text = (
                 f"busbw falls as messages grow, {_sizes(sizes)}, to {last:g} GB/s"
                 f" (under {1 - DECLINE_DROP:.0%} of its best {max(b for _, b in points):g})"
             )
-            found.append(_finding("NVC737", Word.FAIL, run, m, text, sizes))
+            found.append(_finding(codes.NVC737.code, Word.FAIL, run, m, text, sizes))
     groups: dict[str, list[BandwidthMeasurement]] = {}
     for m in run.bandwidth:
         if m.finality is Finality.FINAL:
@@ -140,7 +140,9 @@ def shapes(run: RunResult) -> list[Finding]:
         )
         first = members[0]
         found.append(
-            _finding("NVC738", Word.INCOMPLETE, run, first, text, [s for s, _ in apart], True)
+            _finding(
+                codes.NVC738.code, Word.INCOMPLETE, run, first, text, [s for s, _ in apart], True
+            )
         )
     return found
 

@@ -24,6 +24,7 @@ from typing import Any
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Options, compile_source
 from nvcregen.chain.sites import SITES_DIR, compile_sites
+from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError, write_file
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
@@ -208,7 +209,7 @@ def write_checked(target: Path, text: str, original: Path, root: Path) -> None:
         for r in results
         if r.site != name
         for d in r.diagnostics
-        if d.code in {"NVC503", "NVC690"} and name in d.message
+        if d.code in {codes.NVC503.code, codes.NVC690.code} and name in d.message
     ]
     rendered = any(r.site == name and r.tree is not None for r in results)
     if not rendered or has_errors([*mine, *clashes]):

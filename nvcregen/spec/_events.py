@@ -17,6 +17,7 @@ from ruamel.yaml.events import (
     ScalarEvent,
 )
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.core.secrets import shown
 from nvcregen.spec.bounded import MAX_INT_DIGITS
@@ -131,7 +132,10 @@ class Builder:
             if self.documents > 1:
                 msg = "a site file must hold exactly one YAML document"
                 self.error(
-                    self.span(event.start_mark), "NVC107", msg, "split it into one file per site"
+                    self.span(event.start_mark),
+                    codes.NVC107.code,
+                    msg,
+                    "split it into one file per site",
                 )
                 return False
         elif isinstance(event, CollectionEndEvent):
@@ -173,15 +177,19 @@ class Builder:
         span = self.span(event.start_mark, event.end_mark)
         if isinstance(event, AliasEvent):
             msg = f"alias *{event.anchor} is not allowed in a site file"
-            self.error(span, "NVC105", msg, "write the value out in full", ptr)
+            self.error(span, codes.NVC105.code, msg, "write the value out in full", ptr)
         elif event.anchor is not None:
             msg = f"anchor &{event.anchor} is not allowed in a site file"
-            self.error(span, "NVC105", msg, "remove the anchor and write values out in full", ptr)
+            self.error(
+                span, codes.NVC105.code, msg, "remove the anchor and write values out in full", ptr
+            )
         if getattr(event, "ctag", None) is not None:
             found = _TAG.search(self.text, event.start_mark.index)
             tag = found.group() if found else str(event.ctag)
             msg = f"YAML tag {tag} is not allowed in a site file"
-            self.error(span, "NVC112", msg, "remove the tag; quote the value to make it a string")
+            self.error(
+                span, codes.NVC112.code, msg, "remove the tag; quote the value to make it a string"
+            )
         if isinstance(event, CollectionStartEvent):
             return self.start_collection(event, ptr, is_key)
         if is_key:
@@ -204,15 +212,17 @@ class Builder:
         if not isinstance(value, str):
             what = f"mapping key {shown(name, quote='`')}" if name else "an empty mapping key"
             msg = f"{what} is read as {_kind(value)}, not a string"
-            self.error(span, "NVC111", msg, _QUOTE_KEY, top.pointer)
+            self.error(span, codes.NVC111.code, msg, _QUOTE_KEY, top.pointer)
         elif plain and name == "<<":
             msg = "merge key <<: is not allowed in a site file"
-            self.error(span, "NVC105", msg, "write the merged keys out in full", top.pointer)
+            self.error(
+                span, codes.NVC105.code, msg, "write the merged keys out in full", top.pointer
+            )
         elif name in top.first_lines:
             key = shown(name, quote="'")  # a key is free text: shown only when known safe
             msg = f"duplicate key {key} (first defined on line {top.first_lines[name]})"
             ptr = None if top.pointer is None else f"{top.pointer}/{escape(name)}"
-            self.error(span, "NVC104", msg, "remove one of the two entries", ptr)
+            self.error(span, codes.NVC104.code, msg, "remove one of the two entries", ptr)
         else:
             top.first_lines[name] = span.line
             top.key = name
@@ -230,14 +240,14 @@ class Builder:
             self.tolerate(event.start_mark.index, event.end_mark.index)
         if not self.stack and value is None and not text:
             msg = "the file is empty or holds only comments"
-            self.error(Span(self.path), "NVC106", msg, "write the site as a YAML mapping")
+            self.error(Span(self.path), codes.NVC106.code, msg, "write the site as a YAML mapping")
         elif not self.stack:
             self.not_mapping(span, value)
         if plain and text.lower() in _YAML11_BOOLS:
             self.diags.append(_yaml11_warning(span, text, ptr))
         if plain and is_unconvertible_number(text, value):
             msg = f"a number of {len(text)} characters; nvcregen reads {MAX_INT_DIGITS} digits"
-            self.error(span, "NVC118", msg, "write a smaller number", ptr)
+            self.error(span, codes.NVC118.code, msg, "write a smaller number", ptr)
         if ptr is not None:
             self.spans[ptr] = span
             if not isinstance(value, str):
@@ -260,20 +270,22 @@ class Builder:
     def not_mapping(self, span: Span, value: object) -> None:
         """Report a top level that is not a mapping."""
         msg = f"the top level must be a mapping of keys to values, not {_kind(value)}"
-        self.error(span, "NVC108", msg, "start the file with `apiVersion: ...` and `kind: Site`")
+        self.error(
+            span, codes.NVC108.code, msg, "start the file with `apiVersion: ...` and `kind: Site`"
+        )
 
     def start_collection(self, event: Any, ptr: str | None, is_key: bool) -> bool:
         """Open a mapping or sequence; False when nesting is too deep."""
         span = self.span(event.start_mark)
         if len(self.stack) >= MAX_DEPTH:
             msg = f"nesting is deeper than {MAX_DEPTH} levels"
-            self.error(span, "NVC110", msg, "flatten the structure", ptr)
+            self.error(span, codes.NVC110.code, msg, "flatten the structure", ptr)
             return False
         is_map = isinstance(event, MappingStartEvent)
         container: dict[str, object] | list[object] = {} if is_map else []
         if is_key:
             msg = "a mapping key must be a plain string, not a mapping or sequence"
-            self.error(span, "NVC111", msg, _QUOTE_KEY, self.stack[-1].pointer)
+            self.error(span, codes.NVC111.code, msg, _QUOTE_KEY, self.stack[-1].pointer)
         else:
             if not self.stack and not is_map:
                 self.not_mapping(span, container)
@@ -320,4 +332,4 @@ def _yaml11_warning(span: Span, text: str, ptr: str | None) -> Diagnostic:
     """Warn that YAML 1.1 readers take `text` for a boolean."""
     msg = f"`{text}` is the string {text!r} in YAML 1.2 but a boolean in YAML 1.1 tools"
     hint = f'quote it ("{text}") if you mean a string, or write true/false'
-    return Diagnostic(span, Severity.WARNING, "NVC109", msg, ptr or "", hint)
+    return Diagnostic(span, Severity.WARNING, codes.NVC109.code, msg, ptr or "", hint)

@@ -19,14 +19,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from nvcregen.core import codes
 from nvcregen.core.regular import open_regular
 
 MAX_SITE_BYTES = 1024 * 1024  # a site file (NVC110 above it)
 MAX_INT_DIGITS = sys.int_info.default_max_str_digits
 TOO_LARGE = 10**MAX_INT_DIGITS  # the smallest int no message could print
-TOO_MANY_DIGITS = "NVC605"
-TOO_DEEP = "NVC606"
-DUPLICATE_KEY = "NVC607"
+TOO_MANY_DIGITS = codes.NVC605.code
+TOO_DEEP = codes.NVC606.code
+DUPLICATE_KEY = codes.NVC607.code
 
 
 class RefusedInputError(ValueError):

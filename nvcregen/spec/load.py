@@ -12,6 +12,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import MarkedYAMLError
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span, has_errors
 from nvcregen.spec._events import Builder
 from nvcregen.spec.bounded import MAX_SITE_BYTES, read_limited
@@ -70,7 +71,7 @@ def read_site_bytes(file: Path, display: str) -> tuple[bytes | None, list[Diagno
         reason = exc.strerror or type(exc).__name__
         msg = f"cannot read the file: {reason}"
         hint = "check that the path names a readable file"
-        return None, [Diagnostic(Span(display), Severity.ERROR, "NVC100", msg, hint=hint)]
+        return None, [Diagnostic(Span(display), Severity.ERROR, codes.NVC100.code, msg, hint=hint)]
 
 
 def load_document(
@@ -110,7 +111,7 @@ def load_document(
         diags.append(syntax)  # else the TAB already reported is the cause
     if completed and not builder.has_root:
         msg = "the file is empty or holds only comments"
-        diags.append(_error(Span(path), "NVC106", msg, "write the site as a YAML mapping"))
+        diags.append(_error(Span(path), codes.NVC106.code, msg, "write the site as a YAML mapping"))
     diags = _capped(diags)
     if has_errors(diags) or not isinstance(builder.root, dict):
         return None, diags
@@ -144,14 +145,14 @@ def _long_comments(path: str, text: str, starts: list[int]) -> list[Diagnostic]:
             column = line.index("#") + 1
             msg = f"line {number} holds a `#` and is {len(line):,} characters long"
             hint = f"shorten the comment: a line holding a `#` may be {MAX_COMMENT_LINE:,} long"
-            found.append(_error(Span(path, number, column), "NVC119", msg, hint))
+            found.append(_error(Span(path, number, column), codes.NVC119.code, msg, hint))
     return found
 
 
 def _too_large(path: str, max_bytes: int) -> Diagnostic:
     msg = f"the file is larger than {max_bytes // 1024} KiB"
     hint = "a site file should be small; split it or check that this is the right file"
-    return _error(Span(path), "NVC110", msg, hint)
+    return _error(Span(path), codes.NVC110.code, msg, hint)
 
 
 def _error(span: Span, code: str, message: str, hint: str) -> Diagnostic:
@@ -168,7 +169,7 @@ def _decode(raw: bytes, path: str) -> tuple[str, list[Diagnostic]]:
     """Decode UTF-8 (dropping a BOM); report undecodable bytes and disallowed characters."""
     if raw.startswith(_UTF16_BOMS):
         msg = "the file is UTF-16 encoded, not UTF-8"
-        return "", [_error(Span(path), "NVC101", msg, "save the file as UTF-8")]
+        return "", [_error(Span(path), codes.NVC101.code, msg, "save the file as UTF-8")]
     raw = raw.removeprefix(_BOM)
     try:
         text = raw.decode("utf-8")
@@ -177,7 +178,9 @@ def _decode(raw: bytes, path: str) -> tuple[str, list[Diagnostic]]:
         starts = [0, *(m.end() for m in LINE_BREAK.finditer(prefix))]
         line, column = _where(starts, len(prefix))
         msg = f"the file is not valid UTF-8: byte 0x{raw[exc.start]:02x} cannot be decoded"
-        return "", [_error(Span(path, line, column), "NVC101", msg, "save the file as UTF-8")]
+        return "", [
+            _error(Span(path, line, column), codes.NVC101.code, msg, "save the file as UTF-8")
+        ]
     problems: list[Diagnostic] = []
     starts = [0, *(m.end() for m in LINE_BREAK.finditer(text))]
     for match in _BAD_CHAR.finditer(text):
@@ -187,7 +190,7 @@ def _decode(raw: bytes, path: str) -> tuple[str, list[Diagnostic]]:
         hint = f'remove it, or write it as "\\u{code:04X}" inside a double-quoted string'
         if code == 0:
             hint = "remove it; if the file is UTF-16 or binary, save it as UTF-8 text"
-        problems.append(_error(Span(path, line, column), "NVC101", msg, hint))
+        problems.append(_error(Span(path, line, column), codes.NVC101.code, msg, hint))
         if len(problems) > MAX_PER_CODE:
             break  # enough: _capped() keeps MAX_PER_CODE and says there are more
     return text, problems
@@ -207,7 +210,7 @@ def _indent_tabs(text: str, starts: list[int]) -> list[int]:
 def _tab_error(path: str, starts: list[int], index: int) -> Diagnostic:
     line, column = _where(starts, index)
     msg = "a TAB character is used for indentation"
-    return _error(Span(path, line, column, column + 1), "NVC103", msg, _TAB_HINT)
+    return _error(Span(path, line, column, column + 1), codes.NVC103.code, msg, _TAB_HINT)
 
 
 def _parse(builder: Builder) -> tuple[bool, Diagnostic | None]:
@@ -241,7 +244,7 @@ def _syntax_error(builder: Builder, exc: MarkedYAMLError | None) -> Diagnostic:
     tab = 0 <= index < len(builder.text) and builder.text[index] == "\t"
     hint = "use spaces instead of TAB characters" if tab else _SYNTAX_HINT
     msg = f"YAML syntax error: {text}"
-    return Diagnostic(span, Severity.ERROR, "NVC102", msg, hint=hint, notes=notes)
+    return Diagnostic(span, Severity.ERROR, codes.NVC102.code, msg, hint=hint, notes=notes)
 
 
 def _clean(problem: str) -> str:

@@ -7,6 +7,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 from pydantic_core import ErrorDetails
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document, pointer
 
@@ -14,7 +15,7 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def parse_model(
-    doc: Document, model: type[M], *, code: str = "NVC210"
+    doc: Document, model: type[M], *, code: str = codes.NVC210.code
 ) -> tuple[M | None, list[Diagnostic]]:
     """Validate `doc.data` as `model`; map every error back to `file:line:column`.
 

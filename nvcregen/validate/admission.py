@@ -25,6 +25,7 @@
 from __future__ import annotations
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import QUEUE_LABEL
 from nvcregen.plan.resolve import (
@@ -54,11 +55,11 @@ def admission_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diag
     if kueue.managed and kueue.version != INSTALLED:
         message = f"nvcregen installs Kueue {INSTALLED}, not {kueue.version}"
         hint = f"remove version (or write {INSTALLED}), or set managed: false for your own Kueue"
-        found.append(_error(doc, f"{KUEUE}/version", "NVC361", message, hint))
+        found.append(_error(doc, f"{KUEUE}/version", codes.NVC361.code, message, hint))
     problem = trainer_problem(_version(kueue.version), _version(deps.trainer.version))
     if problem is not None:
         hint = f"run Kueue >= 0.17 with Trainer {deps.trainer.version}, e.g. {INSTALLED}"
-        found.append(_error(doc, f"{KUEUE}/version", "NVC360", problem, hint))
+        found.append(_error(doc, f"{KUEUE}/version", codes.NVC360.code, problem, hint))
     return found
 
 
@@ -83,7 +84,7 @@ def workflow_namespace_gap(site: Site, doc: Document) -> list[Diagnostic]:
         "there and the ClusterQueue's namespaceSelector opened to it"
     )
     where = "/spec/nvcre/namespace" if "/spec/nvcre/namespace" in doc.spans else KUEUE
-    return [Diagnostic(doc.span(where), Severity.INFO, "NVC381", message, where, hint)]
+    return [Diagnostic(doc.span(where), Severity.INFO, codes.NVC381.code, message, where, hint)]
 
 
 def trainer_problem(kueue: Version, trainer: Version) -> str | None:
@@ -111,18 +112,18 @@ def _gang_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnost
     if "kueue" in site.spec.dependencies.model_fields_set:
         message = "kueue and gangScheduler are both set; a readiness run has one admitter"
         hint = "keep gangScheduler (KAI Scheduler) or kueue, not both"
-        found.append(_error(doc, GANG, "NVC362", message, hint))
+        found.append(_error(doc, GANG, codes.NVC362.code, message, hint))
     if site.spec.readiness.engine == "trainer":
         message = "gangScheduler is NVCRE's; trainer mode admits its runs through Kueue"
         hint = "remove gangScheduler, or run the plan with readiness.engine: nvcre"
-        found.append(_error(doc, GANG, "NVC363", message, hint))
+        found.append(_error(doc, GANG, codes.NVC363.code, message, hint))
     elif gang.queue_label_key is not None and _has_workload_runs(site, catalog):
         message = (
             "queueLabelKey cannot be set on WorkloadRuns (NVCRE 0.7.0's WorkloadRun has no "
             "such field), and this plan has tests that run as WorkloadRuns"
         )
         hint = "use the default label key (kai.scheduler/queue), or drop those tests"
-        found.append(_error(doc, f"{GANG}/queueLabelKey", "NVC364", message, hint))
+        found.append(_error(doc, f"{GANG}/queueLabelKey", codes.NVC364.code, message, hint))
     return found
 
 

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.fabric.groups import plan_groups
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory, Taint
@@ -19,16 +20,16 @@ from nvcregen.fabric.placement import place
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import NodePool, Site
 
-NOT_INVENTORIED = "NVC391"
-WRONG_PRODUCT = "NVC392"
-FEWER_GPUS = "NVC393"
-NO_LEAF = "NVC394"
-GROUPS_NEED_FABRIC = "NVC395"
-GROUPS_UNSUPPORTED = "NVC396"
-TOO_FEW_GROUPS = "NVC397"
-OTHER_LEVELS = "NVC398"
-NO_LEVEL = "NVC399"
-UNTOLERATED = "NVC365"
+NOT_INVENTORIED = codes.NVC391.code
+WRONG_PRODUCT = codes.NVC392.code
+FEWER_GPUS = codes.NVC393.code
+NO_LEAF = codes.NVC394.code
+GROUPS_NEED_FABRIC = codes.NVC395.code
+GROUPS_UNSUPPORTED = codes.NVC396.code
+TOO_FEW_GROUPS = codes.NVC397.code
+OTHER_LEVELS = codes.NVC398.code
+NO_LEVEL = codes.NVC399.code
+UNTOLERATED = codes.NVC365.code
 # topograph v1 (`fabric.topograph.run/tier-N`, tier 0 the switch closest to the node, and
 # `accelerator.topograph.run/domain`, NVIDIA/topograph docs/reference/node-labels.md): the
 # key a node labelled by it carries for each level, to name in a hint.

@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.plan import physics
 from nvcregen.plan.model import TestUnit
@@ -61,7 +61,7 @@ def label_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnost
             "-L nvidia.com/gpu.product` shows this one, set productLabelsOverride: true"
         )
         where = f"/spec/nodePools/{i}/productLabels"
-        found.append(_diag(doc, where, "NVC354", message, hint, Severity.ERROR))
+        found.append(_diag(doc, where, codes.NVC354.code, message, hint, Severity.ERROR))
     return found
 
 
@@ -76,7 +76,7 @@ def pool_problems(site: Site, doc: Document) -> list[Diagnostic]:
         hint = f"did you mean '{close[0]}'?" if close else f"defined pools: {', '.join(pools)}"
         where = f"/spec/thresholds/{i}/pool"
         message = f"threshold names unknown node pool '{t.pool}'"
-        found.append(_diag(doc, where, "NVC355", message, hint, Severity.ERROR))
+        found.append(_diag(doc, where, codes.NVC355.code, message, hint, Severity.ERROR))
     return found
 
 
@@ -120,7 +120,7 @@ def _timeout_problems(
         f"{derived} (x{factor:g} timeoutFactor)"
     )
     where = f"/spec/readiness/stages/{unit.stage_index}/timeoutPerJob"
-    return [_diag(doc, where, "NVC350", message, hint, Severity.ERROR)]
+    return [_diag(doc, where, codes.NVC350.code, message, hint, Severity.ERROR)]
 
 
 def _inner_timeout_problem(catalog: Catalog, doc: Document, unit: TestUnit) -> Diagnostic | None:
@@ -144,4 +144,4 @@ def _inner_timeout_problem(catalog: Catalog, doc: Document, unit: TestUnit) -> D
     hint += f" (expected = {physics.explain(unit, catalog)})"
     index = unit.stage.tests.index(unit.test.name)
     where = f"/spec/readiness/stages/{unit.stage_index}/tests/{index}"
-    return _diag(doc, where, "NVC356", message, hint, Severity.WARNING)
+    return _diag(doc, where, codes.NVC356.code, message, hint, Severity.WARNING)

@@ -12,13 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kube import is_label_key, is_label_value
 from nvcregen.core.secrets import shown
 from nvcregen.spec.positions import Document, pointer
 from nvcregen.spec.v1alpha1 import Site
 
-CODE = "NVC115"
+CODE = codes.NVC115.code
 _VALUE_HINT = (
     "a label value is empty or at most 63 letters, digits, '-', '_' and '.', beginning and"
     " ending with a letter or digit; write the value your objects carry"

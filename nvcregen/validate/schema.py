@@ -12,6 +12,7 @@ from typing import Any
 from jsonschema import Draft202012Validator, validators
 from jsonschema.exceptions import ValidationError
 
+from nvcregen.core import codes
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.secrets import MAX_SHOWN, shown
@@ -109,7 +110,7 @@ def _explain(doc: Document, err: ValidationError) -> Iterator[Diagnostic]:
     yield Diagnostic(
         span=doc.span(where),
         severity=Severity.ERROR,
-        code=_CODES.get(str(err.validator), "NVC200"),
+        code=_CODES.get(str(err.validator), codes.NVC200.code),
         message=message,
         path=where,
         hint=hint,
@@ -118,19 +119,19 @@ def _explain(doc: Document, err: ValidationError) -> Iterator[Diagnostic]:
 
 
 _CODES = {
-    "required": "NVC201",
-    "type": "NVC202",
-    "enum": "NVC203",
-    "const": "NVC203",
-    "pattern": "NVC204",
-    "minimum": "NVC205",
-    "maximum": "NVC205",
-    "exclusiveMinimum": "NVC205",
-    "exclusiveMaximum": "NVC205",
-    "minItems": "NVC206",
-    "maxItems": "NVC206",
-    "minLength": "NVC207",
-    "maxLength": "NVC207",
+    "required": codes.NVC201.code,
+    "type": codes.NVC202.code,
+    "enum": codes.NVC203.code,
+    "const": codes.NVC203.code,
+    "pattern": codes.NVC204.code,
+    "minimum": codes.NVC205.code,
+    "maximum": codes.NVC205.code,
+    "exclusiveMinimum": codes.NVC205.code,
+    "exclusiveMaximum": codes.NVC205.code,
+    "minItems": codes.NVC206.code,
+    "maxItems": codes.NVC206.code,
+    "minLength": codes.NVC207.code,
+    "maxLength": codes.NVC207.code,
 }
 
 
@@ -160,7 +161,7 @@ def _unknown_keys(doc: Document, err: ValidationError, where: str) -> Iterator[D
         yield Diagnostic(
             span=doc.span(at, key=True),
             severity=Severity.ERROR,
-            code="NVC208",
+            code=codes.NVC208.code,
             message="unknown key " + shown(key, quote="'"),
             path=at,
             hint=hint,

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterator
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.core.secrets import shown
@@ -87,13 +87,13 @@ def _check_units(site: Site, report: _Report) -> None:
     for where, kind, value in _unit_fields(site):
         problem = check_unit(kind, value)
         if problem is not None:
-            report.add(where, "NVC309", problem[0], problem[1])
+            report.add(where, codes.NVC309.code, problem[0], problem[1])
         elif kind == "bandwidth-comparison":
             comparison = units.parse_comparison(value, unit_kind="bandwidth")
             if "Gb" in comparison.written or "bps" in comparison.written:
                 report.add(
                     where,
-                    "NVC316",
+                    codes.NVC316.code,
                     f"{comparison.written} is in bits per second; compiled as "
                     f"{comparison.op} {units.format_gbs(comparison.value)} GB/s (bytes), "
                     "the unit nccl-tests report",
@@ -106,19 +106,19 @@ def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
     for i, pool in enumerate(site.spec.node_pools):
         at = f"/spec/nodePools/{i}"
         if names.count(pool.name) > 1 and names.index(pool.name) != i:
-            report.add(f"{at}/name", "NVC305", f"node pool '{pool.name}' is defined twice")
+            report.add(f"{at}/name", codes.NVC305.code, f"node pool '{pool.name}' is defined twice")
         hardware = catalog.find_hardware(pool.model)
         if hardware is None:
             known = sorted(h.model for h in catalog.hardware.values())
             close = difflib.get_close_matches(pool.model, known, n=1, cutoff=0.5)
             hint = f"did you mean '{close[0]}'?" if close else f"known models: {', '.join(known)}"
             model = shown(pool.model, quote="'")  # free text: shown only when known safe
-            report.add(f"{at}/model", "NVC301", f"unknown GPU model {model}", hint)
+            report.add(f"{at}/model", codes.NVC301.code, f"unknown GPU model {model}", hint)
             continue
         if pool.gpus_per_node and pool.gpus_per_node != hardware.gpus_per_node:
             report.add(
                 f"{at}/gpusPerNode",
-                "NVC315",
+                codes.NVC315.code,
                 f"{pool.gpus_per_node} GPUs per node differs from the catalog's "
                 f"{hardware.gpus_per_node} for {hardware.model}",
                 "fine for a smaller shape; check `kubectl get node -o yaml` allocatable",
@@ -127,7 +127,7 @@ def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
         if not hardware.label_certain and pool.product_labels is None:
             report.add(
                 f"{at}/model",
-                "NVC317",
+                codes.NVC317.code,
                 f"the nvidia.com/gpu.product label for {hardware.model} is not confirmed "
                 f"(catalog assumes {', '.join(hardware.product_labels)})",
                 "check a node (kubectl get node -L nvidia.com/gpu.product); set productLabels",
@@ -136,7 +136,7 @@ def _check_pools(site: Site, catalog: Catalog, report: _Report) -> None:
         if pool.nodes is None and pool.node_count is None:
             report.add(
                 f"{at}/selector",
-                "NVC311",
+                codes.NVC311.code,
                 "a selector pool needs nodeCount",
                 "nodeCount is the number of nodes the selector should match; the budget needs it",
             )
@@ -154,14 +154,14 @@ def _check_nics(site: Site, index: int, report: _Report) -> None:
     if nics.hcas and len(nics.hcas) != nics.count:
         report.add(
             f"{at}/hcas",
-            "NVC312",
+            codes.NVC312.code,
             f"{len(nics.hcas)} HCAs listed but count is {nics.count}",
             "list one HCA per NIC, as `ibv_devices` shows them",
         )
     if nics.fabric != "tcp" and nics.count and not nics.resource_name:
         report.add(
             f"{at}/count",
-            "NVC312",
+            codes.NVC312.code,
             "RDMA NICs without resourceName: NVCRE will request nvidia.com/mlnxnics",
             "set resourceName to the RDMA device plugin's resource, e.g. rdma/hca",
             severity=Severity.WARNING,
@@ -177,7 +177,7 @@ def _check_topology(site: Site, index: int, catalog_gpus: int, report: _Report) 
     if sorted(listed) != list(range(gpus)):
         report.add(
             f"/spec/nodePools/{index}/topology/numa",
-            "NVC320",
+            codes.NVC320.code,
             f"NUMA groups list GPUs {sorted(listed)}, expected each of 0..{gpus - 1} once",
             "copy the CPU/NUMA affinity columns of `nvidia-smi topo -m`",
         )
@@ -189,11 +189,11 @@ def _check_stages(site: Site, catalog: Catalog, report: _Report) -> None:
     for i, stage in enumerate(site.spec.readiness.stages):
         at = f"/spec/readiness/stages/{i}"
         if stage_names.index(stage.name) != i:
-            report.add(f"{at}/name", "NVC305", f"stage '{stage.name}' is defined twice")
+            report.add(f"{at}/name", codes.NVC305.code, f"stage '{stage.name}' is defined twice")
         if stage.pool is None and len(pools) > 1:
             report.add(
                 at,
-                "NVC304",
+                codes.NVC304.code,
                 f"stage '{stage.name}' must name its pool",
                 f"add pool: one of {', '.join(pools)}",
             )
@@ -201,7 +201,7 @@ def _check_stages(site: Site, catalog: Catalog, report: _Report) -> None:
         if pool is None:
             report.add(
                 f"{at}/pool",
-                "NVC304",
+                codes.NVC304.code,
                 f"unknown node pool '{stage.pool}'",
                 f"defined pools: {', '.join(pools)}",
             )
@@ -218,23 +218,25 @@ def _check_stage_tests(site: Site, catalog: Catalog, index: int, report: _Report
         at = f"/spec/readiness/stages/{index}/tests/{j}"
         test = catalog.tests.get(name)
         if stage.tests.index(name) != j:
-            report.add(at, "NVC305", f"test '{name}' is listed twice in stage '{stage.name}'")
+            report.add(
+                at, codes.NVC305.code, f"test '{name}' is listed twice in stage '{stage.name}'"
+            )
         if test is None:
             close = difflib.get_close_matches(name, sorted(catalog.tests), n=1, cutoff=0.5)
             hint = f"did you mean '{close[0]}'?" if close else "see `catalog/tests/`"
-            report.add(at, "NVC302", f"unknown test '{name}'", hint)
+            report.add(at, codes.NVC302.code, f"unknown test '{name}'", hint)
             continue
         if stage.scope not in test.scopes:
             report.add(
                 at,
-                "NVC303",
+                codes.NVC303.code,
                 f"test '{name}' does not run at scope {stage.scope}",
                 f"it runs at: {', '.join(test.scopes)}",
             )
         if test.dcgm and test.dcgm.needs_hostengine and not site.spec.dependencies.dcgm.hostengine:
             report.add(
                 at,
-                "NVC310",
+                codes.NVC310.code,
                 f"{name} needs a standalone DCGM hostengine",
                 "set spec.dependencies.dcgm.hostengine (e.g. nvidia-dcgm.gpu-operator.svc:5555)",
             )
@@ -245,7 +247,7 @@ def _check_stage_tests(site: Site, catalog: Catalog, index: int, report: _Report
         ):
             report.add(
                 at,
-                "NVC318",
+                codes.NVC318.code,
                 f"{name} will run over TCP: pool '{pool.name}' has no RDMA NICs",
                 "declare nics with fabric roce or ib, or use the -tcp test",
                 severity=Severity.WARNING,
@@ -260,12 +262,14 @@ def _check_inter_node(site: Site, index: int, report: _Report) -> None:
     at = f"/spec/readiness/stages/{index}"
     if per_job < 2:
         report.add(
-            f"{at}/nodesPerJob", "NVC311", "an inter-node stage needs at least 2 nodes per job"
+            f"{at}/nodesPerJob",
+            codes.NVC311.code,
+            "an inter-node stage needs at least 2 nodes per job",
         )
     elif count is not None and count < per_job:
         report.add(
             f"{at}/nodesPerJob",
-            "NVC311",
+            codes.NVC311.code,
             f"{per_job} nodes per job but pool '{pool.name}' has {count} nodes",
         )
 
@@ -289,7 +293,7 @@ def _check_thresholds(site: Site, catalog: Catalog, report: _Report) -> None:
             on_pool = f" on pool {t.pool}" if t.pool else ""
             report.add(
                 f"{at}/test",
-                "NVC306",
+                codes.NVC306.code,
                 f"the plan does not run {t.test} at scope {t.scope}{on_pool}",
                 f"planned: {', '.join(runs)}",
             )
@@ -298,7 +302,7 @@ def _check_thresholds(site: Site, catalog: Catalog, report: _Report) -> None:
             if getattr(t, field) is not None and test.measurement != metric.measurement:
                 report.add(
                     f"{at}/{field}",
-                    "NVC308",
+                    codes.NVC308.code,
                     f"{t.test} does not measure {field}",
                     f"it measures: {test.measurement}",
                 )
@@ -313,14 +317,14 @@ def _check_transport(expected: str, network: str, where: str, report: _Report) -
     if expected == "IB" and network != "rdma":
         report.add(
             where,
-            "NVC307",
+            codes.NVC307.code,
             f"threshold expects RDMA (IB) but this test runs over {network}",
             "RDMA needs inter-node scope and a pool with roce or ib NICs",
         )
     if expected == "Socket" and network != "socket":
         report.add(
             where,
-            "NVC307",
+            codes.NVC307.code,
             f"threshold expects Socket but this test runs over {network}",
             "use the -tcp variant of the test for a TCP baseline",
         )
@@ -342,7 +346,7 @@ def _check_images(site: Site, catalog: Catalog, report: _Report, *, strict: bool
             where = f"/spec/images/{role}" if pinned_by_site else "/spec/images"
             report.add(
                 where,
-                "NVC314",
+                codes.NVC314.code,
                 f"{role} image {image} is pinned by tag only",
                 "append @sha256:<digest> so every node runs the same bytes",
                 severity=Severity.ERROR if strict else Severity.WARNING,
@@ -374,7 +378,7 @@ def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
         largest = ", ".join(f"{c.name} {c.gpu_hours:.1f} GPU-h" for c in budget.largest())
         report.add(
             "/spec/readiness/window/gpuHours",
-            "NVC313",
+            codes.NVC313.code,
             f"the plan's worst case needs {budget.worst_gpu_hours} GPU-hours (expected "
             f"{budget.expected_gpu_hours:.1f}), over the budget of {window.gpu_hours:g}",
             f"largest: {largest}; raise gpuHours or cut rounds, tests or retests",
@@ -386,7 +390,7 @@ def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
         named = ", ".join(f"{c.name} {hours(c.wall_hours)}" for c in longest)
         report.add(
             "/spec/readiness/window/deadline",
-            "NVC313",
+            codes.NVC313.code,
             f"the plan's worst case takes {budget.worst_wall} (expected "
             f"{hours(budget.expected_wall_hours)}), past the deadline of {window.deadline}",
             f"longest: {named}; raise maxConcurrentJobs or the deadline, or cut rounds or tests",

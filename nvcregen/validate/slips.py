@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import NodePool
@@ -45,21 +45,23 @@ def nic_slips(doc: Document, index: int, pool: NodePool, gpus_per_node: int) -> 
     slip = byte_rate_slip(rate)
     if slip is not None:
         message, hint = slip
-        found.append(Diagnostic(doc.span(where), Severity.ERROR, "NVC387", message, where, hint))
+        found.append(
+            Diagnostic(doc.span(where), Severity.ERROR, codes.NVC387.code, message, where, hint)
+        )
     elif not MIN_PORT_GBITS <= gbits <= MAX_PORT_GBITS:
         message = (
             f"speed {nics.speed} is {gbits:g} Gb/s per NIC port, outside every port made"
             f" ({MIN_PORT_GBITS:g} to {MAX_PORT_GBITS:g} Gb/s)"
         )
         hint = "write one port's line rate, e.g. 200Gb/s (ethtool or ibstat shows it)"
-        found.append(_warning(doc, where, "NVC388", message, hint))
+        found.append(_warning(doc, where, codes.NVC388.code, message, hint))
     if nics.count > NICS_PER_GPU * gpus_per_node:
         message = (
             f"{nics.count} NICs for {gpus_per_node} GPUs per node: more than {NICS_PER_GPU} per GPU"
         )
         hint = "count the ports NCCL uses (ibv_devices), not ports and devices both"
         at = f"/spec/nodePools/{index}/nics/count"
-        found.append(_warning(doc, at, "NVC389", message, hint))
+        found.append(_warning(doc, at, codes.NVC389.code, message, hint))
     return found
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.plan import bandwidth, evidence, physics, sweep
 from nvcregen.plan.model import TestUnit
@@ -78,10 +78,12 @@ def _bound_problem(
     limit, typical = _per_field(unit, field, ceiling), _per_field(unit, field, expected)
     if comparison.value > limit + 1e-9:
         message, hint = _too_high(catalog, unit, field, comparison, limit)
-        return Diagnostic(doc.span(where), Severity.ERROR, "NVC351", message, where, hint)
+        return Diagnostic(doc.span(where), Severity.ERROR, codes.NVC351.code, message, where, hint)
     if comparison.value * SLIP_RATIO < typical:
         message, hint = _too_low(unit, field, comparison, typical, size)
-        return Diagnostic(doc.span(where), Severity.WARNING, "NVC352", message, where, hint)
+        return Diagnostic(
+            doc.span(where), Severity.WARNING, codes.NVC352.code, message, where, hint
+        )
     return None
 
 
@@ -166,7 +168,7 @@ def _size_problem(
             f"up to {units.format_size(runs[-1]) if runs else nccl.max_bytes})"
         )
         hint = f"nearest sizes it runs: {_sizes(sorted(near))}"
-    return Diagnostic(doc.span(where), Severity.ERROR, "NVC353", message, where, hint)
+    return Diagnostic(doc.span(where), Severity.ERROR, codes.NVC353.code, message, where, hint)
 
 
 def _sizes(sizes: list[int] | tuple[int, ...]) -> str:

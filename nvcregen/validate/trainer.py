@@ -13,6 +13,7 @@ Tests and pools that other checks already reject (unknown names) are skipped her
 from __future__ import annotations
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.plan.resolve import stage_pool_name
 from nvcregen.spec.positions import Document
@@ -37,21 +38,23 @@ def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[D
             if test.nccl is None and not test.per_node:
                 message = f"{name} has no trainer-mode form: it needs NVCRE's catalog entry"
                 hint = "remove it from this stage, or run the plan with readiness.engine: nvcre"
-                found.append(_diagnostic(doc, where, "NVC322", message, hint))
+                found.append(_diagnostic(doc, where, codes.NVC322.code, message, hint))
             elif test.per_node and pool.nodes is None:
                 message = (
                     f"{name} runs as a Job pinned to each node in trainer mode, but pool "
                     f"'{pool.name}' selects its nodes by label and names none"
                 )
                 hint = f"list the nodes of pool '{pool.name}' (nodes: [...]) or use engine: nvcre"
-                found.append(_diagnostic(doc, where, "NVC321", message, hint))
+                found.append(_diagnostic(doc, where, codes.NVC321.code, message, hint))
             elif test.nccl is not None and pool.nodes is None:
                 message = (
                     f"{name} runs as one TrainJob per round on any {pool.name} nodes the "
                     "scheduler picks, not on every node of the pool"
                 )
                 hint = f"list the nodes of pool '{pool.name}' to test each node (group) in turn"
-                found.append(_diagnostic(doc, where, "NVC323", message, hint, Severity.WARNING))
+                found.append(
+                    _diagnostic(doc, where, codes.NVC323.code, message, hint, Severity.WARNING)
+                )
     return found
 
 

@@ -34,6 +34,7 @@ def test_without_go_the_build_fails_saying_go_is_needed(
     assert not list((empty_cache / "cache").rglob("bin"))  # no folder left to be reused
 
 
+@pytest.mark.slow
 def test_a_build_that_hangs_is_stopped_with_its_processes(
     empty_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

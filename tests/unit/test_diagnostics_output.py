@@ -44,6 +44,7 @@ def test_lines_are_counted_as_the_loader_counts_them(parts: list[str], chunk: in
     assert [found.get(n, "") for n in range(1, len(expected) + 1)] == expected
 
 
+@pytest.mark.slow
 def test_an_excerpt_of_a_huge_file_costs_little_memory(tmp_path: Path) -> None:
     big = tmp_path / "big.yaml"
     with big.open("wb") as handle:

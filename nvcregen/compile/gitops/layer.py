@@ -19,6 +19,7 @@ from collections.abc import Mapping, Sequence
 from nvcregen.catalog.charts import ChartEntry
 from nvcregen.catalog.load import load_catalog
 from nvcregen.compile.gitops.project import project_scope
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.spec.positions import Document
@@ -421,18 +422,18 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
     url = gitops.repo_url
     if url is None:
         hint = "set spec.gitops.repoURL to the Git repository out/ is committed to"
-        add(SOURCE, Severity.WARNING, "NVC340", _NO_REPO, hint)
+        add(SOURCE, Severity.WARNING, codes.NVC340.code, _NO_REPO, hint)
         return found
     if gitops.engine != "flux":
         return found
     if not FLUX_URL.match(url):
         hint = _flux_url_hint(url)
         message = f"Flux's GitRepository rejects url '{url}': it must match ^(http|https|ssh)://"
-        add(f"{SOURCE}/repoURL", Severity.ERROR, "NVC341", message, hint)
+        add(f"{SOURCE}/repoURL", Severity.ERROR, codes.NVC341.code, message, hint)
     elif url.startswith("ssh://") and gitops.secret_ref is None:
         message = "Flux cannot clone over ssh without a Secret holding identity and known_hosts"
         hint = "set spec.gitops.secretRef to that Secret's name in flux-system"
-        add(f"{SOURCE}/repoURL", Severity.WARNING, "NVC343", message, hint)
+        add(f"{SOURCE}/repoURL", Severity.WARNING, codes.NVC343.code, message, hint)
     if gitops.flux_source == "repository":
         message = (
             "Flux reads the whole repository: every commit is a new revision, so a commit to "
@@ -442,11 +443,11 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
             "remove fluxSource to read this site through its own ExternalArtifact (needs "
             "source-watcher: flux install --components-extra=source-watcher)"
         )
-        add(f"{SOURCE}/fluxSource", Severity.INFO, "NVC382", message, hint)
+        add(f"{SOURCE}/fluxSource", Severity.INFO, codes.NVC382.code, message, hint)
     if gitops.target_revision == "HEAD":
         message = "Flux's GitRepository has no HEAD revision"
         hint = "name the branch (e.g. main), a refs/... name or a commit SHA"
-        add(f"{SOURCE}/targetRevision", Severity.ERROR, "NVC342", message, hint)
+        add(f"{SOURCE}/targetRevision", Severity.ERROR, codes.NVC342.code, message, hint)
     return found
 
 

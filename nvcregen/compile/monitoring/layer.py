@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from nvcregen.compile.monitoring.alerts import METRICS_SERVICE
 from nvcregen.compile.monitoring.dashboards import dashboard_config_map
 from nvcregen.compile.monitoring.rules import COMPONENT, MONITORING_API, prometheus_rule
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.manifest import Manifest, Obj
@@ -227,7 +227,7 @@ def _selector_problems(site: Site) -> list[_Problem]:
         "spec.dependencies.prometheus.selector to the labels your Prometheus selects "
         "monitors by (kubectl get prometheus -A -o yaml | grep -A3 serviceMonitorSelector)"
     )
-    return [(f"{_AT}/labels", Severity.ERROR, "NVC330", message, hint)]
+    return [(f"{_AT}/labels", Severity.ERROR, codes.NVC330.code, message, hint)]
 
 
 def _tls_problems(site: Site) -> list[_Problem]:
@@ -246,7 +246,7 @@ def _tls_problems(site: Site) -> list[_Problem]:
             "signed by this CA into the controller"
         )
         where = f"{_AT}/tls/{'caSecret' if tls.ca_secret is not None else 'ca'}"
-        return [(where, Severity.ERROR, "NVC370", message, hint)]
+        return [(where, Severity.ERROR, codes.NVC370.code, message, hint)]
     if tls.ca_ref is None:
         message = (
             "tls.certificate: platform says the platform mounts a certificate into the NVCRE "
@@ -256,14 +256,16 @@ def _tls_problems(site: Site) -> list[_Problem]:
             "name the CA that signed it: tls.ca: {secret: {name: <secret>, key: ca.crt}} or "
             "{configMap: {...}}; or remove tls.certificate to skip verification"
         )
-        return [(f"{_AT}/tls/certificate", Severity.ERROR, "NVC380", message, hint)]
+        return [(f"{_AT}/tls/certificate", Severity.ERROR, codes.NVC380.code, message, hint)]
     if tls.insecure_skip_verify:
         message = "TLS certificate verification of the NVCRE metrics endpoint is off"
         hint = (
             "the platform serves a certificate signed by tls.ca: keep verification on; skipping "
             "it does not replace the token, it only trusts any server"
         )
-        return [(f"{_AT}/tls/insecureSkipVerify", Severity.WARNING, "NVC331", message, hint)]
+        return [
+            (f"{_AT}/tls/insecureSkipVerify", Severity.WARNING, codes.NVC331.code, message, hint)
+        ]
     return []
 
 
@@ -274,7 +276,7 @@ def _duration_problems(site: Site) -> list[_Problem]:
     for name, value in fields.items():
         problem = check_unit("duration", value) if value is not None else None
         if problem is not None:
-            problems.append((f"{_AT}/{name}", Severity.ERROR, "NVC309", *problem))
+            problems.append((f"{_AT}/{name}", Severity.ERROR, codes.NVC309.code, *problem))
     if problems or spec.interval is None or spec.scrape_timeout is None:
         return problems
     if units.parse_duration(spec.scrape_timeout) <= units.parse_duration(spec.interval):
@@ -284,7 +286,7 @@ def _duration_problems(site: Site) -> list[_Problem]:
         "the Prometheus Operator rejects such a ServiceMonitor"
     )
     hint = f"use a scrapeTimeout of at most {spec.interval}"
-    return [(f"{_AT}/scrapeTimeout", Severity.ERROR, "NVC332", message, hint)]
+    return [(f"{_AT}/scrapeTimeout", Severity.ERROR, codes.NVC332.code, message, hint)]
 
 
 def _show(labels: dict[str, str]) -> str:

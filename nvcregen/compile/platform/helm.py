@@ -32,6 +32,7 @@ from typing import Any, Protocol
 
 from ruamel.yaml import YAML
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
 from nvcregen.spec.positions import Document
@@ -120,20 +121,20 @@ def verify_archive(path: Path, pinned: str | None, shown: str) -> str:
     """
     if not path.is_file():
         raise HelmError(
-            "NVC402",
+            codes.NVC402.code,
             f"chart archive {shown} does not exist",
             hint="fetch it with `helm pull <ref> --version <version>` next to the site file",
         )
     actual = archive_sha256(path)
     if pinned is None:
         raise HelmError(
-            "NVC401",
+            codes.NVC401.code,
             f"chart archive {shown} is not pinned: its sha256 is {actual}",
             hint=f"add `sha256: {actual}` under nvcre.chart once you trust this file",
         )
     if pinned != actual:
         raise HelmError(
-            "NVC401",
+            codes.NVC401.code,
             f"chart archive {shown} has sha256 {actual}, but the site pins {pinned}",
             "/spec/nvcre/chart/sha256",
             hint="the archive changed since it was pinned: check where it came from",
@@ -256,7 +257,7 @@ def select_renderer(
 def no_renderer() -> HelmError:
     """NVC403: a chart archive is to be rendered but no renderer is available."""
     return HelmError(
-        "NVC403",
+        codes.NVC403.code,
         "nvcre.chart.archive is set, but neither helm-python-sdk nor a helm binary is available",
         hint=INSTALL_HINT,
     )
@@ -266,7 +267,7 @@ def render_failed(renderer: str, detail: str) -> HelmError:
     """NVC405: the renderer ran and failed (a template error, a bad archive)."""
     first = detail.splitlines()[0] if detail else "no output"
     return HelmError(
-        "NVC405",
+        codes.NVC405.code,
         f"rendering the chart archive with {renderer} failed: {first}",
         notes=tuple(detail.splitlines()[1:20]),
     )

@@ -17,7 +17,7 @@ from typing import Any
 
 from nvcregen.compile.platform.helm import HelmError, HelmRenderer, no_renderer, verify_archive
 from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, reference_objects
-from nvcregen.core import kube
+from nvcregen.core import codes, kube
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.labels import REQUIRES
 from nvcregen.core.manifest import Manifest, Obj
@@ -300,7 +300,7 @@ def check_platform(site: Site, doc: Document) -> list[Diagnostic]:
     where = "/spec/kubernetes/version"
     hint = "a warning only: test on a cluster of this version before relying on it"
     return [
-        Diagnostic(doc.span(where), Severity.WARNING, "NVC404", message, where, hint)
+        Diagnostic(doc.span(where), Severity.WARNING, codes.NVC404.code, message, where, hint)
         for message in found
     ] + _jobset_problems(site, doc)
 
@@ -319,7 +319,7 @@ def _jobset_problems(site: Site, doc: Document) -> list[Diagnostic]:
         "set dependencies.trainer.managed: true, or jobset.managed: false and install "
         "JobSet yourself (`nvcregen check --server` then tests it is served)"
     )
-    return [Diagnostic(doc.span(where), Severity.ERROR, "NVC375", message, where, hint)]
+    return [Diagnostic(doc.span(where), Severity.ERROR, codes.NVC375.code, message, where, hint)]
 
 
 def _references(site: Site, release: ChartRelease) -> list[Obj]:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.models import ExampleDigests
 from nvcregen.compile.queue.workloads import manages_queues
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
@@ -138,7 +139,7 @@ def _unpinned(doc: Document, pin: Pin, *, strict: bool) -> Diagnostic:
     return Diagnostic(
         doc.span(pin.pointer),
         Severity.ERROR if strict else Severity.WARNING,
-        "NVC377",
+        codes.NVC377.code,
         f"{pin.what} is pinned by version or tag only: the registry can move it",
         pin.pointer,
         f"add {key}: sha256:<digest>, the digest your registry reports ({how})",
@@ -153,7 +154,7 @@ def _example(
     return Diagnostic(
         doc.span(where),
         Severity.ERROR if strict else Severity.INFO,
-        "NVC376",
+        codes.NVC376.code,
         f"{digest[:19]}... is an example digest from nvcregen's own sites ({entry.what}): it "
         "pins nothing anyone pulled",
         where,
@@ -178,4 +179,4 @@ def _sshd(site: Site, doc: Document, test_units: Iterable[TestUnit]) -> list[Dia
         "openssh-server), push it to the mirror, pin it in images.nccl and set "
         "images.ncclShipsSshd: true"
     )
-    return [Diagnostic(doc.span(where), Severity.ERROR, "NVC378", message, where, hint)]
+    return [Diagnostic(doc.span(where), Severity.ERROR, codes.NVC378.code, message, where, hint)]

@@ -53,6 +53,7 @@ from nvcregen.compile.queue.workloads import (
     priority_value,
     uses_kueue,
 )
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Manifest, Obj
@@ -116,7 +117,9 @@ def check_prebuilt(
             + " passes at apply and a later failure no longer stops the chain"
         )
         hint = "remove prebuiltWorkloads: false (the Workloads gate each step), or use Argo CD"
-        return [Diagnostic(doc.span(FIELD), Severity.ERROR, "NVC384", message, FIELD, hint)]
+        return [
+            Diagnostic(doc.span(FIELD), Severity.ERROR, codes.NVC384.code, message, FIELD, hint)
+        ]
     if applies and not enabled:
         message = (
             "without prebuilt Workloads a run Kueue deactivated looks queued: its step waits "
@@ -124,12 +127,14 @@ def check_prebuilt(
             "terminated (argocd app terminate-op)"
         )
         hint = "remove prebuiltWorkloads: false once the cluster's Kueue adopts prebuilt workloads"
-        return [Diagnostic(doc.span(FIELD), Severity.INFO, "NVC385", message, FIELD, hint)]
+        return [Diagnostic(doc.span(FIELD), Severity.INFO, codes.NVC385.code, message, FIELD, hint)]
     if not applies and enabled:
         why = "NVCRE creates its own runs" if uses_kueue(site) else "a gang scheduler admits runs"
         message = f"prebuiltWorkloads has no effect here: {why}"
         hint = "remove spec.dependencies.kueue.prebuiltWorkloads (trainer mode with Kueue only)"
-        return [Diagnostic(doc.span(FIELD), Severity.WARNING, "NVC386", message, FIELD, hint)]
+        return [
+            Diagnostic(doc.span(FIELD), Severity.WARNING, codes.NVC386.code, message, FIELD, hint)
+        ]
     return []
 
 

@@ -11,9 +11,9 @@ docs/design/0007-admission.md walks through the arithmetic for the shipped sites
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
+from nvcregen.core.quantity import whole_units
 from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -29,7 +29,6 @@ MPI_LAUNCHER_MEMORY = 1 * GI
 TRAINING_CPU_M = 64_000
 TRAINING_MEMORY = 500 * GI
 _MEMORY_UNITS = {"": 1, "Ki": KI, "Mi": KI**2, "Gi": GI, "Ti": KI**4}
-_MEMORY = re.compile(r"^(?P<n>[0-9]+)(?P<unit>Ki|Mi|Gi|Ti)?$")
 
 
 @dataclass(frozen=True)
@@ -174,18 +173,15 @@ def _allowance(site: Site) -> Requests:
 
 def parse_cpu(text: str) -> int:
     """A cpu quantity (`2`, `0.5`, `500m`) in millicores."""
-    if text.endswith("m"):
-        return int(text[:-1])
-    whole, _, fraction = text.partition(".")
-    return int(whole) * 1000 + int((fraction + "000")[:3])
+    return whole_units(text, millis=True)
 
 
 def parse_memory(text: str) -> int:
     """A memory quantity (`4Gi`, `512Mi`, bytes) in bytes."""
-    found = _MEMORY.match(text)
-    if found is None:
-        raise ValueError(f"not a memory quantity: {text!r}")
-    return int(found["n"]) * _MEMORY_UNITS[found["unit"] or ""]
+    try:
+        return whole_units(text)
+    except ValueError:
+        raise ValueError(f"not a memory quantity: {text!r}") from None
 
 
 def format_cpu(millicores: int) -> str:

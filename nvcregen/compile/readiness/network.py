@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.model import TestUnit
@@ -74,7 +75,7 @@ def _pool_problems(site: Site, unit: TestUnit, doc: Document, *, strict: bool) -
             (
                 f"{where}/podNetwork/networks",
                 Severity.ERROR,
-                "NVC373",
+                codes.NVC373.code,
                 f"{len(network.networks)} networks for {nics.count} NICs: the Network Operator "
                 "attaches one network per NIC",
                 "list one NetworkAttachmentDefinition per NIC, in hcas order",
@@ -88,7 +89,7 @@ def _pool_problems(site: Site, unit: TestUnit, doc: Document, *, strict: bool) -
             (
                 where,
                 severity,
-                "NVC371",
+                codes.NVC371.code,
                 f"pool {unit.pool.spec.name}'s RDMA runs use RoCE but name no pod network: on "
                 "the cluster network alone RDMA connection setup fails with the common OFED "
                 "setup, and with NCCL_NET=IB pinned the tests fail",
@@ -114,6 +115,6 @@ def _nvcre_gap(where: str, unit: TestUnit) -> tuple[str, Severity, str, str, str
     )
     if unit.pool.spec.nics is not None and unit.pool.spec.nics.pod_network is not None:
         message = f"{gap}, so this podNetwork is not applied in NVCRE mode"
-        return f"{where}/podNetwork", Severity.WARNING, "NVC372", message, hint
+        return f"{where}/podNetwork", Severity.WARNING, codes.NVC372.code, message, hint
     message = f"{gap}: unless NVCRE's platform overrides add one, RDMA connection setup may fail"
-    return where, Severity.INFO, "NVC372", message, hint
+    return where, Severity.INFO, codes.NVC372.code, message, hint

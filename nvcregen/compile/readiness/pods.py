@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.model import Pool, TestUnit
@@ -83,5 +84,7 @@ def check_tolerations(site: Site, doc: Document) -> list[Diagnostic]:
             "name each taint the pool's nodes carry (key, effect), or leave only the "
             "keyless toleration: NVCRE's pods then tolerate every taint"
         )
-        found.append(Diagnostic(doc.span(where), Severity.WARNING, "NVC374", message, where, hint))
+        found.append(
+            Diagnostic(doc.span(where), Severity.WARNING, codes.NVC374.code, message, where, hint)
+        )
     return found

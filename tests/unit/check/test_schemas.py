@@ -769,6 +769,7 @@ def _pyyaml_loader(path: Path) -> list[Any]:
     return load_all(path)
 
 
+@pytest.mark.slow
 def test_compiled_index_matches_vendored_yaml() -> None:
     expected = vendor_upstream.compile_index(UPSTREAM, load=_pyyaml_loader)
     compiled = UPSTREAM / "_compiled"

@@ -87,6 +87,7 @@ def _judged(
     return versions, diags
 
 
+@pytest.mark.slow
 def test_the_findings_do_not_depend_on_the_workers(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -124,6 +125,7 @@ print(seen, len(diags))
 """
 
 
+@pytest.mark.slow
 def test_the_workers_start_before_the_site_models_are_imported(project: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-c", _STARTED_BEFORE_MODELS, str(project)],

@@ -127,6 +127,7 @@ def test_read_limited_tells_the_size_before_reading(tmp_path: Path) -> None:
     assert read_limited(file, 9) is None
 
 
+@pytest.mark.slow
 def test_a_100_mb_site_is_refused_without_being_read(tmp_path: Path) -> None:
     """The resident set stays far below the file's size (372 MB before)."""
     site = tmp_path / "sites" / "big.yaml"

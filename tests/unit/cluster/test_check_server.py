@@ -130,6 +130,7 @@ def test_missing_crds_are_one_nvc641_per_object(project: Path, fake: FakeApiServ
     assert all("nvcre.nvidia.com" not in p.body["apiVersion"] for p in fake.patches())
 
 
+@pytest.mark.slow
 def test_an_unreachable_server_is_one_diagnostic(project: Path) -> None:
     result = run(
         "check", "out", "--server", "down", "--kubeconfig", "kubeconfig", "--format", "json"

@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fabricfactory import INVENTORY, fleet_inventory, write_project
 from fakeapi import closed_port_url, write_kubeconfig
 from kubehttp import Received, serve_app
@@ -89,6 +90,7 @@ def test_live_nodes_are_read_page_by_page(tmp_path: Path) -> None:
     assert [c.query.get("continue") for c in app.calls] == [None, [str(PAGE)]]
 
 
+@pytest.mark.slow
 def test_check_server_finds_the_drift_of_rendered_sites(tmp_path: Path) -> None:
     write_project(tmp_path, PAGE + 20, 4)
     (tmp_path / "out" / "fleet").mkdir(parents=True)

@@ -200,6 +200,7 @@ def owned_closure(objects: list[Obj], roots: set[str]) -> list[Obj]:
     return [o for o in objects if o["metadata"]["uid"] in gone]
 
 
+@pytest.mark.slow
 @settings(
     max_examples=30,
     deadline=None,

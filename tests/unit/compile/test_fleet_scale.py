@@ -49,6 +49,7 @@ def _compiled(nodes: int) -> int:
     return pstats.Stats(profile).total_calls  # type: ignore[attr-defined, no-any-return]
 
 
+@pytest.mark.slow
 def test_a_fleet_site_compiles_in_linear_calls() -> None:
     _compiled(SMALL)  # warm the catalog, the schema registry and the checks' memos
     small, large = _compiled(SMALL), _compiled(LARGE)
@@ -57,6 +58,7 @@ def test_a_fleet_site_compiles_in_linear_calls() -> None:
     )
 
 
+@pytest.mark.slow
 def test_each_pod_is_tried_on_the_nodes_it_names(monkeypatch: pytest.MonkeyPatch) -> None:
     # A pinned pod (a node name, a hostname) is tried on its nodes only, not on the fleet:
     # the tries per node stay the same whatever the fleet's size.

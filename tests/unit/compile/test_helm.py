@@ -212,6 +212,7 @@ def test_the_real_helm_binary_renders_the_chart(archive: Path) -> None:
 # --- the Helm SDK (in-process Helm 4) -----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_the_sdk_drops_hooks_and_notes_and_splits_crds(archive: Path) -> None:
     rendered = _render(SdkRenderer(_sdk()), archive, {})
     kinds = sorted(m["kind"] for m in rendered.manifests)

@@ -246,6 +246,7 @@ def test_a_pinned_archive_without_a_renderer_is_nvc403(tmp_path: Path) -> None:
     assert "nvcregen[helm]" in caught.value.hint
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("engine", ["flux", "argocd"])
 def test_the_archive_renders_with_crds_apart(
     tmp_path: Path, renderer: HelmRenderer, engine: str
@@ -285,6 +286,7 @@ def test_the_charts_own_service_monitor_is_off(tmp_path: Path, renderer: HelmRen
     assert one(manifests, "PodDisruptionBudget")["spec"]["minAvailable"] == 1
 
 
+@pytest.mark.slow
 def test_no_jobset_crd_unless_the_site_manages_jobset(
     tmp_path: Path, renderer: HelmRenderer
 ) -> None:

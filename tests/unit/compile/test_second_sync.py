@@ -202,6 +202,7 @@ def _cases() -> list[Any]:
     return cases
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", _cases())
 def test_a_second_sync_of_every_run_changes_nothing_and_fails_nothing(path: Path) -> None:
     manifests = _manifests(path)
@@ -312,6 +313,7 @@ def test_every_queued_trainer_run_has_its_workload_in_the_second_sync() -> None:
     assert workloads == {f"{name}-workload" for name in runs}
 
 
+@pytest.mark.slow
 def test_a_workloads_pod_sets_are_immutable_once_it_holds_quota() -> None:
     """The rendered Workload applied again unchanged leaves the admitted one as it is.
 

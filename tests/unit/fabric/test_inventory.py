@@ -72,6 +72,7 @@ def test_bad_exports_are_refused(data: dict[str, Any], message: str) -> None:
         from_node_list(data, "x")
 
 
+@pytest.mark.slow
 def test_at_most_max_nodes() -> None:
     items = [node(f"n{i}") for i in range(MAX_NODES)]
     assert len(from_node_list({"kind": "List", "items": items}, "x").nodes) == MAX_NODES

@@ -112,6 +112,7 @@ def test_every_shipped_unit_is_within_its_engines_limits(site: str) -> None:
     ]
 
 
+@pytest.mark.slow
 def test_render_refuses_a_trainer_fleet_over_a_unit_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

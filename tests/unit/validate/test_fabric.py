@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from fabricfactory import INVENTORY, fleet_inventory, fleet_site, write_project
 from sitefactory import catalog, edit, line_of
 
@@ -98,6 +99,7 @@ def test_pools_share_their_fabric_levels(tmp_path: Path) -> None:
     assert codes(diagnose(tmp_path, same)) == []
 
 
+@pytest.mark.slow
 def test_an_inventory_over_a_site_files_size_is_read(tmp_path: Path) -> None:
     """A fleet's inventory passes the 1 MiB a site file may hold (2,500 nodes are about
     1.07 MB); it was refused as "larger than 1024 KiB ... a site file should be small"."""

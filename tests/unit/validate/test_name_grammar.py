@@ -112,6 +112,7 @@ def test_a_block_scalar_newline_does_not_pass_a_name_pattern() -> None:
     assert [d.path for d in schema_diagnostics(json.dumps(data))] == ["/metadata/name"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "pattern",
     [

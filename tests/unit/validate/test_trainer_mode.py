@@ -63,4 +63,4 @@ def test_the_example_trainer_site_has_no_problems() -> None:
 
 def test_every_trainer_mode_code_has_a_test() -> None:
     source = Path(trainer_checks.__file__).read_text(encoding="utf-8")
-    assert set(re.findall(r'"(NVC3\d\d)"', source)) == {"NVC321", "NVC322", "NVC323"}
+    assert set(re.findall(r"codes\.(NVC3\d\d)\.code", source)) == {"NVC321", "NVC322", "NVC323"}
