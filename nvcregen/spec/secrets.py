@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.secrets import URL_CREDENTIALS, entry_secret, find_secret
 from nvcregen.spec.positions import Document, pointer
@@ -50,7 +51,7 @@ def _diagnostic(doc: Document, ptr: str, what: str, *, key: bool) -> Diagnostic:
         return Diagnostic(
             span,
             Severity.ERROR,
-            "NVC113",
+            codes.NVC113.code,
             "this URL carries a password (user:password@host); it would be written to out/",
             ptr,
             "remove it from the URL and give the credentials to the GitOps controller as a"
@@ -59,7 +60,7 @@ def _diagnostic(doc: Document, ptr: str, what: str, *, key: bool) -> Diagnostic:
     return Diagnostic(
         span,
         Severity.ERROR,
-        "NVC114",
+        codes.NVC114.code,
         f"this looks like {what}; secrets must not be in a site file (they reach out/)",
         ptr,
         f"keep it in a Kubernetes Secret and name the Secret instead; {_ROTATE}",
