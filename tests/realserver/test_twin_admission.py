@@ -6,15 +6,17 @@ its own fake nodes, Topology, flavor and queues, and shows one engine behaviour 
 the configuration nvcregen refuses leaves a Job unadmitted, with Kueue's own reason on its
 Workload, and the one it requires runs to completion.
 
-- A Topology level no node carries: Kueue's TAS cache keeps only the nodes that carry every
-  level's label (`NodeMatchesFlavor`, pkg/util/tas/node.go), so a flavor whose nodes lack
-  one has no domains at all (NVC codes of the render check: design note 0007).
-- A taint the pods do not tolerate: Kueue's topology scheduler skips such a node
+- A Topology level no node carries (`validate` refuses it against the inventory: NVC394,
+  NVC399): Kueue's TAS cache keeps only the nodes that carry every level's label
+  (`NodeMatchesFlavor`, pkg/util/tas/node.go), so a flavor whose nodes lack one has no
+  domains at all.
+- A taint the pods do not tolerate (NVC365): Kueue's topology scheduler skips such a node
   (`FindMatchingUntoleratedTaint`, pkg/cache/scheduler/scheduling_simulator_default.go),
   before kube-scheduler could.
 
-Why 30 s of "not admitted" is enough: Kueue's scheduler takes a new Workload at once (in
-the passing halves here admission follows the Job's creation within about 2 s), and a
+Why 30 s of "not admitted" is enough: Kueue's scheduler takes a new Workload at once (here
+it writes its refusal, or admits the passing half, within a second of the Job's creation;
+each test asserts its passing half was admitted within a third of the wait), and a
 Workload it found inadmissible is parked until a cluster event (a node, flavor or quota
 change) retries it; each test first waits for Kueue's written refusal, so the wait that
 follows only shows that nothing else admits it later. Wall time per test: docs/design/0019.

@@ -37,7 +37,9 @@ pytestmark = [
 NAMESPACE = "flux-runs"
 QUEUE = "no-quota"
 REPOSITORY = "rehearsal"
-HEALTH_TIMEOUT = 15  # seconds: the Kustomizations' `timeout`, after which a check fails
+# Seconds: the Kustomizations' `timeout`, after which a health check fails; the least
+# kustomize-controller takes (`Kustomization.GetTimeout` raises anything shorter to 30 s).
+HEALTH_TIMEOUT = 30
 TEST_LIMIT = 60.0
 FLUX = "/apis/kustomize.toolkit.fluxcd.io/v1/namespaces/" + twin.FLUX_NAMESPACE
 SOURCES = "/apis/source.toolkit.fluxcd.io/v1/namespaces/" + twin.FLUX_NAMESPACE
@@ -160,7 +162,7 @@ def test_flux_calls_a_queued_job_ready_and_the_prebuilt_workloads_check_holds_it
         45,
     )
     assert (gated["status"], gated["reason"]) == ("False", "HealthCheckFailed"), gated
-    assert "Workload/flux-runs/gated-workload" in gated["message"], gated
+    assert "[Workload/flux-runs/gated-workload status: 'InProgress']" in gated["message"], gated
     assert (rehearsal.job(NAMESPACE, "gated") or {})["spec"]["suspend"] is True
     workload = rehearsal.get(f"{twin.KUEUE_API}/namespaces/{NAMESPACE}/workloads/gated-workload")
     (owner,) = (workload or {})["metadata"]["ownerReferences"]  # Kueue adopted it for the Job
