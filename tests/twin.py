@@ -347,9 +347,14 @@ class GitServer(http.server.ThreadingHTTPServer):
         self.thread = threading.Thread(target=self.serve_forever, daemon=True)
         self.thread.start()
 
+    @property
+    def port(self) -> int:
+        """The loopback port it serves on."""
+        return int(self.server_address[1])
+
     def url(self, name: str) -> str:
         """The clone URL of repository `name`."""
-        return f"http://127.0.0.1:{self.server_address[1]}/{name}.git"
+        return f"http://127.0.0.1:{self.port}/{name}.git"
 
     def stop(self) -> None:
         """Stop serving and close the socket. Idempotent."""

@@ -177,7 +177,7 @@ def test_stopping_the_twin_ends_flux_and_the_git_server(rehearsal: Twin) -> None
     started = dict(rehearsal.processes)
     assert set(twin.FLUX_CONTROLLERS) <= set(started)
     (server,) = rehearsal.servers
-    address = server.server_address[:2]
+    address = ("127.0.0.1", server.port)
     with socket.create_connection(address, timeout=5):  # serving until the stop
         pass
     rehearsal.stop()
