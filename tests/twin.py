@@ -298,6 +298,7 @@ class _GitHandler(http.server.BaseHTTPRequestHandler):
         """Quiet: the test's output is for the test."""
 
     def _backend(self) -> None:
+        # A request body by its Content-Length, as go-git (source-controller) sends one.
         path, _, query = self.path.partition("?")
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
         env = {
@@ -691,10 +692,11 @@ class Twin:
     ) -> None:
         """Create fake GPU nodes with `labels` and `taints`; wait until each is Ready and
         carries exactly those taints (the API server's `not-ready` one lifted)."""
-        wanted = taint_keys(taints)
+        given = list(taints)
+        wanted = taint_keys(given)
         added = list(names)
         for name in added:
-            self.post("/api/v1/nodes", gpu_node(name, labels, taints=taints))
+            self.post("/api/v1/nodes", gpu_node(name, labels, taints=given))
             self.nodes.append(name)
         began = time.monotonic()
         for name in added:
