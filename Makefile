@@ -38,7 +38,7 @@ controlplane:
 kueueparity:
 	tools/kueueparity/build.sh
 
-# The twin for tests/realserver/test_twin_smoke.py (issue #34): kwok, kube-scheduler, the
+# The twin for tests/realserver/test_twin_*.py (issue #34): kwok, kube-scheduler, the
 # Kueue, JobSet and Trainer managers and Flux's source- and kustomize-controller, built from
 # the published modules pinned in tools/twin/*/go.mod (kube-scheduler from the control
 # plane's) into ~/.cache/nvcregen/twin/<pins>/ (reused while they are unchanged). Opt-in

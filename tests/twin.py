@@ -23,21 +23,29 @@ without the vendored CRDs: the controllers' own are installed instead):
   certificate Kueue writes into its Secret copied into `certDir` (what a kubelet would
   mount).
 
+On demand: fake nodes with taints, labels added later (`add_gpu_nodes`, `label_nodes`); a
+Topology and a flavor, ClusterQueue and LocalQueue on it (`topology`, `queue`); Flux's
+source-controller and kustomize-controller with their CRDs (`start_flux`), reading bare
+repositories (`git_repository`) served by `git http-backend` behind a loopback HTTP server
+in a thread of the test process (`git_server`).
+
 Every process runs in a process group of its own, gets SIGKILL if the test process dies
-(`PR_SET_PDEATHSIG`), and is stopped by `Twin.stop()`, which a finalizer also runs at
-interpreter exit. This module is the seed of `nvcregen rehearse`: nothing in it is
-specific to a test. What each step needs, and why: docs/design/0019-twin.md.
+(`PR_SET_PDEATHSIG`), and is stopped by `Twin.stop()` (the Git server with them), which a
+finalizer also runs at interpreter exit. This module is the seed of `nvcregen rehearse`:
+nothing in it is specific to a test. What each step needs, and why: docs/design/0019-twin.md.
 """
 
 from __future__ import annotations
 
 import base64
 import hashlib
+import http.server
 import json
 import os
 import signal
 import ssl
 import subprocess
+import threading
 import time
 import urllib.request
 import weakref
@@ -77,6 +85,9 @@ BINARIES = (
 KUEUE_NAMESPACE = "kueue-system"
 KUEUE_SERVICE = "kueue-webhook-service"  # Kueue names its webhook configurations after it
 KUEUE_SECRET = "kueue-webhook-server-cert"
+KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
+FLUX_NAMESPACE = "flux-system"
+FLUX_CONTROLLERS = ("source-controller", "kustomize-controller")
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 START_TIMEOUT = 180.0  # seconds for one controller to be ready on a loaded 2-core machine
 STOP_TIMEOUT = 15.0
@@ -179,10 +190,17 @@ def write_cri_log(path: Path, lines: Iterable[str], stream: str = "stdout") -> P
     return path
 
 
-def gpu_node(name: str, labels: Mapping[str, str], gpus: int = 8) -> dict[str, Any]:
-    """A fake node for kwok: its labels, `nvidia.com/gpu` allocatable, a loopback address."""
+def gpu_node(
+    name: str,
+    labels: Mapping[str, str],
+    gpus: int = 8,
+    taints: Iterable[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """A fake node for kwok: its labels and taints, `nvidia.com/gpu` allocatable, a
+    loopback address."""
     resources = {"cpu": "128", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": str(gpus)}
     key, value = FAKE_NODE_ANNOTATION
+    given = [dict(taint) for taint in taints]
     return {
         "apiVersion": "v1",
         "kind": "Node",
@@ -191,12 +209,190 @@ def gpu_node(name: str, labels: Mapping[str, str], gpus: int = 8) -> dict[str, A
             "labels": {"kubernetes.io/hostname": name, "type": "kwok", **labels},
             "annotations": {key: value, "node.alpha.kubernetes.io/ttl": "0"},
         },
-        "spec": {},
+        "spec": {"taints": given} if given else {},
         # No addresses: kwok's node-initialize stage writes its `nodeIP` (loopback) as the
         # InternalIP, and no Hostname, so the API server dials kwok for logs. (Given an
         # InternalIP and no Hostname, that stage writes an empty list instead.)
         "status": {"allocatable": resources, "capacity": resources},
     }
+
+
+# --- the objects the tests queue ----------------------------------------------------------
+
+
+def condition(obj: Mapping[str, Any] | None, kind: str) -> bool:
+    """Whether `obj` has a condition of type `kind` with status True."""
+    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
+    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
+
+
+def taint_keys(taints: Iterable[Mapping[str, str]]) -> set[tuple[str, str, str]]:
+    """Taints as comparable (key, value, effect) triples."""
+    return {(t["key"], t.get("value") or "", t["effect"]) for t in taints}
+
+
+def queued_job(
+    name: str,
+    namespace: str,
+    queue: str,
+    gpus: int,
+    *,
+    annotations: Mapping[str, str] | None = None,
+    tolerations: Iterable[Mapping[str, str]] = (),
+) -> dict[str, Any]:
+    """A batch/v1 Job of one pod asking for `gpus`, in LocalQueue `queue`; kwok completes
+    its pod a second after it runs. `annotations` go on the pod template (Kueue reads its
+    topology requests there)."""
+    pod: dict[str, Any] = {
+        "restartPolicy": "Never",
+        "containers": [
+            {
+                "name": "main",
+                "image": "nvcr.io/nvidia/pytorch:25.01-py3",
+                "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
+            }
+        ],
+    }
+    if tolerations:
+        pod["tolerations"] = [dict(t) for t in tolerations]
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": {"kueue.x-k8s.io/queue-name": queue},
+        },
+        "spec": {
+            "parallelism": 1,
+            "completions": 1,
+            "backoffLimit": 0,
+            "template": {
+                "metadata": {
+                    "annotations": {
+                        "pod-complete.stage.kwok.x-k8s.io/delay": "1s",
+                        **(annotations or {}),
+                    }
+                },
+                "spec": pod,
+            },
+        },
+    }
+
+
+# --- a Git server on loopback, for Flux's source-controller -------------------------------
+
+
+class _GitHandler(http.server.BaseHTTPRequestHandler):
+    """Git's smart HTTP protocol: each request handed to `git http-backend` (CGI)."""
+
+    server: GitServer
+
+    def do_GET(self) -> None:
+        self._backend()
+
+    def do_POST(self) -> None:
+        self._backend()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Quiet: the test's output is for the test."""
+
+    def _backend(self) -> None:
+        # A request body by its Content-Length, as go-git (source-controller) sends one.
+        path, _, query = self.path.partition("?")
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "GIT_PROJECT_ROOT": str(self.server.root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "REQUEST_METHOD": self.command,
+            "PATH_INFO": path,
+            "QUERY_STRING": query,
+            "CONTENT_TYPE": self.headers.get("Content-Type") or "",
+            "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_ADDR": self.client_address[0],
+        }
+        if self.headers.get("Git-Protocol"):
+            env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
+        done = subprocess.run(
+            ["git", "http-backend"],
+            input=body,
+            env=env,
+            capture_output=True,
+            timeout=60,
+            check=False,
+        )
+        head, _, payload = done.stdout.partition(b"\r\n\r\n")
+        status, headers = 200, []
+        for line in head.decode("latin-1").splitlines():
+            key, _, value = line.partition(":")
+            if key.lower() == "status":
+                status = int(value.split()[0])
+            elif key:
+                headers.append((key, value.strip()))
+        self.send_response(status if done.returncode == 0 else 500)
+        for key, value in headers:
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+
+class GitServer(http.server.ThreadingHTTPServer):
+    """The bare repositories under `root`, served read-only over smart HTTP on loopback
+    (`http://127.0.0.1:<port>/<name>.git`), in a thread of the test process."""
+
+    def __init__(self, root: Path) -> None:
+        super().__init__(("127.0.0.1", 0), _GitHandler)
+        self.root = root
+        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self.thread.start()
+
+    @property
+    def port(self) -> int:
+        """The loopback port it serves on."""
+        return int(self.server_address[1])
+
+    def url(self, name: str) -> str:
+        """The clone URL of repository `name`."""
+        return f"http://127.0.0.1:{self.port}/{name}.git"
+
+    def stop(self) -> None:
+        """Stop serving and close the socket. Idempotent."""
+        if self.thread.is_alive():
+            self.shutdown()
+            self.thread.join()
+        self.server_close()
+
+
+def git_repository(root: Path, name: str, files: Mapping[str, str]) -> str:
+    """A bare repository `root/<name>.git` whose branch `main` holds `files` (path: text)
+    in one commit; the commit's hash."""
+    work = root / f"{name}.work"
+    for path, text in files.items():
+        (work / path).parent.mkdir(parents=True, exist_ok=True)
+        (work / path).write_text(text, "utf-8")
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "nvcregen twin",
+        "GIT_AUTHOR_EMAIL": "twin@nvcregen.invalid",
+        "GIT_COMMITTER_NAME": "nvcregen twin",
+        "GIT_COMMITTER_EMAIL": "twin@nvcregen.invalid",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "HOME": str(root),
+    }
+
+    def git(*args: str, cwd: Path = work) -> str:
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+        )
+        return done.stdout.strip()
+
+    git("init", "--quiet", "--initial-branch=main")
+    git("add", "--all")
+    git("commit", "--quiet", "--message=rehearsal")
+    git("clone", "--quiet", "--bare", str(work), str(root / f"{name}.git"), cwd=root)
+    return git("rev-parse", "HEAD")
 
 
 # --- the processes ---------------------------------------------------------------------------
@@ -219,9 +415,14 @@ def _stop_processes(processes: dict[str, subprocess.Popen[bytes]]) -> None:
 
 
 def _stop_all(
-    processes: dict[str, subprocess.Popen[bytes]], logs: list[BinaryIO], plane: ControlPlane
+    processes: dict[str, subprocess.Popen[bytes]],
+    logs: list[BinaryIO],
+    plane: ControlPlane,
+    servers: list[GitServer],
 ) -> None:
     _stop_processes(processes)
+    while servers:
+        servers.pop().stop()
     plane.stop()
     for log in logs:
         log.close()
@@ -247,13 +448,17 @@ class Twin:
     timings: dict[str, float] = field(default_factory=dict)
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
     logs: list[BinaryIO] = field(default_factory=list)
+    servers: list[GitServer] = field(default_factory=list)
     kwok_port: int = 0
 
     def __post_init__(self) -> None:
-        self._finalizer = weakref.finalize(self, _stop_all, self.processes, self.logs, self.plane)
+        self._finalizer = weakref.finalize(
+            self, _stop_all, self.processes, self.logs, self.plane, self.servers
+        )
 
     def stop(self) -> None:
-        """Stop every controller (process groups), then the control plane. Idempotent."""
+        """Stop every controller (process groups), the Git server, then the control plane.
+        Idempotent."""
         self._finalizer()
 
     def spawn(self, name: str, args: list[str], env: Mapping[str, str] | None = None) -> None:
@@ -335,6 +540,90 @@ class Twin:
         tails = "\n".join(f"--- {n}:\n{self.log_tail(n, 1500)}" for n in self.processes)
         raise ControlPlaneError(f"{what}: not within {timeout:.0f} s\n{tails}")
 
+    # --- Kueue's queues and what it does with a Job ----------------------------------------
+
+    def topology(self, name: str, levels: Iterable[str]) -> None:
+        """A Kueue Topology with `levels`, outermost first."""
+        self.post(
+            f"{KUEUE_API}/topologies",
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "Topology",
+                "metadata": {"name": name},
+                "spec": {"levels": [{"nodeLabel": level} for level in levels]},
+            },
+        )
+
+    def queue(
+        self,
+        name: str,
+        namespace: str,
+        node_labels: Mapping[str, str],
+        gpus: int,
+        topology: str | None = None,
+    ) -> None:
+        """A ResourceFlavor (on `topology`, when given), a ClusterQueue of `gpus` GPUs of
+        it and a LocalQueue in `namespace`, all named `name`; wait until the ClusterQueue
+        is Active."""
+        self.plane.namespace(namespace)
+        flavor: dict[str, Any] = {"nodeLabels": dict(node_labels)}
+        if topology is not None:
+            flavor["topologyName"] = topology
+        self.post(
+            f"{KUEUE_API}/resourceflavors",
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ResourceFlavor",
+                "metadata": {"name": name},
+                "spec": flavor,
+            },
+        )
+        quota = {"name": "nvidia.com/gpu", "nominalQuota": gpus}
+        self.post(
+            f"{KUEUE_API}/clusterqueues",
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "ClusterQueue",
+                "metadata": {"name": name},
+                "spec": {
+                    "namespaceSelector": {},
+                    "resourceGroups": [
+                        {
+                            "coveredResources": ["nvidia.com/gpu"],
+                            "flavors": [{"name": name, "resources": [quota]}],
+                        }
+                    ],
+                },
+            },
+        )
+        self.post(
+            f"{KUEUE_API}/namespaces/{namespace}/localqueues",
+            {
+                "apiVersion": "kueue.x-k8s.io/v1beta2",
+                "kind": "LocalQueue",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {"clusterQueue": name},
+            },
+        )
+        self.wait_for(
+            f"ClusterQueue {name} Active",
+            lambda: condition(self.get(f"{KUEUE_API}/clusterqueues/{name}"), "Active"),
+            timeout=60,
+        )
+
+    def workload_of(self, namespace: str, job: str) -> dict[str, Any] | None:
+        """The Workload Kueue made for batch/v1 Job `job`, or None (not yet)."""
+        listed = self.get(f"{KUEUE_API}/namespaces/{namespace}/workloads") or {}
+        for workload in listed.get("items") or []:
+            owners = workload["metadata"].get("ownerReferences") or []
+            if any(o["kind"] == "Job" and o["name"] == job for o in owners):
+                return dict(workload)
+        return None
+
+    def job(self, namespace: str, name: str) -> dict[str, Any] | None:
+        """A batch/v1 Job as stored, or None."""
+        return self.get(f"/apis/batch/v1/namespaces/{namespace}/jobs/{name}")
+
     # --- starting each controller ----------------------------------------------------------
 
     def start_scheduler(self) -> None:
@@ -395,24 +684,41 @@ class Twin:
         )
         self.wait_healthy("kwok", f"https://127.0.0.1:{self.kwok_port}/healthz")
 
-    def add_gpu_nodes(self, names: Iterable[str], labels: Mapping[str, str]) -> None:
-        """Create fake GPU nodes; wait until each is Ready and schedulable (untainted)."""
-        for name in names:
-            self.post("/api/v1/nodes", gpu_node(name, labels))
+    def add_gpu_nodes(
+        self,
+        names: Iterable[str],
+        labels: Mapping[str, str],
+        taints: Iterable[Mapping[str, str]] = (),
+    ) -> None:
+        """Create fake GPU nodes with `labels` and `taints`; wait until each is Ready and
+        carries exactly those taints (the API server's `not-ready` one lifted)."""
+        given = list(taints)
+        wanted = taint_keys(given)
+        added = list(names)
+        for name in added:
+            self.post("/api/v1/nodes", gpu_node(name, labels, taints=given))
             self.nodes.append(name)
         began = time.monotonic()
-        for name in self.nodes:
+        for name in added:
 
             def ready(node_name: str = name) -> bool:
                 node = self.get(f"/api/v1/nodes/{node_name}") or {}
-                conditions = (node.get("status") or {}).get("conditions") or []
-                is_ready = any(
-                    c.get("type") == "Ready" and c.get("status") == "True" for c in conditions
+                return condition(node, "Ready") and (
+                    taint_keys((node.get("spec") or {}).get("taints") or []) == wanted
                 )
-                return is_ready and not (node.get("spec") or {}).get("taints")
 
-            self.wait_for(f"node {name} Ready without taints", ready)
-        self.timings["nodes"] = time.monotonic() - began
+            self.wait_for(f"node {name} Ready with taints {sorted(wanted)}", ready)
+        self.timings["nodes"] = self.timings.get("nodes", 0.0) + time.monotonic() - began
+
+    def label_nodes(self, names: Iterable[str], labels: Mapping[str, str]) -> None:
+        """Add `labels` to existing nodes (a merge patch, as `kubectl label` sends)."""
+        for name in names:
+            self.plane.ok(
+                "PATCH",
+                f"/api/v1/nodes/{name}",
+                {"metadata": {"labels": dict(labels)}},
+                content_type="application/merge-patch+json",
+            )
 
     def start_kueue(self, frameworks: Iterable[str] = ("batch/job",)) -> None:
         """Kueue with its own webhooks and CRDs, its certificate managed by itself."""
@@ -487,6 +793,52 @@ class Twin:
         self.wait_healthy("kueue", f"http://127.0.0.1:{health}/readyz", mount_certificate)
         self.timings["kueue"] = time.monotonic() - began
 
+    def git_server(self) -> GitServer:
+        """A Git server on loopback for the repositories under `<folder>/git/`, stopped
+        with the twin."""
+        root = self.folder / "git"
+        root.mkdir(exist_ok=True)
+        server = GitServer(root)
+        self.servers.append(server)
+        return server
+
+    def start_flux(self) -> None:
+        """Flux's source-controller (artifacts served on loopback) and kustomize-controller,
+        in namespace flux-system, with their own CRDs; no leader election, no metrics."""
+        began = time.monotonic()
+        manifests = self.home / "manifests"
+        crds = []
+        for controller in FLUX_CONTROLLERS:
+            folder = manifests / controller / "config" / "crd"
+            kustomization = yaml_documents(folder / "kustomization.yaml")[0]
+            crds += [yaml_documents(folder / name)[0] for name in kustomization["resources"]]
+        install_crds(self.plane, crds)
+        self.plane.namespace(FLUX_NAMESPACE)
+        env = {"KUBECONFIG": str(self.plane.kubeconfig), "RUNTIME_NAMESPACE": FLUX_NAMESPACE}
+        storage, health = free_port(), free_port()
+        (self.folder / "flux-artifacts").mkdir()
+        common = ["--enable-leader-election=false", "--metrics-addr=0", "--log-encoding=console"]
+        self.spawn(
+            "source-controller",
+            [
+                *common,
+                f"--health-addr=127.0.0.1:{health}",
+                f"--storage-path={self.folder / 'flux-artifacts'}",
+                f"--storage-addr=127.0.0.1:{storage}",
+                f"--storage-adv-addr=127.0.0.1:{storage}",
+            ],
+            env=env,
+        )
+        self.wait_healthy("source-controller", f"http://127.0.0.1:{health}/readyz")
+        health = free_port()
+        self.spawn(
+            "kustomize-controller",
+            [*common, f"--health-addr=127.0.0.1:{health}", "--no-remote-bases=true"],
+            env=env,
+        )
+        self.wait_healthy("kustomize-controller", f"http://127.0.0.1:{health}/readyz")
+        self.timings["flux"] = time.monotonic() - began
+
 
 def cluster_logs(namespace: str, container: str, path: Path) -> dict[str, Any]:
     """kwok's ClusterLogs serving `path` (CRI format) as the log of `container` of every
@@ -509,7 +861,8 @@ def start(
     kwok_config: Iterable[Mapping[str, Any]] = (),
 ) -> Twin:
     """Start the control plane, kube-controller-manager, kube-scheduler, kwok with `nodes`
-    (fake GPU nodes carrying `labels`) and Kueue; stopped whole if any step fails.
+    (fake GPU nodes carrying `labels`; none is fine, `Twin.add_gpu_nodes` adds them later)
+    and Kueue; stopped whole if any step fails.
 
     Raises:
         ControlPlaneError: When the twin is not built, or a step fails (its log's end said).

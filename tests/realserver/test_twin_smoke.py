@@ -69,101 +69,18 @@ def rehearsal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
         started.stop()
 
 
-def queued_job(name: str, gpus: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {
-            "name": name,
-            "namespace": NAMESPACE,
-            "labels": {"kueue.x-k8s.io/queue-name": "gpus"},
-        },
-        "spec": {
-            "parallelism": 1,
-            "completions": 1,
-            "backoffLimit": 0,
-            "template": {
-                "metadata": {"annotations": {"pod-complete.stage.kwok.x-k8s.io/delay": "1s"}},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [
-                        {
-                            "name": "main",
-                            "image": "nvcr.io/nvidia/pytorch:25.01-py3",
-                            "resources": {"limits": {"nvidia.com/gpu": str(gpus)}},
-                        }
-                    ],
-                },
-            },
-        },
-    }
-
-
-def queues(rehearsal: Twin) -> None:
-    rehearsal.plane.namespace(NAMESPACE)
-    rehearsal.post(
-        f"{KUEUE}/resourceflavors",
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ResourceFlavor",
-            "metadata": {"name": "h100"},
-            "spec": {"nodeLabels": {"nvidia.com/gpu.present": "true"}},
-        },
-    )
-    rehearsal.post(
-        f"{KUEUE}/clusterqueues",
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "ClusterQueue",
-            "metadata": {"name": "gpus"},
-            "spec": {
-                "namespaceSelector": {},
-                "resourceGroups": [
-                    {
-                        "coveredResources": ["nvidia.com/gpu"],
-                        "flavors": [
-                            {
-                                "name": "h100",
-                                "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}],
-                            }
-                        ],
-                    }
-                ],
-            },
-        },
-    )
-    rehearsal.post(
-        f"{KUEUE}/namespaces/{NAMESPACE}/localqueues",
-        {
-            "apiVersion": "kueue.x-k8s.io/v1beta2",
-            "kind": "LocalQueue",
-            "metadata": {"name": "gpus", "namespace": NAMESPACE},
-            "spec": {"clusterQueue": "gpus"},
-        },
-    )
-
-    def active() -> bool:
-        queue = rehearsal.get(f"{KUEUE}/clusterqueues/gpus") or {}
-        conditions = (queue.get("status") or {}).get("conditions") or []
-        return any(c["type"] == "Active" and c["status"] == "True" for c in conditions)
-
-    rehearsal.wait_for("ClusterQueue gpus Active", active, timeout=60)
-
-
-def condition(obj: dict[str, Any] | None, kind: str) -> bool:
-    conditions = ((obj or {}).get("status") or {}).get("conditions") or []
-    return any(c.get("type") == kind and c.get("status") == "True" for c in conditions)
-
-
 def test_a_queued_job_is_admitted_bound_to_a_kwok_node_and_completes(rehearsal: Twin) -> None:
-    queues(rehearsal)
+    rehearsal.queue("gpus", NAMESPACE, {"nvidia.com/gpu.present": "true"}, gpus=16)
     began = time.monotonic()
-    job = rehearsal.post(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs", queued_job("smoke", 8))
+    job = rehearsal.post(
+        f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs",
+        twin.queued_job("smoke", NAMESPACE, "gpus", 8),
+    )
     assert job["spec"]["suspend"] is True  # Kueue's mutating webhook ran on the create
 
     def admitted() -> dict[str, Any] | None:
         listed = rehearsal.get(f"{KUEUE}/namespaces/{NAMESPACE}/workloads") or {}
-        mine = [w for w in listed.get("items") or [] if condition(w, "Admitted")]
+        mine = [w for w in listed.get("items") or [] if twin.condition(w, "Admitted")]
         return mine[0] if mine else None
 
     workload = rehearsal.wait_for("the Job's Workload admitted", admitted, timeout=120)
@@ -172,12 +89,12 @@ def test_a_queued_job_is_admitted_bound_to_a_kwok_node_and_completes(rehearsal: 
     admission = workload["status"]["admission"]
     assert admission["clusterQueue"] == "gpus"
     (pod_set,) = admission["podSetAssignments"]
-    assert pod_set["flavors"] == {"nvidia.com/gpu": "h100"}
+    assert pod_set["flavors"] == {"nvidia.com/gpu": "gpus"}
     assert pod_set["resourceUsage"]["nvidia.com/gpu"] == "8"
 
     def completed() -> dict[str, Any] | None:
         current = rehearsal.get(f"/apis/batch/v1/namespaces/{NAMESPACE}/jobs/smoke")
-        return current if condition(current, "Complete") else None
+        return current if twin.condition(current, "Complete") else None
 
     done = rehearsal.wait_for("the Job complete", completed, timeout=180)
     assert done["status"]["succeeded"] == 1
@@ -187,7 +104,7 @@ def test_a_queued_job_is_admitted_bound_to_a_kwok_node_and_completes(rehearsal: 
     assert pod["spec"]["nodeName"] in NODES  # bound by kube-scheduler to a kwok node
     assert pod["spec"]["nodeSelector"] == {"nvidia.com/gpu.present": "true"}  # the flavor's
     assert pod["status"]["phase"] == "Succeeded"
-    assert condition(pod, "PodScheduled")
+    assert twin.condition(pod, "PodScheduled")
     code, log = rehearsal.plane.request(
         "GET", f"/api/v1/namespaces/{NAMESPACE}/pods/{pod['metadata']['name']}/log"
     )
