@@ -28,6 +28,7 @@ from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
+from nvcregen.ingest.limits import MAX_LOG_BYTES
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site
@@ -87,9 +88,16 @@ def _read_logs(
             continue
         pod = str(metadata(found).get("name"))
         path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
-        data = read_text(cluster, path, [("container", container)], options.policy)
+        query = [("container", container), ("limitBytes", str(MAX_LOG_BYTES + 1))]
+        data = read_text(cluster, path, query, options.policy)
         if data is None:
             notes.append(f"{run.get('kind')} {name}: pod {pod} is gone, no log")
+            continue
+        if len(data) > MAX_LOG_BYTES:  # what `ingest` reads at most: never judged past it
+            limit = f"{MAX_LOG_BYTES // (1 << 20)} MiB"
+            notes.append(
+                f"{run.get('kind')} {name}: the log of pod {pod} is over {limit}, not read"
+            )
             continue
         logs.append(RunLog(namespace, name, data, node_of(found)))
     return logs, notes

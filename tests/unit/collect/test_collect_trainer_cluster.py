@@ -19,6 +19,7 @@ from fakelist import FakeKube, Fault, serve, write_kubeconfig
 from trainerlogs import default_log, is_two_node_all_reduce, runs, write_saved_logs
 
 from nvcregen.cluster.retry import RetryPolicy
+from nvcregen.collect import podlogs
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.core.errors import ExitCode
@@ -97,6 +98,7 @@ def test_cluster_logs_give_the_verdicts_of_the_saved_logs(tmp_path: Path, fake: 
     assert len(reads) == 42 + 2  # one per run, and the two 503s
     assert all("-old" not in r.path and "-wrk" not in r.path for r in reads)
     assert {r.query["container"][0] for r in reads} == {"node", "dcgm-diag"}
+    assert {r.query["limitBytes"][0] for r in reads} == {str(256 * 1024 * 1024 + 1)}
     pages = fake.lists("pods")
     assert len(pages) > 1  # paginated
     assert all(r.query["labelSelector"] == ["nvcregen.io/site=h20-3e-trainer"] for r in pages)
@@ -111,6 +113,21 @@ def test_a_pod_that_is_gone_is_a_note_and_incomplete(tmp_path: Path, fake: FakeK
     assert outcome.archive.verified
     assert f"TrainJob {gone}: pod {gone}-launcher-0-0-new is gone, no log" in outcome.notes
     assert str(outcome.verdicts.word) == "incomplete"
+
+
+def test_a_log_over_the_cap_is_a_note_never_judged(
+    tmp_path: Path, fake: FakeKube, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pod log is read with `limitBytes` and never judged past what `ingest` reads."""
+    big = next(r for r in runs() if is_two_node_all_reduce(r))["metadata"]["name"]
+    key = ("nvcre", f"{big}-launcher-0-0-new", "node")
+    monkeypatch.setattr(podlogs, "MAX_LOG_BYTES", len(fake.logs[key]) - 1)
+    outcome = collect(options(tmp_path, fake))
+    assert any(f"TrainJob {big}: the log of pod" in n and "not read" in n for n in outcome.notes)
+    assert str(outcome.verdicts.word) == "incomplete"
+    monkeypatch.setattr(podlogs, "MAX_LOG_BYTES", len(fake.logs[key]))
+    (tmp_path / "at").mkdir()
+    assert not any("not read" in n for n in collect(options(tmp_path / "at", fake)).notes)
 
 
 def test_a_log_that_cannot_be_read_archives_nothing(tmp_path: Path, fake: FakeKube) -> None:
