@@ -8,6 +8,7 @@ from typing import Any, TextIO
 
 from nvcregen.collect.model import CollectOutcome
 from nvcregen.collect.requests import ListRequest
+from nvcregen.core.secrets import redact, redact_data
 from nvcregen.core.terminal import one_line
 from nvcregen.results.findings import first_lines
 from nvcregen.results.verdicts import Reason, ThresholdVerdict, Word
@@ -18,7 +19,8 @@ def render_text(outcome: CollectOutcome) -> str:
 
     Each line is one line: a line feed or any other control character in what the
     cluster or an export said (a group name, a reason) is written as a visible escape, so
-    it cannot forge a line of its own.
+    it cannot forge a line of its own; and a secret it quoted (a condition's message
+    holding a token or `user:password@`) is masked, as in the archive's JSON files.
     """
     archive = outcome.archive
     state = "verified" if archive.verified else "NOT verified"
@@ -38,7 +40,7 @@ def render_text(outcome: CollectOutcome) -> str:
     lines += [f"deleted    {o.request}" for o in outcome.deleted if o.status == "deleted"]
     lines += [f"reclaim: {p}" for p in outcome.reclaim_problems]
     lines += [f"note: {n}" for n in outcome.notes]
-    return "\n".join(one_line(line) for line in lines) + "\n"
+    return "\n".join(redact(one_line(line)) for line in lines) + "\n"
 
 
 def _threshold_line(verdict: ThresholdVerdict) -> str:
@@ -79,7 +81,8 @@ def render_json(outcome: CollectOutcome) -> str:
         "notes": list(outcome.notes),
         "signature": outcome.signature,
     }
-    return json.dumps(data, indent=2, sort_keys=True) + "\n"
+    # what the cluster quoted, masked as in the archive's summary and verdicts (review)
+    return json.dumps(redact_data(data), indent=2, sort_keys=True) + "\n"
 
 
 class TerminalProgress:

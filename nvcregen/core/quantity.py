@@ -22,7 +22,9 @@ from fractions import Fraction
 PATTERN = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 """The form the API server names in its error (`quantities must match ...`)."""
 
-_QUANTITY = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?([eEinumkKMGTP]*[-+]?[0-9]*)")
+# The suffix starts with a letter: a suffix of digits alone would compete with the number's
+# own digits, which made a long digit run quadratic to read (found by review).
+_QUANTITY = re.compile(r"([+-]?)([0-9]*)(?:\.([0-9]*))?((?:[eEinumkKMGTP]+[-+]?[0-9]*)?)")
 _DECIMAL = {"": 0, "n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}
 _BINARY = {"Ki": 10, "Mi": 20, "Gi": 30, "Ti": 40, "Pi": 50, "Ei": 60}
 _EXPONENT = re.compile(r"[eE]([-+]?[0-9]+)")

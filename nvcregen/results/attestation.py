@@ -237,13 +237,15 @@ def _subjects_are_sums(folder: Path, body: Mapping[str, Any]) -> bool:
     subjects: dict[str, object] = {}
     for item in body["subject"]:
         digest = item.get("digest") if isinstance(item, dict) else None
+        name = item.get("name") if isinstance(item, dict) else None
         if (
-            not isinstance(item, dict)
+            not isinstance(name, str)  # a hostile list or object is no name (review)
             or not isinstance(digest, dict)
-            or item.get("name") in subjects
+            or not isinstance(digest.get("sha256"), str)
+            or name in subjects
         ):
             return False
-        subjects[str(item.get("name"))] = digest.get("sha256")
+        subjects[name] = digest.get("sha256")
     return subjects == listed | {SUMS: hashlib.sha256(data).hexdigest()}
 
 

@@ -87,6 +87,8 @@ def evidence(runs: RunSet, records: Iterable[LogRecord]) -> list[Evidence]:
                 found.append(Evidence(run.stage, run.test, m.group, m.iteration, m.ref.name,
                                       digest, figures))  # fmt: skip
     for r in records:
+        if r.kind == "dcgm" and not r.hosts:
+            continue  # an older render's DCGM log names no node: honest ones can be alike
         if r.kind != "nccl" and r.status == "ok" and not r.job_failed:
             nodes = r.nodes or r.hosts[:1]
             found.append(Evidence(r.stage, r.test, r.group, r.round, r.run, r.sha256, (), nodes))

@@ -30,9 +30,21 @@ UNBOUND = codes.NVC730.code
 UNNAMED = codes.NVC739.code
 
 
-def bind_dcgm_log(text: str, base: Mapping[str, Any]) -> tuple[str, ...] | str:
-    """The node a DCGM log names (none for an older log), or why it is not its run's."""
+def bind_dcgm_log(
+    text: str, base: Mapping[str, Any], *, names_itself: bool = False
+) -> tuple[str, ...] | str:
+    """The node a DCGM log names (none for an older log), or why it is not its run's.
+
+    `names_itself`: the run's exported Job gives its pod `NODE_NAME` and `POD_NAME`, so its
+    script prints the begin line; a log without it is not that Job's (a line deleted to
+    pass another node's log off as this one's: found by review).
+    """
     begin = dcgm_begin(text)
+    if begin is None and names_itself:
+        return (
+            f"{UNBOUND}: {base['path']}: no `{MARK} begin node=...` line, which this run's Job"
+            " prints: the log is not its own"
+        )
     if begin is None:
         return ()
     if isinstance(begin, str):
@@ -48,6 +60,19 @@ def bind_dcgm_log(text: str, base: Mapping[str, Any]) -> tuple[str, ...] | str:
     return (
         f"{UNBOUND}: {base['path']}:{begin.line}: the log is from node {begin.node}"
         f" (pod {begin.pod}, started {begin.start}), but {expected}: another run's evidence"
+    )
+
+
+def prints_begin(job: Mapping[str, Any] | None) -> bool:
+    """Whether an exported Job's containers get `NODE_NAME` (its script names its node)."""
+    spec = (job or {}).get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    pod = template.get("spec") if isinstance(template, dict) else None
+    containers = pod.get("containers") if isinstance(pod, dict) else None
+    return any(
+        isinstance(c, dict)
+        and any(isinstance(e, dict) and e.get("name") == "NODE_NAME" for e in c.get("env") or [])
+        for c in containers or []
     )
 
 

@@ -34,7 +34,7 @@ from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
 from nvcregen.results.logrecords import LOGS, LogRecord, RunLog
@@ -120,7 +120,7 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         record = LogRecord(**base, kind=kind, status="disordered", errors=(why,))
         return _Read(placed, record, _bandwidth(placed, record, None) if kind == "nccl" else None)
     if placed.unit.test.dcgm is not None:
-        return _Read(placed, _read_dcgm(text, base), None)
+        return _Read(placed, _read_dcgm(text, base, names_itself=prints_begin(placed.obj)), None)
     if placed.unit.test.node is not None:
         return _Read(
             placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None
@@ -162,13 +162,13 @@ def _finished(text: str, obj: Obj | None) -> str | None:
     return max(found, default=None)
 
 
-def _read_dcgm(text: str, base: Mapping[str, Any]) -> LogRecord:
+def _read_dcgm(text: str, base: Mapping[str, Any], *, names_itself: bool = False) -> LogRecord:
     """A DCGM log's status (the worst of its diagnostics) and its failed tests.
 
     A log whose begin line names another node than its run's (`dcgmbind.py`) is
     `foreign`: none of its diagnostics is read, and its node is neither failed nor cleared.
     """
-    bound = bind_dcgm_log(text, base)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself)
     if isinstance(bound, str):
         return LogRecord.model_validate({**base, "kind": "dcgm", "status": FOREIGN,
                                          "errors": (bound,)})  # fmt: skip

@@ -13,6 +13,7 @@ from labstate import condition, find, lab_state, write_export
 
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
+from nvcregen.collect.output import render_json, render_text
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE_FILE = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
@@ -41,7 +42,8 @@ def test_a_secret_in_a_condition_message_is_masked_in_summary_and_verdicts(
     outcome = collect(CollectOptions(str(SITE_FILE), tmp_path / "results", ROOT, from_dir=folder))
     summary = (outcome.archive.path / "summary.json").read_text(encoding="utf-8")
     verdicts = (outcome.archive.path / "verdicts.json").read_text(encoding="utf-8")
-    for text in (summary, verdicts):
+    printed = render_text(outcome) + render_json(outcome)  # what CI logs keep (review)
+    for text in (summary, verdicts, printed):
         assert TOKEN not in text and PASSWORD not in text
     assert "pull https://ci-bot:***@registry.example.com/v2/x failed; token *** was" in summary
     assert "cloned with ***" in summary

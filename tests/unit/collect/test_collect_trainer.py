@@ -180,7 +180,9 @@ def test_failed_runs_fail_and_a_dcgm_failure_names_its_node(tmp_path: Path) -> N
         if is_two_node_all_reduce(obj) and name.endswith("-r2-g0"):
             return IB_LINES + failed_nccl.read_text()
         if labels(obj)["nvcregen.io/test"] == "dcgm-l2" and name.endswith("-r1-n1"):
-            return failed_dcgm.read_text()
+            # the real log, below the begin line its Job's script prints (NODE_NAME)
+            begin = default_log(obj).splitlines(keepends=True)[0]
+            return begin + failed_dcgm.read_text()
         return default_log(obj)
 
     outcome = run(write_saved_logs(tmp_path / "saved", broken), tmp_path / "results")

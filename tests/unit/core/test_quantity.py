@@ -249,3 +249,14 @@ def test_whole_units_refuse_a_negative_amount_and_read_zero() -> None:
     assert whole_units("-0", millis=True) == 0
     with pytest.raises(ValueError, match="a negative amount: '-1n'"):
         whole_units("-1n")
+
+
+def test_a_long_run_of_digits_is_refused_in_linear_time() -> None:
+    """Found by review: a suffix of digits alone competed with the number's digits."""
+    import time
+
+    started = time.perf_counter()
+    for n in (10_000, 40_000):
+        with pytest.raises(ValueError):
+            parse_quantity("1" * n + "x")
+    assert time.perf_counter() - started < 1.0  # a hang guard: quadratic took 6 s

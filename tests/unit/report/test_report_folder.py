@@ -337,7 +337,16 @@ def test_an_unsigned_claim_of_collection_counts_only_when_its_subjects_are_the_f
     changed = [s for s in _subjects(run) if s["name"] != "SHA256SUMS"]
     changed.append({"name": "SHA256SUMS", "digest": {"sha256": "0" * 64}})
     twice = [*_subjects(run), _subjects(run)[0]]
-    for subjects in (one_less, changed, twice, [*_subjects(run), "not a subject"]):
+    hostile = [{"name": ["x"], "digest": {"sha256": "0" * 64}}, *_subjects(run)]  # no crash
+    unnamed = [*_subjects(run), {"name": "x", "digest": {"sha256": ["0"]}}]
+    for subjects in (
+        one_less,
+        changed,
+        twice,
+        [*_subjects(run), "not a subject"],
+        hostile,
+        unnamed,
+    ):
         _envelope(run, "2026-10-21T00:00:00Z", subjects)
         assert entry(run, (), NOW).collected_at == "2026-10-15T09:00:00.000000Z"
     _envelope(run, "2026-10-21T00:00:00Z", _subjects(run))

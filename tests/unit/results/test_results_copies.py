@@ -127,10 +127,17 @@ def test_only_final_rounds_read_from_logs_are_compared() -> None:
 
 
 def per_node(run_: str, sha256: str, node: str, round_: int = 1, **fields: Any) -> LogRecord:
-    """A DCGM Job's log on one node (group `n<index>`)."""
+    """A DCGM Job's log on one node (group `n<index>`), naming its node (its begin line)."""
     group = f"n{node[-1]}"
+    fields.setdefault("hosts", (node,))
     return record(run_, sha256, "dcgm", test="dcgm-l1", group=group, round=round_,
                   nodes=(node,), **fields)  # fmt: skip
+
+
+def test_dcgm_logs_of_an_older_render_that_name_no_node_are_not_compared() -> None:
+    """Found by review: their JSON names no host or time, so honest ones can be alike."""
+    older = [per_node(f"d-r1-n{i}", "ab", f"gpu-{i}", hosts=()) for i in (0, 1)]
+    assert copies(RunSet(()), older) == []
 
 
 def test_one_dcgm_log_for_two_nodes_names_each_node_and_the_other() -> None:

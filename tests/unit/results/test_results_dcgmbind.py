@@ -9,7 +9,7 @@ import pytest
 
 from nvcregen.ingest import parse_dcgm
 from nvcregen.ingest.dcgm_begin import DcgmBegin, dcgm_begin
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, dcgm_findings
+from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, dcgm_findings, prints_begin
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.words import Word
 
@@ -61,6 +61,18 @@ def test_a_log_binds_to_the_pinned_node_and_the_pods_node() -> None:
     unread = bind_dcgm_log(f"{BEGIN} extra\n{JSON}", BASE)
     assert isinstance(unread, str)
     assert unread.endswith("(no valid node, pod or start time): the log names no run")
+
+
+def test_a_log_without_the_line_its_job_prints_is_not_its_own() -> None:
+    """Found by review: another node's log with its begin line deleted passed as older."""
+    assert bind_dcgm_log(JSON, BASE, names_itself=False) == ()  # an older render's Job
+    refused = bind_dcgm_log(JSON, BASE, names_itself=True)
+    assert isinstance(refused, str) and refused.startswith("NVC730: logs/nvcre/d-r1-n7.log:")
+    assert "which this run's Job prints: the log is not its own" in refused
+    assert prints_begin({"spec": {"template": {"spec": {"containers": [
+        {"name": "dcgm", "env": [{"name": "NODE_NAME"}]}]}}}})  # fmt: skip
+    assert not prints_begin({"spec": {"template": {"spec": {"containers": [{"name": "d"}]}}}})
+    assert not prints_begin(None)
 
 
 def record(status: str, node: str, round_: int = 1, **fields: Any) -> LogRecord:
