@@ -21,13 +21,18 @@ without the vendored CRDs: the controllers' own are installed instead):
   `kueue-webhook-service` -> `localhost`, the webhook configurations and the CRDs (with
   their conversion sections) from its module's manifests, pointed at a free port, and the
   certificate Kueue writes into its Secret copied into `certDir` (what a kubelet would
-  mount).
+  mount); from a site's rendered Configuration when given (`kueue_settings`);
+- with `trainer=True`, before Kueue: JobSet's and Kubeflow Trainer's managers, their CRDs
+  and webhook configurations from their modules' manifests (the kustomizations' patches
+  applied), each webhook behind an ExternalName Service -> localhost, with a certificate
+  of the run's own (their rotators' folder is fixed and machine-wide) and its CA injected.
 
-On demand: fake nodes with taints, labels added later (`add_gpu_nodes`, `label_nodes`); a
-Topology and a flavor, ClusterQueue and LocalQueue on it (`topology`, `queue`); Flux's
-source-controller and kustomize-controller with their CRDs (`start_flux`), reading bare
-repositories (`git_repository`) served by `git http-backend` behind a loopback HTTP server
-in a thread of the test process (`git_server`).
+On demand: fake nodes with taints and extra devices, labels added later (`add_gpu_nodes`,
+`label_nodes`); a Topology and a flavor, ClusterQueue and LocalQueue on it (`topology`,
+`queue`); Flux's source-controller and kustomize-controller with their CRDs
+(`start_flux`), reading bare repositories (`git_repository`) served by `git http-backend`
+behind a loopback HTTP server in a thread of the test process (`git_server`); kwok's pod
+stages sped up (`pod_speed`).
 
 Every process runs in a process group of its own, gets SIGKILL if the test process dies
 (`PR_SET_PDEATHSIG`), and is stopped by `Twin.stop()` (the Git server with them), which a

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -177,6 +178,53 @@ def prepare(rendered: Path, rehearsal: Twin) -> tuple[list[str], str]:
     return nodes, queue
 
 
+@dataclass
+class StepWatch:
+    """What a step's runs did, polled: seconds (from `began`) to each run's admission and
+    completion, the runs whose pods were all Ready, the nodes each run's pods were bound
+    to, and how many runs held quota at each poll."""
+
+    rehearsal: Twin
+    runs: list[dict[str, Any]]
+    began: float
+    admitted: dict[str, float] = field(default_factory=dict)
+    finished: dict[str, float] = field(default_factory=dict)
+    pods_ready: set[str] = field(default_factory=set)
+    placed: dict[str, set[str]] = field(default_factory=dict)
+    at_once: list[int] = field(default_factory=list)
+
+    def poll(self) -> bool:
+        """One round: record admissions, completions and pod placements; all done?"""
+        listed = self.rehearsal.get(f"{KUEUE}/namespaces/nvcre/workloads") or {}
+        # One list, one moment: read one by one, a Workload finishing between two reads
+        # would let the next one admitted count as running beside it.
+        workloads = {w["metadata"]["name"]: w for w in listed.get("items") or []}
+        holding = 0
+        for run in self.runs:
+            name = run["metadata"]["name"]
+            workload = workloads.get(run["metadata"]["labels"][PREBUILT])
+            assert not out_of_sync(workload), (name, out_of_sync(workload))
+            if twin.condition(workload, "Admitted"):
+                self.admitted.setdefault(name, time.monotonic() - self.began)
+                holding += not twin.condition(workload, "Finished")
+            if twin.condition(workload, "PodsReady"):  # all its pods were Ready
+                self.pods_ready.add(name)
+            if name not in self.finished and twin.condition(
+                run_state(self.rehearsal, run)["run"], "Complete"
+            ):
+                self.finished[name] = time.monotonic() - self.began
+        self.at_once.append(holding)
+        pods = self.rehearsal.get("/api/v1/namespaces/nvcre/pods") or {}
+        for pod in pods.get("items") or []:
+            pod_labels = pod["metadata"].get("labels") or {}
+            owner = pod_labels.get("jobset.sigs.k8s.io/jobset-name") or pod_labels.get(
+                "batch.kubernetes.io/job-name"
+            )
+            if owner and pod["spec"].get("nodeName"):
+                self.placed.setdefault(str(owner), set()).add(pod["spec"]["nodeName"])
+        return len(self.finished) == len(self.runs)
+
+
 def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_complete(
     rendered: Path, rehearsal: Twin
 ) -> None:
@@ -191,37 +239,16 @@ def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_comp
     apply(rehearsal, step)
     applied = time.monotonic() - began
 
-    admitted: dict[str, float] = {}
-    pods_ready: set[str] = set()
-    finished: dict[str, float] = {}
-    placed: dict[str, set[str]] = {run["metadata"]["name"]: set() for run in runs}
-
-    def watch() -> bool:
-        """One round: record admissions, completions and pod placements; all done?"""
-        for run in runs:
-            name = run["metadata"]["name"]
-            state = run_state(rehearsal, run)
-            assert not out_of_sync(state["workload"]), (name, out_of_sync(state["workload"]))
-            if name not in admitted and twin.condition(state["workload"], "Admitted"):
-                admitted[name] = time.monotonic() - began
-            if twin.condition(state["workload"], "PodsReady"):  # all its pods were Ready
-                pods_ready.add(name)
-            if name not in finished and twin.condition(state["run"], "Complete"):
-                finished[name] = time.monotonic() - began
-        pods = rehearsal.get("/api/v1/namespaces/nvcre/pods") or {}
-        for pod in pods.get("items") or []:
-            pod_labels = pod["metadata"].get("labels") or {}
-            owner = pod_labels.get("jobset.sigs.k8s.io/jobset-name") or pod_labels.get(
-                "batch.kubernetes.io/job-name"
-            )
-            if owner in placed and pod["spec"].get("nodeName"):
-                placed[owner].add(pod["spec"]["nodeName"])
-        return len(finished) == len(runs)
-
-    rehearsal.wait_for("every run of the step Complete", watch, timeout=STEP_LIMIT)
+    watch = StepWatch(rehearsal, runs, began)
+    rehearsal.wait_for("every run of the step Complete", watch.poll, timeout=STEP_LIMIT)
     step_time = time.monotonic() - began
 
-    assert pods_ready == set(placed)
+    names = {run["metadata"]["name"] for run in runs}
+    assert watch.pods_ready == names
+    assert set(watch.placed) == names  # no pod of anything else
+    # The window's concurrency, held by the ClusterQueue's quota (`pods: 2`).
+    window = yaml.safe_load(SITE.read_text("utf-8"))["spec"]["readiness"]["window"]
+    assert 1 <= max(watch.at_once) <= window["maxConcurrentJobs"] == 2, watch.at_once
     for run in runs:
         name = run["metadata"]["name"]
         workload = run_state(rehearsal, run)["workload"]
@@ -232,7 +259,7 @@ def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_comp
         # Pinned: every pod on the node the run names, one of the pool's.
         pinned = set(run["metadata"]["annotations"]["nvcregen.io/nodes"].split(","))
         assert pinned <= set(nodes)
-        assert placed[name] == pinned, (name, placed[name], pinned)
+        assert watch.placed[name] == pinned, (name, watch.placed[name], pinned)
     # No other Workload: Kueue made none of its own beside the prebuilt ones.
     workloads = (rehearsal.get(f"{KUEUE}/namespaces/nvcre/workloads") or {})["items"]
     assert sorted(w["metadata"]["name"] for w in workloads) == sorted(
@@ -241,9 +268,10 @@ def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_comp
     rehearsal.timings.update(
         {
             "step apply": applied,
-            "first admission": min(admitted.values()),
-            "last admission": max(admitted.values()),
+            "first admission": min(watch.admitted.values()),
+            "last admission": max(watch.admitted.values()),
             "step": step_time,
+            "most runs at once": max(watch.at_once),
         }
     )
     print(f"\ntwin timings (s): { {k: round(v, 1) for k, v in rehearsal.timings.items()} }")
