@@ -181,15 +181,14 @@ def prepare(rendered: Path, rehearsal: Twin) -> tuple[list[str], str]:
 @dataclass
 class StepWatch:
     """What a step's runs did, polled: seconds (from `began`) to each run's admission and
-    completion, the runs whose pods were all Ready, the nodes each run's pods were bound
-    to, and how many runs held quota at each poll."""
+    completion, the nodes each run's pods were bound to, and how many runs held quota at
+    each poll."""
 
     rehearsal: Twin
     runs: list[dict[str, Any]]
     began: float
     admitted: dict[str, float] = field(default_factory=dict)
     finished: dict[str, float] = field(default_factory=dict)
-    pods_ready: set[str] = field(default_factory=set)
     placed: dict[str, set[str]] = field(default_factory=dict)
     at_once: list[int] = field(default_factory=list)
 
@@ -207,8 +206,6 @@ class StepWatch:
             if twin.condition(workload, "Admitted"):
                 self.admitted.setdefault(name, time.monotonic() - self.began)
                 holding += not twin.condition(workload, "Finished")
-            if twin.condition(workload, "PodsReady"):  # all its pods were Ready
-                self.pods_ready.add(name)
             if name not in self.finished and twin.condition(
                 run_state(self.rehearsal, run)["run"], "Complete"
             ):
@@ -243,9 +240,7 @@ def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_comp
     rehearsal.wait_for("every run of the step Complete", watch.poll, timeout=STEP_LIMIT)
     step_time = time.monotonic() - began
 
-    names = {run["metadata"]["name"] for run in runs}
-    assert watch.pods_ready == names
-    assert set(watch.placed) == names  # no pod of anything else
+    assert set(watch.placed) == {run["metadata"]["name"] for run in runs}  # pods of no other
     # The window's concurrency, held by the ClusterQueue's quota (`pods: 2`).
     window = yaml.safe_load(SITE.read_text("utf-8"))["spec"]["readiness"]["window"]
     assert 1 <= max(watch.at_once) <= window["maxConcurrentJobs"] == 2, watch.at_once
@@ -256,6 +251,9 @@ def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_comp
         (owner,) = workload["metadata"]["ownerReferences"]
         assert (owner["kind"], owner["name"]) == (run["kind"], name)
         assert workload["status"]["admission"]["clusterQueue"] == queue
+        # Finished by Kueue as its run succeeded (not OutOfSync, not evicted).
+        (done,) = [c for c in workload["status"]["conditions"] if c["type"] == "Finished"]
+        assert (done["status"], done["reason"]) == ("True", "Succeeded"), (name, done)
         # Pinned: every pod on the node the run names, one of the pool's.
         pinned = set(run["metadata"]["annotations"]["nvcregen.io/nodes"].split(","))
         assert pinned <= set(nodes)
@@ -275,3 +273,14 @@ def test_the_first_step_of_a_rendered_trainer_site_runs_admitted_pinned_and_comp
         }
     )
     print(f"\ntwin timings (s): { {k: round(v, 1) for k, v in rehearsal.timings.items()} }")
+
+
+def test_stopping_the_twin_ends_jobset_and_trainer(rehearsal: Twin) -> None:
+    """Last in this file: stops the module's twin (the fixture's stop is then a no-op)."""
+    started = dict(rehearsal.processes)
+    assert {"jobset", "trainer-controller-manager", "kueue", "kwok"} <= set(started)
+    rehearsal.stop()
+    assert {name: p.poll() is not None for name, p in started.items()} == dict.fromkeys(
+        started, True
+    )
+    assert rehearsal.processes == {}
