@@ -21,13 +21,18 @@ without the vendored CRDs: the controllers' own are installed instead):
   `kueue-webhook-service` -> `localhost`, the webhook configurations and the CRDs (with
   their conversion sections) from its module's manifests, pointed at a free port, and the
   certificate Kueue writes into its Secret copied into `certDir` (what a kubelet would
-  mount).
+  mount); from a site's rendered Configuration when given (`kueue_settings`);
+- with `trainer=True`, before Kueue: JobSet's and Kubeflow Trainer's managers, their CRDs
+  and webhook configurations from their modules' manifests (the kustomizations' patches
+  applied), each webhook behind an ExternalName Service -> localhost, with a certificate
+  of the run's own (their rotators' folder is fixed and machine-wide) and its CA injected.
 
-On demand: fake nodes with taints, labels added later (`add_gpu_nodes`, `label_nodes`); a
-Topology and a flavor, ClusterQueue and LocalQueue on it (`topology`, `queue`); Flux's
-source-controller and kustomize-controller with their CRDs (`start_flux`), reading bare
-repositories (`git_repository`) served by `git http-backend` behind a loopback HTTP server
-in a thread of the test process (`git_server`).
+On demand: fake nodes with taints and extra devices, labels added later (`add_gpu_nodes`,
+`label_nodes`); a Topology and a flavor, ClusterQueue and LocalQueue on it (`topology`,
+`queue`); Flux's source-controller and kustomize-controller with their CRDs
+(`start_flux`), reading bare repositories (`git_repository`) served by `git http-backend`
+behind a loopback HTTP server in a thread of the test process (`git_server`); kwok's pod
+stages sped up (`pod_speed`).
 
 Every process runs in a process group of its own, gets SIGKILL if the test process dies
 (`PR_SET_PDEATHSIG`), and is stopped by `Twin.stop()` (the Git server with them), which a
@@ -38,8 +43,11 @@ nothing in it is specific to a test. What each step needs, and why: docs/design/
 from __future__ import annotations
 
 import base64
+import copy
+import datetime
 import hashlib
 import http.server
+import ipaddress
 import json
 import os
 import signal
@@ -56,6 +64,10 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import yaml
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
 from kubecontrolplane import (
     ControlPlane,
     ControlPlaneError,
@@ -86,6 +98,10 @@ KUEUE_NAMESPACE = "kueue-system"
 KUEUE_SERVICE = "kueue-webhook-service"  # Kueue names its webhook configurations after it
 KUEUE_SECRET = "kueue-webhook-server-cert"
 KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
+JOBSET_NAMESPACE = "jobset-system"
+JOBSET_SERVICE = "jobset-webhook-service"  # JobSet's default `internalCertManagement` names
+TRAINER_NAMESPACE = "kubeflow-system"
+TRAINER_SERVICE = "kubeflow-trainer-controller-manager"  # Trainer's kustomize patches name it
 FLUX_NAMESPACE = "flux-system"
 FLUX_CONTROLLERS = ("source-controller", "kustomize-controller")
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
@@ -170,6 +186,167 @@ def kueue_webhooks(manifests: Path, port: int) -> list[dict[str, Any]]:
     return configurations
 
 
+# --- JobSet's and Trainer's manifests, and a certificate for their webhooks -----------------
+
+
+def json_patch(document: dict[str, Any], operations: Iterable[Mapping[str, Any]]) -> None:
+    """Apply RFC 6902 `replace` and `add` operations (what JobSet's and Trainer's webhook
+    kustomizations use) to `document` in place.
+
+    Raises:
+        ValueError: On another operation, or a path that does not exist.
+
+    """
+    for operation in operations:
+        if operation["op"] not in {"replace", "add"}:
+            raise ValueError(f"unsupported JSON patch operation {operation['op']!r}")
+        *parents, last = [
+            part.replace("~1", "/").replace("~0", "~") for part in operation["path"].split("/")[1:]
+        ]
+        target: Any = document
+        for part in parents:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        value = copy.deepcopy(operation["value"])
+        if isinstance(target, list):
+            index = len(target) if last == "-" else int(last)
+            if operation["op"] == "replace":
+                target[index] = value
+            else:
+                target.insert(index, value)
+        elif operation["op"] == "replace" and last not in target:
+            raise ValueError(f"JSON patch: no {operation['path']} to replace")
+        else:
+            target[last] = value
+
+
+def kustomized_webhooks(folder: Path) -> list[dict[str, Any]]:
+    """The webhook configurations of a kubebuilder `webhook/` folder with the JSON patches
+    its kustomization.yaml names applied (by target kind, and name when given)."""
+    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
+    configurations = [
+        d
+        for name in kustomization["resources"]
+        for d in yaml_documents(folder / name)
+        if d["kind"].endswith("WebhookConfiguration")
+    ]
+    for entry in kustomization.get("patches") or []:
+        target = entry["target"]
+        operations = yaml.safe_load((folder / entry["path"]).read_text("utf-8"))
+        for configuration in configurations:
+            if configuration["kind"] == target["kind"] and target.get("name") in {
+                None,
+                configuration["metadata"]["name"],
+            }:
+                json_patch(configuration, operations)
+    return configurations
+
+
+def point_webhooks(
+    configurations: Iterable[dict[str, Any]], namespace: str, service: str, port: int, ca: bytes
+) -> list[dict[str, Any]]:
+    """Each webhook calling `service` in `namespace` on `port`, trusting `ca` (what
+    cert-manager's CA injection would write)."""
+    pointed = []
+    for configuration in configurations:
+        for hook in configuration["webhooks"]:
+            client = hook["clientConfig"]
+            client["service"] = {
+                "namespace": namespace,
+                "name": service,
+                "port": port,
+                "path": client["service"]["path"],
+            }
+            client["caBundle"] = base64.b64encode(ca).decode()
+        pointed.append(configuration)
+    return pointed
+
+
+def webhook_certificate(folder: Path, service: str, namespace: str) -> bytes:
+    """A CA and a serving certificate for `<service>.<namespace>.svc` (the name the API
+    server verifies when it calls a webhook Service), `tls.crt` and `tls.key` written into
+    `folder` as a kubelet mounts a certificate Secret; the CA's PEM."""
+    now = datetime.datetime.now(datetime.UTC)
+    ca_key, key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(ec.SECP256R1())
+
+    def builder(subject: str, public: ec.EllipticCurvePublicKey) -> x509.CertificateBuilder:
+        return (
+            x509.CertificateBuilder()
+            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, subject)]))
+            .issuer_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"{service}-ca")]))
+            .public_key(public)
+            .serial_number(x509.random_serial_number())
+            .not_valid_before(now - datetime.timedelta(minutes=5))
+            .not_valid_after(now + datetime.timedelta(days=1))
+        )
+
+    ca = (
+        builder(f"{service}-ca", ca_key.public_key())
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(False, False, False, False, False, True, True, False, False),
+            critical=True,
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    names = [
+        x509.DNSName(f"{service}.{namespace}.svc"),
+        x509.DNSName("localhost"),
+        x509.IPAddress(ipaddress.ip_address("127.0.0.1")),
+    ]
+    serving = (
+        builder(f"{service}.{namespace}.svc", key.public_key())
+        .add_extension(x509.BasicConstraints(ca=False, path_length=None), critical=True)
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        .add_extension(
+            x509.ExtendedKeyUsage([x509.oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False
+        )
+        .sign(ca_key, hashes.SHA256())
+    )
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "tls.crt").write_bytes(serving.public_bytes(serialization.Encoding.PEM))
+    (folder / "tls.key").write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return ca.public_bytes(serialization.Encoding.PEM)
+
+
+def jobset_crds(manifests: Path, namespace: str, port: int, ca: bytes) -> list[dict[str, Any]]:
+    """JobSet's CRD with the conversion section its kustomization patches in (calling its
+    webhook Service on `port`, trusting `ca`)."""
+    folder = manifests / "jobset" / "config" / "components" / "crd"
+    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
+    crds = {}
+    for name in kustomization["resources"]:
+        (crd,) = yaml_documents(folder / name)
+        crds[crd["metadata"]["name"]] = crd
+    for entry in kustomization.get("patches") or []:
+        (patch,) = yaml_documents(folder / entry["path"])
+        conversion = (patch.get("spec") or {}).get("conversion")
+        if conversion is None:  # cert-manager's CA injection annotation: done here instead
+            continue
+        client = conversion["webhook"]["clientConfig"]
+        client["service"] = {
+            "namespace": namespace,
+            "name": JOBSET_SERVICE,
+            "port": port,
+            "path": client["service"]["path"],
+        }
+        client["caBundle"] = base64.b64encode(ca).decode()
+        crds[patch["metadata"]["name"]]["spec"]["conversion"] = conversion
+    return [crds[name] for name in sorted(crds)]
+
+
+def trainer_crds(manifests: Path) -> list[dict[str, Any]]:
+    """Trainer's CRDs (TrainJob, TrainingRuntime, ClusterTrainingRuntime): no conversion."""
+    folder = manifests / "trainer" / "manifests" / "base" / "crds"
+    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
+    return [yaml_documents(folder / name)[0] for name in kustomization["resources"]]
+
+
 def kwok_stages(manifests: Path) -> list[Path]:
     """kwok's stage files: a node made Ready and kept so with a lease, the general pod
     lifecycle (a Job's pod completes after its `pod-complete` delay)."""
@@ -181,6 +358,22 @@ def kwok_stages(manifests: Path) -> list[Path]:
     pods = yaml_documents(stage / "pod" / "general" / "kustomization.yaml")[0]
     files += [stage / "pod" / "general" / name for name in pods["resources"]]
     return files
+
+
+def faster_stage(stage: Mapping[str, Any], speed: float) -> dict[str, Any]:
+    """A kwok pod Stage whose default delay and jitter are divided by `speed` (a delay a
+    pod's annotation names is kept; node stages are returned as they are). The general
+    pod stages wait 1-6 s each (create, ready, complete), which a rendered object cannot
+    shorten without its pod template changing."""
+    faster = copy.deepcopy(dict(stage))
+    spec = faster.get("spec") or {}
+    if (spec.get("resourceRef") or {}).get("kind") != "Pod":
+        return faster  # a node's stages (initialize, heartbeat) keep their pace
+    delay = spec.get("delay") or {}
+    for key in ("durationMilliseconds", "jitterDurationMilliseconds"):
+        if key in delay:
+            delay[key] = int(delay[key] / speed)
+    return faster
 
 
 def write_cri_log(path: Path, lines: Iterable[str], stream: str = "stdout") -> Path:
@@ -195,10 +388,17 @@ def gpu_node(
     labels: Mapping[str, str],
     gpus: int = 8,
     taints: Iterable[Mapping[str, str]] = (),
+    devices: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """A fake node for kwok: its labels and taints, `nvidia.com/gpu` allocatable, a
-    loopback address."""
-    resources = {"cpu": "128", "memory": "2Ti", "pods": "110", "nvidia.com/gpu": str(gpus)}
+    """A fake node for kwok: its labels and taints, `nvidia.com/gpu` and the extended
+    resources `devices` (an RDMA resource, say) allocatable, a loopback address."""
+    resources = {
+        "cpu": "128",
+        "memory": "2Ti",
+        "pods": "110",
+        "nvidia.com/gpu": str(gpus),
+        **(devices or {}),
+    }
     key, value = FAKE_NODE_ANNOTATION
     given = [dict(taint) for taint in taints]
     return {
@@ -229,6 +429,18 @@ def condition(obj: Mapping[str, Any] | None, kind: str) -> bool:
 def taint_keys(taints: Iterable[Mapping[str, str]]) -> set[tuple[str, str, str]]:
     """Taints as comparable (key, value, effect) triples."""
     return {(t["key"], t.get("value") or "", t["effect"]) for t in taints}
+
+
+def taints_tolerated(tolerations: Iterable[Mapping[str, str]]) -> list[dict[str, str]]:
+    """The taints a site's pool states its nodes carry (`nodePools[].tolerations`), as a
+    node carries them: a keyed toleration's key, its value ("" for `Exists`) and effect
+    (`NoSchedule` when it names none: it tolerates every effect). A keyless one tolerates
+    every taint and names none."""
+    return [
+        {"key": t["key"], "value": t.get("value") or "", "effect": t.get("effect") or "NoSchedule"}
+        for t in tolerations
+        if t.get("key")
+    ]
 
 
 def queued_job(
@@ -645,8 +857,11 @@ class Twin:
         )
         self.wait_healthy("kube-scheduler", f"https://127.0.0.1:{port}/healthz")
 
-    def start_kwok(self, extra_config: Iterable[Mapping[str, Any]] = ()) -> None:
-        """kwok managing the nodes annotated fake, serving pod logs over TLS on loopback."""
+    def start_kwok(
+        self, extra_config: Iterable[Mapping[str, Any]] = (), pod_speed: float = 1.0
+    ) -> None:
+        """kwok managing the nodes annotated fake, serving pod logs over TLS on loopback;
+        its stages' default delays divided by `pod_speed` (`faster_stage`)."""
         self.kwok_port = free_port()
         key, value = FAKE_NODE_ANNOTATION
         configuration = {
@@ -673,7 +888,12 @@ class Twin:
         config.write_text(
             yaml.safe_dump_all([configuration, *extra_config], sort_keys=False), "utf-8"
         )
-        configs = [config, *kwok_stages(self.home / "manifests")]
+        configs = kwok_stages(self.home / "manifests")
+        if pod_speed != 1.0:
+            stages = [faster_stage(d, pod_speed) for path in configs for d in yaml_documents(path)]
+            configs = [self.folder / "kwok-stages.yaml"]
+            configs[0].write_text(yaml.safe_dump_all(stages, sort_keys=False), "utf-8")
+        configs.insert(0, config)
         self.spawn(
             "kwok",
             [
@@ -689,14 +909,16 @@ class Twin:
         names: Iterable[str],
         labels: Mapping[str, str],
         taints: Iterable[Mapping[str, str]] = (),
+        devices: Mapping[str, str] | None = None,
     ) -> None:
-        """Create fake GPU nodes with `labels` and `taints`; wait until each is Ready and
-        carries exactly those taints (the API server's `not-ready` one lifted)."""
+        """Create fake GPU nodes with `labels`, `taints` and the extended resources
+        `devices` allocatable beside 8 GPUs; wait until each is Ready and carries exactly
+        those taints (the API server's `not-ready` one lifted)."""
         given = list(taints)
         wanted = taint_keys(given)
         added = list(names)
         for name in added:
-            self.post("/api/v1/nodes", gpu_node(name, labels, taints=given))
+            self.post("/api/v1/nodes", gpu_node(name, labels, taints=given, devices=devices))
             self.nodes.append(name)
         began = time.monotonic()
         for name in added:
@@ -720,25 +942,22 @@ class Twin:
                 content_type="application/merge-patch+json",
             )
 
-    def start_kueue(self, frameworks: Iterable[str] = ("batch/job",)) -> None:
-        """Kueue with its own webhooks and CRDs, its certificate managed by itself."""
+    def start_kueue(
+        self,
+        frameworks: Iterable[str] = ("batch/job",),
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Kueue with its own webhooks and CRDs, its certificate managed by itself.
+
+        `settings`: a Kueue Configuration to start from (a site's, as nvcregen renders it
+        into Kueue's chart values): its integrations, `waitForPodsReady`, client and
+        controller settings are kept; what places Kueue on the twin (namespace, health,
+        metrics, webhook, leader election, certificate management) is the twin's.
+        """
         began = time.monotonic()
         manifests = self.home / "manifests"
         webhook_port, health = free_port(), free_port()
-        self.plane.namespace(KUEUE_NAMESPACE)
-        self.post(
-            f"/api/v1/namespaces/{KUEUE_NAMESPACE}/services",
-            {
-                "apiVersion": "v1",
-                "kind": "Service",
-                "metadata": {"name": KUEUE_SERVICE, "namespace": KUEUE_NAMESPACE},
-                "spec": {
-                    "type": "ExternalName",
-                    "externalName": "localhost",
-                    "ports": [{"port": webhook_port, "targetPort": webhook_port}],
-                },
-            },
-        )
+        self.loopback_service(KUEUE_NAMESPACE, KUEUE_SERVICE, webhook_port)
         # The Secret Kueue's certificate rotator fills (its release ships it empty).
         self.post(
             f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets",
@@ -748,13 +967,13 @@ class Twin:
                 "metadata": {"name": KUEUE_SECRET, "namespace": KUEUE_NAMESPACE},
             },
         )
-        for configuration in kueue_webhooks(manifests, webhook_port):
-            plural = configuration["kind"].lower() + "s"
-            self.post(f"/apis/admissionregistration.k8s.io/v1/{plural}", configuration)
+        self.install_webhooks(kueue_webhooks(manifests, webhook_port))
         install_crds(self.plane, kueue_crds(manifests, webhook_port))
         cert_dir = self.folder / "kueue-certs"
         cert_dir.mkdir()
         configuration = {
+            "integrations": {"frameworks": list(frameworks)},
+            **(settings or {}),
             "apiVersion": "config.kueue.x-k8s.io/v1beta2",
             "kind": "Configuration",
             "namespace": KUEUE_NAMESPACE,
@@ -767,7 +986,6 @@ class Twin:
                 "webhookServiceName": KUEUE_SERVICE,
                 "webhookSecretName": KUEUE_SECRET,
             },
-            "integrations": {"frameworks": list(frameworks)},
         }
         config = self.folder / "kueue.yaml"
         config.write_text(json.dumps(configuration, indent=2), "utf-8")
@@ -792,6 +1010,120 @@ class Twin:
 
         self.wait_healthy("kueue", f"http://127.0.0.1:{health}/readyz", mount_certificate)
         self.timings["kueue"] = time.monotonic() - began
+
+    def loopback_service(self, namespace: str, name: str, port: int) -> None:
+        """Namespace `namespace` and an ExternalName Service `name` -> localhost on `port`:
+        the API server calls a webhook behind it on loopback."""
+        self.plane.namespace(namespace)
+        self.post(
+            f"/api/v1/namespaces/{namespace}/services",
+            {
+                "apiVersion": "v1",
+                "kind": "Service",
+                "metadata": {"name": name, "namespace": namespace},
+                "spec": {
+                    "type": "ExternalName",
+                    "externalName": "localhost",
+                    "ports": [{"port": port, "targetPort": port}],
+                },
+            },
+        )
+
+    def install_webhooks(self, configurations: Iterable[Mapping[str, Any]]) -> None:
+        """Create mutating and validating webhook configurations."""
+        for configuration in configurations:
+            plural = configuration["kind"].lower() + "s"
+            self.post(f"/apis/admissionregistration.k8s.io/v1/{plural}", configuration)
+
+    def start_jobset(self) -> None:
+        """JobSet's manager with its own CRD and webhooks, from its module's manifests.
+
+        Its internal certificate management is off: its rotator waits for the certificate
+        in the fixed `/tmp/k8s-webhook-server/serving-certs`, which every twin on the
+        machine would share. A certificate of the run's own is written into the configured
+        `certDir` instead, and its CA into the webhook configurations and the CRD's
+        conversion webhook (what cert-manager does for the release's manifests).
+        """
+        began = time.monotonic()
+        manifests = self.home / "manifests"
+        port, health = free_port(), free_port()
+        self.loopback_service(JOBSET_NAMESPACE, JOBSET_SERVICE, port)
+        cert_dir = self.folder / "jobset-certs"
+        ca = webhook_certificate(cert_dir, JOBSET_SERVICE, JOBSET_NAMESPACE)
+        configurations = kustomized_webhooks(
+            manifests / "jobset" / "config" / "components" / "webhook"
+        )
+        for configuration in configurations:  # as the release names them
+            configuration["metadata"]["name"] = "jobset-" + configuration["metadata"]["name"]
+        self.install_webhooks(
+            point_webhooks(configurations, JOBSET_NAMESPACE, JOBSET_SERVICE, port, ca)
+        )
+        install_crds(self.plane, jobset_crds(manifests, JOBSET_NAMESPACE, port, ca))
+        configuration = {
+            "apiVersion": "config.jobset.x-k8s.io/v1alpha1",
+            "kind": "Configuration",
+            "webhook": {"host": "127.0.0.1", "port": port, "certDir": str(cert_dir)},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+            "metrics": {"bindAddress": "0"},
+            "leaderElection": {"leaderElect": False},
+            "internalCertManagement": {"enable": False},
+        }
+        config = self.folder / "jobset.yaml"
+        config.write_text(json.dumps(configuration, indent=2), "utf-8")
+        self.spawn(
+            "jobset",
+            [
+                f"--config={config}",
+                "--metrics-bind-address=0",  # a flag of its own, ahead of the file's
+                f"--health-probe-bind-address=127.0.0.1:{health}",
+                "--leader-elect=false",
+            ],
+            env={"KUBECONFIG": str(self.plane.kubeconfig)},
+        )
+        self.wait_healthy("jobset", f"http://127.0.0.1:{health}/readyz")
+        self.timings["jobset"] = time.monotonic() - began
+
+    def start_trainer(self) -> None:
+        """Kubeflow Trainer's controller manager with its own CRDs and webhooks, from its
+        module's manifests (JobSet must be running: Trainer makes JobSets).
+
+        Its certificate management is off, as JobSet's (the rotator's folder is fixed); its
+        webhook server reads controller-runtime's default folder, under `os.TempDir()`, so
+        the process gets `TMPDIR` of its own and the run's certificate is written there.
+        """
+        began = time.monotonic()
+        manifests = self.home / "manifests"
+        port, health = free_port(), free_port()
+        self.loopback_service(TRAINER_NAMESPACE, TRAINER_SERVICE, port)
+        temporary = self.folder / "trainer-tmp"
+        ca = webhook_certificate(
+            temporary / "k8s-webhook-server" / "serving-certs", TRAINER_SERVICE, TRAINER_NAMESPACE
+        )
+        configurations = kustomized_webhooks(
+            manifests / "trainer" / "manifests" / "base" / "webhook"
+        )
+        self.install_webhooks(
+            point_webhooks(configurations, TRAINER_NAMESPACE, TRAINER_SERVICE, port, ca)
+        )
+        install_crds(self.plane, trainer_crds(manifests))
+        configuration = {
+            "apiVersion": "config.trainer.kubeflow.org/v1alpha1",
+            "kind": "Configuration",
+            "webhook": {"host": "127.0.0.1", "port": port},
+            "health": {"healthProbeBindAddress": f"127.0.0.1:{health}"},
+            "metrics": {"bindAddress": "0", "secureServing": False},
+            "leaderElection": {"leaderElect": False},
+            "certManagement": {"enable": False},
+        }
+        config = self.folder / "trainer.yaml"
+        config.write_text(json.dumps(configuration, indent=2), "utf-8")
+        self.spawn(
+            "trainer-controller-manager",
+            [f"--config={config}"],
+            env={"KUBECONFIG": str(self.plane.kubeconfig), "TMPDIR": str(temporary)},
+        )
+        self.wait_healthy("trainer-controller-manager", f"http://127.0.0.1:{health}/readyz")
+        self.timings["trainer"] = time.monotonic() - began
 
     def git_server(self) -> GitServer:
         """A Git server on loopback for the repositories under `<folder>/git/`, stopped
@@ -859,10 +1191,18 @@ def start(
     nodes: Iterable[str],
     labels: Mapping[str, str],
     kwok_config: Iterable[Mapping[str, Any]] = (),
+    *,
+    trainer: bool = False,
+    kueue_settings: Mapping[str, Any] | None = None,
+    pod_speed: float = 1.0,
 ) -> Twin:
     """Start the control plane, kube-controller-manager, kube-scheduler, kwok with `nodes`
     (fake GPU nodes carrying `labels`; none is fine, `Twin.add_gpu_nodes` adds them later)
-    and Kueue; stopped whole if any step fails.
+    and Kueue; with `trainer`, JobSet and Kubeflow Trainer before Kueue, whose TrainJob
+    integration is then on (as nvcregen renders Kueue's configuration in trainer mode);
+    `kueue_settings`: a Kueue Configuration to start from (`Twin.start_kueue`);
+    `pod_speed`: how much faster than kwok's defaults pods are created, Ready and complete
+    (`faster_stage`). Stopped whole if any step fails.
 
     Raises:
         ControlPlaneError: When the twin is not built, or a step fails (its log's end said).
@@ -879,9 +1219,14 @@ def start(
         twin.timings["control plane"] = time.monotonic() - began
         plane.controllers("garbagecollector,job,nodelifecycle")
         twin.start_scheduler()
-        twin.start_kwok(kwok_config)
+        twin.start_kwok(kwok_config, pod_speed)
         twin.add_gpu_nodes(nodes, labels)
-        twin.start_kueue()
+        if trainer:
+            twin.start_jobset()
+            twin.start_trainer()
+            twin.start_kueue(("batch/job", "trainer.kubeflow.org/trainjob"), kueue_settings)
+        else:
+            twin.start_kueue(settings=kueue_settings)
     except BaseException:
         twin.stop()
         raise
