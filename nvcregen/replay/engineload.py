@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nvcregen.catalog.engines import EngineFacts
+from nvcregen.replay.flux import STEP_LABEL
 from nvcregen.replay.site import Replay
 
 
@@ -107,7 +108,7 @@ def engine_load(replay: Replay, rows: Sequence[StepRow], facts: EngineFacts) -> 
             )
             for cluster, n in sorted(queued.items())
         ]
-    flux = [r for r in rows if r.applied_by.startswith(KUSTOMIZATION)]
+    flux = [r for r in rows if r.applied_by.startswith(STEP_LABEL)]
     holds = [r.step_timeout_ms for r in flux if r.step_timeout_ms is not None]
     return EngineLoad(
         tuple(admissions),
@@ -117,9 +118,6 @@ def engine_load(replay: Replay, rows: Sequence[StepRow], facts: EngineFacts) -> 
         facts.flux.workers,
         max(holds, default=None),
     )
-
-
-KUSTOMIZATION = "Kustomization "
 
 
 def _widest(rows: Sequence[StepRow]) -> int:

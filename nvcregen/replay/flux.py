@@ -27,6 +27,7 @@ from nvcregen.replay.gating import Gating, Step, relative, under
 from nvcregen.replay.model import Run, TreeObject
 
 FLUX = "kustomize.toolkit.fluxcd.io"
+STEP_LABEL = "Kustomization "  # how a Flux step is named: `Kustomization <name>`
 SOURCE_WATCHER = "source.extensions.fluxcd.io"
 _MIN_TIMEOUT_MS = 30_000
 _DEFAULT_INTERVAL_MS = 600_000
@@ -106,7 +107,7 @@ def _step(item: TreeObject) -> Step:
         for d in item.spec.get("dependsOn") or []
         if isinstance(d, dict)
     )
-    return Step(_key(item), f"Kustomization {item.name}", item.file, after, _timeout(item.spec))
+    return Step(_key(item), f"{STEP_LABEL}{item.name}", item.file, after, _timeout(item.spec))
 
 
 def _ancestors(key: str, steps: Mapping[str, Step], seen: set[str]) -> set[str]:

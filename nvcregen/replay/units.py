@@ -58,18 +58,41 @@ class Unit:
     largest: tuple[str, int]
 
 
+@dataclass(frozen=True)
+class _Folder:
+    """What one folder of the tree holds: objects, their JSON bytes, Flux inventory bytes."""
+
+    objects: int
+    manifest_bytes: int
+    inventory_bytes: int
+
+
 def gitops_units(objects: Sequence[TreeObject], root: str, facts: EngineFacts) -> list[Unit]:
-    """Every Application and Kustomization reading the site's folder, with what it holds."""
-    sizes = {id(o): len(json.dumps(o.obj, separators=(",", ":"))) for o in objects}
+    """Every Application and Kustomization reading the site's folder, with what it holds.
+
+    The objects are tallied once per folder; each unit then adds up the folders it reads
+    (a few dozen), never walks the objects again.
+    """
+    folders = _folders(objects, facts)
     found = [
-        _unit("flux", owner, base, True, objects, sizes, facts)
+        _unit("flux", owner, base, True, folders, facts)
         for owner, base in kustomizations(objects, root)
     ]
     found += [
-        _unit("argocd", owner, base, recurse, objects, sizes, facts)
+        _unit("argocd", owner, base, recurse, folders, facts)
         for owner, base, recurse in applications(objects, root)
     ]
     return found
+
+
+def _folders(objects: Iterable[TreeObject], facts: EngineFacts) -> dict[str, _Folder]:
+    tally: dict[str, list[int]] = {}
+    for item in objects:
+        counts = tally.setdefault(item.path.rpartition("/")[0], [0, 0, 0])
+        counts[0] += 1
+        counts[1] += len(json.dumps(item.obj, separators=(",", ":")))
+        counts[2] += len(_inventory_id(item)) + facts.flux_inventory_per_entry
+    return {folder: _Folder(*counts) for folder, counts in tally.items()}
 
 
 def _unit(
@@ -77,22 +100,20 @@ def _unit(
     owner: TreeObject,
     base: str,
     recurse: bool,
-    objects: Iterable[TreeObject],
-    sizes: Mapping[int, int],
+    folders: Mapping[str, _Folder],
     facts: EngineFacts,
 ) -> Unit:
-    held = [o for o in objects if under(o.path, base, recurse=recurse)]
-    size = sum(sizes[id(o)] for o in held)
+    # a unit reads a folder when it would apply a file in it (`gating.under`)
+    held = {f: t for f, t in folders.items() if under(f"{f}/-", base, recurse=recurse)}
+    count = sum(t.objects for t in held.values())
+    size = sum(t.manifest_bytes for t in held.values())
     if engine == "argocd":
-        status = len(held) * facts.argocd_status_per_resource
+        status = count * facts.argocd_status_per_resource
     else:
-        status = sum(len(_inventory_id(o)) + facts.flux_inventory_per_entry for o in held)
-    folders: dict[str, int] = {}
-    for item in held:
-        parent = item.path.rpartition("/")[0]
-        folders[parent] = folders.get(parent, 0) + 1
-    largest = max(sorted(folders.items()), key=lambda f: f[1], default=("", 0))
-    return Unit(engine, owner, base, len(held), size, status, largest)
+        status = sum(t.inventory_bytes for t in held.values())
+    counts = sorted((f, t.objects) for f, t in held.items())
+    largest = max(counts, key=lambda f: f[1], default=("", 0))
+    return Unit(engine, owner, base, count, size, status, largest)
 
 
 def _inventory_id(item: TreeObject) -> str:
