@@ -47,6 +47,7 @@ def missing(run: RunResult, unit: TestUnit) -> list[Finding]:
     held = {m.group for m in measured}
     named = {r.group for r in run.refused}  # refused rounds are findings of their own
     base = {"code": MISSING, "kind": "missing", "word": Word.INCOMPLETE}
+    accounted = held | named  # once, not per group
     found = [
         Finding(
             **base,
@@ -58,7 +59,7 @@ def missing(run: RunResult, unit: TestUnit) -> list[Finding]:
             + (f" ({', '.join(g.nodes)})" if g.nodes else ""),
         )
         for g in run.groups
-        if g.name not in held | named
+        if g.name not in accounted
     ]
     whole = len(held) == 1 and run.scope != "intra-node" and not any(m.nodes for m in measured)
     if unit.grouping is not None or whole:

@@ -116,7 +116,14 @@ def judge_nodes(
     refused = _refusals(site, runs, groups)
     seen = sorted(({n for g in groups for n in g.nodes} | set(excluded)) - set(refused))
     names = list(dict.fromkeys([*plan_nodes(site), *seen]))
-    verdicts = [_node(name, groups, excluded.get(name), unjudged.get(name, [])) for name in names]
+    held: dict[str, list[NodeRun]] = {}  # each node's groups, found in one pass
+    for g in groups:
+        for n in dict.fromkeys(g.nodes):
+            held.setdefault(n, []).append(g)
+    verdicts = [
+        _node(name, held.get(name, []), excluded.get(name), unjudged.get(name, []))
+        for name in names
+    ]
     return tuple(sorted(verdicts, key=lambda v: ORDER.index(v.status)))
 
 
@@ -129,7 +136,7 @@ def _with_findings(thresholds: GroupWords, findings: Sequence[Finding]) -> Group
     """
     found: GroupWords = {key: list(words) for key, words in thresholds.items()}
     for f in decisive(findings):
-        if f.nodes or f.code == UNPLANNED:
+        if f.nodes or not f.group_wide:  # group_wide: NVC750 joins no group (findings.py)
             continue
         found.setdefault((f.stage, f.test, f.group), []).append((f.word, f.reason().message))
     return found
@@ -279,8 +286,12 @@ def _node(
     excluded: str | None,
     unjudged: Sequence[tuple[str, str, str]],
 ) -> NodeVerdict:
-    """One node's verdict; `unjudged`: (stage, test, why) of each check of it not judged."""
-    mine = [g for g in groups if name in g.nodes]
+    """One node's verdict from the groups that hold it.
+
+    `groups` are found once for every node by `judge_nodes`; `unjudged` gives
+    (stage, test, why) of each check of the node that was not judged.
+    """
+    mine = list(groups)
     alone = [g for g in mine if g.word is Word.FAIL and len(g.nodes) == 1]
     passed = {(g.stage, g.test) for g in mine if g.word is Word.PASS}
     shared = [
