@@ -27,7 +27,7 @@ from typing import Any
 
 from nvcregen.core import codes
 from nvcregen.core.terminal import one_line
-from nvcregen.report.archive import Archive, Finding, NodeRun, NodeVerdict
+from nvcregen.report.archive import Archive, Finding, NodeVerdict
 from nvcregen.results.planned import plan_of_data, pool_nodes, shown
 
 KEY = "nvcregen.io/quarantine"
@@ -124,14 +124,8 @@ def _unbound_pools(
     such node may be a wrong node; a whole pool of them is a wrong site or a collection
     from elsewhere (the pool's GPU model misstated, say): no node of it is quarantined.
     """
-    findings = [f for f in archive.verdicts.findings if f.kind == "unbound" and f.word == "fail"]
-
-    def on_unbound(node: NodeVerdict) -> list[Finding]:
-        alone = [r for r in node.runs if r.word == "fail" and len(r.nodes) <= 1]
-        about = [[f for f in findings if _about(f, r)] for r in alone]
-        return [f for found in about for f in found] if alone and all(about) else []
-
-    by_node = {n.node: on_unbound(n) for n in failed}
+    index = _unbound_index(archive)
+    by_node = {n.node: [f for fs in _only_unbound(n, index) for f in fs] for n in failed}
     refused: dict[str, str] = {}
     for pool, nodes in pool_nodes(site).items():
         if not nodes or not all(by_node.get(n) for n in nodes):
@@ -161,16 +155,11 @@ def _foreign(archive: Archive, failed: list[NodeVerdict]) -> dict[str, str]:
     A log saved in a node's slot from another host fails that node's run (NVC730), but
     nothing in it measured the node: it is retested, never tainted.
     """
-    findings = [
-        f
-        for f in archive.verdicts.findings
-        if f.kind == "unbound" and f.word == "fail" and f.code in NOT_ITS_OWN
-    ]
+    index = _unbound_index(archive, NOT_ITS_OWN)
     found: dict[str, str] = {}
     for node in failed:
-        alone = [r for r in node.runs if r.word == "fail" and len(r.nodes) <= 1]
-        about = [[f for f in findings if _about(f, r)] for r in alone]
-        if alone and all(about):
+        about = _only_unbound(node, index)
+        if about:
             codes = sorted({f.code for fs in about for f in fs})
             found[node.node] = (
                 f"its failures are evidence that is not its own ({', '.join(codes)}: "
@@ -180,9 +169,33 @@ def _foreign(archive: Archive, failed: list[NodeVerdict]) -> dict[str, str]:
     return found
 
 
-def _about(finding: Finding, run: NodeRun) -> bool:
-    same = (finding.stage, finding.test) == (run.stage, run.test)
-    return same and finding.group in {"", run.group}
+_Index = dict[tuple[str, str, str], list[Finding]]
+
+
+def _unbound_index(archive: Archive, only: frozenset[str] | None = None) -> _Index:
+    """The failing unbound findings (of the codes `only`, else all) by stage, test, group.
+
+    Indexed once, so judging 1,024 failed nodes does not scan every finding for each.
+    """
+    index: _Index = {}
+    for f in archive.verdicts.findings:
+        if f.kind == "unbound" and f.word == "fail" and (only is None or f.code in only):
+            index.setdefault((f.stage, f.test, f.group), []).append(f)
+    return index
+
+
+def _only_unbound(node: NodeVerdict, index: _Index) -> list[list[Finding]]:
+    """For each run the node failed alone in, the unbound findings about it.
+
+    Empty unless every such run has some: the node failed only on evidence not bound to it.
+    """
+    alone = [r for r in node.runs if r.word == "fail" and len(r.nodes) <= 1]
+    about = [
+        index.get((r.stage, r.test, r.group), [])
+        + (index.get((r.stage, r.test, ""), []) if r.group else [])
+        for r in alone
+    ]
+    return about if alone and all(about) else []
 
 
 def _first(node: NodeVerdict) -> str:
