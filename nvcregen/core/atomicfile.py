@@ -81,7 +81,7 @@ def write_file(path: Path, data: str | bytes, *, replace: bool = True) -> Path:
         else:
             os.link(tmp, path)  # fails on anything at `path`, a link included
             tmp.unlink()
-        _sync_folder(folder)
+        sync_folder(folder)
     except FileExistsError:
         _remove(tmp)
         if not replace and path.is_symlink():
@@ -164,8 +164,12 @@ def _write_all(fd: int, raw: bytes) -> None:
         view = view[done:]
 
 
-def _sync_folder(folder: Path) -> None:
-    """Make the rename durable; a filesystem that cannot fsync a folder keeps it anyway."""
+def sync_folder(folder: Path) -> None:
+    """Make a folder's entries (renames into it) durable, where the platform allows.
+
+    A folder that cannot be opened (Windows) or fsynced (some filesystems) is left as
+    is: the rename is atomic either way. `emit/swap.py` uses this too.
+    """
     try:
         fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
     except OSError:

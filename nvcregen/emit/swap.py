@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from nvcregen.core.atomicfile import sync_folder
+
 LOCK_FILE = ".nvcregen-lock"  # out/.nvcregen-* is what a project git-ignores
 LOCK_TIMEOUT = 120.0  # seconds a render waits for another render of the same tree
 _AT_FDCWD = -100
@@ -209,14 +211,4 @@ def sync_written(folder: Path, files: Iterable[Path]) -> None:
         fsync_dir(each)
 
 
-def fsync_dir(folder: Path) -> None:
-    """Make a folder's entries (renames into it) durable, where the platform allows."""
-    if sys.platform == "win32":  # pragma: no cover
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass  # some filesystems cannot fsync a folder; the rename is still atomic
-    finally:
-        os.close(fd)
+fsync_dir = sync_folder  # one copy of the durability step: core/atomicfile.py
