@@ -22,7 +22,6 @@ size every run measured; `at` replaces them.
 from __future__ import annotations
 
 import dataclasses
-import operator
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -30,16 +29,10 @@ from dataclasses import dataclass
 from nvcregen.catalog.load import load_catalog
 from nvcregen.core import units
 from nvcregen.report.archive import Archive
+from nvcregen.results.verdicts import OPERATORS
 
 # test, scope, transport, the group's nodes (sorted), its name when they are unknown, size
 Key = tuple[str, str, str, tuple[str, ...], str, int]
-_MEETS: dict[str, Callable[[float, float], bool]] = {
-    ">=": operator.ge,
-    ">": operator.gt,
-    "<=": operator.le,
-    "<": operator.lt,
-    "==": operator.eq,
-}
 
 
 @dataclass(frozen=True)
@@ -67,7 +60,7 @@ class Reference:
 
     def met_by(self, median: float) -> bool | None:
         """Whether a median meets this threshold; None for a baseline."""
-        meets = _MEETS.get(self.op)
+        meets = OPERATORS.get(self.op)
         return None if meets is None else meets(median, self.value)
 
 

@@ -51,7 +51,7 @@ from nvcregen.spec.v1alpha1 import Site, Threshold
 
 __all__ = ["Reason", "ThresholdVerdict", "Verdicts", "Word", "judge", "worst"]
 
-_OPERATORS: dict[str, Callable[[float, float], bool]] = {
+OPERATORS: dict[str, Callable[[float, float], bool]] = {  # a threshold's comparison
     ">=": operator.ge,
     ">": operator.gt,
     "<=": operator.le,
@@ -392,7 +392,7 @@ def _compare(
     text = f"median {name} {shown} over {len(found.rounds)} rounds, needs {bound}{written}"
     if left_out:
         text += f" ({left_out} round(s) over another transport left out)"
-    if _OPERATORS[comparison.op](found.median, comparison.value):
+    if OPERATORS[comparison.op](found.median, comparison.value):
         return _reason("met", Word.PASS, text)
     return _reason("threshold", Word.FAIL, text)
 
