@@ -91,8 +91,6 @@ def test_every_code_reported_in_the_package_is_registered() -> None:
     assert not missing, sorted(missing)
 
 
-# Modules still reporting a code as a string: none.
-LITERALS_LEFT: frozenset[str] = frozenset()
 
 
 def literals(source: str) -> set[str]:
@@ -118,11 +116,9 @@ def test_no_module_writes_a_code_as_a_string() -> None:
     written = {
         path: sorted(found)
         for path, source in package_sources().items()
-        if (found := literals(source)) and path not in LITERALS_LEFT
+        if (found := literals(source))
     }
     assert not written
-    sources = package_sources()
-    assert all(literals(sources[path]) for path in LITERALS_LEFT), "shrink LITERALS_LEFT"
 
 
 def test_every_code_the_package_names_is_registered() -> None:
