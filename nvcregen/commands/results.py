@@ -165,8 +165,7 @@ def verify(results_dir: Path, key_file: Path) -> None:
     for finding in located.findings:
         click.echo(printable(f"nvcregen: {finding}"), err=True)
     keyid = fingerprint(public)
-    chosen = next(r for r in located.runs if r.path == run)  # its archive's problems too
-    problems = list(dict.fromkeys([*verify_signature(run, public), *chosen.problems]))
+    problems = list(dict.fromkeys([*verify_signature(run, public), *located.entry.problems]))
     if problems:  # names quoted from the archive and its envelope: printed escaped
         click.echo(printable(f"{run}: NOT verified against key {keyid}"), err=True)
         for problem in problems:

@@ -95,14 +95,24 @@ class RunEntry:
 
 @dataclass(frozen=True)
 class Located:
-    """The run to report on, and every run of its site folder (just it, for a run folder).
+    """Every run of a site folder (just it, for a run folder), oldest first.
 
-    `findings` name the folders that held a run listed already (NVC756).
+    The last is the one to report on (`entry`, `run`); `findings` name the folders that
+    held a run listed already (NVC756).
     """
 
-    run: Path
     runs: tuple[RunEntry, ...]
     findings: tuple[str, ...] = ()
+
+    @property
+    def entry(self) -> RunEntry:
+        """The run to report on: the newest."""
+        return self.runs[-1]
+
+    @property
+    def run(self) -> Path:
+        """Its folder."""
+        return self.entry.path
 
 
 def is_run_folder(folder: Path) -> bool:
@@ -241,7 +251,7 @@ def locate(results_dir: Path) -> Located:
     if not results_dir.is_dir():
         raise ReportError(f"{results_dir} is not a folder")
     if is_run_folder(results_dir):
-        return Located(results_dir, (entry(results_dir, tuple(verify(results_dir))),))
+        return Located((entry(results_dir, tuple(verify(results_dir))),))
     children = sorted(
         (
             p
@@ -259,7 +269,7 @@ def locate(results_dir: Path) -> Located:
         )
     kept, findings = once(entry(p, tuple(verify(p))) for p in runs)
     entries = sorted(kept, key=lambda e: e.order)
-    return Located(entries[-1].path, tuple(entries), findings)
+    return Located(tuple(entries), findings)
 
 
 def once(entries: Iterable[RunEntry]) -> tuple[list[RunEntry], tuple[str, ...]]:
