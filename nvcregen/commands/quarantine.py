@@ -123,7 +123,5 @@ def _print_patches(
     if marks.marks:
         patches = node_patches(_connected(context, kubeconfig), marks, release=release)
     click.echo(as_patch(marks, patches, release=release), nl=False)
-    unread = [p for p in patches if not p.written and p.note.startswith(("missing", "not read"))]
-    refused = [p for p in patches if p.note.startswith("refused")]
-    if unread or refused or marks.refused:
+    if any(p.failed for p in patches) or marks.refused:
         sys.exit(ExitCode.DRIFT)  # 1: some node has no patch (said in the header)

@@ -50,6 +50,7 @@ class Patch:
     node: str
     body: dict[str, Any] | None
     note: str = ""  # said in the header: `already set`, `missing`, ...
+    failed: bool = False  # a node the run names failed that gets no patch (exit 1)
 
     @property
     def written(self) -> bool:
@@ -68,7 +69,7 @@ def node_patches(
     reads: it and the nodes after it get no patch.
     """
     found: list[Patch] = [
-        Patch(shown(m.node), None, f"refused: {why}")
+        Patch(shown(m.node), None, f"refused: {why}", failed=True)
         for m in marks.marks
         for why in [node_name_problem(m.node)]
         if why
@@ -78,9 +79,12 @@ def node_patches(
         try:
             node = read_node(cluster, policy, mark.node)
         except StopError as stop:
-            found.append(Patch(mark.node, None, f"not read: {stop}"))
+            found.append(Patch(mark.node, None, f"not read: {stop}", failed=True))
             after = todo[index + 1 :]
-            found += [Patch(m.node, None, "not read: a node before it was not") for m in after]
+            found += [
+                Patch(m.node, None, "not read: a node before it was not", failed=True)
+                for m in after
+            ]
             break
         found.append(_patch(node, mark, marks.run, release=release))
     return found
@@ -88,7 +92,7 @@ def node_patches(
 
 def _patch(node: dict[str, Any] | None, mark: Mark, run: str, *, release: bool) -> Patch:
     if node is None:
-        return Patch(mark.node, None, "missing: no such node in the cluster")
+        return Patch(mark.node, None, "missing: no such node in the cluster", failed=True)
     if not release:
         note = "already set: applying it changes nothing" if is_marked(node, mark) else ""
         return Patch(mark.node, set_body(node, mark), note)
