@@ -45,17 +45,6 @@ def one_narrow_link(xml: str) -> str:
     return "<gpu id=".join([head, *gpus])
 
 
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("out")
-    trees = {}
-    for mode in ("trainer", "nvcre"):
-        result = run("render", "--out", out / mode, EXAMPLES / f"h200-{mode}.yaml")
-        assert result.exit_code == 0, result.output
-        trees[mode] = out / mode / f"node-health-{mode}"
-    return trees
-
-
 def objects(tree: Path, kind: str) -> list[dict[str, Any]]:
     found = [yaml.safe_load(p.read_text()) for p in sorted(tree.rglob("*.yaml"))]
     return [o for o in found if isinstance(o, dict) and o.get("kind") == kind]

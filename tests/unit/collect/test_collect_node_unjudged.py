@@ -13,7 +13,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pytest
 import yaml
 from click.testing import CliRunner, Result
 from nodehealthlogs import EXAMPLES, XML, health_log
@@ -31,17 +30,6 @@ def run(*args: str | Path) -> Result:
     result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
     assert "Traceback" not in result.output
     return result
-
-
-@pytest.fixture(scope="module")
-def rendered(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("out")
-    trees = {}
-    for mode in ("trainer", "nvcre"):
-        result = run("render", "--out", out / mode, EXAMPLES / f"h200-{mode}.yaml")
-        assert result.exit_code == 0, result.output
-        trees[mode] = out / mode / f"node-health-{mode}"
-    return trees
 
 
 def trainer_logs(rendered: dict[str, Path], tmp_path: Path, logs: dict[str, str | None]) -> Path:
