@@ -10,6 +10,8 @@ import pytest
 from hypothesis import settings
 from kubecontrolplane import ControlPlane, session
 
+pytest_plugins = ["nodehealthlogs"]  # its session fixture `rendered`: the examples rendered once
+
 # `make test` tries the same examples on every run and machine, so a property test that
 # fails is a reproducible bug, not a flake in CI; `make fuzz` and `make fuzz-site`
 # (NVCREGEN_FUZZ_EXAMPLES set) explore new examples each time.

@@ -16,7 +16,11 @@ import pytest
 import yaml
 from click.testing import CliRunner, Result
 from fakelist import serve, write_kubeconfig
-from nodehealthlogs import EXAMPLES, XML, health_log
+from nodehealthlogs import (
+    EXAMPLES,
+    XML,
+    health_log,
+)
 from oncallfactory import dcgm_log
 
 from nvcregen.cli import main

@@ -15,7 +15,11 @@ from typing import Any
 
 import yaml
 from click.testing import CliRunner, Result
-from nodehealthlogs import EXAMPLES, XML, health_log
+from nodehealthlogs import (
+    EXAMPLES,
+    XML,
+    health_log,
+)
 from oncallfactory import dcgm_log
 
 from nvcregen.cli import main

@@ -91,8 +91,6 @@ def test_every_code_reported_in_the_package_is_registered() -> None:
     assert not missing, sorted(missing)
 
 
-
-
 def literals(source: str) -> set[str]:
     """The codes a module writes as strings (`"NVC309"`, `f"NVC824: ..."`), not registered."""
     found: set[str] = set()
