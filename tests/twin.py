@@ -152,6 +152,28 @@ def service_reference(port: int, path: str | None = None) -> dict[str, Any]:
     return reference
 
 
+Conversion = Callable[[dict[str, Any]], None]  # points a patched conversion at its webhook
+
+
+def kustomized_crds(folder: Path, convert: Conversion | None = None) -> list[dict[str, Any]]:
+    """The CRDs a `kustomization.yaml` lists, by name, with the conversion sections its
+    patches add (each given to `convert` to point at the twin's webhook; patches without
+    one, such as cert-manager's CA injection, are done by the caller instead)."""
+    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
+    crds = {}
+    for name in kustomization["resources"]:
+        for crd in yaml_documents(folder / name):
+            crds[crd["metadata"]["name"]] = crd
+    for entry in kustomization.get("patches") or [] if convert is not None else []:
+        (patch,) = yaml_documents(folder / entry["path"])
+        conversion = (patch.get("spec") or {}).get("conversion")
+        if conversion is None or convert is None:
+            continue
+        convert(conversion)
+        crds[patch["metadata"]["name"]]["spec"]["conversion"] = conversion
+    return [crds[name] for name in sorted(crds)]
+
+
 def kueue_crds(manifests: Path, port: int) -> list[dict[str, Any]]:
     """Kueue's CRDs with the conversion sections its kustomization patches in.
 
@@ -159,18 +181,12 @@ def kueue_crds(manifests: Path, port: int) -> list[dict[str, Any]]:
     commented out there are not), their Service pointed at the webhook's port.
     """
     folder = manifests / "kueue" / "config" / "components" / "crd"
-    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
-    crds = {}
-    for name in kustomization["resources"]:
-        (crd,) = yaml_documents(folder / name)
-        crds[crd["metadata"]["name"]] = crd
-    for entry in kustomization.get("patches") or []:
-        (patch,) = yaml_documents(folder / entry["path"])
-        conversion = patch["spec"]["conversion"]
+
+    def convert(conversion: dict[str, Any]) -> None:
         client = conversion["webhook"]["clientConfig"]
         client["service"] = service_reference(port, client["service"].get("path"))
-        crds[patch["metadata"]["name"]]["spec"]["conversion"] = conversion
-    return [crds[name] for name in sorted(crds)]
+
+    return kustomized_crds(folder, convert)
 
 
 def kueue_webhooks(manifests: Path, port: int) -> list[dict[str, Any]]:
@@ -318,33 +334,20 @@ def jobset_crds(manifests: Path, namespace: str, port: int, ca: bytes) -> list[d
     """JobSet's CRD with the conversion section its kustomization patches in (calling its
     webhook Service on `port`, trusting `ca`)."""
     folder = manifests / "jobset" / "config" / "components" / "crd"
-    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
-    crds = {}
-    for name in kustomization["resources"]:
-        (crd,) = yaml_documents(folder / name)
-        crds[crd["metadata"]["name"]] = crd
-    for entry in kustomization.get("patches") or []:
-        (patch,) = yaml_documents(folder / entry["path"])
-        conversion = (patch.get("spec") or {}).get("conversion")
-        if conversion is None:  # cert-manager's CA injection annotation: done here instead
-            continue
+
+    def convert(conversion: dict[str, Any]) -> None:
         client = conversion["webhook"]["clientConfig"]
-        client["service"] = {
-            "namespace": namespace,
-            "name": JOBSET_SERVICE,
-            "port": port,
-            "path": client["service"]["path"],
-        }
+        path = client["service"]["path"]
+        client["service"] = {"namespace": namespace, "name": JOBSET_SERVICE, "port": port,
+                             "path": path}  # fmt: skip
         client["caBundle"] = base64.b64encode(ca).decode()
-        crds[patch["metadata"]["name"]]["spec"]["conversion"] = conversion
-    return [crds[name] for name in sorted(crds)]
+
+    return kustomized_crds(folder, convert)
 
 
 def trainer_crds(manifests: Path) -> list[dict[str, Any]]:
     """Trainer's CRDs (TrainJob, TrainingRuntime, ClusterTrainingRuntime): no conversion."""
-    folder = manifests / "trainer" / "manifests" / "base" / "crds"
-    kustomization = yaml_documents(folder / "kustomization.yaml")[0]
-    return [yaml_documents(folder / name)[0] for name in kustomization["resources"]]
+    return kustomized_crds(manifests / "trainer" / "manifests" / "base" / "crds")
 
 
 def kwok_stages(manifests: Path) -> list[Path]:
@@ -1139,11 +1142,11 @@ class Twin:
         in namespace flux-system, with their own CRDs; no leader election, no metrics."""
         began = time.monotonic()
         manifests = self.home / "manifests"
-        crds = []
-        for controller in FLUX_CONTROLLERS:
-            folder = manifests / controller / "config" / "crd"
-            kustomization = yaml_documents(folder / "kustomization.yaml")[0]
-            crds += [yaml_documents(folder / name)[0] for name in kustomization["resources"]]
+        crds = [
+            crd
+            for controller in FLUX_CONTROLLERS
+            for crd in kustomized_crds(manifests / controller / "config" / "crd")
+        ]
         install_crds(self.plane, crds)
         self.plane.namespace(FLUX_NAMESPACE)
         env = {"KUBECONFIG": str(self.plane.kubeconfig), "RUNTIME_NAMESPACE": FLUX_NAMESPACE}
