@@ -14,7 +14,7 @@ from typing import Any
 from sitefactory import FILE, catalog, edit, parse
 
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness.trainer import trainer_manifests
+from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.manifest import Manifest
 from nvcregen.plan.resolve import plan
 

@@ -21,7 +21,7 @@ from nvcregen.compile.readiness.network import check_pod_network
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.pods import check_tolerations
 from nvcregen.compile.readiness.preview import preview_manifests
-from nvcregen.compile.readiness.trainer import trainer_manifests
+from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.plan.model import TestUnit

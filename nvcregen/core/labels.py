@@ -29,6 +29,8 @@ PREVIEW_ASSUMED = "nvcregen.io/preview-assumed"
 EXPECTED_TRANSPORT = "nvcregen.io/expected-transport"
 EXPECTED_GDRDMA = "nvcregen.io/expected-gdrdma"
 NODES = "nvcregen.io/nodes"
+# A packed run's tests, in the order it runs them (its `test` label names the pack).
+TESTS = "nvcregen.io/tests"
 # APIs a site needs that nothing it generates installs (`group/version/Kind`, comma
 # separated), on the namespace its runs use: `nvcregen check --server` tests they are served.
 REQUIRES = "nvcregen.io/requires"

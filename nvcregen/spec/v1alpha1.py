@@ -645,6 +645,11 @@ class Readiness(StrictModel):
     rounds: Annotated[int, Field(ge=1, le=100)] = 3
     """How many times each test runs (NVCRE `repeatCount`)."""
     stages: list[Stage] = Field(min_length=1, max_length=32)
+    packing: Literal["perRun", "packed"] = "perRun"
+    """Trainer mode: `perRun` makes one run per test, round and node (or node group);
+    `packed` runs a stage's tests one after the other in one run per round, one Job per
+    64 nodes for tests inside a node and one TrainJob per node group for the rest: the
+    form that a fleet's engines can hold (docs/design/0018-fleet-units.md)."""
 
 
 class Threshold(StrictModel):

@@ -17,7 +17,6 @@ from dataclasses import replace
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
-from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     GPU,
@@ -55,24 +54,6 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 RUNTIME_NAME_MAX = 52
-
-
-def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
-    """Build the readiness layer of a site in trainer mode (component "readiness").
-
-    Raises:
-        ValueError: A test has no trainer-mode form (the semantic check NVC322 says so first).
-
-    """
-    manifests: list[Manifest] = []
-    for unit in test_units:
-        if unit.test.nccl is not None:
-            manifests += nccl_manifests(site, unit)
-        elif unit.test.per_node:
-            manifests += dcgm_jobs(site, unit)
-        else:
-            raise ValueError(f"test {unit.test.name} has no trainer-mode form")
-    return manifests
 
 
 def nccl_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
@@ -117,17 +98,17 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     """
     labels = {FRAMEWORK: "mpi", **unit_labels(site, unit)}
     net = pod_network(unit)
-    placement = _runtime_placement(unit) | net.fields
+    placement = runtime_placement(unit) | net.fields
     resources = pod_resources(unit, resources_per_node(unit))
-    launcher_pod = pod_template([_launcher_container(unit.image, resources)], "Never", placement)
-    launcher_pod |= _pod_metadata(site, unit, 1)
+    launcher_pod = pod_template([launcher_container(unit.image, resources)], "Never", placement)
+    launcher_pod |= pod_metadata(site, unit, 1)
     launcher = replicated_job(LAUNCHER, launcher_pod, trainer=True, backoffLimit=0)
     jobs = [launcher]
     if unit.nodes_per_job > 1:
         offline = site.spec.images.offline
         worker = worker_container(unit.image, resources, net.ssh_port, offline=offline)
         worker_pod = pod_template([worker], "OnFailure", placement)
-        worker_pod |= _pod_metadata(site, unit, unit.nodes_per_job - 1)
+        worker_pod |= pod_metadata(site, unit, unit.nodes_per_job - 1)
         jobs = [replicated_job(NODE, worker_pod), launcher]
         launcher["dependsOn"] = [{"name": NODE, "status": "Ready"}]  # sshd answers first
     policy = {
@@ -143,7 +124,7 @@ def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
     return Manifest(obj, COMPONENT, unit_source(unit), unit_catalog(unit))
 
 
-def _pod_metadata(site: Site, unit: TestUnit, pods: int) -> Obj:
+def pod_metadata(site: Site, unit: TestUnit, pods: int) -> Obj:
     """A replicated job's pod labels, its Multus networks and Kueue topology request."""
     metadata: Obj = {"labels": unit_labels(site, unit)}
     level = domain_level(unit)
@@ -162,7 +143,7 @@ def domain_level(unit: TestUnit) -> str | None:
     return fabric.levels.accelerator if unit.grouping.kind == "accelerator" else None
 
 
-def _runtime_placement(unit: TestUnit) -> Obj:
+def runtime_placement(unit: TestUnit) -> Obj:
     """GPU nodes of the pool, tolerating its taints; named nodes are pinned per TrainJob."""
     placement: Obj = {"nodeSelector": {GPU_PRESENT: "true", **(unit.pool.spec.selector or {})}}
     if unit.pool.spec.nodes is None:
@@ -172,7 +153,8 @@ def _runtime_placement(unit: TestUnit) -> Obj:
     return placement
 
 
-def _launcher_container(image: str, resources: Obj) -> Obj:
+def launcher_container(image: str, resources: Obj) -> Obj:
+    """The launcher's `node` container: the TrainJob's image and command run in it."""
     _, mount = dev_shm()
     return {
         "name": NODE,  # Trainer puts the TrainJob's trainer fields on the container `node`
@@ -203,7 +185,7 @@ def train_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [_pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned(unit, nodes)]
     suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
     name = run_name(site, unit, content_hash(spec), suffix)
     labels = run_labels(site, unit, round_) | queue_labels(site, unit.stage_index)
@@ -257,7 +239,7 @@ def resources_per_node(unit: TestUnit) -> dict[str, int]:
     return limits
 
 
-def _pinned(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
+def pinned(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
     """A runtime patch keeping every pod of one TrainJob on its node group."""
     affinity = node_affinity(unit.pool.product_labels, nodes)
     names = [LAUNCHER, NODE] if unit.nodes_per_job > 1 else [LAUNCHER]

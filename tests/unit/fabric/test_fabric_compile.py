@@ -7,7 +7,7 @@ from sitefactory import catalog, edit, site
 
 from nvcregen.compile.queue.objects import queue_manifests
 from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.compile.readiness.trainer import trainer_manifests
+from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.resolve import plan
 

@@ -1,0 +1,115 @@
+"""Trainer mode's packed runs: which tests of a stage share one run (pure; issue 33).
+
+With `readiness.packing: packed`, a trainer-mode site no longer makes one run per test,
+round and node (or pair). A stage's tests that run on the same nodes with the same image
+become one pack, run in sequence in one pod (one node) or one launcher (a pair):
+
+- **node packs**: the tests of an intra-node stage (DCGM levels, node-health, NCCL inside
+  one node), one pack per image, each round one Indexed batch/v1 Job per chunk of
+  `CHUNK` named nodes, one pod per node;
+- **group packs**: the NCCL tests of an inter-node stage, one TrainJob per round and node
+  group (a pair, a leaf) running them one after the other.
+
+Every test keeps its own timeout, exit code and log section, and every verdict stays the
+test's, per node or group: collect splits a pack's log back into its tests' sections
+(docs/design/0018-fleet-units.md). Tests that cannot share a run stay runs of their own:
+a pool without named nodes (its pods go where the scheduler puts them, named by nothing
+the plan can check) and a test alone in its pack.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nvcregen.plan.model import TestUnit
+
+CHUNK = 64  # nodes of one node pack's Job: a failure domain of 64 pods, 16 Jobs per 1,024
+PACK_PREFIX = "pack-"
+
+
+@dataclass(frozen=True)
+class Pack:
+    """Tests of one stage run one after the other in the same run.
+
+    Attributes:
+        name: `pack-<n>`, the n-th pack of its stage: the runs' `nvcregen.io/test` label.
+        units: The tests, in the stage's order.
+
+    """
+
+    name: str
+    units: tuple[TestUnit, ...]
+
+    @property
+    def first(self) -> TestUnit:
+        """The first test: stage, pool, image and node groups are the same for all."""
+        return self.units[0]
+
+    @property
+    def per_node(self) -> bool:
+        """Whether the pack runs on one node at a time (a Job), not on a node group."""
+        return self.first.nodes_per_job == 1
+
+    @property
+    def tests(self) -> tuple[str, ...]:
+        """The tests' names, in the order the pack runs them."""
+        return tuple(u.test.name for u in self.units)
+
+    @property
+    def expected_ms(self) -> int:
+        """How long the pack runs when every test takes its expected time."""
+        return sum(u.expected_ms for u in self.units)
+
+    @property
+    def timeout_ms(self) -> int:
+        """How long it may run: every test to its own timeout."""
+        return sum(u.timeout_ms for u in self.units)
+
+
+def packs_of(units: list[TestUnit], packing: str) -> tuple[list[Pack], list[TestUnit]]:
+    """The packs of a plan and the tests left to run alone, both in plan order.
+
+    `packing` is the site's `readiness.packing`; with `perRun` nothing is packed.
+    """
+    if packing != "packed":
+        return [], list(units)
+    keyed: dict[tuple[object, ...], list[TestUnit]] = {}
+    for unit in units:
+        keyed.setdefault(_key(unit), []).append(unit)
+    found: list[Pack] = []
+    alone: list[TestUnit] = []
+    counts: dict[int, int] = {}
+    for key, members in keyed.items():
+        if key[0] is None or len(members) < 2:
+            alone += members
+            continue
+        index = counts.get(members[0].stage_index, 0)
+        counts[members[0].stage_index] = index + 1
+        found.append(Pack(f"{PACK_PREFIX}{index}", tuple(members)))
+    order = {id(u): i for i, u in enumerate(units)}
+    alone.sort(key=lambda u: order[id(u)])
+    return found, alone
+
+
+def _key(unit: TestUnit) -> tuple[object, ...]:
+    """Tests with equal keys share a pack; a first item None means "not packable"."""
+    if unit.pool.spec.nodes is None:
+        return (None, id(unit))
+    if unit.nodes_per_job == 1:
+        if not (unit.test.per_node or unit.test.nccl is not None):
+            return (None, id(unit))
+        return ("node", unit.stage_index, unit.pool.spec.name, unit.image)
+    if unit.test.nccl is None:
+        return (None, id(unit))
+    # one stage on one pool has one grouping (its fabric groups or `nodesPerJob`)
+    return ("group", unit.stage_index, unit.pool.spec.name, unit.image, unit.nodes_per_job)
+
+
+def pack_of(packs: list[Pack], stage: str, name: str) -> Pack | None:
+    """The pack `name` of a stage, as a run's `nvcregen.io/stage` and `test` labels name it."""
+    return next((p for p in packs if p.first.stage.name == stage and p.name == name), None)
+
+
+def chunks(nodes: list[str] | tuple[str, ...], size: int = CHUNK) -> list[tuple[str, ...]]:
+    """A pool's named nodes in chunks of at most `size`, in order: one Job each per round."""
+    return [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]
