@@ -6,6 +6,8 @@
   catalog entry and its goodput measurement).
 - NVC323 (warning): an NCCL test on a selector pool runs as one TrainJob per round on
   whichever nodes the scheduler picks, not on every node (group) of the pool.
+- NVC324 (warning): `readiness.packing: packed` outside trainer mode, where NVCRE's
+  controller expands the plan and nothing is packed.
 
 Tests and pools that other checks already reject (unknown names) are skipped here.
 """
@@ -20,12 +22,17 @@ from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
 ENGINE = "/spec/readiness/engine"
+PACKING = "/spec/readiness/packing"
 
 
 def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnostic]:
-    """Every trainer-mode problem of a site; none in NVCRE mode."""
+    """Every trainer-mode problem of a site; in NVCRE mode, only a packing it ignores."""
     if site.spec.readiness.engine != "trainer":
-        return []
+        if site.spec.readiness.packing == "perRun":
+            return []
+        message = "readiness.packing applies to trainer mode: NVCRE expands the plan itself"
+        hint = "remove packing, or set readiness.engine: trainer"
+        return [_diagnostic(doc, PACKING, codes.NVC324.code, message, hint, Severity.WARNING)]
     pools = {p.name: p for p in site.spec.node_pools}
     found: list[Diagnostic] = []
     for i, stage in enumerate(site.spec.readiness.stages):
