@@ -1,7 +1,9 @@
 """Trainer-mode sites and helpers for the trainer-mode tests.
 
-`EXAMPLE` is `sites/h20-3e-trainer.yaml`, the field report's two H20-3e nodes with
-`readiness.engine: trainer`; `trainer_text()` turns a factory site (`sitefactory`) into a
+`SHIPPED` is `sites/h20-3e-trainer.yaml`, the field report's two H20-3e nodes with
+`readiness.engine: trainer` and `packing: packed`; `EXAMPLE` its copy with one run per test,
+node and round (`packing: perRun`, tests/sites/), which most trainer-mode tests read;
+`trainer_text()` turns a factory site (`sitefactory`) into a
 trainer-mode one. Lives in `tests/` next to `sitefactory.py`, for the same reason.
 """
 
@@ -19,7 +21,20 @@ from nvcregen.core.manifest import Manifest
 from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parent.parent
-EXAMPLE = ROOT / "sites" / "h20-3e-trainer.yaml"
+SHIPPED = ROOT / "sites" / "h20-3e-trainer.yaml"
+EXAMPLE = ROOT / "tests" / "sites" / "h20-3e-trainer.yaml"
+
+
+def without_packing(text: str) -> str:
+    """A site's text without its `packing:` line and the comment lines just above it."""
+    lines = text.splitlines(keepends=True)
+    (at,) = [i for i, line in enumerate(lines) if line.strip().startswith("packing:")]
+    start = at
+    while start > 0 and lines[start - 1].strip().startswith("#"):
+        start -= 1
+    return "".join(lines[:start] + lines[at + 1 :])
+
+
 Obj = dict[str, Any]
 
 SELECTOR_POOL = """\

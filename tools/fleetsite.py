@@ -17,8 +17,10 @@ from typing import Literal
 
 ROOT = Path(__file__).resolve().parent.parent
 Engine = Literal["trainer", "nvcre"]
+Packing = Literal["packed", "perRun"]
 SOURCES: dict[Engine, str] = {"trainer": "h20-3e-trainer", "nvcre": "h20-3e-lab"}
 _NODES = "nodes: [node-a, node-b]"
+_PACKING = "packing: packed"
 _WINDOW = "window: {maxConcurrentJobs: 2, deadline: 16h, gpuHours: 260, retests: 1}"
 MAX_CONCURRENT = 1024  # readiness.window.maxConcurrentJobs's maximum
 GPU_HOURS_PER_NODE = 130  # the shipped site's worst case is about 126 GPU-hours a node
@@ -29,8 +31,12 @@ def node_names(count: int) -> list[str]:
     return [f"gpu-{index:04d}" for index in range(count)]
 
 
-def fleet_site(count: int, engine: Engine = "trainer") -> str:
-    """The text of the shipped site of `engine` with `count` named nodes (at least 2)."""
+def fleet_site(count: int, engine: Engine = "trainer", packing: Packing | None = None) -> str:
+    """The text of the shipped site of `engine` with `count` named nodes (at least 2).
+
+    `packing` replaces the trainer site's `readiness.packing` (shipped: `packed`); `perRun`
+    gives today's per-run output at fleet size, for the tests that measure it.
+    """
     if count < 2:
         raise ValueError(f"a fleet needs at least 2 nodes for its inter-node stage, not {count}")
     text = (ROOT / "sites" / f"{SOURCES[engine]}.yaml").read_text(encoding="utf-8")
@@ -39,18 +45,23 @@ def fleet_site(count: int, engine: Engine = "trainer") -> str:
         f"window: {{maxConcurrentJobs: {min(count, MAX_CONCURRENT)}, deadline: {16 * waves}h, "
         f"gpuHours: {GPU_HOURS_PER_NODE * count}, retests: 1}}"
     )
-    for old, new in ((_NODES, f"nodes: [{', '.join(node_names(count))}]"), (_WINDOW, window)):
+    edits = [(_NODES, f"nodes: [{', '.join(node_names(count))}]"), (_WINDOW, window)]
+    if packing is not None:
+        edits.append((_PACKING, f"packing: {packing}"))
+    for old, new in edits:
         if text.count(old) != 1:
             raise ValueError(f"sites/{SOURCES[engine]}.yaml no longer holds {old!r} once")
         text = text.replace(old, new)
     return text
 
 
-def write_fleet_site(folder: Path, count: int, engine: Engine = "trainer") -> Path:
+def write_fleet_site(
+    folder: Path, count: int, engine: Engine = "trainer", packing: Packing | None = None
+) -> Path:
     """Write `fleet_site` as `folder/sites/<source>.yaml`, the layout render finds."""
     path = folder / "sites" / f"{SOURCES[engine]}.yaml"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(fleet_site(count, engine), encoding="utf-8")
+    path.write_text(fleet_site(count, engine, packing), encoding="utf-8")
     return path
 
 
@@ -60,8 +71,9 @@ def main() -> None:
     parser.add_argument("nodes", type=int)
     parser.add_argument("folder", type=Path)
     parser.add_argument("--engine", choices=sorted(SOURCES), default="trainer")
+    parser.add_argument("--packing", choices=["packed", "perRun"], default=None)
     args = parser.parse_args()
-    print(write_fleet_site(args.folder, args.nodes, args.engine))
+    print(write_fleet_site(args.folder, args.nodes, args.engine, args.packing))
 
 
 if __name__ == "__main__":

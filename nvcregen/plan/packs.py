@@ -5,8 +5,10 @@ round and node (or pair). A stage's tests that run on the same nodes with the sa
 become one pack, run in sequence in one pod (one node) or one launcher (a pair):
 
 - **node packs**: the tests of an intra-node stage (DCGM levels, node-health, NCCL inside
-  one node), one pack per image, each round one Indexed batch/v1 Job per chunk of
-  `CHUNK` named nodes, one pod per node;
+  one node), one pack per image, each round one Indexed batch/v1 Job per chunk of at
+  most `CHUNK` named nodes, one pod per node; never more nodes than
+  `window.maxConcurrentJobs`, whose Kueue quota admits that many one-node runs at once
+  (`compile/queue/shape.py`): a larger chunk would never be admitted;
 - **group packs**: the NCCL tests of an inter-node stage, one TrainJob per round and node
   group (a pair, a leaf) running them one after the other.
 
@@ -22,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcregen.plan.model import TestUnit
+from nvcregen.spec.v1alpha1 import Site
 
 CHUNK = 64  # nodes of one node pack's Job: a failure domain of 64 pods, 16 Jobs per 1,024
 PACK_PREFIX = "pack-"
@@ -34,11 +37,13 @@ class Pack:
     Attributes:
         name: `pack-<n>`, the n-th pack of its stage: the runs' `nvcregen.io/test` label.
         units: The tests, in the stage's order.
+        chunk: A node pack's most nodes per Job.
 
     """
 
     name: str
     units: tuple[TestUnit, ...]
+    chunk: int = CHUNK
 
     @property
     def first(self) -> TestUnit:
@@ -65,8 +70,21 @@ class Pack:
         """How long it may run: every test to its own timeout."""
         return sum(u.timeout_ms for u in self.units)
 
+    def chunks(self) -> list[tuple[str, ...]]:
+        """A node pack's named nodes in chunks of at most `chunk`, in order: a Job each."""
+        nodes = self.first.pool.spec.nodes or []
+        return [tuple(nodes[i : i + self.chunk]) for i in range(0, len(nodes), self.chunk)]
 
-def packs_of(units: list[TestUnit], packing: str) -> tuple[list[Pack], list[TestUnit]]:
+
+def site_packs(site: Site, units: list[TestUnit]) -> tuple[list[Pack], list[TestUnit]]:
+    """The packs of a site's plan and the tests left alone (`packs_of` with its window)."""
+    chunk = min(CHUNK, site.spec.readiness.window.max_concurrent_jobs)
+    return packs_of(units, site.spec.readiness.packing, chunk)
+
+
+def packs_of(
+    units: list[TestUnit], packing: str, chunk: int = CHUNK
+) -> tuple[list[Pack], list[TestUnit]]:
     """The packs of a plan and the tests left to run alone, both in plan order.
 
     `packing` is the site's `readiness.packing`; with `perRun` nothing is packed.
@@ -85,7 +103,7 @@ def packs_of(units: list[TestUnit], packing: str) -> tuple[list[Pack], list[Test
             continue
         index = counts.get(members[0].stage_index, 0)
         counts[members[0].stage_index] = index + 1
-        found.append(Pack(f"{PACK_PREFIX}{index}", tuple(members)))
+        found.append(Pack(f"{PACK_PREFIX}{index}", tuple(members), chunk))
     order = {id(u): i for i, u in enumerate(units)}
     alone.sort(key=lambda u: order[id(u)])
     return found, alone
@@ -108,8 +126,3 @@ def _key(unit: TestUnit) -> tuple[object, ...]:
 def pack_of(packs: list[Pack], stage: str, name: str) -> Pack | None:
     """The pack `name` of a stage, as a run's `nvcregen.io/stage` and `test` labels name it."""
     return next((p for p in packs if p.first.stage.name == stage and p.name == name), None)
-
-
-def chunks(nodes: list[str] | tuple[str, ...], size: int = CHUNK) -> list[tuple[str, ...]]:
-    """A pool's named nodes in chunks of at most `size`, in order: one Job each per round."""
-    return [tuple(nodes[i : i + size]) for i in range(0, len(nodes), size)]

@@ -14,7 +14,7 @@ from functools import cached_property
 
 from nvcregen.core import units
 from nvcregen.plan.model import Pool, TestUnit
-from nvcregen.plan.packs import packs_of
+from nvcregen.plan.packs import site_packs
 from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.spec.v1alpha1 import Site
 
@@ -123,7 +123,7 @@ def plan_facts(site: Site, test_units: list[TestUnit]) -> PlanFacts:
         deadline_ms=units.parse_duration(window.deadline),
         gpu_hours=window.gpu_hours,
         root=(site.spec.gitops.path or f"out/{site.metadata.name}").removeprefix("./").rstrip("/"),
-        timings=_timings(test_units, site.spec.readiness.packing),
+        timings=_timings(site, test_units),
         stages=tuple(s.name for s in site.spec.readiness.stages),
         external_queues=(
             frozenset({(namespace, kueue.local_queue)})
@@ -154,10 +154,10 @@ def pool_nodes(pool: Pool) -> list[Node]:
     ]
 
 
-def _timings(test_units: list[TestUnit], packing: str) -> dict[tuple[str, str], Timing]:
+def _timings(site: Site, test_units: list[TestUnit]) -> dict[tuple[str, str], Timing]:
     """Per (stage, test): a run's expected time and timeout; a pack's are its tests' sums."""
     found: dict[tuple[str, str], Timing] = {}
-    for pack in packs_of(test_units, packing)[0]:
+    for pack in site_packs(site, test_units)[0]:
         found[(pack.first.stage.name, pack.name)] = Timing(pack.expected_ms, pack.timeout_ms)
     for unit in test_units:
         timing = Timing(unit.expected_ms, unit.timeout_ms)

@@ -2,7 +2,8 @@
 
 With `readiness.packing: packed` (`nvcregen.plan.packs`), per round:
 
-- a node pack is one batch/v1 Job per chunk of at most 64 named nodes,
+- a node pack is one batch/v1 Job per chunk of at most 64 named nodes (never more than
+  `maxConcurrentJobs`, `nvcregen.plan.packs`),
   `completionMode: Indexed` with one index per node: every pod asks for all of a node's
   GPUs, so one lands on each node of the chunk (the node affinity names them). Each pod
   runs the pack's tests in sequence (`pack-node.sh.j2`). `backoffLimitPerIndex: 0`: a
@@ -63,7 +64,7 @@ from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import NODES, ROUND, SITE, STAGE, TEST, TESTS
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import Pack, chunks
+from nvcregen.plan.packs import Pack
 from nvcregen.spec.v1alpha1 import Site
 
 CONTAINER = "tests"
@@ -118,13 +119,12 @@ def _sections(pack: Pack, body: dict[str, str]) -> list[str]:
 
 def node_pack_jobs(site: Site, pack: Pack) -> list[Manifest]:
     """One Indexed Job per round and chunk of the pool's named nodes."""
-    nodes = pack.first.pool.spec.nodes
-    if nodes is None:
+    if pack.first.pool.spec.nodes is None:
         raise ValueError(f"{pack.name}: a node pack runs on named nodes")
     jobs = [
         node_pack_job(site, pack, round_, (index, chunk))
         for round_ in range(1, site.spec.readiness.rounds + 1)
-        for index, chunk in enumerate(chunks(nodes))
+        for index, chunk in enumerate(pack.chunks())
     ]
     return with_prebuilt(site, pack.first.stage_index, jobs)
 
@@ -249,7 +249,8 @@ def _group_sized(pack: Pack, group: tuple[str, ...]) -> Pack:
     unit = pack.first
     if unit.grouping is None or len(group) == unit.nodes_per_job:
         return pack
-    return Pack(pack.name, tuple(replace(u, nodes_per_job=len(group)) for u in pack.units))
+    units = tuple(replace(u, nodes_per_job=len(group)) for u in pack.units)
+    return Pack(pack.name, units, pack.chunk)
 
 
 def group_pack_runtime(site: Site, pack: Pack) -> Manifest:

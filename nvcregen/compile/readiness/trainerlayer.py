@@ -15,7 +15,7 @@ from nvcregen.compile.readiness.packed import packed_manifests
 from nvcregen.compile.readiness.trainer import nccl_manifests
 from nvcregen.core.manifest import Manifest
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import packs_of
+from nvcregen.plan.packs import site_packs
 from nvcregen.spec.v1alpha1 import Site
 
 
@@ -27,7 +27,7 @@ def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
 
     """
     manifests: list[Manifest] = []
-    packs, _ = packs_of(test_units, site.spec.readiness.packing)
+    packs, _ = site_packs(site, test_units)
     first = {id(p.first): p for p in packs}
     packed = {id(u) for p in packs for u in p.units}
     for unit in test_units:  # in plan order: a pack where its first test is

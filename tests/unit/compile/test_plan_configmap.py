@@ -21,7 +21,9 @@ NODES = 8
 
 
 def _built() -> list[Manifest]:
-    built = build_site(fleet_site(NODES).encode(), "sites/fleet.yaml", load_catalog(), Options())
+    built = build_site(
+        fleet_site(NODES, packing="perRun").encode(), "sites/fleet.yaml", load_catalog(), Options()
+    )
     assert isinstance(built, Built)
     return built.manifests
 

@@ -116,16 +116,16 @@ def test_every_shipped_unit_is_within_its_engines_limits(site: str) -> None:
 def test_render_refuses_a_trainer_fleet_over_a_unit_and_writes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # 32 nodes in trainer mode: a run per node, test and round, 1,353 objects in the one
-    # readiness Application (issue #33: until runs are packed).
+    # 32 nodes in trainer mode with a run per node, test and round (`packing: perRun`):
+    # 1,353 objects in the one readiness Application.
     monkeypatch.chdir(tmp_path)
-    write_fleet_site(tmp_path, 32)
+    write_fleet_site(tmp_path, 32, packing="perRun")
     result = CliRunner().invoke(main, ["render"])
     assert result.exit_code == 2, result.output  # bad input: nothing written
     assert "error[NVC677]" in result.output
     assert "Application h20-3e-trainer-readiness applies 1,353 objects" in result.output
     assert not (tmp_path / "out").exists()
-    write_fleet_site(tmp_path, 16)  # 681 objects: held
+    write_fleet_site(tmp_path, 16, packing="perRun")  # 681 objects: held
     result = CliRunner().invoke(main, ["render"])
     assert result.exit_code == 0, result.output
     assert (tmp_path / "out" / "h20-3e-trainer" / "index.json").is_file()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from sitefactory import catalog, line_of, parse, site_yaml
-from trainerfactory import SELECTOR_POOL, example_text, trainer_text
+from trainerfactory import SELECTOR_POOL, SHIPPED, example_text, trainer_text
 
 from nvcregen.core.errors import Severity
 from nvcregen.validate import trainer as trainer_checks
@@ -59,8 +59,25 @@ def test_a_test_without_a_trainer_form_is_an_error() -> None:
 def test_the_example_trainer_site_has_no_problems() -> None:
     errors = [d for d in diagnose(example_text()) if d.severity is not Severity.INFO]
     assert errors == []
+    shipped = [d for d in diagnose(SHIPPED.read_text()) if d.severity is not Severity.INFO]
+    assert shipped == []
+
+
+def test_packing_outside_trainer_mode_warns_at_its_line() -> None:
+    stages = "- name: node\n  scope: intra-node\n  tests: [dcgm-l1, nccl-all-reduce]\n"
+    packed = "  readiness:\n    packing: packed\n"
+    text = site_yaml(stages=stages).replace("  readiness:\n", packed, 1)
+    (diag,) = [d for d in diagnose(text) if d.code == "NVC324"]
+    assert diag.severity is Severity.WARNING
+    assert diag.path == "/spec/readiness/packing"
+    assert diag.span.line == line_of(text, "packing: packed")
+    assert "engine: trainer" in diag.hint
+    assert not [d for d in diagnose(trainer_text(text)) if d.code == "NVC324"]
+    per_run = text.replace("packing: packed", "packing: perRun")
+    assert not [d for d in diagnose(per_run) if d.code == "NVC324"]
 
 
 def test_every_trainer_mode_code_has_a_test() -> None:
     source = Path(trainer_checks.__file__).read_text(encoding="utf-8")
-    assert set(re.findall(r"codes\.(NVC3\d\d)\.code", source)) == {"NVC321", "NVC322", "NVC323"}
+    codes = set(re.findall(r"codes\.(NVC3\d\d)\.code", source))
+    assert codes == {"NVC321", "NVC322", "NVC323", "NVC324"}
