@@ -98,11 +98,18 @@ def jobs_named(runtime: Obj) -> dict[str, Obj]:
 
 
 def pinned_nodes(pod_spec: Obj) -> list[str]:
-    """The nodes a pod spec's required node affinity names (the H20-3e product too)."""
-    (term,) = pod_spec["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ]["nodeSelectorTerms"]
-    (field,) = term["matchFields"]
-    assert (field["key"], field["operator"]) == ("metadata.name", "In")
-    assert term["matchExpressions"][0]["values"] == ["NVIDIA-H20-3e"]
-    return list(field["values"])
+    """The nodes a pod spec's required node affinity names, a term each (with the product).
+
+    The API server takes one value per `metadata.name` requirement, so each node is a term.
+    """
+    terms = pod_spec["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
+        "nodeSelectorTerms"
+    ]
+    found = []
+    for term in terms:
+        (field,) = term["matchFields"]
+        assert (field["key"], field["operator"]) == ("metadata.name", "In")
+        assert term["matchExpressions"][0]["values"] == ["NVIDIA-H20-3e"]
+        (node,) = field["values"]
+        found.append(node)
+    return found

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from nvcregen.check.admission import READINESS_LAYER, admission_findings
+from nvcregen.check.affinity import affinity_findings
 from nvcregen.check.collisions import SiteObjects, check_collisions
 from nvcregen.check.crossref import (
     Located,
@@ -210,6 +211,7 @@ def _read_tree(
             counts = list(_counts(file, site)) if site is not None else []
             if _layer(file) == READINESS_LAYER:
                 counts += admission_findings(result.data) + request_findings(result.data)
+                counts += affinity_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))
             if site_dir is not None:
                 of_site.setdefault(site_dir, []).append(files[-1])

@@ -313,6 +313,7 @@ NVC681 = _code(681, "an HTTPS endpoint verifying without a CA", doc=ARCHITECTURE
 NVC682 = _code(682, "pods Pod Security refuses", doc=ARCHITECTURE)
 NVC683 = _code(683, "pods without cpu and memory requests", doc=ARCHITECTURE)
 NVC684 = _code(684, "a field Kueue writes", doc=NOTE_0006_STAGE_GATING)
+NVC685 = _code(685, "node affinity the API server refuses", ERROR, doc=ARCHITECTURE)
 NVC690 = _code(690, "sites sharing a cluster that collide", doc=NOTE_0004_COLLECT)
 NVC700 = _code(700, "an input file over its size limit", doc=ARCHITECTURE)
 NVC710 = _code(710, "a result file that is not a regular file", doc=NOTE_0013_HOSTILE_RESULTS)

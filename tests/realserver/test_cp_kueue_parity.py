@@ -22,6 +22,7 @@ a cluster defaults them; the Workload CRD is installed), design note 0016.
 from __future__ import annotations
 
 import copy
+import json
 import functools
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -99,7 +100,7 @@ class Cluster:
         code, answer = self.plane.request("POST", collection_path(obj), obj)
         if code == 409 and obj["kind"] == "ClusterTrainingRuntime":
             code, answer = self.plane.request("GET", object_path(obj))
-        assert code in {200, 201}, answer
+        assert code in {200, 201}, json.dumps(answer)[:2000]
         stored: Obj = answer
         return stored
 

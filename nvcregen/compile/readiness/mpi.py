@@ -90,15 +90,24 @@ def node_affinity(products: tuple[str, ...], nodes: tuple[str, ...] = ()) -> Obj
     `matchFields` on `metadata.name` is how a DaemonSet pins its pods: it names the Node
     object itself, unlike `kubernetes.io/hostname`, and the pod still goes through the
     scheduler, so it waits for free GPUs instead of failing admission as `nodeName` does.
+    The API server takes exactly one value in such a field requirement
+    (`ValidateNodeFieldSelectorRequirement`: "must be only one value when `operator` is
+    'In' or 'NotIn' for node field selector"), so several nodes are several terms, which
+    the scheduler ORs, each with the product.
     """
-    term: Obj = {
-        "matchExpressions": [{"key": GPU_PRODUCT, "operator": "In", "values": list(products)}]
-    }
+    product = {"key": GPU_PRODUCT, "operator": "In", "values": list(products)}
+    terms: list[Obj] = [{"matchExpressions": [dict(product)]}]
     if nodes:
-        term["matchFields"] = [{"key": "metadata.name", "operator": "In", "values": list(nodes)}]
+        terms = [
+            {
+                "matchExpressions": [dict(product)],
+                "matchFields": [{"key": "metadata.name", "operator": "In", "values": [node]}],
+            }
+            for node in nodes
+        ]
     return {
         "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [term]}
+            "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": terms}
         }
     }
 
