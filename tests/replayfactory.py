@@ -14,6 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.chain.pipeline import Built, Options, build_site
+from nvcregen.emit.canonical import dump_yaml
+from nvcregen.emit.naming import manifest_path
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import Problem, TreeObject
 from nvcregen.replay.site import Replay, replay_site
@@ -22,6 +25,10 @@ from nvcregen.validate.site import load_site
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ("h20-3e-lab", "h20-3e-trainer", "l20-pool")
+# The shipped trainer site with a run per test, node and round (tests/fixtures/perrun/), rendered in
+# memory: the replay's tests of per-run structure read it as they read a shipped tree.
+PER_RUN = "h20-3e-trainer@perRun"
+_PER_RUN_FILE = ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml"
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 WAVE = "argocd.argoproj.io/sync-wave"
 Tree = tuple[TreeObject, ...]
@@ -29,8 +36,8 @@ Tree = tuple[TreeObject, ...]
 
 @cache
 def shipped_facts(site: str) -> PlanFacts:
-    """The replay's facts of a shipped site."""
-    path = ROOT / "sites" / f"{site}.yaml"
+    """The replay's facts of a shipped site (or of `PER_RUN`)."""
+    path = _PER_RUN_FILE if site == PER_RUN else ROOT / "sites" / f"{site}.yaml"
     loaded = load_site(path.read_bytes(), f"sites/{site}.yaml", load_catalog())
     assert loaded.site is not None and loaded.test_units is not None, loaded.diagnostics
     return plan_facts(loaded.site, loaded.test_units)
@@ -39,6 +46,8 @@ def shipped_facts(site: str) -> PlanFacts:
 @cache
 def shipped(site: str) -> Tree:
     """The objects of `out/<site>/`, named as `nvcregen check out` names them."""
+    if site == PER_RUN:
+        return _rendered(_PER_RUN_FILE)
     base = ROOT / "out" / site
     return tuple(
         TreeObject(
@@ -48,6 +57,22 @@ def shipped(site: str) -> Tree:
         )
         for p in sorted(base.rglob("*.yaml"))
     )
+
+
+def _rendered(path: Path) -> Tree:
+    """A site's objects as render would write them under `out/<site>/`, without writing."""
+    built = build_site(path.read_bytes(), "sites/h20-3e-trainer.yaml", load_catalog(), Options())
+    assert isinstance(built, Built), getattr(built, "diagnostics", None)
+    name = built.site.metadata.name
+    found = [
+        TreeObject(
+            f"out/{name}/{manifest_path(m)}",
+            manifest_path(m),
+            parse_fast(dump_yaml(m.obj).encode()),
+        )
+        for m in built.manifests
+    ]
+    return tuple(sorted(found, key=lambda item: item.path))
 
 
 def edited(

@@ -117,14 +117,18 @@ def test_check_reports_a_hand_built_tree_without_queue_labels_as_deadlock_prone(
         if QUEUE_LINE in text:
             path.write_text(text.replace(QUEUE_LINE, ""))
             edited += 1
-    assert edited == 42  # every Job and TrainJob of every round
+    assert edited == 9  # every packed Job (2 a round) and TrainJob (1 a round)
     result = run("check", "out", "--format", "json")
     assert result.exit_code == 1
     found = json.loads(result.stdout)
     deadlocks = [d for d in found if d["code"] == "NVC671"]
-    assert len(deadlocks) == 12
+    # the two node packs of a round, two pods each, in one wave: without Kueue one may take
+    # node-a and the other node-b, and both wait; a round's one TrainJob contends with none
+    assert len(deadlocks) == 6
     assert all(d["message"].startswith("deadlock-prone:") for d in deadlocks)
-    assert all("/02-two-node/" in d["file"] and d["path"] == "/metadata/labels" for d in deadlocks)
+    assert all(
+        "/01-single-node/" in d["file"] and d["path"] == "/metadata/labels" for d in deadlocks
+    )
 
 
 def test_check_of_the_shipped_trees_replays_them_clean(project: Path) -> None:
@@ -192,9 +196,17 @@ def test_worst_case_has_one_meaning_in_plan_nvc313_and_diff(project: Path) -> No
 def test_a_window_below_the_fleet_admits_at_most_its_jobs_at_once(project: Path) -> None:
     # Issue 32: 8 nodes, maxConcurrentJobs 4 and a two-node stage. The quota held 4 two-node
     # runs, 8 nodes, so 8 one-node runs ran at once and plan said `does NOT fit` (8/4).
-    text = fleet_site(8).replace("maxConcurrentJobs: 8", "maxConcurrentJobs: 4")
+    text = fleet_site(8, packing="perRun").replace("maxConcurrentJobs: 8", "maxConcurrentJobs: 4")
     (project / "sites" / "h20-3e-trainer.yaml").write_text(text.replace("16h", "40h"))
     (found,) = json.loads(run("plan", "sites/h20-3e-trainer.yaml", "--format", "json").stdout)
     at_once = {s["step"].split("/")[0]: s["at_once"] for s in found["steps"]}
     assert at_once == {"01-single-node": 4, "02-two-node": 2}
+    assert (found["fits"], found["breaks"]) == (True, [])
+    # packed: a node pack's Jobs hold 4 nodes each (never more than the quota admits), so
+    # one runs at a time; 4 nodes busy at once, as with one run per node
+    packed = text.replace("packing: perRun", "packing: packed")
+    (project / "sites" / "h20-3e-trainer.yaml").write_text(packed.replace("16h", "40h"))
+    (found,) = json.loads(run("plan", "sites/h20-3e-trainer.yaml", "--format", "json").stdout)
+    at_once = {s["step"].split("/")[0]: s["at_once"] for s in found["steps"]}
+    assert at_once == {"01-single-node": 1, "02-two-node": 2}
     assert (found["fits"], found["breaks"]) == (True, [])

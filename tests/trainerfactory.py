@@ -2,7 +2,7 @@
 
 `SHIPPED` is `sites/h20-3e-trainer.yaml`, the field report's two H20-3e nodes with
 `readiness.engine: trainer` and `packing: packed`; `EXAMPLE` its copy with one run per test,
-node and round (`packing: perRun`, tests/sites/), which most trainer-mode tests read;
+node and round (`packing: perRun`, tests/fixtures/perrun/), which most trainer-mode tests read;
 `trainer_text()` turns a factory site (`sitefactory`) into a
 trainer-mode one. Lives in `tests/` next to `sitefactory.py`, for the same reason.
 """
@@ -22,7 +22,7 @@ from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = ROOT / "sites" / "h20-3e-trainer.yaml"
-EXAMPLE = ROOT / "tests" / "sites" / "h20-3e-trainer.yaml"
+EXAMPLE = ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml"
 
 
 def without_packing(text: str) -> str:

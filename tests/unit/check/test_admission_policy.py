@@ -148,7 +148,7 @@ def test_check_reports_a_job_without_a_queue_in_a_rendered_tree(
     site = "h20-3e-trainer"
     shutil.copytree(ROOT / "out" / site, tmp_path / "out" / site)
     shutil.copytree(ROOT / "sites", tmp_path / "sites")
-    file = sorted((tmp_path / "out" / site / "readiness").rglob("job-*-r1-n0.yaml"))[0]
+    file = sorted((tmp_path / "out" / site / "readiness").rglob("job-*-r1-c0.yaml"))[0]
     obj = yaml.safe_load(file.read_text())
     del obj["metadata"]["labels"][QUEUE_LABEL]
     file.write_text(dump_yaml(obj))

@@ -29,7 +29,7 @@ from nvcregen.core.errors import ExitCode
 from nvcregen.results.binding import MARGIN
 
 ROOT = Path(__file__).resolve().parents[3]
-SITE = ROOT / "tests" / "sites" / "h20-3e-trainer.yaml"
+SITE = ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml"
 SPARK = REAL / "nccl-tests" / "allgather-2node-2xGB10-dgxspark-v2.18.3-qsfp-healthy-21GBps.txt"
 COLLAPSE = (
     REAL / "nccl-tests" / "alltoall-2node-16gpu-v2.18.3-nccl2.30.3-spcx-inplace-NA-bw-collapse.txt"

@@ -32,7 +32,7 @@ from nvcregen.results.archive import build_archive, object_path
 
 ROOT = Path(__file__).resolve().parents[3]
 SITE_FILE = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
-TRAINER = str(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+TRAINER = str(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
 FAST = RetryPolicy(attempts=2, backoff=0.01, max_backoff=0.02, timeout=(2.0, 2.0), restarts=1)
 ESCAPES = ["../../escaped", "..", "a/../../b", "/etc/cron.d/x", "UPPER", "a b", ""]
 BOMB = (

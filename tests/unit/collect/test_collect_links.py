@@ -21,7 +21,7 @@ from nvcregen.collect.source import MAX_DEPTH, SourceError, read_folder
 
 ROOT = Path(__file__).resolve().parents[3]
 NVCRE_SITE = str(ROOT / "tests" / "fixtures" / "collect" / "site.yaml")
-TRAINER_SITE = str(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+TRAINER_SITE = str(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
 SECRET = b"outside the folder: never to be archived\n"
 
 

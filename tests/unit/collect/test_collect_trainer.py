@@ -30,7 +30,7 @@ from nvcregen.ingest.files import ingest_files
 from nvcregen.results.archive import verify_archive
 
 ROOT = Path(__file__).resolve().parents[3]
-SITE = str(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+SITE = str(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
 GIB = 1 << 30
 
 

@@ -25,7 +25,7 @@ from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.core.errors import ExitCode
 
 ROOT = Path(__file__).resolve().parents[3]
-SITE = str(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+SITE = str(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
 FAST = RetryPolicy(attempts=3, backoff=0.01, max_backoff=0.05, timeout=(2.0, 2.0), restarts=2)
 SITE_LABEL = {"nvcregen.io/site": "h20-3e-trainer"}
 

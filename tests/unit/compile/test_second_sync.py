@@ -305,7 +305,7 @@ def test_a_strategic_merge_patch_merges_a_built_in_map_key_by_key() -> None:
 
 def test_every_queued_trainer_run_has_its_workload_in_the_second_sync() -> None:
     """The Workloads the test above replays are there: one per TrainJob and Job, same name."""
-    manifests = _manifests(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+    manifests = _manifests(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
     readiness = [m.obj for m in manifests if m.component == "readiness"]
     runs = {o["metadata"]["name"] for o in readiness if o["kind"] in {"TrainJob", "Job"}}
     workloads = {o["metadata"]["name"] for o in readiness if o["kind"] == "Workload"}
@@ -321,7 +321,7 @@ def test_a_workloads_pod_sets_are_immutable_once_it_holds_quota() -> None:
     it refuses changed pod sets once a Workload is admitted, as Kueue's webhook does, so
     the second half would notice a rendered Workload that changes them.
     """
-    manifests = _manifests(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+    manifests = _manifests(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
     workload = next(m.obj for m in manifests if m.obj["kind"] == "Workload")
     run = next(
         m.obj

@@ -26,7 +26,7 @@ from nvcregen.results.logruns import RunLog, assemble_log_runs
 from nvcregen.results.verdicts import judge
 
 ROOT = Path(__file__).resolve().parents[3]
-TRAINER_SITE = str(ROOT / "tests" / "sites" / "h20-3e-trainer.yaml")
+TRAINER_SITE = str(ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml")
 EXPORT_FRAGMENTS = (
     "apiVersion: v1\n",
     "kind: ConfigMap\n",

@@ -21,14 +21,15 @@ def test_each_step_queues_its_runs_in_its_cluster_queue_one_per_cycle() -> None:
     view = plan_view(found)
     load = view.load
     assert load is not None
-    # trainer mode: a workload per run, 10 runs a single-node round, 4 a two-node round
-    assert [a.workloads for a in load.admissions] == [10, 10, 10, 4, 4, 4]
+    # packed trainer mode: a workload per run, 2 runs a single-node round (the DCGM levels,
+    # the NCCL tests: one Job each for both nodes), 1 a two-node round (every test of the pair)
+    assert [a.workloads for a in load.admissions] == [2, 2, 2, 1, 1, 1]
     assert {a.cluster_queue for a in load.admissions} == {"h20-3e-trainer-readiness"}
-    assert load.expected_ms == 42 * facts.cycle_expected_ms
-    assert load.worst_ms == 42 * facts.cycle_worst_ms
+    assert load.expected_ms == 9 * facts.cycle_expected_ms
+    assert load.worst_ms == 9 * facts.cycle_worst_ms
     assert load.flux_workers is None  # Argo CD
     (line,) = engine_lines(view)
-    assert line.startswith("Kueue admission: 42 workloads in ClusterQueue h20-3e-trainer-readiness")
+    assert line.startswith("Kueue admission: 9 workloads in ClusterQueue h20-3e-trainer-readiness")
 
 
 def test_a_flux_site_holds_one_worker_per_step_for_its_timeout() -> None:
@@ -50,14 +51,14 @@ def test_admission_alone_outlasting_the_window_does_not_fit() -> None:
     assert view.fits
     facts = engine_facts()
     deadline = shipped_facts(TRAINER).deadline_ms
-    # a cycle such that 42 admissions take the window exactly, then one ms more
+    # a cycle such that 9 admissions take the window exactly, then one ms more
     exact = facts.model_copy(update={"kueue": facts.kueue.model_copy(
-        update={"cycle_expected": f"{deadline // 42}ms"})})  # fmt: skip
+        update={"cycle_expected": f"{deadline // 9}ms"})})  # fmt: skip
     at = engine_load(found, view.steps, exact)
-    assert at.expected_ms == 42 * (deadline // 42) <= deadline
+    assert at.expected_ms == 9 * (deadline // 9) <= deadline
     assert dataclasses.replace(view, load=at).fits
     over = facts.model_copy(update={"kueue": facts.kueue.model_copy(
-        update={"cycle_expected": f"{deadline // 42 + 1}ms"})})  # fmt: skip
+        update={"cycle_expected": f"{deadline // 9 + 1}ms"})})  # fmt: skip
     late = dataclasses.replace(view, load=engine_load(found, view.steps, over))
     assert late.load is not None and late.load.expected_ms > deadline
     assert not late.fits

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from replayfactory import (
+    PER_RUN,
     QUEUE_LABEL,
     SHIPPED,
     WAVE,
@@ -82,8 +83,8 @@ def _drop_queue(obj: dict[str, Any]) -> None:
 
 def test_trainer_tree_without_queue_labels_is_deadlock_prone() -> None:
     runs = lambda o: o.kind in {"Job", "TrainJob"}  # noqa: E731
-    tree = edited(shipped(TRAINER), runs, _drop_queue)
-    found = replay(tree, shipped_facts(TRAINER))
+    tree = edited(shipped(PER_RUN), runs, _drop_queue)
+    found = replay(tree, shipped_facts(PER_RUN))
     partial = of(found, "NVC671")
     two_node = [o.file for o in tree if o.kind == "TrainJob" and "/02-two-node/" in o.file]
     assert sorted(p.file for p in partial) == sorted(two_node)  # 4 tests x 3 rounds
@@ -94,9 +95,9 @@ def test_trainer_tree_without_queue_labels_is_deadlock_prone() -> None:
 
 
 def test_one_two_node_run_outside_the_queue_may_be_placed_partially_not_deadlock() -> None:
-    target = named(TRAINER, "trainjob-two-node-nccl-alltoall-", "-r1-g0.yaml").rsplit("/", 1)[1]
-    tree = edited(shipped(TRAINER), lambda o: o.path.endswith(target), _drop_queue)
-    (problem,) = of(replay(tree, shipped_facts(TRAINER)), "NVC671")
+    target = named(PER_RUN, "trainjob-two-node-nccl-alltoall-", "-r1-g0.yaml").rsplit("/", 1)[1]
+    tree = edited(shipped(PER_RUN), lambda o: o.path.endswith(target), _drop_queue)
+    (problem,) = of(replay(tree, shipped_facts(PER_RUN)), "NVC671")
     assert problem.file.endswith(target)
     assert "may be placed partially" in problem.message
     assert "no queue admits it" in problem.message
@@ -132,8 +133,8 @@ def test_two_stages_in_one_wave_overlap() -> None:
 
 def test_two_rounds_of_one_test_in_one_wave_overlap() -> None:
     round_2 = "/01-single-node/round-2/"
-    tree = edited(shipped(TRAINER), lambda o: round_2 in o.file, _wave("1"))
-    overlap = of(replay(tree, shipped_facts(TRAINER)), "NVC672")
+    tree = edited(shipped(PER_RUN), lambda o: round_2 in o.file, _wave("1"))
+    overlap = of(replay(tree, shipped_facts(PER_RUN)), "NVC672")
     assert len(overlap) == 10  # every run of round 2
     assert all(round_2 in p.file and "(round 2) may run while" in p.message for p in overlap)
 
@@ -279,12 +280,12 @@ def test_a_pod_larger_than_any_node_never_starts() -> None:
 
     path = next(
         o.path
-        for o in shipped(TRAINER)
+        for o in shipped(PER_RUN)
         if o.path.endswith("-r1-n1.yaml") and "/job-single-node-dcgm-l1-" in o.path
     )
     name = path.rsplit("/", 1)[1]
-    tree = edited(shipped(TRAINER), lambda o: o.path == path, sixteen)
-    (problem,) = of(replay(tree, shipped_facts(TRAINER)), "NVC670")
+    tree = edited(shipped(PER_RUN), lambda o: o.path == path, sixteen)
+    (problem,) = of(replay(tree, shipped_facts(PER_RUN)), "NVC670")
     assert problem.file.endswith(name)
     assert problem.message == (
         f"Job {name.removeprefix('job-').removesuffix('.yaml')} can never start: the nodes it "
@@ -346,9 +347,9 @@ def _unpin(obj: dict[str, Any]) -> None:
 
 
 def test_runs_without_a_queue_on_many_nodes_exceed_the_window() -> None:
-    tree = edited(shipped(TRAINER), lambda o: o.kind in {"Job", "TrainJob"}, _drop_queue)
+    tree = edited(shipped(PER_RUN), lambda o: o.kind in {"Job", "TrainJob"}, _drop_queue)
     tree = edited(tree, lambda o: o.kind in {"Job", "TrainJob"}, _unpin)
-    found = replay(tree, _four_nodes(shipped_facts(TRAINER)))
+    found = replay(tree, _four_nodes(shipped_facts(PER_RUN)))
     too_many = of(found, "NVC674")
     assert too_many and all(p.severity is Severity.ERROR for p in too_many)
     assert "up to 4 jobs of wave 1 of Application h20-3e-trainer-readiness" in too_many[0].message
