@@ -41,10 +41,8 @@ def _compiled(nodes: int) -> int:
     )
     texts = [dump_yaml(m.obj) for m in built.manifests]
     profile.disable()
-    # Trainer mode at fleet size is one run per node, test and round: its readiness
-    # Application is over what Argo CD holds (NVC677) until runs are packed (issue #33).
-    errors = [d for d in found if d.severity.value == "error" and d.code != "NVC677"]
-    assert not has_errors(errors), [d.message for d in errors]
+    # at 32 nodes the readiness Application is a parent of children (issue #33's shards)
+    assert not has_errors(found), [d.message for d in found if d.is_error]
     assert len(texts) > 20 * nodes  # a TrainJob or Job per node (or pair) per test and round
     return pstats.Stats(profile).total_calls  # type: ignore[attr-defined, no-any-return]
 

@@ -22,8 +22,10 @@ from nvcregen.core.errors import Diagnostic
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import engine_lines
+from nvcregen.replay.site import replay_site
 from nvcregen.replay.timeline import PlanView, plan_view
 from nvcregen.replay.units import gitops_units, object_bytes, unit_problems
 
@@ -31,6 +33,7 @@ ROOT = Path(__file__).resolve().parents[3]
 TRAINER = "sites/h20-3e-trainer.yaml"
 SINGLE_ROUND = "01-single-node/round-1"  # 10 runs, 10 Workloads
 STEP_OBJECTS = 20
+LAB = "sites/h20-3e-lab.yaml"
 FLUX_STEP = "h20-3e-trainer-readiness-01-single-node-r1"
 
 
@@ -43,16 +46,17 @@ def limits(objects: int = 1000, manifests: str = "8MiB", status: str = "1MiB") -
 
 
 @cache
-def site_text(engine: str = "argocd", trigger: str = "manual") -> str:
-    text = (ROOT / TRAINER).read_text(encoding="utf-8")
+def site_text(engine: str = "argocd", trigger: str = "manual", site: str = TRAINER) -> str:
+    text = (ROOT / site).read_text(encoding="utf-8")
     text = text.replace("    engine: argocd\n", f"    engine: {engine}\n")
     return text.replace("trigger: manual", f"trigger: {trigger}")
 
 
-def built(facts: EngineFacts, engine: str = "argocd", trigger: str = "manual") -> Built:
-    found = build_site(
-        site_text(engine, trigger).encode(), TRAINER, load_catalog(), Options(root=ROOT), facts
-    )
+def built(
+    facts: EngineFacts, engine: str = "argocd", trigger: str = "manual", site: str = TRAINER
+) -> Built:
+    text = site_text(engine, trigger, site)
+    found = build_site(text.encode(), site, load_catalog(), Options(root=ROOT), facts)
     assert isinstance(found, Built), getattr(found, "diagnostics", None)
     return found
 
@@ -157,7 +161,10 @@ def test_a_run_and_its_prebuilt_workload_are_always_in_the_same_shard() -> None:
         assert folders[label] == run.folder and "/shard-" in run.folder
 
 
-def replayed(found: Built) -> dict[str, tuple[object, ...]]:
+Replayed = tuple[tuple[int | None, int | None], frozenset[str], bool, bool]
+
+
+def replayed(found: Built) -> dict[str, Replayed]:
     """Per run (by name): its expected start and end, the runs that finish before it
     starts, whether the engine waits for it and whether the end of the plan reports it."""
     replay = replay_manifests_of(found.manifests, found.site, found.test_units)
@@ -189,6 +196,20 @@ def test_a_sharded_tree_runs_in_the_order_and_at_the_times_of_the_unsharded_one(
         gate for name, (_, gate, _, _) in runs.items() if "-r2-" in name and "single" in name
     }
     assert len(gate) == 10 and all("-r1-" in name for name in gate)
+
+
+@pytest.mark.parametrize("engine", ["flux", "argocd"])
+def test_nvcre_mode_shards_its_steps_and_runs_them_in_the_same_order(engine: str) -> None:
+    # NVCRE mode: a Certification and 2 WorkloadRuns, then 4 WorkloadRuns (NVCRE runs the
+    # groups); at two objects a unit each stage is split, its runs kept in order
+    split = built(limits(2), engine, site=LAB)
+    shards = folder_of(split, "02-two-node")
+    assert shards == [f"02-two-node/shard-{i:02d}" for i in range(2)]
+    assert replayed(split) == replayed(built(limits(100_000), engine, site=LAB))
+    assert (
+        built(engine_facts(), engine, site=LAB).manifests
+        == built(limits(100_000), engine, site=LAB).manifests
+    )
 
 
 def test_plan_counts_the_flux_shards_a_step_holds_at_once_and_warns_past_concurrent() -> None:
@@ -360,3 +381,39 @@ def test_sizes_are_the_objects_as_written() -> None:
     assert object_bytes(TreeObject(path, path, m.obj), engine_facts())[0] == len(
         json.dumps(m.obj, separators=(",", ":"))
     )
+
+
+# --- Replay of a sharded tree -------------------------------------------------------------
+
+
+def tree_of(found: Built) -> list[TreeObject]:
+    return [TreeObject(p, p, m.obj) for p, m in paths(found).items()]
+
+
+def test_units_measure_the_parent_by_its_children_and_each_child_by_its_shard() -> None:
+    found = built(limits(STEP_OBJECTS - 1))
+    units = {u.owner.name: u for u in gitops_units(tree_of(found), "out/h20-3e-trainer", limits())}
+    assert units["h20-3e-trainer-readiness"].objects == 11  # 8 children, 3 rounds split in 2
+    assert units["h20-3e-trainer-readiness"].folder == "readiness"
+    shard = units["h20-3e-trainer-readiness-01-single-node-r1-s00"]
+    assert (shard.folder, shard.objects) == (f"readiness/{SINGLE_ROUND}/shard-00", 18)
+    assert units["h20-3e-trainer-readiness-02-two-node-r1"].objects == 8
+
+
+def test_without_argo_cds_application_check_the_children_overlap_and_it_is_said() -> None:
+    found = built(limits(STEP_OBJECTS - 1))
+    key = "resource.customizations.health.argoproj.io_Application"
+
+    def without(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj["kind"] == "ConfigMap" and obj["metadata"]["name"] == "argocd-cm":
+            return {**obj, "data": {k: v for k, v in obj["data"].items() if k != key}}
+        return obj
+
+    tree = [TreeObject(t.file, t.path, without(dict(t.obj))) for t in tree_of(found)]
+    replay = replay_site(tree, plan_facts(found.site, found.test_units))
+    overlapping = [p for p in replay.problems if p.code == "NVC672"]
+    assert overlapping  # round 2 no longer waits for round 1
+    assert "does not wait for" in overlapping[0].message
+    unreported = replay.gating.unreported
+    assert len(unreported) == 42  # nothing waits for a child's last (only) wave
+    assert replay_site(tree_of(found), plan_facts(found.site, found.test_units)).problems == ()
