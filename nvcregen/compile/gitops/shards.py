@@ -44,6 +44,7 @@ from nvcregen.compile.gitops.steps import COMMON_FOLDER
 from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
+from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.emit.naming import manifest_path
 from nvcregen.replay.model import TreeObject
@@ -321,7 +322,12 @@ def _child(site: Site, parent: Manifest, folder: str, wave: int, source: str) ->
         "syncPolicy": sync,
     }
     name = _named([parent.name, _folder_suffix(folder)])
-    meta: Obj = {"name": name, "namespace": ARGOCD_NAMESPACE, "annotations": {SYNC_WAVE: str(wave)}}
+    meta: Obj = {
+        "name": name,
+        "namespace": ARGOCD_NAMESPACE,
+        "labels": {PARENT: parent.name},
+        "annotations": {SYNC_WAVE: str(wave)},
+    }
     obj = {"apiVersion": parent.obj["apiVersion"], "kind": "Application", "metadata": meta}
     obj["spec"] = child_spec
     note = f"applies readiness/{folder}/ in wave {wave} of {parent.name}, after the waves before"
@@ -335,6 +341,11 @@ def _as_parent(site: Site, parent: Manifest) -> Manifest:
         **{k: v for k, v in spec["source"].items() if k != "directory"},
         "path": layer_path(site, READINESS),
     }
+    if site.spec.readiness.trigger == "manual":
+        # the children exist from the first sync on and follow targetRevision themselves
+        end = f"argocd app delete -l {PARENT}={parent.name} -y"
+        how = f"after a window, `{end}` (runs are kept) until the next sync starts one"
+        spec["info"] = [*spec.get("info", []), {"name": "children", "value": how}]
     note = "readiness is split: a parent of one child Application per step shard (sync waves)"
     return dataclasses.replace(
         parent,

@@ -20,6 +20,7 @@ from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.replayed import replay_manifests, replay_manifests_of
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
+from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.replay.facts import plan_facts
@@ -247,6 +248,11 @@ def test_the_readiness_application_at_the_limit_is_kept_and_one_more_makes_a_par
     assert parent["spec"]["source"]["path"] == "out/h20-3e-trainer/readiness"
     assert "directory" not in parent["spec"]["source"]  # the top of readiness/ only
     assert "automated" not in parent["spec"]["syncPolicy"]  # trigger: manual
+    assert parent["spec"]["info"][1] == {
+        "name": "children",
+        "value": "after a window, `argocd app delete -l nvcregen.io/parent="
+        "h20-3e-trainer-readiness -y` (runs are kept) until the next sync starts one",
+    }
     children = sorted(
         (
             m
@@ -275,6 +281,7 @@ def test_the_readiness_application_at_the_limit_is_kept_and_one_more_makes_a_par
     ]
     for child in children:
         assert child.folder == "" and child.obj["metadata"]["namespace"] == "argocd"
+        assert child.obj["metadata"]["labels"][PARENT] == "h20-3e-trainer-readiness"
         spec = child.obj["spec"]
         assert spec["project"] == parent["spec"]["project"]
         assert spec["destination"] == parent["spec"]["destination"]
@@ -309,6 +316,7 @@ def test_on_sync_children_prune_and_heal_as_the_readiness_application_would() ->
     child = named(found, "Application", "h20-3e-trainer-readiness-01-single-node-r1-s00")
     assert parent["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
     assert child["spec"]["syncPolicy"]["automated"] == {"prune": True, "selfHeal": True}
+    assert [i["name"] for i in parent["spec"].get("info", [])] == []  # nothing to end
 
 
 def test_the_project_allows_the_children_and_argocd_cm_checks_applications() -> None:
