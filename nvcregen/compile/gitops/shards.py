@@ -288,7 +288,10 @@ def _argocd(
     for folder, groups in grouped.items():
         items = folders[folder]
         wave = max(_wave(m) for m in items)
-        if folder == COMMON_FOLDER or _fits("argocd", groups, facts):
+        if folder == COMMON_FOLDER:  # what every step uses: the readiness section's
+            children.append(_child(site, parent, folder, wave, READINESS_SOURCE))
+            continue
+        if _fits("argocd", groups, facts):
             children.append(_child(site, parent, folder, wave, _stage_source(items)))
             continue
         names, in_shards = _split(folder, pack("argocd", groups, facts))
@@ -350,12 +353,12 @@ def _as_parent(site: Site, parent: Manifest) -> Manifest:
     return dataclasses.replace(
         parent,
         obj={**parent.obj, "spec": spec},
-        source=_nodes_source(site),
+        source=parent_source(site),
         notes=(*parent.notes, note),
     )
 
 
-def _nodes_source(site: Site) -> str:
+def parent_source(site: Site) -> str:
     """The site line whose nodes make the children: the largest pool's nodes."""
     sizes = [
         (len(pool.nodes) if pool.nodes else pool.node_count or 0, -index, index)

@@ -18,6 +18,7 @@ from nvcregen.catalog.engines import EngineFacts, engine_facts
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.replayed import replay_manifests, replay_manifests_of
+from nvcregen.compile.gitops.shards import parent_source
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.labels import PARENT
@@ -279,6 +280,9 @@ def test_the_readiness_application_at_the_limit_is_kept_and_one_more_makes_a_par
         ("6", f"{base}/02-two-node/round-3"),
         ("7", f"{base}/03-passed"),
     ]
+    sources = [child.source for child in children]
+    stages = ["/spec/readiness/stages/0"] * 3 + ["/spec/readiness/stages/1"] * 3
+    assert sources == ["/spec/readiness", *stages, "/spec/readiness"]  # where NVC677 lands
     for child in children:
         assert child.folder == "" and child.obj["metadata"]["namespace"] == "argocd"
         assert child.obj["metadata"]["labels"][PARENT] == "h20-3e-trainer-readiness"
@@ -425,3 +429,21 @@ def test_without_argo_cds_application_check_the_children_overlap_and_it_is_said(
     unreported = replay.gating.unreported
     assert len(unreported) == 42  # nothing waits for a child's last (only) wave
     assert replay_site(tree_of(found), plan_facts(found.site, found.test_units)).problems == ()
+
+
+def test_a_parent_is_refused_at_the_largest_pools_nodes() -> None:
+    site = built(engine_facts()).site
+    (pool,) = site.spec.node_pools
+    larger = pool.model_copy(update={"name": "big", "nodes": ["n-1", "n-2", "n-3"]})
+    counted = pool.model_copy(update={"nodes": None, "selector": {"a": "b"}, "node_count": 9})
+    two = site.model_copy(
+        update={"spec": site.spec.model_copy(update={"node_pools": [pool, larger]})}
+    )
+    assert parent_source(two) == "/spec/nodePools/1/nodes"
+    ties = [pool, pool.model_copy(update={"name": "twin"})]
+    tied = site.model_copy(update={"spec": site.spec.model_copy(update={"node_pools": ties})})
+    assert parent_source(tied) == "/spec/nodePools/0/nodes"  # the first of equals
+    by_count = site.model_copy(
+        update={"spec": site.spec.model_copy(update={"node_pools": [larger, counted]})}
+    )
+    assert parent_source(by_count) == "/spec/nodePools/1/nodeCount"
