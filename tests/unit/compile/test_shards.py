@@ -296,6 +296,31 @@ def test_the_readiness_application_at_the_limit_is_kept_and_one_more_makes_a_par
     within(parent_tree, limits(total - 1))
 
 
+@pytest.mark.parametrize("figure", ["manifests", "status"])
+def test_the_readiness_application_at_a_byte_limit_is_kept_and_one_byte_less_splits_it(
+    figure: str,
+) -> None:
+    plain = built(engine_facts())
+    tree = [TreeObject(p, p, m.obj) for p, m in paths(plain).items()]
+    (unit,) = [
+        u for u in gitops_units(tree, "out/h20-3e-trainer", limits()) if u.folder == "readiness"
+    ]
+    exact = unit.manifest_bytes if figure == "manifests" else unit.status_bytes
+    assert exact == (
+        sum(
+            object_bytes(TreeObject(p, p, m.obj), engine_facts())[0]
+            for p, m in paths(plain).items()
+            if m.component == "readiness"
+        )
+        if figure == "manifests"
+        else readiness_objects(plain) * engine_facts().argocd_status_per_resource
+    )
+    at = built(limits(**{figure: f"{exact}B"}))  # type: ignore[arg-type]
+    assert at.manifests == plain.manifests
+    under = built(limits(**{figure: f"{exact - 1}B"}))  # type: ignore[arg-type]
+    assert named(under, "Application", "h20-3e-trainer-readiness-00-common")
+
+
 def test_argo_cd_children_of_a_split_step_each_read_a_shard_in_the_steps_wave() -> None:
     found = built(limits(STEP_OBJECTS - 1))
     shards = {
