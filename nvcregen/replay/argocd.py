@@ -201,27 +201,32 @@ def _after_parents(
     for child, (parent, wave) in parents.items():
         children.setdefault(parent.path, []).append((wave, child))
 
-    def subtree(path: str) -> list[str]:
+    def subtree(path: str, seen: set[str]) -> list[str]:
+        if path in seen:  # Applications applying each other (a hand-edited tree)
+            return []
+        seen.add(path)
         own = by_app.get(names[path], [])
-        return own + [k for _, c in children.get(path, []) for k in subtree(c)]
+        return own + [k for _, c in children.get(path, []) for k in subtree(c, seen)]
 
     gates: dict[str, tuple[str, ...]] = {}
 
-    def gate(path: str) -> tuple[str, ...]:
-        if path not in gates:
-            parent, wave = parents.get(path, (None, 0))
-            earlier: list[str] = []
-            if parent is not None:
-                earlier = [*gate(parent.path)]
-                for w, sibling in sorted(children[parent.path]):
-                    if w < wave:
-                        earlier += subtree(sibling)
-            gates[path] = tuple(dict.fromkeys(earlier))
+    def gate(path: str, visiting: set[str]) -> tuple[str, ...]:
+        if path in gates or path in visiting:
+            return gates.get(path, ())
+        visiting.add(path)
+        parent, wave = parents.get(path, (None, 0))
+        earlier: list[str] = []
+        if parent is not None:
+            earlier = [*gate(parent.path, visiting)]
+            for w, sibling in sorted(children[parent.path]):
+                if w < wave:
+                    earlier += subtree(sibling, {path})
+        gates[path] = tuple(dict.fromkeys(earlier))
         return gates[path]
 
     found = dict(steps)
     for path, name in names.items():
-        before = gate(path)
+        before = gate(path, set())
         for key in by_app.get(name, []) if before else []:
             step = found[key]
             found[key] = dataclasses.replace(step, after=(*before, *step.after))

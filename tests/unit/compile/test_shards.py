@@ -472,3 +472,25 @@ def test_a_parent_is_refused_at_the_largest_pools_nodes() -> None:
         update={"spec": site.spec.model_copy(update={"node_pools": [larger, counted]})}
     )
     assert parent_source(by_count) == "/spec/nodePools/1/nodeCount"
+
+
+def test_children_applying_each_other_are_replayed_without_looping() -> None:
+    # a hand-edited tree: two children read the top of readiness/, where each other sits
+    found = built(limits(STEP_OBJECTS - 1))
+    looped = {
+        "h20-3e-trainer-readiness-01-single-node-r1-s00",
+        "h20-3e-trainer-readiness-01-single-node-r1-s01",
+    }
+
+    def edit(obj: dict[str, Any]) -> dict[str, Any]:
+        if obj["kind"] != "Application" or obj["metadata"]["name"] not in looped:
+            return obj
+        source = {**obj["spec"]["source"], "path": "out/h20-3e-trainer/readiness"}
+        return {**obj, "spec": {**obj["spec"], "source": source}}
+
+    tree = [TreeObject(t.file, t.path, edit(dict(t.obj))) for t in tree_of(found)]
+    replay = replay_site(tree, plan_facts(found.site, found.test_units))
+    assert len(replay.runs) == 42
+    # the round's 10 runs are applied by no Application: said, never a loop
+    assert len(replay.gating.unwaited) == 10
+    assert {"NVC672", "NVC673"} <= {p.code for p in replay.problems}
