@@ -494,3 +494,20 @@ def test_children_applying_each_other_are_replayed_without_looping() -> None:
     # the round's 10 runs are applied by no Application: said, never a loop
     assert len(replay.gating.unwaited) == 10
     assert {"NVC672", "NVC673"} <= {p.code for p in replay.problems}
+
+
+@pytest.mark.parametrize("engine", ["flux", "argocd"])
+def test_shard_names_of_a_long_site_name_stay_label_values_and_unique(engine: str) -> None:
+    long = "h20-3e-trainer-long-site-name-32"  # a site name's 32 characters: steps' 60
+    assert len(long) == 32
+    text = site_text(engine).replace("  name: h20-3e-trainer\n", f"  name: {long}\n")
+    text = text.replace("path: out/h20-3e-trainer", f"path: out/{long}")
+    found = build_site(text.encode(), TRAINER, load_catalog(), Options(root=ROOT), limits(19))
+    assert isinstance(found, Built), getattr(found, "diagnostics", None)
+    kind = "Kustomization" if engine == "flux" else "Application"
+    names = [m.name for m in found.manifests if m.kind == kind]
+    shards = [n for n in names if n.startswith(f"{long}-readiness-01-single")]
+    assert len(shards) == 6 and len(set(names)) == len(names)  # 3 rounds, 2 shards each
+    plain = f"{long}-readiness-01-single-node-r1-s00"  # 64 characters
+    assert len(plain) == 64 and plain not in names
+    assert all(len(n) <= 63 for n in names)  # cut, with a hash, to a label value
