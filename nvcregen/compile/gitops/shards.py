@@ -53,7 +53,7 @@ from nvcregen.spec.v1alpha1 import Site
 
 SHARD = "shard-"
 READINESS_SOURCE = "/spec/readiness"
-# The parent Application's children sync themselves (trigger: auto prunes and heals as
+# The parent Application's children sync themselves (trigger: on-sync prunes and heals as
 # the unsplit readiness Application does; manual only applies what a new commit changes).
 _AUTOMATED = {"prune": True, "selfHeal": True}
 _AUTOMATED_MANUAL = {"prune": False, "selfHeal": False}
@@ -136,18 +136,24 @@ def _fits(engine: str, groups: Sequence[_Sized], facts: EngineFacts) -> bool:
     return not over_limits(engine, count, size, inventory, facts)
 
 
-def pack(engine: str, groups: Sequence[_Sized], facts: EngineFacts) -> list[list[_Sized]]:
+def _pack(engine: str, groups: Sequence[_Sized], facts: EngineFacts) -> list[list[_Sized]]:
     """Groups in order, greedily into shards each within every limit of `engine`'s unit.
 
     A group that alone crosses a limit is a shard of its own (the replay refuses it).
     """
     shards: list[list[_Sized]] = []
     current: list[_Sized] = []
+    count = size = inventory = 0
     for group in groups:
-        if current and not _fits(engine, [*current, group], facts):
+        more = (count + len(group.items), size + group.manifest_bytes)
+        if current and over_limits(engine, *more, inventory + group.inventory_bytes, facts):
             shards.append(current)
             current = []
+            count = size = inventory = 0
         current.append(group)
+        count += len(group.items)
+        size += group.manifest_bytes
+        inventory += group.inventory_bytes
     if current:
         shards.append(current)
     return shards
@@ -213,7 +219,7 @@ def _flux(
         groups = _groups(items, facts)
         if owner is None or folder == COMMON_FOLDER or _fits("flux", groups, facts):
             continue
-        names, in_shards = _split(folder, pack("flux", groups, facts))
+        names, in_shards = _split(folder, _pack("flux", groups, facts))
         moved |= in_shards
         replaced[owner.name] = _shard_kustomizations(site, owner, names, _stage_source(items))
     if not replaced:
@@ -294,7 +300,7 @@ def _argocd(
         if _fits("argocd", groups, facts):
             children.append(_child(site, parent, folder, wave, _stage_source(items)))
             continue
-        names, in_shards = _split(folder, pack("argocd", groups, facts))
+        names, in_shards = _split(folder, _pack("argocd", groups, facts))
         moved |= in_shards
         children += [_child(site, parent, f, wave, _stage_source(items)) for f in names]
     kept = [m for m in _replace_moved(manifests, moved) if m is not parent]
