@@ -7,8 +7,9 @@ largest GitOps unit (objects, manifests) and objects per node, and whether every
 within what its engine holds (`catalog/engines.yaml`, NVC677). Objects per node must not
 grow with the fleet; a site over a unit limit is refused by render.
 
-Times (issue #22): the site render accepts at every size, NVCRE mode today (trainer mode
-is refused above a few dozen nodes until its runs are packed), is rendered, its tree
+Times (issue #22): the site render accepts at every size, NVCRE mode (trainer mode's
+steps are split into shards each unit holds, but its run per node, test and round is
+timed once its runs are packed), is rendered, its tree
 checked and its plan printed, each by the real command line in a subprocess, timed and
 with its peak memory (the child's maximum resident set). Each figure is shown against the
 same command on the smallest fleet, measured in the same run, and with the growth

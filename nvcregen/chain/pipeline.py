@@ -5,11 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from nvcregen.catalog.engines import EngineFacts, engine_facts
 from nvcregen.catalog.load import Catalog
 from nvcregen.chain.model import CompileResult, Options
 from nvcregen.check.crossref import Located
 from nvcregen.check.gate import object_checks
 from nvcregen.check.replayed import replay_manifests
+from nvcregen.compile.gitops.shards import shard_units
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
@@ -53,9 +55,17 @@ class Built:
 
 
 def build_site(
-    raw: bytes, display: str, catalog: Catalog, options: Options
+    raw: bytes,
+    display: str,
+    catalog: Catalog,
+    options: Options,
+    engines: EngineFacts | None = None,
 ) -> Built | CompileResult:
-    """Load, validate and plan a site and compile every layer; a CompileResult if it stops."""
+    """Load, validate and plan a site and compile every layer; a CompileResult if it stops.
+
+    `engines` (by default `catalog/engines.yaml`) sets what one GitOps unit may hold: a
+    readiness step over it is split into shards.
+    """
     loaded = load_site(raw, display, catalog, strict=options.strict, root=options.root)
     site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
     if site is None or doc is None:
@@ -72,6 +82,8 @@ def build_site(
     except HelmError as exc:  # the chart archive cannot be verified or rendered
         return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
     manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
+    # as written (labels count): every unit within its engine's limits, steps in shards
+    manifests = shard_units(manifests, site, display, engines or engine_facts())
     return Built(site, doc, test_units, manifests, diags)
 
 

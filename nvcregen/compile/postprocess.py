@@ -32,9 +32,13 @@ KIND_ORDER = (
 
 def postprocess(manifests: list[Manifest], site: Site, source_file: str) -> list[Manifest]:
     """Return labelled, annotated copies of `manifests` in a fixed kind-then-name order."""
-    labelled = [_label(m, site, source_file) for m in manifests]
+    return ordered([_label(m, site, source_file) for m in manifests])
+
+
+def ordered(manifests: list[Manifest]) -> list[Manifest]:
+    """`manifests` in postprocess's order: layer, folder, kind (as `KIND_ORDER`), name."""
     return sorted(
-        labelled, key=lambda m: (m.component, m.folder, _kind_rank(m.kind), m.kind, m.name)
+        manifests, key=lambda m: (m.component, m.folder, _kind_rank(m.kind), m.kind, m.name)
     )
 
 

@@ -20,6 +20,10 @@ Every generated object carries `SITE`; readiness objects and trainer-mode runs c
 and places results by `STAGE`, `TEST` and `ROUND`.
 """
 
+PARENT = "nvcregen.io/parent"
+"""Label: the Argo CD Application that applies this child Application (a readiness
+parent of step shards, issue 33); `argocd app delete -l` ends a window's children."""
+
 SOURCE = "nvcregen.io/source"
 PREVIEW = "nvcregen.io/preview"
 # What of a preview follows from the WorkloadRun's own fields, and what from NVCRE's

@@ -11,8 +11,9 @@ admission alone (expected) outlasts its window does not fit.
 Flux reconciles `--concurrent` Kustomizations at once (4 by default), and a step with
 `wait: true` holds one worker until its runs end or its timeout passes. A site's steps run
 one after the other, so it holds as many workers at once as its widest step has
-Kustomizations; `plan` says how many and for how long, and warns when one site alone
-would take every worker.
+Kustomizations (a step split into shards has one per shard, applied together, each
+holding a worker from then on, its runs queued or not); `plan` says how many and for how
+long, and warns when one site alone would take every worker.
 """
 
 from __future__ import annotations
@@ -110,19 +111,26 @@ def engine_load(replay: Replay, rows: Sequence[StepRow], facts: EngineFacts) -> 
         ]
     flux = [r for r in rows if r.applied_by.startswith(STEP_LABEL)]
     holds = [r.step_timeout_ms for r in flux if r.step_timeout_ms is not None]
+    # a Kustomization holds its worker from when it is applied, its runs queued or not:
+    # the shards of one step are applied together
+    held = [
+        replay.expected.steps.get(key, (None, None))
+        for key, step in replay.gating.steps.items()
+        if step.label.startswith(STEP_LABEL) and members.get(key)
+    ]
     return EngineLoad(
         tuple(admissions),
         sum(a.expected_ms for a in admissions),
         sum(a.worst_ms for a in admissions),
-        _widest(flux) if flux else None,
+        _widest(held) if flux else None,
         facts.flux.workers,
         max(holds, default=None),
     )
 
 
-def _widest(rows: Sequence[StepRow]) -> int:
+def _widest(held: Sequence[tuple[int | None, int | None]]) -> int:
     """The most steps whose expected spans overlap: Kustomizations waiting at once."""
-    spans = [(r.start_ms, r.end_ms) for r in rows if r.start_ms is not None]
+    spans = [(start, end) for start, end in held if start is not None]
     edges = sorted([(s, 1) for s, _ in spans] + [(e, -1) for _, e in spans if e is not None])
     at_once = widest = 0
     for _, change in edges:  # an end sorts before a start at the same time

@@ -89,10 +89,28 @@ def _folders(objects: Iterable[TreeObject], facts: EngineFacts) -> dict[str, _Fo
     tally: dict[str, list[int]] = {}
     for item in objects:
         counts = tally.setdefault(item.path.rpartition("/")[0], [0, 0, 0])
+        manifest, inventory = object_bytes(item, facts)
         counts[0] += 1
-        counts[1] += len(json.dumps(item.obj, separators=(",", ":")))
-        counts[2] += len(_inventory_id(item)) + facts.flux_inventory_per_entry
+        counts[1] += manifest
+        counts[2] += inventory
     return {folder: _Folder(*counts) for folder, counts in tally.items()}
+
+
+def object_bytes(item: TreeObject, facts: EngineFacts) -> tuple[int, int]:
+    """One object's manifest (compact JSON) and its Flux inventory entry, in bytes.
+
+    The one measure of a unit: the compiler fills shards with it (`compile.gitops.shards`).
+    """
+    manifest = len(json.dumps(item.obj, separators=(",", ":")))
+    return manifest, len(_inventory_id(item)) + facts.flux_inventory_per_entry
+
+
+def over_limits(
+    engine: str, objects: int, manifest_bytes: int, inventory_bytes: int, facts: EngineFacts
+) -> bool:
+    """Whether a unit of these figures crosses a limit of its engine (at a limit is within)."""
+    status = objects * facts.argocd_status_per_resource if engine == "argocd" else inventory_bytes
+    return bool(_over_figures(objects, manifest_bytes, status, facts))
 
 
 def _unit(
@@ -146,10 +164,14 @@ def unit_problems(units: Sequence[Unit], facts: EngineFacts) -> list[Problem]:
 
 
 def _over(unit: Unit, facts: EngineFacts) -> list[str]:
+    return _over_figures(unit.objects, unit.manifest_bytes, unit.status_bytes, facts)
+
+
+def _over_figures(objects: int, manifest_bytes: int, status: int, facts: EngineFacts) -> list[str]:
     limits = [
-        (unit.objects, facts.unit.max_objects, f"{facts.unit.max_objects:,} objects"),
-        (unit.manifest_bytes, facts.max_manifest_bytes, f"{facts.unit.max_manifests} manifests"),
-        (unit.status_bytes, facts.max_status_bytes, f"a {facts.unit.max_status} status"),
+        (objects, facts.unit.max_objects, f"{facts.unit.max_objects:,} objects"),
+        (manifest_bytes, facts.max_manifest_bytes, f"{facts.unit.max_manifests} manifests"),
+        (status, facts.max_status_bytes, f"a {facts.unit.max_status} status"),
     ]
     return [text for value, limit, text in limits if value > limit]
 

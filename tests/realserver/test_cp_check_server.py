@@ -21,6 +21,7 @@ from click.testing import CliRunner
 from faultproxy import Fault, proxy
 from kubecontrolplane import CONTEXT, NOBODY_TOKEN, ControlPlane
 
+from nvcregen.catalog.engines import engine_facts
 from nvcregen.cli import main
 from nvcregen.cluster.client import connect
 
@@ -125,3 +126,28 @@ def test_a_server_failing_every_dry_run_is_retried_then_reported(
     assert len(patches) == 3 * objects  # three tries each, as DRY_RUN_POLICY says
     assert "(HTTP 500): injected by the test proxy" in result.output
     assert "an admission webhook may be down" in result.output
+
+
+@pytest.mark.parametrize("engine", ["argocd", "flux"])
+def test_a_tree_split_into_shards_dry_runs_without_a_finding(
+    plane: ControlPlane, engine: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue #33's shards: child Applications under a readiness parent, or a Kustomization
+    per shard, meet the real server's schemas (19 objects a unit splits each single-node
+    round of the shipped trainer site in two)."""
+    facts = engine_facts()
+    tight = facts.model_copy(update={"unit": facts.unit.model_copy(update={"max_objects": 19})})
+    for module in ("nvcregen.chain.pipeline", "nvcregen.replay.site"):
+        monkeypatch.setattr(f"{module}.engine_facts", lambda: tight)
+    text = (ROOT / "sites" / "h20-3e-trainer.yaml").read_text("utf-8")
+    site = tmp_path / "h20-3e-trainer.yaml"
+    site.write_text(text.replace("    engine: argocd\n", f"    engine: {engine}\n"), "utf-8")
+    rendered = CliRunner().invoke(main, ["render", "--out", str(tmp_path / "out"), str(site)])
+    assert rendered.exit_code == 0, rendered.output
+    tree = tmp_path / "out" / "h20-3e-trainer"
+    assert list(tree.glob("readiness/01-single-node/round-1/shard-01/*.yaml"))
+    args = ["check", str(tree), "--server", CONTEXT, "--kubeconfig", str(plane.kubeconfig)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert f"dry-ran it on context '{CONTEXT}'" in result.output
+    assert "NVC64" not in result.output

@@ -15,6 +15,7 @@ from nvcregen.cli import main
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.site import replay_site
 from nvcregen.replay.units import gitops_units, unit_problems
+from nvcregen.spec.fast import parse_fast
 from tools.fleetsite import write_fleet_site
 
 ROOT = "out/s"
@@ -113,19 +114,49 @@ def test_every_shipped_unit_is_within_its_engines_limits(site: str) -> None:
 
 
 @pytest.mark.slow
-def test_render_refuses_a_trainer_fleet_over_a_unit_and_writes_nothing(
+def test_render_shards_a_per_run_trainer_fleet_into_units_its_engine_holds(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # 32 nodes in trainer mode with a run per node, test and round (`packing: perRun`):
-    # 1,353 objects in the one readiness Application.
+    # 64 nodes in trainer mode, a run per node, test and round: 2,697 readiness objects,
+    # refused in one Application before issue #33's shards; now a parent of 8 children
     monkeypatch.chdir(tmp_path)
-    write_fleet_site(tmp_path, 32, packing="perRun")
+    write_fleet_site(tmp_path, 64, packing="perRun")
+    result = CliRunner().invoke(main, ["render"])
+    assert result.exit_code == 0, result.output
+    site = tmp_path / "out" / "h20-3e-trainer"
+    children = sorted(p.name for p in (site / "readiness").glob("application-*.yaml"))
+    assert len(children) == 8  # 00-common, six rounds, the final gate
+    tree = [
+        TreeObject(str(p), p.relative_to(site).as_posix(), yaml_object(p))
+        for p in sorted(site.rglob("*.yaml"))
+    ]
+    units = gitops_units(tree, "out/h20-3e-trainer", engine_facts())
+    # <site>-gitops, platform, queues, the readiness parent and its 8 children
+    assert max(u.objects for u in units) <= 1000 and len(units) == 3 + 1 + 8
+    assert unit_problems(units, engine_facts()) == []
+    checked = CliRunner().invoke(main, ["check", "out"])
+    assert checked.exit_code == 0, checked.output
+
+
+@pytest.mark.slow
+def test_render_refuses_a_tree_over_a_unit_and_writes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a unit of one object: no run and its prebuilt Workload fit, whatever the shards
+    facts = engine_facts()
+    tight = facts.model_copy(update={"unit": facts.unit.model_copy(update={"max_objects": 1})})
+    for module in ("nvcregen.chain.pipeline", "nvcregen.replay.site"):
+        monkeypatch.setattr(f"{module}.engine_facts", lambda: tight)
+    monkeypatch.chdir(tmp_path)
+    write_fleet_site(tmp_path, 2, packing="perRun")
     result = CliRunner().invoke(main, ["render"])
     assert result.exit_code == 2, result.output  # bad input: nothing written
     assert "error[NVC677]" in result.output
-    assert "Application h20-3e-trainer-readiness applies 1,353 objects" in result.output
+    assert "= at /spec/readiness/stages/0" in result.output
     assert not (tmp_path / "out").exists()
-    write_fleet_site(tmp_path, 16, packing="perRun")  # 681 objects: held
-    result = CliRunner().invoke(main, ["render"])
-    assert result.exit_code == 0, result.output
-    assert (tmp_path / "out" / "h20-3e-trainer" / "index.json").is_file()
+
+
+def yaml_object(path: Path) -> dict[str, Any]:
+    found = parse_fast(path.read_bytes())
+    assert isinstance(found, dict)
+    return found
