@@ -7,19 +7,22 @@ largest GitOps unit (objects, manifests) and objects per node, and whether every
 within what its engine holds (`catalog/engines.yaml`, NVC677). Objects per node must not
 grow with the fleet; a site over a unit limit is refused by render.
 
-Times (issue #22): the site render accepts at every size, NVCRE mode (trainer mode's
-steps are split into shards each unit holds, but its run per node, test and round is
-timed once its runs are packed), is rendered, its tree
+Times (issues #22 and #33): each site (trainer mode packs its runs, and splits a step
+its GitOps engine could not hold into shards) is rendered, its tree
 checked and its plan printed, each by the real command line in a subprocess, timed and
 with its peak memory (the child's maximum resident set). Each figure is shown against the
 same command on the smallest fleet, measured in the same run, and with the growth
 exponent between sizes, log(t2/t1) / log(n2/n1): 1 is linear, 2 quadratic. Goals: each
-command on 1,024 nodes within 24 times its time on 64, under 30 seconds and under 1 GB.
+command on 1,024 nodes within 24 times its time on 64, under 30 seconds and under 1 GB;
+for the trainer site (issue #33) at 1,024 nodes at most 4,096 readiness objects and 2,048
+workloads, every unit within its engine's limits, objects per node not growing with the
+fleet, and render, check and plan each under 10 seconds.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import os
 import shutil
@@ -40,6 +43,10 @@ GROWTH_GOAL = 24.0  # the largest fleet against the smallest (16x the nodes)
 SECONDS_GOAL = 30.0
 MEMORY_GOAL = 1 << 30  # bytes
 LARGEST_REPEAT = 2  # runs of each command on the largest fleet (the rest: --repeat)
+ENGINES: tuple[Engine, ...] = ("trainer", "nvcre")
+OBJECTS_GOAL = 4096  # issue #33: a 1,024-node trainer copy's readiness objects at most
+WORKLOADS_GOAL = 2048  # and the Kueue workloads among them
+FLEET_SECONDS_GOAL = 10.0  # render, check and plan of that copy each
 
 
 @dataclass(frozen=True)
@@ -159,17 +166,49 @@ def report(engine: Engine, samples: dict[tuple[str, int], Sample], *, goals: boo
 
 
 def run_fleet(work: Path, sizes: tuple[int, ...] = SIZES, repeat: int = 3) -> bool:
-    """Measure and print the fleet tables; whether the timing goals were met."""
-    for engine in ("trainer", "nvcre"):
-        report_objects(engine, {n: object_counts(engine, n) for n in sizes})
-    timed = fleet_samples(work, "nvcre", sizes, repeat)
-    met = report("nvcre", timed, goals=True)
+    """Measure and print the fleet tables; whether the timing and object goals were met."""
+    counts = {engine: {n: object_counts(engine, n) for n in sizes} for engine in ENGINES}
+    for engine in ENGINES:
+        report_objects(engine, counts[engine])
+    met = True
+    for engine in ENGINES:
+        timed = fleet_samples(work, engine, sizes, repeat)
+        met &= report(engine, timed, goals=True)
+        if engine == "trainer":
+            met &= fleet_goals(counts[engine], timed)
     verdict = "ok" if met else "MISSED"
     print(
         f"issue #22: {GOAL_NODES} named nodes render, check and plan within {GROWTH_GOAL:g}x "
         f"{sizes[0]} nodes, under {SECONDS_GOAL:g} s and {MEMORY_GOAL >> 20} MB: {verdict}"
     )
     return met
+
+
+def fleet_goals(counts: dict[int, Objects], timed: dict[tuple[str, int], Sample]) -> bool:
+    """Issue #33 on the trainer site: its objects, units and times at 1,024 nodes."""
+    at = counts.get(GOAL_NODES)
+    if at is None:
+        return True
+    sizes = sorted(counts)
+    per_node = [counts[n].readiness / n for n in sizes]
+    checks = {
+        f"readiness objects {at.readiness} <= {OBJECTS_GOAL}": at.readiness <= OBJECTS_GOAL,
+        f"workloads {at.workloads} <= {WORKLOADS_GOAL}": at.workloads <= WORKLOADS_GOAL,
+        f"every unit within its engine's limits ({at.largest_objects} objects the most)": (
+            not at.refused
+        ),
+        "objects per node not growing (" + ", ".join(f"{p:.2f}" for p in per_node) + ")": all(
+            b <= a * 1.001 for a, b in itertools.pairwise(per_node)
+        ),
+    }
+    for command in COMMANDS:
+        seconds = timed[(command, GOAL_NODES)].seconds
+        checks[f"{command} {seconds:.1f} s < {FLEET_SECONDS_GOAL:g} s"] = (
+            seconds < FLEET_SECONDS_GOAL
+        )
+    for what, ok in checks.items():
+        print(f"issue #33 at {GOAL_NODES} nodes: {what}: {'ok' if ok else 'MISSED'}")
+    return all(checks.values())
 
 
 @dataclass(frozen=True)
