@@ -163,9 +163,7 @@ NVC322 = _code(322, "a test with no trainer-mode form", doc=NOTE_0003_TRAINER_MO
 NVC323 = _code(
     323, "an NCCL test on a selector pool in trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE
 )
-NVC324 = _code(
-    324, "readiness.packing outside trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE
-)
+NVC324 = _code(324, "readiness.packing outside trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE)
 NVC330 = _code(330, "ServiceMonitor labels the Prometheus selector misses", ERROR)
 NVC331 = _code(331, "metrics TLS verification off", WARNING)
 NVC332 = _code(332, "a scrape timeout longer than the interval", ERROR)

@@ -22,8 +22,8 @@ a cluster defaults them; the Workload CRD is installed), design note 0016.
 from __future__ import annotations
 
 import copy
-import json
 import functools
+import json
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor

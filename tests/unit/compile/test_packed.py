@@ -1,6 +1,7 @@
 """Tests of trainer mode's packed runs (nvcregen.plan.packs, nvcregen.compile.readiness.packed).
 
-The shipped `sites/h20-3e-trainer.yaml` packs its runs; `tests/fixtures/perrun/` holds its per-run copy.
+The shipped `sites/h20-3e-trainer.yaml` packs its runs; `tests/fixtures/perrun/` holds its
+per-run copy.
 """
 
 from __future__ import annotations
