@@ -173,10 +173,12 @@ def _place_pack(
 
 def _pack_by_name(site: str, packs: Sequence[Pack], base: str) -> Pack | None:
     """The pack whose run names start with `base`; a prefix cut to fit the limit counts."""
-    named = {p: (f"{p.first.stage.name}-{p.name}", f"{site}-{p.first.stage.name}-{p.name}")
-             for p in packs}  # fmt: skip
-    exact = [p for p, keys in named.items() if base in keys]
-    cut = [p for p, keys in named.items() if any(k.startswith(f"{base}-") for k in keys)]
+    named = [
+        (p, (f"{p.first.stage.name}-{p.name}", f"{site}-{p.first.stage.name}-{p.name}"))
+        for p in packs
+    ]
+    exact = [p for p, keys in named if base in keys]
+    cut = [p for p, keys in named if any(k.startswith(f"{base}-") for k in keys)]
     found = exact or cut
     return found[0] if len(found) == 1 else None
 

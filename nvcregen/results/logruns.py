@@ -368,13 +368,27 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
 def _unjudged_nodes(
     unit: TestUnit, reads: Sequence[_Read], expected: set[tuple[int, int | None]]
 ) -> tuple[FailedNode, ...]:
-    """Node-health: the nodes whose log did not judge them whole, or that have no log."""
-    if unit.test.node is None:
+    """Per-node tests: the nodes some round has no log of, and why; never cleared by it.
+
+    A packed pod without the test's section, a log not saved: the node's other rounds do
+    not clear it. Node-health: also the nodes whose log did not judge them whole.
+    """
+    if not unit.test.per_node:
         return ()
     named = unit.pool.spec.nodes or ()
     logged = {(r.placed.round, r.placed.index) for r in reads}
     absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
-    return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+    if unit.test.node is not None:
+        return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+    return tuple(
+        FailedNode(
+            name=named[i],
+            reason="LogMissing",
+            message="no log of round "
+            + ", ".join(str(r) for r, j in sorted(expected - logged) if j == i),
+        )
+        for i in absent
+    )
 
 
 def _source_kind(unit: TestUnit) -> str:
