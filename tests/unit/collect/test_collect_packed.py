@@ -8,6 +8,7 @@ section (or the log around it) and reads the verdicts and the finding's code and
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -318,3 +319,22 @@ def test_from_a_cluster_every_pod_of_a_packed_job_is_read_with_its_node(tmp_path
              if r["stage"] == "single-node"}  # fmt: skip
     assert all(planned == scheduled for _, _, planned, scheduled in nodes)
     assert len(nodes) == 3 * 2 * 5
+
+
+def test_a_pod_log_saved_under_another_pods_name_is_no_ones_evidence(tmp_path: Path) -> None:
+    """node-b's round-2 NCCL pod log saved as node-a's: none of its sections names node-a's pod."""
+
+    def saved_as(logs: list[PackLog]) -> None:
+        mine, theirs = pod_log(logs, REDUCE, 2, "node-a"), pod_log(logs, REDUCE, 2, "node-b")
+        mine.sections[:] = list(theirs.sections)
+
+    outcome = collected(tmp_path, saved_as)
+    (problem,) = [p for p in outcome.verdicts.problems if "NVC751" in p]
+    assert re.fullmatch(
+        r"NVC751: logs/nvcre/(single-node-pack-1-\w{8}-r2-c0-0-\w{5})\.log: no node is named by"
+        r" this pod's \(\1\) own sections: none of its sections is read",
+        problem,
+    )
+    assert str(outcome.verdicts.word) == "incomplete"
+    assert statuses(outcome)["node-a"] == "untested"  # its round 2 is missing
+    assert statuses(outcome)["node-b"] == "cleared"  # its own log is its own
