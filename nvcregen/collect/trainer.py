@@ -12,6 +12,12 @@ Saved-logs folder (`--from DIR`):
     DIR/logs/<namespace>/<name>.log   one log per TrainJob or Job (`kubectl logs`),
                                       named after the TrainJob, the Job or the pod;
                                       `DIR/logs/<name>.log` means the site's namespace
+    DIR/logs/<namespace>/<job>-<index>-<x>.log
+                                      packed runs (`readiness.packing: packed`):
+                                      one log per pod of a node pack's Indexed
+                                      Job, one per node; a group pack's launcher
+                                      log as any TrainJob's (`results/packlogs.py`
+                                      splits each into its tests' sections)
     DIR/**/*.yaml|yml|json            optional: the exported TrainJobs and Jobs
                                       (`kubectl get trainjobs,jobs -l
                                       nvcregen.io/site=SITE -o yaml`), for their labels
