@@ -338,3 +338,25 @@ def test_a_pod_log_saved_under_another_pods_name_is_no_ones_evidence(tmp_path: P
     assert str(outcome.verdicts.word) == "incomplete"
     assert statuses(outcome)["node-a"] == "untested"  # its round 2 is missing
     assert statuses(outcome)["node-b"] == "cleared"  # its own log is its own
+
+
+def test_a_section_with_no_figure_is_unmeasured_as_a_run_of_its_own(tmp_path: Path) -> None:
+    """node-c's round-2 all-gather printed N/A for every out-of-place bandwidth (NVC742)."""
+
+    def unmeasured(logs: list[PackLog]) -> None:
+        log = pod_log(logs, "nccl-all-gather", 2, "node-c")
+        i = section(log, "nccl-all-gather")
+        rows = []
+        for line in log.sections[i].body.splitlines(keepends=True):
+            cells = line.split()
+            row = len(cells) == 13 and cells[0].isdigit()
+            rows.append(
+                "  " + "  ".join([*cells[:6], "N/A", "N/A", *cells[8:]]) + "\n" if row else line
+            )
+        log.sections[i] = replace(log.sections[i], body="".join(rows))
+
+    outcome = collected(tmp_path, unmeasured)
+    found = findings(outcome, "NVC742")
+    assert [(f.test, f.group, f.round) for f in found] == [("nccl-all-gather", "g2", 2)]
+    assert statuses(outcome)["node-c"] == "untested"
+    assert str(outcome.verdicts.word) == "incomplete"
