@@ -271,3 +271,15 @@ def test_one_dcgm_section_for_every_slot_clears_no_node(tmp_path: Path) -> None:
     assert len(nodes["node-a"]["reasons"]) == 3  # one a round, each naming node-b
     assert all("is from node node-b" in reason for reason in nodes["node-a"]["reasons"])
     assert nodes["node-b"]["reasons"][0].startswith("incomplete in single-node / dcgm-l1 n1:")
+
+
+def test_the_report_holds_back_the_same_nodes_for_packed_runs(both: Any, tmp_path: Path) -> None:
+    def summary(run: Path, out: Path) -> list[str]:
+        result = CliRunner().invoke(main, ["report", str(run), "--out", str(out)])
+        assert result.exit_code == 0, result.output
+        return (out / "summary.md").read_text().splitlines()[:3]
+
+    per_run, packed_run = both
+    lines = summary(packed_run, tmp_path / "packed")
+    assert lines == summary(per_run, tmp_path / "perrun")
+    assert lines[2].startswith("**Hold back 2 of 4 nodes: node-a (")

@@ -360,3 +360,47 @@ def test_a_section_with_no_figure_is_unmeasured_as_a_run_of_its_own(tmp_path: Pa
     assert [(f.test, f.group, f.round) for f in found] == [("nccl-all-gather", "g2", 2)]
     assert statuses(outcome)["node-c"] == "untested"
     assert str(outcome.verdicts.word) == "incomplete"
+
+
+def test_without_exported_objects_the_names_place_every_section(tmp_path: Path) -> None:
+    text = packed(site_text())
+    saved = write_packed_logs(tmp_path / "saved", text)
+    (saved / "objects.yaml").unlink()
+    (tmp_path / "site.yaml").write_text(text)
+    site = str(tmp_path / "site.yaml")
+    outcome = collect(CollectOptions(site, tmp_path / "r", ROOT, from_dir=saved))
+    assert str(outcome.verdicts.word) == "pass"
+    assert outcome.verdicts.problems == ()
+
+
+def test_a_section_naming_a_node_outside_its_chunk_is_another_runs_evidence(
+    tmp_path: Path,
+) -> None:
+    def elsewhere(logs: list[PackLog]) -> None:
+        log = pod_log(logs, "dcgm-l2", 1, "node-d")
+        i = section(log, "dcgm-l2")
+        log.sections[i] = replace(log.sections[i], node="gpu-0042")
+
+    outcome = collected(tmp_path, elsewhere)
+    (found,) = findings(outcome, "NVC751")
+    assert (found.test, found.group, found.round, found.nodes) == ("dcgm-l2", "n3", 1, ("node-d",))
+    assert "is from node gpu-0042" in found.message
+    assert statuses(outcome)["node-d"] == "failed"
+    assert "gpu-0042" not in statuses(outcome)
+
+
+def test_a_pods_own_sections_naming_two_nodes_name_none(tmp_path: Path) -> None:
+    """node-d's DCGM pod log: its dcgm-l2 section says node-c, with node-d's own pod name."""
+
+    def split_vote(logs: list[PackLog]) -> None:
+        log = pod_log(logs, "dcgm-l2", 1, "node-d")
+        i = section(log, "dcgm-l2")
+        log.sections[i] = replace(log.sections[i], node="node-c")
+
+    outcome = collected(tmp_path, split_vote)
+    (problem,) = [p for p in outcome.verdicts.problems if "NVC751" in p]
+    assert problem.endswith(
+        "own sections name no one node (node-c, node-d): none of its sections is read"
+    )
+    assert statuses(outcome)["node-d"] == "untested"  # its round 1 of both levels is missing
+    assert str(outcome.verdicts.word) == "incomplete"
