@@ -15,7 +15,8 @@ class RunLog:
 
     `node` is the node the API said the pod was scheduled on (`spec.nodeName`), when the
     log was read from a cluster; "" for a saved log. `pod` is the pod a packed run's
-    section names (`packlogs.py`): its NCCL ranks ran there; "" for a whole log.
+    section names (`packlogs.py`): its NCCL ranks ran there; "" for a whole log. `line`
+    is the line of the log a section starts after (its begin line), 0 for a whole log.
     """
 
     namespace: str
@@ -23,6 +24,7 @@ class RunLog:
     data: bytes
     node: str = ""
     pod: str = ""
+    line: int = 0
 
     @property
     def path(self) -> str:

@@ -159,11 +159,13 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
     disorder = timestamps_out_of_order(text)
     if disorder is not None:
         kind = _kind(placed.unit)
-        why = f"{DISORDERED}: {log.path}: kubectl --timestamps {disorder}: not one run's output"
+        at = f"{log.path} (the section after line {log.line})" if log.line else log.path
+        why = f"{DISORDERED}: {at}: kubectl --timestamps {disorder}: not one run's output"
         record = LogRecord(**base, kind=kind, status="disordered", errors=(why,))
         return _Read(placed, record, _bandwidth(placed, record, None) if kind == "nccl" else None)
     if placed.unit.test.dcgm is not None:
-        return _Read(placed, _read_dcgm(text, base, names_itself=prints_begin(placed.obj)), None)
+        names_itself = prints_begin(placed.obj)
+        return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
     if placed.unit.test.node is not None:
         return _Read(
             placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None
@@ -174,7 +176,7 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         record = LogRecord(**base, kind="nccl", status="no-data", errors=(str(exc),))
         return _Read(placed, record, _bandwidth(placed, record, None))
     if log.pod:  # a node pack's section: its ranks ran in its own pod, on its node
-        run, elsewhere = on_its_node(run, log.pod, placed.nodes)
+        run, elsewhere = on_its_node(run, log.pod, placed.nodes, log.line)
         if elsewhere:
             return _refused(log, placed, elsewhere)
     record = LogRecord(
@@ -209,13 +211,15 @@ def _finished(text: str, obj: Obj | None) -> str | None:
     return max(found, default=None)
 
 
-def _read_dcgm(text: str, base: Mapping[str, Any], *, names_itself: bool = False) -> LogRecord:
+def _read_dcgm(
+    text: str, base: Mapping[str, Any], names_itself: bool = False, offset: int = 0
+) -> LogRecord:
     """A DCGM log's status (the worst of its diagnostics) and its failed tests.
 
     A log whose begin line names another node than its run's (`dcgmbind.py`) is
     `foreign`: none of its diagnostics is read, and its node is neither failed nor cleared.
     """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset)
     if isinstance(bound, str):
         return LogRecord.model_validate({**base, "kind": "dcgm", "status": FOREIGN,
                                          "errors": (bound,)})  # fmt: skip

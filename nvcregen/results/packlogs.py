@@ -191,7 +191,12 @@ def split(log: RunLog, where: PackPlaced) -> Split:
     last = -1
     for s in known:
         placed = _placed(units[s.test], where, done.node)
-        piece_log = RunLog(log.namespace, log.name, s.text.encode(), log.node, s.pod)
+        if placed is None:  # a fabric grouping that holds no group of this node alone
+            done.problems.append(
+                f"{UNORDERED}: {log.path}:{s.line}: {s.test} runs no group of {done.node} alone"
+            )
+            continue
+        piece_log = RunLog(log.namespace, log.name, s.text.encode(), log.node, s.pod, s.line)
         error = _refusal(log, where, done.node, s, seen[s.test] > 1, order[s.test] < last)
         if seen[s.test] == 1:
             last = max(last, order[s.test])
@@ -230,20 +235,23 @@ def _refusal(
 def _pod_node(log: RunLog, where: PackPlaced, found: Sequence[Section]) -> tuple[str, str]:
     """The node a node pack's pod ran on, or "" and why it is not known or not planned.
 
-    The API's `spec.nodeName` when the log was read from a cluster; else the node the
-    sections naming this pod agree on by a strict majority (all sections when the log is
-    named after its Job, not its pod).
+    The API's `spec.nodeName` when the log was read from a cluster; else the node of its
+    Job's chunk that the sections naming this pod agree on by a strict majority (all
+    sections when the log is named after its Job, not its pod).
     """
     if log.node:
         node = log.node
     else:
         own = [s for s in found if s.pod == log.name] if log.name != where.run else list(found)
-        counted = Counter(s.node for s in own).most_common(2)
-        if not counted or (len(counted) > 1 and counted[0][1] == counted[1][1]):
+        # its Job's affinity keeps the pod on its chunk: a node outside it has no vote
+        own = [s for s in own if s.node in where.nodes] or own
+        counted = Counter(s.node for s in own)
+        if not counted:
             return "", f"no node is named by this pod's ({log.name}) own sections"
-        node = counted[0][0]
-        if 2 * counted[0][1] <= len(own):
-            return "", f"its sections name no one node for pod {log.name}"
+        node, votes = counted.most_common(1)[0]
+        if 2 * votes <= len(own):
+            named = ", ".join(sorted(counted))
+            return "", f"this pod's ({log.name}) own sections name no one node ({named})"
     if node not in where.nodes:
         return "", (
             f"its pod ran on {node}, which {where.run} (chunk {where.index}: "
@@ -252,15 +260,15 @@ def _pod_node(log: RunLog, where: PackPlaced, found: Sequence[Section]) -> tuple
     return node, ""
 
 
-def _placed(unit: TestUnit, where: PackPlaced, node: str) -> Placed:
+def _placed(unit: TestUnit, where: PackPlaced, node: str) -> Placed | None:
     """The run a section stands for: the test on the pod's node, or on the group."""
     if not where.pack.per_node:
         return Placed(unit, where.run, where.round, where.index, where.nodes, where.obj)
-    if unit.test.per_node:
-        index = (unit.pool.spec.nodes or []).index(node)
-    else:
-        index = node_groups(unit).index((node,))
-    return Placed(unit, where.run, where.round, index, (node,), where.obj)
+    slots = (unit.pool.spec.nodes or []) if unit.test.per_node else node_groups(unit)
+    key: str | tuple[str, ...] = node if unit.test.per_node else (node,)
+    if key not in slots:
+        return None
+    return Placed(unit, where.run, where.round, list(slots).index(key), (node,), where.obj)
 
 
 def same_node(splits: Sequence[Split]) -> list[Split]:
@@ -287,20 +295,21 @@ def same_node(splits: Sequence[Split]) -> list[Split]:
     return found
 
 
-def on_its_node(run: NcclRun, pod: str, nodes: Sequence[str]) -> tuple[NcclRun, str]:
+def on_its_node(run: NcclRun, pod: str, nodes: Sequence[str], line: int = 0) -> tuple[NcclRun, str]:
     """A node pack's NCCL section with its ranks' hosts named by node, or why it is not.
 
     Its ranks ran in the pod its begin line names (a pod's hostname is its name) on the
     section's node: each such host becomes the node, so the plan binds it by node
     (`binding.py`) as it binds a run of its own. A host that is neither the pod nor the
-    node is another run's evidence (NVC751): another pod of the same Job, say.
+    node is another run's evidence (NVC751): another pod of the same Job, say. `line` is
+    the section's begin line in its pod's log.
     """
     node = nodes[0] if len(nodes) == 1 else ""
     named = {pod, node}
     other = [h for h in dict.fromkeys(r.host for r in run.ranks) if h.split(".")[0] not in named]
     if other:
         return run, (
-            f"{FOREIGN}: {run.file}: ranks of its section ran on {', '.join(other)}, not in"
+            f"{FOREIGN}: {run.file}:{line}: ranks of its section ran on {', '.join(other)}, not in"
             f" its pod {pod} on {node}: another run's evidence"
         )
     ranks = tuple(replace(r, host=node) for r in run.ranks)

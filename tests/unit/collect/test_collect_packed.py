@@ -404,3 +404,23 @@ def test_a_pods_own_sections_naming_two_nodes_name_none(tmp_path: Path) -> None:
     )
     assert statuses(outcome)["node-d"] == "untested"  # its round 1 of both levels is missing
     assert str(outcome.verdicts.word) == "incomplete"
+
+
+def test_a_dcgm_section_naming_another_node_inside_is_named_at_its_line(tmp_path: Path) -> None:
+    """node-a's dcgm-l2 section in round 1: the pack's line says node-a, DCGM's node-b."""
+
+    def inner(logs: list[PackLog]) -> None:
+        log = pod_log(logs, "dcgm-l2", 1, "node-a")
+        i = section(log, "dcgm-l2")
+        body = log.sections[i].body.replace("node=node-a", "node=node-b", 1)
+        log.sections[i] = replace(log.sections[i], body=body)
+
+    outcome = collected(tmp_path, inner)
+    (found,) = findings(outcome, "NVC730")
+    path = found.message.split(":")[0]
+    lines = (outcome.archive.path / path).read_text().splitlines()
+    line = int(found.message.split(":")[1])
+    assert lines[line - 1].startswith("@@nvcregen-dcgm begin node=node-b pod=single-node-pack-0-")
+    assert line > 100  # the second section's, counted in the pod's log
+    assert (found.test, found.group, found.round) == ("dcgm-l2", "n0", 1)
+    assert statuses(outcome)["node-a"] == "failed"
