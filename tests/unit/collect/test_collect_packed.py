@@ -166,6 +166,9 @@ def test_nccl_ranks_in_another_pod_of_the_same_job_are_another_runs_evidence(
     (found,) = findings(outcome, "NVC751")
     assert (found.group, found.round, str(found.word)) == ("g0", 1, "fail")
     assert "ranks of its section ran on single-node-pack-1-" in found.message
+    path, line = found.message.split(":")[:2]
+    begin = (outcome.archive.path / path).read_text().splitlines()[int(line) - 1]
+    assert begin.startswith("@@nvcregen-pack begin test=nccl-all-reduce node=node-a pod=")
     assert statuses(outcome)["node-a"] == "failed"
     assert statuses(outcome)["node-b"] == "cleared"
 
