@@ -384,12 +384,14 @@ def _unjudged_nodes(
     absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
     if unit.test.node is not None:
         return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+    rounds: dict[int, list[int]] = {}  # each node's missing rounds, found in one pass
+    for round_, index in sorted((r, i) for r, i in expected - logged if i is not None):
+        rounds.setdefault(index, []).append(round_)
     return tuple(
         FailedNode(
             name=named[i],
             reason="LogMissing",
-            message="no log of round "
-            + ", ".join(str(r) for r, j in sorted(expected - logged) if j == i),
+            message=f"no log of round {', '.join(map(str, rounds[i]))}",
         )
         for i in absent
     )

@@ -149,6 +149,8 @@ def test_two_pod_logs_of_one_job_on_one_node_are_neither_read(tmp_path: Path) ->
     assert "both ran on node-a: neither is read as its evidence" in found[0].message
     assert statuses(outcome)["node-a"] == "untested"
     assert statuses(outcome)["node-b"] == "untested"  # its pod logged no section of its own
+    (node_b,) = [n for n in outcome.verdicts.nodes if n.node == "node-b"]
+    assert "not judged in single-node / dcgm-l1: no log of round 1" in node_b.reasons
     assert str(outcome.verdicts.word) == "incomplete"
 
 
