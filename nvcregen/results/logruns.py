@@ -95,8 +95,11 @@ def assemble_log_runs(
     problems: list[str] = []
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     splits: list[Split] = []
+    named: dict[str, dict[str, Obj]] = {}  # each namespace's objects, indexed once
     for log in sorted(logs, key=lambda item: item.path):
-        where = place(site, units, log.name, objects_by_name(objects, log.namespace), packs)
+        if log.namespace not in named:
+            named[log.namespace] = objects_by_name(objects, log.namespace)
+        where = place(site, units, log.name, named[log.namespace], packs)
         if isinstance(where, str):
             problems.append(f"{log.path}: {where}")
         elif isinstance(where, PackPlaced):
