@@ -16,7 +16,15 @@ from typing import Any
 import pytest
 import yaml
 from oncallfactory import site_text
-from packfactory import PackLog, failed, packed, pod_log, section, write_packed_logs
+from packfactory import (
+    PackLog,
+    failed,
+    launcher_log,
+    packed,
+    pod_log,
+    section,
+    write_packed_logs,
+)
 from trainerfactory import example_text
 
 from nvcregen.collect.collector import collect
@@ -429,3 +437,18 @@ def test_a_dcgm_section_naming_another_node_inside_is_named_at_its_line(tmp_path
     assert line > 100  # the second section's, counted in the pod's log
     assert (found.test, found.group, found.round) == ("dcgm-l2", "n0", 1)
     assert statuses(outcome)["node-a"] == "failed"
+
+
+def test_a_failed_section_of_a_pairs_launcher_fails_that_test_on_that_pair_only(
+    tmp_path: Path,
+) -> None:
+    outcome = collected(tmp_path, lambda logs: failed(launcher_log(logs, 2, 1), "nccl-all-gather"))
+    assert outcome.exit_code is ExitCode.DRIFT
+    assert statuses(outcome) == {"node-a": "cleared", "node-b": "cleared", "node-c": "suspect",
+                                 "node-d": "suspect"}  # fmt: skip
+    words = {(r.stage, r.test): str(r.word) for r in outcome.verdicts.runs}
+    assert words[("two-node", "nccl-all-gather")] == "fail"
+    assert words[("two-node", "nccl-all-reduce")] == "pass"  # the same launcher's other test
+    (node,) = [n for n in outcome.verdicts.nodes if n.node == "node-c"]
+    assert node.reasons == ("only in failing groups of two-node / nccl-all-gather g1 with node-d:"
+                            " round 2: JobFailed",)  # fmt: skip
