@@ -82,10 +82,17 @@ def group_nodes(obj: Obj, test_nodes: tuple[str, ...], per_job: int) -> tuple[st
     return test_nodes[start : start + per_job]
 
 
-def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw, seen: Counter[object]) -> str:
+def nccl_text(
+    obj: Obj,
+    nodes: tuple[str, ...],
+    busbw: Busbw,
+    seen: Counter[object],
+    hosts: tuple[str, ...] = (),
+) -> str:
     """A launcher log of one round of one group, as the TrainJob prints it.
 
-    `seen` counts the tables written so far, so that this one repeats none of them.
+    `seen` counts the tables written so far, so that this one repeats none of them;
+    `hosts` name the ranks' hosts when they are not the nodes (a packed run's pod).
     """
     labels = obj["metadata"]["labels"]
     stage, test = labels["nvcregen.io/stage"], labels["nvcregen.io/test"]
@@ -101,8 +108,8 @@ def nccl_text(obj: Obj, nodes: tuple[str, ...], busbw: Busbw, seen: Counter[obje
         for size, at in ((GIB, value), (2 * GIB, value - lower))
     ]  # fmt: skip
     expected = obj["metadata"].get("annotations", {}).get("nvcregen.io/expected-transport")
-    body = ncclprint.run(collective, list(nodes), 8, rows)
-    debug = [line.format(host=nodes[0]) for line in DEBUG.get(expected or "", ())]
+    body = ncclprint.run(collective, list(hosts or nodes), 8, rows)
+    debug = [line.format(host=(hosts or nodes)[0]) for line in DEBUG.get(expected or "", ())]
     return "\n".join([*body[:19], *debug, *body[19:]]) + "\n"
 
 

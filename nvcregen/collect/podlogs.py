@@ -10,6 +10,12 @@ SITE` (TrainJobs, Jobs, and the pods: their templates carry the site label), the
 - a DCGM Job's pod is the one labelled `batch.kubernetes.io/job-name=<job>` (or the
   older `job-name`); its container is `dcgm-diag` (`node-health` for a node-health Job).
 
+A packed run's Job (`readiness.packing: packed`, annotated `nvcregen.io/tests`) is an
+Indexed Job with one pod per node of its chunk: every pod's log is read (the newest pod
+of each completion index, container `tests`), each as its own log named after the pod,
+with the node the API scheduled it on (`spec.nodeName`), and split into its tests'
+sections by `results/packlogs.py`. A group pack's TrainJob is read as any TrainJob.
+
 The newest pod of a run is read. Every call is retried (`nvcregen.cluster.retry`); a run
 without a pod yet, or whose pod is gone (404), is a note and counts as missing (its
 verdict is `incomplete`); any other failure stops the collection before anything is
@@ -28,6 +34,8 @@ from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
+from nvcregen.compile.readiness.packed import CONTAINER as PACK_CONTAINER
+from nvcregen.core.labels import TESTS
 from nvcregen.ingest.limits import MAX_LOG_BYTES
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
@@ -36,6 +44,7 @@ from nvcregen.spec.v1alpha1 import Site
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"
 REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 JOB_NAME = ("batch.kubernetes.io/job-name", "job-name")
+COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 KINDS = ("TrainJob", "Job", "Pod")
 
 
@@ -82,25 +91,33 @@ def _read_logs(
     for run in runs:
         meta = metadata(run)
         name, namespace = str(meta.get("name")), str(meta.get("namespace") or "")
-        found, container = index.pod_of(run)
-        if found is None:
+        packed = is_packed_job(run)
+        found = index.pods_of(run) if packed else [index.pod_of(run)]
+        if not [pod for pod, _ in found if pod is not None]:
             notes.append(f"{run.get('kind')} {name}: no pod yet, no log")
             continue
-        pod = str(metadata(found).get("name"))
-        path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
-        query = [("container", container), ("limitBytes", str(MAX_LOG_BYTES + 1))]
-        data = read_text(cluster, path, query, options.policy)
-        if data is None:
-            notes.append(f"{run.get('kind')} {name}: pod {pod} is gone, no log")
-            continue
-        if len(data) > MAX_LOG_BYTES:  # what `ingest` reads at most: never judged past it
-            limit = f"{MAX_LOG_BYTES // (1 << 20)} MiB"
-            notes.append(
-                f"{run.get('kind')} {name}: the log of pod {pod} is over {limit}, not read"
-            )
-            continue
-        logs.append(RunLog(namespace, name, data, node_of(found)))
+        for pod_obj, container in found:
+            assert pod_obj is not None
+            pod = str(metadata(pod_obj).get("name"))
+            path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
+            query = [("container", container), ("limitBytes", str(MAX_LOG_BYTES + 1))]
+            data = read_text(cluster, path, query, options.policy)
+            if data is None:
+                notes.append(f"{run.get('kind')} {name}: pod {pod} is gone, no log")
+                continue
+            if len(data) > MAX_LOG_BYTES:  # what `ingest` reads at most: never judged past it
+                limit = f"{MAX_LOG_BYTES // (1 << 20)} MiB"
+                notes.append(
+                    f"{run.get('kind')} {name}: the log of pod {pod} is over {limit}, not read"
+                )
+                continue
+            logs.append(RunLog(namespace, pod if packed else name, data, node_of(pod_obj)))
     return logs, notes
+
+
+def is_packed_job(run: Obj) -> bool:
+    """Whether a run is a node pack's Indexed Job: a Job naming the tests it runs."""
+    return run.get("kind") == "Job" and TESTS in (metadata(run).get("annotations") or {})
 
 
 def node_of(pod: Obj) -> str:
@@ -120,6 +137,7 @@ class PodIndex:
         self.jobsets: dict[str, Obj] = {}
         self.launchers: dict[str, Obj] = {}
         self.jobs: dict[str, Obj] = {}
+        self.indexed: dict[str, dict[str, Obj]] = {}
         for pod in pods:
             labels = labels_of(pod)
             if (jobset := labels.get(JOBSET_NAME)) is not None:
@@ -128,6 +146,9 @@ class PodIndex:
                     _keep_newest(self.launchers, jobset, pod)
             for job in {labels[key] for key in JOB_NAME if key in labels}:
                 _keep_newest(self.jobs, job, pod)
+                index = labels.get(COMPLETION_INDEX)
+                if index is not None:
+                    _keep_newest(self.indexed.setdefault(job, {}), index, pod)
 
     def pod_of(self, run: Obj) -> tuple[Obj | None, str]:
         """The newest pod whose log holds a run's results, and the container to read."""
@@ -135,6 +156,15 @@ class PodIndex:
         if run.get("kind") == "TrainJob":
             return self.launchers.get(name), NODE
         return self.jobs.get(name), _job_container(run)
+
+    def pods_of(self, run: Obj) -> list[tuple[Obj | None, str]]:
+        """A packed Job's pods, the newest of each completion index, and their container."""
+        found = self.indexed.get(str(metadata(run).get("name")), {})
+        return [(found[i], PACK_CONTAINER) for i in sorted(found, key=_index_order)]
+
+
+def _index_order(index: str) -> tuple[int, str]:
+    return (int(index), "") if index.isdigit() and len(index) < 10 else (1 << 31, index)
 
 
 def _keep_newest(found: dict[str, Obj], key: str, pod: Obj) -> None:

@@ -12,6 +12,12 @@ Saved-logs folder (`--from DIR`):
     DIR/logs/<namespace>/<name>.log   one log per TrainJob or Job (`kubectl logs`),
                                       named after the TrainJob, the Job or the pod;
                                       `DIR/logs/<name>.log` means the site's namespace
+    DIR/logs/<namespace>/<job>-<index>-<x>.log
+                                      packed runs (`readiness.packing: packed`):
+                                      one log per pod of a node pack's Indexed
+                                      Job, one per node; a group pack's launcher
+                                      log as any TrainJob's (`results/packlogs.py`
+                                      splits each into its tests' sections)
     DIR/**/*.yaml|yml|json            optional: the exported TrainJobs and Jobs
                                       (`kubectl get trainjobs,jobs -l
                                       nvcregen.io/site=SITE -o yaml`), for their labels
@@ -78,8 +84,10 @@ def collect_trainer(
         logs, snapshot = read_cluster_logs(site, options)
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
-    results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects)
-    results = LogResults(results.runs, with_pool_majority(loaded.units, logs, results.records))
+    packing = site.spec.readiness.packing
+    results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects, packing)
+    judged = with_pool_majority(loaded.units, results.sources, results.records)
+    results = LogResults(results.runs, judged, results.sources)
     found = examine(loaded.units, loaded.catalog, results.runs, results.records)
     verdicts = judge(site, results.runs, found)
     texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
@@ -186,7 +194,11 @@ def _texts(
     origin["dcgm_versions"] = sorted(
         {v for r in results.records if r.kind == "dcgm" for v in r.versions}
     )
-    origin["logs"] = [{"path": r.path, "sha256": r.sha256} for r in results.records]
+    whole = {log.path: log.data for log in logs}  # a packed log's records are its sections
+    origin["logs"] = [
+        {"path": path, "sha256": hashlib.sha256(whole[path]).hexdigest()}
+        for path in dict.fromkeys(r.path for r in results.records)
+    ]
     return {
         "summary.json": to_json(about),
         "bandwidth.csv": bandwidth_csv(results.runs),

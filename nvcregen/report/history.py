@@ -154,10 +154,11 @@ def history(archives: Sequence[tuple[Archive, str | None]], at: Sequence[int] = 
 def _medians(archive: Archive) -> dict[Key, tuple[float, tuple[float, ...]]]:
     """Per key: a group's median busbw over its final rounds, and those rounds' values.
 
-    A row's nodes are those summary.json gives the measurement it was read from.
+    A row's nodes are those summary.json gives the measurement it was read from (its
+    object and group: a packed run's Job holds a measurement of each of its nodes).
     """
     nodes = {
-        (run.stage, run.test, m.ref.name): tuple(sorted(set(m.nodes)))
+        (run.stage, run.test, m.ref.name, m.group): tuple(sorted(set(m.nodes)))
         for run in archive.summary.runs
         for m in run.bandwidth
         if m.ref.name and m.nodes
@@ -165,7 +166,7 @@ def _medians(archive: Archive) -> dict[Key, tuple[float, tuple[float, ...]]]:
     found: dict[Key, list[float]] = {}
     for row in archive.bandwidth:
         if row.finality == "final":
-            members = nodes.get((row.stage, row.test, row.measurement), ())
+            members = nodes.get((row.stage, row.test, row.measurement, row.group), ())
             group = "" if members else row.group
             transport = ", ".join(row.transports)
             key = (row.test, row.scope, transport, members, group, row.size_bytes)

@@ -74,7 +74,17 @@ class Evidence:
 def evidence(runs: RunSet, records: Iterable[LogRecord]) -> list[Evidence]:
     """Every final round with its log's digest and table, and every finished per-node log."""
     records = list(records)
-    sums = {(r.path.split("/")[1], r.run): r.sha256 for r in records if r.kind == "nccl"}
+    nccl = [r for r in records if r.kind == "nccl"]
+    # a run's log, or a packed run's section of one test and group (several per run)
+    sums: dict[tuple[str, ...], str] = {
+        (r.path.split("/")[1], r.run, r.stage, r.test, r.group): r.sha256 for r in nccl
+    }
+    per_run = Counter((r.path.split("/")[1], r.run) for r in nccl)
+    sums |= {
+        (r.path.split("/")[1], r.run): r.sha256
+        for r in nccl
+        if per_run[(r.path.split("/")[1], r.run)] == 1
+    }
     found = []
     for run in runs.runs:
         for m in run.bandwidth:
@@ -82,7 +92,8 @@ def evidence(runs: RunSet, records: Iterable[LogRecord]) -> list[Evidence]:
                 continue
             table = tuple((r.size_bytes, float(r.alg_bw), float(r.bus_bw)) for r in m.rows)
             figures = table if m.from_log or len(table) >= SIZES else ()
-            digest = sums.get((m.ref.namespace, m.ref.name), "") if m.from_log else ""
+            key = (m.ref.namespace, m.ref.name, run.stage, run.test, m.group)
+            digest = sums.get(key, sums.get(key[:2], "")) if m.from_log else ""
             if figures or digest:
                 found.append(Evidence(run.stage, run.test, m.group, m.iteration, m.ref.name,
                                       digest, figures))  # fmt: skip

@@ -31,13 +31,14 @@ UNNAMED = codes.NVC739.code
 
 
 def bind_dcgm_log(
-    text: str, base: Mapping[str, Any], *, names_itself: bool = False
+    text: str, base: Mapping[str, Any], *, names_itself: bool = False, offset: int = 0
 ) -> tuple[str, ...] | str:
     """The node a DCGM log names (none for an older log), or why it is not its run's.
 
     `names_itself`: the run's exported Job gives its pod `NODE_NAME` and `POD_NAME`, so its
     script prints the begin line; a log without it is not that Job's (a line deleted to
-    pass another node's log off as this one's: found by review).
+    pass another node's log off as this one's: found by review). `offset` is the line of
+    the log `text` starts after (a packed run's section), so a line is named in the log.
     """
     begin = dcgm_begin(text)
     if begin is None and names_itself:
@@ -58,7 +59,7 @@ def bind_dcgm_log(
     else:
         return (begin.node,)
     return (
-        f"{UNBOUND}: {base['path']}:{begin.line}: the log is from node {begin.node}"
+        f"{UNBOUND}: {base['path']}:{begin.line + offset}: the log is from node {begin.node}"
         f" (pod {begin.pod}, started {begin.start}), but {expected}: another run's evidence"
     )
 

@@ -13,6 +13,7 @@ from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.measured import unmeasured
 from nvcregen.results.missing import missing, refused
+from nvcregen.results.packlogs import pack_findings
 from nvcregen.results.runs import RunSet
 from nvcregen.results.shapes import shapes
 
@@ -32,7 +33,8 @@ def examine(
     at all. Then the evidence is compared: final rounds and finished logs (`records`:
     what each log read held, its sha256 among it) found for two runs, or repeated in
     one (`copies.py`). A DCGM log is bound to its node by the node it names
-    (`dcgmbind.py`).
+    (`dcgmbind.py`); a packed run's section refused as evidence is named with its code
+    (`packlogs.py`).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
     found: list[Finding] = []
@@ -48,5 +50,6 @@ def examine(
         found += shapes(run)
         found += unmeasured(run)
     found += dcgm_findings(records)
+    found += pack_findings(records)
     found += copies(runs, records)
     return tuple(found)

@@ -8,6 +8,13 @@ its pod (`<trainjob>-launcher-0-0-xxxxx`, `<job>-xxxxx`). Its stage, test and ro
 from the labels of the exported TrainJob or Job when there is one, else from the name,
 matched against the names the plan gives; the group or node index always comes from the
 name, and the nodes from the plan.
+
+With `readiness.packing: packed` a stage's tests share runs (`nvcregen.plan.packs`): a
+node pack's Job of round r on chunk c is `<[site-]stage-pack-N>-<hash>-r<r>-c<c>`, its pods
+`<job>-<index>-xxxxx`, and a group pack's TrainJob `<...pack-N>-<hash>-r<r>-g<group>`; the
+`nvcregen.io/test` label of either names the pack. Such a log is placed as a
+`PackPlaced` (the pack, its chunk's or group's nodes), and `packlogs.py` splits it into
+one run per test.
 """
 
 from __future__ import annotations
@@ -19,11 +26,12 @@ from dataclasses import dataclass
 from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.packs import PACK_PREFIX, Pack, chunks, pack_of
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
 _NAME = re.compile(
     r"^(?P<run>(?P<base>[a-z0-9-]+?)-[0-9a-f]{8}-r(?P<round>\d+)"
-    r"(?:-(?P<kind>[gn])(?P<index>\d+))?)(?:-[a-z0-9-]+)?$"
+    r"(?:-(?P<kind>[gnc])(?P<index>\d+))?)(?:-[a-z0-9-]+)?$"
 )
 
 
@@ -56,6 +64,28 @@ class Placed:
         return f"{'n' if self.unit.test.per_node else 'g'}{self.index}"
 
 
+@dataclass(frozen=True)
+class PackPlaced:
+    """Where one log of a packed run belongs: the pack, its run, round and nodes.
+
+    Attributes:
+        pack: The pack (its tests, in the order it runs them).
+        run: The Job (node pack) or TrainJob (group pack) name.
+        round: The round, from 1.
+        index: The chunk (node pack) or node group (group pack) index.
+        nodes: The chunk's nodes, or the group's, from the plan.
+        obj: The exported Job or TrainJob, when there is one.
+
+    """
+
+    pack: Pack
+    run: str
+    round: int
+    index: int
+    nodes: tuple[str, ...]
+    obj: Obj | None = None
+
+
 def expected_runs(unit: TestUnit, rounds: int) -> set[tuple[int, int | None]]:
     """Every (round, index) the plan runs for a test: per node group, or per node (DCGM)."""
     if unit.test.per_node:
@@ -67,8 +97,12 @@ def expected_runs(unit: TestUnit, rounds: int) -> set[tuple[int, int | None]]:
 
 
 def place(
-    site: str, units: Sequence[TestUnit], name: str, objects: Mapping[str, Obj]
-) -> Placed | str:
+    site: str,
+    units: Sequence[TestUnit],
+    name: str,
+    objects: Mapping[str, Obj],
+    packs: Sequence[Pack] = (),
+) -> Placed | PackPlaced | str:
     """The run a log named `name` belongs to, or why none could be found.
 
     Args:
@@ -76,6 +110,7 @@ def place(
         units: The planned tests.
         name: The log's name (its file name without suffix): a TrainJob, Job or pod name.
         objects: The site's exported TrainJobs and Jobs in the log's namespace, by name.
+        packs: The site's packs (`packs_of`), none unless it is `packing: packed`.
 
     """
     match = _NAME.match(name)
@@ -83,9 +118,18 @@ def place(
         return f"{name}: not the name of a TrainJob, Job or pod of this site"
     run = match["run"]
     obj = objects.get(run)
+    labels = labels_of(obj) if obj is not None else {}
+    if match["kind"] == "c" or (
+        packs
+        and (
+            labels.get(TEST, "").startswith(PACK_PREFIX)
+            if obj is not None
+            else _pack_by_name(site, packs, match["base"]) is not None
+        )
+    ):
+        return _place_pack(site, packs, match, obj)
     dcgm = match["kind"] == "n"
     if obj is not None:
-        labels = labels_of(obj)
         unit = _by_labels(units, labels.get(STAGE, ""), labels.get(TEST, ""))
         round_ = int(labels.get(ROUND) or match["round"])
     else:
@@ -100,6 +144,43 @@ def place(
     if index is not None and not nodes:
         return f"{name}: test {unit.test.name} has no node or group {index}"
     return Placed(unit, run, round_, index, nodes, obj)
+
+
+def _place_pack(
+    site: str, packs: Sequence[Pack], match: re.Match[str], obj: Obj | None
+) -> PackPlaced | str:
+    """A packed run's log: the pack by its labels (else its name), its chunk or group."""
+    name, run = match[0], match["run"]
+    if obj is not None:
+        labels = labels_of(obj)
+        pack = pack_of(list(packs), labels.get(STAGE, ""), labels.get(TEST, ""))
+        round_ = int(labels.get(ROUND) or match["round"])
+    else:
+        pack = _pack_by_name(site, packs, match["base"])
+        round_ = int(match["round"])
+    if pack is None:
+        return f"{name}: no pack of this site runs as {run}"
+    kind = "c" if pack.per_node else "g"
+    if match["kind"] != kind:
+        return f"{name}: the name does not fit {pack.name} (-c for a node pack, -g for a group's)"
+    index = int(match["index"])
+    found = chunks(pack.first.pool.spec.nodes or ()) if pack.per_node else node_groups(pack.first)
+    if index >= len(found) or not found[index]:
+        what = "chunk" if pack.per_node else "node group"
+        return f"{name}: {pack.first.stage.name} {pack.name} has no {what} {index}"
+    return PackPlaced(pack, run, round_, index, found[index], obj)
+
+
+def _pack_by_name(site: str, packs: Sequence[Pack], base: str) -> Pack | None:
+    """The pack whose run names start with `base`; a prefix cut to fit the limit counts."""
+    named = [
+        (p, (f"{p.first.stage.name}-{p.name}", f"{site}-{p.first.stage.name}-{p.name}"))
+        for p in packs
+    ]
+    exact = [p for p, keys in named if base in keys]
+    cut = [p for p, keys in named if any(k.startswith(f"{base}-") for k in keys)]
+    found = exact or cut
+    return found[0] if len(found) == 1 else None
 
 
 def _by_labels(units: Sequence[TestUnit], stage: str, test: str) -> TestUnit | None:

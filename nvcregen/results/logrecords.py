@@ -14,13 +14,17 @@ class RunLog:
     """One saved pod log: its namespace, its name (TrainJob, Job or pod) and its bytes.
 
     `node` is the node the API said the pod was scheduled on (`spec.nodeName`), when the
-    log was read from a cluster; "" for a saved log.
+    log was read from a cluster; "" for a saved log. `pod` is the pod a packed run's
+    section names (`packlogs.py`): its NCCL ranks ran there; "" for a whole log. `line`
+    is the line of the log a section starts after (its begin line), 0 for a whole log.
     """
 
     namespace: str
     name: str
     data: bytes
     node: str = ""
+    pod: str = ""
+    line: int = 0
 
     @property
     def path(self) -> str:

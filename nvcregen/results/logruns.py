@@ -34,9 +34,10 @@ from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.packs import packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
-from nvcregen.results.logplace import Placed, expected_runs, objects_by_name, place
+from nvcregen.results.logplace import PackPlaced, Placed, expected_runs, objects_by_name, place
 from nvcregen.results.logrecords import LOGS, LogRecord, RunLog
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -48,6 +49,7 @@ from nvcregen.results.models import (
     RunState,
 )
 from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
+from nvcregen.results.packlogs import REFUSED, Split, on_its_node, same_node, split
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
@@ -57,10 +59,15 @@ DISORDERED = codes.NVC749.code
 
 @dataclass(frozen=True)
 class LogResults:
-    """The runs the logs make, what each log held, and the logs no run claims."""
+    """The runs the logs make and what each log held.
+
+    `sources` holds, for each record in order, the log it was read from: a whole log, or
+    one test's section of a packed run's log (`packlogs.py`).
+    """
 
     runs: RunSet
     records: tuple[LogRecord, ...]
+    sources: tuple[RunLog, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -76,31 +83,54 @@ def assemble_log_runs(
     rounds: int,
     logs: Sequence[RunLog],
     objects: Sequence[Obj],
+    packing: str = "perRun",
 ) -> LogResults:
     """Every planned run of a trainer-mode site, from its logs (and exported objects).
 
     A log that no planned run claims, or a second log of the same run, is a problem:
-    the overall verdict is then `incomplete`.
+    the overall verdict is then `incomplete`. With `packing: packed`, a packed run's log
+    is split into one log per test first (`packlogs.py`), each section read as a run's.
     """
+    packs, _ = packs_of(list(units), packing)
     problems: list[str] = []
-    read: dict[tuple[str, str], _Read] = {}
+    read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
+    splits: list[Split] = []
+    named: dict[str, dict[str, Obj]] = {}  # each namespace's objects, indexed once
     for log in sorted(logs, key=lambda item: item.path):
-        where = place(site, units, log.name, objects_by_name(objects, log.namespace))
+        if log.namespace not in named:
+            named[log.namespace] = objects_by_name(objects, log.namespace)
+        where = place(site, units, log.name, named[log.namespace], packs)
         if isinstance(where, str):
             problems.append(f"{log.path}: {where}")
+        elif isinstance(where, PackPlaced):
+            splits.append(split(log, where))
         elif (log.namespace, where.run) in read:
             problems.append(f"{log.path}: a second log of {where.run}, not read")
         else:
-            read[(log.namespace, where.run)] = _read(log, where)
-    runs = [_unit_run(u, [r for r in read.values() if r.placed.unit is u], rounds) for u in units]
-    records = tuple(r.record for r in read.values())
-    return LogResults(RunSet(tuple(runs), (), tuple(problems)), records)
+            read[(log.namespace, where.run)] = (_read(log, where), log)
+    for done in same_node(splits):
+        problems += done.problems
+        for piece in done.pieces:
+            key = (piece.log.namespace, piece.placed.run, piece.placed.unit.test.name,
+                   piece.placed.group)  # fmt: skip
+            read[key] = (_read(piece.log, piece.placed, failed=piece.rc != 0), piece.log)
+        for refusal in done.refused:
+            key = (refusal.log.namespace, refusal.placed.run, refusal.placed.unit.test.name,
+                   refusal.placed.group)  # fmt: skip
+            read[key] = (_refused(refusal.log, refusal.placed, refusal.error), refusal.log)
+    reads = [r for r, _ in read.values()]
+    runs = [_unit_run(u, [r for r in reads if r.placed.unit is u], rounds) for u in units]
+    records = tuple(r.record for r in reads)
+    sources = tuple(log for _, log in read.values())
+    return LogResults(RunSet(tuple(runs), (), tuple(problems)), records, sources)
 
 
-def _read(log: RunLog, placed: Placed) -> _Read:
-    text = log.data.decode("utf-8", errors="replace")
-    failed = _job_failed(placed.obj)
-    base: dict[str, Any] = {
+def _kind(unit: TestUnit) -> str:
+    return "dcgm" if unit.test.dcgm else "node" if unit.test.node else "nccl"
+
+
+def _base(log: RunLog, placed: Placed, text: str, *, failed: bool) -> dict[str, Any]:
+    return {
         "path": log.path,
         "sha256": hashlib.sha256(log.data).hexdigest(),
         "stage": placed.unit.stage.name,
@@ -113,14 +143,32 @@ def _read(log: RunLog, placed: Placed) -> _Read:
         "finished_at": _finished(text, placed.obj),
         "pod_node": log.node,
     }
+
+
+def _refused(log: RunLog, placed: Placed, error: str) -> _Read:
+    """A packed run's section refused as evidence (`packlogs.py`): its run has no log."""
+    text = log.data.decode("utf-8", errors="replace")
+    base = _base(log, placed, text, failed=False)
+    record = LogRecord(**base, kind=_kind(placed.unit), status=REFUSED, errors=(error,))
+    nccl = placed.unit.test.nccl is not None
+    return _Read(placed, record, _bandwidth(placed, record, None) if nccl else None)
+
+
+def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
+    """One run's log read; `failed` is a packed section's exit code (else the Job's)."""
+    text = log.data.decode("utf-8", errors="replace")
+    failed = _job_failed(placed.obj) if failed is None else failed
+    base = _base(log, placed, text, failed=failed)
     disorder = timestamps_out_of_order(text)
     if disorder is not None:
-        kind = "dcgm" if placed.unit.test.dcgm else "node" if placed.unit.test.node else "nccl"
-        why = f"{DISORDERED}: {log.path}: kubectl --timestamps {disorder}: not one run's output"
+        kind = _kind(placed.unit)
+        at = f"{log.path} (the section after line {log.line})" if log.line else log.path
+        why = f"{DISORDERED}: {at}: kubectl --timestamps {disorder}: not one run's output"
         record = LogRecord(**base, kind=kind, status="disordered", errors=(why,))
         return _Read(placed, record, _bandwidth(placed, record, None) if kind == "nccl" else None)
     if placed.unit.test.dcgm is not None:
-        return _Read(placed, _read_dcgm(text, base, names_itself=prints_begin(placed.obj)), None)
+        names_itself = prints_begin(placed.obj)
+        return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
     if placed.unit.test.node is not None:
         return _Read(
             placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None
@@ -130,6 +178,10 @@ def _read(log: RunLog, placed: Placed) -> _Read:
     except IngestFormatError as exc:
         record = LogRecord(**base, kind="nccl", status="no-data", errors=(str(exc),))
         return _Read(placed, record, _bandwidth(placed, record, None))
+    if log.pod:  # a node pack's section: its ranks ran in its own pod, on its node
+        run, elsewhere = on_its_node(run, log.pod, placed.nodes, log.line)
+        if elsewhere:
+            return _refused(log, placed, elsewhere)
     record = LogRecord(
         **base,
         kind="nccl",
@@ -162,13 +214,15 @@ def _finished(text: str, obj: Obj | None) -> str | None:
     return max(found, default=None)
 
 
-def _read_dcgm(text: str, base: Mapping[str, Any], *, names_itself: bool = False) -> LogRecord:
+def _read_dcgm(
+    text: str, base: Mapping[str, Any], names_itself: bool = False, offset: int = 0
+) -> LogRecord:
     """A DCGM log's status (the worst of its diagnostics) and its failed tests.
 
     A log whose begin line names another node than its run's (`dcgmbind.py`) is
     `foreign`: none of its diagnostics is read, and its node is neither failed nor cleared.
     """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset)
     if isinstance(bound, str):
         return LogRecord.model_validate({**base, "kind": "dcgm", "status": FOREIGN,
                                          "errors": (bound,)})  # fmt: skip
@@ -321,13 +375,29 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
 def _unjudged_nodes(
     unit: TestUnit, reads: Sequence[_Read], expected: set[tuple[int, int | None]]
 ) -> tuple[FailedNode, ...]:
-    """Node-health: the nodes whose log did not judge them whole, or that have no log."""
-    if unit.test.node is None:
+    """Per-node tests: the nodes some round has no log of, and why; never cleared by it.
+
+    A packed pod without the test's section, a log not saved: the node's other rounds do
+    not clear it. Node-health: also the nodes whose log did not judge them whole.
+    """
+    if not unit.test.per_node:
         return ()
     named = unit.pool.spec.nodes or ()
     logged = {(r.placed.round, r.placed.index) for r in reads}
     absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
-    return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+    if unit.test.node is not None:
+        return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+    rounds: dict[int, list[int]] = {}  # each node's missing rounds, found in one pass
+    for round_, index in sorted((r, i) for r, i in expected - logged if i is not None):
+        rounds.setdefault(index, []).append(round_)
+    return tuple(
+        FailedNode(
+            name=named[i],
+            reason="LogMissing",
+            message=f"no log of round {', '.join(map(str, rounds[i]))}",
+        )
+        for i in absent
+    )
 
 
 def _source_kind(unit: TestUnit) -> str:

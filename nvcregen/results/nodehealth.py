@@ -12,6 +12,7 @@ states nothing, is the configuration a node must not drift from.
 from __future__ import annotations
 
 import functools
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -131,14 +132,17 @@ def with_pool_majority(
     the pool does not state (driver, CUDA, VBIOS, GPU count, product): one pass over every
     test's logs, after each log was judged alone.
     """
-    by_path = {log.path: log for log in logs}
+    by_path = {log.path: log for log in logs}  # a packed log: the section of each test
+    sections = {(log.path, hashlib.sha256(log.data).hexdigest()): log for log in logs if log.pod}
     found: dict[tuple[str, str], dict[str, list[str]]] = {}
     for unit in (u for u in units if u.test.node is not None):
         mine = [r for r in records if (r.stage, r.test) == (unit.stage.name, unit.test.name)]
         reports = [
             report
             for r in mine
-            if r.kind == KIND and r.path in by_path and (report := _report(by_path[r.path]))
+            if r.kind == KIND
+            and (log := sections.get((r.path, r.sha256)) or by_path.get(r.path)) is not None
+            and (report := _report(log))
         ]
         extra = majority_findings(reports, _expected(unit))
         found[(unit.stage.name, unit.test.name)] = {

@@ -83,3 +83,49 @@ def test_fuzz_trainer_log_reader(text: str, dcgm: bool) -> None:
     verdicts = judge(loaded.site, results.runs)
     json.dumps(verdicts.model_dump(mode="json"), allow_nan=False)  # archivable as JSON
     assert [record.path for record in results.records] == [log.path]  # placed and read
+
+
+PACK_FRAGMENTS = (
+    "@@nvcregen-pack begin test=dcgm-l1 node=node-a pod=p-0-abcde start=2026-12-03T10:00:00Z\n",
+    "@@nvcregen-pack begin test=dcgm-l2 node=node-a pod=p-0-abcde start=2026-12-03T10:05:00Z\n",
+    "@@nvcregen-pack begin test=dcgm-l2 node=node-b pod=p-1-fghij start=2026-12-03T10:05:00Z\n",
+    "@@nvcregen-pack begin test=nccl-all-reduce start=2026-12-03T10:00:00Z\n",
+    "@@nvcregen-pack end test=dcgm-l1 rc=0\n",
+    "@@nvcregen-pack end test=dcgm-l2 rc=1\n",
+    "@@nvcregen-pack end test=dcgm-l3 rc=999\n",
+    "@@nvcregen-pack begin test=",
+    "2026-10-14T13:00:07.123456789Z ",
+    "@@nvcregen-dcgm begin node=node-a pod=p-0-abcde start=2026-12-03T10:00:00Z\n",
+)
+
+
+@cache
+def packed_site() -> tuple[LoadedSite, list[Obj]]:
+    """The example trainer site packed, and its rendered node pack Jobs."""
+    from packfactory import packed
+    from trainerfactory import compiled, example_text
+
+    text = packed(example_text())
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "h20-3e-trainer.yaml"
+        path.write_text(text, encoding="utf-8")
+        loaded = load_site_file(Path(folder), str(path))
+    jobs = [m.obj for m in compiled(text) if m.kind == "Job"]
+    return loaded, jobs
+
+
+@BUDGET
+@given(st.one_of(lines_of(PACK_FRAGMENTS + DCGM_FRAGMENTS), mixed(PACK_FRAGMENTS)))
+def test_fuzz_packed_log_reader(text: str) -> None:
+    """A node pack's pod log of any content: placed, split, judged; never an exception."""
+    loaded, jobs = packed_site()
+    meta = jobs[0]["metadata"]
+    log = RunLog(meta["namespace"], f"{meta['name']}-0-abcde", text.encode("utf-8", "replace"))
+    site = loaded.site
+    results = assemble_log_runs(
+        site.metadata.name, loaded.units, site.spec.readiness.rounds, [log], jobs, "packed"
+    )
+    verdicts = judge(site, results.runs)
+    json.dumps(verdicts.model_dump(mode="json"), allow_nan=False)
+    assert {record.path for record in results.records} <= {log.path}
+    assert all(r.test in ("dcgm-l1", "dcgm-l2") for r in results.records)
