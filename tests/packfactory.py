@@ -35,7 +35,9 @@ Obj = dict[str, Any]
 
 
 def packed(text: str) -> str:
-    """The trainer-mode site `text` with `readiness.packing: packed`."""
+    """The trainer-mode site `text` with `readiness.packing: packed` (set, or added)."""
+    if re.search(r"(?m)^    packing: \w+", text):
+        return re.sub(r"(?m)^    packing: \w+", "    packing: packed", text, count=1)
     found = re.sub(r"(?m)^(    engine: trainer.*)$", r"\1\n    packing: packed", text, count=1)
     assert found != text
     return found

@@ -110,8 +110,9 @@ def test_each_record_of_a_packed_log_is_one_tests_section(both: Any) -> None:
     }
     (one,) = [r for r in pods if (r["test"], r["round"], r["nodes"]) == (
         "dcgm-l2", 2, ["node-c"])]  # fmt: skip
+    # chunks of maxConcurrentJobs (2) nodes: node-c is the first pod of the second Job
     assert re.fullmatch(
-        r"logs/nvcre/single-node-pack-0-[0-9a-f]{8}-r2-c0-2-\w{5}\.log", one["path"]
+        r"logs/nvcre/single-node-pack-0-[0-9a-f]{8}-r2-c1-0-\w{5}\.log", one["path"]
     )
     assert (one["group"], one["status"], one["hosts"]) == ("n2", "ok", ["node-c"])
     provenance = json.loads((packed_run / "provenance.json").read_text())
@@ -134,9 +135,8 @@ def test_retest_of_a_packed_run_pairs_the_same_nodes_and_stays_packed(
     assert said.startswith("retest h20-3e-four-retest: node-")
     site = yaml.safe_load((tmp_path / "packed.yaml").read_text())
     assert site["spec"]["readiness"]["packing"] == "packed"
-    assert (
-        "packing" not in yaml.safe_load((tmp_path / "perrun.yaml").read_text())["spec"]["readiness"]
-    )
+    per_run_site = yaml.safe_load((tmp_path / "perrun.yaml").read_text())
+    assert per_run_site["spec"]["readiness"]["packing"] == "perRun"  # as its site said
     without = site["spec"]["readiness"]
     assert (
         without["stages"]

@@ -49,6 +49,7 @@ from nvcregen.collect.source import (
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
+from nvcregen.plan.packs import chunk_of
 from nvcregen.results.archive import build_archive, run_id, write_archive
 from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
 from nvcregen.results.examine import examine
@@ -85,7 +86,9 @@ def collect_trainer(
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     packing = site.spec.readiness.packing
-    results = assemble_log_runs(site.metadata.name, loaded.units, rounds, logs, objects, packing)
+    results = assemble_log_runs(
+        site.metadata.name, loaded.units, rounds, logs, objects, packing, chunk_of(site)
+    )
     judged = with_pool_majority(loaded.units, results.sources, results.records)
     results = LogResults(results.runs, judged, results.sources)
     found = examine(loaded.units, loaded.catalog, results.runs, results.records)

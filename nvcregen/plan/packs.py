@@ -78,8 +78,12 @@ class Pack:
 
 def site_packs(site: Site, units: list[TestUnit]) -> tuple[list[Pack], list[TestUnit]]:
     """The packs of a site's plan and the tests left alone (`packs_of` with its window)."""
-    chunk = min(CHUNK, site.spec.readiness.window.max_concurrent_jobs)
-    return packs_of(units, site.spec.readiness.packing, chunk)
+    return packs_of(units, site.spec.readiness.packing, chunk_of(site))
+
+
+def chunk_of(site: Site) -> int:
+    """A site's node-pack chunk: 64 nodes, never more than its window runs at once."""
+    return min(CHUNK, site.spec.readiness.window.max_concurrent_jobs)
 
 
 def packs_of(

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import PACK_PREFIX, Pack, chunks, pack_of
+from nvcregen.plan.packs import PACK_PREFIX, Pack, pack_of
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
 _NAME = re.compile(
@@ -164,7 +164,7 @@ def _place_pack(
     if match["kind"] != kind:
         return f"{name}: the name does not fit {pack.name} (-c for a node pack, -g for a group's)"
     index = int(match["index"])
-    found = chunks(pack.first.pool.spec.nodes or ()) if pack.per_node else node_groups(pack.first)
+    found = pack.chunks() if pack.per_node else node_groups(pack.first)
     if index >= len(found) or not found[index]:
         what = "chunk" if pack.per_node else "node group"
         return f"{name}: {pack.first.stage.name} {pack.name} has no {what} {index}"

@@ -34,7 +34,7 @@ from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import packs_of
+from nvcregen.plan.packs import CHUNK, packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import PackPlaced, Placed, expected_runs, objects_by_name, place
@@ -84,14 +84,16 @@ def assemble_log_runs(
     logs: Sequence[RunLog],
     objects: Sequence[Obj],
     packing: str = "perRun",
+    chunk: int = CHUNK,
 ) -> LogResults:
     """Every planned run of a trainer-mode site, from its logs (and exported objects).
 
     A log that no planned run claims, or a second log of the same run, is a problem:
     the overall verdict is then `incomplete`. With `packing: packed`, a packed run's log
-    is split into one log per test first (`packlogs.py`), each section read as a run's.
+    is split into one log per test first (`packlogs.py`), each section read as a run's;
+    `chunk` is the site's node-pack chunk (`packs.chunk_of`).
     """
-    packs, _ = packs_of(list(units), packing)
+    packs, _ = packs_of(list(units), packing, chunk)
     problems: list[str] = []
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     splits: list[Split] = []

@@ -134,12 +134,12 @@ def test_a_tree_split_into_shards_dry_runs_without_a_finding(
 ) -> None:
     """Issue #33's shards: child Applications under a readiness parent, or a Kustomization
     per shard, meet the real server's schemas (19 objects a unit splits each single-node
-    round of the shipped trainer site in two)."""
+    round of the shipped trainer site, one run per test, node and round, in two)."""
     facts = engine_facts()
     tight = facts.model_copy(update={"unit": facts.unit.model_copy(update={"max_objects": 19})})
     for module in ("nvcregen.chain.pipeline", "nvcregen.replay.site"):
         monkeypatch.setattr(f"{module}.engine_facts", lambda: tight)
-    text = (ROOT / "sites" / "h20-3e-trainer.yaml").read_text("utf-8")
+    text = (ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml").read_text("utf-8")
     site = tmp_path / "h20-3e-trainer.yaml"
     site.write_text(text.replace("    engine: argocd\n", f"    engine: {engine}\n"), "utf-8")
     rendered = CliRunner().invoke(main, ["render", "--out", str(tmp_path / "out"), str(site)])
