@@ -32,7 +32,7 @@ from nvcregen.replay.timeline import PlanView, plan_view
 from nvcregen.replay.units import gitops_units, object_bytes, unit_problems
 
 ROOT = Path(__file__).resolve().parents[3]
-TRAINER = "sites/h20-3e-trainer.yaml"
+TRAINER = "tests/fixtures/perrun/h20-3e-trainer.yaml"  # one run per test, node and round
 SINGLE_ROUND = "01-single-node/round-1"  # 10 runs, 10 Workloads
 STEP_OBJECTS = 20
 LAB = "sites/h20-3e-lab.yaml"
