@@ -31,6 +31,7 @@ from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions, CollectOutcome
 from nvcregen.core.errors import ExitCode
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.plan.packs import chunk_of
 from nvcregen.results.logplace import PackPlaced, place
 from nvcregen.results.packlogs import sections
 
@@ -95,7 +96,8 @@ def test_a_packed_jobs_failed_condition_fails_no_test_by_itself(tmp_path: Path) 
     (tmp_path / "site.yaml").write_text(text)
     site = str(tmp_path / "site.yaml")
     outcome = collect(CollectOptions(site, tmp_path / "r", ROOT, from_dir=saved))
-    assert len(jobs) == 6  # both node packs' Jobs in every round
+    # both node packs' Jobs in every round, in chunks of maxConcurrentJobs (2) of 4 nodes
+    assert len(jobs) == 12
     assert str(outcome.verdicts.word) == "pass"
     assert set(statuses(outcome).values()) == {"cleared"}
 
@@ -266,7 +268,7 @@ def test_a_pod_the_api_placed_elsewhere_is_no_evidence(tmp_path: Path, node: str
     )
     logs[target] = replace(logs[target], node=node)
     logs = [log for log in logs if not ("pack-0" in log.name and "-r1-c0-1-" in log.name)]
-    results = assemble_log_runs(SITE, units, 3, logs, [], "packed")
+    results = assemble_log_runs(SITE, units, 3, logs, [], "packed", chunk_of(site))
     if node == "node-z":  # not in the chunk: none of its sections is read
         (problem,) = results.runs.problems
         assert problem.startswith(
