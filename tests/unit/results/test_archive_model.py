@@ -21,6 +21,7 @@ from nvcregen.cli import main
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
 from nvcregen.results.archivemodel import (
+    FILES,
     ArchiveFileError,
     BandwidthCsvRow,
     LogDigest,
@@ -34,7 +35,6 @@ from nvcregen.results.archivemodel import (
 )
 from nvcregen.results.archiveschema import archive_json_schema, archive_json_schema_text
 from nvcregen.results.logrecords import LogRecord
-from nvcregen.results.verdicts import Verdicts
 
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "schemas" / "archive.v1alpha1.json"
@@ -96,10 +96,7 @@ def test_an_archive_of_each_engine_fits_the_schema(tmp_path: Path, engine: str) 
     provenance = json.loads(files["provenance.json"])
     assert ("dcgm_versions" in provenance) == (engine == "trainer")
     for name, data in files.items():  # and what the model reads, it writes back unchanged
-        model = SummaryFile if name == "summary.json" else Verdicts
-        if name == "provenance.json":
-            model = ProvenanceFile
-        assert file_text(read_json_file(model, data.decode())).encode() == data
+        assert file_text(read_json_file(FILES[name], data.decode())).encode() == data
 
 
 def test_a_key_collect_never_writes_or_a_missing_one_does_not_fit(tmp_path: Path) -> None:
