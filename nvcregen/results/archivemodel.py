@@ -126,7 +126,18 @@ class LogDigest(FileModel):
     sha256: str = ""
 
 
-class SummaryFile(FileModel):
+class RunFacts(FileModel):
+    """What finding a site's runs reads of summary.json: its run id and when it finished.
+
+    A run folder is listed and ordered by these alone, before the rest of the file is
+    read (`report/folder.py`): "" and None when summary.json does not say.
+    """
+
+    run_id: str = ""
+    finished_at: str | None = None
+
+
+class SummaryFile(RunFacts):
     """summary.json: what was collected, run by run, with the overall verdict.
 
     `logs` (every log read, per section of a packed log) is written by a trainer-mode
@@ -137,7 +148,6 @@ class SummaryFile(FileModel):
 
     site: str
     run_id: str
-    finished_at: str | None = None
     verdict: Word
     counts: dict[str, int] = Field(default_factory=dict)
     collected_from: str = ""

@@ -20,6 +20,7 @@ from reportfactory import sample_files, sample_summary
 from nvcregen.cli import main
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
+from nvcregen.report.folder import measured_at
 from nvcregen.results.archivemodel import (
     FILES,
     ArchiveFileError,
@@ -68,7 +69,7 @@ def test_the_schema_names_each_file_and_closes_every_object() -> None:
         {"$ref": "#/$defs/ProvenanceFile"},
     ]
     summary = schema["$defs"]["SummaryFile"]
-    assert summary["required"] == ["site", "run_id", "verdict"]
+    assert summary["required"] == ["run_id", "site", "verdict"]
     assert "logs" in summary["properties"]  # present when read, never required
     assert all(
         d.get("additionalProperties") is False
@@ -174,3 +175,15 @@ def test_bandwidth_rows_round_trip_as_collect_writes_them() -> None:
         read_bandwidth_csv(text.replace(",1024,", f",{'9' * 5000},"))
     with pytest.raises(ArchiveFileError, match=r"line 2: .*not a bandwidth: 'inf'"):
         read_bandwidth_csv(text.replace(",1.5,", ",inf,"))
+
+
+def test_a_run_is_ordered_by_summary_json_facts_even_when_the_rest_is_broken(
+    tmp_path: Path,
+) -> None:
+    """Locating runs (report, history, verify) reads the run id and finish time through
+    the model's RunFacts alone: a broken key elsewhere is the report's to refuse."""
+    summary = sample_summary() | {"finished_at": "2026-10-14T08:00:00Z", "runs": "broken"}
+    (tmp_path / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
+    assert measured_at(tmp_path) == "2026-10-14T08:00:00Z"
+    (tmp_path / "summary.json").write_text('{"finished_at": 5}', encoding="utf-8")
+    assert measured_at(tmp_path) is None  # not a time: the folder's name is not dated either
