@@ -9,20 +9,16 @@ promises and the model's.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from archiveschemas import schema_errors, validators
+from archiveschemas import schema_errors
 from click.testing import CliRunner
 from reportfactory import sample_files, sample_summary
 
 from nvcregen.cli import main
-from nvcregen.collect.collector import collect
-from nvcregen.collect.model import CollectOptions
 from nvcregen.report.folder import measured_at
 from nvcregen.results.archivemodel import (
-    FILES,
     ArchiveFileError,
     BandwidthCsvRow,
     LogDigest,
@@ -40,10 +36,6 @@ from nvcregen.results.logrecords import LogRecord
 ROOT = Path(__file__).resolve().parents[3]
 SHIPPED = ROOT / "schemas" / "archive.v1alpha1.json"
 REFRESH = "nvcregen schema --archive > schemas/archive.v1alpha1.json"
-sys.path.insert(0, str(ROOT / "tests" / "unit" / "collect"))  # collect's own fixtures
-
-from labstate import lab_state, write_export  # noqa: E402
-from trainerlogs import write_saved_logs  # noqa: E402
 
 
 def test_the_shipped_schema_is_the_generated_one() -> None:
@@ -78,26 +70,6 @@ def test_the_schema_names_each_file_and_closes_every_object() -> None:
     )
     row = schema["$defs"]["BandwidthRow"]["properties"]
     assert row["alg_bw"] == {"minimum": 0, "type": "number"}  # pydantic's `ge`, in JSON Schema
-
-
-@pytest.mark.parametrize("engine", ["nvcre", "trainer"])
-def test_an_archive_of_each_engine_fits_the_schema(tmp_path: Path, engine: str) -> None:
-    if engine == "nvcre":
-        folder = write_export(tmp_path / "export", lab_state())
-        site = ROOT / "tests" / "fixtures" / "collect" / "site.yaml"
-    else:
-        folder = write_saved_logs(tmp_path / "saved")
-        site = ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml"
-    outcome = collect(CollectOptions(str(site), tmp_path / "results", ROOT, from_dir=folder))
-    run = outcome.archive.path
-    files = {name: (run / name).read_bytes() for name in validators()}
-    assert schema_errors(files) == []
-    summary = json.loads(files["summary.json"])
-    assert ("logs" in summary) == (engine == "trainer")
-    provenance = json.loads(files["provenance.json"])
-    assert ("dcgm_versions" in provenance) == (engine == "trainer")
-    for name, data in files.items():  # and what the model reads, it writes back unchanged
-        assert file_text(read_json_file(FILES[name], data.decode())).encode() == data
 
 
 def test_a_key_collect_never_writes_or_a_missing_one_does_not_fit(tmp_path: Path) -> None:
