@@ -174,8 +174,21 @@ def check(
     is_flag=True,
     help="Print the schema of catalog files instead (schemas/catalog.v1alpha1.json).",
 )
-def schema(catalog: bool) -> None:
+@click.option(
+    "--archive",
+    is_flag=True,
+    help="Print the schema of a results archive's JSON files instead"
+    " (schemas/archive.v1alpha1.json).",
+)
+def schema(catalog: bool, archive: bool) -> None:
     """Print the JSON Schema of Site files (schemas/site.v1alpha1.json)."""
+    if catalog and archive:
+        raise click.UsageError("--catalog and --archive name two schemas: give one")
+    if archive:
+        from nvcregen.results.archiveschema import archive_json_schema_text
+
+        click.echo(archive_json_schema_text(), nl=False)
+        return
     if catalog:
         from nvcregen.catalog.schema import catalog_json_schema_text
 

@@ -10,7 +10,10 @@ import pytest
 from hypothesis import settings
 from kubecontrolplane import ControlPlane, session
 
-pytest_plugins = ["nodehealthlogs"]  # its session fixture `rendered`: the examples rendered once
+pytest_plugins = [
+    "nodehealthlogs",  # its session fixture `rendered`: the examples rendered once
+    "archiveschemas",  # every archive a test collects fits schemas/archive.v1alpha1.json
+]
 
 # `make test` tries the same examples on every run and machine, so a property test that
 # fails is a reproducible bug, not a flake in CI; `make fuzz` and `make fuzz-site`

@@ -2,7 +2,10 @@
 
 `nvcregen/results/archive.py` documents the folder (objects/, summary.json,
 bandwidth.csv, verdicts.json, provenance.json, SHA256SUMS); these builders write it
-directly, without collect's code, so the report is tested against the file contract.
+directly, without collect's code, with the archive's one model
+(`nvcregen/results/archivemodel.py`), so the report is tested against the file contract.
+The builders return plain data (as the files hold it) for tests to change before
+`sample_run` writes it; what they change is read back through the model.
 `sample_run` is a failing two-node run with everything the page shows: rounds over IB
 and one over Socket (a transport failure), a provisional round, an algbw threshold,
 excluded and failed nodes, goodput, and names that need escaping.
@@ -14,17 +17,35 @@ import csv
 import hashlib
 import importlib.util
 import io
-import json
 from pathlib import Path
 from typing import Any
+
+from nvcregen.results.archivemodel import (
+    BANDWIDTH_COLUMNS,
+    BandwidthCsvRow,
+    ImageRecord,
+    ProvenanceFile,
+    SiteRef,
+    SummaryFile,
+    file_text,
+)
+from nvcregen.results.figures import Figure
+from nvcregen.results.gate import Transport
+from nvcregen.results.models import (
+    BandwidthMeasurement,
+    FailedNode,
+    Finality,
+    GoodputComponents,
+    GoodputMeasurement,
+    ObjectRef,
+)
+from nvcregen.results.runs import RunResult
+from nvcregen.results.verdicts import GroupVerdict, RunVerdict, ThresholdVerdict, Verdicts
+from nvcregen.results.words import Reason
 
 ROOT = Path(__file__).resolve().parent.parent
 MIB, GIB = 1 << 20, 1 << 30
 SIZES = (MIB, 64 * MIB, GIB)
-CSV_COLUMNS = [
-    *("stage", "scope", "test", "group", "round", "measurement", "finality", "reason"),
-    *("size_bytes", "time_us", "algbw_gbs", "busbw_gbs", "samples", "transport"),
-]
 Obj = dict[str, Any]
 NASTY = "<script>alert('x')</script> | *bold* _it_ `code`"
 SAMPLE_ID = "20261014T130100Z-0123456789ab"
@@ -41,51 +62,54 @@ def bw_rows(
     stage: str = "two-node",
     test: str = "nccl-all-reduce",
 ) -> list[dict[str, object]]:
-    """bandwidth.csv rows of one round: one per size of SIZES (algbw = busbw / 1.875)."""
-    return [
-        {
-            "stage": stage,
-            "scope": "inter-node" if stage == "two-node" else "intra-node",
-            "test": test,
-            "group": group,
-            "round": rnd,
-            "measurement": f"{test}-{group}-{rnd}-job-bw",
-            "finality": finality,
-            "reason": reason,
-            "size_bytes": size,
-            "time_us": "",
-            "algbw_gbs": f"{value / 1.875:g}",
-            "busbw_gbs": f"{value:g}",
-            "samples": 10,
-            "transport": transport,
-        }
+    """bandwidth.csv rows of one round: one per size of SIZES (algbw = busbw / 1.875),
+    each by its column as collect writes it."""
+    rows = [
+        BandwidthCsvRow(
+            stage=stage,
+            scope="inter-node" if stage == "two-node" else "intra-node",
+            test=test,
+            group=group,
+            round=rnd,
+            measurement=f"{test}-{group}-{rnd}-job-bw",
+            finality=finality,
+            reason=reason,
+            size_bytes=size,
+            algbw=value / 1.875,
+            busbw=value,
+            samples=10,
+            transports=(transport,),
+        )
         for size, value in zip(SIZES, busbw, strict=True)
     ]
+    return [dict(zip(BANDWIDTH_COLUMNS, row.cells(), strict=True)) for row in rows]
 
 
-def reason(code: str, word: str, message: str) -> Obj:
+def reason(code: str, word: str, message: str) -> Reason:
     """A verdict reason."""
-    return {"code": code, "word": word, "message": message}
+    return Reason.model_validate({"code": code, "word": word, "message": message})
 
 
-def figure(name: str, rounds: list[float], median: float, unit: str = "GB/s") -> Obj:
+def figure(name: str, rounds: list[float], median: float, unit: str = "GB/s") -> Figure:
     """A figure over rounds."""
     spread = (max(rounds) - min(rounds)) / median
-    return {"name": name, "unit": unit, "rounds": rounds, "median": median, "spread": spread}
+    return Figure(name=name, unit=unit, rounds=tuple(rounds), median=median, spread=spread)
 
 
-def group(word: str, reasons: list[Obj], figures: list[Obj], seen: list[str]) -> Obj:
+def group(word: str, reasons: list[Reason], figures: list[Figure], seen: list[str]) -> GroupVerdict:
     """One group's verdict over three rounds of nodes a and b."""
-    return {
-        "group": "group-0",
-        "nodes": ["node-a", "node-b"],
-        "word": word,
-        "reasons": reasons,
-        "rounds": 3,
-        "final_rounds": 2,
-        "figures": figures,
-        "transport": {"expected": "IB", "seen": seen, "pinned": None, "checked": bool(seen)},
-    }
+    return GroupVerdict.model_validate(
+        {
+            "group": "group-0",
+            "nodes": ("node-a", "node-b"),
+            "word": word,
+            "reasons": tuple(reasons),
+            "rounds": 3,
+            "final_rounds": 2,
+            "figures": tuple(figures),
+            "transport": Transport(expected="IB", seen=tuple(seen), checked=bool(seen)),
+        }
+    )
 
 
 def threshold(
@@ -95,24 +119,26 @@ def threshold(
     bound: float,
     at: str | None,
     word: str,
-    groups: list[Obj],
-) -> Obj:
+    groups: list[GroupVerdict],
+) -> ThresholdVerdict:
     """One threshold verdict of the two-node stage."""
-    return {
-        "threshold": index,
-        "test": "training-goodput" if field == "goodput" else "nccl-all-reduce",
-        "scope": "inter-node",
-        "stage": "two-node",
-        "field": field,
-        "comparison": comparison,
-        "bound": bound,
-        "unit": "" if field == "goodput" else "GB/s",
-        "at": at,
-        "size_bytes": {"1GiB": GIB, "64MiB": 64 * MIB}.get(at or ""),
-        "word": word,
-        "reasons": [r for g in groups for r in g["reasons"] if r["word"] != "pass"],
-        "groups": groups,
-    }
+    return ThresholdVerdict.model_validate(
+        {
+            "threshold": index,
+            "test": "training-goodput" if field == "goodput" else "nccl-all-reduce",
+            "scope": "inter-node",
+            "stage": "two-node",
+            "field": field,
+            "comparison": comparison,
+            "bound": bound,
+            "unit": "" if field == "goodput" else "GB/s",
+            "at": at,
+            "size_bytes": {"1GiB": GIB, "64MiB": 64 * MIB}.get(at or ""),
+            "word": word,
+            "reasons": tuple(r for g in groups for r in g.reasons if r.word != "pass"),
+            "groups": tuple(groups),
+        }
+    )
 
 
 def sample_verdicts() -> Obj:
@@ -121,72 +147,82 @@ def sample_verdicts() -> Obj:
     busbw = figure("busbw", [363.76, 427.58], 395.67)
     algbw = figure("algbw", [155.2, 160.0], 157.6)
     good = figure("goodput", [0.942373, 0.95], 0.9461865, unit="")
-    return {
+    run = {"stage": "two-node", "scope": "inter-node", "test": "nccl-all-reduce",
+           "source": "lab-two-node-0002", "state": "failed", "word": "fail",
+           "reasons": (reason("failed-node", "fail", f"node-<b>: {NASTY}"),)}  # fmt: skip
+    verdicts = Verdicts.model_validate({
         "word": "fail",
-        "thresholds": [
+        "thresholds": (
             threshold(1, "busbw", ">= 2880 Gb/s", 360.0, "1GiB", "fail",
                       [group("fail", [transport], [busbw, algbw], ["IB", "Socket"])]),
             threshold(2, "algbw", ">= 150 GB/s", 150.0, "64MiB", "fail",
                       [group("fail", [transport], [busbw, algbw], ["IB", "Socket"])]),
             threshold(3, "goodput", ">= 0.9", 0.9, None, "pass",
                       [group("pass", [reason("met", "pass", "goodput 0.9462")], [good], [])]),
-        ],
-        "runs": [
-            {"stage": "two-node", "scope": "inter-node", "test": "nccl-all-reduce",
-             "source": "lab-two-node-0002", "state": "failed", "word": "fail",
-             "reasons": [reason("failed-node", "fail", f"node-<b>: {NASTY}")]},
-        ],
-        "exports": [],
-    }  # fmt: skip
+        ),
+        "runs": (RunVerdict.model_validate(run),),
+    })  # fmt: skip
+    return verdicts.model_dump(mode="json")
 
 
 def sample_summary() -> Obj:
     """summary.json of the sample run."""
-    gp = [
-        {"group": "group-0", "iteration": i, "finality": f, "reason": r, "ratio": ratio,
-         "components": {"training": 1000.0, "lost_work": 20.0, "resume": 10.0,
-                        "reschedule": 0.0, "checkpoint_save": save},
-         "avg_step_time_sec": 1.95, "avg_tflops_per_gpu": 295.0, "interruptions": 1}
+    gp = tuple(
+        GoodputMeasurement.model_validate(
+            {"group": "group-0", "iteration": i, "finality": f, "reason": r, "ratio": ratio,
+             "components": GoodputComponents(training=1000.0, lost_work=20.0, resume=10.0,
+                                             reschedule=0.0, checkpoint_save=save),
+             "avg_step_time_sec": 1.95, "avg_tflops_per_gpu": 295.0, "interruptions": 1}
+        )
         for i, f, r, ratio, save in (
             (1, "final", "JobSucceeded", 0.942373, 27.627),
             (2, "final", "JobSucceeded", 0.95, 20.0),
             (3, "provisional", "Measuring", None, None),
         )
-    ]  # fmt: skip
-    run = {
-        "stage": "two-node",
-        "scope": "inter-node",
-        "test": "nccl-all-reduce",
-        "expected_transport": "IB",
-        "state": "failed",
-        "excluded_nodes": ["node-c"],
-        "exclusion_reason": "NodeNotReady: <taint> & cordoned",
-        "failed_nodes": [{"name": "node-<b>", "reason": "ThresholdViolation", "message": NASTY}],
-    }
-    training = {"stage": "two-node", "scope": "inter-node", "test": "training-goodput",
-                "expected_transport": "IB", "state": "succeeded", "goodput": gp}  # fmt: skip
-    return {
-        "site": "edge-lab",
-        "run_id": SAMPLE_ID,
-        "verdict": "fail",
-        "counts": {"pass": 1, "incomplete": 0, "fail": 3},
-        "collected_from": "folder export",
-        "runs": [run, training],
-        "problems": [],
-        "notes": ["the cluster serves no ReportExport (its CRD is not installed)"],
-    }
+    )  # fmt: skip
+    run = RunResult.model_validate(
+        {
+            "stage": "two-node",
+            "scope": "inter-node",
+            "test": "nccl-all-reduce",
+            "expected_transport": "IB",
+            "state": "failed",
+            "excluded_nodes": ("node-c",),
+            "exclusion_reason": "NodeNotReady: <taint> & cordoned",
+            "failed_nodes": (
+                FailedNode(name="node-<b>", reason="ThresholdViolation", message=NASTY),
+            ),
+        }
+    )
+    training = RunResult.model_validate(
+        {"stage": "two-node", "scope": "inter-node", "test": "training-goodput",
+         "expected_transport": "IB", "state": "succeeded", "goodput": gp}
+    )  # fmt: skip
+    summary = SummaryFile.model_validate(
+        {
+            "site": "edge-lab",
+            "run_id": SAMPLE_ID,
+            "verdict": "fail",
+            "counts": {"pass": 1, "incomplete": 0, "fail": 3},
+            "collected_from": "folder export",
+            "runs": (run, training),
+            "notes": ("the cluster serves no ReportExport (its CRD is not installed)",),
+        }
+    )
+    return summary.model_dump(mode="json")
 
 
 def sample_provenance() -> Obj:
     """provenance.json of the sample run."""
     image = "nvcr.io/nvidia/pytorch:26.01-py3@sha256:" + "4c" * 32
-    return {
-        "site": {"name": "edge-lab", "file": "sites/edge-lab.yaml", "sha256": "ab" * 32},
-        "nvcregen": "0.1.0",
-        "collected_from": "folder export",
-        "images": [{"image": image, "digest": "sha256:" + "4c" * 32, "objects": []}],
-        "nccl_versions": ["2.27.3"],
-    }
+    provenance = ProvenanceFile(
+        site=SiteRef(name="edge-lab", file="sites/edge-lab.yaml", sha256="ab" * 32),
+        nvcregen="0.1.0",
+        collected_from="folder export",
+        images=(ImageRecord(image=image, digest="sha256:" + "4c" * 32),),
+        nccl_versions=("2.27.3",),
+    )
+    return provenance.model_dump(mode="json")
 
 
 def sample_rows() -> list[dict[str, object]]:
@@ -200,9 +236,9 @@ def sample_rows() -> list[dict[str, object]]:
 
 
 def csv_text(rows: list[dict[str, object]]) -> str:
-    """bandwidth.csv text."""
+    """bandwidth.csv text, as collect writes it (rows changed by a test, by their column)."""
     out = io.StringIO()
-    writer = csv.DictWriter(out, CSV_COLUMNS, lineterminator="\n")
+    writer = csv.DictWriter(out, BANDWIDTH_COLUMNS, lineterminator="\n")  # collect's dialect
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()
@@ -228,9 +264,9 @@ def sample_files(**changes: Any) -> dict[str, str]:
     } | changes
     return {
         "objects/certification/nvcre/lab-two-node-0002.yaml": "kind: Certification\n",
-        "summary.json": json.dumps(parts["summary"], indent=2, sort_keys=True) + "\n",
-        "verdicts.json": json.dumps(parts["verdicts"], indent=2, sort_keys=True) + "\n",
-        "provenance.json": json.dumps(parts["provenance"], indent=2, sort_keys=True) + "\n",
+        "summary.json": file_text(SummaryFile.model_validate(parts["summary"])),
+        "verdicts.json": file_text(Verdicts.model_validate(parts["verdicts"])),
+        "provenance.json": file_text(ProvenanceFile.model_validate(parts["provenance"])),
         "bandwidth.csv": csv_text(parts["rows"]),
     }
 
@@ -263,8 +299,11 @@ def groups_run(
         for n, value in enumerate(busbw, 1):
             found = bw_rows(name, n, (value / 10, value / 2, value))
             rows += found
-            ref = {"kind": "BandwidthMeasurement", "name": found[0]["measurement"]}
-            rounds.append({"ref": ref, "group": name, "nodes": list(nodes), "iteration": n})
+            ref = ObjectRef(kind="BandwidthMeasurement", name=str(found[0]["measurement"]))
+            measured = BandwidthMeasurement(
+                ref=ref, group=name, nodes=nodes, iteration=n, finality=Finality.FINAL
+            )
+            rounds.append(measured.model_dump(mode="json"))
     summary = sample_summary() | {"run_id": run_id, "finished_at": finished}
     summary["runs"][0]["bandwidth"] = rounds
     return sample_run(results, run_id, rows=rows, summary=summary)
@@ -344,7 +383,7 @@ def fleet_run(
             }
         )
     bad = [g["reasons"][0] for g in groups if g["word"] != "pass"]
-    verdicts = {
+    verdicts = Verdicts.model_validate({
         "word": "fail",
         "thresholds": [{
             "threshold": 1, "test": "nccl-all-reduce", "scope": "intra-node",
@@ -357,8 +396,8 @@ def fleet_run(
                   "reasons": [reason("succeeded", "pass", "the run succeeded")]}],
         "exports": [],
         "nodes": nodes,
-    }  # fmt: skip
-    summary = {
+    })  # fmt: skip
+    summary = SummaryFile.model_validate({
         "site": "edge-lab",
         "run_id": run_id,
         "verdict": "fail",
@@ -368,5 +407,11 @@ def fleet_run(
                   "expected_transport": None, "state": "succeeded",
                   "failed_nodes": [{"name": n, "reason": "ThresholdViolation"}
                                    for n in failed_nodes]}],
-    }  # fmt: skip
-    return sample_run(results, run_id, summary=summary, verdicts=verdicts, rows=rows)
+    })  # fmt: skip
+    return sample_run(
+        results,
+        run_id,
+        summary=summary.model_dump(mode="json"),
+        verdicts=verdicts.model_dump(mode="json"),
+        rows=rows,
+    )

@@ -18,7 +18,7 @@ from oncallfactory import site_text, write_logs
 from test_oncall import two_node_pair_ab_slow
 
 from nvcregen.cli import main
-from nvcregen.report.archive import NodeRun, NodeVerdict
+from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.pairs import Batch, Pair, plan_retest
 
 ROOT = Path(__file__).resolve().parent.parent

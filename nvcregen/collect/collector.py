@@ -59,7 +59,7 @@ from nvcregen.results.archive import (
     run_id,
     write_archive,
 )
-from nvcregen.results.archivefiles import SiteFile, bandwidth_csv, provenance, summary, to_json
+from nvcregen.results.archivefiles import SiteFile, provenance, summary, texts
 from nvcregen.results.attestation import collection_time
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, content_digest, metadata
@@ -250,16 +250,10 @@ def _archive(
 ) -> Archive:
     logs, records = health
     run = run_id(objects, site.sha256 + "".join(f":{r.path}:{r.sha256}" for r in records))
-    about = summary(site, run, snapshot, objects, runs, verdicts)
-    if records:  # node-health logs, judged per node (results/nodehealthruns.py)
-        about["logs"] = [r.model_dump(mode="json") for r in records]
-    texts = {
-        "summary.json": to_json(about),
-        "bandwidth.csv": bandwidth_csv(runs),
-        "verdicts.json": to_json(verdicts.model_dump(mode="json")),
-        "provenance.json": to_json(provenance(site, snapshot, objects)),
-    }
-    return build_archive(run, objects, texts, {log.path: log.data for log in logs})
+    # node-health logs, judged per node (results/nodehealthruns.py), are listed when read
+    about = summary(site, run, snapshot, objects, runs, verdicts, records or None)
+    files = texts(about, runs, verdicts, provenance(site, snapshot, objects))
+    return build_archive(run, objects, files, {log.path: log.data for log in logs})
 
 
 @dataclass(frozen=True)

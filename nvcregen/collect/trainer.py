@@ -31,7 +31,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodedrift import saved_drift_notes
@@ -51,7 +51,7 @@ from nvcregen.core.kube import name_problem
 from nvcregen.core.labels import SITE
 from nvcregen.plan.packs import chunk_of
 from nvcregen.results.archive import build_archive, run_id, write_archive
-from nvcregen.results.archivefiles import bandwidth_csv, latest, provenance, summary, to_json
+from nvcregen.results.archivefiles import latest, log_provenance, provenance, summary, texts
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
@@ -93,10 +93,10 @@ def collect_trainer(
     results = LogResults(results.runs, judged, results.sources)
     found = examine(loaded.units, loaded.catalog, results.runs, results.records)
     verdicts = judge(site, results.runs, found)
-    texts = _texts(loaded, snapshot, objects, logs, results, verdicts)
+    files = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)
     try:
-        archive = build_archive(run, objects, texts, {log.path: log.data for log in logs})
+        archive = build_archive(run, objects, files, {log.path: log.data for log in logs})
         archive = sign_archive(archive, key, loaded, verdicts)
     except ValueError as exc:
         raise CollectError(f"nothing archived: {exc}") from exc
@@ -185,26 +185,10 @@ def _texts(
 ) -> dict[str, str]:
     """summary.json (with every log read), bandwidth.csv, verdicts.json, provenance.json."""
     run = _run_id(objects, logs, loaded.file.sha256)
-    records = [r.model_dump(mode="json") for r in results.records]
-    about: dict[str, Any] = summary(loaded.file, run, snapshot, objects, results.runs, verdicts)
-    about["logs"] = records
-    about["finished_at"] = latest([about["finished_at"], *(r.finished_at for r in results.records)])
-    origin: dict[str, Any] = provenance(loaded.file, snapshot, objects)
-    versions = {v for r in results.records if r.kind == "nccl" for v in r.versions}
-    origin["nccl_versions"] = sorted(versions | set(origin["nccl_versions"]))
-    origin["gpu_models"] = sorted({m for r in results.records for m in r.models})
-    origin["cuda_drivers"] = sorted({v for r in results.records for v in r.cuda_driver})
-    origin["dcgm_versions"] = sorted(
-        {v for r in results.records if r.kind == "dcgm" for v in r.versions}
-    )
-    whole = {log.path: log.data for log in logs}  # a packed log's records are its sections
-    origin["logs"] = [
-        {"path": path, "sha256": hashlib.sha256(whole[path]).hexdigest()}
-        for path in dict.fromkeys(r.path for r in results.records)
-    ]
-    return {
-        "summary.json": to_json(about),
-        "bandwidth.csv": bandwidth_csv(results.runs),
-        "verdicts.json": to_json(verdicts.model_dump(mode="json")),
-        "provenance.json": to_json(origin),
-    }
+    records = results.records
+    about = summary(loaded.file, run, snapshot, objects, results.runs, verdicts, records)
+    finished = latest([about.finished_at, *(r.finished_at for r in records)])
+    about = about.model_copy(update={"finished_at": finished})
+    whole = {log.path: log.data for log in logs}
+    origin = log_provenance(provenance(loaded.file, snapshot, objects), records, whole)
+    return texts(about, results.runs, verdicts, origin)

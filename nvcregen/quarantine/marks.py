@@ -27,7 +27,9 @@ from typing import Any
 
 from nvcregen.core import codes
 from nvcregen.core.terminal import one_line
-from nvcregen.report.archive import Archive, Finding, NodeVerdict
+from nvcregen.report.archive import ReadArchive
+from nvcregen.results.findings import Finding
+from nvcregen.results.nodes import NodeVerdict
 from nvcregen.results.planned import plan_of_data, pool_nodes, shown
 
 KEY = "nvcregen.io/quarantine"
@@ -82,7 +84,7 @@ class Marks:
     refused: tuple[Refusal, ...] = ()  # outside the plan, or failed on unbound evidence
 
 
-def marks_of(archive: Archive, site: Mapping[str, Any]) -> Marks:
+def marks_of(archive: ReadArchive, site: Mapping[str, Any]) -> Marks:
     """The marks of every planned node the archive's verdicts name failed.
 
     A held-back node the site's pools do not name (or no node name at all) is refused,
@@ -115,7 +117,7 @@ def marks_of(archive: Archive, site: Mapping[str, Any]) -> Marks:
 
 
 def _unbound_pools(
-    archive: Archive, site: Mapping[str, Any], failed: list[NodeVerdict]
+    archive: ReadArchive, site: Mapping[str, Any], failed: list[NodeVerdict]
 ) -> dict[str, str]:
     """The failed nodes of each pool whose every node failed only on unbound evidence.
 
@@ -149,7 +151,7 @@ def _unbound_pools(
 NOT_ITS_OWN = frozenset(c.code for c in (codes.NVC730, codes.NVC732, codes.NVC733, codes.NVC734))
 
 
-def _foreign(archive: Archive, failed: list[NodeVerdict]) -> dict[str, str]:
+def _foreign(archive: ReadArchive, failed: list[NodeVerdict]) -> dict[str, str]:
     """Failed nodes whose every failure is evidence that is not their own (found by review).
 
     A log saved in a node's slot from another host fails that node's run (NVC730), but
@@ -172,7 +174,7 @@ def _foreign(archive: Archive, failed: list[NodeVerdict]) -> dict[str, str]:
 _Index = dict[tuple[str, str, str], list[Finding]]
 
 
-def _unbound_index(archive: Archive, only: frozenset[str] | None = None) -> _Index:
+def _unbound_index(archive: ReadArchive, only: frozenset[str] | None = None) -> _Index:
     """The failing unbound findings (of the codes `only`, else all) by stage, test, group.
 
     Indexed once, so judging 1,024 failed nodes does not scan every finding for each.

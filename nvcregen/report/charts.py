@@ -23,8 +23,11 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nvcregen.report.archive import Archive, BandwidthRow, RunSummary, ThresholdVerdict
+from nvcregen.report.archive import ReadArchive
 from nvcregen.report.plot import Chart, Rule, Series, SeriesKind, layout, value_label
+from nvcregen.results.archivemodel import BandwidthCsvRow
+from nvcregen.results.runs import RunResult
+from nvcregen.results.verdicts import ThresholdVerdict
 
 PALETTE = ("#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#332288")
 MUTED = "#c4cbd3"  # passing groups, when there are more groups than colours
@@ -59,9 +62,9 @@ class ChartView:
     groups: str = ""  # with many groups: how many are drawn, and how
 
 
-def charts(archive: Archive) -> list[ChartView]:
+def charts(archive: ReadArchive) -> list[ChartView]:
     """Every chart of an archive, in the order its bandwidth rows come."""
-    keyed: dict[ChartKey, list[BandwidthRow]] = {}
+    keyed: dict[ChartKey, list[BandwidthCsvRow]] = {}
     for row in archive.bandwidth:
         keyed.setdefault((row.stage, row.scope, row.test, row.transports), []).append(row)
     views: list[ChartView] = []
@@ -78,7 +81,7 @@ def charts(archive: Archive) -> list[ChartView]:
     return views
 
 
-def flagged_groups(archive: Archive, stage: str, test: str) -> frozenset[str]:
+def flagged_groups(archive: ReadArchive, stage: str, test: str) -> frozenset[str]:
     """The groups of a stage's test that did not pass a threshold or hold a held-back node."""
     found = {
         g.group
@@ -99,10 +102,10 @@ def flagged_groups(archive: Archive, stage: str, test: str) -> frozenset[str]:
 
 def _view(
     key: ChartKey,
-    rows: Sequence[BandwidthRow],
+    rows: Sequence[BandwidthCsvRow],
     thresholds: Sequence[ThresholdVerdict],
     metric: str,
-    run: RunSummary | None,
+    run: RunResult | None,
     number: int,
     flagged: frozenset[str] = frozenset(),
 ) -> ChartView:
@@ -131,7 +134,7 @@ def _view(
     )
 
 
-def groups_text(rows: Sequence[BandwidthRow], flagged: frozenset[str]) -> str:
+def groups_text(rows: Sequence[BandwidthCsvRow], flagged: frozenset[str]) -> str:
     """With more groups than colours: how many groups the chart draws, and how."""
     groups = list(dict.fromkeys(r.group for r in rows))
     if len(groups) <= len(PALETTE):
@@ -156,7 +159,7 @@ def applies(threshold: ThresholdVerdict, transports: Sequence[str]) -> bool:
 
 
 def bandwidth_series(
-    rows: Sequence[BandwidthRow], metric: str, flagged: frozenset[str] = frozenset()
+    rows: Sequence[BandwidthCsvRow], metric: str, flagged: frozenset[str] = frozenset()
 ) -> list[Series]:
     """Per group: a line per round, then the median line over its final rounds.
 
@@ -164,7 +167,7 @@ def bandwidth_series(
     muted, and listed first (drawn under the others); see the module's note.
     """
     groups = list(dict.fromkeys(r.group for r in rows))
-    by_group: dict[str, list[BandwidthRow]] = {}
+    by_group: dict[str, list[BandwidthCsvRow]] = {}
     for row in rows:
         by_group.setdefault(row.group, []).append(row)
     if len(groups) > len(PALETTE):
@@ -179,7 +182,7 @@ def bandwidth_series(
     return _group_series(groups, colors, by_group, metric)
 
 
-def _muted(group: str, rows: Sequence[BandwidthRow], metric: str) -> Series | None:
+def _muted(group: str, rows: Sequence[BandwidthCsvRow], metric: str) -> Series | None:
     median = median_points([r for r in rows if r.finality == "final"], metric)
     label = f"{group or 'all nodes'} median"
     return Series(label, median, MUTED, "median", muted=True) if median else None
@@ -188,7 +191,7 @@ def _muted(group: str, rows: Sequence[BandwidthRow], metric: str) -> Series | No
 def _group_series(
     groups: Sequence[str],
     colors: Sequence[str],
-    by_group: dict[str, list[BandwidthRow]],
+    by_group: dict[str, list[BandwidthCsvRow]],
     metric: str,
 ) -> list[Series]:
     series = []
@@ -209,7 +212,7 @@ def _group_series(
     return series
 
 
-def median_points(rows: Sequence[BandwidthRow], metric: str) -> tuple[tuple[int, float], ...]:
+def median_points(rows: Sequence[BandwidthCsvRow], metric: str) -> tuple[tuple[int, float], ...]:
     """Size by size, the median of one figure over the rounds that measured that size."""
     by_size: dict[int, list[float]] = {}
     for row in rows:
@@ -217,11 +220,11 @@ def median_points(rows: Sequence[BandwidthRow], metric: str) -> tuple[tuple[int,
     return tuple((size, statistics.median(v)) for size, v in sorted(by_size.items()))
 
 
-def _points(rows: Sequence[BandwidthRow], metric: str) -> tuple[tuple[int, float], ...]:
+def _points(rows: Sequence[BandwidthCsvRow], metric: str) -> tuple[tuple[int, float], ...]:
     return tuple(sorted((r.size_bytes, _value(r, metric)) for r in rows))
 
 
-def _value(row: BandwidthRow, metric: str) -> float:
+def _value(row: BandwidthCsvRow, metric: str) -> float:
     return row.algbw if metric == "algbw" else row.busbw
 
 
@@ -239,7 +242,7 @@ def threshold_rules(thresholds: Sequence[ThresholdVerdict]) -> list[Rule]:
     return rules
 
 
-def transport_text(recorded: Sequence[str], run: RunSummary | None) -> str:
+def transport_text(recorded: Sequence[str], run: RunResult | None) -> str:
     """What the rounds ran over, and what the site expected."""
     text = f"over {', '.join(recorded)}" if recorded else "transport not recorded"
     if run is not None and run.expected_transport:

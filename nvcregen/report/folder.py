@@ -29,7 +29,6 @@ folder's runs are its real subfolders: a symbolic link to a run elsewhere is not
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -38,6 +37,7 @@ from pathlib import Path
 
 from nvcregen.core import codes
 from nvcregen.results.archive import SUMS, verify_archive
+from nvcregen.results.archivemodel import RunFacts, read_json_file
 from nvcregen.results.archiveread import MAX_SUMS, read_capped
 from nvcregen.results.attestation import signed_collection_time
 
@@ -217,15 +217,14 @@ def measured_at(folder: Path) -> str | None:
 
 def _summary_facts(folder: Path) -> tuple[str | None, str]:
     """summary.json's `finished_at` (else a dated id's time) and `run_id` ("" unknown)."""
-    found: object = None
-    run_id = ""
+    facts = RunFacts()
     try:
-        data = json.loads(read_capped(folder / "summary.json").decode("utf-8"))  # no FIFO
-        found = data.get("finished_at")
-        run_id = data.get("run_id") if isinstance(data.get("run_id"), str) else ""
-    except (OSError, ValueError, AttributeError, RecursionError):
-        pass  # no usable time: the run id's, if dated (the file itself is checked later)
-    if isinstance(found, str) and _when(found):
+        text = read_capped(folder / "summary.json").decode("utf-8")  # no FIFO
+        facts = read_json_file(RunFacts, text)
+    except (OSError, ValueError):  # ArchiveFileError too: the file itself is checked later
+        pass  # no usable time: the run id's, if dated
+    found, run_id = facts.finished_at, facts.run_id
+    if found is not None and _when(found):
         return found, run_id
     dated = _DATED.match(folder.name)
     named = "{}-{}-{}T{}:{}:{}Z".format(*dated.groups()) if dated else ""

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.core import units
-from nvcregen.report.archive import Archive
+from nvcregen.report.archive import ReadArchive
 from nvcregen.results.verdicts import OPERATORS
 
 # test, scope, transport, the group's nodes (sorted), its name when they are unknown, size
@@ -120,7 +120,7 @@ class History:
         return dataclasses.replace(self, series=series)
 
 
-def history(archives: Sequence[tuple[Archive, str | None]], at: Sequence[int] = ()) -> History:
+def history(archives: Sequence[tuple[ReadArchive, str | None]], at: Sequence[int] = ()) -> History:
     """The history of a site's runs.
 
     Args:
@@ -151,7 +151,7 @@ def history(archives: Sequence[tuple[Archive, str | None]], at: Sequence[int] = 
     return History(site, tuple((a.summary.run_id, w) for a, w in archives), tuple(series))
 
 
-def _medians(archive: Archive) -> dict[Key, tuple[float, tuple[float, ...]]]:
+def _medians(archive: ReadArchive) -> dict[Key, tuple[float, tuple[float, ...]]]:
     """Per key: a group's median busbw over its final rounds, and those rounds' values.
 
     A row's nodes are those summary.json gives the measurement it was read from (its
@@ -211,7 +211,7 @@ def flag_regressions(points: Sequence[Point], thresholds: Sequence[Reference] = 
 
 
 def _sizes(
-    archives: Sequence[tuple[Archive, str | None]], keys: Sequence[Key], at: Sequence[int]
+    archives: Sequence[tuple[ReadArchive, str | None]], keys: Sequence[Key], at: Sequence[int]
 ) -> dict[tuple[str, str, str], set[int]]:
     wanted: dict[tuple[str, str, str], set[int]] = {}
     for test, scope, transport, *_ in keys:
@@ -233,7 +233,7 @@ def _sizes(
     return wanted
 
 
-def _thresholds(archives: Sequence[tuple[Archive, str | None]], key: Key) -> list[Reference]:
+def _thresholds(archives: Sequence[tuple[ReadArchive, str | None]], key: Key) -> list[Reference]:
     """The newest run's busbw thresholds for this test, scope and size."""
     test, scope, _, _, _, size = key
     if not archives:

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.emit.canonical import load_yaml_plain
-from nvcregen.report.archive import Archive
+from nvcregen.report.archive import ReadArchive
 from nvcregen.report.folder import ReportError
 from nvcregen.spec.bounded import MAX_SITE_BYTES, read_limited
 
 
-def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
+def judged_site(archive: ReadArchive, path: Path) -> dict[str, Any]:
     """The site's plain data, when `path` holds the bytes the run was judged against.
 
     Raises:
@@ -59,6 +59,6 @@ def judged_site(archive: Archive, path: Path) -> dict[str, Any]:
     return data
 
 
-def site_path(archive: Archive, given: Path | None, root: Path) -> Path:
+def site_path(archive: ReadArchive, given: Path | None, root: Path) -> Path:
     """Where the site file is: as given, or as provenance.json names it under `root`."""
     return given or root / archive.provenance.site.file

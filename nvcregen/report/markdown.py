@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nvcregen.report.archive import Archive
+from nvcregen.report.archive import ReadArchive
 from nvcregen.report.folder import ORDER_NOTE, RunEntry, standing, when_text
 from nvcregen.report.tables import (
     NONE,
@@ -94,7 +94,7 @@ def clip(text: str, limit: int = NAMES_MAX) -> str:
 
 
 def summary_markdown(
-    archive: Archive,
+    archive: ReadArchive,
     runs: Sequence[RunEntry] = (),
     history: Sequence[str] = (),
     findings: Sequence[str] = (),
@@ -168,7 +168,7 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]], what: str) -> 
     return [*table(headers, shown), *rest]
 
 
-def _node_table(archive: Archive) -> list[str]:
+def _node_table(archive: ReadArchive) -> list[str]:
     """Held-back nodes row by row; cleared ones counted and given as ranges."""
     held, cleared = node_lines(archive)
     if not held and not cleared:
@@ -183,7 +183,7 @@ def _node_table(archive: Archive) -> list[str]:
     return lines
 
 
-def _thresholds(archive: Archive) -> list[str]:
+def _thresholds(archive: ReadArchive) -> list[str]:
     rows = verdict_rows(archive)
     if not rows:
         return ["The site sets no thresholds."]
@@ -205,7 +205,7 @@ def _thresholds(archive: Archive) -> list[str]:
     )
 
 
-def _nodes(archive: Archive) -> list[str]:
+def _nodes(archive: ReadArchive) -> list[str]:
     rows = node_rows(archive)
     if not rows:
         return []
@@ -218,7 +218,7 @@ def _nodes(archive: Archive) -> list[str]:
     ]
 
 
-def _goodput(archive: Archive) -> list[str]:
+def _goodput(archive: ReadArchive) -> list[str]:
     lines = []
     for t in goodput_tables(archive):
         keep = (0, 1, 2, 3, 4, 5, 6, 7, 8)  # group, round, finality, goodput, its components
@@ -229,7 +229,9 @@ def _goodput(archive: Archive) -> list[str]:
     return lines
 
 
-def _other_runs(archive: Archive, runs: Sequence[RunEntry], findings: Sequence[str]) -> list[str]:
+def _other_runs(
+    archive: ReadArchive, runs: Sequence[RunEntry], findings: Sequence[str]
+) -> list[str]:
     if len(runs) < 2:
         return []
     items = [

@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from nvcregen.ingest.lines import last_timestamp
-from nvcregen.report.archive import Archive, BandwidthRow
+from nvcregen.report.archive import ReadArchive
 from nvcregen.results.archive import run_files
+from nvcregen.results.archivemodel import BandwidthCsvRow
 from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 
 _CONTROL = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029]")
@@ -74,7 +75,7 @@ def seconds(stamp: str) -> float:
     return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
-def export_metrics(archive: Archive, cluster: str, collected_at: str | None) -> Export:
+def export_metrics(archive: ReadArchive, cluster: str, collected_at: str | None) -> Export:
     """Every final round of an archive as samples, and their OpenMetrics text.
 
     Args:
@@ -117,7 +118,7 @@ def export_metrics(archive: Archive, cluster: str, collected_at: str | None) -> 
     return Export(render(ordered), ordered, sources, used)
 
 
-def _round_times(archive: Archive) -> dict[tuple[str, int], tuple[str, str]]:
+def _round_times(archive: ReadArchive) -> dict[tuple[str, int], tuple[str, str]]:
     """Each round's completion time and where it comes from, by measurement and round.
 
     A trainer-mode round's time is its log's last timestamp when the log has one (that
@@ -133,7 +134,7 @@ def _round_times(archive: Archive) -> dict[tuple[str, int], tuple[str, str]]:
     return found
 
 
-def _stamped_logs(archive: Archive) -> set[tuple[str, int]]:
+def _stamped_logs(archive: ReadArchive) -> set[tuple[str, int]]:
     """(run, round) of every archived log whose lines carry `kubectl --timestamps` times."""
     present = {path for path, kind in run_files(archive.path).items() if kind == "file"}
     stamped = set()
@@ -162,7 +163,7 @@ def time_line(found: Export) -> str:
     return "times: " + "; ".join(used)
 
 
-def _labels(archive: Archive, cluster: str, row: BandwidthRow) -> Labels:
+def _labels(archive: ReadArchive, cluster: str, row: BandwidthCsvRow) -> Labels:
     return (
         ("cluster", cluster),
         ("site", archive.summary.site),

@@ -14,7 +14,7 @@ from functools import cache
 
 import jinja2
 
-from nvcregen.report.archive import Archive, ExportVerdict, Image
+from nvcregen.report.archive import ReadArchive
 from nvcregen.report.charts import ChartView, charts
 from nvcregen.report.folder import ORDER_NOTE, RunEntry, standing, when_text
 from nvcregen.report.history import History
@@ -36,6 +36,8 @@ from nvcregen.report.tables import (
     run_rows,
     verdict_rows,
 )
+from nvcregen.results.archivemodel import ImageRecord
+from nvcregen.results.verdicts import ExportVerdict
 
 
 @dataclass(frozen=True)
@@ -59,7 +61,7 @@ class Page:
     goodput: tuple[GoodputTable, ...]
     exports: tuple[ExportVerdict, ...]
     provenance: tuple[tuple[str, str], ...]
-    images: tuple[Image, ...]
+    images: tuple[ImageRecord, ...]
     history: History | None
     folder_runs: tuple[tuple[str, bool, str, str], ...]  # id, this one, standing, when
     folder_findings: tuple[str, ...]  # folders holding a run listed already (NVC756)
@@ -79,7 +81,7 @@ def _environment() -> jinja2.Environment:
 
 
 def build_page(
-    archive: Archive,
+    archive: ReadArchive,
     runs: Sequence[RunEntry] = (),
     history: History | None = None,
     findings: Sequence[str] = (),

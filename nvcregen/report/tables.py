@@ -12,14 +12,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from nvcregen.fabric.names import compress
-from nvcregen.report.archive import (
-    Archive,
-    GoodputRound,
-    Reason,
-    RunSummary,
-    ThresholdVerdict,
-)
+from nvcregen.report.archive import ReadArchive
 from nvcregen.results.findings import summarize_rounds
+from nvcregen.results.models import GoodputMeasurement
+from nvcregen.results.runs import RunResult
+from nvcregen.results.verdicts import ThresholdVerdict
+from nvcregen.results.words import Reason
 
 NONE = "—"
 _RANK = {"pass": 0, "incomplete": 1, "fail": 2}
@@ -105,7 +103,7 @@ def _reasons(reasons: Sequence[Reason]) -> tuple[ReasonText, ...]:
     return tuple(ReasonText(r.word, r.message or r.code) for r in reasons)
 
 
-def verdict_rows(archive: Archive) -> list[VerdictRow]:
+def verdict_rows(archive: ReadArchive) -> list[VerdictRow]:
     """Every threshold verdict, in the order verdicts.json lists them."""
     return [
         VerdictRow(
@@ -166,7 +164,7 @@ def medians(t: ThresholdVerdict) -> tuple[str, ...]:
     return tuple(found)
 
 
-def run_rows(archive: Archive) -> list[RunRow]:
+def run_rows(archive: ReadArchive) -> list[RunRow]:
     """Every run verdict, in the order verdicts.json lists them.
 
     A run's word is the worst of its own (its state) and of the thresholds judged on its
@@ -191,7 +189,7 @@ def run_rows(archive: Archive) -> list[RunRow]:
     return rows
 
 
-def node_rows(archive: Archive) -> list[NodeRow]:
+def node_rows(archive: ReadArchive) -> list[NodeRow]:
     """Excluded nodes (with the Workflow's reason), then failed and unjudged nodes, run by run."""
     rows = []
     for run in archive.summary.runs:
@@ -204,7 +202,7 @@ def node_rows(archive: Archive) -> list[NodeRow]:
     return rows
 
 
-def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
+def node_lines(archive: ReadArchive) -> tuple[list[NodeLine], list[NodeLine]]:
     """The nodes to hold back (failed, suspect, excluded, untested), then the cleared ones."""
     lines = [
         NodeLine(n.node, n.status, n.word, "; ".join(n.reasons) or NONE)
@@ -213,7 +211,7 @@ def node_lines(archive: Archive) -> tuple[list[NodeLine], list[NodeLine]]:
     return [n for n in lines if n.status != "cleared"], [n for n in lines if n.status == "cleared"]
 
 
-def evidence_lines(archive: Archive) -> list[str]:
+def evidence_lines(archive: ReadArchive) -> list[str]:
     """The report's first lines: evidence that cannot pass, and why (run, host, plan).
 
     Then the notes on how evidence was bound where it could not be by name.
@@ -238,7 +236,7 @@ def node_ranges(names: Iterable[str]) -> tuple[str, ...]:
     return tuple(compress(listed).split(",")) if listed else ()
 
 
-def hold_back(archive: Archive) -> tuple[str, tuple[HeldNodes, ...]]:
+def hold_back(archive: ReadArchive) -> tuple[str, tuple[HeldNodes, ...]]:
     """The report's first sentence, its names apart: the lead, then the nodes by status.
 
     Statuses come in the order their first node does in verdicts.json.
@@ -256,7 +254,7 @@ def hold_back(archive: Archive) -> tuple[str, tuple[HeldNodes, ...]]:
     return f"Hold back {len(held)} of {len(held) + len(cleared)} nodes:", groups
 
 
-def hold_back_text(archive: Archive) -> str:
+def hold_back_text(archive: ReadArchive) -> str:
     """The report's first sentence: which nodes to hold back, or that every node cleared.
 
     `Hold back 42 of 1024 nodes: gpu-[0100-0139] (failed), gpu-0512 (suspect), ...`
@@ -268,7 +266,7 @@ def hold_back_text(archive: Archive) -> str:
     return f"{lead} {named}."
 
 
-_COMPONENTS: tuple[tuple[str, Callable[[GoodputRound], float | None]], ...] = (
+_COMPONENTS: tuple[tuple[str, Callable[[GoodputMeasurement], float | None]], ...] = (
     ("goodput", lambda g: g.ratio),
     ("training (s)", lambda g: g.components.training),
     ("lost work (s)", lambda g: g.components.lost_work),
@@ -281,12 +279,12 @@ _COMPONENTS: tuple[tuple[str, Callable[[GoodputRound], float | None]], ...] = (
 )
 
 
-def goodput_tables(archive: Archive) -> list[GoodputTable]:
+def goodput_tables(archive: ReadArchive) -> list[GoodputTable]:
     """One table per run with training rounds; medians over final rounds, column by column."""
     return [_goodput_table(run) for run in archive.summary.runs if run.goodput]
 
 
-def _goodput_table(run: RunSummary) -> GoodputTable:
+def _goodput_table(run: RunResult) -> GoodputTable:
     headers = ("group", "round", "finality", *(name for name, _ in _COMPONENTS))
     rows = tuple(
         (
@@ -307,12 +305,14 @@ def _goodput_table(run: RunSummary) -> GoodputTable:
     return GoodputTable(run.stage, run.test, headers, rows, median)
 
 
-def _median(rounds: Sequence[GoodputRound], read: Callable[[GoodputRound], float | None]) -> str:
+def _median(
+    rounds: Sequence[GoodputMeasurement], read: Callable[[GoodputMeasurement], float | None]
+) -> str:
     values = [v for v in (read(g) for g in rounds) if v is not None]
     return number(statistics.median(values)) if values else NONE
 
 
-def provenance_rows(archive: Archive) -> list[tuple[str, str]]:
+def provenance_rows(archive: ReadArchive) -> list[tuple[str, str]]:
     """Where the results come from, as (label, value) pairs."""
     p, s = archive.provenance, archive.summary
     return [

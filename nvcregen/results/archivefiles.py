@@ -1,37 +1,33 @@
-"""The readable files of an archive: summary.json, bandwidth.csv, provenance.json (pure)."""
+"""A collection's readable files, as the archive's models (pure; `archivemodel.py`).
+
+`summary`, `provenance` and `bandwidth_rows` build them from what a collection read
+and judged; `texts` writes them, with verdicts.json, as the archive holds them.
+"""
 
 from __future__ import annotations
 
-import csv
-import io
-import json
+import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from nvcregen import __version__
-from nvcregen.core.secrets import redact_data
+from nvcregen.results.archivemodel import (
+    BandwidthCsvRow,
+    ImageRecord,
+    Listing,
+    LogDigest,
+    ProvenanceFile,
+    SiteRef,
+    SummaryFile,
+    bandwidth_text,
+    file_text,
+)
 from nvcregen.results.liveobjects import Obj, Snapshot, key_of
+from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.runs import RunSet
 from nvcregen.results.verdicts import Verdicts
 
-CSV_COLUMNS = (
-    "stage",
-    "scope",
-    "test",
-    "group",
-    "round",
-    "measurement",
-    "finality",
-    "reason",
-    "size_bytes",
-    "time_us",
-    "algbw_gbs",
-    "busbw_gbs",
-    "samples",
-    "transport",
-)
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _TIME = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?Z$")
 
@@ -45,15 +41,6 @@ class SiteFile:
     sha256: str
 
 
-def to_json(data: object) -> str:
-    """JSON text as the archive writes it: sorted keys, two-space indent, final newline.
-
-    Every secret in its strings is masked (`redact_data`): a condition's message is
-    NVCRE's text, and may quote a token or a `user:password@` URL it was given.
-    """
-    return json.dumps(redact_data(data), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
 def summary(
     site: SiteFile,
     run_id: str,
@@ -61,23 +48,41 @@ def summary(
     objects: Sequence[Obj],
     runs: RunSet,
     verdicts: Verdicts,
-) -> dict[str, Any]:
-    """What was collected, run by run: states, nodes, measurements and their finality."""
+    logs: Sequence[LogRecord] | None = None,
+) -> SummaryFile:
+    """What was collected, run by run: states, nodes, measurements and their finality.
+
+    `logs` are the logs read (trainer mode, node-health logs): None leaves the key out.
+    """
     kinds: dict[str, int] = {}
     for obj in objects:
         kinds[str(obj.get("kind"))] = kinds.get(str(obj.get("kind")), 0) + 1
+    read = {} if logs is None else {"logs": tuple(logs)}
+    return SummaryFile(
+        site=site.name,
+        run_id=run_id,
+        finished_at=finished_at(runs),
+        verdict=verdicts.word,
+        counts=verdicts.counts(),
+        collected_from=snapshot.origin,
+        objects=dict(sorted(kinds.items())),
+        runs=runs.runs,
+        report_exports=runs.exports,
+        problems=runs.problems,
+        notes=snapshot.notes,
+        **read,
+    )
+
+
+def texts(
+    about: SummaryFile, runs: RunSet, verdicts: Verdicts, origin: ProvenanceFile
+) -> dict[str, str]:
+    """summary.json, bandwidth.csv, verdicts.json and provenance.json, as archived."""
     return {
-        "site": site.name,
-        "run_id": run_id,
-        "finished_at": finished_at(runs),
-        "verdict": str(verdicts.word),
-        "counts": verdicts.counts(),
-        "collected_from": snapshot.origin,
-        "objects": dict(sorted(kinds.items())),
-        "runs": [run.model_dump(mode="json") for run in runs.runs],
-        "report_exports": [export.model_dump(mode="json") for export in runs.exports],
-        "problems": list(runs.problems),
-        "notes": list(snapshot.notes),
+        "summary.json": file_text(about),
+        "bandwidth.csv": bandwidth_text(bandwidth_rows(runs)),
+        "verdicts.json": file_text(verdicts),
+        "provenance.json": file_text(origin),
     }
 
 
@@ -97,80 +102,101 @@ def finished_at(runs: RunSet) -> str | None:
     return latest(m.completion_time for run in runs.runs for m in (*run.bandwidth, *run.goodput))
 
 
-def bandwidth_csv(runs: RunSet) -> str:
+def bandwidth_rows(runs: RunSet) -> tuple[BandwidthCsvRow, ...]:
     """One row per test, stage, group, round and message size, final or not.
 
     `time_us` is empty: a BandwidthMeasurement records bandwidths only, and a time
     derived from an averaged bandwidth would not be a measured time.
     """
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(CSV_COLUMNS)
-    for run in runs.runs:
-        for m in run.bandwidth:
-            for row in m.rows:
-                writer.writerow(
-                    (
-                        run.stage,
-                        run.scope,
-                        run.test,
-                        m.group,
-                        m.iteration or "",
-                        m.ref.name,
-                        str(m.finality),
-                        m.reason,
-                        row.size_bytes,
-                        "",
-                        f"{row.alg_bw:g}",
-                        f"{row.bus_bw:g}",
-                        row.samples,
-                        ";".join(m.transports),
-                    )
-                )
-    return buffer.getvalue()
+    return tuple(
+        BandwidthCsvRow(
+            stage=run.stage,
+            scope=run.scope,
+            test=run.test,
+            group=m.group,
+            round=m.iteration or None,
+            measurement=m.ref.name,
+            finality=str(m.finality),
+            reason=m.reason,
+            size_bytes=row.size_bytes,
+            algbw=row.alg_bw,
+            busbw=row.bus_bw,
+            samples=row.samples,
+            transports=m.transports,
+        )
+        for run in runs.runs
+        for m in run.bandwidth
+        for row in m.rows
+    )
 
 
-def provenance(site: SiteFile, snapshot: Snapshot, objects: Sequence[Obj]) -> dict[str, Any]:
+def provenance(site: SiteFile, snapshot: Snapshot, objects: Sequence[Obj]) -> ProvenanceFile:
     """Where the results come from: site file hash, tool version, listings, images, NCCL."""
-    return {
-        "site": {"name": site.name, "file": site.path, "sha256": site.sha256},
-        "nvcregen": __version__,
-        "collected_from": snapshot.origin,
-        "listings": [
-            {
-                "kind": record.kind,
-                "namespace": record.namespace,
-                "label_selector": record.label_selector,
-                "resource_version": record.resource_version,
-                "items": record.items,
-                "pages": record.pages,
-                "restarts": record.restarts,
-                "served": record.served,
-            }
+    return ProvenanceFile(
+        site=SiteRef(name=site.name, file=site.path, sha256=site.sha256),
+        nvcregen=__version__,
+        collected_from=snapshot.origin,
+        listings=tuple(
+            Listing(
+                kind=record.kind,
+                namespace=record.namespace,
+                label_selector=record.label_selector,
+                resource_version=record.resource_version,
+                items=record.items,
+                pages=record.pages,
+                restarts=record.restarts,
+                served=record.served,
+            )
             for record in snapshot.listings
-        ],
-        "images": images(objects),
-        "nccl_versions": nccl_versions(objects),
-    }
+        ),
+        images=images(objects),
+        nccl_versions=nccl_versions(objects),
+    )
 
 
-def images(objects: Sequence[Obj]) -> list[dict[str, Any]]:
+def log_provenance(
+    origin: ProvenanceFile, records: Sequence[LogRecord], whole: Mapping[str, bytes]
+) -> ProvenanceFile:
+    """A trainer-mode collection's provenance: what its logs name, and each log.
+
+    The NCCL, DCGM and CUDA driver versions and GPU models the logs name join the
+    objects'; each log is listed once, whole, with its sha256 (a packed log's records
+    are its sections).
+    """
+    versions = {v for r in records if r.kind == "nccl" for v in r.versions}
+    return origin.model_copy(
+        update={
+            "nccl_versions": tuple(sorted(versions | set(origin.nccl_versions))),
+            "gpu_models": tuple(sorted({m for r in records for m in r.models})),
+            "cuda_drivers": tuple(sorted({v for r in records for v in r.cuda_driver})),
+            "dcgm_versions": tuple(
+                sorted({v for r in records if r.kind == "dcgm" for v in r.versions})
+            ),
+            "logs": tuple(
+                LogDigest(path=path, sha256=hashlib.sha256(whole[path]).hexdigest())
+                for path in dict.fromkeys(r.path for r in records)
+            ),
+        }
+    )
+
+
+def images(objects: Sequence[Obj]) -> tuple[ImageRecord, ...]:
     """Every image the objects' specs name, its digest (None when tag-only) and where."""
     found: dict[str, set[str]] = {}
     for obj in objects:
         for image in _values(obj.get("spec"), "image"):
             found.setdefault(image, set()).add(str(key_of(obj)))
-    return [
-        {
-            "image": image,
-            "digest": image.split("@", 1)[1] if "@" in image else None,
-            "objects": sorted(where),
-        }
+    return tuple(
+        ImageRecord(
+            image=image,
+            digest=image.split("@", 1)[1] if "@" in image else None,
+            objects=tuple(sorted(where)),
+        )
         for image, where in sorted(found.items())
-    ]
+    )
 
 
-def nccl_versions(objects: Sequence[Obj]) -> list[str]:
+def nccl_versions(objects: Sequence[Obj]) -> tuple[str, ...]:
     """NCCL versions the objects' statuses quote from logs (`NCCL version 2.27.3`)."""
     versions = {
         match
@@ -178,7 +204,7 @@ def nccl_versions(objects: Sequence[Obj]) -> list[str]:
         for text in _strings(obj.get("status"))
         for match in _NCCL_VERSION.findall(text)
     }
-    return sorted(versions)
+    return tuple(sorted(versions))
 
 
 def _values(data: object, key: str) -> Iterator[str]:

@@ -18,8 +18,8 @@ class Figure(StatusModel):
     """One figure over the final rounds of one group."""
 
     name: str
-    unit: str
-    rounds: tuple[float, ...]
+    unit: str = ""
+    rounds: tuple[float, ...] = ()
     median: float | None = None
     spread: float | None = None
 

@@ -41,8 +41,8 @@ class Finding(StatusModel):
     code: str
     kind: Kind
     word: Word
-    stage: str
-    test: str
+    stage: str = ""
+    test: str = ""
     group: str = ""
     round: int | None = None
     source: str = ""

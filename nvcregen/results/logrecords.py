@@ -36,15 +36,15 @@ class LogRecord(StatusModel):
     """What one log held, for summary.json."""
 
     path: str
-    sha256: str
-    stage: str
-    test: str
-    run: str
-    round: int
-    group: str
+    sha256: str = ""
+    stage: str = ""
+    test: str = ""
+    run: str = ""
+    round: int = 0
+    group: str = ""
     nodes: tuple[str, ...] = ()
-    kind: str
-    status: str
+    kind: str = ""
+    status: str = ""
     job_failed: bool = False
     errors: tuple[str, ...] = ()
     transports: tuple[str, ...] = ()

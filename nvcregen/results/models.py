@@ -73,7 +73,12 @@ Decimal = Annotated[float, BeforeValidator(_decimal)]
 
 
 class StatusModel(BaseModel):
-    """Base of the models read from `.status`: camelCase keys, unknown keys ignored."""
+    """Base of the models read from `.status`: camelCase keys, unknown keys ignored.
+
+    The models a collection is judged with are also the parts of its archive's files,
+    dumped with their field names (`archivemodel.py`); read back from an archive, a
+    key it lacks takes its default.
+    """
 
     model_config = ConfigDict(
         frozen=True, extra="ignore", alias_generator=to_camel, validate_by_name=True
@@ -129,29 +134,29 @@ class FailedNode(StatusModel):
     """A node NVCRE failed, and why (HardwareFailureDetected, ThresholdViolation, ...)."""
 
     name: str
-    reason: str
+    reason: str = ""
     message: str = ""
 
 
 class ObjectRef(StatusModel):
     """Which object a result was read from."""
 
-    kind: str
+    kind: str = ""
     namespace: str = ""
-    name: str
+    name: str = ""
     uid: str = ""
 
 
 class Measurement(StatusModel):
     """What every measurement shares: where it came from, its Job, whether it counts."""
 
-    ref: ObjectRef
+    ref: ObjectRef = ObjectRef()
     job: str = ""
     owners: tuple[str, ...] = ()
     group: str = ""
     nodes: tuple[str, ...] = ()
     iteration: int | None = None
-    finality: Finality
+    finality: Finality = Finality.PROVISIONAL  # an archive's round that does not say is not final
     reason: str = ""
     start_time: str | None = None
     completion_time: str | None = None

@@ -57,7 +57,7 @@ class NodeRun(StatusModel):
     """One group of one run that held a node, and how it ended."""
 
     stage: str
-    scope: str
+    scope: str = ""
     test: str
     group: str = ""
     nodes: tuple[str, ...] = ()

@@ -63,7 +63,7 @@ OPERATORS: dict[str, Callable[[float, float], bool]] = {  # a threshold's compar
 class GroupVerdict(StatusModel):
     """One group's verdict over its rounds."""
 
-    group: str
+    group: str = ""
     nodes: tuple[str, ...] = ()
     word: Word
     reasons: tuple[Reason, ...] = ()
@@ -79,7 +79,7 @@ class ThresholdVerdict(StatusModel):
     threshold: int
     test: str
     scope: str
-    stage: str
+    stage: str = ""  # none when no stage runs the threshold's test
     field: str
     comparison: str = ""
     bound: float | None = None
@@ -107,7 +107,7 @@ class ExportVerdict(StatusModel):
     """Whether a ReportExport's saved report verified against its sha256."""
 
     name: str
-    source: str
+    source: str = ""
     verification: Verification
     word: Word
     detail: str = ""

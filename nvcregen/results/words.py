@@ -29,4 +29,4 @@ class Reason(StatusModel):
 
     code: str
     word: Word
-    message: str
+    message: str = ""

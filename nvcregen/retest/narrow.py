@@ -31,7 +31,8 @@ from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.fabric.names import shown
-from nvcregen.report.archive import Archive, NodeRun, NodeVerdict
+from nvcregen.report.archive import ReadArchive
+from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.sitefile import (
     budget_line,
     budget_of,
@@ -159,7 +160,7 @@ def narrowed_data(original: Data, found: Narrowing) -> Data:
 
 
 def write_narrowed(
-    archive: Archive,
+    archive: ReadArchive,
     nodes: Sequence[NodeVerdict],
     data: Data,
     out: Path | None,
@@ -215,7 +216,7 @@ def _inventory(path: Path) -> Inventory | None:
     return read_inventory(doc)[0] if doc is not None else None
 
 
-def _header(archive: Archive, found: Narrowing, budget: str) -> str:
+def _header(archive: ReadArchive, found: Narrowing, budget: str) -> str:
     s = archive.summary
     lines = [
         "yaml-language-server: $schema=../schemas/site.v1alpha1.json",

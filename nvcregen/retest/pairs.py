@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from nvcregen.report.archive import NodeVerdict
+from nvcregen.results.nodes import NodeVerdict
 
 
 @dataclass(frozen=True)

@@ -20,9 +20,10 @@ from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
 from nvcregen.core.terminal import one_line
-from nvcregen.report.archive import Archive, NodeVerdict, read_archive
+from nvcregen.report.archive import ReadArchive, read_archive
 from nvcregen.report.folder import ReportError, verified_run
 from nvcregen.report.judgedsite import judged_site
+from nvcregen.results.nodes import NodeVerdict
 from nvcregen.results.planned import plan_of_data, shown
 from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
@@ -89,7 +90,7 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
     return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}{batches}", budget, *notes))
 
 
-def _planned(archive: Archive, data: dict[str, Any]) -> tuple[list[NodeVerdict], list[str]]:
+def _planned(archive: ReadArchive, data: dict[str, Any]) -> tuple[list[NodeVerdict], list[str]]:
     """The node verdicts of nodes the site's pools name, and a line for each other name.
 
     A name outside the plan, or no node name at all, is never written into a site file
@@ -107,14 +108,14 @@ def _planned(archive: Archive, data: dict[str, Any]) -> tuple[list[NodeVerdict],
     return kept, refused
 
 
-def _original(archive: Archive, path: Path) -> dict[str, Any]:
+def _original(archive: ReadArchive, path: Path) -> dict[str, Any]:
     try:
         return judged_site(archive, path)
     except ReportError as exc:
         raise RetestError(str(exc)) from exc
 
 
-def site_cluster(archive: Archive, root: Path) -> str:
+def site_cluster(archive: ReadArchive, root: Path) -> str:
     """The site's `spec.cluster` from the file provenance.json names, else the site name."""
     try:
         data = _original(archive, root / archive.provenance.site.file)
@@ -140,7 +141,11 @@ def _notes(plan: RetestPlan, pool_of: dict[str, str]) -> list[str]:
 
 
 def _header(
-    archive: Archive, plan: RetestPlan, budget: str, data: dict[str, Any], pool_of: dict[str, str]
+    archive: ReadArchive,
+    plan: RetestPlan,
+    budget: str,
+    data: dict[str, Any],
+    pool_of: dict[str, str],
 ) -> str:
     s = archive.summary
     lines = [

@@ -9,12 +9,12 @@ from typing import TYPE_CHECKING, cast
 import yaml
 from fabricfactory import fleet_inventory, write_project
 
-from nvcregen.report.archive import NodeRun, NodeVerdict
+from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.narrow import narrow, narrowed_data, write_narrowed
 from nvcregen.retest.sitefile import compile_retest
 
 if TYPE_CHECKING:
-    from nvcregen.report.archive import Archive
+    from nvcregen.report.archive import ReadArchive
 
 
 def verdicts(groups: list[tuple[tuple[str, ...], bool]]) -> list[NodeVerdict]:
@@ -159,7 +159,7 @@ def test_retest_writes_the_round_and_names_who_failed_node_health(tmp_path: Path
     )
     summary = SimpleNamespace(site="fleet", run_id="r1")
     archive = cast(
-        "Archive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
+        "ReadArchive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
     )
     written = write_narrowed(archive, archive.verdicts.nodes, data, None, tmp_path, site)
     assert written is not None
@@ -213,7 +213,7 @@ def test_the_archive_s_text_reaches_the_narrowing_header_escaped(tmp_path: Path)
     )
     summary = SimpleNamespace(site="fleet\x1b[2J", run_id="r1\rspec: {}")
     archive = cast(
-        "Archive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
+        "ReadArchive", SimpleNamespace(summary=summary, verdicts=SimpleNamespace(nodes=nodes))
     )
     written = write_narrowed(archive, nodes, data, None, tmp_path, site)
     assert written is not None and written[0] is not None

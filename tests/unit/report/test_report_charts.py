@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from reportfactory import GIB, MIB, bw_rows, csv_text, sample_rows, sample_run
 
-from nvcregen.report.archive import Archive, BandwidthRow, read_archive, read_bandwidth
+from nvcregen.report.archive import ReadArchive, read_archive, read_bandwidth
 from nvcregen.report.charts import (
     bandwidth_series,
     charts,
@@ -16,10 +16,11 @@ from nvcregen.report.charts import (
     transport_text,
 )
 from nvcregen.report.folder import ReportError
+from nvcregen.results.archivemodel import BandwidthCsvRow
 
 
 @pytest.fixture
-def archive(tmp_path: Path) -> Archive:
+def archive(tmp_path: Path) -> ReadArchive:
     return read_archive(sample_run(tmp_path))
 
 
@@ -27,12 +28,12 @@ def rows_of(*groups: list[dict[str, object]]) -> list[dict[str, object]]:
     return [row for rows in groups for row in rows]
 
 
-def read_bandwidth_rows(rows: list[dict[str, object]]) -> tuple[BandwidthRow, ...]:
+def read_bandwidth_rows(rows: list[dict[str, object]]) -> tuple[BandwidthCsvRow, ...]:
     return read_bandwidth(csv_text(rows))
 
 
 def test_one_chart_per_transport_and_an_algbw_chart_where_a_threshold_compares_algbw(
-    archive: Archive,
+    archive: ReadArchive,
 ) -> None:
     found = [(c.test, c.stage, c.metric, c.transport) for c in charts(archive)]
     assert found == [
@@ -44,7 +45,7 @@ def test_one_chart_per_transport_and_an_algbw_chart_where_a_threshold_compares_a
     assert [c.anchor for c in charts(archive)] == [f"chart-{n}" for n in range(1, 5)]
 
 
-def test_thresholds_are_drawn_on_the_chart_of_their_figure(archive: Archive) -> None:
+def test_thresholds_are_drawn_on_the_chart_of_their_figure(archive: ReadArchive) -> None:
     views = charts(archive)
     busbw, algbw = views[0].chart.rules, views[1].chart.rules
     assert [r.label for r in busbw] == ["busbw >= 2880 Gb/s (= 360 GB/s) at 1GiB: fail"]
@@ -52,7 +53,7 @@ def test_thresholds_are_drawn_on_the_chart_of_their_figure(archive: Archive) -> 
     assert busbw[0].word == "fail"
 
 
-def test_a_round_per_line_and_the_median_over_final_rounds_only(archive: Archive) -> None:
+def test_a_round_per_line_and_the_median_over_final_rounds_only(archive: ReadArchive) -> None:
     ib = [r for r in archive.bandwidth if r.transports == ("IB",)]
     found = bandwidth_series(ib, "busbw")
     assert [(s.label, s.kind) for s in found] == [
@@ -93,7 +94,7 @@ def test_a_group_without_a_final_round_has_no_median() -> None:
     assert [s.kind for s in bandwidth_series(rows, "busbw")] == ["provisional"]
 
 
-def test_thresholds_without_a_bound_are_not_drawn(archive: Archive) -> None:
+def test_thresholds_without_a_bound_are_not_drawn(archive: ReadArchive) -> None:
     transport_only = archive.verdicts.thresholds[0].model_copy(
         update={"bound": None, "field": "transport"}
     )
@@ -116,11 +117,11 @@ def test_an_unreadable_bandwidth_row_is_refused_with_its_line() -> None:
         read_bandwidth("stage,scope\ns,i\n")
 
 
-def test_sample_rows_cover_every_size(archive: Archive) -> None:
+def test_sample_rows_cover_every_size(archive: ReadArchive) -> None:
     assert len(archive.bandwidth) == len(sample_rows())
 
 
-def test_an_ib_threshold_is_not_drawn_over_socket_rounds(archive: Archive) -> None:
+def test_an_ib_threshold_is_not_drawn_over_socket_rounds(archive: ReadArchive) -> None:
     """The 2.25 GB/s TCP curve keeps an axis of its own, not one scaled to 360 GB/s."""
     socket = [c for c in charts(archive) if c.transport.startswith("over Socket")]
     assert [c.chart.rules for c in socket] == [(), ()]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from reportfactory import FLEET_FAILED, fleet_run
 
-from nvcregen.report.archive import Archive, read_archive
+from nvcregen.report.archive import ReadArchive, read_archive
 from nvcregen.report.charts import MORE, MUTED, PALETTE, charts
 from nvcregen.report.markdown import (
     CELL_ITEMS_MAX,
@@ -34,7 +34,7 @@ HOLD_BACK = (
 
 
 @pytest.fixture(scope="module")
-def fleet(tmp_path_factory: pytest.TempPathFactory) -> Archive:
+def fleet(tmp_path_factory: pytest.TempPathFactory) -> ReadArchive:
     return read_archive(fleet_run(tmp_path_factory.mktemp("fleet")))
 
 
@@ -45,14 +45,16 @@ def escaped(text: str) -> str:
 # summary.md: bounded, cleared nodes counted as ranges
 
 
-def test_summary_of_1024_nodes_is_short_and_gives_cleared_nodes_as_ranges(fleet: Archive) -> None:
+def test_summary_of_1024_nodes_is_short_and_gives_cleared_nodes_as_ranges(
+    fleet: ReadArchive,
+) -> None:
     text = summary_markdown(fleet)
     assert len(text) < 20_000  # 98,490 characters before issue 32
     assert f"✅ 982 nodes cleared: {escaped(RANGES)}" in text.splitlines()
     assert "gpu-0000 |" not in text  # no cleared node has a row
 
 
-def test_summary_lists_failing_groups_first_and_counts_the_rest(fleet: Archive) -> None:
+def test_summary_lists_failing_groups_first_and_counts_the_rest(fleet: ReadArchive) -> None:
     (row,) = [x for x in summary_markdown(fleet).splitlines() if x.startswith("| ❌ fail | nccl")]
     medians = row.split(" | ")[5].split("<br>")
     assert medians[0].startswith("gpu-0100: 300 GB/s")
@@ -60,7 +62,7 @@ def test_summary_lists_failing_groups_first_and_counts_the_rest(fleet: Archive) 
     assert len(medians) == 6
 
 
-def test_the_hold_back_line_gives_ranges(fleet: Archive) -> None:
+def test_the_hold_back_line_gives_ranges(fleet: ReadArchive) -> None:
     assert hold_back_text(fleet) == HOLD_BACK
     assert summary_markdown(fleet).splitlines()[2] == f"**{escaped(HOLD_BACK)}**"
 
@@ -101,7 +103,7 @@ def test_the_written_summary_is_under_the_limit(tmp_path: Path) -> None:
 # index.html: names that do not wrap, plots that show the failing groups
 
 
-def test_node_names_never_break_in_the_page(fleet: Archive) -> None:
+def test_node_names_never_break_in_the_page(fleet: ReadArchive) -> None:
     html = render_page(build_page(fleet))
     assert ".node, td.node { white-space: nowrap; }" in html
     held = html[html.index('id="hold-back"') :].split("</p>", 1)[0]
@@ -111,7 +113,7 @@ def test_node_names_never_break_in_the_page(fleet: Archive) -> None:
     assert not re.search(r'<td class="mono">gpu-', html)
 
 
-def test_many_groups_draw_passing_ones_muted_and_label_the_failing(fleet: Archive) -> None:
+def test_many_groups_draw_passing_ones_muted_and_label_the_failing(fleet: ReadArchive) -> None:
     (view,) = charts(fleet)
     muted = [line for line in view.chart.lines if line.muted]
     assert len(muted) == 982
@@ -129,7 +131,7 @@ def test_many_groups_draw_passing_ones_muted_and_label_the_failing(fleet: Archiv
     assert "982 that passed in grey" in view.groups
 
 
-def test_muted_lines_are_drawn_first(fleet: Archive) -> None:
+def test_muted_lines_are_drawn_first(fleet: ReadArchive) -> None:
     html = render_page(build_page(fleet))
     first_loud = html.index('class="series round"')
     assert html.rindex('class="series muted"') < first_loud
@@ -139,7 +141,9 @@ def test_muted_lines_are_drawn_first(fleet: Archive) -> None:
 # the runs table agrees with the verdict
 
 
-def test_a_run_that_succeeded_below_its_threshold_is_not_shown_as_passing(fleet: Archive) -> None:
+def test_a_run_that_succeeded_below_its_threshold_is_not_shown_as_passing(
+    fleet: ReadArchive,
+) -> None:
     (row,) = run_rows(fleet)
     assert (row.word, row.state) == ("fail", "succeeded")
     assert row.reasons[-1].message == "threshold 1 (busbw >= 420 GB/s at 1GiB): fail"
@@ -147,7 +151,7 @@ def test_a_run_that_succeeded_below_its_threshold_is_not_shown_as_passing(fleet:
     assert line.startswith("| ❌ fail | single-node | nccl-all-reduce | succeeded |")
 
 
-def test_failed_nodes_are_the_ones_drawn_in_colour(fleet: Archive) -> None:
+def test_failed_nodes_are_the_ones_drawn_in_colour(fleet: ReadArchive) -> None:
     (view,) = charts(fleet)
     loud = {line.label.split()[0] for line in view.chart.lines if not line.muted}
     assert loud == {*FLEET_FAILED, "gpu-0512", "gpu-0777"}

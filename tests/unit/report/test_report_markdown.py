@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from reportfactory import sample_run
 
-from nvcregen.report.archive import Archive, read_archive
+from nvcregen.report.archive import ReadArchive, read_archive
 from nvcregen.report.folder import locate
 from nvcregen.report.markdown import md, summary_markdown, table
 
 
 @pytest.fixture
-def archive(tmp_path: Path) -> Archive:
+def archive(tmp_path: Path) -> ReadArchive:
     return read_archive(sample_run(tmp_path))
 
 
@@ -37,14 +37,16 @@ def section(text: str, title: str) -> list[str]:
     return lines[start:end]
 
 
-def test_the_heading_names_the_site_the_verdict_and_the_counts(archive: Archive) -> None:
+def test_the_heading_names_the_site_the_verdict_and_the_counts(archive: ReadArchive) -> None:
     text = summary_markdown(archive)
     assert text.startswith("## Readiness of edge-lab: ❌ fail\n")
     assert "Run 20261014T130100Z-0123456789ab · 1 pass, 0 incomplete, 3 fail" in text
     assert text.endswith("\n") and not text.endswith("\n\n")
 
 
-def test_the_threshold_table_has_a_row_per_verdict_with_its_key_numbers(archive: Archive) -> None:
+def test_the_threshold_table_has_a_row_per_verdict_with_its_key_numbers(
+    archive: ReadArchive,
+) -> None:
     rows = section(summary_markdown(archive), "### Thresholds")
     header, rule, *body = rows
     assert cells(header) == [
@@ -82,7 +84,7 @@ def test_the_threshold_table_has_a_row_per_verdict_with_its_key_numbers(archive:
     ]
 
 
-def test_nodes_goodput_and_provenance_are_listed(archive: Archive) -> None:
+def test_nodes_goodput_and_provenance_are_listed(archive: ReadArchive) -> None:
     text = summary_markdown(archive)
     nodes = section(text, "### Excluded, failed and unjudged nodes")
     assert cells(nodes[2])[:3] == ["node-c", "excluded", "two-node / nccl-all-reduce"]
@@ -94,7 +96,7 @@ def test_nodes_goodput_and_provenance_are_listed(archive: Archive) -> None:
     assert "- site file sha256: " + "ab" * 32 in text
 
 
-def test_names_and_messages_are_escaped(archive: Archive) -> None:
+def test_names_and_messages_are_escaped(archive: ReadArchive) -> None:
     text = summary_markdown(archive)
     assert "<script" not in text and "<taint" not in text
     runs = section(text, "### Runs")
