@@ -1,0 +1,78 @@
+"""The one protocol every test kind implements (`registry.py` holds them)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol, TypeVar
+
+from nvcregen.spec.v1alpha1 import StrictModel
+
+Block = TypeVar("Block", bound=StrictModel)
+
+
+class KindTest(Protocol):
+    """What a kind reads of a catalog test: its name, its kind, its blocks by name."""
+
+    @property
+    def name(self) -> str:
+        """The test's catalog name."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """Its kind: the name of its block, and of a registered `TestKind`."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedTime:
+    """A run's expected time when it does not follow from a sweep: seconds, and why."""
+
+    seconds: float
+    explanation: str
+
+
+class TestKind(ABC):
+    """One kind of readiness test; one instance of each in the registry.
+
+    Class attributes say how its runs are laid out; methods are the hooks the layers call.
+    """
+
+    name: ClassVar[str]
+    params: ClassVar[type[StrictModel]]  # the catalog block named `name`
+    per_node: ClassVar[bool]  # once on each node, alone on it (a Job per node in trainer mode)
+    one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
+    collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
+    node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
+
+    def block(self, test: KindTest) -> Any:
+        """The test's catalog block of this kind (`params`).
+
+        Raises:
+            ValueError: The test has no such block.
+
+        """
+        found = getattr(test, self.name, None)
+        if isinstance(found, self.params):
+            return found
+        raise ValueError(f"test {test.name} has no {self.name} parameters")
+
+    @abstractmethod
+    def duration_basis(self, test: KindTest) -> str:
+        """What a run's duration follows from, for `catalog list`."""
+
+    @abstractmethod
+    def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
+        """The expected time of one run, or None when the sweep model times it.
+
+        `pod_start` is the catalog's start of a pod running one command on a node.
+        """
+
+    def nvcre_options(self, test: KindTest) -> dict[str, object]:
+        """The kind's own options of an NVCRE Certification category."""
+        return {}
+
+    def needs_hostengine(self, test: KindTest) -> bool:
+        """Whether a run needs the site's DCGM hostengine."""
+        return False

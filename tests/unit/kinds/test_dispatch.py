@@ -1,0 +1,89 @@
+"""No module outside `nvcregen/kinds/` asks which kind a test is (issue 35, item 2).
+
+Kinds are found through `kinds.registry.kind_of(test)`; a test's block (`test.nccl`, ...)
+read to tell kinds apart, or `test.per_node`, is the old dispatch this test keeps out.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+PACKAGE = ROOT / "nvcregen"
+KINDS = PACKAGE / "kinds"
+# `test.dcgm is not None`, `unit.test.node is None`, `if test.nccl` / `test.dcgm and`,
+# `test.per_node`, `test.kind == "node"`
+DISPATCH = re.compile(
+    r"\btest\.(nccl|dcgm|node|training) is (not )?None"
+    r"|\b(if|elif|and|or|not) (\w+\.)*test\.(nccl|dcgm|node|training)\b(?!\.)"
+    r"|\btest\.per_node\b"
+    r"|\b(test|t)\.kind [!=]= \"(nccl|dcgm|node|training)\""
+)
+# Modules still dispatching by hand, to be moved onto the registry (none may be added).
+NOT_YET_MOVED: frozenset[str] = frozenset(
+    {
+        "nvcregen/collect/collector.py",
+        "nvcregen/compile/gitops/steps.py",
+        "nvcregen/compile/monitoring/alerts.py",
+        "nvcregen/compile/monitoring/rules.py",
+        "nvcregen/compile/platform/pins.py",
+        "nvcregen/compile/queue/prebuilt.py",
+        "nvcregen/compile/queue/shape.py",
+        "nvcregen/compile/readiness/dcgmjob.py",
+        "nvcregen/compile/readiness/nvcre.py",
+        "nvcregen/compile/readiness/packed.py",
+        "nvcregen/compile/readiness/trainerlayer.py",
+        "nvcregen/plan/packs.py",
+        "nvcregen/plan/resolve.py",
+        "nvcregen/plan/run.py",
+        "nvcregen/results/examine.py",
+        "nvcregen/results/logplace.py",
+        "nvcregen/results/logruns.py",
+        "nvcregen/results/nodehealth.py",
+        "nvcregen/results/nodehealthruns.py",
+        "nvcregen/results/packlogs.py",
+        "nvcregen/retest/narrow.py",
+        "nvcregen/scaffold/starter.py",
+        "nvcregen/validate/semantic.py",
+        "nvcregen/validate/trainer.py",
+    }
+)
+
+
+def dispatching() -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if KINDS in path.parents:
+            continue
+        lines = path.read_text(encoding="utf-8").splitlines()
+        hits = [f"{n}: {t.strip()}" for n, t in enumerate(lines, 1) if DISPATCH.search(t)]
+        if hits:
+            found[path.relative_to(ROOT).as_posix()] = hits
+    return found
+
+
+def test_no_module_outside_the_kinds_asks_which_kind_a_test_is() -> None:
+    found = dispatching()
+    new = {f: hits for f, hits in found.items() if f not in NOT_YET_MOVED}
+    assert not new, "ask kinds.registry.kind_of(test) instead:\n" + "\n".join(
+        f"{f}:{h}" for f, hits in new.items() for h in hits
+    )
+
+
+def test_the_list_of_modules_not_yet_moved_only_shrinks() -> None:
+    assert sorted(NOT_YET_MOVED - set(dispatching())) == []
+
+
+def test_the_pattern_finds_each_old_form() -> None:
+    for line in (
+        "if test.dcgm is not None:",
+        "    nodes = [u for u in units if u.test.node is None]",
+        "    return 'dcgm' if unit.test.dcgm else 'nccl'",
+        "if test.dcgm and test.dcgm.needs_hostengine:",
+        "alone = unit.test.per_node",
+        'frozenset(n for n, t in tests.items() if t.kind == "node")',
+    ):
+        assert DISPATCH.search(line), line
+    for line in ("nccl = unit.test.nccl", "assert nccl is not None", "kind_of(test).per_node"):
+        assert not DISPATCH.search(line), line

@@ -1,0 +1,131 @@
+"""Test kinds as plug-ins (issue 35, item 2): one protocol, one package a kind, one registry."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.catalog.models import TestEntry as Entry
+from nvcregen.kinds.protocol import FixedTime
+from nvcregen.kinds.registry import KINDS, KindName, kind_of
+
+
+def entry(name: str) -> Entry:
+    return load_catalog().tests[name]
+
+
+def test_every_catalog_kind_is_registered_once_under_its_own_name() -> None:
+    assert sorted(KINDS) == sorted(get_args(KindName))
+    assert all(kind.name == name for name, kind in KINDS.items())
+
+
+def test_every_catalog_test_has_the_block_its_kind_names() -> None:
+    for test in load_catalog().tests.values():
+        kind = kind_of(test)
+        assert kind.name == test.kind
+        assert isinstance(kind.block(test), kind.params)
+
+
+def test_an_unknown_kind_is_a_clear_error() -> None:
+    odd = entry("dcgm-l1").model_copy(update={"kind": "storage"})
+    with pytest.raises(ValueError, match="test dcgm-l1 has kind 'storage', which nvcregen"):
+        kind_of(odd)
+
+
+def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
+    bare = entry("dcgm-l1").model_copy(update={"dcgm": None})
+    with pytest.raises(ValueError, match="test dcgm-l1 has no dcgm parameters"):
+        kind_of(bare).fixed_time(bare, "15s")
+
+
+@pytest.mark.parametrize(
+    ("name", "per_node", "one_node", "collective", "node_health"),
+    [
+        ("nccl", False, False, True, False),
+        ("dcgm", True, False, False, False),
+        ("node", True, True, False, True),
+        ("training", False, False, False, False),
+    ],
+)
+def test_how_each_kinds_runs_are_laid_out(
+    name: str, per_node: bool, one_node: bool, collective: bool, node_health: bool
+) -> None:
+    kind = KINDS[name]
+    assert (kind.per_node, kind.one_node, kind.collective, kind.node_health) == (
+        per_node,
+        one_node,
+        collective,
+        node_health,
+    )
+
+
+def test_fixed_times_are_a_pod_start_plus_the_catalogs_duration() -> None:
+    dcgm = entry("dcgm-l3")
+    assert dcgm.dcgm is not None
+    assert kind_of(dcgm).fixed_time(dcgm, "15s") == FixedTime(
+        15 + int(dcgm.dcgm.expected_duration.removesuffix("m")) * 60,
+        f"15s start-up + DCGM level 3 {dcgm.dcgm.expected_duration}",
+    )
+    node = entry("node-health")
+    assert kind_of(node).fixed_time(node, "15s") == FixedTime(
+        45.0, "15s start-up + nvidia-smi and kernel log 30s"
+    )
+
+
+def test_training_time_counts_every_step_and_each_whole_checkpoint_interval() -> None:
+    base = entry("training-goodput")
+    assert base.training is not None
+    params = base.training.model_copy(
+        update={
+            "max_steps": 10,
+            "save_interval": 4,
+            "startup": "1m",
+            "step_time": "2s",
+            "checkpoint_save": "5s",
+        }
+    )
+    test = base.model_copy(update={"training": params})
+    assert kind_of(test).fixed_time(test, "15s") == FixedTime(
+        60 + 10 * 2 + 2 * 5, "1m start-up + 10 steps x 2s + 2 checkpoints x 5s"
+    )
+
+
+def test_nccl_is_timed_by_the_sweep_model_not_a_fixed_time() -> None:
+    test = entry("nccl-all-reduce")
+    assert kind_of(test).fixed_time(test, "15s") is None
+    assert kind_of(test).duration_basis(test) == "sweep 8B..16GiB"
+
+
+def test_duration_basis_of_the_fixed_kinds() -> None:
+    assert kind_of(entry("node-health")).duration_basis(entry("node-health")) == "30s"
+    training = entry("training-goodput")
+    assert training.training is not None
+    assert kind_of(training).duration_basis(training) == f"{training.training.max_steps} steps"
+
+
+def test_nvcre_options_are_the_kinds_own() -> None:
+    nccl = entry("nccl-all-reduce")
+    assert kind_of(nccl).nvcre_options(nccl) == {
+        "maxBytes": "16G",
+        "numIterations": 100,
+        "numCycles": 10,
+    }
+    training = entry("training-goodput")
+    assert training.training is not None
+    assert kind_of(training).nvcre_options(training) == {
+        "enableCheckpoint": True,
+        "maxSteps": training.training.max_steps,
+        "saveInterval": training.training.save_interval,
+        "storageSize": training.training.storage_size,
+    }
+    assert kind_of(entry("dcgm-l4")).nvcre_options(entry("dcgm-l4")) == {}
+
+
+def test_only_dcgm_levels_that_say_so_need_a_hostengine() -> None:
+    tests = load_catalog().tests
+    needs = {n: kind_of(t).needs_hostengine(t) for n, t in tests.items()}
+    declared = {n: t.dcgm is not None and t.dcgm.needs_hostengine for n, t in tests.items()}
+    assert needs == declared
+    assert any(needs.values())
