@@ -33,6 +33,24 @@ class FixedTime:
     explanation: str
 
 
+@dataclass(frozen=True)
+class NodeRun:
+    """What the compiler tells a per-node kind of one run when it asks for its script."""
+
+    gpus: int  # every GPU of the node
+    timeout_ms: int  # the run's timeout
+    outer_deadline_s: int  # the deadline of its command, well inside the timeout
+    hostengine: str | None  # the site's DCGM hostengine, if it names one
+
+
+@dataclass(frozen=True)
+class NodeScript:
+    """The script a per-node kind runs: a template under `compile/templates/`, its values."""
+
+    template: str
+    values: dict[str, object]
+
+
 class TestKind(ABC):
     """One kind of readiness test; one instance of each in the registry.
 
@@ -45,6 +63,8 @@ class TestKind(ABC):
     one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
     collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
     node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
+    nvcre_sizes_pods: ClassVar[bool]  # NVCRE's catalog entry sizes its pods, not pods.yaml
+    node_container: ClassVar[str | None] = None  # its container on a node, if per node
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).
@@ -76,3 +96,11 @@ class TestKind(ABC):
     def needs_hostengine(self, test: KindTest) -> bool:
         """Whether a run needs the site's DCGM hostengine."""
         return False
+
+    def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
+        """The script of one run on one node, for a kind that runs per node."""
+        return None
+
+    def node_env(self) -> list[dict[str, Any]]:
+        """The environment that script reads (downward API and the like)."""
+        return []

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcregen.core.quantity import whole_units
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -98,13 +99,14 @@ def job_shape(site: Site, unit: TestUnit) -> JobShape:
     allowance = _allowance(site)
     nvcre = site.spec.readiness.engine == "nvcre"
     # NVCRE runs MPI with a separate launcher; trainer mode runs the launcher as node 0.
-    launchers = 1 if nvcre and unit.test.nccl is not None else 0
+    kind = kind_of(unit.test)
+    launchers = 1 if nvcre and kind.collective else 0
     node_pod = Requests()
     if unit.pod is not None:  # catalog/pods.yaml: what nvcregen's pods request
         node_pod = Requests(
             parse_cpu(unit.pod.requests.cpu or "0"), parse_memory(unit.pod.requests.memory or "0")
         )
-    if nvcre and unit.test.training is not None:
+    if nvcre and kind.nvcre_sizes_pods:
         node_pod = Requests(TRAINING_CPU_M, TRAINING_MEMORY)
     nics = unit.pool.spec.nics
     counted_nics = unit.nics_per_node if nics is not None and nics.resource_name else 0

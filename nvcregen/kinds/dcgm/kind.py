@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from nvcregen.core import units
 from nvcregen.kinds.dcgm.params import DcgmParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, TestKind
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
 
 
 class Dcgm(TestKind):
@@ -17,7 +17,9 @@ class Dcgm(TestKind):
     per_node = True
     one_node = False
     collective = False
+    nvcre_sizes_pods = False
     node_health = False
+    node_container = "dcgm-diag"
 
     def duration_basis(self, test: KindTest) -> str:
         """The catalog's expected duration of `dcgmi diag`."""
@@ -35,3 +37,25 @@ class Dcgm(TestKind):
         """Levels that need `nv-hostengine` say so in their block."""
         dcgm: DcgmParams = self.block(test)
         return dcgm.needs_hostengine
+
+    def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
+        """`dcgmi diag` against a hostengine in the pod (or the site's), an outer deadline."""
+        dcgm: DcgmParams = self.block(test)
+        values: dict[str, object] = {
+            "level": dcgm.level,
+            "gpus": run.gpus,
+            "hostengine": run.hostengine if dcgm.needs_hostengine else None,
+            "deadline_s": run.outer_deadline_s,
+        }
+        return NodeScript("dcgm-diag.sh.j2", values)
+
+    def node_env(self) -> list[dict[str, Any]]:
+        """The node and the pod the DCGM script names in its first line (downward API).
+
+        A WorkloadRun's `env` is core/v1's (nvcre-api.md 1.4), so its pods get them as a
+        Job's do; the log is then bound to its node by `nvcregen collect`.
+        """
+        return [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ]

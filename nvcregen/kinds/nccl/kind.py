@@ -17,6 +17,7 @@ class Nccl(TestKind):
     per_node = False
     one_node = False
     collective = True
+    nvcre_sizes_pods = False
     node_health = False
 
     def duration_basis(self, test: KindTest) -> str:

@@ -17,6 +17,7 @@ class Training(TestKind):
     per_node = False
     one_node = False
     collective = False
+    nvcre_sizes_pods = True
     node_health = False
 
     def duration_basis(self, test: KindTest) -> str:

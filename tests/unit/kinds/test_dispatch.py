@@ -21,34 +21,7 @@ DISPATCH = re.compile(
     r"|\b(test|t)\.kind [!=]= \"(nccl|dcgm|node|training)\""
 )
 # Modules still dispatching by hand, to be moved onto the registry (none may be added).
-NOT_YET_MOVED: frozenset[str] = frozenset(
-    {
-        "nvcregen/collect/collector.py",
-        "nvcregen/compile/gitops/steps.py",
-        "nvcregen/compile/monitoring/alerts.py",
-        "nvcregen/compile/monitoring/rules.py",
-        "nvcregen/compile/platform/pins.py",
-        "nvcregen/compile/queue/prebuilt.py",
-        "nvcregen/compile/queue/shape.py",
-        "nvcregen/compile/readiness/dcgmjob.py",
-        "nvcregen/compile/readiness/nvcre.py",
-        "nvcregen/compile/readiness/packed.py",
-        "nvcregen/compile/readiness/trainerlayer.py",
-        "nvcregen/plan/packs.py",
-        "nvcregen/plan/resolve.py",
-        "nvcregen/plan/run.py",
-        "nvcregen/results/examine.py",
-        "nvcregen/results/logplace.py",
-        "nvcregen/results/logruns.py",
-        "nvcregen/results/nodehealth.py",
-        "nvcregen/results/nodehealthruns.py",
-        "nvcregen/results/packlogs.py",
-        "nvcregen/retest/narrow.py",
-        "nvcregen/scaffold/starter.py",
-        "nvcregen/validate/semantic.py",
-        "nvcregen/validate/trainer.py",
-    }
-)
+NOT_YET_MOVED: frozenset[str] = frozenset({"nvcregen/results/logruns.py"})
 
 
 def dispatching() -> dict[str, list[str]]:

@@ -8,7 +8,7 @@ import pytest
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.catalog.models import TestEntry as Entry
-from nvcregen.kinds.protocol import FixedTime
+from nvcregen.kinds.protocol import FixedTime, NodeRun, NodeScript
 from nvcregen.kinds.registry import KINDS, KindName, kind_of
 
 
@@ -41,24 +41,17 @@ def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "per_node", "one_node", "collective", "node_health"),
+    ("name", "traits"),
     [
-        ("nccl", False, False, True, False),
-        ("dcgm", True, False, False, False),
-        ("node", True, True, False, True),
-        ("training", False, False, False, False),
+        ("nccl", {"collective"}),
+        ("dcgm", {"per_node"}),
+        ("node", {"per_node", "one_node", "node_health"}),
+        ("training", {"nvcre_sizes_pods"}),
     ],
 )
-def test_how_each_kinds_runs_are_laid_out(
-    name: str, per_node: bool, one_node: bool, collective: bool, node_health: bool
-) -> None:
-    kind = KINDS[name]
-    assert (kind.per_node, kind.one_node, kind.collective, kind.node_health) == (
-        per_node,
-        one_node,
-        collective,
-        node_health,
-    )
+def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
+    every = ("per_node", "one_node", "collective", "node_health", "nvcre_sizes_pods")
+    assert {t for t in every if getattr(KINDS[name], t)} == traits
 
 
 def test_fixed_times_are_a_pod_start_plus_the_catalogs_duration() -> None:
@@ -129,3 +122,47 @@ def test_only_dcgm_levels_that_say_so_need_a_hostengine() -> None:
     declared = {n: t.dcgm is not None and t.dcgm.needs_hostengine for n, t in tests.items()}
     assert needs == declared
     assert any(needs.values())
+
+
+def run(timeout_ms: int = 600_000, hostengine: str | None = "nv-hostengine.dcgm:5555") -> NodeRun:
+    return NodeRun(gpus=8, timeout_ms=timeout_ms, outer_deadline_s=540, hostengine=hostengine)
+
+
+def test_a_dcgm_level_names_the_sites_hostengine_only_when_it_needs_one() -> None:
+    l4, l1 = entry("dcgm-l4"), entry("dcgm-l1")
+    assert kind_of(l4).node_script(l4, run()) == NodeScript(
+        "dcgm-diag.sh.j2",
+        {"level": 4, "gpus": 8, "hostengine": "nv-hostengine.dcgm:5555", "deadline_s": 540},
+    )
+    script = kind_of(l1).node_script(l1, run())
+    assert script is not None
+    assert script.values["hostengine"] is None
+    assert script.values["level"] == 1
+
+
+@pytest.mark.parametrize(
+    ("timeout_ms", "deadline_s"),
+    [(0, 1), (1_999, 1), (3_000, 1), (4_000, 2), (120_000, 60), (121_000, 60), (600_000, 60)],
+)
+def test_node_healths_nvidia_smi_deadline_is_half_the_timeout_at_most_a_minute(
+    timeout_ms: int, deadline_s: int
+) -> None:
+    health = entry("node-health")
+    assert kind_of(health).node_script(health, run(timeout_ms)) == NodeScript(
+        "node-health.sh.j2", {"gpus": 8, "deadline_s": deadline_s, "kernel_lines": 2000}
+    )
+
+
+def test_only_per_node_kinds_have_a_node_script_container_and_env() -> None:
+    for name in ("nccl-all-reduce", "training-goodput"):
+        test = entry(name)
+        kind = kind_of(test)
+        assert kind.node_script(test, run()) is None
+        assert (kind.node_container, kind.node_env()) == (None, [])
+    node_name = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    dcgm, health = KINDS["dcgm"], KINDS["node"]
+    assert (dcgm.node_container, dcgm.node_env()) == ("dcgm-diag", [node_name, pod_name])
+    capabilities = {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}
+    assert (health.node_container, health.node_env()) == ("node-health", [node_name, capabilities])
+    assert dcgm.node_env() is not dcgm.node_env()  # a fresh list each object may change
