@@ -82,11 +82,6 @@ class TestEntry(StrictModel):
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 
-    @property
-    def per_node(self) -> bool:
-        """Whether the test runs once per node, alone on it (DCGM, node health)."""
-        return self.dcgm is not None or self.node is not None
-
 
 class BaselineRound(StrictModel):
     """One measured round."""

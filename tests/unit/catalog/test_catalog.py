@@ -12,6 +12,7 @@ from sitefactory import catalog, line_of
 from nvcregen.catalog.load import load_catalog, model_key
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import NvcregenError, Severity
+from nvcregen.kinds.registry import kind_of
 
 KNOWN = ["H100", "H200", "A100", "L40S", "L40", "B200", "B300", "GB200", "GB300", "RTX PRO 6000"]
 UNKNOWN = ["H20", "H20-3e", "L20"]
@@ -100,7 +101,7 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.domain, name
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
-            assert test.nccl is not None or test.per_node, name
+            assert kind_of(test).collective or kind_of(test).per_node, name
         params = [test.nccl, test.dcgm, test.training, test.node]
         assert sum(p is not None for p in params) == 1, name
         assert params[["nccl", "dcgm", "training", "node"].index(test.kind)] is not None, name

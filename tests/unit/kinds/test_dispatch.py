@@ -20,8 +20,6 @@ DISPATCH = re.compile(
     r"|\btest\.per_node\b"
     r"|\b(test|t)\.kind [!=]= \"(nccl|dcgm|node|training)\""
 )
-# Modules still dispatching by hand, to be moved onto the registry (none may be added).
-NOT_YET_MOVED: frozenset[str] = frozenset({"nvcregen/results/logruns.py"})
 
 
 def dispatching() -> dict[str, list[str]]:
@@ -38,14 +36,9 @@ def dispatching() -> dict[str, list[str]]:
 
 def test_no_module_outside_the_kinds_asks_which_kind_a_test_is() -> None:
     found = dispatching()
-    new = {f: hits for f, hits in found.items() if f not in NOT_YET_MOVED}
-    assert not new, "ask kinds.registry.kind_of(test) instead:\n" + "\n".join(
-        f"{f}:{h}" for f, hits in new.items() for h in hits
+    assert not found, "ask kinds.registry.kind_of(test) instead:\n" + "\n".join(
+        f"{f}:{h}" for f, hits in found.items() for h in hits
     )
-
-
-def test_the_list_of_modules_not_yet_moved_only_shrinks() -> None:
-    assert sorted(NOT_YET_MOVED - set(dispatching())) == []
 
 
 def test_the_pattern_finds_each_old_form() -> None:
