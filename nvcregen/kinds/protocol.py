@@ -65,6 +65,9 @@ class TestKind(ABC):
     node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
     nvcre_sizes_pods: ClassVar[bool]  # NVCRE's catalog entry sizes its pods, not pods.yaml
     node_container: ClassVar[str | None] = None  # its container on a node, if per node
+    # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
+    # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
+    log_format: ClassVar[str | None] = None
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).

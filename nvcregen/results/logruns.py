@@ -24,7 +24,7 @@ unjudged (its node an unjudged node of the run), and not found without any log.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -171,13 +171,27 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         record = LogRecord(**base, kind=kind.name, status="disordered", errors=(why,))
         measured = _bandwidth(placed, record, None) if kind.collective else None
         return _Read(placed, record, measured)
-    if kind.node_health:  # judged node by node (ingest/node_*)
-        return _Read(
-            placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None
-        )
-    if kind.per_node:  # a DCGM diagnostic's JSON
-        names_itself = prints_begin(placed.obj)
-        return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
+    reader = _READERS.get(kind.log_format or "")
+    if reader is None:  # the plan runs no such test where logs are read; never a guess
+        why = f"test {placed.unit.test.name} prints no log nvcregen reads"
+        record = LogRecord(**base, kind=kind.name, status="no-data", errors=(why,))
+        return _Read(placed, record, None)
+    return reader(log, placed, text, base)
+
+
+def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A node-health log, judged node by node (`ingest/node_*`)."""
+    return _Read(placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None)
+
+
+def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A DCGM diagnostic's JSON, bound to the node its begin line names."""
+    names_itself = prints_begin(placed.obj)
+    return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
+
+
+def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
         run = parse_nccl(text, log.path)[-1]  # a launcher runs one test
     except IngestFormatError as exc:
@@ -201,6 +215,14 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         cuda_driver=run.cuda_driver,
     )
     return _Read(placed, record, _bandwidth(placed, record, run))
+
+
+# Each log format a kind declares (`TestKind.log_format`) and the reader of it.
+_READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
+    "nccl-tests": _read_nccl,
+    "dcgm-diag": _read_dcgm_log,
+    "node-health": _read_node_health,
+}
 
 
 def _finished(text: str, obj: Obj | None) -> str | None:

@@ -17,6 +17,7 @@ class Dcgm(TestKind):
     per_node = True
     one_node = False
     collective = False
+    log_format = "dcgm-diag"
     nvcre_sizes_pods = False
     node_health = False
     node_container = "dcgm-diag"

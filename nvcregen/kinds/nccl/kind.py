@@ -17,6 +17,7 @@ class Nccl(TestKind):
     per_node = False
     one_node = False
     collective = True
+    log_format = "nccl-tests"
     nvcre_sizes_pods = False
     node_health = False
 

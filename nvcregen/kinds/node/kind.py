@@ -19,6 +19,7 @@ class NodeHealth(TestKind):
     per_node = True
     one_node = True
     collective = False
+    log_format = "node-health"
     nvcre_sizes_pods = False
     node_health = True
     node_container = "node-health"
