@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from nvcregen.kinds.dcgm.params import DcgmParams
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
+from nvcregen.kinds.protocol import PodSizeName
 from nvcregen.kinds.registry import KindName
 from nvcregen.kinds.training.params import TrainingParams
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
@@ -149,9 +150,9 @@ class PodSizes(StrictModel):
     dcgm: PodSize
     sources: list[str] = Field(min_length=1)
 
-    def for_test(self, kind: KindName) -> PodSize | None:
-        """The size of a test's pods; None for kinds whose pods NVCRE sizes itself."""
-        return {"nccl": self.nccl, "dcgm": self.dcgm, "node": self.dcgm}.get(kind)
+    def named(self, size: PodSizeName | None) -> PodSize | None:
+        """The size a kind's pods take (`TestKind.pod_size`); None when NVCRE sizes them."""
+        return None if size is None else {"nccl": self.nccl, "dcgm": self.dcgm}[size]
 
 
 class ExampleDigest(StrictModel):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol
 
 from nvcregen.spec.v1alpha1 import StrictModel
 
-Block = TypeVar("Block", bound=StrictModel)
+PodSizeName = Literal["nccl", "dcgm"]  # the pod sizes of catalog/pods.yaml
 
 
 class KindTest(Protocol):
@@ -68,6 +68,7 @@ class TestKind(ABC):
     # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
     # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
     log_format: ClassVar[str | None] = None
+    pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).

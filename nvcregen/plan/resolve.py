@@ -212,7 +212,7 @@ def _unit(
         image=resolve_image(site, catalog, test.image),
         thresholds=compile_thresholds(site, test.name, stage.scope, pool.spec.name),
         test_file=catalog.origin("tests", test.name),
-        pod=catalog.pods.for_test(test.kind),
+        pod=catalog.pods.named(kind_of(test).pod_size),
         grouping=grouping,
     )
 

@@ -18,6 +18,7 @@ class Dcgm(TestKind):
     one_node = False
     collective = False
     log_format = "dcgm-diag"
+    pod_size = "dcgm"
     nvcre_sizes_pods = False
     node_health = False
     node_container = "dcgm-diag"

@@ -18,6 +18,7 @@ class Nccl(TestKind):
     one_node = False
     collective = True
     log_format = "nccl-tests"
+    pod_size = "nccl"
     nvcre_sizes_pods = False
     node_health = False
 

@@ -20,6 +20,7 @@ class NodeHealth(TestKind):
     one_node = True
     collective = False
     log_format = "node-health"
+    pod_size = "dcgm"
     nvcre_sizes_pods = False
     node_health = True
     node_container = "node-health"

@@ -166,3 +166,12 @@ def test_only_per_node_kinds_have_a_node_script_container_and_env() -> None:
     capabilities = {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}
     assert (health.node_container, health.node_env()) == ("node-health", [node_name, capabilities])
     assert dcgm.node_env() is not dcgm.node_env()  # a fresh list each object may change
+
+
+def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() -> None:
+    sizes = {name: kind.pod_size for name, kind in KINDS.items()}
+    assert sizes == {"nccl": "nccl", "dcgm": "dcgm", "node": "dcgm", "training": None}
+    pods = load_catalog().pods
+    assert pods.named("nccl") is pods.nccl
+    assert pods.named("dcgm") is pods.dcgm
+    assert pods.named(None) is None
