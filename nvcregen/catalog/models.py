@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
@@ -82,6 +82,17 @@ class TestEntry(StrictModel):
     node: NodeHealthParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _its_kinds_block(self) -> TestEntry:
+        """A test carries the block its kind names (`kinds/`), and no other kind's."""
+        blocks = [k for k in get_args(KindName) if getattr(self, k) is not None]
+        if blocks != [self.kind]:
+            found = ", ".join(f"`{b}`" for b in blocks) or "none"
+            raise ValueError(
+                f"a {self.kind} test takes a `{self.kind}` block and no other (found: {found})"
+            )
+        return self
 
 
 class BaselineRound(StrictModel):

@@ -176,6 +176,32 @@ def test_a_typo_in_a_catalog_entry_points_at_the_file_and_line(tmp_path: Path) -
     assert "catalog/tests/dcgm-l1.yaml" in str(caught.value)
 
 
+BLOCK = "\ndcgm:\n  level: 1\n  needsHostengine: false\n  expectedDuration: 1m\n"
+NODE_TOO = "\nmeasurement: none\nnode: {expectedDuration: 1s}\n"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "found"),
+    [
+        (BLOCK, "\n", "none"),
+        ("\nkind: dcgm\n", "\nkind: node\n", "`dcgm`"),
+        ("\nmeasurement: none\n", NODE_TOO, "`dcgm`, `node`"),
+    ],
+)
+def test_a_test_without_its_kinds_block_or_with_anothers_is_refused(
+    tmp_path: Path, old: str, new: str, found: str
+) -> None:
+    root, _ = broken_copy(tmp_path, "tests/dcgm-l1.yaml", old, new)
+    with pytest.raises(NvcregenError) as caught:
+        load_catalog(root)
+    messages = {d.message for d in caught.value.diagnostics if d.code == "NVC220"}
+    kind = "node" if "kind: node" in new else "dcgm"
+    assert any(
+        f"a {kind} test takes a `{kind}` block and no other (found: {found})" in m for m in messages
+    ), messages
+    assert {d.span.file for d in caught.value.diagnostics} == {"catalog/tests/dcgm-l1.yaml"}
+
+
 def test_a_broken_images_file_names_its_catalog_path(tmp_path: Path) -> None:
     root, text = broken_copy(tmp_path, "images.yaml", "\ndcgm: ", "\ndcmg: ")
     with pytest.raises(NvcregenError) as caught:
