@@ -63,7 +63,9 @@ class TestKind(ABC):
     one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
     collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
     node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
-    nvcre_sizes_pods: ClassVar[bool]  # NVCRE's catalog entry sizes its pods, not pods.yaml
+    # cpu (millicores) and memory (bytes) a node's pod requests when NVCRE's own catalog
+    # entry sizes it (not catalog/pods.yaml); None when nvcregen sizes its pods
+    nvcre_pod: ClassVar[tuple[int, int] | None] = None
     node_container: ClassVar[str | None] = None  # its container on a node, if per node
     # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
     # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own

@@ -25,10 +25,6 @@ GI = KI**3
 # (nvcre-api.md §1.4 and §4.8; nvcregen.compile.readiness.preview.LAUNCHER_LIMITS).
 MPI_LAUNCHER_CPU_M = 2000
 MPI_LAUNCHER_MEMORY = 1 * GI
-# NVCRE 0.7.0's training entries request cpu 64 and memory 500Gi per node
-# (CategoryOptions.resources defaults, nvcre-api.md §1.1).
-TRAINING_CPU_M = 64_000
-TRAINING_MEMORY = 500 * GI
 _MEMORY_UNITS = {"": 1, "Ki": KI, "Mi": KI**2, "Gi": GI, "Ti": KI**4}
 
 
@@ -106,8 +102,8 @@ def job_shape(site: Site, unit: TestUnit) -> JobShape:
         node_pod = Requests(
             parse_cpu(unit.pod.requests.cpu or "0"), parse_memory(unit.pod.requests.memory or "0")
         )
-    if nvcre and kind.nvcre_sizes_pods:
-        node_pod = Requests(TRAINING_CPU_M, TRAINING_MEMORY)
+    if nvcre and kind.nvcre_pod is not None:  # NVCRE's catalog entry sizes the pod
+        node_pod = Requests(*kind.nvcre_pod)
     nics = unit.pool.spec.nics
     counted_nics = unit.nics_per_node if nics is not None and nics.resource_name else 0
     return JobShape(

@@ -19,7 +19,6 @@ class Dcgm(TestKind):
     collective = False
     log_format = "dcgm-diag"
     pod_size = "dcgm"
-    nvcre_sizes_pods = False
     node_health = False
     node_container = "dcgm-diag"
 

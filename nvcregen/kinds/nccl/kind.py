@@ -19,7 +19,6 @@ class Nccl(TestKind):
     collective = True
     log_format = "nccl-tests"
     pod_size = "nccl"
-    nvcre_sizes_pods = False
     node_health = False
 
     def duration_basis(self, test: KindTest) -> str:

@@ -21,7 +21,6 @@ class NodeHealth(TestKind):
     collective = False
     log_format = "node-health"
     pod_size = "dcgm"
-    nvcre_sizes_pods = False
     node_health = True
     node_container = "node-health"
 

@@ -17,7 +17,9 @@ class Training(TestKind):
     per_node = False
     one_node = False
     collective = False
-    nvcre_sizes_pods = True
+    # NVCRE 0.7.0's training entries request cpu 64 and memory 500Gi per node
+    # (CategoryOptions.resources defaults, nvcre-api.md §1.1).
+    nvcre_pod = (64_000, 500 * 1024**3)
     node_health = False
 
     def duration_basis(self, test: KindTest) -> str:

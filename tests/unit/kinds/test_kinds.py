@@ -46,11 +46,11 @@ def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
         ("nccl", {"collective"}),
         ("dcgm", {"per_node"}),
         ("node", {"per_node", "one_node", "node_health"}),
-        ("training", {"nvcre_sizes_pods"}),
+        ("training", {"nvcre_pod"}),
     ],
 )
 def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
-    every = ("per_node", "one_node", "collective", "node_health", "nvcre_sizes_pods")
+    every = ("per_node", "one_node", "collective", "node_health", "nvcre_pod")
     assert {t for t in every if getattr(KINDS[name], t)} == traits
 
 
@@ -175,3 +175,7 @@ def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() 
     assert pods.named("nccl") is pods.nccl
     assert pods.named("dcgm") is pods.dcgm
     assert pods.named(None) is None
+
+
+def test_nvcre_sizes_only_training_pods_as_its_entries_default() -> None:
+    assert KINDS["training"].nvcre_pod == (64_000, 500 * 2**30)  # cpu 64, memory 500Gi
