@@ -14,6 +14,7 @@ from pydantic import BaseModel
 from nvcregen.catalog.load import Catalog, load_catalog, model_key
 from nvcregen.catalog.models import Baseline, HardwareEntry, TestEntry
 from nvcregen.core.units import format_gbs
+from nvcregen.kinds.registry import kind_of
 
 Kind = Literal["hardware", "tests", "baselines"]
 KINDS: tuple[Kind, ...] = get_args(Kind)
@@ -157,15 +158,7 @@ def _row(entry: Entry) -> list[str]:
 
 def _duration(test: TestEntry) -> str:
     """What a test's duration follows from: a fixed time, or its sweep (hardware decides)."""
-    if test.dcgm is not None:
-        return test.dcgm.expected_duration
-    if test.node is not None:
-        return test.node.expected_duration
-    if test.nccl is not None:
-        return f"sweep {test.nccl.min_bytes}..{test.nccl.max_bytes}"
-    if test.training is not None:
-        return f"{test.training.max_steps} steps"
-    return "-"
+    return kind_of(test).duration_basis(test)
 
 
 def _table(rows: list[list[str]]) -> str:

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
+from nvcregen.kinds.dcgm.params import DcgmParams
+from nvcregen.kinds.nccl.params import NcclParams
+from nvcregen.kinds.node.params import NodeHealthParams
+from nvcregen.kinds.protocol import PodSizeName
+from nvcregen.kinds.registry import KindName
+from nvcregen.kinds.training.params import TrainingParams
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
 
-TestKind = Literal["nccl", "dcgm", "training", "node"]
 ImageRole = Literal["nccl", "dcgm", "training"]
 
 
@@ -50,43 +55,6 @@ class HardwareEntry(StrictModel):
     sources: list[str] = Field(min_length=1)
 
 
-class NcclParams(StrictModel):
-    """nccl-tests parameters for a collective."""
-
-    binary: str
-    test_type: str
-    min_bytes: Size = "8B"
-    max_bytes: Size = "16GiB"
-    step_factor: Annotated[int, Field(ge=2)] = 2
-    iterations: Annotated[int, Field(ge=1)] = 100
-    cycles: Annotated[int, Field(ge=1)] = 10
-
-
-class DcgmParams(StrictModel):
-    """A DCGM diagnostic run."""
-
-    level: Annotated[int, Field(ge=1, le=4)]
-    needs_hostengine: bool = False
-    expected_duration: Duration  # `dcgmi diag` on a healthy node, hostengine start not included
-
-
-class NodeHealthParams(StrictModel):
-    """A node-health run: `nvidia-smi -q -x` and the kernel's NVRM lines, judged by nvcregen."""
-
-    expected_duration: Duration  # nvidia-smi on a healthy node, image start not included
-
-
-class TrainingParams(StrictModel):
-    """A checkpointed training run whose goodput is measured."""
-
-    max_steps: Annotated[int, Field(ge=1)]
-    save_interval: Annotated[int, Field(ge=1)]
-    storage_size: str
-    startup: Duration  # image start, model build and data loading before the first step
-    step_time: Duration  # one training step, checkpoints aside
-    checkpoint_save: Duration  # one synchronous checkpoint save
-
-
 class NvcreCategory(StrictModel):
     """The NVCRE catalog category a test maps to, when NVCRE has one."""
 
@@ -102,7 +70,7 @@ class TestEntry(StrictModel):
 
     name: str
     title: str
-    kind: TestKind
+    kind: KindName
     scopes: list[Scope] = Field(min_length=1)
     transport: Literal["fabric", "socket", "none"]
     image: ImageRole
@@ -115,10 +83,16 @@ class TestEntry(StrictModel):
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 
-    @property
-    def per_node(self) -> bool:
-        """Whether the test runs once per node, alone on it (DCGM, node health)."""
-        return self.dcgm is not None or self.node is not None
+    @model_validator(mode="after")
+    def _its_kinds_block(self) -> TestEntry:
+        """A test carries the block its kind names (`kinds/`), and no other kind's."""
+        blocks = [k for k in get_args(KindName) if getattr(self, k) is not None]
+        if blocks != [self.kind]:
+            found = ", ".join(f"`{b}`" for b in blocks) or "none"
+            raise ValueError(
+                f"a {self.kind} test takes a `{self.kind}` block and no other (found: {found})"
+            )
+        return self
 
 
 class BaselineRound(StrictModel):
@@ -187,9 +161,9 @@ class PodSizes(StrictModel):
     dcgm: PodSize
     sources: list[str] = Field(min_length=1)
 
-    def for_test(self, kind: TestKind) -> PodSize | None:
-        """The size of a test's pods; None for kinds whose pods NVCRE sizes itself."""
-        return {"nccl": self.nccl, "dcgm": self.dcgm, "node": self.dcgm}.get(kind)
+    def named(self, size: PodSizeName | None) -> PodSize | None:
+        """The size a kind's pods take (`TestKind.pod_size`); None when NVCRE sizes them."""
+        return None if size is None else {"nccl": self.nccl, "dcgm": self.dcgm}[size]
 
 
 class ExampleDigest(StrictModel):

@@ -51,6 +51,7 @@ from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
+from nvcregen.kinds.registry import kind_of
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -193,7 +194,7 @@ def _cluster_node_health_logs(
     site's WorkloadRun of their test was: a reclaim leaves earlier runs' TrainJobs behind.
     """
     site = loaded.site
-    tests = {u.test.name for u in loaded.units if u.test.node is not None}
+    tests = {u.test.name for u in loaded.units if kind_of(u.test).node_health}
     namespaces = site_namespaces(site, objects.workflows)
     since = runs_created(site, objects.owners, tests)
     try:

@@ -31,12 +31,11 @@ from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.collect.client import ApiCallError, list_objects, read_text, unserved
 from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
-from nvcregen.compile.readiness.dcgmjob import CONTAINER as DCGM_CONTAINER
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
-from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
 from nvcregen.compile.readiness.packed import CONTAINER as PACK_CONTAINER
 from nvcregen.core.labels import TESTS
 from nvcregen.ingest.limits import MAX_LOG_BYTES
+from nvcregen.kinds.registry import KINDS as TEST_KINDS
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site
@@ -46,6 +45,8 @@ REPLICATED_JOB = "jobset.sigs.k8s.io/replicatedjob-name"
 JOB_NAME = ("batch.kubernetes.io/job-name", "job-name")
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 KINDS = ("TrainJob", "Job", "Pod")
+# every per-node kind's container, in the registry's order (`dcgm-diag` first)
+_NODE_CONTAINERS = tuple(k.node_container for k in TEST_KINDS.values() if k.node_container)
 
 
 def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog], Snapshot]:
@@ -178,7 +179,7 @@ def _age(pod: Obj) -> tuple[str, str]:
 
 
 def _job_container(job: Obj) -> str:
-    """`node-health` for a node-health Job, else `dcgm-diag`: the one container it names."""
+    """The per-node kind's container a Job names (`dcgm-diag`, `node-health`), else DCGM's."""
     template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
     names = {c.get("name") for c in template.get("containers") or [] if isinstance(c, dict)}
-    return NODE_CONTAINER if NODE_CONTAINER in names else DCGM_CONTAINER
+    return next((c for c in _NODE_CONTAINERS if c in names), _NODE_CONTAINERS[0])

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -117,11 +118,12 @@ def _key(unit: TestUnit) -> tuple[object, ...]:
     """Tests with equal keys share a pack; a first item None means "not packable"."""
     if unit.pool.spec.nodes is None:
         return (None, id(unit))
+    kind = kind_of(unit.test)
     if unit.nodes_per_job == 1:
-        if not (unit.test.per_node or unit.test.nccl is not None):
+        if not (kind.per_node or kind.collective):
             return (None, id(unit))
         return ("node", unit.stage_index, unit.pool.spec.name, unit.image)
-    if unit.test.nccl is None:
+    if not kind.collective:
         return (None, id(unit))
     # one stage on one pool has one grouping (its fabric groups or `nodesPerJob`)
     return ("group", unit.stage_index, unit.pool.spec.name, unit.image, unit.nodes_per_job)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from nvcregen.catalog.physics_data import PathKind
 from nvcregen.core import units
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan import bandwidth, evidence, sweep
 from nvcregen.plan.run import Run, run_of
 
@@ -117,21 +118,8 @@ def busbw_at(unit: TestUnit | Run, catalog: Catalog, size: int) -> float | None:
 def expected_duration(unit: TestUnit | Run, catalog: Catalog) -> float:
     """Expected seconds of one job of a test, start-up included."""
     run = _run(unit)
-    test = run.test
-    if test.nccl is not None:
-        return _nccl_seconds(run, catalog)
-    if test.dcgm is not None:
-        startup = units.parse_duration(catalog.physics.startup.dcgm)
-        return (startup + units.parse_duration(test.dcgm.expected_duration)) / 1000
-    if test.node is not None:  # a pod start like DCGM's, then nvidia-smi
-        startup = units.parse_duration(catalog.physics.startup.dcgm)
-        return (startup + units.parse_duration(test.node.expected_duration)) / 1000
-    if test.training is not None:
-        t = test.training
-        steps = t.max_steps * units.parse_duration(t.step_time)
-        saves = t.max_steps // t.save_interval * units.parse_duration(t.checkpoint_save)
-        return (units.parse_duration(t.startup) + steps + saves) / 1000
-    raise ValueError(f"test {test.name} has no parameters to time")
+    fixed = kind_of(run.test).fixed_time(run.test, catalog.physics.startup.dcgm)
+    return _nccl_seconds(run, catalog) if fixed is None else fixed.seconds
 
 
 def _nccl_seconds(run: Run, catalog: Catalog) -> float:
@@ -154,8 +142,9 @@ def _nccl_seconds(run: Run, catalog: Catalog) -> float:
 def largest_size(unit: TestUnit | Run, catalog: Catalog) -> int:
     """The largest message nccl-tests runs on this hardware (memory may lower maxBytes)."""
     run = _run(unit)
-    assert run.test.nccl is not None
-    return sweep.max_bytes(run.test.nccl, run.hardware.memory_gb, catalog.physics.nccl_tests)
+    nccl = run.test.nccl
+    assert nccl is not None
+    return sweep.max_bytes(nccl, run.hardware.memory_gb, catalog.physics.nccl_tests)
 
 
 def measured_sizes(unit: TestUnit | Run, catalog: Catalog) -> tuple[int, ...]:
@@ -189,21 +178,8 @@ def gpu_hours(unit: TestUnit | Run, catalog: Catalog) -> float:
 def explain(unit: TestUnit | Run, catalog: Catalog) -> str:
     """How the expected duration was derived, in one line."""
     run = _run(unit)
-    test = run.test
-    if test.dcgm is not None:
-        startup = catalog.physics.startup.dcgm
-        return f"{startup} start-up + DCGM level {test.dcgm.level} {test.dcgm.expected_duration}"
-    if test.node is not None:
-        startup = catalog.physics.startup.dcgm
-        return f"{startup} start-up + nvidia-smi and kernel log {test.node.expected_duration}"
-    if test.training is not None:
-        t = test.training
-        saves = t.max_steps // t.save_interval
-        return (
-            f"{t.startup} start-up + {t.max_steps} steps x {t.step_time} "
-            f"+ {saves} checkpoints x {t.checkpoint_save}"
-        )
-    return _explain_nccl(run, catalog)
+    fixed = kind_of(run.test).fixed_time(run.test, catalog.physics.startup.dcgm)
+    return _explain_nccl(run, catalog) if fixed is None else fixed.explanation
 
 
 def _explain_nccl(run: Run, catalog: Catalog) -> str:

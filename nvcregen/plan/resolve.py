@@ -9,6 +9,7 @@ from nvcregen.core.metrics import METRICS
 from nvcregen.fabric.groups import Grouping, plan_groups
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.placement import place
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan import physics
 from nvcregen.plan.images import resolve_image
 from nvcregen.plan.model import CompiledThreshold, Mode, Network, Pool, TestUnit
@@ -73,7 +74,11 @@ def mode_for(
     """
     if test.nvcre is None:
         return "workloadrun"
-    if test.kind == "nccl" and network == "rdma" and (stage.pin_transport or not nvcre_knows_model):
+    if (
+        kind_of(test).collective
+        and network == "rdma"
+        and (stage.pin_transport or not nvcre_knows_model)
+    ):
         return "workloadrun"
     hostengine = site.spec.dependencies.dcgm.hostengine
     if test.nvcre.hostengine is not None and hostengine not in {None, test.nvcre.hostengine}:
@@ -171,7 +176,7 @@ def _unit(
     site: Site, catalog: Catalog, stage: Stage, stage_index: int, pool: Pool, test: TestEntry
 ) -> TestUnit:
     network = network_for(test, pool.spec, stage.scope)
-    alone = stage.scope == "intra-node" or test.node is not None  # node health: one node a run
+    alone = stage.scope == "intra-node" or kind_of(test).one_node
     grouping = None if alone else stage_grouping(stage, pool)
     nodes_per_job = 1 if alone else (stage.nodes_per_job or pool.node_count or 2)
     if grouping is not None and grouping.largest > 1:
@@ -207,7 +212,7 @@ def _unit(
         image=resolve_image(site, catalog, test.image),
         thresholds=compile_thresholds(site, test.name, stage.scope, pool.spec.name),
         test_file=catalog.origin("tests", test.name),
-        pod=catalog.pods.for_test(test.kind),
+        pod=catalog.pods.named(kind_of(test).pod_size),
         grouping=grouping,
     )
 

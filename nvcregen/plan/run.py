@@ -46,7 +46,8 @@ class Run:
     @property
     def collective(self) -> Collective | None:
         """The nccl-tests collective, or None for a test that runs none."""
-        name = self.test.nccl.test_type if self.test.nccl else None
+        nccl = self.test.nccl
+        name = nccl.test_type if nccl is not None else None
         return name if name in COLLECTIVES else None
 
     @property

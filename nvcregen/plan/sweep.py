@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from nvcregen.catalog.models import NcclParams
 from nvcregen.catalog.physics_data import Collective, NcclTestsDefaults
 from nvcregen.core import units
+from nvcregen.kinds.nccl.params import NcclParams
 
 _RESERVED = 1 << 30  # nccl-tests keeps 1 GiB of each GPU for everything but its buffers
 

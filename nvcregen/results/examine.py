@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nvcregen.catalog.load import Catalog
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
 from nvcregen.results.copies import copies
@@ -44,7 +45,7 @@ def examine(
         if unit is None:
             continue
         found += missing(run, unit)
-        if unit.test.nccl is None:
+        if not kind_of(unit.test).collective:
             continue
         found += bind(run, unit, catalog)
         found += shapes(run)

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import PACK_PREFIX, Pack, pack_of
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
@@ -61,7 +62,7 @@ class Placed:
         """The group name verdicts are grouped by: `g<index>`, `n<index>`, or ""."""
         if self.index is None:
             return ""
-        return f"{'n' if self.unit.test.per_node else 'g'}{self.index}"
+        return f"{'n' if kind_of(self.unit.test).per_node else 'g'}{self.index}"
 
 
 @dataclass(frozen=True)
@@ -88,7 +89,7 @@ class PackPlaced:
 
 def expected_runs(unit: TestUnit, rounds: int) -> set[tuple[int, int | None]]:
     """Every (round, index) the plan runs for a test: per node group, or per node (DCGM)."""
-    if unit.test.per_node:
+    if kind_of(unit.test).per_node:
         indexes: list[int | None] = list(range(len(unit.pool.spec.nodes or ())))
     else:
         groups = node_groups(unit)
@@ -137,7 +138,7 @@ def place(
         round_ = int(match["round"])
     if unit is None:
         return f"{name}: no planned test of this site runs as {run}"
-    if unit.test.per_node != dcgm:
+    if kind_of(unit.test).per_node != dcgm:
         return f"{name}: the name does not fit test {unit.test.name} (-g for NCCL, -n for DCGM)"
     index = int(match["index"]) if match["index"] is not None else None
     nodes = _nodes(unit, index)
@@ -189,7 +190,7 @@ def _by_labels(units: Sequence[TestUnit], stage: str, test: str) -> TestUnit | N
 
 def _by_name(site: str, units: Sequence[TestUnit], base: str, *, dcgm: bool) -> TestUnit | None:
     """The unit whose name prefix is `base`; a prefix cut to fit the length limit counts."""
-    fits = [u for u in units if u.test.per_node == dcgm]
+    fits = [u for u in units if kind_of(u.test).per_node == dcgm]
     exact = [u for u in fits if base in _prefixes(site, u)]
     cut = [u for u in fits if any(k.startswith(f"{base}-") for k in _prefixes(site, u))]
     found = exact or cut
@@ -205,7 +206,7 @@ def _prefixes(site: str, unit: TestUnit) -> tuple[str, str]:
 def _nodes(unit: TestUnit, index: int | None) -> tuple[str, ...]:
     if index is None:
         return ()
-    if unit.test.per_node:
+    if kind_of(unit.test).per_node:
         nodes = unit.pool.spec.nodes or []
         return (nodes[index],) if index < len(nodes) else ()
     groups = node_groups(unit)

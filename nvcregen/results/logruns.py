@@ -24,7 +24,7 @@ unjudged (its node an unjudged node of the run), and not found without any log.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from statistics import fmean
 from typing import Any
@@ -33,6 +33,7 @@ from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
@@ -128,7 +129,8 @@ def assemble_log_runs(
 
 
 def _kind(unit: TestUnit) -> str:
-    return "dcgm" if unit.test.dcgm else "node" if unit.test.node else "nccl"
+    """A log record's kind: its test's."""
+    return kind_of(unit.test).name
 
 
 def _base(log: RunLog, placed: Placed, text: str, *, failed: bool) -> dict[str, Any]:
@@ -152,7 +154,7 @@ def _refused(log: RunLog, placed: Placed, error: str) -> _Read:
     text = log.data.decode("utf-8", errors="replace")
     base = _base(log, placed, text, failed=False)
     record = LogRecord(**base, kind=_kind(placed.unit), status=REFUSED, errors=(error,))
-    nccl = placed.unit.test.nccl is not None
+    nccl = kind_of(placed.unit.test).collective
     return _Read(placed, record, _bandwidth(placed, record, None) if nccl else None)
 
 
@@ -162,19 +164,34 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
     failed = _job_failed(placed.obj) if failed is None else failed
     base = _base(log, placed, text, failed=failed)
     disorder = timestamps_out_of_order(text)
+    kind = kind_of(placed.unit.test)
     if disorder is not None:
-        kind = _kind(placed.unit)
         at = f"{log.path} (the section after line {log.line})" if log.line else log.path
         why = f"{DISORDERED}: {at}: kubectl --timestamps {disorder}: not one run's output"
-        record = LogRecord(**base, kind=kind, status="disordered", errors=(why,))
-        return _Read(placed, record, _bandwidth(placed, record, None) if kind == "nccl" else None)
-    if placed.unit.test.dcgm is not None:
-        names_itself = prints_begin(placed.obj)
-        return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
-    if placed.unit.test.node is not None:
-        return _Read(
-            placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None
-        )
+        record = LogRecord(**base, kind=kind.name, status="disordered", errors=(why,))
+        measured = _bandwidth(placed, record, None) if kind.collective else None
+        return _Read(placed, record, measured)
+    reader = _READERS.get(kind.log_format or "")
+    if reader is None:  # the plan runs no such test where logs are read; never a guess
+        why = f"test {placed.unit.test.name} prints no log nvcregen reads"
+        record = LogRecord(**base, kind=kind.name, status="no-data", errors=(why,))
+        return _Read(placed, record, None)
+    return reader(log, placed, text, base)
+
+
+def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A node-health log, judged node by node (`ingest/node_*`)."""
+    return _Read(placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None)
+
+
+def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A DCGM diagnostic's JSON, bound to the node its begin line names."""
+    names_itself = prints_begin(placed.obj)
+    return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
+
+
+def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
         run = parse_nccl(text, log.path)[-1]  # a launcher runs one test
     except IngestFormatError as exc:
@@ -198,6 +215,14 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         cuda_driver=run.cuda_driver,
     )
     return _Read(placed, record, _bandwidth(placed, record, run))
+
+
+# Each log format a kind declares (`TestKind.log_format`) and the reader of it.
+_READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
+    "nccl-tests": _read_nccl,
+    "dcgm-diag": _read_dcgm_log,
+    "node-health": _read_node_health,
+}
 
 
 def _finished(text: str, obj: Obj | None) -> str | None:
@@ -280,7 +305,7 @@ def _finality(record: LogRecord) -> tuple[Finality, str]:
 def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> BandwidthMeasurement:
     """One round as NVCRE would record it: bandwidths per size, finality, transport."""
     finality, reason = _finality(record)
-    kind = "TrainJob" if placed.unit.test.nccl is not None else "Job"
+    kind = "TrainJob" if kind_of(placed.unit.test).collective else "Job"
     namespace = record.path.split("/")[1]
     ref = ObjectRef(kind=kind, namespace=namespace, name=placed.run, uid=uid_of(placed.obj or {}))
     return BandwidthMeasurement(
@@ -336,7 +361,7 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
     expected = expected_runs(unit, rounds)
     unjudged = _unjudged_nodes(unit, reads, expected)
     if not reads:
-        what = "Job" if unit.test.per_node else "TrainJob launcher"
+        what = "Job" if kind_of(unit.test).per_node else "TrainJob launcher"
         update = {"reason": "NotFound", "message": f"no {what} log", "unjudged_nodes": unjudged}
         return base.model_copy(update=update)
     failed = [r.record for r in reads if r.record.job_failed or r.record.status == "failed"]
@@ -382,12 +407,13 @@ def _unjudged_nodes(
     A packed pod without the test's section, a log not saved: the node's other rounds do
     not clear it. Node-health: also the nodes whose log did not judge them whole.
     """
-    if not unit.test.per_node:
+    kind = kind_of(unit.test)
+    if not kind.per_node:
         return ()
     named = unit.pool.spec.nodes or ()
     logged = {(r.placed.round, r.placed.index) for r in reads}
     absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
-    if unit.test.node is not None:
+    if kind.node_health:
         return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
     rounds: dict[int, list[int]] = {}  # each node's missing rounds, found in one pass
     for round_, index in sorted((r, i) for r, i in expected - logged if i is not None):
@@ -403,12 +429,12 @@ def _unjudged_nodes(
 
 
 def _source_kind(unit: TestUnit) -> str:
-    return "Job" if unit.test.per_node else "TrainJob"
+    return "Job" if kind_of(unit.test).per_node else "TrainJob"
 
 
 def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNode, ...]:
     """Per-node failures name their node; an NCCL failure is the group's, not one node's."""
-    if not unit.test.per_node:
+    if not kind_of(unit.test).per_node:
         return ()
     return tuple(
         FailedNode(
@@ -423,7 +449,7 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
 
 def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
     """Per-node tests: the nodes whose every log finished and passed."""
-    if not unit.test.per_node:
+    if not kind_of(unit.test).per_node:
         return ()
     bad = {
         n for r in reads if r.record.status != "ok" or r.record.job_failed for n in r.placed.nodes
@@ -434,7 +460,7 @@ def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
 
 def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:
     """The NCCL_NET the TrainJobs pin: from an exported TrainJob, else from the plan."""
-    if unit.test.nccl is None:
+    if not kind_of(unit.test).collective:
         return None
     for r in reads:
         trainer = ((r.placed.obj or {}).get("spec") or {}).get("trainer") or {}

@@ -22,6 +22,7 @@ from nvcregen.ingest.node_files import merge
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.ingest.node_models import NodeFacts, NodeReport
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.models import FailedNode
 
@@ -135,7 +136,7 @@ def with_pool_majority(
     by_path = {log.path: log for log in logs}  # a packed log: the section of each test
     sections = {(log.path, hashlib.sha256(log.data).hexdigest()): log for log in logs if log.pod}
     found: dict[tuple[str, str], dict[str, list[str]]] = {}
-    for unit in (u for u in units if u.test.node is not None):
+    for unit in (u for u in units if kind_of(u.test).node_health):
         mine = [r for r in records if (r.stage, r.test) == (unit.stage.name, unit.test.name)]
         reports = [
             report

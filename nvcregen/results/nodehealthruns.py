@@ -19,6 +19,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import FailedNode, RunState
@@ -33,7 +34,7 @@ def judge_node_health_logs(
     records: list[LogRecord] = []
     updated = list(runs.runs)
     problems = list(runs.problems)
-    health = [u for u in units if u.test.node is not None]
+    health = [u for u in units if kind_of(u.test).node_health]
     for index, run in enumerate(updated):
         unit = next(
             (u for u in health if (u.stage.name, u.test.name) == (run.stage, run.test)), None

@@ -44,6 +44,7 @@ from nvcregen.core import codes
 from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import NcclRun
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.findings import Finding
 from nvcregen.results.logplace import PackPlaced, Placed
@@ -264,8 +265,8 @@ def _placed(unit: TestUnit, where: PackPlaced, node: str) -> Placed | None:
     """The run a section stands for: the test on the pod's node, or on the group."""
     if not where.pack.per_node:
         return Placed(unit, where.run, where.round, where.index, where.nodes, where.obj)
-    slots = (unit.pool.spec.nodes or []) if unit.test.per_node else node_groups(unit)
-    key: str | tuple[str, ...] = node if unit.test.per_node else (node,)
+    slots = (unit.pool.spec.nodes or []) if kind_of(unit.test).per_node else node_groups(unit)
+    key: str | tuple[str, ...] = node if kind_of(unit.test).per_node else (node,)
     if key not in slots:
         return None
     return Placed(unit, where.run, where.round, list(slots).index(key), (node,), where.obj)

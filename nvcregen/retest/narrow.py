@@ -31,6 +31,7 @@ from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.fabric.names import shown
+from nvcregen.kinds.registry import kind_of
 from nvcregen.report.archive import ReadArchive
 from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.sitefile import (
@@ -62,7 +63,7 @@ class Narrowing:
 
 def node_tests() -> frozenset[str]:
     """The catalog's node-health tests (one node, no fabric)."""
-    return frozenset(n for n, t in load_catalog().tests.items() if t.kind == "node")
+    return frozenset(n for n, t in load_catalog().tests.items() if kind_of(t).node_health)
 
 
 def narrow(

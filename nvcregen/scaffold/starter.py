@@ -16,6 +16,7 @@ from typing import Literal, cast, get_args
 from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, ImageRole, TestEntry, TypicalNics
 from nvcregen.core import units
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.v1alpha1 import API_VERSION, Site
@@ -333,7 +334,7 @@ def _usable(catalog: Catalog, names: tuple[str, ...], scope: str, *, rdma: bool)
 
 
 def _runs(test: TestEntry, scope: str, *, rdma: bool) -> bool:
-    if scope not in test.scopes or (test.dcgm is not None and test.dcgm.needs_hostengine):
+    if scope not in test.scopes or kind_of(test).needs_hostengine(test):
         return False
     # Without RDMA NICs a fabric collective across nodes would silently run over TCP.
     return not (scope == "inter-node" and test.transport == "fabric" and not rdma)

@@ -11,6 +11,7 @@ from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.core.secrets import shown
 from nvcregen.core.units import check_unit
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.budget import hours, plan_budget, worst_case
 from nvcregen.plan.images import is_pinned, source_image
 from nvcregen.plan.model import TestUnit
@@ -233,7 +234,7 @@ def _check_stage_tests(site: Site, catalog: Catalog, index: int, report: _Report
                 f"test '{name}' does not run at scope {stage.scope}",
                 f"it runs at: {', '.join(test.scopes)}",
             )
-        if test.dcgm and test.dcgm.needs_hostengine and not site.spec.dependencies.dcgm.hostengine:
+        if kind_of(test).needs_hostengine(test) and not site.spec.dependencies.dcgm.hostengine:
             report.add(
                 at,
                 codes.NVC310.code,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.resolve import stage_pool_name
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -42,18 +43,19 @@ def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[D
             if test is None or pool is None:
                 continue
             where = f"/spec/readiness/stages/{i}/tests/{j}"
-            if test.nccl is None and not test.per_node:
+            kind = kind_of(test)
+            if not kind.collective and not kind.per_node:
                 message = f"{name} has no trainer-mode form: it needs NVCRE's catalog entry"
                 hint = "remove it from this stage, or run the plan with readiness.engine: nvcre"
                 found.append(_diagnostic(doc, where, codes.NVC322.code, message, hint))
-            elif test.per_node and pool.nodes is None:
+            elif kind.per_node and pool.nodes is None:
                 message = (
                     f"{name} runs as a Job pinned to each node in trainer mode, but pool "
                     f"'{pool.name}' selects its nodes by label and names none"
                 )
                 hint = f"list the nodes of pool '{pool.name}' (nodes: [...]) or use engine: nvcre"
                 found.append(_diagnostic(doc, where, codes.NVC321.code, message, hint))
-            elif test.nccl is not None and pool.nodes is None:
+            elif kind.collective and pool.nodes is None:
                 message = (
                     f"{name} runs as one TrainJob per round on any {pool.name} nodes the "
                     "scheduler picks, not on every node of the pool"

@@ -36,6 +36,7 @@ from nvcregen.compile.queue.prebuilt import uses_prebuilt
 from nvcregen.core import units
 from nvcregen.core.labels import TEST as TEST_LABEL
 from nvcregen.core.manifest import Manifest, Obj, content_hash
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -111,7 +112,7 @@ def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
 
 def _checks(stage_units: Sequence[TestUnit], *, trainer: bool) -> tuple[HealthCheck, ...]:
     if trainer:
-        kinds = {"TrainJob" if u.test.nccl is not None else "Job" for u in stage_units}
+        kinds = {"TrainJob" if kind_of(u.test).collective else "Job" for u in stage_units}
     else:
         kinds = {_NVCRE_KINDS[u.mode] for u in stage_units}
     return tuple(c for c in HEALTH_CHECKS if c.kind in kinds)

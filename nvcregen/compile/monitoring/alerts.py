@@ -29,6 +29,7 @@ from nvcregen.compile.readiness.nvcre import CERTIFICATION_NAME_MAX, WORKLOADRUN
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj, hashed_name
 from nvcregen.core.metrics import METRICS, Metric
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site, Threshold
 
@@ -179,7 +180,7 @@ def _targets(site: Site, test_units: Sequence[TestUnit]) -> list[_Target]:
 def _measurable(field: str, unit: TestUnit) -> bool:
     if field == "goodput":
         return unit.test.measurement == "goodput"
-    return unit.test.nccl is not None
+    return kind_of(unit.test).collective
 
 
 def _measured(site: Site, target: _Target, window: str) -> tuple[str, str]:

@@ -23,6 +23,7 @@ from nvcregen.compile.monitoring.promql import (
 )
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -83,7 +84,7 @@ RECORDINGS = (
 
 def bandwidth_window(test_units: Sequence[TestUnit]) -> str:
     """The `max_over_time` window: an hour, or the longest NCCL job's timeout if longer."""
-    longest = max((u.timeout_ms for u in test_units if u.test.nccl is not None), default=0)
+    longest = max((u.timeout_ms for u in test_units if kind_of(u.test).collective), default=0)
     return units.format_duration(whole_minutes(max(HOUR_MS, longest)))
 
 

@@ -22,6 +22,7 @@ from nvcregen.catalog.models import ExampleDigests
 from nvcregen.compile.queue.workloads import manages_queues
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -165,7 +166,7 @@ def _example(
 
 def _sshd(site: Site, doc: Document, test_units: Iterable[TestUnit]) -> list[Diagnostic]:
     images = site.spec.images
-    multi_node = [u for u in test_units if u.test.nccl is not None and u.nodes_per_job > 1]
+    multi_node = [u for u in test_units if kind_of(u.test).collective and u.nodes_per_job > 1]
     if not images.offline or images.nccl_ships_sshd or not multi_node:
         return []
     where = "/spec/images"

@@ -57,6 +57,7 @@ from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -108,7 +109,7 @@ def check_prebuilt(
         return []
     enabled = site.spec.dependencies.kueue.prebuilt_workloads
     applies = _could_use_prebuilt(site)
-    jobs = sorted({u.test.name for u in test_units if u.test.nccl is None})
+    jobs = sorted({u.test.name for u in test_units if not kind_of(u.test).collective})
     if applies and not enabled and site.spec.gitops.engine == "flux" and jobs:
         message = (
             "without prebuilt Workloads Flux cannot wait for a batch Job Kueue queues: its Job "

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcregen.core.quantity import whole_units
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -24,10 +25,6 @@ GI = KI**3
 # (nvcre-api.md §1.4 and §4.8; nvcregen.compile.readiness.preview.LAUNCHER_LIMITS).
 MPI_LAUNCHER_CPU_M = 2000
 MPI_LAUNCHER_MEMORY = 1 * GI
-# NVCRE 0.7.0's training entries request cpu 64 and memory 500Gi per node
-# (CategoryOptions.resources defaults, nvcre-api.md §1.1).
-TRAINING_CPU_M = 64_000
-TRAINING_MEMORY = 500 * GI
 _MEMORY_UNITS = {"": 1, "Ki": KI, "Mi": KI**2, "Gi": GI, "Ti": KI**4}
 
 
@@ -98,14 +95,15 @@ def job_shape(site: Site, unit: TestUnit) -> JobShape:
     allowance = _allowance(site)
     nvcre = site.spec.readiness.engine == "nvcre"
     # NVCRE runs MPI with a separate launcher; trainer mode runs the launcher as node 0.
-    launchers = 1 if nvcre and unit.test.nccl is not None else 0
+    kind = kind_of(unit.test)
+    launchers = 1 if nvcre and kind.collective else 0
     node_pod = Requests()
     if unit.pod is not None:  # catalog/pods.yaml: what nvcregen's pods request
         node_pod = Requests(
             parse_cpu(unit.pod.requests.cpu or "0"), parse_memory(unit.pod.requests.memory or "0")
         )
-    if nvcre and unit.test.training is not None:
-        node_pod = Requests(TRAINING_CPU_M, TRAINING_MEMORY)
+    if nvcre and kind.nvcre_pod is not None:  # NVCRE's catalog entry sizes the pod
+        node_pod = Requests(*kind.nvcre_pod)
     nics = unit.pool.spec.nics
     counted_nics = unit.nics_per_node if nics is not None and nics.resource_name else 0
     return JobShape(

@@ -1,6 +1,7 @@
 """Trainer mode's per-node tests: a batch/v1 Job per test, round and node (pure).
 
-DCGM diagnostics and `node-health` (`nodehealth.py`) run this way; what follows is DCGM's.
+DCGM diagnostics and `node-health` run this way (`nodescript.py`: the script its kind
+names); what follows is DCGM's.
 
 As the field report ran them before NVCRE: an ordinary Job holding every GPU of one
 node, running `dcgmi diag --run <level> --json` against a hostengine started inside the
@@ -18,9 +19,8 @@ from __future__ import annotations
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
 from nvcregen.compile.readiness.mpi import GPU, node_affinity
-from nvcregen.compile.readiness.nodehealth import CONTAINER as NODE_CONTAINER
-from nvcregen.compile.readiness.nodehealth import node_health_env, node_health_script
-from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_env, dcgm_script
+from nvcregen.compile.readiness.nodescript import node_container
+from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
     run_labels,
@@ -33,8 +33,6 @@ from nvcregen.core.labels import NODES
 from nvcregen.core.manifest import Manifest, Obj, content_hash
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
-
-CONTAINER = "dcgm-diag"
 
 
 def dcgm_jobs(site: Site, unit: TestUnit) -> list[Manifest]:
@@ -54,20 +52,7 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
     """The Job of one round of a DCGM level on one node."""
     index, name = node
     labels = run_labels(site, unit, round_)
-    if unit.test.node is not None:
-        container: Obj = {
-            "name": NODE_CONTAINER,
-            "image": unit.image,
-            "command": ["/bin/bash", "-c", node_health_script(unit)],
-            "env": node_health_env(),
-        }
-    else:
-        container = {
-            "name": CONTAINER,
-            "image": unit.image,
-            "command": ["/bin/bash", "-c", dcgm_script(site, unit)],
-            "env": dcgm_env(),
-        }
+    container = node_container(site, unit)
     container["resources"] = pod_resources(unit, {GPU: unit.pool.gpus_per_node})
     pod: Obj = {
         "restartPolicy": "Never",

@@ -7,13 +7,14 @@ from typing import Any
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
-from nvcregen.compile.readiness.nodehealth import node_health_env, node_health_script
+from nvcregen.compile.readiness.nodescript import node_env, node_script
 from nvcregen.compile.readiness.pods import pod_resources, taint_selectors
-from nvcregen.compile.templating import render_template
 from nvcregen.core import units
 from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.core.nvcre import NVCRE_API
+from nvcregen.kinds.nccl.params import NcclParams
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.plan.resolve import nvcre_runs_groups
 from nvcregen.spec.v1alpha1 import Site
@@ -112,31 +113,13 @@ def _category(unit: TestUnit) -> Obj:
     }
     if unit.stage.groups == "diagnose":
         options["minGroupSize"] = DIAGNOSE_MIN_GROUP
-    if unit.test.kind == "nccl":
-        options.update(_nccl_options(unit))
-    if unit.test.training is not None:
-        options.update(
-            enableCheckpoint=True,
-            maxSteps=unit.test.training.max_steps,
-            saveInterval=unit.test.training.save_interval,
-            storageSize=unit.test.training.storage_size,
-        )
+    options.update(kind_of(unit.test).nvcre_options(unit.test))
     if unit.thresholds:
         options["thresholds"] = _threshold_map(unit)
     return {
         "domain": unit.test.nvcre.domain,
         "variant": unit.test.nvcre.variant,
         "options": options,
-    }
-
-
-def _nccl_options(unit: TestUnit) -> Obj:
-    nccl = unit.test.nccl
-    assert nccl is not None
-    return {
-        "maxBytes": units.nccl_size_arg(units.parse_size(nccl.max_bytes)),
-        "numIterations": nccl.iterations,
-        "numCycles": nccl.cycles,
     }
 
 
@@ -198,22 +181,21 @@ def workload_run(
 
 
 def _workload(site: Site, unit: TestUnit) -> Obj:
-    if unit.test.nccl is not None:
+    kind = kind_of(unit.test)
+    if kind.collective:
+        nccl: NcclParams = kind.block(unit.test)
         env = nccl_env(unit)
         return {
             "framework": {"mpi": mpi_framework(unit, env)},
             "env": [{"name": k, "value": v} for k, v in env.items()],
             "bandwidthMeasurement": {
                 "logProfileRef": log_profile_name(site),
-                "testType": unit.test.nccl.test_type,
+                "testType": nccl.test_type,
             },
         }
-    if unit.test.dcgm is not None:
-        command = ["/bin/bash", "-c", dcgm_script(site, unit)]
-        return {"framework": {"exec": {"command": command}}, "env": dcgm_env()}
-    if unit.test.node is not None:
-        command = ["/bin/bash", "-c", node_health_script(unit)]
-        return {"framework": {"exec": {"command": command}}, "env": node_health_env()}
+    if kind.per_node:
+        command = ["/bin/bash", "-c", node_script(site, unit)]
+        return {"framework": {"exec": {"command": command}}, "env": node_env(unit)}
     raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
 
 
@@ -231,43 +213,6 @@ def devices(unit: TestUnit) -> dict[str, int]:
     return found
 
 
-def dcgm_script(site: Site, unit: TestUnit) -> str:
-    """The DCGM diagnostic script: a hostengine in the pod (or the site's), an outer deadline."""
-    dcgm = unit.test.dcgm
-    assert dcgm is not None
-    return render_template(
-        "dcgm-diag.sh.j2",
-        level=dcgm.level,
-        gpus=unit.pool.gpus_per_node,
-        hostengine=site.spec.dependencies.dcgm.hostengine if dcgm.needs_hostengine else None,
-        deadline_s=outer_deadline_s(unit.timeout_ms),
-    )
-
-
-def dcgm_env() -> list[Obj]:
-    """The node and the pod the DCGM script names in its first line (downward API).
-
-    A WorkloadRun's `env` is core/v1's (nvcre-api.md 1.4), so its pods get them as a
-    Job's do; the log is then bound to its node by `nvcregen collect`.
-    """
-    return [
-        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-    ]
-
-
-def outer_deadline_s(timeout_ms: int) -> int:
-    """The outer deadline of a run, in seconds: well inside the job's timeout.
-
-    A minute before the timeout, or half of a timeout under two minutes, so that with
-    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
-    up on the job (or, in trainer mode, the test has had its time); for any timeout over
-    20 s. Never 0, which `timeout` reads as none.
-    """
-    seconds = timeout_ms // 1000
-    return max(1, min(60, seconds // 2), seconds - 60)
-
-
 def _test_scale(unit: TestUnit) -> str:
     """NVCRE's `testScale` for a unit: a fabric group's own, else the stage scope's.
 
@@ -275,7 +220,7 @@ def _test_scale(unit: TestUnit) -> str:
     one NVCRE groups by (`nvidia.com/gpu.clique`); otherwise each domain is a WorkloadRun
     running its group at full scale.
     """
-    if unit.stage.scope == "intra-node" or unit.test.node is not None:  # node health
+    if unit.stage.scope == "intra-node" or kind_of(unit.test).one_node:  # node health
         return "intra-node"
     if unit.stage.groups == "diagnose":
         return "diagnose"
@@ -338,7 +283,7 @@ def nccl_log_profile(site: Site) -> Manifest:
 
 
 def _uses_nccl_profile(unit: TestUnit) -> bool:
-    return unit.mode == "workloadrun" and unit.test.nccl is not None
+    return unit.mode == "workloadrun" and kind_of(unit.test).collective
 
 
 def _object(kind: str, name: str, namespace: str, spec: Obj) -> Obj:

@@ -46,8 +46,8 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.compile.readiness.network import pod_network
-from nvcregen.compile.readiness.nodehealth import node_health_env, node_health_script
-from nvcregen.compile.readiness.nvcre import COMPONENT, dcgm_env, dcgm_script, outer_deadline_s
+from nvcregen.compile.readiness.nodescript import node_env, node_script, outer_deadline_s
+from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import RUN_NAME_MAX, window_seconds
 from nvcregen.compile.readiness.trainer import (
@@ -63,11 +63,16 @@ from nvcregen.compile.readiness.trainer import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import NODES, ROUND, SITE, STAGE, TEST, TESTS
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
 from nvcregen.spec.v1alpha1 import Site
 
 CONTAINER = "tests"
+_BEGIN_ENV: tuple[Obj, ...] = (  # the node and the pod every begin line names
+    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+)
 
 
 def packed_manifests(site: Site, pack: Pack) -> list[Manifest]:
@@ -186,10 +191,8 @@ def node_pack_script(pack: Pack) -> str:
 
 def _node_body(site: Site, unit: TestUnit) -> str:
     """One test's script inside a node pack: what its own Job or launcher would run."""
-    if unit.test.dcgm is not None:
-        return dcgm_script(site, unit)
-    if unit.test.node is not None:
-        return node_health_script(unit)
+    if kind_of(unit.test).per_node:
+        return node_script(site, unit)
     env = nccl_env(unit)
     args = mpirun_args(unit, env)
     # one node: mpirun starts the ranks itself, no hostfile and no ssh
@@ -204,15 +207,15 @@ def _node_body(site: Site, unit: TestUnit) -> str:
 
 def _node_env(pack: Pack) -> list[Obj]:
     """NODE_NAME and POD_NAME for every begin line; what node-health needs besides."""
-    env = {e["name"]: e for e in dcgm_env()}
-    if any(u.test.node is not None for u in pack.units):
-        env |= {e["name"]: e for e in node_health_env() if e["name"] not in env}
+    env = {e["name"]: e for e in _BEGIN_ENV}
+    for unit in pack.units:
+        env |= {e["name"]: e for e in node_env(unit) if e["name"] not in env}
     return list(env.values())
 
 
 def _sized(pack: Pack) -> TestUnit:
     """The test whose pod size the pack takes: an NCCL test's (the largest), else the first."""
-    return next((u for u in pack.units if u.test.nccl is not None), pack.first)
+    return next((u for u in pack.units if kind_of(u.test).collective), pack.first)
 
 
 def _devices(pack: Pack) -> dict[str, int]:

@@ -37,7 +37,8 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
 from nvcregen.compile.readiness.network import pod_network
-from nvcregen.compile.readiness.nvcre import COMPONENT, outer_deadline_s
+from nvcregen.compile.readiness.nodescript import outer_deadline_s
+from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
     run_labels,

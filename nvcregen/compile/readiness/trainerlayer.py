@@ -14,6 +14,7 @@ from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.packed import packed_manifests
 from nvcregen.compile.readiness.trainer import nccl_manifests
 from nvcregen.core.manifest import Manifest
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import site_packs
 from nvcregen.spec.v1alpha1 import Site
@@ -35,9 +36,9 @@ def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
             manifests += packed_manifests(site, pack)
         elif id(unit) in packed:
             continue
-        elif unit.test.nccl is not None:
+        elif kind_of(unit.test).collective:
             manifests += nccl_manifests(site, unit)
-        elif unit.test.per_node:
+        elif kind_of(unit.test).per_node:
             manifests += dcgm_jobs(site, unit)
         else:
             raise ValueError(f"test {unit.test.name} has no trainer-mode form")

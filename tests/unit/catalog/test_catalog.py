@@ -12,6 +12,7 @@ from sitefactory import catalog, line_of
 from nvcregen.catalog.load import load_catalog, model_key
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import NvcregenError, Severity
+from nvcregen.kinds.registry import kind_of
 
 KNOWN = ["H100", "H200", "A100", "L40S", "L40", "B200", "B300", "GB200", "GB300", "RTX PRO 6000"]
 UNKNOWN = ["H20", "H20-3e", "L20"]
@@ -100,7 +101,7 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.domain, name
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
-            assert test.nccl is not None or test.per_node, name
+            assert kind_of(test).collective or kind_of(test).per_node, name
         params = [test.nccl, test.dcgm, test.training, test.node]
         assert sum(p is not None for p in params) == 1, name
         assert params[["nccl", "dcgm", "training", "node"].index(test.kind)] is not None, name
@@ -173,6 +174,32 @@ def test_a_typo_in_a_catalog_entry_points_at_the_file_and_line(tmp_path: Path) -
     )
     assert "missing required key 'measurement'" in by_message
     assert "catalog/tests/dcgm-l1.yaml" in str(caught.value)
+
+
+BLOCK = "\ndcgm:\n  level: 1\n  needsHostengine: false\n  expectedDuration: 1m\n"
+NODE_TOO = "\nmeasurement: none\nnode: {expectedDuration: 1s}\n"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "found"),
+    [
+        (BLOCK, "\n", "none"),
+        ("\nkind: dcgm\n", "\nkind: node\n", "`dcgm`"),
+        ("\nmeasurement: none\n", NODE_TOO, "`dcgm`, `node`"),
+    ],
+)
+def test_a_test_without_its_kinds_block_or_with_anothers_is_refused(
+    tmp_path: Path, old: str, new: str, found: str
+) -> None:
+    root, _ = broken_copy(tmp_path, "tests/dcgm-l1.yaml", old, new)
+    with pytest.raises(NvcregenError) as caught:
+        load_catalog(root)
+    messages = {d.message for d in caught.value.diagnostics if d.code == "NVC220"}
+    kind = "node" if "kind: node" in new else "dcgm"
+    assert any(
+        f"a {kind} test takes a `{kind}` block and no other (found: {found})" in m for m in messages
+    ), messages
+    assert {d.span.file for d in caught.value.diagnostics} == {"catalog/tests/dcgm-l1.yaml"}
 
 
 def test_a_broken_images_file_names_its_catalog_path(tmp_path: Path) -> None:

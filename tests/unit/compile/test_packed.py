@@ -15,7 +15,7 @@ import pytest
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, SHIPPED, compiled, of_kind, pinned_nodes, without_packing
 
-from nvcregen.compile.readiness.nvcre import dcgm_script
+from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.compile.readiness.packed import node_pack_script
 from nvcregen.core.manifest import Manifest
 from nvcregen.plan.packs import CHUNK, site_packs
@@ -88,7 +88,7 @@ def test_a_node_pack_is_an_indexed_job_one_pod_per_node(shipped: list[Manifest])
     for test, deadline, script in found:
         unit = units[("single-node", test)]
         assert int(deadline) == unit.timeout_ms // 1000  # each test its own deadline
-        assert script == dcgm_script(site, unit)  # what its own Job would run
+        assert script == node_script(site, unit)  # what its own Job would run
 
 
 def test_a_node_packs_nccl_tests_run_on_the_node_alone(shipped: list[Manifest]) -> None:

@@ -1,0 +1,68 @@
+"""The script, container and environment of a per-node test, shared by both engines (pure).
+
+The kind (`nvcregen/kinds/`) says which template its run renders and with what; this
+module renders it against the unit and the site, and the outer deadline of every run.
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.templating import render_template
+from nvcregen.core.manifest import Obj
+from nvcregen.kinds.protocol import NodeRun
+from nvcregen.kinds.registry import kind_of
+from nvcregen.plan.model import TestUnit
+from nvcregen.spec.v1alpha1 import Site
+
+
+def outer_deadline_s(timeout_ms: int) -> int:
+    """The outer deadline of a run, in seconds: well inside the job's timeout.
+
+    A minute before the timeout, or half of a timeout under two minutes, so that with
+    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
+    up on the job (or, in trainer mode, the test has had its time); for any timeout over
+    20 s. Never 0, which `timeout` reads as none.
+    """
+    seconds = timeout_ms // 1000
+    return max(1, min(60, seconds // 2), seconds - 60)
+
+
+def node_script(site: Site, unit: TestUnit) -> str:
+    """The script one run of a per-node test runs on its node.
+
+    Raises:
+        ValueError: The test's kind does not run per node (the plan never asks it to).
+
+    """
+    run = NodeRun(
+        gpus=unit.pool.gpus_per_node,
+        timeout_ms=unit.timeout_ms,
+        outer_deadline_s=outer_deadline_s(unit.timeout_ms),
+        hostengine=site.spec.dependencies.dcgm.hostengine,
+    )
+    found = kind_of(unit.test).node_script(unit.test, run)
+    if found is None:
+        raise ValueError(f"test {unit.test.name} has no script to run on a node")
+    return render_template(found.template, **found.values)
+
+
+def node_env(unit: TestUnit) -> list[Obj]:
+    """The environment a per-node test's script reads."""
+    return kind_of(unit.test).node_env()
+
+
+def node_container(site: Site, unit: TestUnit) -> Obj:
+    """The container of a per-node test's Job: its kind's name, the script, its env.
+
+    Raises:
+        ValueError: The test's kind does not run per node.
+
+    """
+    name = kind_of(unit.test).node_container
+    if name is None:
+        raise ValueError(f"test {unit.test.name} has no container to run on a node")
+    return {
+        "name": name,
+        "image": unit.image,
+        "command": ["/bin/bash", "-c", node_script(site, unit)],
+        "env": node_env(unit),
+    }

@@ -1,0 +1,1 @@
+"""DCGM diagnostics (`dcgmi diag -r LEVEL`), once on each node."""

@@ -1,0 +1,62 @@
+"""The dcgm kind: a fixed time per node, a hostengine for some levels."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from nvcregen.core import units
+from nvcregen.kinds.dcgm.params import DcgmParams
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
+
+
+class Dcgm(TestKind):
+    """DCGM diagnostics."""
+
+    name: ClassVar[str] = "dcgm"
+    params = DcgmParams
+    per_node = True
+    one_node = False
+    collective = False
+    log_format = "dcgm-diag"
+    pod_size = "dcgm"
+    node_health = False
+    node_container = "dcgm-diag"
+
+    def duration_basis(self, test: KindTest) -> str:
+        """The catalog's expected duration of `dcgmi diag`."""
+        dcgm: DcgmParams = self.block(test)
+        return dcgm.expected_duration
+
+    def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
+        """A pod start, then `dcgmi diag` as long as the catalog says."""
+        dcgm: DcgmParams = self.block(test)
+        ms = units.parse_duration(pod_start) + units.parse_duration(dcgm.expected_duration)
+        why = f"{pod_start} start-up + DCGM level {dcgm.level} {dcgm.expected_duration}"
+        return FixedTime(ms / 1000, why)
+
+    def needs_hostengine(self, test: KindTest) -> bool:
+        """Levels that need `nv-hostengine` say so in their block."""
+        dcgm: DcgmParams = self.block(test)
+        return dcgm.needs_hostengine
+
+    def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
+        """`dcgmi diag` against a hostengine in the pod (or the site's), an outer deadline."""
+        dcgm: DcgmParams = self.block(test)
+        values: dict[str, object] = {
+            "level": dcgm.level,
+            "gpus": run.gpus,
+            "hostengine": run.hostengine if dcgm.needs_hostengine else None,
+            "deadline_s": run.outer_deadline_s,
+        }
+        return NodeScript("dcgm-diag.sh.j2", values)
+
+    def node_env(self) -> list[dict[str, Any]]:
+        """The node and the pod the DCGM script names in its first line (downward API).
+
+        A WorkloadRun's `env` is core/v1's (nvcre-api.md 1.4), so its pods get them as a
+        Job's do; the log is then bound to its node by `nvcregen collect`.
+        """
+        return [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ]

@@ -1,0 +1,40 @@
+"""The nccl kind: timed by the sweep model (`plan/physics.py`), run as MPI across ranks."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from nvcregen.core import units
+from nvcregen.kinds.nccl.params import NcclParams
+from nvcregen.kinds.protocol import FixedTime, KindTest, TestKind
+
+
+class Nccl(TestKind):
+    """nccl-tests collectives."""
+
+    name: ClassVar[str] = "nccl"
+    params = NcclParams
+    per_node = False
+    one_node = False
+    collective = True
+    log_format = "nccl-tests"
+    pod_size = "nccl"
+    node_health = False
+
+    def duration_basis(self, test: KindTest) -> str:
+        """Its sweep: the hardware's memory decides the largest size."""
+        nccl: NcclParams = self.block(test)
+        return f"sweep {nccl.min_bytes}..{nccl.max_bytes}"
+
+    def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
+        """None: the sweep model times it."""
+        return None
+
+    def nvcre_options(self, test: KindTest) -> dict[str, object]:
+        """The sweep's top, iterations and cycles."""
+        nccl: NcclParams = self.block(test)
+        return {
+            "maxBytes": units.nccl_size_arg(units.parse_size(nccl.max_bytes)),
+            "numIterations": nccl.iterations,
+            "numCycles": nccl.cycles,
+        }

@@ -1,0 +1,112 @@
+"""The one protocol every test kind implements (`registry.py` holds them)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+from nvcregen.spec.v1alpha1 import StrictModel
+
+PodSizeName = Literal["nccl", "dcgm"]  # the pod sizes of catalog/pods.yaml
+
+
+class KindTest(Protocol):
+    """What a kind reads of a catalog test: its name, its kind, its blocks by name."""
+
+    @property
+    def name(self) -> str:
+        """The test's catalog name."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """Its kind: the name of its block, and of a registered `TestKind`."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedTime:
+    """A run's expected time when it does not follow from a sweep: seconds, and why."""
+
+    seconds: float
+    explanation: str
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """What the compiler tells a per-node kind of one run when it asks for its script."""
+
+    gpus: int  # every GPU of the node
+    timeout_ms: int  # the run's timeout
+    outer_deadline_s: int  # the deadline of its command, well inside the timeout
+    hostengine: str | None  # the site's DCGM hostengine, if it names one
+
+
+@dataclass(frozen=True)
+class NodeScript:
+    """The script a per-node kind runs: a template under `compile/templates/`, its values."""
+
+    template: str
+    values: dict[str, object]
+
+
+class TestKind(ABC):
+    """One kind of readiness test; one instance of each in the registry.
+
+    Class attributes say how its runs are laid out; methods are the hooks the layers call.
+    """
+
+    name: ClassVar[str]
+    params: ClassVar[type[StrictModel]]  # the catalog block named `name`
+    per_node: ClassVar[bool]  # once on each node, alone on it (a Job per node in trainer mode)
+    one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
+    collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
+    node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
+    # cpu (millicores) and memory (bytes) a node's pod requests when NVCRE's own catalog
+    # entry sizes it (not catalog/pods.yaml); None when nvcregen sizes its pods
+    nvcre_pod: ClassVar[tuple[int, int] | None] = None
+    node_container: ClassVar[str | None] = None  # its container on a node, if per node
+    # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
+    # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
+    log_format: ClassVar[str | None] = None
+    pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
+
+    def block(self, test: KindTest) -> Any:
+        """The test's catalog block of this kind (`params`).
+
+        Raises:
+            ValueError: The test has no such block.
+
+        """
+        found = getattr(test, self.name, None)
+        if isinstance(found, self.params):
+            return found
+        raise ValueError(f"test {test.name} has no {self.name} parameters")
+
+    @abstractmethod
+    def duration_basis(self, test: KindTest) -> str:
+        """What a run's duration follows from, for `catalog list`."""
+
+    @abstractmethod
+    def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
+        """The expected time of one run, or None when the sweep model times it.
+
+        `pod_start` is the catalog's start of a pod running one command on a node.
+        """
+
+    def nvcre_options(self, test: KindTest) -> dict[str, object]:
+        """The kind's own options of an NVCRE Certification category."""
+        return {}
+
+    def needs_hostengine(self, test: KindTest) -> bool:
+        """Whether a run needs the site's DCGM hostengine."""
+        return False
+
+    def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
+        """The script of one run on one node, for a kind that runs per node."""
+        return None
+
+    def node_env(self) -> list[dict[str, Any]]:
+        """The environment that script reads (downward API and the like)."""
+        return []

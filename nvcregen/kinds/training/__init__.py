@@ -1,0 +1,1 @@
+"""Checkpointed training: steps and checkpoint saves, goodput measured (NVCRE only)."""

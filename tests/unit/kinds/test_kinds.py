@@ -1,0 +1,181 @@
+"""Test kinds as plug-ins (issue 35, item 2): one protocol, one package a kind, one registry."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+import pytest
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.catalog.models import TestEntry as Entry
+from nvcregen.kinds.protocol import FixedTime, NodeRun, NodeScript
+from nvcregen.kinds.registry import KINDS, KindName, kind_of
+
+
+def entry(name: str) -> Entry:
+    return load_catalog().tests[name]
+
+
+def test_every_catalog_kind_is_registered_once_under_its_own_name() -> None:
+    assert sorted(KINDS) == sorted(get_args(KindName))
+    assert all(kind.name == name for name, kind in KINDS.items())
+
+
+def test_every_catalog_test_has_the_block_its_kind_names() -> None:
+    for test in load_catalog().tests.values():
+        kind = kind_of(test)
+        assert kind.name == test.kind
+        assert isinstance(kind.block(test), kind.params)
+
+
+def test_an_unknown_kind_is_a_clear_error() -> None:
+    odd = entry("dcgm-l1").model_copy(update={"kind": "storage"})
+    with pytest.raises(ValueError, match="test dcgm-l1 has kind 'storage', which nvcregen"):
+        kind_of(odd)
+
+
+def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
+    bare = entry("dcgm-l1").model_copy(update={"dcgm": None})
+    with pytest.raises(ValueError, match="test dcgm-l1 has no dcgm parameters"):
+        kind_of(bare).fixed_time(bare, "15s")
+
+
+@pytest.mark.parametrize(
+    ("name", "traits"),
+    [
+        ("nccl", {"collective"}),
+        ("dcgm", {"per_node"}),
+        ("node", {"per_node", "one_node", "node_health"}),
+        ("training", {"nvcre_pod"}),
+    ],
+)
+def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
+    every = ("per_node", "one_node", "collective", "node_health", "nvcre_pod")
+    assert {t for t in every if getattr(KINDS[name], t)} == traits
+
+
+def test_fixed_times_are_a_pod_start_plus_the_catalogs_duration() -> None:
+    dcgm = entry("dcgm-l3")
+    assert dcgm.dcgm is not None
+    assert kind_of(dcgm).fixed_time(dcgm, "15s") == FixedTime(
+        15 + int(dcgm.dcgm.expected_duration.removesuffix("m")) * 60,
+        f"15s start-up + DCGM level 3 {dcgm.dcgm.expected_duration}",
+    )
+    node = entry("node-health")
+    assert kind_of(node).fixed_time(node, "15s") == FixedTime(
+        45.0, "15s start-up + nvidia-smi and kernel log 30s"
+    )
+
+
+def test_training_time_counts_every_step_and_each_whole_checkpoint_interval() -> None:
+    base = entry("training-goodput")
+    assert base.training is not None
+    params = base.training.model_copy(
+        update={
+            "max_steps": 10,
+            "save_interval": 4,
+            "startup": "1m",
+            "step_time": "2s",
+            "checkpoint_save": "5s",
+        }
+    )
+    test = base.model_copy(update={"training": params})
+    assert kind_of(test).fixed_time(test, "15s") == FixedTime(
+        60 + 10 * 2 + 2 * 5, "1m start-up + 10 steps x 2s + 2 checkpoints x 5s"
+    )
+
+
+def test_nccl_is_timed_by_the_sweep_model_not_a_fixed_time() -> None:
+    test = entry("nccl-all-reduce")
+    assert kind_of(test).fixed_time(test, "15s") is None
+    assert kind_of(test).duration_basis(test) == "sweep 8B..16GiB"
+
+
+def test_duration_basis_of_the_fixed_kinds() -> None:
+    assert kind_of(entry("node-health")).duration_basis(entry("node-health")) == "30s"
+    training = entry("training-goodput")
+    assert training.training is not None
+    assert kind_of(training).duration_basis(training) == f"{training.training.max_steps} steps"
+
+
+def test_nvcre_options_are_the_kinds_own() -> None:
+    nccl = entry("nccl-all-reduce")
+    assert kind_of(nccl).nvcre_options(nccl) == {
+        "maxBytes": "16G",
+        "numIterations": 100,
+        "numCycles": 10,
+    }
+    training = entry("training-goodput")
+    assert training.training is not None
+    assert kind_of(training).nvcre_options(training) == {
+        "enableCheckpoint": True,
+        "maxSteps": training.training.max_steps,
+        "saveInterval": training.training.save_interval,
+        "storageSize": training.training.storage_size,
+    }
+    assert kind_of(entry("dcgm-l4")).nvcre_options(entry("dcgm-l4")) == {}
+
+
+def test_only_dcgm_levels_that_say_so_need_a_hostengine() -> None:
+    tests = load_catalog().tests
+    needs = {n: kind_of(t).needs_hostengine(t) for n, t in tests.items()}
+    declared = {n: t.dcgm is not None and t.dcgm.needs_hostengine for n, t in tests.items()}
+    assert needs == declared
+    assert any(needs.values())
+
+
+def run(timeout_ms: int = 600_000, hostengine: str | None = "nv-hostengine.dcgm:5555") -> NodeRun:
+    return NodeRun(gpus=8, timeout_ms=timeout_ms, outer_deadline_s=540, hostengine=hostengine)
+
+
+def test_a_dcgm_level_names_the_sites_hostengine_only_when_it_needs_one() -> None:
+    l4, l1 = entry("dcgm-l4"), entry("dcgm-l1")
+    assert kind_of(l4).node_script(l4, run()) == NodeScript(
+        "dcgm-diag.sh.j2",
+        {"level": 4, "gpus": 8, "hostengine": "nv-hostengine.dcgm:5555", "deadline_s": 540},
+    )
+    script = kind_of(l1).node_script(l1, run())
+    assert script is not None
+    assert script.values["hostengine"] is None
+    assert script.values["level"] == 1
+
+
+@pytest.mark.parametrize(
+    ("timeout_ms", "deadline_s"),
+    [(0, 1), (1_999, 1), (3_000, 1), (4_000, 2), (120_000, 60), (121_000, 60), (600_000, 60)],
+)
+def test_node_healths_nvidia_smi_deadline_is_half_the_timeout_at_most_a_minute(
+    timeout_ms: int, deadline_s: int
+) -> None:
+    health = entry("node-health")
+    assert kind_of(health).node_script(health, run(timeout_ms)) == NodeScript(
+        "node-health.sh.j2", {"gpus": 8, "deadline_s": deadline_s, "kernel_lines": 2000}
+    )
+
+
+def test_only_per_node_kinds_have_a_node_script_container_and_env() -> None:
+    for name in ("nccl-all-reduce", "training-goodput"):
+        test = entry(name)
+        kind = kind_of(test)
+        assert kind.node_script(test, run()) is None
+        assert (kind.node_container, kind.node_env()) == (None, [])
+    node_name = {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}
+    pod_name = {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}}
+    dcgm, health = KINDS["dcgm"], KINDS["node"]
+    assert (dcgm.node_container, dcgm.node_env()) == ("dcgm-diag", [node_name, pod_name])
+    capabilities = {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"}
+    assert (health.node_container, health.node_env()) == ("node-health", [node_name, capabilities])
+    assert dcgm.node_env() is not dcgm.node_env()  # a fresh list each object may change
+
+
+def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() -> None:
+    sizes = {name: kind.pod_size for name, kind in KINDS.items()}
+    assert sizes == {"nccl": "nccl", "dcgm": "dcgm", "node": "dcgm", "training": None}
+    pods = load_catalog().pods
+    assert pods.named("nccl") is pods.nccl
+    assert pods.named("dcgm") is pods.dcgm
+    assert pods.named(None) is None
+
+
+def test_nvcre_sizes_only_training_pods_as_its_entries_default() -> None:
+    assert KINDS["training"].nvcre_pod == (64_000, 500 * 2**30)  # cpu 64, memory 500Gi
