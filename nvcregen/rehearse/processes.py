@@ -57,20 +57,22 @@ class Processes:
     ) -> subprocess.Popen[bytes]:
         """Start `argv` as `name` in a session of its own, in the folder, its output logged.
 
-        `env` is added to nvcregen's environment, whose `TMPDIR` is the folder's `tmp/`
-        (what a controller writes to a temporary folder stays in the scratch folder).
+        `env` is added to nvcregen's environment, whose `TMPDIR` and `HOME` are the
+        folder's `tmp/` and `home/`: what a process writes to a temporary folder or a
+        cache under its home stays in the folder.
         """
         log = (self.folder / f"{name}.log").open("wb")
         self.logs.append(log)
-        scratch = self.folder / "tmp"
+        scratch, home = self.folder / "tmp", self.folder / "home"
         scratch.mkdir(exist_ok=True)
+        home.mkdir(exist_ok=True)
         process = subprocess.Popen(
             list(argv),
             stdout=log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
             cwd=self.folder,
-            env={**os.environ, "TMPDIR": str(scratch), **(env or {})},
+            env={**os.environ, "TMPDIR": str(scratch), "HOME": str(home), **(env or {})},
             start_new_session=True,
             preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, before exec)
         )

@@ -34,7 +34,7 @@ import base64
 import json
 import time
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -271,11 +271,15 @@ class Twin:
         self.wait_healthy("kube-scheduler", f"https://127.0.0.1:{port}/healthz")
 
     def start_kwok(
-        self, extra_config: Iterable[Mapping[str, Any]] = (), pod_speed: float = 1.0
+        self,
+        extra_config: Iterable[Mapping[str, Any]] = (),
+        pod_speed: float = 1.0,
+        stages: Sequence[Mapping[str, Any]] | None = None,
     ) -> None:
         """Start kwok for the nodes annotated fake, serving pod logs over TLS on loopback.
 
-        Its pod stages' default delays are divided by `pod_speed` (`faster_stage`).
+        Its pod stages' default delays are divided by `pod_speed` (`faster_stage`);
+        `stages`, when given, replace kwok's own stage files altogether.
         """
         self.kwok_port = free_port()
         key, value = FAKE_NODE_ANNOTATION
@@ -304,10 +308,11 @@ class Twin:
             yaml.safe_dump_all([configuration, *extra_config], sort_keys=False), "utf-8"
         )
         configs = kwok_stages(self.builds.manifests)
-        if pod_speed != 1.0:
+        if stages is None and pod_speed != 1.0:
             stages = [faster_stage(d, pod_speed) for path in configs for d in yaml_documents(path)]
+        if stages is not None:
             configs = [self.folder / "kwok-stages.yaml"]
-            configs[0].write_text(yaml.safe_dump_all(stages, sort_keys=False), "utf-8")
+            configs[0].write_text(yaml.safe_dump_all(list(stages), sort_keys=False), "utf-8")
         configs.insert(0, config)
         self.spawn(
             "kwok",
@@ -558,6 +563,7 @@ def start(
     trainer: bool = False,
     kueue_settings: Mapping[str, Any] | None = None,
     pod_speed: float = 1.0,
+    stages: Sequence[Mapping[str, Any]] | None = None,
     kind: type[Kind] = Twin,  # type: ignore[assignment]
     plane_kind: type[ControlPlane] = ControlPlane,
     admin_token: str = "",
@@ -570,7 +576,8 @@ def start(
 
     `kueue_settings`: a Kueue Configuration to start from (`Twin.start_kueue`);
     `pod_speed`: how much faster than kwok's defaults pods are created, Ready and complete
-    (`faster_stage`). Stopped whole if any step fails.
+    (`faster_stage`), or `stages`: kwok's stages, replacing its own. Stopped whole if any
+    step fails.
 
     Raises:
         ControlPlaneError: When a step fails (its log's end said).
@@ -586,7 +593,7 @@ def start(
         twin.timings["control plane"] = time.monotonic() - began
         plane.controllers("garbagecollector,job,nodelifecycle")
         twin.start_scheduler()
-        twin.start_kwok(kwok_config, pod_speed)
+        twin.start_kwok(kwok_config, pod_speed, stages)
         twin.add_nodes(nodes)
         if trainer:
             twin.start_jobset()
