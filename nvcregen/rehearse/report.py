@@ -258,6 +258,11 @@ def to_json(rehearsal: Rehearsal) -> dict[str, Any]:
                     "waiting": {r.label: r.waiting for r in report.runs if r.admitted_s is None},
                     "unadmitted": report.unadmitted,
                     "unfinished": report.unfinished,
+                    "outcomes": {
+                        r.label: r.outcome
+                        for r in report.runs
+                        if r.admitted_s is not None and r.outcome != "Succeeded"
+                    },
                     "out_of_order": list(report.late),
                     "refused": list(outcome.refused),
                     "failed": outcome.failed,

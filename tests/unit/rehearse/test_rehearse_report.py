@@ -131,6 +131,8 @@ def test_a_run_that_failed_is_unfinished(argocd_tree: Tree) -> None:
     failed.outcome = "Failed: BackoffLimitExceeded"
     data = to_json(done)
     assert (data["unfinished"], data["as_planned"]) == (1, False)
+    (step,) = [s for s in data["steps"] if s["observed"]["unfinished"]]
+    assert step["observed"]["outcomes"] == {failed.label: "Failed: BackoffLimitExceeded"}
     assert exit_code(step_reports(done)) == 1
 
 
