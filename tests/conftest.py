@@ -10,7 +10,9 @@ import pytest
 from hypothesis import settings
 from kubecontrolplane import ControlPlane, session
 
-pytest_plugins = ["nodehealthlogs"]  # its session fixture `rendered`: the examples rendered once
+# Session fixtures: `rendered` (the node-health examples rendered once), `argocd_tree` and
+# `flux_tree` (the trainer site compiled once per GitOps engine).
+pytest_plugins = ["nodehealthlogs", "rehearsetrees"]
 
 # `make test` tries the same examples on every run and machine, so a property test that
 # fails is a reproducible bug, not a flake in CI; `make fuzz` and `make fuzz-site`

@@ -1,4 +1,5 @@
-"""Rendered trees of the shipped trainer site, for the rehearsal's pure parts."""
+"""Compiled trees of the shipped trainer site (Argo CD, and Flux), for the rehearsal's pure
+parts: session fixtures registered by tests/conftest.py (`pytest_plugins`)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from nvcregen.emit.naming import manifest_path
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parent.parent
 TRAINER = ROOT / "sites" / "h20-3e-trainer.yaml"
 
 
