@@ -15,6 +15,7 @@ from types import FrameType
 import click
 
 from nvcregen.commands.common import exit_now, print_diagnostics
+from nvcregen.commands.completion import complete_sites
 from nvcregen.core.errors import ExitCode
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -51,7 +52,9 @@ def _fail(message: str) -> None:
 
 
 @click.command("rehearse")
-@click.argument("site", type=click.Path(path_type=Path, dir_okay=False))
+@click.argument(
+    "site", type=click.Path(path_type=Path, dir_okay=False), shell_complete=complete_sites
+)
 @click.option(
     "--format",
     "fmt",
