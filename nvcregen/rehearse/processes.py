@@ -97,10 +97,12 @@ class Processes:
 
 
 def stop_group(process: subprocess.Popen[bytes]) -> None:
-    """End one process and its group: SIGTERM, then SIGKILL after STOP_TIMEOUT."""
+    """End one running process and its group: SIGTERM, then SIGKILL after STOP_TIMEOUT.
+
+    A process that has ended (and been reaped) is left alone: its number, and so its group's,
+    may belong to another process by now.
+    """
     if process.poll() is not None:
-        with suppress(ProcessLookupError):  # its group may outlive it
-            os.killpg(process.pid, signal.SIGKILL)
         return
     with suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGTERM)
@@ -110,5 +112,3 @@ def stop_group(process: subprocess.Popen[bytes]) -> None:
         with suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-    with suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
