@@ -128,8 +128,9 @@ def _play(twin: Twin, order: Order, watch: Watch, settings: Settings) -> list[St
         elif step.waits:
             done, failed = _wait_healthy(twin, order, step, watch, discovery, settings)
             stopped = bool(failed) or done is None
-        else:
+        else:  # Ready once applied: the engine does not wait on it
             watch.poll()
+            done = watch.now()
         outcomes.append(StepOutcome(step.key, step.label, applied, done, refused, failed))
     while watch.now() <= settings.timeout_s and any(
         r.applied_s is not None and r.finished_s is None for r in watch.runs

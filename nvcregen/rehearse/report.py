@@ -327,10 +327,10 @@ def _step_text(report: StepReport) -> list[str]:
     )
     seen = f"seen #{report.observed_rank}" if report.observed_rank is not None else "none admitted"
     state = "ok" if report.as_planned else "NOT as planned"
-    head = (
-        f"{report.name} ({outcome.label}): {state}; applied {_fmt(outcome.applied_s)}, "
-        f"healthy {_fmt(outcome.done_s)}; {planned}; {seen}, {report.at_once} at once"
-    )
+    name = report.name if row is None else f"{report.name} ({outcome.label})"
+    healthy = f"healthy {_fmt(outcome.done_s)}" if outcome.applied_s is not None else "not applied"
+    runs = f"{planned}; {seen}, {report.at_once} at once" if report.runs else "no runs"
+    head = f"{name}: {state}; applied {_fmt(outcome.applied_s)}, {healthy}; {runs}"
     lines = ["", head]
     lines += [f"  refused: {why}" for why in outcome.refused]
     if outcome.failed:
