@@ -212,11 +212,12 @@ def _register() -> None:
     from nvcregen.commands.oncall import export, history, retest
     from nvcregen.commands.plan import plan
     from nvcregen.commands.quarantine import quarantine
+    from nvcregen.commands.rehearse import rehearse
     from nvcregen.commands.results import collect, ingest, report, verify
     from nvcregen.commands.workspace import catalog, diff, init_site
 
     commands: tuple[click.Command, ...] = (plan, diff, collect, verify, report, ingest, retest)
-    commands += (quarantine, history, export, init_site, catalog, inventory, drill)
+    commands += (quarantine, history, export, init_site, catalog, inventory, drill, rehearse)
     for command in commands:
         main.add_command(command)
 

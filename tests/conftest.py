@@ -11,8 +11,9 @@ from hypothesis import settings
 from kubecontrolplane import ControlPlane, session
 
 pytest_plugins = [
-    "nodehealthlogs",  # its session fixture `rendered`: the examples rendered once
+    "nodehealthlogs",  # its session fixture `rendered`: the node-health examples rendered once
     "archiveschemas",  # every archive a test collects fits schemas/archive.v1alpha1.json
+    "rehearsetrees",  # `argocd_tree`, `flux_tree`: the trainer site compiled once per engine
 ]
 
 # `make test` tries the same examples on every run and machine, so a property test that

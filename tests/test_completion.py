@@ -55,6 +55,7 @@ def test_site_arguments_complete_from_sites_folder(project: Path) -> None:
         "plain,sites/l20-pool.yml",
     ]
     assert complete("nvcregen render sites/l", 2) == ["plain,sites/l20-pool.yml"]
+    assert complete("nvcregen rehearse sites/h", 2) == ["plain,sites/h20-3e-lab.yaml"]
 
 
 def test_a_site_already_named_is_not_offered_again(project: Path) -> None:
@@ -68,6 +69,7 @@ def test_other_paths_fall_back_to_file_completion(project: Path) -> None:
 def test_commands_complete(project: Path) -> None:
     offered = complete("nvcregen ", 1)
     assert {"plain,init", "plain,catalog", "plain,validate", "plain,schema"} <= set(offered)
+    assert "plain,rehearse" in offered
 
 
 def test_models_complete_for_init(project: Path) -> None:

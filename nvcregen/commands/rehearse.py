@@ -1,0 +1,149 @@
+"""`nvcregen rehearse`: a rendered trainer-mode site on the real controllers, on fake nodes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import signal
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from types import FrameType
+
+import click
+
+from nvcregen.commands.common import exit_now, print_diagnostics
+from nvcregen.commands.completion import complete_sites
+from nvcregen.core.errors import ExitCode
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def _stop_on_signal(signum: int, _frame: FrameType | None) -> None:
+    """SIGTERM, like Ctrl-C, unwinds the rehearsal so that it stops what it started.
+
+    Once: a second signal while it stops is ignored (every process it started also gets
+    SIGKILL if nvcregen dies: `PR_SET_PDEATHSIG`).
+    """
+    for number in _SIGNALS:
+        signal.signal(number, signal.SIG_IGN)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextmanager
+def _scratch(keep: Path | None) -> Iterator[Path]:
+    """The scratch folder: `keep` (kept), else a temporary one removed at the end."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=True)
+        yield keep
+        return
+    folder = Path(tempfile.mkdtemp(prefix="nvcregen-rehearse-"))
+    try:
+        yield folder
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _fail(message: str) -> None:
+    click.echo(f"nvcregen: {message}", err=True)
+    sys.exit(ExitCode.INVALID)
+
+
+@click.command("rehearse")
+@click.argument(
+    "site", type=click.Path(path_type=Path, dir_okay=False), shell_complete=complete_sites
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="text: a table per step; json: as_planned, unadmitted, unfinished, steps.",
+)
+@click.option(
+    "--speed",
+    type=click.FloatRange(min=1.0, max=1e6),
+    default=100.0,
+    show_default=True,
+    help="Pods complete this many times faster than the plan's expected durations.",
+)
+@click.option(
+    "--timeout",
+    "timeout_s",
+    type=click.FloatRange(min=1.0),
+    default=600.0,
+    show_default=True,
+    help="Seconds from the first step; runs not admitted or finished by then are reported.",
+)
+@click.option(
+    "--keep",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Keep the scratch folder (rendered tree, controllers' logs) here, an empty folder.",
+)
+def rehearse(site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | None) -> None:
+    """Rehearse a trainer-mode site on the real Kueue, JobSet, Trainer and kube-scheduler.
+
+    The site is rendered into a scratch folder, a control plane of its own is started with
+    kwok playing the site's nodes (`make twin` builds them; docs/design/0019-twin.md), and
+    its layers are applied step by step as its GitOps engine would, pods completing after
+    their planned durations divided by --speed. Per step: planned against observed order,
+    admissions, concurrency and placement. Exit 0 when every run was admitted and finished
+    in the plan's order, 1 when not, 2 on bad input or when the twin cannot run. No GPUs,
+    no network: placement, order, gating and admission only. Everything it starts ends
+    with it, Ctrl-C and SIGTERM included; nothing is written outside the scratch folder.
+    """
+    try:
+        from nvcregen.rehearse.controlplane import ControlPlaneError
+        from nvcregen.rehearse.locate import builds, missing
+        from nvcregen.rehearse.prepare import NotRehearsableError, prepare
+        from nvcregen.rehearse.rehearsal import Settings
+        from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
+        from nvcregen.rehearse.report import exit_code, step_reports, to_json, to_text
+    except ImportError as exc:  # cryptography (the twin's certificates) missing
+        _fail(f"rehearse needs {exc.name} (pip install 'nvcregen[rehearse]')")
+        return
+    if keep is not None and keep.exists() and any(keep.iterdir()):
+        _fail(f"--keep {keep}: not an empty folder")
+    previous = {s: signal.signal(s, _stop_on_signal) for s in _SIGNALS}
+    try:
+        with _scratch(keep) as scratch:
+            prepared = prepare(site, Path.cwd(), scratch)
+            if isinstance(prepared, list):
+                print_diagnostics(prepared, fmt, wrote="nothing rehearsed")
+                sys.exit(ExitCode.INVALID)  # not exit_now: the scratch folder goes first
+            reason = missing()
+            if reason:
+                _fail(reason)
+            settings = Settings(speed=speed, timeout_s=timeout_s)
+            rehearsal = run_rehearsal(
+                prepared.objects,
+                prepared.facts,
+                prepared.plan,
+                prepared.pools,
+                builds(),
+                scratch / "twin",
+                settings,
+            )
+    except NotRehearsableError as exc:
+        _fail(str(exc))
+        return
+    except ControlPlaneError as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        _fail(f"the twin did not start: {first} (--keep DIR keeps its logs)")
+        return
+    except KeyboardInterrupt as exc:
+        click.echo(
+            f"nvcregen: rehearse stopped ({exc or 'SIGINT'}); everything it started ended", err=True
+        )
+        sys.exit(130)
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+    if fmt == "json":
+        click.echo(json.dumps(to_json(rehearsal), indent=2))
+    else:
+        click.echo(to_text(rehearsal), nl=False)
+    exit_now(exit_code(step_reports(rehearsal)))

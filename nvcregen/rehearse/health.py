@@ -1,0 +1,185 @@
+"""The health a GitOps engine reads from a live object, as that engine computes it.
+
+- **Argo CD**: the site's own Lua checks (`argocd-cm`, `resource.customizations.health.
+  <group>_<kind>`) run in Lua 5.1 (lupa's `lua51`, as Argo CD's gopher-lua), with `obj`
+  the live object and only the base, package and table libraries and a safe `os`; a kind
+  without a check is Healthy once it exists (Argo CD's built-in checks for the core kinds
+  the rehearsal applies say the same). Argo CD itself is not run.
+- **Flux** (kustomize-controller >= v1.5): a Kustomization's `healthCheckExprs` for the
+  object's group and kind, in Flux's order (a `status.observedGeneration` behind
+  `metadata.generation` is InProgress; then `inProgress`, `failed`, `current`: the first
+  true wins, none InProgress; an evaluation error Unknown), on cel-expr-python, the CEL
+  engine nvcregen's checks use; without one, a batch/v1 Job by Flux's own Job reader
+  (Failed, Complete, and a suspended Job Current, as `replay/flux.py` says), and anything
+  else Current (kstatus calls a kind without conditions Current at once).
+
+Each verdict is one of `HEALTHY`, `FAILED` or `WAITING` (with the engine's own words).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import cache
+from typing import Any, Literal
+
+Verdict = Literal["healthy", "failed", "waiting"]
+HEALTHY: Verdict = "healthy"
+FAILED: Verdict = "failed"
+WAITING: Verdict = "waiting"
+_TOP_LEVEL = ("apiVersion", "kind", "metadata", "spec", "status")
+# What gopher-lua opens for Argo CD: base, package, table, and os without io or exit.
+_SANDBOX = """
+local setmetatable_of = debug.setmetatable
+local os_lib = os
+setmetatable_of("", nil)
+string, math, io, debug, coroutine, utf8, bit32 = nil, nil, nil, nil, nil, nil, nil
+os = {time = os_lib.time, clock = os_lib.clock, date = os_lib.date, difftime = os_lib.difftime}
+"""
+
+
+class HealthUnavailableError(RuntimeError):
+    """A library a health check needs is not installed; the message says which."""
+
+
+@dataclass(frozen=True)
+class Health:
+    """One object's health: the verdict and the engine's status and message."""
+
+    verdict: Verdict
+    status: str
+    message: str = ""
+
+
+def group_kind(obj: Mapping[str, Any]) -> str:
+    """`<group>_<kind>` as Argo CD keys its health checks ("" group for the core API)."""
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    return f"{group}_{obj.get('kind', '')}"
+
+
+# --- Argo CD --------------------------------------------------------------------------------
+
+
+@cache
+def _lua_module() -> Any:
+    try:
+        from lupa import lua51
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise HealthUnavailableError(
+            "Argo CD's health checks need lupa (pip install 'nvcregen[rehearse]')"
+        ) from exc
+    return lua51
+
+
+def _to_lua(lua: Any, value: Any) -> Any:
+    """JSON-like data as Argo CD hands it to Lua: tables, lists from index 1, no nils."""
+    if isinstance(value, dict):
+        table = lua.table()
+        for key, item in value.items():
+            if item is not None:
+                table[key] = _to_lua(lua, item)
+        return table
+    if isinstance(value, list):
+        table = lua.table()
+        for index, item in enumerate(value, start=1):
+            table[index] = _to_lua(lua, item)
+        return table
+    return value
+
+
+def argocd_health(scripts: Mapping[str, str], obj: Mapping[str, Any]) -> Health:
+    """Argo CD's health of a live object from the site's Lua checks (Healthy without one).
+
+    Healthy passes a wave; Degraded fails the sync; any other status (Progressing,
+    Suspended, Missing, Unknown, a script error) holds it.
+    """
+    script = scripts.get(group_kind(obj))
+    if script is None:
+        return Health(HEALTHY, "Healthy", "no health check: healthy once it exists")
+    module = _lua_module()
+    lua = module.LuaRuntime(register_eval=False, register_builtins=False)
+    lua.execute(_SANDBOX)
+    lua.globals().obj = _to_lua(lua, dict(obj))
+    try:
+        result = lua.execute(script)
+    except module.LuaError as exc:
+        return Health(WAITING, "Unknown", f"the health check failed: {exc}")
+    if module.lua_type(result) != "table":
+        return Health(WAITING, "Unknown", "the health check returned no table")
+    found = dict(result.items())
+    status, message = str(found.get("status", "Unknown")), str(found.get("message", ""))
+    if status == "Healthy":
+        return Health(HEALTHY, status, message)
+    return Health(FAILED if status == "Degraded" else WAITING, status, message)
+
+
+# --- Flux -----------------------------------------------------------------------------------
+
+
+@cache
+def _cel_env() -> Any:
+    from cel_expr_python import cel  # type: ignore[import-untyped]
+    from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
+
+    return cel, cel.NewEnv(
+        variables=dict.fromkeys(_TOP_LEVEL, cel.Type.DYN),
+        extensions=[ext_strings.ExtStrings(), ext_optional.ExtOptional()],
+    )
+
+
+def _expression_for(exprs: Any, obj: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+    for expr in exprs if isinstance(exprs, list) else []:
+        if not isinstance(expr, dict):
+            continue
+        if str(expr.get("apiVersion", "")).rpartition("/")[0] == group and expr.get("kind") in {
+            None,
+            obj.get("kind"),
+        }:
+            return expr
+    return None
+
+
+def flux_health(exprs: Any, obj: Mapping[str, Any]) -> Health:
+    """Flux's status of a live object under a Kustomization's `healthCheckExprs`."""
+    expr = _expression_for(exprs, obj)
+    status: Mapping[str, Any] = obj.get("status") or {}
+    if expr is None:
+        return _flux_builtin(obj, status)
+    generation = (obj.get("metadata") or {}).get("generation")
+    observed = status.get("observedGeneration")
+    if observed is not None and generation not in {None, observed}:
+        return Health(WAITING, "InProgress", "status not observed yet")
+    cel, env = _cel_env()
+    activation = env.Activation({k: v for k, v in obj.items() if k in _TOP_LEVEL})
+    for key, verdict, word in (
+        ("inProgress", WAITING, "InProgress"),
+        ("failed", FAILED, "Failed"),
+        ("current", HEALTHY, "Current"),
+    ):
+        if not expr.get(key):
+            continue
+        value = env.compile(str(expr[key])).eval(activation)
+        if value.type() == cel.Type.ERROR:
+            return Health(WAITING, "Unknown", f"{key}: {value.plain_value()}")
+        if value.type() == cel.Type.BOOL and value.plain_value():
+            return Health(verdict, word, f"{key} is true")
+    return Health(WAITING, "InProgress", "no expression is true yet")
+
+
+def _flux_builtin(obj: Mapping[str, Any], status: Mapping[str, Any]) -> Health:
+    """Without an expression: Flux's Job reader for batch/v1 Jobs, else Current."""
+    if (obj.get("apiVersion"), obj.get("kind")) != ("batch/v1", "Job"):
+        return Health(HEALTHY, "Current", "no health expression: current once it exists")
+    conditions = {
+        c.get("type"): c.get("status")
+        for c in status.get("conditions") or []
+        if isinstance(c, dict)
+    }
+    if conditions.get("Failed") == "True":
+        return Health(FAILED, "Failed", "the Job failed")
+    if conditions.get("Complete") == "True":
+        return Health(HEALTHY, "Current", "the Job is complete")
+    if (obj.get("spec") or {}).get("suspend"):
+        return Health(HEALTHY, "Current", "Flux's Job reader calls a suspended Job Current")
+    return Health(WAITING, "InProgress", "the Job runs")

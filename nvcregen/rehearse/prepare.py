@@ -1,0 +1,80 @@
+"""A site made ready to rehearse: rendered into the scratch folder and replayed.
+
+The site is rendered by the code `nvcregen render` runs (`chain/sites.py::render`), into
+`<scratch>/tree/<site>/`, and read back from there: the rehearsal applies the files as
+written. The replay `nvcregen plan` prints (`replay/site.py::replay_site`, then
+`timeline.py::plan_view`) is run on the same files, with the facts the site gives
+(`replay/facts.py`: nodes, window, durations). Only trainer-mode sites are rehearsed:
+the twin runs Kueue, JobSet and Trainer, not NVCRE.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from nvcregen.catalog.load import load_catalog
+from nvcregen.chain.model import Options
+from nvcregen.chain.pipeline import CompileResult, build_site
+from nvcregen.chain.sites import display_path, render, site_root
+from nvcregen.core.errors import Diagnostic, has_errors
+from nvcregen.plan.model import Pool
+from nvcregen.rehearse.tree import read_tree
+from nvcregen.replay.facts import PlanFacts, plan_facts
+from nvcregen.replay.model import TreeObject
+from nvcregen.replay.site import replay_site
+from nvcregen.replay.timeline import PlanView, plan_view
+
+TRAINER = "trainer"
+
+
+class NotRehearsableError(ValueError):
+    """The site renders, but is not one the twin can run (the message says why)."""
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A rendered site, its tree's objects, the replay's facts and plan, and its pools."""
+
+    site: str
+    tree: Path
+    objects: tuple[TreeObject, ...]
+    facts: PlanFacts
+    plan: PlanView
+    pools: tuple[Pool, ...]
+
+
+def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]:
+    """Render the site at `path` into `scratch/tree/` and replay it.
+
+    Its error diagnostics instead when it has errors, as `render` reports them.
+
+    Raises:
+        NotRehearsableError: For a site whose readiness engine is not `trainer`.
+
+    """
+    out = scratch / "tree"
+    outcome = render(cwd, [path], out, Options(), check=False)
+    if has_errors(outcome.diagnostics) or not outcome.written:
+        return [d for d in outcome.diagnostics if d.is_error]
+    project = site_root(path, cwd)
+    built = build_site(
+        path.read_bytes(), display_path(path, project), load_catalog(), Options(root=project)
+    )
+    if isinstance(built, CompileResult):  # rendered a moment ago: only a changed file
+        return [d for d in built.diagnostics if d.is_error]
+    site = built.site
+    if site.spec.readiness.engine != TRAINER:
+        raise NotRehearsableError(
+            f"{site.metadata.name}: rehearse runs trainer-mode sites (readiness.engine: "
+            f"trainer); this site's engine is {site.spec.readiness.engine}, and the twin "
+            "has no NVCRE"
+        )
+    tree = out / site.metadata.name
+    objects = tuple(read_tree(tree))
+    facts = plan_facts(site, built.test_units)
+    pools: dict[str, Pool] = {}
+    for unit in built.test_units:
+        pools.setdefault(unit.pool.spec.name, unit.pool)
+    plan = plan_view(replay_site(objects, facts))
+    return Prepared(site.metadata.name, tree, objects, facts, plan, tuple(pools.values()))

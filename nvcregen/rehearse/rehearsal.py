@@ -1,0 +1,208 @@
+"""A rehearsal: a rendered trainer-mode site applied step by step on the twin, and watched.
+
+`rehearse` starts the twin (`twin.py`) with the site's nodes (`nodes.py`), kwok's pod
+stages set to the plan's durations at `speed` (`podstages.py`) and Kueue from the site's
+own Configuration (`kueueconfig.py`); then plays the GitOps engine: each step of
+`steps.py` applied server-side (`apply.py`), and, where the engine waits, polled until
+every object in it is healthy as the engine reads health (`health.py`), a failure or a
+refusal stopping the plan there as the engine's sync would. Meanwhile `watch.py` records
+what Kueue, the scheduler and kwok did with every run; after the last step it waits for
+the runs still going, until `timeout_s` from the first step. The twin is stopped
+whatever happens; `report.py` judges the result against the replay's plan.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from nvcregen.plan.model import Pool
+from nvcregen.rehearse.apply import Discovery, apply
+from nvcregen.rehearse.health import FAILED, HEALTHY, Health, argocd_health, flux_health, group_kind
+from nvcregen.rehearse.kueueconfig import kueue_configuration
+from nvcregen.rehearse.locate import Builds
+from nvcregen.rehearse.nodes import site_nodes
+from nvcregen.rehearse.podstages import rehearsal_stages
+from nvcregen.rehearse.report import Rehearsal, StepOutcome
+from nvcregen.rehearse.steps import ApplyStep, Order, read_order
+from nvcregen.rehearse.twin import Twin, start
+from nvcregen.rehearse.watch import Snapshot, Watch, conditions, run_states
+from nvcregen.replay.facts import PlanFacts
+from nvcregen.replay.model import TreeObject
+from nvcregen.replay.runs import is_run
+from nvcregen.replay.timeline import PlanView
+
+_LISTED = frozenset({"Workload", "Job", "TrainJob"})  # read from the watch's lists
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How a rehearsal runs.
+
+    Pods complete `speed` times faster than planned, the steps have `timeout_s` from the
+    first, the API server is polled every `poll_s`.
+    """
+
+    speed: float = 100.0
+    timeout_s: float = 600.0
+    poll_s: float = 0.3
+
+
+def rehearse(
+    objects: Sequence[TreeObject],
+    facts: PlanFacts,
+    plan: PlanView,
+    pools: Sequence[Pool],
+    builds: Builds,
+    folder: Path,
+    settings: Settings,
+    started: Callable[[Twin], None] | None = None,
+) -> Rehearsal:
+    """Rehearse a rendered tree on a twin started in `folder`; the twin is always stopped.
+
+    `started` is called with the running twin (a test's hook, e.g. to see its processes).
+    """
+    began = time.monotonic()
+    order = read_order(objects, facts.root)
+    step_of = {path: step.key for step in order.steps for path in step.runs}
+    states = run_states([o for o in objects if is_run(o) and o.path in step_of], step_of)
+    expected = {key: timing.expected_ms for key, timing in facts.timings.items()}
+    nodes = site_nodes(pools)
+    twin: Twin = start(
+        folder,
+        builds,
+        nodes,
+        trainer=True,
+        kueue_settings=kueue_configuration(objects),
+        stages=rehearsal_stages(builds.manifests, expected, settings.speed),
+    )
+    try:
+        if started is not None:
+            started(twin)
+        twin_s = time.monotonic() - began
+        watch = Watch(twin.plane, states)
+        outcomes = _play(twin, order, watch, settings)
+        return Rehearsal(
+            facts.site,
+            order.engine,
+            settings.speed,
+            settings.timeout_s,
+            plan,
+            tuple(outcomes),
+            tuple(states),
+            watch.most,
+            dict(watch.at_once),
+            order.skipped,
+            tuple(n.name for n in nodes),
+            twin_s,
+            time.monotonic() - began,
+        )
+    finally:
+        twin.stop()
+
+
+def _play(twin: Twin, order: Order, watch: Watch, settings: Settings) -> list[StepOutcome]:
+    discovery = Discovery(twin.plane)
+    outcomes: list[StepOutcome] = []
+    stopped = False
+    for step in order.steps:
+        if stopped or watch.now() > settings.timeout_s:
+            outcomes.append(StepOutcome(step.key, step.label, None))
+            continue
+        applied = watch.now()
+        refused = tuple(
+            f"{o.kind}/{o.name}: {why}"
+            for o in step.objects
+            for why in [apply(twin.plane, discovery, o.obj)]
+            if why
+        )
+        for run in watch.runs:
+            if run.step == step.key:
+                run.applied_s = applied
+        done, failed = None, ""
+        if refused:
+            failed, stopped = "the engine's apply failed: an object was refused", True
+        elif step.waits:
+            done, failed = _wait_healthy(twin, order, step, watch, discovery, settings)
+            stopped = bool(failed) or done is None
+        else:  # Ready once applied: the engine does not wait on it
+            watch.poll()
+            done = watch.now()
+        outcomes.append(StepOutcome(step.key, step.label, applied, done, refused, failed))
+    while watch.now() <= settings.timeout_s and any(
+        r.applied_s is not None and r.finished_s is None for r in watch.runs
+    ):
+        watch.poll()
+        time.sleep(settings.poll_s)
+    return outcomes
+
+
+def _wait_healthy(
+    twin: Twin,
+    order: Order,
+    step: ApplyStep,
+    watch: Watch,
+    discovery: Discovery,
+    settings: Settings,
+) -> tuple[float | None, str]:
+    """Poll until every object of the step is healthy: when, or why it failed.
+
+    (None, "") when the rehearsal's time is up first.
+    """
+    while watch.now() <= settings.timeout_s:
+        snapshot = watch.poll()
+        verdicts = [
+            (item, _health(order, step, item, _live(twin, discovery, snapshot, item)))
+            for item in step.objects
+        ]
+        failed = [(i, h) for i, h in verdicts if h is not None and h.verdict == FAILED]
+        if failed:
+            item, health = failed[0]
+            return None, f"{item.kind}/{item.name}: {health.status}: {health.message}"
+        if all(h is None or h.verdict == HEALTHY for _, h in verdicts):
+            return watch.now(), ""
+        time.sleep(settings.poll_s)
+    return None, ""
+
+
+def _live(
+    twin: Twin, discovery: Discovery, snapshot: Snapshot, item: TreeObject
+) -> Mapping[str, Any] | None:
+    if item.kind in _LISTED:
+        return snapshot.get(item.kind, item.namespace or "default", item.name)
+    path = discovery.path(item.obj)
+    return twin.get(path) if path is not None else None
+
+
+def _health(
+    order: Order, step: ApplyStep, item: TreeObject, live: Mapping[str, Any] | None
+) -> Health | None:
+    """The engine's health of one object; None when the engine does not check it."""
+    if order.engine == "flux":
+        exprs = step.unit.spec.get("healthCheckExprs") if step.unit is not None else None
+        checked = item.kind == "Job" or any(
+            isinstance(e, dict) and e.get("kind") == item.kind for e in exprs or []
+        )
+        if not checked:
+            return None
+        return flux_health(exprs, live) if live is not None else Health("waiting", "NotFound")
+    if group_kind(item.obj) in order.health:
+        if live is None:
+            return Health("waiting", "Missing")
+        return argocd_health(order.health, live)
+    if order.engine == "waves" and is_run(item):
+        return _finished(live)
+    return None
+
+
+def _finished(live: Mapping[str, Any] | None) -> Health:
+    """Without GitOps objects every run is waited on until it completes."""
+    true = conditions(live)
+    if "Failed" in true:
+        return Health(FAILED, "Failed", str(true["Failed"].get("message") or ""))
+    if "Complete" in true:
+        return Health(HEALTHY, "Complete")
+    return Health("waiting", "Running")
