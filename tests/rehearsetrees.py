@@ -1,5 +1,7 @@
-"""Compiled trees of the shipped trainer site (Argo CD, and Flux), for the rehearsal's pure
-parts: session fixtures registered by tests/conftest.py (`pytest_plugins`)."""
+"""Compiled trees of the trainer site (Argo CD, and Flux), for the rehearsal's pure parts:
+session fixtures registered by tests/conftest.py (`pytest_plugins`). The site is the shipped
+one with a run per test, node and round (tests/fixtures/perrun/): the report's tests count
+and name those runs; the shipped, packed site is rehearsed on the real controllers."""
 
 from __future__ import annotations
 
@@ -14,7 +16,7 @@ from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
 
 ROOT = Path(__file__).resolve().parent.parent
-TRAINER = ROOT / "sites" / "h20-3e-trainer.yaml"
+TRAINER = ROOT / "tests" / "fixtures" / "perrun" / "h20-3e-trainer.yaml"
 
 
 def compiled(text: str) -> tuple[list[TreeObject], PlanFacts]:

@@ -145,10 +145,15 @@ class Watch:
                 ("Job", f"/apis/batch/v1/namespaces/{namespace}/jobs"),
                 ("TrainJob", f"{TRAINER}/namespaces/{namespace}/trainjobs"),
             ):
+                # A list's items of a built-in kind carry no apiVersion or kind (custom
+                # resources' do): without them no health check would be found for a Job,
+                # and an Argo CD wave of Jobs would pass at once.
+                typed = {"apiVersion": path.split("/namespaces/")[0].removeprefix("/apis/"),
+                         "kind": kind}  # fmt: skip
                 for item in self._items(path):
                     meta = item.get("metadata")
                     if isinstance(meta, dict):
-                        objects[(kind, namespace, str(meta.get("name")))] = item
+                        objects[(kind, namespace, str(meta.get("name")))] = {**item, **typed}
             pods += self._items(f"/api/v1/namespaces/{namespace}/pods")
         return Snapshot(objects, pods)
 

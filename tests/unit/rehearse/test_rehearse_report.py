@@ -89,13 +89,13 @@ def test_every_run_admitted_and_finished_in_order_is_as_planned(argocd_tree: Tre
 
 
 def test_a_run_never_admitted_fails_its_step(argocd_tree: Tree) -> None:
-    done = rehearsal(argocd_tree, never="two-node-nccl-alltoall-c844b174-r1-g0")
+    done = rehearsal(argocd_tree, never="two-node-nccl-alltoall-c5c59001-r1-g0")
     data = to_json(done)
     # That run, and the 8 runs of the two later steps, never applied.
     assert (data["as_planned"], data["unadmitted"], data["unfinished"]) == (False, 9, 0)
     bad = [s for s in data["steps"] if not s["as_planned"]]
     assert [s["step"] for s in bad] == [f"02-two-node/round-{r}" for r in (1, 2, 3)]
-    assert bad[0]["observed"]["unadmitted"] == ["TrainJob/two-node-nccl-alltoall-c844b174-r1-g0"]
+    assert bad[0]["observed"]["unadmitted"] == ["TrainJob/two-node-nccl-alltoall-c5c59001-r1-g0"]
     assert bad[0]["observed"]["admitted"] == 3 and bad[0]["observed"]["out_of_order"] == []
     assert bad[1]["observed"]["applied_s"] is None
     assert exit_code(step_reports(done)) == 1
