@@ -30,6 +30,7 @@ from nvcregen.compile.gitops.layer import (
 )
 from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "gitops"
@@ -80,7 +81,7 @@ def chain_readiness(
     """
     head_name = f"{site.metadata.name}-readiness"
     heads = [m for m in gitops if m.kind == "Kustomization" and m.name == head_name]
-    if site.spec.gitops.engine != "flux" or not heads or not steps:
+    if not gitops_of(site).kustomizations or not heads or not steps:
         return list(gitops)
     chained = [_head(site, m) if m in heads else m for m in gitops]
     return [*chained, gitops_kustomization(site), *step_kustomizations(site, steps)]

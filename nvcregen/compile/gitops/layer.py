@@ -22,6 +22,7 @@ from nvcregen.compile.gitops.project import project_scope
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.engines.registry import gitops_of
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -78,7 +79,6 @@ KUSTOMIZE_INTERVAL = "10m"
 RETRY_INTERVAL = "2m"
 WAIT_TIMEOUT = "5m"
 WAITED_LAYERS = frozenset({"crds", "platform"})
-FLUX_URL = re.compile(r"^(http|https|ssh)://.*$")  # GitRepository spec.url
 _NO_REPO = "no gitops.repoURL: no GitOps objects generated"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _SCP = re.compile(r"^(?P<user>[^@/\s]+)@(?P<host>[^:/\s]+):(?P<path>\S+)$")
@@ -115,7 +115,7 @@ def gitops_manifests(
     if site.spec.gitops.repo_url is None:
         return []
     present = [layer for layer in LAYERS if layer in components]
-    if site.spec.gitops.engine == "flux":
+    if gitops_of(site).kustomizations:
         return _flux(site, present)
     known = charts if charts is not None else load_catalog().charts
     return _argocd(site, present, layers, known)
@@ -424,9 +424,10 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
         hint = "set spec.gitops.repoURL to the Git repository out/ is committed to"
         add(SOURCE, Severity.WARNING, codes.NVC340.code, _NO_REPO, hint)
         return found
-    if gitops.engine != "flux":
+    engine = gitops_of(site)
+    if not engine.kustomizations:  # the checks below are of Flux's objects
         return found
-    if not FLUX_URL.match(url):
+    if engine.repo_url is not None and not engine.repo_url.match(url):
         hint = _flux_url_hint(url)
         message = f"Flux's GitRepository rejects url '{url}': it must match ^(http|https|ssh)://"
         add(f"{SOURCE}/repoURL", Severity.ERROR, codes.NVC341.code, message, hint)

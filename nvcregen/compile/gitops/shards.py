@@ -47,6 +47,8 @@ from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
 from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.emit.naming import manifest_path
+from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engines.registry import gitops_of
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.units import object_bytes, over_limits
 from nvcregen.spec.v1alpha1 import Site
@@ -79,9 +81,8 @@ def shard_units(
     """
     if site.spec.gitops.repo_url is None:
         return list(manifests)
-    engine = site.spec.gitops.engine
     folders = _readiness_folders(manifests)
-    if engine == "flux":
+    if gitops_of(site).kustomizations:
         return _flux(manifests, site, source_file, folders, facts)
     return _argocd(manifests, site, source_file, folders, facts)
 
@@ -129,14 +130,14 @@ def _sized(items: Sequence[Manifest], facts: EngineFacts) -> _Sized:
     return _Sized(tuple(items), manifest, inventory)
 
 
-def _fits(engine: str, groups: Sequence[_Sized], facts: EngineFacts) -> bool:
+def _fits(engine: GitOpsEngine, groups: Sequence[_Sized], facts: EngineFacts) -> bool:
     count = sum(len(g.items) for g in groups)
     size = sum(g.manifest_bytes for g in groups)
     inventory = sum(g.inventory_bytes for g in groups)
     return not over_limits(engine, count, size, inventory, facts)
 
 
-def _pack(engine: str, groups: Sequence[_Sized], facts: EngineFacts) -> list[list[_Sized]]:
+def _pack(engine: GitOpsEngine, groups: Sequence[_Sized], facts: EngineFacts) -> list[list[_Sized]]:
     """Groups in order, greedily into shards each within every limit of `engine`'s unit.
 
     A group that alone crosses a limit is a shard of its own (the replay refuses it).
@@ -217,9 +218,9 @@ def _flux(
     for folder, items in folders.items():
         owner = by_path.get(flux_path(site, f"{layer_path(site, READINESS)}/{folder}"))
         groups = _groups(items, facts)
-        if owner is None or folder == COMMON_FOLDER or _fits("flux", groups, facts):
+        if owner is None or folder == COMMON_FOLDER or _fits(gitops_of(site), groups, facts):
             continue
-        names, in_shards = _split(folder, _pack("flux", groups, facts))
+        names, in_shards = _split(folder, _pack(gitops_of(site), groups, facts))
         moved |= in_shards
         replaced[owner.name] = _shard_kustomizations(site, owner, names, _stage_source(items))
     if not replaced:
@@ -287,7 +288,7 @@ def _argocd(
     )
     grouped = {folder: _groups(items, facts) for folder, items in folders.items()}
     every = [g for groups in grouped.values() for g in groups]
-    if parent is None or _fits("argocd", every, facts):
+    if parent is None or _fits(gitops_of(site), every, facts):
         return list(manifests)
     moved: dict[int, Manifest] = {}
     children: list[Manifest] = []
@@ -297,10 +298,10 @@ def _argocd(
         if folder == COMMON_FOLDER:  # what every step uses: the readiness section's
             children.append(_child(site, parent, folder, wave, READINESS_SOURCE))
             continue
-        if _fits("argocd", groups, facts):
+        if _fits(gitops_of(site), groups, facts):
             children.append(_child(site, parent, folder, wave, _stage_source(items)))
             continue
-        names, in_shards = _split(folder, _pack("argocd", groups, facts))
+        names, in_shards = _split(folder, _pack(gitops_of(site), groups, facts))
         moved |= in_shards
         children += [_child(site, parent, f, wave, _stage_source(items)) for f in names]
     kept = [m for m in _replace_moved(manifests, moved) if m is not parent]
