@@ -19,15 +19,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from nvcregen.compile.gitops.health.checks import argocd_health_keys
-from nvcregen.compile.gitops.layer import (
-    ARGOCD_NAMESPACE,
+from nvcregen.compile.gitops.argocd import ARGOCD_NAMESPACE
+from nvcregen.compile.gitops.common import layer_path
+from nvcregen.compile.gitops.flux import (
     FLUX_KUSTOMIZE_API,
     FLUX_NAMESPACE,
     flux_path,
     flux_spec,
-    layer_path,
 )
+from nvcregen.compile.gitops.health.checks import argocd_health_keys
 from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.engines.registry import gitops_of

@@ -31,15 +31,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcregen.catalog.engines import EngineFacts
+from nvcregen.compile.gitops.argocd import ARGOCD_NAMESPACE, RETRY, SYNC_WAVE
 from nvcregen.compile.gitops.chain import NAME_MAX
-from nvcregen.compile.gitops.layer import (
-    ARGOCD_NAMESPACE,
-    FLUX_KUSTOMIZE_API,
-    RETRY,
-    SYNC_WAVE,
-    flux_path,
-    layer_path,
-)
+from nvcregen.compile.gitops.common import layer_path
+from nvcregen.compile.gitops.flux import FLUX_KUSTOMIZE_API, flux_path
 from nvcregen.compile.gitops.steps import COMMON_FOLDER
 from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
