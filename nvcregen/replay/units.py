@@ -101,7 +101,7 @@ def _folders(objects: Iterable[TreeObject], facts: EngineFacts) -> dict[str, _Fo
 def object_bytes(item: TreeObject, facts: EngineFacts) -> tuple[int, int]:
     """One object's manifest (compact JSON) and its Flux inventory entry, in bytes.
 
-    The one measure of a unit: the compiler fills shards with it (`compile.gitops.shards`).
+    The one measure of a unit: the compiler fills shards with it (`compile.gitops.shardpack`).
     """
     manifest = len(json.dumps(item.obj, separators=(",", ":")))
     return manifest, len(_inventory_id(item)) + facts.flux_inventory_per_entry
