@@ -51,6 +51,7 @@ from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
+from nvcregen.engines.registry import readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.results.archive import (
     Archive,
@@ -95,7 +96,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     loaded = load_site_file(options.root, options.site)
     # the live nodes against the site's inventory (saved nodes: once the folder is read)
     drift = drift_notes(loaded, options, lambda: _connect(options))
-    if loaded.site.spec.readiness.engine == "trainer":  # results are pod logs, not NVCRE's
+    if readiness_of(loaded.site).writes_runs:  # results are pod logs, not NVCRE's
         found = collect_trainer(loaded, options, key)
         return replace(found, notes=found.notes + drift)
     cluster = None if options.from_dir is not None else _connect(options)

@@ -24,6 +24,7 @@ from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.registry import gitops_of, readiness_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -50,7 +51,7 @@ def check_layers(
     digests are examples.
     """
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
-    nvcre = site.spec.readiness.engine == "nvcre"
+    nvcre = readiness_of(site).installs_nvcre
     monitoring = check_monitoring(site, doc) if nvcre else []
     units = test_units or []
     network = check_pod_network(site, units, doc, strict=strict)
@@ -80,7 +81,7 @@ def site_manifests(
     queues = queue_manifests(site, test_units)
     manifests += kueue_install(site, test_units) + queues
     steps = plan_steps(site, test_units)
-    if site.spec.readiness.engine == "trainer":
+    if not readiness_of(site).installs_nvcre:
         # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).
         readiness = trainer_manifests(site, test_units)
     else:
@@ -90,10 +91,9 @@ def site_manifests(
     placed = place_runs(readiness, steps)  # step folders and sync waves
     steps = timed_steps(site, steps, [*placed, *queues], test_units)  # worst case, replayed
     manifests += gate_readiness(site, placed, steps)
-    if site.spec.readiness.engine != "trainer":
+    if readiness_of(site).installs_nvcre:
         manifests += preview_manifests(readiness)
-    argocd = site.spec.gitops.engine == "argocd"
-    if argocd and site.spec.gitops.health_checks == "install":
+    if gitops_of(site).health_config and site.spec.gitops.health_checks == "install":
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
@@ -112,5 +112,5 @@ def image_list(
 
 def _renderer(site: Site) -> HelmRenderer | None:
     # Importing the Helm SDK loads a large shared library: only when a chart is rendered.
-    nvcre = site.spec.readiness.engine == "nvcre"
+    nvcre = readiness_of(site).installs_nvcre
     return select_renderer() if nvcre and site.spec.nvcre.chart.archive is not None else None

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.engines import EngineFacts
 from nvcregen.core import codes
+from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engines.registry import ARGOCD, FLUX
 from nvcregen.replay.argocd import applications
 from nvcregen.replay.flux import kustomizations
 from nvcregen.replay.gating import under
@@ -39,7 +41,7 @@ class Unit:
     """One GitOps unit of a tree and what it holds.
 
     Attributes:
-        engine: "argocd" or "flux".
+        engine: Its GitOps engine.
         owner: The Application or Kustomization.
         folder: The site folder it applies ("" the whole site).
         objects: How many objects of the tree it applies.
@@ -49,7 +51,7 @@ class Unit:
 
     """
 
-    engine: str
+    engine: GitOpsEngine
     owner: TreeObject
     folder: str
     objects: int
@@ -75,11 +77,11 @@ def gitops_units(objects: Sequence[TreeObject], root: str, facts: EngineFacts) -
     """
     folders = _folders(objects, facts)
     found = [
-        _unit("flux", owner, base, True, folders, facts)
+        _unit(FLUX, owner, base, True, folders, facts)
         for owner, base in kustomizations(objects, root)
     ]
     found += [
-        _unit("argocd", owner, base, recurse, folders, facts)
+        _unit(ARGOCD, owner, base, recurse, folders, facts)
         for owner, base, recurse in applications(objects, root)
     ]
     return found
@@ -99,22 +101,26 @@ def _folders(objects: Iterable[TreeObject], facts: EngineFacts) -> dict[str, _Fo
 def object_bytes(item: TreeObject, facts: EngineFacts) -> tuple[int, int]:
     """One object's manifest (compact JSON) and its Flux inventory entry, in bytes.
 
-    The one measure of a unit: the compiler fills shards with it (`compile.gitops.shards`).
+    The one measure of a unit: the compiler fills shards with it (`compile.gitops.shardpack`).
     """
     manifest = len(json.dumps(item.obj, separators=(",", ":")))
     return manifest, len(_inventory_id(item)) + facts.flux_inventory_per_entry
 
 
 def over_limits(
-    engine: str, objects: int, manifest_bytes: int, inventory_bytes: int, facts: EngineFacts
+    engine: GitOpsEngine,
+    objects: int,
+    manifest_bytes: int,
+    inventory_bytes: int,
+    facts: EngineFacts,
 ) -> bool:
     """Whether a unit of these figures crosses a limit of its engine (at a limit is within)."""
-    status = objects * facts.argocd_status_per_resource if engine == "argocd" else inventory_bytes
+    status = engine.status_bytes(objects, inventory_bytes, facts)
     return bool(_over_figures(objects, manifest_bytes, status, facts))
 
 
 def _unit(
-    engine: str,
+    engine: GitOpsEngine,
     owner: TreeObject,
     base: str,
     recurse: bool,
@@ -125,10 +131,7 @@ def _unit(
     held = {f: t for f, t in folders.items() if under(f"{f}/-", base, recurse=recurse)}
     count = sum(t.objects for t in held.values())
     size = sum(t.manifest_bytes for t in held.values())
-    if engine == "argocd":
-        status = count * facts.argocd_status_per_resource
-    else:
-        status = sum(t.inventory_bytes for t in held.values())
+    status = engine.status_bytes(count, sum(t.inventory_bytes for t in held.values()), facts)
     counts = sorted((f, t.objects) for f, t in held.items())
     largest = max(counts, key=lambda f: f[1], default=("", 0))
     return Unit(engine, owner, base, count, size, status, largest)
@@ -146,11 +149,11 @@ def unit_problems(units: Sequence[Unit], facts: EngineFacts) -> list[Problem]:
         over = _over(unit, facts)
         if not over:
             continue
-        what = "Application" if unit.engine == "argocd" else "Kustomization"
         folder, count = unit.largest
         message = (
-            f"{what} {unit.owner.name} applies {_figures(unit)}: over {', '.join(over)};"
-            f" {'Argo CD' if unit.engine == 'argocd' else 'Flux'} would fail it"
+            f"{unit.engine.unit_kind} {unit.owner.name} applies {_figures(unit)}:"
+            f" over {', '.join(over)};"
+            f" {unit.engine.title} would fail it"
         )
         hint = (
             "fewer nodes per site, fewer tests or rounds per stage, or NVCRE mode (its "
@@ -158,7 +161,7 @@ def unit_problems(units: Sequence[Unit], facts: EngineFacts) -> list[Problem]:
             "limit's source"
         )
         note = f"most of it is in {folder or '.'}/ ({count} objects)"
-        pointer = "/spec/source/path" if unit.engine == "argocd" else "/spec/path"
+        pointer = unit.engine.unit_path
         found.append(Problem(unit.owner.file, pointer, CODE, message, hint=hint, notes=(note,)))
     return found
 

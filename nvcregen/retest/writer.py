@@ -20,6 +20,7 @@ from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
 from nvcregen.core.terminal import one_line
+from nvcregen.engines.registry import DEFAULT_READINESS, READINESS
 from nvcregen.report.archive import ReadArchive, read_archive
 from nvcregen.report.folder import ReportError, verified_run
 from nvcregen.report.judgedsite import judged_site
@@ -176,7 +177,8 @@ def _header(
         "checks are used as they are (nvcre.managed, dependencies.*.managed: false).",
     ]
     lines += [f"No retest: {note}" for note in _notes(plan, pool_of)]
-    if data["spec"]["readiness"].get("engine", "nvcre") == "nvcre":
+    engine = READINESS.get(str(data["spec"]["readiness"].get("engine", DEFAULT_READINESS)))
+    if engine is not None and engine.installs_nvcre:
         lines += _wrapped(NVCRE_NOTE)
     return "\n".join(one_line(line) for line in lines)  # the archive's text, escaped
 

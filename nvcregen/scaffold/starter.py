@@ -16,6 +16,7 @@ from typing import Literal, cast, get_args
 from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, ImageRole, TestEntry, TypicalNics
 from nvcregen.core import units
+from nvcregen.engines.registry import DEFAULT_GITOPS, GITOPS
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.plan.resolve import plan
@@ -23,7 +24,6 @@ from nvcregen.spec.v1alpha1 import API_VERSION, Site
 from nvcregen.validate.slips import byte_rate_slip
 
 SiteFabric = Literal["roce", "ib", "tcp"]
-Engine = Literal["argocd", "flux"]
 
 PRODUCT_LABEL = "nvidia.com/gpu.product"
 ROUNDS = 3
@@ -68,7 +68,7 @@ class Starter:
     node_count: int = 2
     kubernetes: str = "1.33"
     fabric: SiteFabric | None = None
-    engine: Engine = "argocd"
+    engine: str = DEFAULT_GITOPS  # a registered GitOps engine
     repo_url: str | None = None
     nic_count: int | None = None
     nic_speed: str | None = None
@@ -82,7 +82,7 @@ class Starter:
         node_count: int | None = None,
         kubernetes: str = "1.33",
         fabric: str | None = None,
-        engine: str = "argocd",
+        engine: str = DEFAULT_GITOPS,
         repo_url: str | None = None,
         nic_count: int | None = None,
         nic_speed: str | None = None,
@@ -96,8 +96,9 @@ class Starter:
         """
         if fabric not in {None, *get_args(SiteFabric)}:
             raise ScaffoldError(f"unknown fabric '{fabric}'; use roce, ib or tcp")
-        if engine not in get_args(Engine):
-            raise ScaffoldError(f"unknown GitOps engine '{engine}'; use argocd or flux")
+        if engine not in GITOPS:
+            known = " or ".join(sorted(GITOPS))
+            raise ScaffoldError(f"unknown GitOps engine '{engine}'; use {known}")
         names = tuple(n.strip() for n in (nodes or "").split(",") if n.strip())
         if nodes is not None and not names:
             raise ScaffoldError("--nodes names no node")
@@ -115,7 +116,7 @@ class Starter:
             node_count or 2,
             kubernetes,
             cast("SiteFabric | None", fabric),
-            cast("Engine", engine),
+            engine,
             repo_url,
             nic_count,
             nic_speed,

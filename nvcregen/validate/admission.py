@@ -28,6 +28,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import QUEUE_LABEL
+from nvcregen.engines.registry import readiness_of
 from nvcregen.plan.resolve import (
     mode_for,
     network_for,
@@ -69,7 +70,7 @@ def workflow_namespace_gap(site: Site, doc: Document) -> list[Diagnostic]:
     Checked with the layers (`compile/layers.py`), like NVC372, another field NVCRE lacks.
     """
     deps = site.spec.dependencies
-    if site.spec.readiness.engine != "nvcre" or deps.gang_scheduler is not None:
+    if not readiness_of(site).installs_nvcre or deps.gang_scheduler is not None:
         return []
     namespace = site.spec.nvcre.namespace
     queue = site.spec.dependencies.kueue.local_queue
@@ -113,7 +114,7 @@ def _gang_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnost
         message = "kueue and gangScheduler are both set; a readiness run has one admitter"
         hint = "keep gangScheduler (KAI Scheduler) or kueue, not both"
         found.append(_error(doc, GANG, codes.NVC362.code, message, hint))
-    if site.spec.readiness.engine == "trainer":
+    if not readiness_of(site).gang_scheduler:
         message = "gangScheduler is NVCRE's; trainer mode admits its runs through Kueue"
         hint = "remove gangScheduler, or run the plan with readiness.engine: nvcre"
         found.append(_error(doc, GANG, codes.NVC363.code, message, hint))

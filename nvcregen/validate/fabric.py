@@ -13,6 +13,7 @@ from pathlib import Path
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
+from nvcregen.engines.registry import readiness_of
 from nvcregen.fabric.groups import plan_groups
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory, Taint
 from nvcregen.fabric.inventoryfile import BAD_INVENTORY, read_inventory
@@ -256,7 +257,7 @@ def group_problems(site: Site, inventory: Inventory | None, doc: Document) -> li
             )
             continue
         if stage.groups == "diagnose":
-            if site.spec.readiness.engine == "trainer":
+            if not readiness_of(site).diagnose_groups:
                 hint = "trainer mode narrows a fault with `nvcregen retest`; use cross-leaf or pool"
                 found.append(
                     _error(

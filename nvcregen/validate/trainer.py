@@ -17,6 +17,7 @@ from __future__ import annotations
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.engines.registry import readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.resolve import stage_pool_name
 from nvcregen.spec.positions import Document
@@ -28,7 +29,7 @@ PACKING = "/spec/readiness/packing"
 
 def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnostic]:
     """Every trainer-mode problem of a site; in NVCRE mode, only a packing it ignores."""
-    if site.spec.readiness.engine != "trainer":
+    if not readiness_of(site).writes_runs:
         if site.spec.readiness.packing == "perRun":
             return []
         message = "readiness.packing applies to trainer mode: NVCRE expands the plan itself"

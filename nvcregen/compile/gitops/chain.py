@@ -19,17 +19,18 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from nvcregen.compile.gitops.health.checks import argocd_health_keys
-from nvcregen.compile.gitops.layer import (
-    ARGOCD_NAMESPACE,
+from nvcregen.compile.gitops.argocd import ARGOCD_NAMESPACE
+from nvcregen.compile.gitops.common import layer_path
+from nvcregen.compile.gitops.flux import (
     FLUX_KUSTOMIZE_API,
     FLUX_NAMESPACE,
     flux_path,
     flux_spec,
-    layer_path,
 )
+from nvcregen.compile.gitops.health.checks import argocd_health_keys
 from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "gitops"
@@ -80,7 +81,7 @@ def chain_readiness(
     """
     head_name = f"{site.metadata.name}-readiness"
     heads = [m for m in gitops if m.kind == "Kustomization" and m.name == head_name]
-    if site.spec.gitops.engine != "flux" or not heads or not steps:
+    if not gitops_of(site).kustomizations or not heads or not steps:
         return list(gitops)
     chained = [_head(site, m) if m in heads else m for m in gitops]
     return [*chained, gitops_kustomization(site), *step_kustomizations(site, steps)]

@@ -36,6 +36,7 @@ from nvcregen.compile.queue.prebuilt import uses_prebuilt
 from nvcregen.core import units
 from nvcregen.core.labels import TEST as TEST_LABEL
 from nvcregen.core.manifest import Manifest, Obj, content_hash
+from nvcregen.engines.registry import gitops_of, readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -94,7 +95,7 @@ class Step:
 
 def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
     """The steps of a planned site, in the order they must run."""
-    trainer = site.spec.readiness.engine == "trainer"
+    trainer = readiness_of(site).writes_runs
     prebuilt = uses_prebuilt(site)
     rounds = site.spec.readiness.rounds
     steps: list[Step] = []
@@ -138,7 +139,7 @@ def gate_readiness(site: Site, placed: Sequence[Manifest], steps: Sequence[Step]
 
     """
     gated = [*placed, plan_config_map(site, steps, placed)]
-    if site.spec.gitops.engine == "argocd":
+    if gitops_of(site).final_gate:
         gated.append(final_gate(site, steps, placed))
     return gated
 

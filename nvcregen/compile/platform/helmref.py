@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.protocol import GitOpsEngine
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"
@@ -127,27 +128,22 @@ def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
 
 
 def reference_objects(
-    release: ChartRelease, engine: str, *, app_name: str, project: str
+    release: ChartRelease, engine: GitOpsEngine, *, app_name: str, project: str
 ) -> list[Obj]:
-    """The objects that make `engine` ("flux" or "argocd") install the release.
+    """The objects that make `engine` install the release.
 
     `app_name` and `project` name the Argo CD Application and its AppProject; Flux objects
     are named after the release and live in its namespace.
     """
-    if engine == "flux":
+    if engine.kustomizations:
         return flux_objects(release)
     return [argo_application(release, app_name, project)]
 
 
-def reference_notes(release: ChartRelease, engine: str) -> tuple[str, ...]:
+def reference_notes(release: ChartRelease, engine: GitOpsEngine) -> tuple[str, ...]:
     """What a reader of index.json should know about how the chart is pinned."""
     pin = f"digest {release.digest}" if release.digest else "tag only (no chart digest pinned)"
-    notes = [f"chart {release.ref} {release.version}, {pin}"]
-    if engine == "argocd" and release.digest:
-        notes.append("Argo CD pulls it by digest as an OCI source (Argo CD 3.1 or later)")
-    elif engine == "argocd":
-        notes.append(
-            f"Argo CD resolves {release.repository} as a Helm OCI repository and pulls by "
-            "version; register it (enableOCI) if your Argo CD requires that"
-        )
-    return tuple(notes)
+    return (
+        f"chart {release.ref} {release.version}, {pin}",
+        *engine.pull_notes(release.repository, release.digest),
+    )

@@ -22,6 +22,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.labels import REQUIRES
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
+from nvcregen.engines.registry import gitops_of, readiness_of
 from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -83,7 +84,7 @@ def platform_manifests(
     if not nvcre.managed:  # another site of the cluster installs them (NVC690)
         return [*collector_rbac(site), *trainer_reference(site)]
     manifests = [readiness_namespace(site), *collector_rbac(site)]
-    if site.spec.readiness.engine == "trainer":
+    if not readiness_of(site).installs_nvcre:
         pass  # the plan runs as Trainer objects and Jobs: no NVCRE to install
     elif nvcre.chart.archive is not None:
         manifests += rendered_nvcre(site, renderer, base_dir or Path.cwd())
@@ -131,7 +132,7 @@ def collector_rbac(site: Site) -> list[Manifest]:
         # trainer mode's runs, and the TrainJobs NVCRE makes (node-health logs: nvcrelogs.py)
         {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
     ]
-    if site.spec.readiness.engine == "trainer":  # the DCGM and node-health runs are Jobs
+    if readiness_of(site).writes_runs:  # the DCGM and node-health runs are Jobs
         namespace_rules += [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": READ}]
     cluster_name = f"nvcregen-{site.metadata.name}-collector"  # cluster-scoped: per site
     objects: list[Obj] = [
@@ -190,7 +191,7 @@ def nvcre_reference(site: Site) -> list[Manifest]:
         site.spec.nvcre.namespace,
         nvcre_values(site),
     )
-    notes = reference_notes(release, site.spec.gitops.engine)
+    notes = reference_notes(release, gitops_of(site))
     return [
         Manifest(obj, COMPONENT, "/spec/nvcre/chart", notes=notes)
         for obj in _references(site, release)
@@ -269,7 +270,7 @@ def trainer_reference(site: Site) -> list[Manifest]:
         trainer_values(site),
     )
     source = "/spec/dependencies/trainer"
-    notes = reference_notes(release, site.spec.gitops.engine)
+    notes = reference_notes(release, gitops_of(site))
     objects = _references(site, release)
     return [
         namespace(TRAINER_NAMESPACE, source),
@@ -331,7 +332,7 @@ def _references(site: Site, release: ChartRelease) -> list[Obj]:
     gitops = site.spec.gitops
     project = site.metadata.name if gitops.repo_url else "default"
     app_name = f"{site.metadata.name}-{release.name}"
-    return reference_objects(release, gitops.engine, app_name=app_name, project=project)
+    return reference_objects(release, gitops_of(site), app_name=app_name, project=project)
 
 
 def _meta(name: str, ns: str | None = None) -> Obj:

@@ -22,6 +22,7 @@ from nvcregen.catalog.models import ExampleDigests
 from nvcregen.compile.queue.workloads import manages_queues
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.engines.registry import readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
@@ -43,7 +44,7 @@ def pins(site: Site) -> list[Pin]:
     """Every chart and controller image the site installs, with its digest pin."""
     spec = site.spec
     found: list[Pin] = []
-    if spec.readiness.engine == "nvcre":
+    if readiness_of(site).installs_nvcre:
         chart = spec.nvcre.chart
         if chart.archive is None:  # an archive is pinned by its sha256 (NVC401)
             what = f"the NVCRE chart {chart.ref} {chart.version}"

@@ -15,6 +15,7 @@ from nvcregen.compile.queue.workloads import manages_queues
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.engines.registry import gitops_of
 from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.requeue import BACKOFF_BASE_S, BACKOFF_MAX_S, pods_ready_timeout_ms
@@ -46,8 +47,8 @@ def kueue_install(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
     gitops = site.spec.gitops
     project = site.metadata.name if gitops.repo_url else "default"
     app_name = f"{site.metadata.name}-{KUEUE_RELEASE}"
-    objects = reference_objects(release, gitops.engine, app_name=app_name, project=project)
-    notes = (*reference_notes(release, gitops.engine), f"waitForPodsReady: {_ready_note(site)}")
+    objects = reference_objects(release, gitops_of(site), app_name=app_name, project=project)
+    notes = (*reference_notes(release, gitops_of(site)), f"waitForPodsReady: {_ready_note(site)}")
     return [
         namespace(KUEUE_NAMESPACE, SOURCE),
         *(Manifest(obj, COMPONENT, SOURCE, notes=notes) for obj in objects),

@@ -57,6 +57,7 @@ from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.engines.registry import gitops_of, readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
@@ -80,7 +81,7 @@ def uses_prebuilt(site: Site) -> bool:
 
 def _could_use_prebuilt(site: Site) -> bool:
     """Trainer mode with Kueue: nvcregen creates the runs, and Kueue admits them."""
-    return site.spec.readiness.engine == "trainer" and uses_kueue(site)
+    return readiness_of(site).writes_runs and uses_kueue(site)
 
 
 FIELD = "/spec/dependencies/kueue/prebuiltWorkloads"
@@ -110,7 +111,7 @@ def check_prebuilt(
     enabled = site.spec.dependencies.kueue.prebuilt_workloads
     applies = _could_use_prebuilt(site)
     jobs = sorted({u.test.name for u in test_units if not kind_of(u.test).collective})
-    if applies and not enabled and site.spec.gitops.engine == "flux" and jobs:
+    if applies and not enabled and gitops_of(site).suspended_job_current and jobs:
         message = (
             "without prebuilt Workloads Flux cannot wait for a batch Job Kueue queues: its Job "
             "reader calls a suspended Job Current, so a step of "

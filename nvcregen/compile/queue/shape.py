@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcregen.core.quantity import whole_units
+from nvcregen.engines.registry import readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit
@@ -93,16 +94,16 @@ class PoolQuota:
 def job_shape(site: Site, unit: TestUnit) -> JobShape:
     """How one run of a test is counted; `podAllowance` is added to every pod."""
     allowance = _allowance(site)
-    nvcre = site.spec.readiness.engine == "nvcre"
+    engine = readiness_of(site)
     # NVCRE runs MPI with a separate launcher; trainer mode runs the launcher as node 0.
     kind = kind_of(unit.test)
-    launchers = 1 if nvcre and kind.collective else 0
+    launchers = 1 if engine.separate_launcher and kind.collective else 0
     node_pod = Requests()
     if unit.pod is not None:  # catalog/pods.yaml: what nvcregen's pods request
         node_pod = Requests(
             parse_cpu(unit.pod.requests.cpu or "0"), parse_memory(unit.pod.requests.memory or "0")
         )
-    if nvcre and kind.nvcre_pod is not None:  # NVCRE's catalog entry sizes the pod
+    if engine.installs_nvcre and kind.nvcre_pod is not None:  # NVCRE's catalog entry sizes the pod
         node_pod = Requests(*kind.nvcre_pod)
     nics = unit.pool.spec.nics
     counted_nics = unit.nics_per_node if nics is not None and nics.resource_name else 0

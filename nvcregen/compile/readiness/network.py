@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.registry import readiness_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -81,7 +82,7 @@ def _pool_problems(site: Site, unit: TestUnit, doc: Document, *, strict: bool) -
                 "list one NetworkAttachmentDefinition per NIC, in hcas order",
             )
         )
-    if site.spec.readiness.engine == "nvcre" and nics.fabric == "roce":
+    if not readiness_of(site).attaches_pod_network and nics.fabric == "roce":
         problems.append(_nvcre_gap(where, unit))
     elif network is None and nics.fabric == "roce":
         severity = Severity.ERROR if strict else Severity.WARNING

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.registry import readiness_of
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -67,7 +68,7 @@ def check_tolerations(site: Site, doc: Document) -> list[Diagnostic]:
     with `taintSelectors` the pods tolerate those taints alone, and a toleration without a
     key (tolerate everything) has no selector form, so it is lost.
     """
-    if site.spec.readiness.engine != "nvcre":
+    if not readiness_of(site).taint_selectors:
         return []
     found = []
     for index, pool in enumerate(site.spec.node_pools):

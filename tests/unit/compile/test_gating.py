@@ -17,13 +17,13 @@ from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.replayed import replay_manifests_of
 from nvcregen.compile.gitops import timing
 from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
+from nvcregen.compile.gitops.common import LAYERS
 from nvcregen.compile.gitops.health.checks import (
     COMPANION_CHECKS,
     WORKLOAD,
     argocd_health_keys,
     check_for,
 )
-from nvcregen.compile.gitops.layer import LAYERS
 from nvcregen.compile.gitops.steps import (
     COMMON_FOLDER,
     SYNC_WAVE,

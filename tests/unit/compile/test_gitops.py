@@ -10,16 +10,10 @@ import pytest
 from sitefactory import edit, load, parse, site, site_yaml, units_of
 
 from nvcregen.check.objectcheck import object_findings
-from nvcregen.compile.gitops.layer import (
-    KUEUE_WEBHOOK_START_S,
-    LAYERS,
-    RETRY_LIMIT,
-    check_gitops,
-    flux_ref,
-    gitops_manifests,
-    layer_path,
-    retry_span_s,
-)
+from nvcregen.compile.gitops.argocd import KUEUE_WEBHOOK_START_S, RETRY_LIMIT, retry_span_s
+from nvcregen.compile.gitops.common import LAYERS, layer_path
+from nvcregen.compile.gitops.flux import flux_ref
+from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.postprocess import PRUNE_PROTECTION, postprocess
 from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifests
 from nvcregen.core.errors import Severity

@@ -1,0 +1,1 @@
+"""The GitOps engines: Argo CD and Flux, one package each."""

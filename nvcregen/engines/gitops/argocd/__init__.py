@@ -1,0 +1,1 @@
+"""Argo CD: an Application per layer under a parent, steps ordered by sync waves."""

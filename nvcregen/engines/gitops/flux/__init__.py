@@ -1,0 +1,1 @@
+"""Flux: a Kustomization per layer and per step, ordered by dependsOn."""

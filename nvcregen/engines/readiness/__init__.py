@@ -1,0 +1,1 @@
+"""The readiness engines: NVCRE and trainer mode, one package each."""
