@@ -18,14 +18,13 @@ from nvcregen.chain.model import Options
 from nvcregen.chain.pipeline import CompileResult, build_site
 from nvcregen.chain.sites import display_path, render, site_root
 from nvcregen.core.errors import Diagnostic, has_errors
+from nvcregen.engines.registry import readiness_of
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.tree import read_tree
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.site import replay_site
 from nvcregen.replay.timeline import PlanView, plan_view
-
-TRAINER = "trainer"
 
 
 class NotRehearsableError(ValueError):
@@ -64,7 +63,7 @@ def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]
     if isinstance(built, CompileResult):  # rendered a moment ago: only a changed file
         return [d for d in built.diagnostics if d.is_error]
     site = built.site
-    if site.spec.readiness.engine != TRAINER:
+    if not readiness_of(site).writes_runs:  # NVCRE writes its runs itself: no twin of it
         raise NotRehearsableError(
             f"{site.metadata.name}: rehearse runs trainer-mode sites (readiness.engine: "
             f"trainer); this site's engine is {site.spec.readiness.engine}, and the twin "

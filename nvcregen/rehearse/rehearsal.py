@@ -181,7 +181,7 @@ def _health(
     order: Order, step: ApplyStep, item: TreeObject, live: Mapping[str, Any] | None
 ) -> Health | None:
     """The engine's health of one object; None when the engine does not check it."""
-    if order.engine == "flux":
+    if order.gitops is not None and order.gitops.kustomizations:
         exprs = step.unit.spec.get("healthCheckExprs") if step.unit is not None else None
         checked = item.kind == "Job" or any(
             isinstance(e, dict) and e.get("kind") == item.kind for e in exprs or []
@@ -193,7 +193,7 @@ def _health(
         if live is None:
             return Health("waiting", "Missing")
         return argocd_health(order.health, live)
-    if order.engine == "waves" and is_run(item):
+    if order.gitops is None and is_run(item):
         return _finished(live)
     return None
 

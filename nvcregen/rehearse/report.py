@@ -19,6 +19,7 @@ from typing import Any
 
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line
+from nvcregen.engines.registry import GITOPS
 from nvcregen.rehearse.watch import RunState
 from nvcregen.replay.timeline import PlanView, StepRow
 
@@ -82,18 +83,19 @@ class Rehearsal:
 
 
 def engine_note(engine: str) -> str:
-    """What played the GitOps engine."""
-    if engine == "argocd":
-        return (
-            "Argo CD itself was not run: its sync waves were applied in order by nvcregen, "
-            "each wave's health read with the site's own Lua checks"
-        )
-    if engine == "flux":
+    """What played the GitOps engine (`engine`: its name, or `waves` for none)."""
+    gitops = GITOPS.get(engine)
+    if gitops is None:
+        return "no GitOps objects: the tree was applied wave by wave, every run waited on"
+    if gitops.kustomizations:
         return (
             "Flux's kustomize-controller was not run: its Kustomizations were applied in "
             "dependsOn order by nvcregen, each waited on with its healthCheckExprs"
         )
-    return "no GitOps objects: the tree was applied wave by wave, every run waited on"
+    return (
+        "Argo CD itself was not run: its sync waves were applied in order by nvcregen, "
+        "each wave's health read with the site's own Lua checks"
+    )
 
 
 def planned_ranks(plan: PlanView) -> dict[str, int]:

@@ -21,15 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
 
+from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engines.registry import ARGOCD, FLUX
 from nvcregen.replay.argocd import applications
 from nvcregen.replay.flux import kustomizations
 from nvcregen.replay.gating import under, wave_of
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 
-Engine = Literal["argocd", "flux", "waves"]
+WAVES = "waves"  # no GitOps objects: the tree applied sync wave by sync wave
 _ENGINE_GROUPS = frozenset(
     {
         "argoproj.io",
@@ -70,10 +71,15 @@ class ApplyStep:
 class Order:
     """A tree's steps in the order its engine applies them, and what was left out."""
 
-    engine: Engine
+    gitops: GitOpsEngine | None  # None: no GitOps objects, the tree applied wave by wave
     steps: tuple[ApplyStep, ...]
     skipped: tuple[tuple[str, str], ...] = ()  # (path, why)
     health: Mapping[str, str] = field(default_factory=dict)  # Argo CD: group_kind -> Lua
+
+    @property
+    def engine(self) -> str:
+        """What applied the tree, as the report names it: the engine, or `waves`."""
+        return self.gitops.name if self.gitops is not None else WAVES
 
 
 def skip_reason(item: TreeObject) -> str:
@@ -104,7 +110,7 @@ def read_order(objects: Sequence[TreeObject], root: str) -> Order:
     if apps:
         return _argocd(objects, apps, health)
     whole = [(TreeObject("", "", {"metadata": {"name": "waves"}}), "", True)]
-    return _argocd(objects, whole, health, engine="waves")
+    return _argocd(objects, whole, health, gitops=None)
 
 
 def argocd_health(objects: Sequence[TreeObject]) -> dict[str, str]:
@@ -135,7 +141,7 @@ def _argocd(
     objects: Sequence[TreeObject],
     apps: Sequence[tuple[TreeObject, str, bool]],
     health: Mapping[str, str],
-    engine: Engine = "argocd",
+    gitops: GitOpsEngine | None = ARGOCD,
 ) -> Order:
     steps: list[ApplyStep] = []
     skipped: list[tuple[str, str]] = []
@@ -154,7 +160,7 @@ def _argocd(
             runs = tuple(o.path for o in kept if is_run(o))
             unit = app if app.file else None
             steps.append(ApplyStep(f"{app.name}#{wave}", label, unit, tuple(kept), runs))
-    return Order(engine, tuple(steps), tuple(skipped), dict(health))
+    return Order(gitops, tuple(steps), tuple(skipped), dict(health))
 
 
 def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]) -> Order:
@@ -176,7 +182,7 @@ def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]
         runs = tuple(o.path for o in kept if is_run(o))
         label = f"Kustomization {unit.name}"
         steps.append(ApplyStep(_key(unit), label, unit, tuple(kept), runs, waits))
-    return Order("flux", tuple(steps), tuple(skipped))
+    return Order(FLUX, tuple(steps), tuple(skipped))
 
 
 def _key(item: TreeObject) -> str:
