@@ -56,6 +56,7 @@ def number(text: str, what: str, line: int) -> float:
 
     Raises:
         InputLimitError: NVC713 for more digits, NVC715 for `inf` or `nan`.
+        IngestFormatError: No number at all.
 
     """
     digits = sum(ch.isdigit() for ch in text)
@@ -65,6 +66,8 @@ def number(text: str, what: str, line: int) -> float:
         return finite(text, what)
     except InputLimitError as exc:
         raise InputLimitError(exc.code, str(exc), line) from exc
+    except ValueError as exc:  # found by fuzzing: a SUM that is no number at all
+        raise IngestFormatError(f"line {line}: {what} is {text[:20]!r}, no number") from exc
 
 
 def label(text: str, line: int) -> int:

@@ -293,6 +293,13 @@ def test_a_run_cut_inside_a_testcase_is_truncated() -> None:
         (TWO_GPUS.replace("389.09", "3" * 31 + ".0"), codes.NVC713.code, "32 digits, more than 30"),
         (TWO_GPUS.replace("389.09", "inf"), codes.NVC715.code, "not a finite number"),
         (TWO_GPUS.replace("389.09", "fast"), None, "'fast' is no figure"),
+        (
+            TWO_GPUS.replace(
+                "SUM host_to_device_memcpy_ce 102.30", "SUM host_to_device_memcpy_ce [["
+            ),
+            None,
+            "line 17: a SUM is '\\[\\[', no number",
+        ),  # found by fuzzing
         ('{"nvbandwidth": ' * 3000 + "1", codes.NVC714.code, "nested too deeply"),
         ('{"other": 1}', None, "without `nvbandwidth`"),
         (
