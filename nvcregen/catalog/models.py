@@ -9,6 +9,7 @@ from pydantic import Field, model_validator
 from nvcregen.kinds.dcgm.params import DcgmParams
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
+from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.protocol import PodSizeName
 from nvcregen.kinds.registry import KindName
 from nvcregen.kinds.training.params import TrainingParams
@@ -80,6 +81,7 @@ class TestEntry(StrictModel):
     dcgm: DcgmParams | None = None
     training: TrainingParams | None = None
     node: NodeHealthParams | None = None
+    nvbandwidth: NvbandwidthParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

@@ -175,11 +175,22 @@ def verify(results_dir: Path, key_file: Path) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node"]))
+@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node", "nvbandwidth"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
 @click.option("--pool", metavar="POOL", help="node: the pool of --site the nodes belong to.")
+@click.option(
+    "--model",
+    metavar="MODEL",
+    help="nvbandwidth: judge each GPU and pair against this GPU model's floors and ceilings.",
+)
+@click.option(
+    "--order",
+    metavar="FILE",
+    type=click.Path(path_type=Path),
+    help="nvbandwidth: `nvbandwidth -l` output naming the testcases v0.7+ waive unnamed.",
+)
 @click.option(
     "--format",
     "fmt",
@@ -189,15 +200,29 @@ def verify(results_dir: Path, key_file: Path) -> None:
     help="Output format (markdown: node only).",
 )
 def ingest(
-    kind: str, files: tuple[Path, ...], at: str | None, site: str | None, pool: str | None, fmt: str
+    kind: str,
+    files: tuple[Path, ...],
+    at: str | None,
+    site: str | None,
+    pool: str | None,
+    model: str | None,
+    order: Path | None,
+    fmt: str,
 ) -> None:
-    """Read nccl-tests, `dcgmi diag` or nvidia-smi outputs: 0 read, 1 failed or findings, 2."""
+    """Read nccl-tests, `dcgmi diag`, nvidia-smi or nvbandwidth outputs: 0, 1 failed, 2."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
     from nvcregen.ingest.files import ingest_files
     from nvcregen.ingest.render import render_text
 
+    if (model is not None or order is not None) and kind != "nvbandwidth":
+        raise click.UsageError("--model and --order are for `ingest nvbandwidth`")
+    if kind == "nvbandwidth":
+        if site is not None or pool is not None or at is not None or fmt == "markdown":
+            raise click.UsageError("--site, --pool, --at and --format markdown are not for it")
+        _ingest_nvbandwidth(files, model, order, fmt)
+        return
     if kind == "node":
         _ingest_node(files, site, pool, fmt)
         return
@@ -221,6 +246,35 @@ def ingest(
         sys.exit(ExitCode.INVALID)
     if result.failed:
         sys.exit(ExitCode.DRIFT)  # a failed run or diagnostic is a result, not a success
+
+
+def _ingest_nvbandwidth(
+    files: tuple[Path, ...], model: str | None, order: Path | None, fmt: str
+) -> None:
+    import json
+
+    from nvcregen.ingest.nvbw_files import ingest_nvbandwidth, model_bounds
+    from nvcregen.ingest.nvbw_render import render_nvbw
+
+    bounds = None if model is None else model_bounds(model)
+    if model is not None and bounds is None:
+        raise click.BadParameter(
+            f"{model!r} is no GPU model of the catalog (`nvcregen catalog list`)",
+            param_hint="--model",
+        )
+    result = ingest_nvbandwidth(files, order, bounds)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(printable(render_nvbw(result)), nl=False)  # names as the files print them
+    if result.diagnostics:
+        read = len(files) - len({d.span.file for d in result.diagnostics})
+        print_diagnostics(
+            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
+        )
+        sys.exit(ExitCode.INVALID)
+    if result.failed:
+        sys.exit(ExitCode.DRIFT)
 
 
 def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:

@@ -8,6 +8,7 @@ DCGM's JSON names no host and no time, so two healthy nodes' logs can be the sam
 the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 `metadata.name`, both through the downward API). A log from an older render has none.
 The node and the pod are checked as Kubernetes names before they name anything.
+nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`).
 """
 
 from __future__ import annotations
@@ -19,11 +20,15 @@ from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 
 MARK = "@@nvcregen-dcgm"
+NVBW_MARK = "@@nvcregen-nvbandwidth"  # the nvbandwidth script's line, of the same form
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
-_BEGIN = re.compile(
-    rf"^{MARK} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
-    r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
-)
+_BEGINS = {
+    mark: re.compile(
+        rf"^{mark} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
+        r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
+    )
+    for mark in (MARK, NVBW_MARK)
+}
 
 
 @dataclass(frozen=True)
@@ -36,23 +41,23 @@ class DcgmBegin:
     line: int
 
 
-def dcgm_begin(text: str) -> DcgmBegin | str | None:
-    """The log's begin line; None when it has none, or why it cannot be read.
+def dcgm_begin(text: str, mark: str = MARK) -> DcgmBegin | str | None:
+    """The log's begin line (`mark`: DCGM's, or nvbandwidth's); None, or why it does not read.
 
     A marker line that does not read (a name that is no Kubernetes name, no time) and a
     second begin line (two runs in one log) are errors: such a log names no one run.
     """
     found: DcgmBegin | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
-        if MARK not in raw[:MAX_LINE]:
+        if mark not in raw[:MAX_LINE]:
             continue
         line = strip_prefix(raw[:MAX_LINE])
-        if not line.startswith(MARK):
+        if not line.startswith(mark):
             continue
-        match = _BEGIN.match(line)
+        match = _BEGINS[mark].match(line)
         if match is None:
-            return f"line {number}: an unreadable {MARK} line (no valid node, pod or start time)"
+            return f"line {number}: an unreadable {mark} line (no valid node, pod or start time)"
         if found is not None:
-            return f"line {number}: a second {MARK} begin line; one log holds one run"
+            return f"line {number}: a second {mark} begin line; one log holds one run"
         found = DcgmBegin(match["node"], match["pod"], match["start"], number)
     return found

@@ -7,12 +7,15 @@ from typing import Literal
 from nvcregen.kinds.dcgm.kind import Dcgm
 from nvcregen.kinds.nccl.kind import Nccl
 from nvcregen.kinds.node.kind import NodeHealth
+from nvcregen.kinds.nvbandwidth.kind import Nvbandwidth
 from nvcregen.kinds.protocol import KindTest, TestKind
 from nvcregen.kinds.training.kind import Training
 
-KindName = Literal["nccl", "dcgm", "training", "node"]  # a catalog test's `kind`
+KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth"]  # a catalog test's `kind`
 
-KINDS: dict[str, TestKind] = {k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth())}
+KINDS: dict[str, TestKind] = {
+    k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth())
+}
 
 
 def kind_of(test: KindTest) -> TestKind:

@@ -6,7 +6,8 @@ log was read from a cluster, the pod's `spec.nodeName`): a log naming another no
 not produced by this run. It is foreign evidence, NVC730 (fail, as an NCCL log whose
 ranks ran on another host): its run fails, its node is neither cleared nor failed by its
 diagnostics, and quarantine leaves the node to be retested (its failure is not its own).
-A begin line that does not read is the same: the log names no run.
+A begin line that does not read is the same: the log names no run. nvbandwidth's script
+prints the same line under its own mark (`@@nvcregen-nvbandwidth`), bound the same way.
 
 A log with no begin line (rendered before the line was printed) is read as before, bound
 to its slot by its Job's name alone: a note says so (NVC739, never a failure). Its
@@ -28,10 +29,16 @@ from nvcregen.results.words import Word
 FOREIGN = "foreign"
 UNBOUND = codes.NVC730.code
 UNNAMED = codes.NVC739.code
+_BOUND_KINDS = ("dcgm", "nvbandwidth")  # logs bound to their node by a begin line
 
 
 def bind_dcgm_log(
-    text: str, base: Mapping[str, Any], *, names_itself: bool = False, offset: int = 0
+    text: str,
+    base: Mapping[str, Any],
+    *,
+    names_itself: bool = False,
+    offset: int = 0,
+    mark: str = MARK,
 ) -> tuple[str, ...] | str:
     """The node a DCGM log names (none for an older log), or why it is not its run's.
 
@@ -40,10 +47,10 @@ def bind_dcgm_log(
     pass another node's log off as this one's: found by review). `offset` is the line of
     the log `text` starts after (a packed run's section), so a line is named in the log.
     """
-    begin = dcgm_begin(text)
+    begin = dcgm_begin(text, mark)
     if begin is None and names_itself:
         return (
-            f"{UNBOUND}: {base['path']}: no `{MARK} begin node=...` line, which this run's Job"
+            f"{UNBOUND}: {base['path']}: no `{mark} begin node=...` line, which this run's Job"
             " prints: the log is not its own"
         )
     if begin is None:
@@ -85,12 +92,12 @@ def dcgm_findings(records: Iterable[LogRecord]) -> list[Finding]:
     found = []
     unnamed: dict[tuple[str, str], list[LogRecord]] = {}
     for r in records:
-        if r.kind != "dcgm":
+        if r.kind not in _BOUND_KINDS:
             continue
         if r.status == FOREIGN:
             message = r.errors[0].removeprefix(f"{UNBOUND}: ") if r.errors else FOREIGN
             found.append(_finding(r, UNBOUND, "unbound", Word.FAIL, message, per_log=True))
-        elif not r.hosts and r.status not in ("no-data", "disordered"):
+        elif r.kind == "dcgm" and not r.hosts and r.status not in ("no-data", "disordered"):
             unnamed.setdefault((r.stage, r.test), []).append(r)
     for logs in unnamed.values():
         first = logs[0].path + (f" and {len(logs) - 1} more" if len(logs) > 1 else "")

@@ -226,6 +226,9 @@ def judge_threshold(
             )
             verdicts.append(ThresholdVerdict(**base, stage="", word=reason.word, reasons=(reason,)))
         for run in matching:
+            if _judged_by_its_logs(field, run):
+                verdicts.append(_by_its_logs(base, run))
+                continue
             groups = _judge_groups(threshold, field, size, run, rounds)
             verdicts.append(
                 ThresholdVerdict(
@@ -237,6 +240,37 @@ def judge_threshold(
                 )
             )
     return verdicts
+
+
+def _judged_by_its_logs(field: str, run: RunResult) -> bool:
+    """Whether a bound-free threshold holds a run nvcregen judges node by node.
+
+    A test of no network that measures nothing (nvbandwidth, DCGM, node health) has each
+    node judged from its own log: the threshold holds the run's outcome, not a bandwidth
+    measurement it never has.
+    """
+    return (
+        field == "transport"
+        and run.expected_transport is None
+        and not run.bandwidth
+        and not run.goodput
+        and bool(run.failed_nodes or run.succeeded_nodes)
+    )
+
+
+def _by_its_logs(base: dict[str, object], run: RunResult) -> ThresholdVerdict:
+    """The run's outcome as the threshold's verdict, with no group of its own.
+
+    Each node is failed or cleared by its own log (the run's verdict), not by the threshold.
+    """
+    word = {RunState.SUCCEEDED: Word.PASS, RunState.FAILED: Word.FAIL}.get(
+        run.state, Word.INCOMPLETE
+    )
+    failed = ", ".join(n.name for n in run.failed_nodes)
+    why = f"judged node by node from its logs: {len(run.succeeded_nodes)} passed"
+    why += f", failed: {failed}" if failed else ""
+    reason = _reason("judged-by-logs", word, why)
+    return ThresholdVerdict(**base, stage=run.stage, word=word, reasons=(reason,))
 
 
 def _summary_reasons(groups: Sequence[GroupVerdict]) -> tuple[Reason, ...]:

@@ -102,3 +102,17 @@ def test_a_foreign_log_fails_its_slots_node_and_unnamed_logs_are_one_note() -> N
         "2 DCGM log(s) (logs/nvcre/d-r1-n3.log and 1 more) have no `@@nvcregen-dcgm begin"
     )
     assert dcgm_findings(records[1:2]) == []  # every log names its node: no note
+
+
+def test_the_nvbandwidth_begin_line_binds_by_its_own_mark_only() -> None:
+    from nvcregen.ingest.dcgm_begin import NVBW_MARK
+
+    line = BEGIN.replace("@@nvcregen-dcgm", NVBW_MARK)
+    assert dcgm_begin(f"{line}\n{JSON}", NVBW_MARK) == DcgmBegin(
+        "gpu-07", "d-r1-n7-x7k2p", "2026-12-06T07:00:00Z", 1
+    )
+    assert dcgm_begin(f"{line}\n{JSON}") is None  # not a DCGM log's line
+    assert dcgm_begin(f"{BEGIN}\n{JSON}", NVBW_MARK) is None
+    assert bind_dcgm_log(f"{line}\n", BASE, mark=NVBW_MARK) == ("gpu-07",)
+    refused = bind_dcgm_log("", BASE, names_itself=True, mark=NVBW_MARK)
+    assert isinstance(refused, str) and f"no `{NVBW_MARK} begin node=...` line" in refused

@@ -1,0 +1,1 @@
+"""nvbandwidth: host<->device and device<->device copy bandwidth, once on each node."""
