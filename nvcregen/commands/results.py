@@ -175,7 +175,7 @@ def verify(results_dir: Path, key_file: Path) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node"]))
+@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node", "perftest"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -191,7 +191,7 @@ def verify(results_dir: Path, key_file: Path) -> None:
 def ingest(
     kind: str, files: tuple[Path, ...], at: str | None, site: str | None, pool: str | None, fmt: str
 ) -> None:
-    """Read nccl-tests, `dcgmi diag` or nvidia-smi outputs: 0 read, 1 failed or findings, 2."""
+    """Read nccl-tests, dcgmi diag, nvidia-smi or perftest outputs: 0 read, 1 failed/findings, 2."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
@@ -203,6 +203,9 @@ def ingest(
         return
     if site is not None or pool is not None or fmt == "markdown":
         raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
+    if kind == "perftest":
+        _ingest_perftest(files, fmt)
+        return
     try:
         size = None if at is None else parse_size(at)
     except UnitError as exc:
@@ -221,6 +224,26 @@ def ingest(
         sys.exit(ExitCode.INVALID)
     if result.failed:
         sys.exit(ExitCode.DRIFT)  # a failed run or diagnostic is a result, not a success
+
+
+def _ingest_perftest(files: tuple[Path, ...], fmt: str) -> None:
+    import json
+
+    from nvcregen.ingest.perftest_files import ingest_perftest, render_perftest
+
+    result = ingest_perftest(files)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(printable(render_perftest(result)), nl=False)  # names from the output
+    if result.diagnostics:
+        read = len(files) - len({d.span.file for d in result.diagnostics})
+        print_diagnostics(
+            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
+        )
+        sys.exit(ExitCode.INVALID)
+    if result.failed:
+        sys.exit(ExitCode.DRIFT)  # a failed run is a result, not a success
 
 
 def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:
