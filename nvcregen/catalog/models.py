@@ -10,6 +10,7 @@ from nvcregen.kinds.dcgm.params import DcgmParams
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
 from nvcregen.kinds.protocol import PodSizeName
+from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.registry import KindName
 from nvcregen.kinds.training.params import TrainingParams
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
@@ -72,7 +73,7 @@ class TestEntry(StrictModel):
     title: str
     kind: KindName
     scopes: list[Scope] = Field(min_length=1)
-    transport: Literal["fabric", "socket", "none"]
+    transport: Literal["fabric", "socket", "none", "rdma"]  # rdma: the NICs at any scope
     image: ImageRole
     measurement: Literal["bandwidth", "goodput", "none"]
     nvcre: NvcreCategory | None = None
@@ -80,6 +81,7 @@ class TestEntry(StrictModel):
     dcgm: DcgmParams | None = None
     training: TrainingParams | None = None
     node: NodeHealthParams | None = None
+    rdma: RdmaParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

@@ -397,6 +397,13 @@ NVC824 = _code(
     824, "an NCCL network plugin failed to initialize", WARNING, doc=NOTE_0014_NODE_HEALTH
 )
 NVC825 = _code(825, "Xid events not judged", WARNING, doc=NOTE_0014_NODE_HEALTH)
+NVC830 = _code(
+    830, "an RDMA rail measured above its NIC's line rate", ERROR, doc=NOTE_0020_RDMA_RAILS
+)
 NVC831 = _code(
     831, "perftest JSON whose unit its figures do not tell", ERROR, doc=NOTE_0020_RDMA_RAILS
+)
+NVC832 = _code(832, "an RDMA rail below its floor", ERROR, doc=NOTE_0020_RDMA_RAILS)
+NVC833 = _code(
+    833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0020_RDMA_RAILS
 )

@@ -41,6 +41,7 @@ class NodeRun:
     timeout_ms: int  # the run's timeout
     outer_deadline_s: int  # the deadline of its command, well inside the timeout
     hostengine: str | None  # the site's DCGM hostengine, if it names one
+    hcas: tuple[str, ...] = ()  # the pool's RDMA devices (`nics.hcas`), in NIC order
 
 
 @dataclass(frozen=True)

@@ -8,11 +8,12 @@ from nvcregen.kinds.dcgm.kind import Dcgm
 from nvcregen.kinds.nccl.kind import Nccl
 from nvcregen.kinds.node.kind import NodeHealth
 from nvcregen.kinds.protocol import KindTest, TestKind
+from nvcregen.kinds.rdma.kind import Rdma
 from nvcregen.kinds.training.kind import Training
 
-KindName = Literal["nccl", "dcgm", "training", "node"]  # a catalog test's `kind`
+KindName = Literal["nccl", "dcgm", "training", "node", "rdma"]  # a catalog test's `kind`
 
-KINDS: dict[str, TestKind] = {k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth())}
+KINDS: dict[str, TestKind] = {k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Rdma())}
 
 
 def kind_of(test: KindTest) -> TestKind:

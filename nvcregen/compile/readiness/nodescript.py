@@ -38,6 +38,7 @@ def node_script(site: Site, unit: TestUnit) -> str:
         timeout_ms=unit.timeout_ms,
         outer_deadline_s=outer_deadline_s(unit.timeout_ms),
         hostengine=site.spec.dependencies.dcgm.hostengine,
+        hcas=tuple(unit.pool.spec.nics.hcas) if unit.pool.spec.nics else (),
     )
     found = kind_of(unit.test).node_script(unit.test, run)
     if found is None:

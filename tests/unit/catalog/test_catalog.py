@@ -30,6 +30,7 @@ def test_the_real_catalog_loads() -> None:
         "nccl-all-reduce",
         "nccl-all-reduce-tcp",
         "node-health",
+        "rdma-rails",
         "nccl-alltoall",
         "training-goodput",
     }
@@ -102,14 +103,21 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
             assert kind_of(test).collective or kind_of(test).per_node, name
-        params = [test.nccl, test.dcgm, test.training, test.node]
+        params = [test.nccl, test.dcgm, test.training, test.node, test.rdma]
         assert sum(p is not None for p in params) == 1, name
-        assert params[["nccl", "dcgm", "training", "node"].index(test.kind)] is not None, name
+        assert params[["nccl", "dcgm", "training", "node", "rdma"].index(test.kind)] is not None, name
 
 
 def test_workloadrun_only_tests() -> None:
     without = sorted(n for n, t in catalog().tests.items() if t.nvcre is None)
-    assert without == ["dcgm-l1", "dcgm-l2", "dcgm-l3", "nccl-all-reduce-tcp", "node-health"]
+    assert without == [
+        "dcgm-l1",
+        "dcgm-l2",
+        "dcgm-l3",
+        "nccl-all-reduce-tcp",
+        "node-health",
+        "rdma-rails",
+    ]
     tcp = catalog().tests["nccl-all-reduce-tcp"]
     assert (tcp.transport, tcp.scopes) == ("socket", ["inter-node"])
 

@@ -47,6 +47,7 @@ def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
         ("dcgm", {"per_node"}),
         ("node", {"per_node", "one_node", "node_health"}),
         ("training", {"nvcre_pod"}),
+        ("rdma", {"per_node", "one_node"}),
     ],
 )
 def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
@@ -170,7 +171,13 @@ def test_only_per_node_kinds_have_a_node_script_container_and_env() -> None:
 
 def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() -> None:
     sizes = {name: kind.pod_size for name, kind in KINDS.items()}
-    assert sizes == {"nccl": "nccl", "dcgm": "dcgm", "node": "dcgm", "training": None}
+    assert sizes == {
+        "nccl": "nccl",
+        "dcgm": "dcgm",
+        "node": "dcgm",
+        "training": None,
+        "rdma": "nccl",
+    }
     pods = load_catalog().pods
     assert pods.named("nccl") is pods.nccl
     assert pods.named("dcgm") is pods.dcgm
