@@ -178,9 +178,10 @@ def _read_line(current: _Open, line: str, number: int) -> None:
     elif (address := _ADDRESS.match(line)) is not None:
         current.address = address.group(1)
     elif (gid := _GID.match(line)) is not None and current.address:
-        key = "local_gid" if current.address == "local" else "remote_gid"
-        if not getattr(run, key):
-            current.run = replace(run, **{key: gid.group(1)})
+        if current.address == "local" and not run.local_gid:
+            current.run = replace(run, local_gid=gid.group(1))
+        elif current.address == "remote" and not run.remote_gid:
+            current.run = replace(run, remote_gid=gid.group(1))
     else:
         current.run = _header(run, line)
 

@@ -68,9 +68,10 @@ def _sections(text: str) -> tuple[dict[str, tuple[list[str], int | None]], list[
                 current = None
                 continue
             found[current] = ([line], None)
-        elif (end := _END.search(line)) is not None and current == end.group(1):
-            found[current] = (found[current][0], int(end.group(2)))
-            current = None
+        elif current is not None and (end := _END.search(line)) is not None:
+            if end.group(1) == current:
+                found[current] = (found[current][0], int(end.group(2)))
+                current = None
         elif current is not None:
             found[current][0].append(line)
     return found, problems

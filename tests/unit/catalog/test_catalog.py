@@ -105,7 +105,9 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert kind_of(test).collective or kind_of(test).per_node, name
         params = [test.nccl, test.dcgm, test.training, test.node, test.rdma]
         assert sum(p is not None for p in params) == 1, name
-        assert params[["nccl", "dcgm", "training", "node", "rdma"].index(test.kind)] is not None, name
+        assert params[["nccl", "dcgm", "training", "node", "rdma"].index(test.kind)] is not None, (
+            name
+        )
 
 
 def test_workloadrun_only_tests() -> None:

@@ -16,8 +16,8 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
+from nvcregen.results.models import RunState
 from nvcregen.results.rdmarails import read_rails
-from nvcregen.results.runs import RunState
 
 ROOT = Path(__file__).resolve().parents[3]
 H200 = ROOT / "tests" / "fixtures" / "captures" / "perftest" / "write-bw-gbits-h200-cuda-dmabuf.txt"
