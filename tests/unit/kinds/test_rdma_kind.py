@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from pathlib import Path
 
+import pytest
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
@@ -14,8 +16,16 @@ from nvcregen.kinds.protocol import FixedTime, NodeRun
 from nvcregen.kinds.rdma.kind import PORT_BASE
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.resolve import plan
+from nvcregen.results.rdmarails import read_rails
 from nvcregen.validate.semantic import check_references
 
+SAMPLE = (
+    Path(__file__).resolve().parents[2]
+    / "fixtures"
+    / "captures"
+    / "perftest"
+    / "write-bw-gbits-h200-cuda-dmabuf.txt"
+)
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 
 
@@ -121,4 +131,70 @@ def test_a_pool_naming_no_hcas_is_refused_nvc833() -> None:
     (found,) = [d for d in check_references(site, catalog(), doc) if d.code == "NVC833"]
     assert (
         found.message == "rdma-rails measures each RDMA NIC, but pool 'h20' names none in nics.hcas"
+    )
+
+
+def test_a_node_pack_holding_rdma_rails_locks_memory_and_joins_the_pod_network() -> None:
+    found = compiled(rails_site(EXAMPLE.read_text()).replace("packing: perRun", "packing: packed"))
+    (job, *_) = [o for o in of_kind(found, "Job") if "rdma-rails" in str(o["spec"]["template"])]
+    pod = job["spec"]["template"]
+    (container,) = pod["spec"]["containers"]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    assert container["resources"]["limits"]["rdma/hca"] == 8
+    assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].startswith("roce-0,")
+    plain = compiled(EXAMPLE.read_text().replace("packing: perRun", "packing: packed"))
+    for other in of_kind(plain, "Job"):  # a pack without it is as before
+        assert "securityContext" not in other["spec"]["template"]["spec"]["containers"][0]
+
+
+FAKE_TOOL = """#!/usr/bin/env python3
+# A stand-in for ib_write_bw in this test: the server listens on -p and takes one client;
+# the client connects to it (so it must be up first) and prints the real H200 sample.
+import socket, sys
+args = sys.argv[1:]
+port = int(args[args.index("-p") + 1])
+if args[-1] != "127.0.0.1":
+    server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    server.bind(("127.0.0.1", port)); server.listen(1)
+    server.settimeout(20); conn, _ = server.accept(); conn.close()
+    sys.exit(0)
+socket.create_connection(("127.0.0.1", port), timeout=5).close()
+hca = args[args.index("-d") + 1]
+sys.stdout.write(open(sys.argv[0] + ".out").read().replace("mlx5_3", hca))
+print("args:", " ".join(args))
+"""
+
+
+def test_the_script_runs_a_server_first_then_each_rail(tmp_path: Path) -> None:
+    bash, python = shutil.which("bash"), shutil.which("python3")
+    if bash is None or python is None or not Path("/proc/net/tcp").exists():
+        pytest.skip("needs bash, python3 and /proc/net/tcp")
+    site, unit = rails_unit(rails_site(without_packing(EXAMPLE.read_text())))
+    every = "for hca in mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7; do"
+    script = node_script(site, unit).replace(every, "for hca in mlx5_0 mlx5_1; do")
+    tool = tmp_path / "ib_write_bw"
+    tool.write_text(FAKE_TOOL.replace("#!/usr/bin/env python3", f"#!{python}"))
+    tool.chmod(0o755)
+    (tmp_path / "ib_write_bw.out").write_text(SAMPLE.read_text())
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text("#!/bin/sh\nfor i in 0 1 2 3 4 5 6 7; do echo 00000000:1$i:00.0; done\n")
+    smi.chmod(0o755)
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "NODE_NAME": "gpu-07"}
+    done = subprocess.run([bash, "-c", script], env=env, capture_output=True, text=True,
+                          timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "@@nvcregen-rdma begin node=gpu-07"
+    assert "@@nvcregen-rdma rail begin hca=mlx5_0 gpu=0 numa=-1" in lines
+    assert "@@nvcregen-rdma rail end hca=mlx5_1 rc=0 server_rc=0" in lines
+    assert lines[-1] == "@@nvcregen-rdma end rc=0"
+    client = next(line for line in lines if line.startswith("args: -d mlx5_1"))
+    assert client == (
+        f"args: -d mlx5_1 -p {PORT_BASE + 1} -F --report_gbits -s 8388608 -q 1 -n 5000 "
+        "--use_cuda=1 127.0.0.1"
+    )
+    record = read_rails(done.stdout, {"nodes": ("gpu-07",)}, unit)
+    assert record["errors"][-1].startswith("gpu-07 mlx5_7: no rail measured")
+    assert record["errors"][0] == (
+        "NVC832: gpu-07 mlx5_0: 140.40 Gb/s at 8MiB, below the floor 190 Gb/s (0.95 of 200 Gb/s)"
     )
