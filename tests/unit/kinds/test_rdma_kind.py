@@ -66,6 +66,9 @@ def test_script_runs_each_hca_on_its_own_port_with_its_share_of_the_deadline() -
     assert found.values["rail_deadline_s"] == 180  # 540 s shared by three rails
     assert found.values["size"] == 8 * 1024 * 1024 and found.values["port_base"] == PORT_BASE
     assert found.values["duration_s"] is None and found.values["iterations"] == 5000
+    assert found.values["floor_gbps"] is None  # no line rate given: the script judges none
+    judged = kind_of(test).node_script(test, NodeRun(8, 600_000, 540, None, ("mlx5_0",), 400.0))
+    assert judged is not None and judged.values["floor_gbps"] == 380.0
     single = kind_of(test).node_script(test, NodeRun(8, 600_000, 1, None))
     assert single is not None and single.values["rail_deadline_s"] == 1  # never 0
 
@@ -165,11 +168,15 @@ print("args:", " ".join(args))
 """
 
 
-def test_the_script_runs_a_server_first_then_each_rail(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("speed", "exit_code"), [("200Gb/s", 1), ("145Gb/s", 0)])
+def test_the_script_runs_a_server_first_then_each_rail(
+    tmp_path: Path, speed: str, exit_code: int
+) -> None:
     bash, python = shutil.which("bash"), shutil.which("python3")
     if bash is None or python is None or not Path("/proc/net/tcp").exists():
         pytest.skip("needs bash, python3 and /proc/net/tcp")
-    site, unit = rails_unit(rails_site(without_packing(EXAMPLE.read_text())))
+    text = rails_site(without_packing(EXAMPLE.read_text()))
+    site, unit = rails_unit(text.replace("speed: 200Gb/s", f"speed: {speed}"))
     every = "for hca in mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7; do"
     script = node_script(site, unit).replace(every, "for hca in mlx5_0 mlx5_1; do")
     tool = tmp_path / "ib_write_bw"
@@ -182,12 +189,14 @@ def test_the_script_runs_a_server_first_then_each_rail(tmp_path: Path) -> None:
     env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "NODE_NAME": "gpu-07"}
     done = subprocess.run([bash, "-c", script], env=env, capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
-    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.returncode == exit_code, done.stdout + done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == "@@nvcregen-rdma begin node=gpu-07"
     assert "@@nvcregen-rdma rail begin hca=mlx5_0 gpu=0 numa=-1" in lines
     assert "@@nvcregen-rdma rail end hca=mlx5_1 rc=0 server_rc=0" in lines
-    assert lines[-1] == "@@nvcregen-rdma end rc=0"
+    assert lines[-1] == f"@@nvcregen-rdma end rc={exit_code}"  # below the floor: 1
+    below = "nvcregen: mlx5_1 140.40 Gb/s at 8388608 B, below 190.0 Gb/s"
+    assert (below in lines) == (exit_code == 1)
     client = next(line for line in lines if line.startswith("args: -d mlx5_1"))
     assert client == (
         f"args: -d mlx5_1 -p {PORT_BASE + 1} -F --report_gbits -s 8388608 -q 1 -n 5000 "
@@ -195,6 +204,7 @@ def test_the_script_runs_a_server_first_then_each_rail(tmp_path: Path) -> None:
     )
     record = read_rails(done.stdout, {"nodes": ("gpu-07",)}, unit)
     assert record["errors"][-1].startswith("gpu-07 mlx5_7: no rail measured")
-    assert record["errors"][0] == (
+    floor = (
         "NVC832: gpu-07 mlx5_0: 140.40 Gb/s at 8MiB, below the floor 190 Gb/s (0.95 of 200 Gb/s)"
     )
+    assert (record["errors"][0] == floor) == (exit_code == 1)
