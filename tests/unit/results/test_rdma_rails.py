@@ -17,7 +17,9 @@ from nvcregen.plan.resolve import plan
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
+from nvcregen.results.nodes import judge_nodes
 from nvcregen.results.rdmarails import read_rails
+from nvcregen.retest.pairs import plan_retest
 
 ROOT = Path(__file__).resolve().parents[3]
 H200 = ROOT / "tests" / "fixtures" / "captures" / "perftest" / "write-bw-gbits-h200-cuda-dmabuf.txt"
@@ -129,3 +131,24 @@ def test_collect_names_the_failing_rail_in_the_failed_node_entry() -> None:
     assert (
         f"NVC832: {node} mlx5_3: 140.40 Gb/s at 8MiB, below the floor 190 Gb/s" in failed[0].message
     )
+
+
+def test_the_node_verdict_and_retest_name_the_rail() -> None:
+    site, _ = parse(TEXT)
+    units = plan(site, catalog())
+    unit = next(u for u in units if u.test.name == "rdma-rails")
+    jobs = of_kind(compiled(TEXT), "Job", "rdma-rails")
+    logs = [
+        RunLog("nvcre", j["metadata"]["name"], rails_log(every(H200.read_text())).encode())
+        for j in jobs
+        if j["metadata"]["name"].endswith("-r1-n0")
+    ]
+    runs = assemble_log_runs(site.metadata.name, [unit], 1, logs, []).runs
+    verdicts = judge_nodes(site, runs, {}, 1)
+    node = unit.pool.spec.nodes[0] if unit.pool.spec.nodes else ""
+    (failed,) = [v for v in verdicts if v.node == node]
+    assert failed.status == "failed"
+    assert "RailFailed" in failed.reasons[0] and f"{node} mlx5_0: 140.40 Gb/s" in failed.reasons[0]
+    retest = plan_retest(verdicts, dict.fromkeys(unit.pool.spec.nodes or (), "h20"))
+    assert [v.node for v in retest.failed] == [node]  # failed alone: named, not re-paired
+    assert not any(node in (p.suspect, p.cleared) for b in retest.batches for p in b.pairs)
