@@ -11,6 +11,7 @@ from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.protocol import PodSizeName
+from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.registry import KindName
 from nvcregen.kinds.training.params import TrainingParams
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
@@ -73,7 +74,7 @@ class TestEntry(StrictModel):
     title: str
     kind: KindName
     scopes: list[Scope] = Field(min_length=1)
-    transport: Literal["fabric", "socket", "none"]
+    transport: Literal["fabric", "socket", "none", "rdma"]  # rdma: the NICs at any scope
     image: ImageRole
     measurement: Literal["bandwidth", "goodput", "none"]
     nvcre: NvcreCategory | None = None
@@ -82,6 +83,7 @@ class TestEntry(StrictModel):
     training: TrainingParams | None = None
     node: NodeHealthParams | None = None
     nvbandwidth: NvbandwidthParams | None = None
+    rdma: RdmaParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

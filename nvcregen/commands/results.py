@@ -13,6 +13,9 @@ from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line, printable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from nvcregen.core.errors import Diagnostic
     from nvcregen.ingest.node_expect import NodeInventory
     from nvcregen.ingest.node_health import Expectations
 
@@ -175,7 +178,7 @@ def verify(results_dir: Path, key_file: Path) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node", "nvbandwidth"]))
+@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node", "nvbandwidth", "perftest"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -209,7 +212,7 @@ def ingest(
     order: Path | None,
     fmt: str,
 ) -> None:
-    """Read nccl-tests, `dcgmi diag`, nvidia-smi or nvbandwidth outputs: 0, 1 failed, 2."""
+    """Read nccl-tests, `dcgmi diag`, nvidia-smi, nvbandwidth or perftest outputs: 0, 1, 2."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
@@ -228,6 +231,9 @@ def ingest(
         return
     if site is not None or pool is not None or fmt == "markdown":
         raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
+    if kind == "perftest":
+        _ingest_perftest(files, fmt)
+        return
     try:
         size = None if at is None else parse_size(at)
     except UnitError as exc:
@@ -267,14 +273,30 @@ def _ingest_nvbandwidth(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         click.echo(printable(render_nvbw(result)), nl=False)  # names as the files print them
-    if result.diagnostics:
-        read = len(files) - len({d.span.file for d in result.diagnostics})
-        print_diagnostics(
-            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
-        )
+    _exit_for(result.diagnostics, result.failed, files)
+
+
+def _ingest_perftest(files: tuple[Path, ...], fmt: str) -> None:
+    import json
+
+    from nvcregen.ingest.perftest_files import ingest_perftest, render_perftest
+
+    result = ingest_perftest(files)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(printable(render_perftest(result)), nl=False)  # names from the output
+    _exit_for(result.diagnostics, result.failed, files)
+
+
+def _exit_for(diagnostics: Sequence[Diagnostic], failed: bool, files: tuple[Path, ...]) -> None:
+    """Exit 2 when a file could not be read (its diagnostics printed), 1 when a run failed."""
+    if diagnostics:
+        read = len(files) - len({d.span.file for d in diagnostics})
+        print_diagnostics(list(diagnostics), "text", wrote=f"read {read} of {len(files)} files")
         sys.exit(ExitCode.INVALID)
-    if result.failed:
-        sys.exit(ExitCode.DRIFT)
+    if failed:
+        sys.exit(ExitCode.DRIFT)  # a failed run is a result, not a success
 
 
 def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:

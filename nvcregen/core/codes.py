@@ -51,6 +51,7 @@ NOTE_0014_NODE_HEALTH: Final = "docs/design/0014-node-health.md"
 NOTE_0015_SECRETS_AND_NAMES: Final = "docs/design/0015-secrets-and-names.md"
 NOTE_0017_FLEET_SCALE: Final = "docs/design/0017-fleet-scale.md"
 NOTE_0018_FLEET_UNITS: Final = "docs/design/0018-fleet-units.md"
+NOTE_0020_RDMA_RAILS: Final = "docs/design/0022-rdma-rails.md"
 README: Final = "README.md"
 THREAT_MODEL: Final = "docs/threat-model.md"
 
@@ -396,3 +397,13 @@ NVC824 = _code(
     824, "an NCCL network plugin failed to initialize", WARNING, doc=NOTE_0014_NODE_HEALTH
 )
 NVC825 = _code(825, "Xid events not judged", WARNING, doc=NOTE_0014_NODE_HEALTH)
+NVC830 = _code(
+    830, "an RDMA rail measured above its NIC's line rate", ERROR, doc=NOTE_0020_RDMA_RAILS
+)
+NVC831 = _code(
+    831, "perftest JSON whose unit its figures do not tell", ERROR, doc=NOTE_0020_RDMA_RAILS
+)
+NVC832 = _code(832, "an RDMA rail below its floor", ERROR, doc=NOTE_0020_RDMA_RAILS)
+NVC833 = _code(
+    833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0020_RDMA_RAILS
+)

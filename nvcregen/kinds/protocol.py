@@ -41,6 +41,8 @@ class NodeRun:
     timeout_ms: int  # the run's timeout
     outer_deadline_s: int  # the deadline of its command, well inside the timeout
     hostengine: str | None  # the site's DCGM hostengine, if it names one
+    hcas: tuple[str, ...] = ()  # the pool's RDMA devices (`nics.hcas`), in NIC order
+    nic_gbps: float = 0.0  # one NIC's line rate (`nics.speed`) in Gb/s; 0 without NICs
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,14 @@ from nvcregen.kinds.nccl.kind import Nccl
 from nvcregen.kinds.node.kind import NodeHealth
 from nvcregen.kinds.nvbandwidth.kind import Nvbandwidth
 from nvcregen.kinds.protocol import KindTest, TestKind
+from nvcregen.kinds.rdma.kind import Rdma
 from nvcregen.kinds.training.kind import Training
 
-KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth"]  # a catalog test's `kind`
+# a catalog test's `kind`
+KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
 
 KINDS: dict[str, TestKind] = {
-    k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth())
+    k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth(), Rdma())
 }
 
 

@@ -53,8 +53,8 @@ def network_for(test: TestEntry, pool: NodePool, scope: str) -> Network:
     """Which network a test's traffic crosses: RDMA NICs, TCP sockets, or none."""
     if test.transport == "socket":
         return "socket"
-    if test.transport == "none" or scope == "intra-node":
-        return "none"
+    if test.transport == "none" or (scope == "intra-node" and test.transport != "rdma"):
+        return "none"  # inside a node NCCL uses NVLink; an RDMA rails test still its NICs
     nics = pool.nics
     if nics is None or nics.fabric == "tcp" or nics.count == 0:
         return "socket"

@@ -52,6 +52,7 @@ from nvcregen.results.models import (
 from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
 from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import REFUSED, Split, on_its_node, same_node, split
+from nvcregen.results.rdmarails import read_rails
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
@@ -185,6 +186,11 @@ def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, An
     return _Read(placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None)
 
 
+def _read_rails(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """An RDMA rails log, judged HCA by HCA (`rdmarails.py`)."""
+    return _Read(placed, LogRecord.model_validate(read_rails(text, base, placed.unit)), None)
+
+
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A DCGM diagnostic's JSON, bound to the node its begin line names."""
     names_itself = prints_begin(placed.obj)
@@ -232,6 +238,7 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "dcgm-diag": _read_dcgm_log,
     "node-health": _read_node_health,
     "nvbandwidth": _read_nvbandwidth_log,
+    "perftest": _read_rails,
 }
 
 
@@ -449,12 +456,16 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
     return tuple(
         FailedNode(
             name=node,
-            reason="NodeHealthFailed" if r.kind == "node" else "DiagnosticFailed",
+            reason=_FAILED_REASONS.get(r.kind, "DiagnosticFailed"),
             message=f"round {r.round}: {', '.join(r.errors) or 'failed'}",
         )
         for r in failed
         for node in r.nodes
     )
+
+
+# Why a per-node run failed its node, by the kind of its log (DCGM's by default).
+_FAILED_REASONS = {"node": "NodeHealthFailed", "rdma": "RailFailed"}
 
 
 def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:

@@ -253,6 +253,14 @@ def _check_stage_tests(site: Site, catalog: Catalog, index: int, report: _Report
                 "declare nics with fabric roce or ib, or use the -tcp test",
                 severity=Severity.WARNING,
             )
+        nics = pool.nics
+        if test.transport == "rdma" and (nics is None or nics.fabric == "tcp" or not nics.hcas):
+            report.add(
+                at,
+                codes.NVC833.code,
+                f"{name} measures each RDMA NIC, but pool '{pool.name}' names none in nics.hcas",
+                "declare the pool's nics with fabric roce or ib and their hcas (mlx5_0, ...)",
+            )
 
 
 def _check_inter_node(site: Site, index: int, report: _Report) -> None:

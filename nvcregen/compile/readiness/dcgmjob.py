@@ -18,9 +18,10 @@ from __future__ import annotations
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
-from nvcregen.compile.readiness.mpi import GPU, node_affinity
+from nvcregen.compile.readiness.mpi import node_affinity
+from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import node_container
-from nvcregen.compile.readiness.nvcre import COMPONENT
+from nvcregen.compile.readiness.nvcre import COMPONENT, devices
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
 from nvcregen.compile.readiness.runs import (
     run_labels,
@@ -53,7 +54,12 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
     index, name = node
     labels = run_labels(site, unit, round_)
     container = node_container(site, unit)
-    container["resources"] = pod_resources(unit, {GPU: unit.pool.gpus_per_node})
+    # Every GPU of the node; its RDMA NICs too for a test over them (RDMA rails), which
+    # also lock their memory (IPC_LOCK) and reach the NICs through the pool's pod network.
+    container["resources"] = pod_resources(unit, devices(unit))
+    net = pod_network(unit)
+    if unit.nic_resource is not None or unit.network == "rdma":
+        container["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
     pod: Obj = {
         "restartPolicy": "Never",
         # No nodeSelector: Kueue writes the flavor's node labels into it at admission, and
@@ -62,11 +68,12 @@ def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         # template is immutable. The affinity pins the node; the flavor adds the rest.
         "affinity": node_affinity(unit.pool.product_labels, (name,)),
         "containers": [container],
+        **net.fields,
     }
     if found := tolerations(unit.pool):
         pod["tolerations"] = found
     template: Obj = {"labels": labels}
-    if annotations := topology_annotations(site, 1):  # one pod, one whole node
+    if annotations := net.annotations | topology_annotations(site, 1):  # one pod, one node
         template["annotations"] = annotations
     spec: Obj = {
         "backoffLimit": 0,  # a failed diagnostic is a result, not something to retry

@@ -7,6 +7,7 @@ module renders it against the unit and the site, and the outer deadline of every
 from __future__ import annotations
 
 from nvcregen.compile.templating import render_template
+from nvcregen.core import units
 from nvcregen.core.manifest import Obj
 from nvcregen.kinds.protocol import NodeRun
 from nvcregen.kinds.registry import kind_of
@@ -33,11 +34,14 @@ def node_script(site: Site, unit: TestUnit) -> str:
         ValueError: The test's kind does not run per node (the plan never asks it to).
 
     """
+    nics = unit.pool.spec.nics
     run = NodeRun(
         gpus=unit.pool.gpus_per_node,
         timeout_ms=unit.timeout_ms,
         outer_deadline_s=outer_deadline_s(unit.timeout_ms),
         hostengine=site.spec.dependencies.dcgm.hostengine,
+        hcas=tuple(nics.hcas) if nics else (),
+        nic_gbps=units.parse_bandwidth(nics.speed).gbytes_per_s * 8 if nics else 0.0,
     )
     found = kind_of(unit.test).node_script(unit.test, run)
     if found is None:

@@ -159,10 +159,18 @@ def node_pack_job(
         "affinity": node_affinity(unit.pool.product_labels, nodes),
         "containers": [container],
     }
+    # A test over the node's RDMA NICs (RDMA rails) locks memory and needs the pool's pod
+    # network; the pack's other tests run inside the node and need neither.
+    rdma = next((u for u in pack.units if u.network == "rdma"), None)
+    net = pod_network(rdma) if rdma is not None else None
+    if net is not None:
+        container["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+        pod |= net.fields
     if found := tolerations(unit.pool):
         pod["tolerations"] = found
     template: Obj = {"labels": labels}
-    if annotations := topology_annotations(site, len(nodes)):
+    networks = net.annotations if net is not None else {}
+    if annotations := networks | topology_annotations(site, len(nodes)):
         template["annotations"] = annotations
     spec: Obj = {
         "completionMode": "Indexed",

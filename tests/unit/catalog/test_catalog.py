@@ -30,6 +30,7 @@ def test_the_real_catalog_loads() -> None:
         "nccl-all-reduce",
         "nccl-all-reduce-tcp",
         "node-health",
+        "rdma-rails",
         "nccl-alltoall",
         "nvbandwidth",
         "training-goodput",
@@ -103,9 +104,9 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
             assert kind_of(test).collective or kind_of(test).per_node, name
-        params = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth]
+        params = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth, test.rdma]
         assert sum(p is not None for p in params) == 1, name
-        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth"]
+        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
         assert params[kinds.index(test.kind)] is not None, name
 
 
@@ -118,6 +119,7 @@ def test_workloadrun_only_tests() -> None:
         "nccl-all-reduce-tcp",
         "node-health",
         "nvbandwidth",
+        "rdma-rails",
     ]
     tcp = catalog().tests["nccl-all-reduce-tcp"]
     assert (tcp.transport, tcp.scopes) == ("socket", ["inter-node"])

@@ -1,0 +1,74 @@
+"""The rdma kind: each HCA of a node on its own, in a loopback run inside the node.
+
+One run a node (as DCGM's): for each HCA of the pool's `nics.hcas`, a perftest server
+and a client on that HCA, the client's buffers in the GPU on the NIC's NUMA side. The
+inter-node form (a server on one node, the client on its pair, one run per rail) needs
+a run laid out as a pair, which no engine form has yet: the catalog entry states
+`scopes: [intra-node]`, so a site asking for it inter-node is refused by validation.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from nvcregen.core import units
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
+from nvcregen.kinds.rdma.params import RdmaParams
+
+PORT_BASE = 18515  # perftest's default port; rail i listens on PORT_BASE + i
+
+
+class Rdma(TestKind):
+    """RDMA rails, one HCA at a time."""
+
+    name: ClassVar[str] = "rdma"
+    params = RdmaParams
+    per_node = True
+    one_node = True
+    collective = False
+    log_format = "perftest"
+    pod_size = "nccl"
+    node_health = False
+    node_container = "rdma-rails"
+
+    def duration_basis(self, test: KindTest) -> str:
+        """Every rail of a node, as long as the catalog says."""
+        rdma: RdmaParams = self.block(test)
+        return f"{rdma.tool} {rdma.message_size} per HCA, {rdma.expected_duration}"
+
+    def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
+        """A pod start, then every rail one after the other."""
+        rdma: RdmaParams = self.block(test)
+        ms = units.parse_duration(pod_start) + units.parse_duration(rdma.expected_duration)
+        why = f"{pod_start} start-up + {rdma.tool} on every HCA {rdma.expected_duration}"
+        return FixedTime(ms / 1000, why)
+
+    def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
+        """Each HCA in turn: a server, then a client on it, between the markers collect reads.
+
+        Each rail's client runs under its share of the outer deadline; a rail that
+        hangs is stopped and the next one still runs. The script exits non-zero when a
+        rail failed or its average at the message size is below the floor.
+        """
+        rdma: RdmaParams = self.block(test)
+        rails = max(1, len(run.hcas))
+        values: dict[str, object] = {
+            "tool": rdma.tool,
+            "hcas": list(run.hcas),
+            "size": units.parse_size(rdma.message_size),
+            "use_cuda": rdma.use_cuda,
+            "iterations": rdma.iterations,
+            "duration_s": units.parse_duration(rdma.duration) // 1000 if rdma.duration else None,
+            "qps": rdma.queue_pairs,
+            "gpus": run.gpus,
+            "port_base": PORT_BASE,
+            "rail_deadline_s": max(1, run.outer_deadline_s // rails),
+            # the node fails its own run below the floor, so NVCRE mode, which reads no
+            # rail, still fails it; collect judges each rail again from the figures
+            "floor_gbps": round(rdma.floor * run.nic_gbps, 3) if run.nic_gbps else None,
+        }
+        return NodeScript("rdma-rails.sh.j2", values)
+
+    def node_env(self) -> list[dict[str, Any]]:
+        """The node's name, which the script's begin line names (downward API)."""
+        return [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
