@@ -61,7 +61,8 @@ def group_kind(obj: Mapping[str, Any]) -> str:
 
 
 @cache
-def _lua_module() -> Any:
+def lua_module() -> Any:
+    """The Lua 5.1 of lupa (Argo CD's gopher-lua implements Lua 5.1)."""
     try:
         from lupa import lua51
     except ImportError as exc:  # pragma: no cover - depends on the installation
@@ -71,18 +72,25 @@ def _lua_module() -> Any:
     return lua51
 
 
-def _to_lua(lua: Any, value: Any) -> Any:
+def lua_runtime() -> Any:
+    """A Lua 5.1 with only what gopher-lua opens for Argo CD (base, package, table, safe os)."""
+    lua = lua_module().LuaRuntime(register_eval=False, register_builtins=False)
+    lua.execute(_SANDBOX)
+    return lua
+
+
+def to_lua(lua: Any, value: Any) -> Any:
     """JSON-like data as Argo CD hands it to Lua: tables, lists from index 1, no nils."""
     if isinstance(value, dict):
         table = lua.table()
         for key, item in value.items():
             if item is not None:
-                table[key] = _to_lua(lua, item)
+                table[key] = to_lua(lua, item)
         return table
     if isinstance(value, list):
         table = lua.table()
         for index, item in enumerate(value, start=1):
-            table[index] = _to_lua(lua, item)
+            table[index] = to_lua(lua, item)
         return table
     return value
 
@@ -96,10 +104,9 @@ def argocd_health(scripts: Mapping[str, str], obj: Mapping[str, Any]) -> Health:
     script = scripts.get(group_kind(obj))
     if script is None:
         return Health(HEALTHY, "Healthy", "no health check: healthy once it exists")
-    module = _lua_module()
-    lua = module.LuaRuntime(register_eval=False, register_builtins=False)
-    lua.execute(_SANDBOX)
-    lua.globals().obj = _to_lua(lua, dict(obj))
+    module = lua_module()
+    lua = lua_runtime()
+    lua.globals().obj = to_lua(lua, dict(obj))
     try:
         result = lua.execute(script)
     except module.LuaError as exc:

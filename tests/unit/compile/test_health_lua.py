@@ -22,45 +22,16 @@ from nvcregen.compile.gitops.health.checks import (
     check_for,
     lua_script,
 )
+from nvcregen.rehearse import health as rehearse_health
 
-try:  # Argo CD's gopher-lua implements Lua 5.1; lupa's wheels ship that runtime.
-    from lupa import lua51 as lua_module
-except ImportError:  # pragma: no cover - a lupa build without it: its default runtime
-    import lupa as lua_module
-
+# The runtime is the rehearsal's (`nvcregen.rehearse.health`): lupa's Lua 5.1, with what
+# gopher-lua opens for Argo CD (base, package, table, and os without io or exit).
+lua_module = rehearse_health.lua_module()
 RUNTIME = lua_module.__name__
 # Argo CD's statuses; anything else reads as Unknown (and an error fails a sync wave).
 ARGO_STATUSES = {"Healthy", "Progressing", "Degraded", "Suspended", "Missing", "Unknown"}
-# Leave what gopher-lua opens for Argo CD: base, package, table, and os without io or exit.
-SANDBOX = """
-local setmetatable_of = debug.setmetatable
-local os_lib = os
-setmetatable_of("", nil)  -- no string library: strings have no methods either
-string, math, io, debug, coroutine, utf8, bit32 = nil, nil, nil, nil, nil, nil, nil
-os = {time = os_lib.time, clock = os_lib.clock, date = os_lib.date, difftime = os_lib.difftime}
-"""
-
-
-def _runtime() -> Any:
-    lua = lua_module.LuaRuntime(register_eval=False, register_builtins=False)
-    lua.execute(SANDBOX)
-    return lua
-
-
-def _to_lua(lua: Any, value: Any) -> Any:
-    """JSON-like data as Argo CD hands it to Lua: tables, lists from index 1, no nils."""
-    if isinstance(value, dict):
-        table = lua.table()
-        for key, item in value.items():
-            if item is not None:
-                table[key] = _to_lua(lua, item)
-        return table
-    if isinstance(value, list):
-        table = lua.table()
-        for index, item in enumerate(value, start=1):
-            table[index] = _to_lua(lua, item)
-        return table
-    return value
+_runtime = rehearse_health.lua_runtime
+_to_lua = rehearse_health.to_lua
 
 
 def health(script: str, obj: dict[str, Any]) -> dict[str, Any]:
