@@ -51,6 +51,7 @@ NOTE_0014_NODE_HEALTH: Final = "docs/design/0014-node-health.md"
 NOTE_0015_SECRETS_AND_NAMES: Final = "docs/design/0015-secrets-and-names.md"
 NOTE_0017_FLEET_SCALE: Final = "docs/design/0017-fleet-scale.md"
 NOTE_0018_FLEET_UNITS: Final = "docs/design/0018-fleet-units.md"
+NOTE_0021_PERIODIC: Final = "docs/design/0021-periodic.md"
 README: Final = "README.md"
 THREAT_MODEL: Final = "docs/threat-model.md"
 
@@ -164,6 +165,15 @@ NVC323 = _code(
     323, "an NCCL test on a selector pool in trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE
 )
 NVC324 = _code(324, "readiness.packing outside trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE)
+NVC325 = _code(325, "a periodic schedule a CronJob refuses", ERROR, doc=NOTE_0021_PERIODIC)
+NVC326 = _code(
+    326, "a periodic stage that is not a single-node stage", ERROR, doc=NOTE_0021_PERIODIC
+)
+NVC327 = _code(327, "readiness.periodic outside trainer mode", ERROR, doc=NOTE_0021_PERIODIC)
+NVC328 = _code(328, "a periodic stage with no node-pack form", ERROR, doc=NOTE_0021_PERIODIC)
+NVC329 = _code(
+    329, "periodic runs at the default priority (external Kueue)", WARNING, doc=NOTE_0021_PERIODIC
+)
 NVC330 = _code(330, "ServiceMonitor labels the Prometheus selector misses", ERROR)
 NVC331 = _code(331, "metrics TLS verification off", WARNING)
 NVC332 = _code(332, "a scrape timeout longer than the interval", ERROR)
