@@ -24,7 +24,9 @@ pods and log sections are those of a one-shot packed run:
   `batch.kubernetes.io/cronjob-scheduled-timestamp` annotation are the period's run id.
 
 Each Job's `activeDeadlineSeconds` is the pack's worst case (every test to its timeout)
-plus `START_SLACK_S` for the image pull and pod start, not the one-shot window.
+plus `plan.periodic.START_SLACK_S` for the image pull and pod start, not the one-shot
+window; its `podFailurePolicy` ignores a pod evicted for a tenant's (`DisruptionTarget`),
+so that node's tests start over when it is free again, within that deadline.
 """
 
 from __future__ import annotations
@@ -40,44 +42,38 @@ from nvcregen.core.kueuekeys import PRIORITY_LABEL
 from nvcregen.core.labels import ROUND
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import Pack, chunk_of
+from nvcregen.plan.packs import Pack
+from nvcregen.plan.periodic import job_deadline_s, periodic_packs
 from nvcregen.spec.v1alpha1 import Periodic, Site
 
 COMPONENT = "periodic"
 SOURCE = "/spec/readiness/periodic"
-PERIODIC_PREFIX = "periodic-"
 CRONJOB_NAME_MAX = 52  # the controller appends `-<11 digits>` to a Job's 63-character name
 HISTORY = 3
 STARTING_DEADLINE_S = 3600
-START_SLACK_S = 600
 PERIODIC_LABEL = "nvcregen.io/periodic"
+
+
+def pod_failure_policy() -> Obj:
+    """A pod evicted for a tenant's is no failed test: its node's index starts over.
+
+    Kube-scheduler preemption (and an eviction, a drain) sets the pod's `DisruptionTarget`
+    condition; `Ignore` creates a replacement that runs once the node is free, within the
+    Job's deadline, without counting against `backoffLimitPerIndex: 0`.
+    """
+    return {
+        "rules": [
+            {
+                "action": "Ignore",
+                "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+            }
+        ]
+    }
 
 
 def periodic_of(site: Site) -> Periodic | None:
     """The site's `readiness.periodic`, or None."""
     return site.spec.readiness.periodic
-
-
-def periodic_packs(site: Site, test_units: list[TestUnit]) -> list[Pack]:
-    """The node packs of the periodic stages: a stage's tests of one image, in plan order.
-
-    Named `periodic-<n>` within their stage (a one-shot pack is `pack-<n>`); a pack of one
-    test is still a pack, so every periodic run has the same form.
-    """
-    periodic = periodic_of(site)
-    if periodic is None:
-        return []
-    keyed: dict[tuple[str, str], list[TestUnit]] = {}
-    for unit in test_units:
-        if unit.stage.name in periodic.stages and unit.nodes_per_job == 1:
-            keyed.setdefault((unit.stage.name, unit.image), []).append(unit)
-    packs: list[Pack] = []
-    counts: dict[str, int] = {}
-    for (stage, _), members in keyed.items():
-        index = counts.get(stage, 0)
-        counts[stage] = index + 1
-        packs.append(Pack(f"{PERIODIC_PREFIX}{index}", tuple(members), chunk_of(site)))
-    return packs
 
 
 def periodic_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
@@ -91,11 +87,6 @@ def periodic_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]
         for index, chunk in enumerate(pack.chunks())
     ]
     return [pod_priority_class(site), *jobs] if jobs else []
-
-
-def job_deadline_s(pack: Pack) -> int:
-    """A period's Job deadline: every test of the pack to its timeout, and the pod's start."""
-    return -(-pack.timeout_ms // 1000) + START_SLACK_S
 
 
 def starting_deadline_s(periodic: Periodic) -> int:
@@ -116,6 +107,7 @@ def cronjob(
         labels[PRIORITY_LABEL] = periodic_priority_class_name(site)
     job_spec: Obj = dict(job["spec"])
     job_spec["activeDeadlineSeconds"] = job_deadline_s(pack)
+    job_spec["podFailurePolicy"] = pod_failure_policy()
     template = dict(job_spec["template"])
     pod = dict(template["spec"])
     pod["priorityClassName"] = periodic_priority_class_name(site)

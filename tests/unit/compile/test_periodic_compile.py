@@ -10,17 +10,16 @@ from sitefactory import catalog, edit, parse
 from trainerfactory import ROOT
 
 from nvcregen.check.admission import admission_findings
+from nvcregen.check.gate import check_manifests
 from nvcregen.compile.layers import site_manifests
+from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.queue.workloads import periodic_priority_value, priority_value
 from nvcregen.compile.readiness.packed import node_pack_job
-from nvcregen.compile.readiness.periodic import (
-    CRONJOB_NAME_MAX,
-    START_SLACK_S,
-    periodic_packs,
-)
+from nvcregen.compile.readiness.periodic import CRONJOB_NAME_MAX
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.labels import ROUND
 from nvcregen.core.manifest import Manifest
+from nvcregen.plan.periodic import START_SLACK_S, periodic_packs
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.v1alpha1 import Site
 
@@ -72,6 +71,14 @@ def test_the_job_template_is_the_packed_job_of_one_round() -> None:
         pod = dict(spec["template"]["spec"])
         assert pod.pop("priorityClassName") == CLASS
         assert pod == packed["spec"]["template"]["spec"]
+        assert spec.pop("podFailurePolicy") == {
+            "rules": [
+                {
+                    "action": "Ignore",
+                    "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}],
+                }
+            ]
+        }
         deadline = spec.pop("activeDeadlineSeconds")
         assert deadline == -(-pack.timeout_ms // 1000) + START_SLACK_S
         expected = {k: v for k, v in packed["spec"].items() if k != "activeDeadlineSeconds"}
@@ -151,3 +158,15 @@ def test_a_cronjob_whose_jobs_name_no_queue_is_nvc625() -> None:
     (finding,) = admission_findings(broken)
     assert finding.code == "NVC625"
     assert finding.pointer == "/spec/jobTemplate/metadata/labels"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("engine", ["argocd", "flux"])
+def test_a_periodic_site_passes_every_render_check_in_both_engines(engine: str) -> None:
+    """Schemas, CEL, Pod Security and the NVC6xx checks, as render runs them."""
+    text = edit(periodic_text(), "engine: argocd", f"engine: {engine}")
+    site, doc = parse(text)
+    units = plan(site, catalog())
+    built = postprocess(site_manifests(site, catalog(), units, ROOT), site, "sites/p.yaml")
+    assert {m.component for m in built if m.kind == "CronJob"} == {"periodic"}
+    assert [d for d in check_manifests(built, site, doc, units) if d.is_error] == []
