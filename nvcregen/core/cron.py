@@ -104,9 +104,15 @@ def parse_cron(text: str) -> Schedule:
     parts = stripped.split()
     if len(parts) != len(_FIELDS):
         raise CronError(f"expected exactly 5 fields, found {len(parts)}")
-    values = [_parse_field(part, field) for part, field in zip(parts, _FIELDS, strict=True)]
+    minutes, hours, days, months, weekdays = (
+        frozenset(_parse_field(part, field)) for part, field in zip(parts, _FIELDS, strict=True)
+    )
     return Schedule(
-        *(frozenset(v) for v in values),
+        minutes,
+        hours,
+        days,
+        months,
+        weekdays,
         any_day=parts[2] in ("*", "?"),
         any_weekday=parts[4] in ("*", "?"),
     )

@@ -55,14 +55,14 @@ def newer_runs(run_dir: Path) -> Evidence:
     except ValueError:  # a copy of a run listed under its own name (NVC756)
         return Evidence((), ())
     later: Sequence[RunEntry] = located.runs[at + 1 :]
-    verified = []
-    unverified = []
+    verified: list[tuple[str, dict[str, str]]] = []
+    unverified: list[str] = []
     for entry in later:
         if entry.problems:
             unverified.append(entry.run_id)
             continue
         archive = read_archive(entry.path)
-        statuses = {v.node: v.status for v in archive.verdicts.nodes}
+        statuses = {v.node: str(v.status) for v in archive.verdicts.nodes}
         verified.append((entry.run_id, statuses))
     return Evidence(tuple(verified), tuple(unverified))
 

@@ -36,11 +36,11 @@ from nvcregen.compile.queue.workloads import (
     periodic_priority_value,
     queue_labels,
 )
-from nvcregen.compile.readiness.packed import node_pack_job
+from nvcregen.compile.readiness.packed import node_pack_job, pack_run_name
 from nvcregen.core import units
 from nvcregen.core.kueuekeys import PRIORITY_LABEL
 from nvcregen.core.labels import ROUND
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.core.manifest import Manifest, Obj, content_hash
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
 from nvcregen.plan.periodic import job_deadline_s, periodic_packs
@@ -48,7 +48,7 @@ from nvcregen.spec.v1alpha1 import Periodic, Site
 
 COMPONENT = "periodic"
 SOURCE = "/spec/readiness/periodic"
-CRONJOB_NAME_MAX = 52  # the controller appends `-<11 digits>` to a Job's 63-character name
+CRONJOB_NAME_MAX = 52  # the API's limit: the controller appends `-<minutes>` to its Jobs' names
 HISTORY = 3
 STARTING_DEADLINE_S = 3600
 PERIODIC_LABEL = "nvcregen.io/periodic"
@@ -132,9 +132,8 @@ def cronjob(
         },
     }
     index, _ = chunk
-    parts = [site.metadata.name, pack.first.stage.name, pack.name, f"c{index}"]
     metadata: Obj = {
-        "name": hashed_name(parts, content_hash(spec), CRONJOB_NAME_MAX),
+        "name": pack_run_name(site, pack, content_hash(spec), f"-c{index}"),
         "namespace": site.spec.nvcre.namespace,
         "labels": labels,
         "annotations": job["metadata"]["annotations"],

@@ -16,6 +16,7 @@ from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.queue.workloads import periodic_priority_value, priority_value
 from nvcregen.compile.readiness.packed import node_pack_job
 from nvcregen.compile.readiness.periodic import CRONJOB_NAME_MAX
+from nvcregen.compile.readiness.runs import RUN_NAME_MAX
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.labels import ROUND
 from nvcregen.core.manifest import Manifest
@@ -58,7 +59,8 @@ def test_a_cronjob_per_pack_and_chunk_in_a_layer_of_their_own() -> None:
     one = edit(periodic_text(), "maxConcurrentJobs: 2", "maxConcurrentJobs: 1")
     names = [j["metadata"]["name"] for j in cronjobs(compiled(one)[1])]
     assert len(names) == 4
-    assert [n.rsplit("-", 2)[1] for n in names] == ["c0", "c1", "c0", "c1"]
+    assert [n.rsplit("-", 1)[1] for n in names] == ["c0", "c1", "c0", "c1"]
+    assert all(len(n) <= RUN_NAME_MAX for n in names)  # a period's pods stay 63-char labels
 
 
 def test_the_job_template_is_the_packed_job_of_one_round() -> None:
