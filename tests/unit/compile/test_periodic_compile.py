@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from click.testing import CliRunner
 from periodicfactory import periodic_text
 from sitefactory import catalog, edit, parse
 from trainerfactory import ROOT
 
 from nvcregen.check.admission import admission_findings
 from nvcregen.check.gate import check_manifests
+from nvcregen.cli import main
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.queue.workloads import periodic_priority_value, priority_value
@@ -172,3 +175,23 @@ def test_a_periodic_site_passes_every_render_check_in_both_engines(engine: str) 
     built = postprocess(site_manifests(site, catalog(), units, ROOT), site, "sites/p.yaml")
     assert {m.component for m in built if m.kind == "CronJob"} == {"periodic"}
     assert [d for d in check_manifests(built, site, doc, units) if d.is_error] == []
+
+
+@pytest.mark.slow
+def test_check_reads_the_periodic_folder_with_the_run_layers_policies(tmp_path: Path) -> None:
+    """`nvcregen check` of a rendered tree: clean, then NVC625 for a CronJob without a queue."""
+    site = tmp_path / "site.yaml"
+    site.write_text(periodic_text(), encoding="utf-8")
+    out = tmp_path / "out"
+    rendered = CliRunner().invoke(main, ["render", str(site), "--out", str(out)])
+    assert rendered.exit_code == 0, rendered.output
+    tree = out / "h20-3e-trainer"
+    assert CliRunner().invoke(main, ["check", str(tree)]).exit_code == 0
+    (cron, *_) = sorted((tree / "periodic").glob("cronjob-*.yaml"))
+    text = cron.read_text(encoding="utf-8")
+    queue = "        kueue.x-k8s.io/queue-name: readiness\n"
+    assert text.count(queue) == 1  # the jobTemplate's (the CronJob's own is at 4 spaces)
+    cron.write_text(text.replace(queue, ""), encoding="utf-8")
+    checked = CliRunner().invoke(main, ["check", str(tree)])
+    assert checked.exit_code == 1, checked.output
+    assert "error[NVC625]: the CronJob's Jobs name no Kueue queue" in checked.output
