@@ -35,12 +35,12 @@ SITE = "h20-3e-four"
 OTHER_TAINT = {"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}
 
 
-def alone_slow(*bad: str) -> Any:
+def alone_slow(*bad: str, busbw_gbs: float = 310.0) -> Any:
     """Each node in `bad` fails its own single-node all-reduce; (a, b) fails as a pair."""
 
     def busbw(stage: str, test: str, nodes: tuple[str, ...]) -> float:
         if stage == "single-node" and test == "nccl-all-reduce" and nodes[0] in bad:
-            return 310.0
+            return busbw_gbs
         if (stage, test) == ("two-node", "nccl-all-reduce") and "node-a" in nodes:
             return 300.0
         return healthy(stage, test, nodes)
@@ -74,6 +74,28 @@ def one_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def two_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """node-a and node-c failed alone."""
     return collected(tmp_path_factory.mktemp("two"), alone_slow("node-a", "node-c"))
+
+
+def collected_after(run_dir: Path, busbw: Any) -> Path:
+    """Collect the site's logs again (measured with `busbw`) into `run_dir`'s site folder:
+    a newer run (an undated run is ordered by when it was collected)."""
+    tmp = run_dir.parent.parent.parent
+    before = {p.name for p in run_dir.parent.iterdir()}
+    saved = tmp / f"saved-{len(before)}"
+    write_logs(saved, site_text(), busbw)
+    site = tmp / "site.yaml"
+    args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp / "r")]
+    CliRunner().invoke(main, args)
+    (newer,) = [p for p in run_dir.parent.iterdir() if p.name not in before]
+    return newer
+
+
+@pytest.fixture(scope="module")
+def retested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """one_failed's run, and a newer run of its site that clears every node."""
+    run_dir = collected(tmp_path_factory.mktemp("retested"), alone_slow("node-a"))
+    collected_after(run_dir, healthy)
+    return run_dir
 
 
 @pytest.fixture
@@ -173,11 +195,11 @@ def test_a_second_apply_writes_nothing(one_failed: Path, tmp_path: Path, fake: F
 
 
 def test_release_takes_off_exactly_what_it_set(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
     before = json.loads(json.dumps(fake.nodes["node-a"]))
-    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
-    released = run(one_failed, tmp_path, fake, "--apply", "--release")
+    assert run(retested, tmp_path, fake, "--apply").exit_code == 0
+    released = run(retested, tmp_path, fake, "--apply", "--release")
     assert released.exit_code == 0, released.output
     assert "node-a: released" in released.output
     after = fake.nodes["node-a"]
@@ -187,25 +209,25 @@ def test_release_takes_off_exactly_what_it_set(
 
 
 def test_release_after_another_controller_took_the_taint_list(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
     """The node controller rewrote the list (it owns it now): the taint still comes off."""
     fake.update("node-a", "kubelet", taints=[])
-    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    assert run(retested, tmp_path, fake, "--apply").exit_code == 0
     ours = fake.nodes["node-a"]["spec"]["taints"]
     fake.update("node-a", "node-controller", taints=ours)
     assert fake.owners["node-a", ("taints",)] == {"node-controller"}
-    assert run(one_failed, tmp_path, fake, "--apply", "--release").exit_code == 0
+    assert run(retested, tmp_path, fake, "--apply", "--release").exit_code == 0
     assert "taints" not in fake.nodes["node-a"]["spec"]
 
 
 def test_release_leaves_a_node_another_run_quarantined(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
-    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    assert run(retested, tmp_path, fake, "--apply").exit_code == 0
     fake.nodes["node-a"]["metadata"]["annotations"][RUN] = f"{SITE}/another-run"
     kept = json.dumps(fake.nodes["node-a"], sort_keys=True)
-    result = run(one_failed, tmp_path, fake, "--apply", "--release")
+    result = run(retested, tmp_path, fake, "--apply", "--release")
     assert result.exit_code == 0
     assert f"node-a: other run (quarantined by {SITE}/another-run)" in result.output
     assert json.dumps(fake.nodes["node-a"], sort_keys=True) == kept
@@ -319,6 +341,7 @@ def test_release_refuses_names_outside_the_plan_too(
     one_failed: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
     run_dir = forged(one_failed, tmp_path, "prod-control-plane-1")
+    collected_after(run_dir, healthy)  # node-a's evidence: prod-control-plane-1 has none
     result = run(run_dir, tmp_path, fake, "--apply", "--release")
     assert result.exit_code == 1
     assert "prod-control-plane-1 (failed)" in result.output
@@ -396,17 +419,17 @@ def test_one_node_on_another_gpu_model_is_still_quarantined(
 
 
 def test_release_by_one_site_keeps_another_sites_quarantine_taint(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
     """node-a is quarantined by site `other` too: this site's release takes off its own."""
     cluster = connect("lab", kubeconfig(tmp_path, fake.url))  # type: ignore[attr-defined]
     theirs = Mark("node-a", "other", "other/r1", "failed there")
     (done,) = apply_marks(cluster, Marks("other", "other/r1", (theirs,), ()), release=False)
     assert done.action == "set"
-    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    assert run(retested, tmp_path, fake, "--apply").exit_code == 0
     mine = {"key": KEY, "value": SITE, "effect": "NoSchedule"}
     assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT, theirs.taint, mine]
-    released = run(one_failed, tmp_path, fake, "--apply", "--release")
+    released = run(retested, tmp_path, fake, "--apply", "--release")
     assert released.exit_code == 0, released.output
     assert "node-a: released" in released.output
     assert fake.nodes["node-a"]["spec"]["taints"] == [OTHER_TAINT, theirs.taint]
@@ -440,12 +463,12 @@ def test_a_mark_without_a_run_annotation_is_completed_by_apply(
 
 
 def test_a_mark_without_a_run_annotation_is_released_as_far_as_nvcregen_owns_it(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
     """The mark names this site, so release takes it: the taint list (applied whole) goes,
     the label kubectl owns stays, and the release says so (exit 1), never 'released'."""
     hand_marked(fake)
-    result = run(one_failed, tmp_path, fake, "--apply", "--release")
+    result = run(retested, tmp_path, fake, "--apply", "--release")
     assert result.exit_code == 1, result.output
     assert "node-a: failed (part of the mark stays: another field manager owns it)" in (
         result.output
@@ -560,9 +583,9 @@ def test_a_patch_per_failed_node_with_its_other_taints_as_read(
 
 
 def test_the_patch_applied_as_kubectl_does_leaves_the_node_as_apply_does(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
-    text = patch(one_failed, tmp_path, fake).stdout
+    text = patch(retested, tmp_path, fake).stdout
     # node-a's taints are kubelet's: kubectl reports the conflict the header names
     assert kubectl_apply(tmp_path, fake, text, force=False) == [409]
     assert kubectl_apply(tmp_path, fake, text, force=True) == [200]
@@ -571,8 +594,8 @@ def test_the_patch_applied_as_kubectl_does_leaves_the_node_as_apply_does(
     assert node["metadata"]["labels"] == {"pool": "h20", KEY: SITE}
     assert fake.owners["node-a", ("labels", KEY)] == {"nvcregen"}
     # nvcregen's own apply finds it set, and its release takes it off
-    assert "node-a: already set" in run(one_failed, tmp_path, fake, "--apply").output
-    released = patch(one_failed, tmp_path, fake, "--release")
+    assert "node-a: already set" in run(retested, tmp_path, fake, "--apply").output
+    released = patch(retested, tmp_path, fake, "--release")
     (doc,) = documents(released.stdout)
     assert doc["spec"] == {"taints": [OTHER_TAINT]}
     assert "labels" not in doc["metadata"] and "annotations" not in doc["metadata"]
@@ -613,11 +636,11 @@ def test_a_missing_node_has_no_patch_and_exits_1(
 
 
 def test_release_writes_no_patch_for_another_runs_node(
-    one_failed: Path, tmp_path: Path, fake: FakeNodes
+    retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
-    assert run(one_failed, tmp_path, fake, "--apply").exit_code == 0
+    assert run(retested, tmp_path, fake, "--apply").exit_code == 0
     fake.nodes["node-a"]["metadata"]["annotations"][RUN] = f"{SITE}/another-run"
-    result = patch(one_failed, tmp_path, fake, "--release")
+    result = patch(retested, tmp_path, fake, "--release")
     assert result.exit_code == 0
     assert documents(result.stdout) == []
     assert f"# node-a: other run: quarantined by {SITE}/another-run, left as it is" in (
@@ -696,3 +719,82 @@ def test_a_node_whose_slot_held_another_nodes_log_is_retested_not_quarantined(
     result = run(run_dir, tmp_path, fake, "--apply")
     assert result.exit_code == 1  # refused, and nothing sent
     assert fake.seen == []
+
+
+# --- the gate before a node returns to service (issue #37, item 4) -----------------------
+
+
+def fresh(tmp: Path, *bad: str) -> Path:
+    """A run failing `bad` alone, in a site folder of its own, and its site file."""
+    return collected(tmp, alone_slow(*bad))
+
+
+def test_release_without_a_newer_run_refuses_and_names_the_missing_evidence(
+    one_failed: Path, tmp_path: Path, fake: FakeNodes
+) -> None:
+    run_dir = forged(one_failed, tmp_path)  # alone in its site folder
+    assert run(run_dir, tmp_path, fake, "--apply").exit_code == 0
+    fake.seen.clear()
+    result = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1, result.output
+    assert f"{SITE}/{run_dir.name}: nothing to release" in result.output
+    assert (
+        f"node-a (quarantined): no verified run newer than {SITE}/{run_dir.name} judges it:"
+        " retest it (`nvcregen retest`, or wait for a periodic run), collect, then release"
+    ) in result.output
+    assert fake.seen == []
+    assert {"key": KEY, "value": SITE, "effect": "NoSchedule"} in fake.nodes["node-a"]["spec"][
+        "taints"
+    ]
+    data = json.loads(dry(run_dir, "--release", "--format", "json").output)
+    assert data["nodes"] == []
+    assert [(r["node"], r["status"]) for r in data["refused"]] == [("node-a", "quarantined")]
+
+
+def test_a_newer_run_that_fails_the_node_again_keeps_it_held(
+    tmp_path: Path, fake: FakeNodes
+) -> None:
+    run_dir = fresh(tmp_path, "node-a")
+    newer = collected_after(run_dir, alone_slow("node-a", busbw_gbs=305.0))
+    assert run(run_dir, tmp_path, fake, "--apply").exit_code == 0
+    result = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1
+    assert f"the newest run that judges it, {newer.name}, holds it failed" in result.output
+    assert KEY in fake.nodes["node-a"]["metadata"]["labels"]
+
+
+def test_the_newest_run_decides_and_one_that_does_not_verify_is_no_evidence(
+    tmp_path: Path, fake: FakeNodes
+) -> None:
+    run_dir = fresh(tmp_path, "node-a")
+    collected_after(run_dir, healthy)
+    again = collected_after(run_dir, alone_slow("node-a", busbw_gbs=305.0))  # failed again
+    assert run(run_dir, tmp_path, fake, "--apply").exit_code == 0
+    held = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert f"{again.name}, holds it failed" in held.output
+    # the failing run changed after it was collected: it no longer counts, nor does the
+    # cleared run before it decide alone (it is older than the changed run's collection)
+    (again / "verdicts.json").write_text("{}", encoding="utf-8")
+    released = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert released.exit_code == 0, released.output
+    assert "node-a: released" in released.output
+
+
+def test_release_of_named_nodes_only(tmp_path: Path, fake: FakeNodes) -> None:
+    run_dir = fresh(tmp_path, "node-a", "node-c")
+    collected_after(run_dir, healthy)
+    assert run(run_dir, tmp_path, fake, "--apply").exit_code == 0
+    result = run(run_dir, tmp_path, fake, "--apply", "--release", "--node", "node-c")
+    assert result.exit_code == 0, result.output
+    assert "node-c: released" in result.output
+    assert "node-a" not in result.output
+    assert KEY in fake.nodes["node-a"]["metadata"]["labels"]
+    assert KEY not in fake.nodes["node-c"]["metadata"]["labels"]
+    other = run(run_dir, tmp_path, fake, "--apply", "--release", "--node", "node-b")
+    assert other.exit_code == 1
+    assert f"node-b (not quarantined): {SITE}/{run_dir.name} did not quarantine it" in (
+        other.output
+    )
+    usage = dry(run_dir, "--node", "node-a")
+    assert usage.exit_code == 2
+    assert "--node names a node to release: it needs --release" in usage.output

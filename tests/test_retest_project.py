@@ -223,3 +223,24 @@ def test_an_nvcre_mode_retest_uses_the_original_nvcre_and_its_monitoring(
     kinds = {located.obj["kind"] for located in mine.objects}
     assert "WorkloadRun" in kinds  # the two-node test, on the original's NVCRE
     assert not kinds & {"Namespace", "ServiceMonitor", "PrometheusRule", "HelmRelease", "Role"}
+
+
+def test_a_retest_of_a_periodic_site_runs_once() -> None:
+    """The retest's stages are renamed and it must leave no CronJob: periodic is dropped."""
+    from periodicfactory import periodic_text
+    from sitefactory import catalog, parse
+
+    from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
+    from nvcregen.retest.sitefile import retest_data
+    from nvcregen.validate.semantic import check_references
+
+    data = load_yaml_plain(periodic_text())
+    assert isinstance(data, dict)
+    assert "periodic" in data["spec"]["readiness"]
+    pool_of = {"node-a": "h20", "node-b": "h20"}
+    nodes = [verdict("node-a", "suspect", ("node-a", "node-b")), verdict("node-b", "cleared")]
+    retest = retest_data(data, plan_retest(nodes, pool_of), pool_of)
+    assert "periodic" not in retest["spec"]["readiness"]
+    assert "periodic" in data["spec"]["readiness"]  # the original is left as it was
+    site, doc = parse(dump_yaml(retest))
+    assert [d.code for d in check_references(site, catalog(), doc) if d.is_error] == []

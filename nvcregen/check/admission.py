@@ -9,8 +9,11 @@ Every object of a site's `readiness/` layer that makes pods must name its queue:
   copies it onto every TrainJob it creates; for a Certification, on every category when
   not at the top), or `spec.gangScheduler`, when KAI Scheduler admits the runs instead.
 
+- a batch/v1 CronJob (the `periodic/` layer): that label in `spec.jobTemplate.metadata.labels`,
+  which every period's Job carries (docs/design/0021-periodic.md).
+
 `render` applies it to the objects it generates, `check` to every file under
-`<site>/readiness/` (docs/design/0007-admission.md).
+`<site>/readiness/` and `<site>/periodic/` (docs/design/0007-admission.md).
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ CODE = codes.NVC625.code
 RUN_KINDS = frozenset({("batch", "Job"), ("trainer.kubeflow.org", "TrainJob")})
 NVCRE_KINDS = frozenset({("nvcre.nvidia.com", kind) for kind in ("Certification", "WorkloadRun")})
 READINESS_LAYER = "readiness"
+PERIODIC_LAYER = "periodic"
+RUN_LAYERS = frozenset({READINESS_LAYER, PERIODIC_LAYER})
 
 
 def admission_findings(obj: Mapping[str, Any]) -> list[Finding]:
@@ -36,6 +41,12 @@ def admission_findings(obj: Mapping[str, Any]) -> list[Finding]:
         message = f"{kind} names no Kueue queue: it would start at once, outside admission"
         hint = f"label it {QUEUE_LABEL}: <the site's LocalQueue>"
         return [Finding("/metadata/labels", CODE, message, hint=hint)]
+    if (group, kind) == ("batch", "CronJob"):
+        template = (obj.get("spec") or {}).get("jobTemplate") or {}
+        if not _labelled((template.get("metadata") or {}).get("labels")):
+            message = "the CronJob's Jobs name no Kueue queue: each period would start at once"
+            hint = f"label spec.jobTemplate.metadata {QUEUE_LABEL}: <the site's LocalQueue>"
+            return [Finding("/spec/jobTemplate/metadata/labels", CODE, message, hint=hint)]
     if (group, kind) in NVCRE_KINDS and not _nvcre_admitted(obj.get("spec") or {}):
         message = (
             f"{kind} names no queue for the TrainJobs NVCRE makes of it: neither "

@@ -6,7 +6,7 @@ from collections.abc import Iterator, Mapping
 
 from nvcregen.catalog.charts import ChartEntry
 from nvcregen.catalog.load import load_catalog
-from nvcregen.check.admission import READINESS_LAYER, admission_findings
+from nvcregen.check.admission import RUN_LAYERS, admission_findings
 from nvcregen.check.affinity import affinity_findings
 from nvcregen.check.crossref import (
     Located,
@@ -102,7 +102,7 @@ def _counts(manifest: Manifest, counts: Mapping[str, PoolCounts]) -> Iterator[Fi
 
 def _readiness(manifest: Manifest) -> list[Finding]:
     """A readiness object names its queue, sizes its pods, pins nodes validly: NVC625/683/685."""
-    if manifest.component == READINESS_LAYER:
+    if manifest.component in RUN_LAYERS:
         found = admission_findings(manifest.obj) + request_findings(manifest.obj)
         return found + affinity_findings(manifest.obj)
     return []

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nvcregen.check.admission import READINESS_LAYER, admission_findings
+from nvcregen.check.admission import RUN_LAYERS, admission_findings
 from nvcregen.check.affinity import affinity_findings
 from nvcregen.check.collisions import SiteObjects, check_collisions
 from nvcregen.check.crossref import (
@@ -209,7 +209,7 @@ def _read_tree(
             origin = _origin(path, site_dir, indexes[site_dir]) if site_dir else None
             file = TreeFile(generated, Located(shown, result.data), origin, site_dir)
             counts = list(_counts(file, site)) if site is not None else []
-            if _layer(file) == READINESS_LAYER:
+            if _layer(file) in RUN_LAYERS:
                 counts += admission_findings(result.data) + request_findings(result.data)
                 counts += affinity_findings(result.data)
             files.append(replace(file, findings=[*result.findings, *counts]))

@@ -99,6 +99,8 @@ def collect(options: CollectOptions) -> CollectOutcome:
     if readiness_of(loaded.site).writes_runs:  # results are pod logs, not NVCRE's
         found = collect_trainer(loaded, options, key)
         return replace(found, notes=found.notes + drift)
+    if options.period is not None:
+        raise CollectError("--period: NVCRE mode has no periodic runs (readiness.periodic)")
     cluster = None if options.from_dir is not None else _connect(options)
     snapshot = (
         read_folder_or_fail(options.from_dir)

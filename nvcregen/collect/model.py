@@ -50,6 +50,8 @@ class CollectOptions:
         page_size: Objects per LIST page.
         on_page: Progress callback, after each page read.
         sleep: How to wait between retries (tests pass a recorder).
+        period: One period of `readiness.periodic` to archive on its own: its Job's name,
+            or `latest` (`collect/period.py`); None for the one-shot plan.
 
     """
 
@@ -65,6 +67,7 @@ class CollectOptions:
     page_size: int = PAGE_SIZE
     on_page: PageHook | None = None
     sleep: Callable[[float], None] = time.sleep
+    period: str | None = None
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodedrift import saved_drift_notes
+from nvcregen.collect.period import period_site, select_period
 from nvcregen.collect.podlogs import read_cluster_logs
 from nvcregen.collect.signing import sign_archive, signature_note
 from nvcregen.collect.source import (
@@ -86,13 +87,19 @@ def collect_trainer(
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     packing = site.spec.readiness.packing
+    units = list(loaded.units)
+    packs = None
+    if options.period is not None:  # one period of readiness.periodic, on its own
+        period = select_period(site, units, options.period, logs, objects)
+        units, rounds, packs = list(period.units), 1, list(period.packs)
+        logs, objects = list(period.logs), list(period.objects)
     results = assemble_log_runs(
-        site.metadata.name, loaded.units, rounds, logs, objects, packing, chunk_of(site)
+        site.metadata.name, units, rounds, logs, objects, packing, chunk_of(site), packs
     )
-    judged = with_pool_majority(loaded.units, results.sources, results.records)
+    judged = with_pool_majority(units, results.sources, results.records)
     results = LogResults(results.runs, judged, results.sources)
-    found = examine(loaded.units, loaded.catalog, results.runs, results.records)
-    verdicts = judge(site, results.runs, found)
+    found = examine(units, loaded.catalog, results.runs, results.records)
+    verdicts = judge(site if packs is None else period_site(site, units), results.runs, found)
     files = _texts(loaded, snapshot, objects, logs, results, verdicts)
     run = _run_id(objects, logs, loaded.file.sha256)
     try:

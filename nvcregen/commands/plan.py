@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,6 +40,7 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
     from nvcregen.chain.sites import discover_sites, display_path, site_root
     from nvcregen.check.replayed import replay_manifests_of
     from nvcregen.core.errors import NvcregenError
+    from nvcregen.plan.periodic import periodic_cost
     from nvcregen.replay.report import render_plans
     from nvcregen.replay.timeline import plan_view
 
@@ -61,6 +63,7 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
             failed += [d for d in built.diagnostics if d.is_error]
             continue
         view = plan_view(replay_manifests_of(built.manifests, built.site, built.test_units))
+        view = replace(view, periodic=periodic_cost(built.site, built.test_units))
         views.append(with_coverage(view, built.test_units))
     if views:
         click.echo(render_plans(views, fmt), nl=False)
@@ -72,8 +75,6 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
 
 def with_coverage(view: PlanView, test_units: list[TestUnit]) -> PlanView:
     """The view with each step's coverage, from the planned units of its stages."""
-    from dataclasses import replace
-
     from nvcregen.plan.coverage import units_coverage
 
     by_stage: dict[str, list[TestUnit]] = {}

@@ -20,7 +20,18 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("results_dir", type=click.Path(path_type=Path, file_okay=False, exists=True))
 @click.option("--apply", "apply_", is_flag=True, help="Write to the cluster (default: dry run).")
-@click.option("--release", is_flag=True, help="Take off what this run's quarantine set.")
+@click.option(
+    "--release",
+    is_flag=True,
+    help="Take off what this run's quarantine set, from each node a newer verified run clears.",
+)
+@click.option(
+    "--node",
+    "nodes",
+    multiple=True,
+    metavar="NODE",
+    help="With --release: only this node (repeatable).",
+)
 @click.option("--context", metavar="CTX", help="The kubeconfig context of the cluster.")
 @click.option(
     "--site",
@@ -41,6 +52,7 @@ def quarantine(
     results_dir: Path,
     apply_: bool,
     release: bool,
+    nodes: tuple[str, ...],
     context: str | None,
     site: Path | None,
     kubeconfig: Path | None,
@@ -49,7 +61,10 @@ def quarantine(
     """Label and taint (NoSchedule) a verified run's failed nodes: 0 done, 1 not all, 2 refused.
 
     A dry run prints what would be set. `--apply --context CTX` sets it with server-side
-    apply (field manager `nvcregen`); `--release` takes off exactly what this run set.
+    apply (field manager `nvcregen`); `--release` takes off exactly what this run set, and
+    only from a node that a newer verified run of the site (a retest, a periodic run)
+    clears; any other is refused, with the evidence it lacks (exit 1). `--node NODE`
+    releases only the nodes named.
     Only nodes the site's pools name are touched (the site the run was judged against,
     `--site`): any other name is refused, and named, before any request (exit 1).
     `--format patch --context CTX` reads each node and prints the applies instead, for
@@ -57,6 +72,7 @@ def quarantine(
     taints as read: `spec.taints` is an atomic list).
     """
     from nvcregen.quarantine.apply import FINE, apply_marks
+    from nvcregen.quarantine.evidence import gate_release, newer_runs
     from nvcregen.quarantine.marks import marks_of
     from nvcregen.quarantine.view import as_json, as_text
     from nvcregen.report.archive import read_archive
@@ -64,9 +80,14 @@ def quarantine(
     from nvcregen.report.judgedsite import judged_site, site_path
 
     _check_options(apply_, context, kubeconfig, fmt)
+    if nodes and not release:
+        raise click.UsageError("--node names a node to release: it needs --release")
     try:
-        archive = read_archive(verified_run(results_dir).run)
+        located = verified_run(results_dir).run
+        archive = read_archive(located)
         marks = marks_of(archive, judged_site(archive, site_path(archive, site, Path.cwd())))
+        if release:
+            marks = gate_release(marks, newer_runs(located), nodes)
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)

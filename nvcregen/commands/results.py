@@ -51,6 +51,12 @@ if TYPE_CHECKING:
     help="Sign the archive with this Ed25519 private key (PEM): attestation.dsse.json, a"
     " DSSE envelope of an in-toto Statement of every file (`nvcregen verify --key`).",
 )
+@click.option(
+    "--period",
+    metavar="JOB",
+    help="Archive one period of readiness.periodic on its own: its Job's name"
+    " (<cronjob>-<minutes>), or `latest`.",
+)
 @FORMAT
 def collect(
     site: str,
@@ -60,6 +66,7 @@ def collect(
     out_dir: Path,
     reclaim: bool,
     sign_key: Path | None,
+    period: str | None,
     fmt: str,
 ) -> None:
     """Archive a site's results with verdicts: 0 all pass, 1 fail or incomplete, 2 error."""
@@ -84,6 +91,7 @@ def collect(
         reclaim,
         sign_key=sign_key,
         on_page=progress,
+        period=period,
     )
     try:
         outcome = run_collect(options)

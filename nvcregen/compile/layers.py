@@ -19,6 +19,7 @@ from nvcregen.compile.queue import kueue_install, queue_manifests
 from nvcregen.compile.queue.prebuilt import check_prebuilt
 from nvcregen.compile.readiness.network import check_pod_network
 from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.compile.readiness.periodic import periodic_manifests
 from nvcregen.compile.readiness.pods import check_tolerations
 from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainerlayer import trainer_manifests
@@ -32,7 +33,7 @@ from nvcregen.validate.admission import workflow_namespace_gap
 
 # The layers GitOps applies. "preview" (NVCRE mode: what NVCRE will create, for review)
 # is written to out/<site>/preview/ but is deliberately not one of them.
-LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness")
+LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness", "periodic")
 
 
 def check_layers(
@@ -91,6 +92,8 @@ def site_manifests(
     placed = place_runs(readiness, steps)  # step folders and sync waves
     steps = timed_steps(site, steps, [*placed, *queues], test_units)  # worst case, replayed
     manifests += gate_readiness(site, placed, steps)
+    # Periodic CronJobs: a layer of their own, outside the one-shot steps (design note 0021).
+    manifests += periodic_manifests(site, test_units)
     if readiness_of(site).installs_nvcre:
         manifests += preview_manifests(readiness)
     if gitops_of(site).health_config and site.spec.gitops.health_checks == "install":

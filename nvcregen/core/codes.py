@@ -51,7 +51,8 @@ NOTE_0014_NODE_HEALTH: Final = "docs/design/0014-node-health.md"
 NOTE_0015_SECRETS_AND_NAMES: Final = "docs/design/0015-secrets-and-names.md"
 NOTE_0017_FLEET_SCALE: Final = "docs/design/0017-fleet-scale.md"
 NOTE_0018_FLEET_UNITS: Final = "docs/design/0018-fleet-units.md"
-NOTE_0020_RDMA_RAILS: Final = "docs/design/0022-rdma-rails.md"
+NOTE_0021_PERIODIC: Final = "docs/design/0021-periodic.md"
+NOTE_0022_RDMA_RAILS: Final = "docs/design/0022-rdma-rails.md"
 README: Final = "README.md"
 THREAT_MODEL: Final = "docs/threat-model.md"
 
@@ -165,6 +166,15 @@ NVC323 = _code(
     323, "an NCCL test on a selector pool in trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE
 )
 NVC324 = _code(324, "readiness.packing outside trainer mode", WARNING, doc=NOTE_0003_TRAINER_MODE)
+NVC325 = _code(325, "a periodic schedule a CronJob refuses", ERROR, doc=NOTE_0021_PERIODIC)
+NVC326 = _code(
+    326, "a periodic stage that is not a single-node stage", ERROR, doc=NOTE_0021_PERIODIC
+)
+NVC327 = _code(327, "readiness.periodic outside trainer mode", ERROR, doc=NOTE_0021_PERIODIC)
+NVC328 = _code(328, "a periodic stage with no node-pack form", ERROR, doc=NOTE_0021_PERIODIC)
+NVC329 = _code(
+    329, "periodic runs at the default priority (external Kueue)", WARNING, doc=NOTE_0021_PERIODIC
+)
 NVC330 = _code(330, "ServiceMonitor labels the Prometheus selector misses", ERROR)
 NVC331 = _code(331, "metrics TLS verification off", WARNING)
 NVC332 = _code(332, "a scrape timeout longer than the interval", ERROR)
@@ -398,12 +408,12 @@ NVC824 = _code(
 )
 NVC825 = _code(825, "Xid events not judged", WARNING, doc=NOTE_0014_NODE_HEALTH)
 NVC830 = _code(
-    830, "an RDMA rail measured above its NIC's line rate", ERROR, doc=NOTE_0020_RDMA_RAILS
+    830, "an RDMA rail measured above its NIC's line rate", ERROR, doc=NOTE_0022_RDMA_RAILS
 )
 NVC831 = _code(
-    831, "perftest JSON whose unit its figures do not tell", ERROR, doc=NOTE_0020_RDMA_RAILS
+    831, "perftest JSON whose unit its figures do not tell", ERROR, doc=NOTE_0022_RDMA_RAILS
 )
-NVC832 = _code(832, "an RDMA rail below its floor", ERROR, doc=NOTE_0020_RDMA_RAILS)
+NVC832 = _code(832, "an RDMA rail below its floor", ERROR, doc=NOTE_0022_RDMA_RAILS)
 NVC833 = _code(
-    833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0020_RDMA_RAILS
+    833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0022_RDMA_RAILS
 )

@@ -38,7 +38,9 @@ def as_json(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
 
 def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) -> list[str]:
     """One line a node, then the held-back nodes left alone."""
-    if not marks.marks:
+    if not marks.marks and release:
+        lines = [f"{marks.run}: nothing to release"]
+    elif not marks.marks:
         planned = " the site names" if marks.refused else ""
         lines = [f"{marks.run}: no failed node{planned}, nothing to quarantine"]
     elif outcomes is None:

@@ -133,6 +133,22 @@ def engine_lines(view: PlanView) -> list[str]:
     return lines
 
 
+def periodic_line(view: PlanView) -> list[str]:
+    """The periodic runs' weekly GPU-hours, their worst week and preemption's stretch."""
+    cost = view.periodic
+    if cost is None:
+        return []
+    runs = f"{cost.runs_per_week:.2f}".rstrip("0").rstrip(".")
+    worst = f"{cost.worst_runs} run{'s' * (cost.worst_runs != 1)}"
+    return [
+        f"Periodic ({cost.schedule}, {runs} run{'s' * (runs != '1')} a week on {cost.gpus}"
+        f" GPUs): {cost.expected_gpu_hours:.1f} GPU-hours a week expected, worst week"
+        f" {cost.worst_gpu_hours:.1f} ({worst}, every test to its timeout);"
+        f" tenants preempting its pods can stretch a week to {cost.preempted_gpu_hours:.1f}"
+        " (each node's tests restarted until its Job's deadline); outside the window"
+    ]
+
+
 def _broken(view: PlanView) -> str:
     """Each limit the plan breaks, with its numbers: `concurrency: 128/64 at once in ...`."""
     words = []
@@ -185,7 +201,7 @@ def _text(view: PlanView) -> str:
             for i, (c, w) in enumerate(zip(row, widths, strict=True))
         ]
         lines.append("  " + "  ".join(cells).rstrip())
-    lines += [f"  {line}" for line in engine_lines(view)]
+    lines += [f"  {line}" for line in engine_lines(view) + periodic_line(view)]
     return "\n".join(lines) + "\n"
 
 
@@ -194,7 +210,7 @@ def _markdown(view: PlanView) -> str:
     lines = [f"### {view.site}", "", summary(view), "", "| " + " | ".join(columns) + " |"]
     lines.append("|" + "|".join(" --- " for _ in columns) + "|")
     lines += ["| " + " | ".join(_cells(r, view)) + " |" for r in view.steps]
-    extra = engine_lines(view)
+    extra = engine_lines(view) + periodic_line(view)
     lines += ["", *extra] if extra else []
     return "\n".join(lines) + "\n"
 
@@ -219,6 +235,24 @@ def _json(view: PlanView) -> dict[str, Any]:
         "problems": {"errors": view.errors, "warnings": view.warnings},
         "steps": [_json_step(s, view.coverage.get(s.name)) for s in view.steps],
         **_json_load(view),
+        **_json_periodic(view),
+    }
+
+
+def _json_periodic(view: PlanView) -> dict[str, Any]:
+    cost = view.periodic
+    if cost is None:
+        return {}
+    return {
+        "periodic": {
+            "schedule": cost.schedule,
+            "runs_per_week": round(cost.runs_per_week, 3),
+            "worst_week_runs": cost.worst_runs,
+            "gpus": cost.gpus,
+            "gpu_hours_per_week": round(cost.expected_gpu_hours, 3),
+            "worst_week_gpu_hours": round(cost.worst_gpu_hours, 3),
+            "preempted_week_gpu_hours": round(cost.preempted_gpu_hours, 3),
+        }
     }
 
 

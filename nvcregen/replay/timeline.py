@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from nvcregen.catalog.engines import engine_facts
 from nvcregen.fabric.groups import Coverage
 from nvcregen.plan.budget import attempts
+from nvcregen.plan.periodic import PeriodicCost
 from nvcregen.replay.context import Context
 from nvcregen.replay.engineload import EngineLoad, engine_load
 from nvcregen.replay.model import Run
@@ -97,6 +98,7 @@ class PlanView:
     coverage: Mapping[str, Coverage] = field(default_factory=dict)  # by step name
     retests: int = 0
     load: EngineLoad | None = None  # Kueue's admission and Flux's workers (issue 33)
+    periodic: PeriodicCost | None = None  # `readiness.periodic`'s weekly cost (issue 37)
 
     @property
     def worst_case_ms(self) -> int | None:

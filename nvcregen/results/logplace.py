@@ -15,6 +15,11 @@ node pack's Job of round r on chunk c is `<[site-]stage-pack-N>-<hash>-r<r>-c<c>
 `nvcregen.io/test` label of either names the pack. Such a log is placed as a
 `PackPlaced` (the pack, its chunk's or group's nodes), and `packlogs.py` splits it into
 one run per test.
+
+A period of `readiness.periodic` is a Job the CronJob controller named
+`<cronjob>-<scheduled minutes since the epoch>`, the CronJob being
+`<[site-]stage-periodic-N>-<hash>-c<chunk>` (`compile/readiness/periodic.py`), its pods
+`<job>-<index>-xxxxx`: placed as the chunk's pack in round 1, the Job's name its run.
 """
 
 from __future__ import annotations
@@ -28,8 +33,13 @@ from nvcregen.core.labels import ROUND, STAGE, TEST
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import PACK_PREFIX, Pack, pack_of
+from nvcregen.plan.periodic import PERIODIC_PREFIX
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
+_PERIODIC = re.compile(
+    r"^(?P<run>(?P<base>[a-z0-9-]+?)-[0-9a-f]{8}-c(?P<index>\d+)-(?P<period>\d{1,12}))"
+    r"(?:-\d+-[a-z0-9]{5})?$"
+)
 _NAME = re.compile(
     r"^(?P<run>(?P<base>[a-z0-9-]+?)-[0-9a-f]{8}-r(?P<round>\d+)"
     r"(?:-(?P<kind>[gnc])(?P<index>\d+))?)(?:-[a-z0-9-]+)?$"
@@ -114,6 +124,20 @@ def place(
         packs: The site's packs (`packs_of`), none unless it is `packing: packed`.
 
     """
+    periodic = [p for p in packs if p.name.startswith(PERIODIC_PREFIX)]
+    if periodic:
+        return _place_period(site, periodic, name, objects)
+    return _place_one_shot(site, units, name, objects, packs)
+
+
+def _place_one_shot(
+    site: str,
+    units: Sequence[TestUnit],
+    name: str,
+    objects: Mapping[str, Obj],
+    packs: Sequence[Pack],
+) -> Placed | PackPlaced | str:
+    """A run of the one-shot plan (`place`)."""
     match = _NAME.match(name)
     if match is None:
         return f"{name}: not the name of a TrainJob, Job or pod of this site"
@@ -170,6 +194,29 @@ def _place_pack(
         what = "chunk" if pack.per_node else "node group"
         return f"{name}: {pack.first.stage.name} {pack.name} has no {what} {index}"
     return PackPlaced(pack, run, round_, index, found[index], obj)
+
+
+def _place_period(
+    site: str, packs: Sequence[Pack], name: str, objects: Mapping[str, Obj]
+) -> PackPlaced | str:
+    """A periodic Job's log (or its pod's): the pack by the Job's labels, else its name."""
+    match = _PERIODIC.match(name)
+    if match is None:
+        return f"{name}: not the name of a periodic Job of this site or of its pod"
+    run = match["run"]
+    obj = objects.get(run)
+    if obj is not None:
+        labels = labels_of(obj)
+        pack = pack_of(list(packs), labels.get(STAGE, ""), labels.get(TEST, ""))
+    else:
+        pack = _pack_by_name(site, packs, match["base"])
+    if pack is None:
+        return f"{name}: no periodic pack of this site runs as {run}"
+    index = int(match["index"])
+    chunks = pack.chunks()
+    if index >= len(chunks):
+        return f"{name}: {pack.first.stage.name} {pack.name} has no chunk {index}"
+    return PackPlaced(pack, run, 1, index, chunks[index], obj)
 
 
 def _pack_by_name(site: str, packs: Sequence[Pack], base: str) -> Pack | None:

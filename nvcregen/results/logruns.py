@@ -35,7 +35,7 @@ from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, par
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import CHUNK, packs_of
+from nvcregen.plan.packs import CHUNK, Pack, packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import PackPlaced, Placed, expected_runs, objects_by_name, place
@@ -88,15 +88,18 @@ def assemble_log_runs(
     objects: Sequence[Obj],
     packing: str = "perRun",
     chunk: int = CHUNK,
+    packs: Sequence[Pack] | None = None,
 ) -> LogResults:
     """Every planned run of a trainer-mode site, from its logs (and exported objects).
 
     A log that no planned run claims, or a second log of the same run, is a problem:
     the overall verdict is then `incomplete`. With `packing: packed`, a packed run's log
     is split into one log per test first (`packlogs.py`), each section read as a run's;
-    `chunk` is the site's node-pack chunk (`packs.chunk_of`).
+    `chunk` is the site's node-pack chunk (`packs.chunk_of`); `packs`, when given, are
+    the packs instead (a periodic run's: `plan.periodic.periodic_packs`).
     """
-    packs, _ = packs_of(list(units), packing, chunk)
+    if packs is None:
+        packs, _ = packs_of(list(units), packing, chunk)
     problems: list[str] = []
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     splits: list[Split] = []

@@ -86,9 +86,12 @@ def finish_retest(data: Data) -> Data:
 
     It installs nothing the original installs (`_reuse_platform`), keeps the thresholds of
     the (test, scope) its stages run, takes the retest's name, and its GitOps folder beside
-    the original's (never the original's: syncing it would apply the original).
+    the original's (never the original's: syncing it would apply the original). It runs
+    once: the original's `readiness.periodic` is dropped (it names the original's stages,
+    and a retest must not leave CronJobs behind; design note 0021).
     """
     spec = data["spec"]
+    spec["readiness"].pop("periodic", None)
     _reuse_platform(spec)
     kept = {
         (t, s.get("scope", "inter-node")) for s in spec["readiness"]["stages"] for t in s["tests"]

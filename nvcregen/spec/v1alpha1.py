@@ -630,6 +630,27 @@ class Window(StrictModel):
     timeout_factor: Annotated[float, Field(ge=1.25, le=10)] = 2.0
 
 
+class Periodic(StrictModel):
+    """Continuous re-certification: single-node stages re-run on a schedule (trainer mode).
+
+    Each stage's tests become one batch/v1 CronJob per node pack and chunk, whose Jobs
+    queue in the site's LocalQueue at a priority below 0 and below every stage's, so tenant
+    work takes the capacity back (docs/design/0021-periodic.md).
+    """
+
+    schedule: Annotated[str, Field(min_length=1, max_length=100)]
+    """A cron schedule as a CronJob takes it: five fields (minute hour day-of-month month
+    day-of-week) or `@hourly`, `@daily`, `@weekly`, `@monthly`, `@yearly`."""
+    stages: list[Name] = Field(min_length=1, max_length=32)
+    """Names of `intra-node` stages of `readiness.stages` to re-run each period."""
+    time_zone: Annotated[str, Field(min_length=1, max_length=64)] | None = None
+    """The schedule's IANA time zone (CronJob `timeZone`); the controller's (UTC) when left
+    out."""
+    starting_deadline: Duration | None = None
+    """How late a missed period may still start (CronJob `startingDeadlineSeconds`); 1h when
+    left out."""
+
+
 class Readiness(StrictModel):
     """What runs, in which order, and within which budget.
 
@@ -650,6 +671,9 @@ class Readiness(StrictModel):
     `packed` runs a stage's tests one after the other in one run per round, one Job per
     64 nodes for tests inside a node and one TrainJob per node group for the rest: the
     form that a fleet's engines can hold (docs/design/0018-fleet-units.md)."""
+    periodic: Periodic | None = None
+    """Single-node stages re-run on a schedule at the site's lowest priority, after the
+    one-shot plan (trainer mode; docs/design/0021-periodic.md)."""
 
 
 class Threshold(StrictModel):

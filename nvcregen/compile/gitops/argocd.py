@@ -26,7 +26,15 @@ ARGOCD_NAMESPACE = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Lower waves first; the project exists before any Application names it.
-WAVES = {"project": -3, "crds": -2, "platform": -1, "queues": 0, "monitoring": 1, "readiness": 2}
+WAVES = {
+    "project": -3,
+    "crds": -2,
+    "platform": -1,
+    "queues": 0,
+    "monitoring": 1,
+    "readiness": 2,
+    "periodic": 3,
+}
 # The parent `<site>-gitops` applies the layer Applications wave by wave and waits for each
 # to be healthy (the Application health check in argocd-cm). What health cannot cover is
 # retried: a webhook's Service answering a moment after its pods are ready, or the layers

@@ -6,8 +6,9 @@ from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "gitops"
-LAYERS = ("crds", "platform", "queues", "monitoring", "readiness")
+LAYERS = ("crds", "platform", "queues", "monitoring", "readiness", "periodic")
 SOURCE = "/spec/gitops"
+STARTS_GPU_WORK = frozenset({"readiness", "periodic"})
 
 
 def site_path(site: Site) -> str:
@@ -35,5 +36,8 @@ def object_metadata(name: str, namespace: str, annotations: dict[str, str] | Non
 
 
 def manual_trigger(site: Site, component: str) -> bool:
-    """Whether the layer waits for an operator to start it (`readiness.trigger: manual`)."""
-    return component == "readiness" and site.spec.readiness.trigger == "manual"
+    """Whether the layer waits for an operator to start it (`readiness.trigger: manual`).
+
+    The periodic layer follows the trigger too: its CronJobs start GPU work.
+    """
+    return component in STARTS_GPU_WORK and site.spec.readiness.trigger == "manual"

@@ -37,6 +37,7 @@ DEFAULT_CLUSTER_KINDS: dict[str, tuple[GroupKind, ...]] = {
     ),
     "monitoring": (),
     "readiness": ((NVCRE_GROUP, "LogProfile"),),
+    "periodic": (("scheduling.k8s.io", "PriorityClass"),),
 }
 
 

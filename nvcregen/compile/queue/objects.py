@@ -16,6 +16,8 @@ from __future__ import annotations
 from nvcregen.compile.queue.shape import PoolQuota, format_cpu, format_memory, pool_quotas
 from nvcregen.compile.queue.workloads import (
     HOSTNAME,
+    periodic_priority_class_name,
+    periodic_priority_value,
     priority_class_name,
     priority_value,
     uses_kueue,
@@ -162,7 +164,11 @@ def local_queue(site: Site, cluster_queue: str) -> Manifest:
 
 
 def priority_classes(site: Site) -> list[Manifest]:
-    """A WorkloadPriorityClass per stage: queue order only (the ClusterQueue never preempts)."""
+    """A WorkloadPriorityClass per stage, and `<site>-periodic` below them all and below 0.
+
+    Queue order only (the ClusterQueue never preempts): pending one-shot runs go before
+    periodic ones; the periodic pods' own PriorityClass lets tenants evict them.
+    """
     manifests: list[Manifest] = []
     for index, stage in enumerate(site.spec.readiness.stages):
         obj: Obj = {
@@ -173,6 +179,16 @@ def priority_classes(site: Site) -> list[Manifest]:
             "description": f"nvcregen readiness stage {stage.name} of site {site.metadata.name}",
         }
         manifests.append(Manifest(obj, COMPONENT, f"/spec/readiness/stages/{index}"))
+    if site.spec.readiness.periodic is not None:
+        obj = {
+            "apiVersion": KUEUE_API,
+            "kind": "WorkloadPriorityClass",
+            "metadata": {"name": periodic_priority_class_name(site)},
+            "value": periodic_priority_value(site),
+            "description": f"nvcregen periodic re-certification of site {site.metadata.name}",
+        }
+        notes = ("below 0 and every stage: tenant work at the default priority goes first",)
+        manifests.append(Manifest(obj, COMPONENT, "/spec/readiness/periodic", notes=notes))
     return manifests
 
 

@@ -58,6 +58,21 @@ def priority_value(site: Site, stage_index: int) -> int:
     return (len(site.spec.readiness.stages) - stage_index) * PRIORITY_STEP
 
 
+def periodic_priority_class_name(site: Site) -> str:
+    """`<site>-periodic`: the class of the site's periodic runs (a site name is short)."""
+    return f"{site.metadata.name}-periodic"
+
+
+def periodic_priority_value(site: Site) -> int:
+    """One below 0 and below every stage's class: tenant work at default priority goes first.
+
+    Kueue orders and preempts by this value; a Workload of a higher priority (a tenant's
+    at the default 0) may preempt a periodic run, and no periodic run preempts anything.
+    """
+    stages = range(len(site.spec.readiness.stages))
+    return min(0, *(priority_value(site, i) for i in stages)) - 1
+
+
 def topology_annotations(site: Site, pods: int, level: str | None = None) -> dict[str, str]:
     """A pod template's Topology Aware Scheduling request, when nvcregen manages the queues.
 

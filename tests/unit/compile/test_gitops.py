@@ -27,7 +27,10 @@ from nvcregen.validate.schema import validate_schema
 REPO = "https://git.example.com/gpu/readiness.git"
 WAVE = "argocd.argoproj.io/sync-wave"
 FLUX_DURATION = re.compile(r"^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$")
-ALL = list(LAYERS)
+# The one-shot layers, applied in a chain; the periodic layer has tests of its own
+# (tests/unit/compile/test_periodic.py).
+ONE_SHOT = tuple(layer for layer in LAYERS if layer != "periodic")
+ALL = list(ONE_SHOT)
 
 
 def gitops_text(
@@ -118,7 +121,7 @@ def test_argocd_retries_outlast_kueues_webhook_start(limit: int) -> None:
 
 def test_argocd_sync_waves_are_strings_in_layer_order_after_the_project() -> None:
     objects = build()
-    waves = [objects[f"lab-{layer}"]["metadata"]["annotations"][WAVE] for layer in LAYERS]
+    waves = [objects[f"lab-{layer}"]["metadata"]["annotations"][WAVE] for layer in ONE_SHOT]
     assert all(isinstance(w, str) for w in waves)
     numbers = [int(w) for w in waves]
     assert numbers == sorted(numbers) and len(set(numbers)) == len(numbers)
@@ -244,8 +247,8 @@ def test_flux_has_a_git_repository_and_one_kustomization_per_layer() -> None:
     assert repo["spec"]["url"] == REPO
     assert repo["spec"]["ref"] == {"branch": "main"}
     kustomizations = apps(objects)
-    assert sorted(kustomizations) == [f"lab-{layer}" for layer in sorted(LAYERS)]
-    for layer in LAYERS:
+    assert sorted(kustomizations) == [f"lab-{layer}" for layer in sorted(ONE_SHOT)]
+    for layer in ONE_SHOT:
         spec = kustomizations[f"lab-{layer}"]["spec"]
         assert spec["path"] == f"./{layer}"  # in the artifact holding out/lab/ only
         assert spec["sourceRef"] == {"kind": "ExternalArtifact", "name": "lab"}
@@ -282,7 +285,7 @@ def test_flux_artifact_follows_gitops_path() -> None:
     (generator,) = [m.obj for m in found if m.kind == "ArtifactGenerator"]
     assert generator["spec"]["artifacts"][0]["copy"][0]["from"] == "@repo/deploy/lab/**"
     paths = {m.obj["spec"]["path"] for m in found if m.kind == "Kustomization"}
-    assert paths == {f"./{layer}" for layer in LAYERS}
+    assert paths == {f"./{layer}" for layer in ONE_SHOT}
 
 
 def test_flux_can_read_the_whole_repository_and_is_told_what_that_costs() -> None:
@@ -302,7 +305,7 @@ def test_flux_can_read_the_whole_repository_and_is_told_what_that_costs() -> Non
 def test_flux_depends_on_chain_follows_layer_order_as_objects() -> None:
     objects = build("flux")
     assert "dependsOn" not in objects["lab-crds"]["spec"]
-    for before, after in itertools.pairwise(LAYERS):
+    for before, after in itertools.pairwise(ONE_SHOT):
         assert objects[f"lab-{after}"]["spec"]["dependsOn"] == [{"name": f"lab-{before}"}]
 
 
@@ -314,7 +317,7 @@ def test_flux_chain_skips_absent_layers() -> None:
 
 def test_flux_waits_for_crds_and_platform_only() -> None:
     objects = build("flux")
-    assert [objects[f"lab-{layer}"]["spec"].get("wait", False) for layer in LAYERS] == [
+    assert [objects[f"lab-{layer}"]["spec"].get("wait", False) for layer in ONE_SHOT] == [
         True,
         True,
         False,
