@@ -10,7 +10,7 @@ import click
 from nvcregen.commands.common import FORMATS
 from nvcregen.commands.completion import complete_catalog_names, complete_models
 from nvcregen.core.errors import ExitCode
-from nvcregen.engines.registry import DEFAULT_GITOPS, GITOPS
+from nvcregen.engines.names import DEFAULT_GITOPS_NAME, GITOPS_NAMES
 
 
 @click.command()
@@ -82,8 +82,8 @@ def diff(base: str, fmt: str) -> None:
 @click.option("--kubernetes", default="1.33", show_default=True, help="Kubernetes minor version.")
 @click.option(
     "--engine",
-    type=click.Choice(sorted(GITOPS)),
-    default=DEFAULT_GITOPS,
+    type=click.Choice(sorted(GITOPS_NAMES)),
+    default=DEFAULT_GITOPS_NAME,
     show_default=True,
     help="GitOps controller for gitops/ (with --repo-url).",
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nvcregen.engines.gitops.argocd.engine import ArgoCd
 from nvcregen.engines.gitops.flux.engine import Flux
+from nvcregen.engines.names import DEFAULT_GITOPS_NAME
 from nvcregen.engines.protocol import GitOpsEngine, ReadinessEngine
 from nvcregen.engines.readiness.nvcre.engine import Nvcre
 from nvcregen.engines.readiness.trainer.engine import Trainer
@@ -13,7 +14,7 @@ ARGOCD = ArgoCd()  # the engine whose objects `replay/argocd.py` replays
 FLUX = Flux()  # the engine whose objects `replay/flux.py` replays
 GITOPS: dict[str, GitOpsEngine] = {e.name: e for e in (ARGOCD, FLUX)}
 READINESS: dict[str, ReadinessEngine] = {e.name: e for e in (Nvcre(), Trainer())}
-DEFAULT_GITOPS = ArgoCd.name  # what `init` writes unless told
+DEFAULT_GITOPS = DEFAULT_GITOPS_NAME  # what `init` writes unless told
 DEFAULT_READINESS = Nvcre.name  # a site that names no readiness engine
 
 

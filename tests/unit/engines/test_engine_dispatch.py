@@ -13,6 +13,7 @@ import re
 import typing
 from pathlib import Path
 
+from nvcregen.engines.names import DEFAULT_GITOPS_NAME, GITOPS_NAMES
 from nvcregen.engines.registry import GITOPS, READINESS
 from nvcregen.spec.v1alpha1 import GitOps, Readiness
 
@@ -93,3 +94,5 @@ def test_the_registry_holds_exactly_the_engines_a_site_may_name() -> None:
     assert sorted(READINESS) == sorted(readiness)
     assert all(name == engine.name for name, engine in GITOPS.items())
     assert all(name == engine.name for name, engine in READINESS.items())
+    # the names the command line offers before any engine is imported (`engines/names.py`)
+    assert sorted(GITOPS_NAMES) == sorted(GITOPS) and DEFAULT_GITOPS_NAME in GITOPS
