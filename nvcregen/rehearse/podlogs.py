@@ -13,9 +13,9 @@ cluster. With `readiness.packing: packed` (`compile/readiness/packed.py`):
 - a group pack's launcher prints a section per test (begin, output, the launcher's exit
   line, end) with nccl-tests' ranks on the group's hosts (the nodes its pods ran on).
 
-Figures are the physics model's expected bus bandwidth (`plan.physics.expected_busbw`) at
-1 GiB and at the three largest sizes the test measures, each table a little different
-from every other (a repeated table reads as a copy, issue #31). A failing node's
+Figures are the physics model's expected bus bandwidth at every size of the test's sweep
+(`plan.physics.busbw_at`), each table a little different from every other (a repeated
+table reads as a copy, issue #31). A failing node's
 sections fail: DCGM a failed test and a non-zero exit, NCCL a tenth of the expected
 figure, on every run that holds the node. Durations are the plan's (`expected_ms`); each
 section starts when the one before would have ended. Kinds whose output is not made
@@ -34,18 +34,18 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.core.labels import ROUND, STAGE, TESTS
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.physics import expected_busbw, measured_sizes
+from nvcregen.plan.physics import busbw_at, measured_sizes
 from nvcregen.rehearse import ncclprint
 from nvcregen.rehearse.dcgmprint import dcgm_version, diag_json
 from nvcregen.results.runs import expected_transport
 
 MARK = "@@nvcregen-pack"
-GIB = 1 << 30
 FAILING_SHARE = 0.1  # a failing node's NCCL figure: a tenth of the expected one
 FAILED_RC = 1
 JITTER = 0.001  # a row's step below the expected figure: 0.1% of it
 PRINTED = 0.01  # GB/s: the smallest step nccl-tests prints (a smaller one would repeat a table)
-LARGEST = 3  # rows at the largest sizes the sweep measures, besides 1 GiB
+ROUND_ROWS = 2  # the largest sizes, whose steps count the round
+VARIED = 1.0  # GB/s: smaller figures are printed as the model has them
 NCCL_DEBUG = {
     "IB": (
         "{host}:1274:1274 [0] NCCL INFO NCCL version 2.27.3+cuda12.9",
@@ -215,30 +215,39 @@ def dcgm_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
 def nccl_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """nccl-tests over the pack's nodes (one node: its ranks on the pod's host), NCCL's network.
 
-    Each row is the expected figure less 0 to 3 steps (0.1% of it, at least the 0.01 GB/s
-    nccl-tests prints): the first two rows' steps count the round (rounds 1 to 16 never
-    print the same table), the others' follow a hash of the pod, test and nodes.
+    Every size of the test's sweep at the physics model's figure for it (`busbw_at`: the
+    expected bus bandwidth, latency floor included), less a few steps of 0.1% (at least
+    the 0.01 GB/s nccl-tests prints): the two largest sizes' steps count the round, so
+    rounds 1 to 16 never print the same table; every other size of 1 GB/s or more steps
+    by a hash of the pod, test and nodes, so two pods' tables differ too. A failing run
+    prints a tenth of each figure. Sizes that move no bytes (an all-gather's smallest,
+    printed as 0) are left out.
     """
     collective = str(kind_of(unit.test).block(unit.test).test_type)
-    expected = expected_busbw(unit, printer.catalog) or 0.0
-    value = expected * FAILING_SHARE if at.failing else expected
+    share = FAILING_SHARE if at.failing else 1.0
     nodes = at.pack.nodes
     hosts = [at.pack.pod] if len(nodes) == 1 else list(nodes)
     per_host = unit.pool.gpus_per_node
     ranks = per_host * len(hosts)
-    sizes = sorted({GIB, *measured_sizes(unit, printer.catalog)[-LARGEST:]})
+    sizes = [s for s in measured_sizes(unit, printer.catalog) if s]  # no empty rows
     crc = zlib.crc32(f"{at.pack.pod}/{unit.stage.name}/{unit.test.name}/{nodes}".encode())
     turn = at.pack.round - 1
-    steps = [turn % 4, turn // 4 % 4, *((crc >> 2 * i) & 3 for i in range(len(sizes)))]
-    step = max(value * JITTER, PRINTED)
-    rows = [
-        ncclprint.Row(
-            size,
-            ncclprint.time_for(size, value - steps[i] * step, collective, ranks),
-            ncclprint.time_for(size, (value - steps[i] * step) * 0.998, collective, ranks),
+    rows = []
+    for i, size in enumerate(sizes):
+        value = (busbw_at(unit, printer.catalog, size) or 0.0) * share
+        from_top = len(sizes) - 1 - i
+        if from_top < ROUND_ROWS:
+            steps = turn // 4**from_top % 4
+        else:
+            steps = (crc >> 2 * (i % 16)) & 3 if value >= VARIED else 0
+        value -= steps * max(value * JITTER, PRINTED)
+        rows.append(
+            ncclprint.Row(
+                size,
+                ncclprint.time_for(size, value, collective, ranks),
+                ncclprint.time_for(size, value * 0.998, collective, ranks),
+            )
         )
-        for i, size in enumerate(sizes)
-    ]
     head = [
         ncclprint.banner(min(sizes), max(sizes)),
         *ncclprint.gpus(hosts, per_host, f"NVIDIA {unit.pool.spec.model}"),
