@@ -148,8 +148,10 @@ def test_nccl_in_a_pack_runs_on_the_pods_host_at_the_expected_figure(loaded: Loa
     for row in run.rows:  # at most three steps of 0.1% below the physics model's figure
         expected = busbw_at(unit, loaded.catalog, row.size_bytes)
         assert expected is not None
+        read = row.out_of_place.busbw_gbs
+        assert read is not None
         # (the time is printed rounded: the figure read back may be a hair above)
-        assert expected * 0.996 - 0.03 <= row.out_of_place.busbw_gbs <= expected * 1.001 + 0.01
+        assert expected * 0.996 - 0.03 <= read <= expected * 1.001 + 0.01
     assert run.rows[-1].size_bytes == 16 * GIB  # up to the sweep's largest size
 
 
@@ -192,6 +194,7 @@ def test_a_failing_nodes_pack_fails_dcgm_and_prints_a_tenth_of_nccl(loaded: Load
     expected = busbw_at(unit_of(loaded, "single-node", "nccl-all-reduce"), loaded.catalog, GIB)
     assert expected is not None
     at = next(r for r in run.rows if r.size_bytes == GIB).out_of_place.busbw_gbs
+    assert at is not None
     assert expected * FAILING_SHARE - 0.05 <= at <= expected * FAILING_SHARE + 0.01
 
 
@@ -219,6 +222,7 @@ def test_a_run_holding_a_failing_node_fails_every_figure(loaded: LoadedSite) -> 
         expected = busbw_at(unit_of(loaded, "two-node", test), loaded.catalog, GIB)
         assert expected is not None
         at = next(r for r in run.rows if r.size_bytes == GIB).out_of_place.busbw_gbs
+        assert at is not None
         assert at <= expected * FAILING_SHARE + 0.01, test
 
 
