@@ -21,10 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import ncclprint
 from trainerfactory import compiled, example_text
 
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.rehearse import ncclprint
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "fixtures" / "real-logs"

@@ -7,7 +7,7 @@ import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -17,6 +17,7 @@ import click
 from nvcregen.commands.common import exit_now, print_diagnostics
 from nvcregen.commands.completion import complete_sites
 from nvcregen.core.errors import ExitCode
+from nvcregen.rehearse.report import Collected
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -81,9 +82,20 @@ def _fail(message: str) -> None:
 @click.option(
     "--keep",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Keep the scratch folder (rendered tree, controllers' logs) here, an empty folder.",
+    help="Keep the scratch folder (rendered tree, controllers' and pods' logs, the collected "
+    "archive) here, an empty folder.",
 )
-def rehearse(site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | None) -> None:
+@click.option(
+    "--fail",
+    "fail",
+    metavar="NODE|LEAF-A,LEAF-B",
+    help="That node's logs fail (DCGM a failed test, NCCL a tenth of its expected figure on "
+    "every run holding it); or every run across the link between two leaves of the site's "
+    "inventory.",
+)
+def rehearse(
+    site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | None, fail: str | None
+) -> None:
     """Rehearse a trainer-mode site on the real Kueue, JobSet, Trainer and kube-scheduler.
 
     The site is rendered into a scratch folder, a control plane of its own is started with
@@ -94,10 +106,18 @@ def rehearse(site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | 
     in the plan's order, 1 when not, 2 on bad input or when the twin cannot run. No GPUs,
     no network: placement, order, gating and admission only. Everything it starts ends
     with it, Ctrl-C and SIGTERM included; nothing is written outside the scratch folder.
+
+    At the end each pod serves the log its run would print (the physics model's expected
+    figures; --fail makes a node's or a link's fail), `collect` reads them from the twin
+    as `collect --context` reads a cluster, archives them into the scratch folder and
+    prints the verdicts: exit 0 only when everything ran as planned and passed.
     """
     try:
         from nvcregen.rehearse.controlplane import ControlPlaneError
+        from nvcregen.rehearse.failing import Failing, failing
         from nvcregen.rehearse.locate import builds, missing
+        from nvcregen.rehearse.nodes import site_nodes
+        from nvcregen.rehearse.podlogs import Printer
         from nvcregen.rehearse.prepare import NotRehearsableError, prepare
         from nvcregen.rehearse.rehearsal import Settings
         from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
@@ -114,10 +134,19 @@ def rehearse(site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | 
             if isinstance(prepared, list):
                 print_diagnostics(prepared, fmt, wrote="nothing rehearsed")
                 sys.exit(ExitCode.INVALID)  # not exit_now: the scratch folder goes first
+            nodes = [n.name for n in site_nodes(prepared.pools)]
+            fails = failing(fail, prepared.pools, nodes)
+            if not isinstance(fails, Failing):
+                _fail(fails)
+                return
             reason = missing()
             if reason:
                 _fail(reason)
             settings = Settings(speed=speed, timeout_s=timeout_s)
+            assert prepared.catalog is not None  # prepare() loads it
+            printer = Printer(
+                prepared.units, prepared.catalog, fails.nodes, fails.links, fails.leaves
+            )
             rehearsal = run_rehearsal(
                 prepared.objects,
                 prepared.facts,
@@ -126,6 +155,8 @@ def rehearse(site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | 
                 builds(),
                 scratch / "twin",
                 settings,
+                logs=printer,
+                collect=_collector(site, scratch / "results"),
             )
     except NotRehearsableError as exc:
         _fail(str(exc))
@@ -146,4 +177,27 @@ def rehearse(site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | 
         click.echo(json.dumps(to_json(rehearsal), indent=2))
     else:
         click.echo(to_text(rehearsal), nl=False)
-    exit_now(exit_code(step_reports(rehearsal)))
+    exit_now(exit_code(step_reports(rehearsal), rehearsal.collected))
+
+
+def _collector(site: Path, out: Path) -> Callable[[Path], Collected]:
+    """`collect --context` on the twin (its kubeconfig), archiving under `out`."""
+    from nvcregen.collect.collector import collect
+    from nvcregen.collect.model import CollectError, CollectOptions
+    from nvcregen.collect.output import render_text
+
+    def run(kubeconfig: Path) -> Collected:
+        options = CollectOptions(str(site), out, Path.cwd(), kubeconfig=kubeconfig)
+        try:
+            outcome = collect(options)
+        except CollectError as exc:
+            return Collected(error=f"collect: {exc}")
+        archive = str(outcome.archive.path)
+        if outcome.exit_code == ExitCode.INVALID:
+            problems = "; ".join(outcome.archive.problems)
+            return Collected(archive=archive, error=f"the archive did not verify: {problems}")
+        nodes = tuple((n.node, str(n.status)) for n in outcome.verdicts.nodes)
+        lines = tuple(render_text(outcome).splitlines())
+        return Collected(str(outcome.verdicts.word), nodes, archive, lines)
+
+    return run

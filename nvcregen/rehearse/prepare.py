@@ -13,13 +13,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from nvcregen.catalog.load import load_catalog
+from nvcregen.catalog.load import Catalog, load_catalog
 from nvcregen.chain.model import Options
 from nvcregen.chain.pipeline import CompileResult, build_site
 from nvcregen.chain.sites import display_path, render, site_root
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.engines.registry import readiness_of
-from nvcregen.plan.model import Pool
+from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.rehearse.tree import read_tree
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
@@ -33,7 +33,10 @@ class NotRehearsableError(ValueError):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A rendered site, its tree's objects, the replay's facts and plan, and its pools."""
+    """A rendered site, its tree's objects, the replay's facts and plan, its pools.
+
+    Also its plan's units and the catalog: what the pods' logs are made from.
+    """
 
     site: str
     tree: Path
@@ -41,6 +44,8 @@ class Prepared:
     facts: PlanFacts
     plan: PlanView
     pools: tuple[Pool, ...]
+    units: tuple[TestUnit, ...] = ()
+    catalog: Catalog | None = None
 
 
 def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]:
@@ -57,8 +62,9 @@ def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]
     if has_errors(outcome.diagnostics) or not outcome.written:
         return [d for d in outcome.diagnostics if d.is_error]
     project = site_root(path, cwd)
+    catalog = load_catalog()
     built = build_site(
-        path.read_bytes(), display_path(path, project), load_catalog(), Options(root=project)
+        path.read_bytes(), display_path(path, project), catalog, Options(root=project)
     )
     if isinstance(built, CompileResult):  # rendered a moment ago: only a changed file
         return [d for d in built.diagnostics if d.is_error]
@@ -76,4 +82,13 @@ def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]
     for unit in built.test_units:
         pools.setdefault(unit.pool.spec.name, unit.pool)
     plan = plan_view(replay_site(objects, facts))
-    return Prepared(site.metadata.name, tree, objects, facts, plan, tuple(pools.values()))
+    return Prepared(
+        site.metadata.name,
+        tree,
+        objects,
+        facts,
+        plan,
+        tuple(pools.values()),
+        tuple(built.test_units),
+        catalog,
+    )

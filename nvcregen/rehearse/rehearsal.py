@@ -15,18 +15,21 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
+from nvcregen.rehearse.controlplane import ControlPlaneError
 from nvcregen.rehearse.health import FAILED, HEALTHY, Health, argocd_health, flux_health, group_kind
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.nodes import site_nodes
+from nvcregen.rehearse.podlogs import Printer
 from nvcregen.rehearse.podstages import rehearsal_stages
-from nvcregen.rehearse.report import Rehearsal, StepOutcome
+from nvcregen.rehearse.report import Collected, Rehearsal, StepOutcome
+from nvcregen.rehearse.servelogs import serve_pod_logs, wait_served
 from nvcregen.rehearse.steps import ApplyStep, Order, read_order
 from nvcregen.rehearse.twin import Twin, start
 from nvcregen.rehearse.watch import Snapshot, Watch, conditions, run_states
@@ -60,10 +63,15 @@ def rehearse(
     folder: Path,
     settings: Settings,
     started: Callable[[Twin], None] | None = None,
+    logs: Printer | None = None,
+    collect: Callable[[Path], Collected] | None = None,
 ) -> Rehearsal:
     """Rehearse a rendered tree on a twin started in `folder`; the twin is always stopped.
 
     `started` is called with the running twin (a test's hook, e.g. to see its processes).
+    With `logs`, kwok serves each bound pod the log its run would print once the steps
+    are done (`servelogs.py`), and `collect` (given the twin's kubeconfig) reads them
+    back into verdicts before the twin stops.
     """
     began = time.monotonic()
     order = read_order(objects, facts.root)
@@ -78,6 +86,7 @@ def rehearse(
         trainer=True,
         kueue_settings=kueue_configuration(objects),
         stages=rehearsal_stages(builds.manifests, expected, settings.speed),
+        pod_logs=logs is not None,
     )
     try:
         if started is not None:
@@ -85,6 +94,10 @@ def rehearse(
         twin_s = time.monotonic() - began
         watch = Watch(twin.plane, states)
         outcomes = _play(twin, order, watch, settings)
+        collected = None
+        if logs is not None:
+            runs = [o for o in objects if is_run(o) and o.path in step_of]
+            collected = _collect(twin, runs, logs, folder / "pod-logs", collect)
         return Rehearsal(
             facts.site,
             order.engine,
@@ -99,9 +112,31 @@ def rehearse(
             tuple(n.name for n in nodes),
             twin_s,
             time.monotonic() - began,
+            collected,
         )
     finally:
         twin.stop()
+
+
+def _collect(
+    twin: Twin,
+    runs: Sequence[TreeObject],
+    logs: Printer,
+    folder: Path,
+    collect: Callable[[Path], Collected] | None,
+) -> Collected:
+    """Serve every bound pod its log, then collect (when asked): what it made of them."""
+    try:
+        served = serve_pod_logs(twin.plane, runs, logs, folder)
+    except ControlPlaneError as exc:
+        return Collected(error=f"the pods' logs were not served: {exc}")
+    count = sum(1 for s in served if s.first)
+    problem = wait_served(twin.plane, served)
+    if problem:
+        return Collected(error=problem, served=count)
+    if collect is None:
+        return Collected(served=count)
+    return replace(collect(twin.plane.kubeconfig), served=count)
 
 
 def _play(twin: Twin, order: Order, watch: Watch, settings: Settings) -> list[StepOutcome]:

@@ -8,7 +8,8 @@ run was admitted and finished, where its pods ran, the most runs holding quota a
 A run is **out of order** when it was admitted while a run of a step planned before its
 own had not finished. The rehearsal went **as planned** when no run was refused, every
 run was admitted and finished successfully, none out of order, and no step failed its
-health checks: exit 0; otherwise 1.
+health checks; with the pods' logs collected (`Collected`), exit 0 only when it went
+as planned and the verdict is `pass`; otherwise 1.
 """
 
 from __future__ import annotations
@@ -47,6 +48,28 @@ class StepOutcome:
 
 
 @dataclass(frozen=True)
+class Collected:
+    """What `collect` made of the pods' logs at the end of a rehearsal.
+
+    Attributes:
+        word: The overall verdict (`pass`, `fail`, `incomplete`), "" when not collected.
+        nodes: Each node's status (`cleared`, `failed`, `suspect`, ...), in the verdict's order.
+        archive: The archive's folder ("" when none was written).
+        lines: What `collect` printed of its verdicts.
+        error: Why nothing was collected ("" when it was).
+        served: How many pods' logs kwok served.
+
+    """
+
+    word: str = ""
+    nodes: tuple[tuple[str, str], ...] = ()
+    archive: str = ""
+    lines: tuple[str, ...] = ()
+    error: str = ""
+    served: int = 0
+
+
+@dataclass(frozen=True)
 class Rehearsal:
     """Everything a report says.
 
@@ -64,6 +87,7 @@ class Rehearsal:
         nodes: The fake nodes' names.
         started_s: How long the twin took to start.
         wall_s: The whole rehearsal's wall time.
+        collected: The verdicts `collect` read from the pods' logs (None: not collected).
 
     """
 
@@ -80,6 +104,7 @@ class Rehearsal:
     nodes: tuple[str, ...] = ()
     started_s: float = 0.0
     wall_s: float = 0.0
+    collected: Collected | None = None
 
 
 def engine_note(engine: str) -> str:
@@ -206,9 +231,10 @@ def step_reports(rehearsal: Rehearsal) -> list[StepReport]:
     return reports
 
 
-def exit_code(reports: Sequence[StepReport]) -> ExitCode:
-    """0 when every step went as planned, else 1."""
-    return ExitCode.OK if all(r.as_planned for r in reports) else ExitCode.DRIFT
+def exit_code(reports: Sequence[StepReport], collected: Collected | None = None) -> ExitCode:
+    """0 when every step went as planned and (when collected) the verdict is `pass`, else 1."""
+    passed = collected is None or collected.word == "pass"
+    return ExitCode.OK if passed and all(r.as_planned for r in reports) else ExitCode.DRIFT
 
 
 def _seconds(value: float | None) -> float | None:
@@ -289,7 +315,21 @@ def to_json(rehearsal: Rehearsal) -> dict[str, Any]:
         "wall_s": round(rehearsal.wall_s, 2),
         "nodes": list(rehearsal.nodes),
         "skipped": [{"path": p, "why": why} for p, why in rehearsal.skipped],
+        **_verdict_json(rehearsal.collected),
         "steps": steps,
+    }
+
+
+def _verdict_json(collected: Collected | None) -> dict[str, Any]:
+    """`verdict` (null when not collected), each node's status, the archive, any error."""
+    if collected is None:
+        return {"verdict": None}
+    return {
+        "verdict": collected.word or None,
+        "node_statuses": dict(collected.nodes),
+        "archive": collected.archive or None,
+        "pod_logs_served": collected.served,
+        "collect_error": collected.error or None,
     }
 
 
@@ -317,7 +357,23 @@ def to_text(rehearsal: Rehearsal) -> str:
         )
     for report in reports:
         lines += _step_text(report)
+    lines += _verdict_text(rehearsal.collected)
     return "\n".join(one_line(line) for line in lines) + "\n"
+
+
+def _verdict_text(collected: Collected | None) -> list[str]:
+    if collected is None:
+        return []
+    if collected.error:
+        return ["", f"verdicts: not collected: {collected.error}"]
+    nodes = ", ".join(f"{node} {status}" for node, status in collected.nodes) or "none"
+    lines = [
+        "",
+        f"verdicts: {collected.word} (collect read {collected.served} pods' logs; nodes: {nodes})",
+    ]
+    if collected.archive:
+        lines.append(f"  archive: {collected.archive}")
+    return lines + [f"  {line}" for line in collected.lines]
 
 
 def _step_text(report: StepReport) -> list[str]:

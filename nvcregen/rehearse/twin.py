@@ -31,6 +31,7 @@ docs/design/0019-twin.md.
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import time
 import weakref
@@ -48,6 +49,7 @@ from nvcregen.rehearse.controlplane import (
     install_crds,
 )
 from nvcregen.rehearse.controlplane import start as start_control_plane
+from nvcregen.rehearse.kwoklogs import LOGS_CRD, LOGS_KIND
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.manifests import (
     JOBSET_SERVICE,
@@ -275,12 +277,17 @@ class Twin:
         extra_config: Iterable[Mapping[str, Any]] = (),
         pod_speed: float = 1.0,
         stages: Sequence[Mapping[str, Any]] | None = None,
+        pod_logs: bool = False,
     ) -> None:
         """Start kwok for the nodes annotated fake, serving pod logs over TLS on loopback.
 
         Its pod stages' default delays are divided by `pod_speed` (`faster_stage`);
-        `stages`, when given, replace kwok's own stage files altogether.
+        `stages`, when given, replace kwok's own stage files altogether. With `pod_logs`
+        kwok also serves a pod's log from a `Logs` object in the API server (its CRD
+        installed first, `--enable-crds=Logs`: `kwoklogs.py`), added while it runs.
         """
+        if pod_logs:
+            install_crds(self.plane, [copy.deepcopy(LOGS_CRD)])
         self.kwok_port = free_port()
         key, value = FAKE_NODE_ANNOTATION
         configuration = {
@@ -319,6 +326,7 @@ class Twin:
             [
                 f"--kubeconfig={self.plane.kubeconfig}",
                 *(f"--config={path}" for path in configs),
+                *([f"--enable-crds={LOGS_KIND}"] if pod_logs else []),
                 "-v=INFO",
             ],
         )
@@ -564,6 +572,7 @@ def start(
     kueue_settings: Mapping[str, Any] | None = None,
     pod_speed: float = 1.0,
     stages: Sequence[Mapping[str, Any]] | None = None,
+    pod_logs: bool = False,
     kind: type[Kind] = Twin,  # type: ignore[assignment]
     plane_kind: type[ControlPlane] = ControlPlane,
     admin_token: str = "",
@@ -576,8 +585,9 @@ def start(
 
     `kueue_settings`: a Kueue Configuration to start from (`Twin.start_kueue`);
     `pod_speed`: how much faster than kwok's defaults pods are created, Ready and complete
-    (`faster_stage`), or `stages`: kwok's stages, replacing its own. Stopped whole if any
-    step fails.
+    (`faster_stage`), or `stages`: kwok's stages, replacing its own; `pod_logs`: kwok
+    serves pod logs from `Logs` objects (`Twin.start_kwok`). Stopped whole if any step
+    fails.
 
     Raises:
         ControlPlaneError: When a step fails (its log's end said).
@@ -593,7 +603,7 @@ def start(
         twin.timings["control plane"] = time.monotonic() - began
         plane.controllers("garbagecollector,job,nodelifecycle")
         twin.start_scheduler()
-        twin.start_kwok(kwok_config, pod_speed, stages)
+        twin.start_kwok(kwok_config, pod_speed, stages, pod_logs)
         twin.add_nodes(nodes)
         if trainer:
             twin.start_jobset()

@@ -12,6 +12,9 @@ Opt-in: skipped unless `make controlplane twin` has built what the command runs
   `nodeSelectorTerm` per node, its two-node runs pinned both nodes in one
   `matchFields: metadata.name In [node-a, node-b]`, which Kubernetes refuses ("must have
   one element"): this rehearsal found it, as the kube-apiserver of the Kueue parity test did.
+- The same rehearsal's pods serve the logs their runs would print, and `collect` reads
+  them from the twin into a `pass` verdict; `--fail node-a` exits 1 with node-a failed
+  and node-b (its pair) suspect, the archive kept with `--keep`.
 - A ClusterQueue quota below one run: the render gate refuses such a site (NVC670), so the
   rendered tree is edited as a hand edit would, and rehearsed as the command does: exit 1
   naming the step, with Kueue's reason.
@@ -51,6 +54,7 @@ pytestmark = [
 ROOT = Path(__file__).resolve().parents[2]
 SITE = "sites/h20-3e-trainer.yaml"
 SPEED = "200"  # the plan's 3h51m of runs in about 70 s of pods
+FAIL = ("--fail", "node-a", "--keep")
 TIMEOUT = "240"  # seconds: the single-node rounds take about 80, two-node ones 100 more
 
 
@@ -132,6 +136,43 @@ def test_the_shipped_trainer_site_rehearses_as_planned(
     assert report["as_planned"] is True and code == 0
 
 
+def test_the_shipped_site_collects_to_a_pass_verdict(
+    shipped: tuple[int, dict[str, Any], float],
+) -> None:
+    """Every pod served the log its run would print; `collect` read them from the twin."""
+    code, report, _ = shipped
+    assert report["collect_error"] is None
+    assert report["verdict"] == "pass" and code == 0
+    assert report["node_statuses"] == {"node-a": "cleared", "node-b": "cleared"}
+    # per round two node packs of a pod per node, and the pair's launcher
+    assert report["pod_logs_served"] == 3 * 2 * 2 + 3
+
+
+def test_a_failing_node_is_failed_and_its_pair_suspect(tmp_path: Path) -> None:
+    """`--fail node-a`: node-a's sections fail (DCGM, and NCCL far below its threshold on
+    every run holding it): as planned, but exit 1; node-b, its pair, suspect; the archive
+    kept in the scratch folder."""
+    keep = tmp_path / "kept"
+    done = subprocess.run(
+        command(SITE, "--format", "json", "--speed", SPEED, "--timeout", TIMEOUT, *FAIL, str(keep)),
+        cwd=ROOT,
+        env=environment(),
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    assert report["as_planned"] is True  # kwok completes every pod, whatever its log says
+    assert report["verdict"] == "fail"
+    assert report["node_statuses"] == {"node-a": "failed", "node-b": "suspect"}
+    archive = Path(report["archive"])
+    assert archive.parent == keep / "results" / "h20-3e-trainer"
+    verdicts = json.loads((archive / "verdicts.json").read_text("utf-8"))
+    assert {n["node"]: n["status"] for n in verdicts["nodes"]} == report["node_statuses"]
+
+
 def test_the_replay_and_the_rehearsal_agree_on_the_shipped_site(
     shipped: tuple[int, dict[str, Any], float],
 ) -> None:
@@ -187,7 +228,8 @@ def test_a_step_kueue_cannot_admit_exits_1_naming_it(tmp_path: Path) -> None:
     )
     report = to_json(rehearsal)
     assert exit_code(step_reports(rehearsal)) == 1
-    assert report["as_planned"] is False and report["unadmitted"] == 9  # every packed run
+    # no run admitted: the site packs them (per round two node packs, then the pair's)
+    assert report["as_planned"] is False and report["unadmitted"] == report["runs"] == 9
     first = next(s for s in report["steps"] if s["planned"] is not None)
     assert first["step"] == "01-single-node/round-1" and not first["as_planned"]
     assert first["observed"]["applied_s"] is not None and first["observed"]["admitted"] == 0

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import ncclprint
 import pytest
 
 from nvcregen.ingest import IngestFormatError, NcclRun, parse_dcgm, parse_nccl, summarize
 from nvcregen.ingest.files import ingest_files
 from nvcregen.ingest.render import render_text
 from nvcregen.ingest.transport import detect_transports
+from nvcregen.rehearse import ncclprint
 
 ROOT = Path(__file__).resolve().parents[3]
 WRITTEN = ROOT / "tests" / "fixtures" / "written-logs"

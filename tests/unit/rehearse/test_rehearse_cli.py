@@ -85,3 +85,20 @@ def test_keep_keeps_the_rendered_tree_and_refuses_a_folder_in_use(no_twin: Path)
 def test_bad_options_exit_2(no_twin: Path, option: list[str]) -> None:
     code, _, _ = rehearse("sites/h20-3e-trainer.yaml", *option)
     assert code == 2
+
+
+def test_fail_names_a_node_of_the_site(no_twin: Path) -> None:
+    """Checked once the site is rendered, before the twin is looked for."""
+    code, out, err = rehearse("sites/h20-3e-trainer.yaml", "--fail", "node-z")
+    assert (code, out) == (2, "")
+    assert err == "nvcregen: --fail node-z: not a node of the site (its nodes: node-a, node-b)\n"
+    assert list((no_twin / "tmp").iterdir()) == []
+
+
+def test_fail_names_a_link_only_where_the_site_has_an_inventory(no_twin: Path) -> None:
+    code, _, err = rehearse("sites/h20-3e-trainer.yaml", "--fail", "leaf-1,leaf-2")
+    assert code == 2
+    assert err == (
+        "nvcregen: --fail leaf-1,leaf-2: a link between two leaves needs the site's inventory"
+        " (spec.inventory), which places nodes in leaves; this site has none\n"
+    )

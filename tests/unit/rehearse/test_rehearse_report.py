@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from nvcregen.rehearse.report import (
+    Collected,
     Rehearsal,
     StepOutcome,
     exit_code,
@@ -157,3 +159,49 @@ def test_the_text_report_has_a_table_per_step_and_escapes_what_the_server_said(
     assert "\x1b" not in text and "\\x1b[31mquota" in text
     assert text.count("  run ") == 6  # one table per step with runs
     assert "01-single-node/round-1 (wave 1 of Application h20-3e-trainer-readiness)" in text
+
+
+def test_the_verdict_decides_the_exit_with_the_order(argocd_tree: Tree) -> None:
+    """As planned and `pass`: 0; as planned but `fail`, or not collected for an error: 1."""
+    planned = rehearsal(argocd_tree)
+    reports = step_reports(planned)
+    assert exit_code(reports) == 0  # not collected: the order alone
+    passed = Collected("pass", (("node-a", "cleared"), ("node-b", "cleared")), "/s/r", ("x",))
+    assert exit_code(reports, passed) == 0
+    assert exit_code(reports, replace(passed, word="fail")) == 1
+    assert exit_code(reports, replace(passed, word="incomplete")) == 1
+    assert exit_code(reports, Collected(error="kwok did not serve")) == 1
+    late = rehearsal(argocd_tree, never=planned.runs[-1].name)
+    assert exit_code(step_reports(late), passed) == 1  # passed, but not as planned
+
+
+def test_json_and_text_say_the_verdict_and_each_nodes_status(argocd_tree: Tree) -> None:
+    assert to_json(rehearsal(argocd_tree))["verdict"] is None  # not collected
+    failed = Collected(
+        "fail",
+        (("node-a", "failed"), ("node-b", "suspect")),
+        "/s/results/r1",
+        ("fail  run x",),
+        served=14,
+    )
+    done = replace(rehearsal(argocd_tree), collected=failed)
+    data = json.loads(json.dumps(to_json(done)))
+    assert data["verdict"] == "fail"
+    assert data["node_statuses"] == {"node-a": "failed", "node-b": "suspect"}
+    assert (data["archive"], data["pod_logs_served"], data["collect_error"]) == (
+        "/s/results/r1",
+        14,
+        None,
+    )
+    text = to_text(done)
+    assert (
+        "\nverdicts: fail (collect read 14 pods' logs; nodes: node-a failed, node-b suspect)\n"
+        in text
+    )
+    assert "\n  archive: /s/results/r1\n  fail  run x\n" in text
+    broken = replace(done, collected=Collected(error="kwok did not serve pod p's log in 60s"))
+    assert to_json(broken)["verdict"] is None
+    assert to_json(broken)["collect_error"] == "kwok did not serve pod p's log in 60s"
+    assert to_text(broken).endswith(
+        "\nverdicts: not collected: kwok did not serve pod p's log in 60s\n"
+    )
