@@ -38,6 +38,15 @@ def one_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
+def retested(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """one_failed's run, and a newer run of its site that clears every node: what
+    `--release` needs before it takes a node's taint off (issue #37)."""
+    run_dir = offline.collected(tmp_path_factory.mktemp("retested"), offline.alone_slow("node-a"))
+    offline.collected_after(run_dir, offline.healthy)
+    return run_dir
+
+
+@pytest.fixture(scope="module")
 def two_failed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return offline.collected(tmp_path_factory.mktemp("two"), offline.alone_slow("node-a", "node-c"))
 
@@ -130,10 +139,16 @@ def test_a_second_apply_writes_nothing(
     assert node(nodes, "node-a")["metadata"]["resourceVersion"] == version
 
 
-def test_release_takes_off_exactly_what_it_set(one_failed: Path, nodes: ControlPlane) -> None:
+def test_release_takes_off_exactly_what_it_set(
+    one_failed: Path, retested: Path, nodes: ControlPlane
+) -> None:
     before = node(nodes, "node-a")
-    assert run(one_failed, nodes.kubeconfig, "--apply").exit_code == 0
-    released = run(one_failed, nodes.kubeconfig, "--apply", "--release")
+    assert run(retested, nodes.kubeconfig, "--apply").exit_code == 0
+    # no newer run clears node-a: nothing is sent, and the missing evidence is named
+    refused = run(one_failed, nodes.kubeconfig, "--apply", "--release")
+    assert refused.exit_code == 1 and "no verified run newer than" in refused.output
+    assert any(t.get("key") == KEY for t in node(nodes, "node-a")["spec"]["taints"])
+    released = run(retested, nodes.kubeconfig, "--apply", "--release")
     assert released.exit_code == 0, released.output
     assert "node-a: released" in released.output
     after = node(nodes, "node-a")
@@ -143,16 +158,16 @@ def test_release_takes_off_exactly_what_it_set(one_failed: Path, nodes: ControlP
 
 
 def test_release_after_another_controller_rewrote_the_taint_list(
-    one_failed: Path, nodes: ControlPlane
+    retested: Path, nodes: ControlPlane
 ) -> None:
     """The node controller writes the list (an update, not an apply): the taint still
     comes off, and the controller's other taint stays."""
-    assert run(one_failed, nodes.kubeconfig, "--apply").exit_code == 0
+    assert run(retested, nodes.kubeconfig, "--apply").exit_code == 0
     extra = {"key": "example.com/maintenance", "effect": "NoExecute"}
     taints = [*node(nodes, "node-a")["spec"]["taints"], extra]
     live = write(nodes, "node-a", "node-controller", {"spec": {"taints": taints}})
     assert "node-controller" in owners(live, "spec", "taints")
-    released = run(one_failed, nodes.kubeconfig, "--apply", "--release")
+    released = run(retested, nodes.kubeconfig, "--apply", "--release")
     assert released.exit_code == 0, released.output
     assert node(nodes, "node-a")["spec"]["taints"] == [OTHER_TAINT, NOT_READY, extra]
 
