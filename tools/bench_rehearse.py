@@ -69,8 +69,9 @@ def admission_rate(report: Mapping[str, Any]) -> tuple[int, float]:
         if not isinstance(count, int) or isinstance(count, bool):
             continue
         admitted += count
-        timed = isinstance(first, int | float) and isinstance(last, int | float)
-        if count > 1 and timed and last > first:
+        if not (isinstance(first, int | float) and isinstance(last, int | float)):
+            continue
+        if count > 1 and last > first:
             later, span = later + count - 1, span + (last - first)
     return admitted, (later / span if span > 0 else 0.0)
 
