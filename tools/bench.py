@@ -15,6 +15,10 @@ meaningful; absolute seconds depend on the machine. Goals:
   quadratic (`tools/bench_lines.py`; issue #20).
 - render, check and plan of one site with 1,024 named nodes cost at most 24x the same
   site with 64 nodes, under 30 s and 1 GB each (`tools/bench_fleet.py`; issue #22).
+- the trainer copy rehearsed on the twin at 16 and 64 nodes (more with
+  `--rehearse-sizes` or NVCREGEN_BENCH_REHEARSE): wall time, the twin's start, Kueue's
+  admissions per second and `as_planned` against 16 nodes (`tools/bench_rehearse.py`;
+  issue #34; one line saying so when the twin is not built).
 """
 
 from __future__ import annotations
@@ -140,6 +144,12 @@ def main() -> None:
         default=",".join(map(str, SIZES)),
         help="node counts of the fleet-size benchmark, comma-separated ('' to skip it)",
     )
+    parser.add_argument(
+        "--rehearse-sizes",
+        default=None,
+        help="node counts of the rehearsal benchmark (default: $NVCREGEN_BENCH_REHEARSE "
+        "or 16,64; '' to skip it)",
+    )
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="nvcregen-bench-"))
     try:
@@ -155,6 +165,11 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     print()
     bench_lines.main()
+    if args.rehearse_sizes != "":
+        sys.stdout.flush()
+        sized = [] if args.rehearse_sizes is None else ["--sizes", args.rehearse_sizes]
+        rehearsal = [sys.executable, "-m", "tools.bench_rehearse", *sized]
+        subprocess.run(rehearsal, cwd=ROOT, check=True)  # a crash fails `make bench`
 
 
 def _check_tree(work: Path, per_site: float, objects: int) -> list[Path]:

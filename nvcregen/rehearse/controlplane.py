@@ -15,7 +15,6 @@ import json
 import secrets
 import ssl
 import time
-import urllib.error
 import urllib.request
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
+from nvcregen.rehearse.keepalive import Connections
 from nvcregen.rehearse.pki import Credentials, make_credentials
 from nvcregen.rehearse.processes import Processes, free_port
 
@@ -81,6 +81,7 @@ class ControlPlane:
     timings: dict[str, float] = field(default_factory=dict)
     server_version: str = ""
     children: Processes | None = None
+    connections: Connections | None = None  # kept alive, one per thread (keepalive.py)
 
     def __post_init__(self) -> None:
         if self.children is None:
@@ -93,9 +94,6 @@ class ControlPlane:
         return self.children
 
     # --- plain HTTP to the server ----------------------------------------------------------
-
-    def _context(self) -> ssl.SSLContext:
-        return ssl.create_default_context(cafile=str(self.credentials.ca))
 
     def request(
         self,
@@ -112,18 +110,12 @@ class ControlPlane:
         A JSON body is parsed; a body that is not JSON is returned as text.
         """
         data = body if body is None or isinstance(body, bytes) else json.dumps(body).encode()
-        request = urllib.request.Request(self.url + path, data=data, method=method)
-        request.add_header("Authorization", f"Bearer {token or self.token}")
-        request.add_header("Accept", "application/json")
+        headers = {"Authorization": f"Bearer {token or self.token}", "Accept": "application/json"}
         if data is not None:
-            request.add_header("Content-Type", content_type)
-        try:
-            with urllib.request.urlopen(
-                request, context=self._context(), timeout=timeout
-            ) as answer:
-                raw, code = answer.read(), answer.status
-        except urllib.error.HTTPError as exc:
-            raw, code = exc.read(), exc.code
+            headers["Content-Type"] = content_type
+        if self.connections is None:
+            self.connections = Connections(self.url, self.credentials.ca)
+        code, raw = self.connections.send(method, path, data, headers, timeout)
         try:
             return code, json.loads(raw) if raw else None
         except ValueError:

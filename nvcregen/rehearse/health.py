@@ -104,6 +104,36 @@ def argocd_health(scripts: Mapping[str, str], obj: Mapping[str, Any]) -> Health:
     script = scripts.get(group_kind(obj))
     if script is None:
         return Health(HEALTHY, "Healthy", "no health check: healthy once it exists")
+    key = _version_key(script, obj)
+    known = _ARGOCD_SEEN.get(key) if key is not None else None
+    if known is None:
+        known = _run_check(script, obj)
+        if key is not None:
+            if len(_ARGOCD_SEEN) >= SEEN_LIMIT:
+                _ARGOCD_SEEN.clear()
+            _ARGOCD_SEEN[key] = known
+    return known
+
+
+# Verdicts by (script, uid, resourceVersion): a check is re-run only on an object that
+# changed. A wave of 500 TrainJobs and their Workloads was 1,000 Lua runtimes, each fed
+# a whole object, every poll (found rehearsing the fleet-size trainer copy).
+SEEN_LIMIT = 16384
+_ARGOCD_SEEN: dict[tuple[str, str, str], Health] = {}
+
+
+def _version_key(script: str, obj: Mapping[str, Any]) -> tuple[str, str, str] | None:
+    """(script, uid, resourceVersion), or None for an object without both (never kept)."""
+    meta = obj.get("metadata")
+    uid = meta.get("uid") if isinstance(meta, dict) else None
+    version = meta.get("resourceVersion") if isinstance(meta, dict) else None
+    if isinstance(uid, str) and uid and isinstance(version, str) and version:
+        return script, uid, version
+    return None
+
+
+def _run_check(script: str, obj: Mapping[str, Any]) -> Health:
+    """Run one Lua check on `obj` in a fresh sandboxed runtime."""
     module = lua_module()
     lua = lua_runtime()
     lua.globals().obj = to_lua(lua, dict(obj))

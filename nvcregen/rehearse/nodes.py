@@ -86,6 +86,39 @@ def node_object(node: FakeNode) -> dict[str, Any]:
     }
 
 
-def taint_keys(taints: Iterable[Mapping[str, Any]]) -> set[tuple[str, str, str]]:
-    """Taints of a Node object as comparable (key, value, effect) triples."""
-    return {(str(t["key"]), str(t.get("value") or ""), str(t["effect"])) for t in taints}
+def unready(listed: Iterable[Mapping[str, Any]], wanted: Mapping[str, FakeNode]) -> list[str]:
+    """The wanted nodes one list of Nodes shows not yet Ready with exactly their taints.
+
+    Read once per poll for every node (a GET per node per poll was a thousand requests a
+    poll at fleet size). A node missing from the list is not ready; the list's items are
+    read as untrusted (a field of the wrong type is not Ready).
+    """
+    ready: set[str] = set()
+    for item in listed:
+        meta, spec, status = item.get("metadata"), item.get("spec"), item.get("status")
+        name = meta.get("name") if isinstance(meta, dict) else None
+        node = wanted.get(name) if isinstance(name, str) else None
+        conditions = status.get("conditions") if isinstance(status, dict) else None
+        taints = (spec.get("taints") if isinstance(spec, dict) else None) or []
+        if node is None or not isinstance(conditions, list) or not isinstance(taints, list):
+            continue
+        carried = {
+            (str(t.get("key")), str(t.get("value") or ""), str(t.get("effect")))
+            for t in taints
+            if isinstance(t, dict)
+        }
+        if carried == set(node.taints) and any(
+            isinstance(c, dict) and c.get("type") == "Ready" and c.get("status") == "True"
+            for c in conditions
+        ):
+            ready.add(node.name)
+    return [name for name in wanted if name not in ready]
+
+
+def kwok_parallelism(nodes: int) -> int:
+    """Workers kwok plays node and pod stages and renews leases with, for `nodes` nodes.
+
+    Left at 0 kwok plays nothing; 4 kept up with two to 64 nodes. One worker per 32 nodes
+    beyond that, at most 64 (the twin shares two cores with the API server).
+    """
+    return max(4, min(64, -(-nodes // 32)))

@@ -46,7 +46,8 @@ class Settings:
     """How a rehearsal runs.
 
     Pods complete `speed` times faster than planned, the steps have `timeout_s` from the
-    first, the API server is polled every `poll_s`.
+    first, the API server is polled every `poll_s`, or less often when a poll costs more
+    than half of that (`watch.pause_s`).
     """
 
     speed: float = 100.0
@@ -76,7 +77,7 @@ def rehearse(
     began = time.monotonic()
     order = read_order(objects, facts.root)
     step_of = {path: step.key for step in order.steps for path in step.runs}
-    states = run_states([o for o in objects if is_run(o) and o.path in step_of], step_of)
+    states = run_states([o for o in objects if is_run(o) and o.path in step_of], step_of, objects)
     expected = {key: timing.expected_ms for key, timing in facts.timings.items()}
     nodes = site_nodes(pools)
     twin: Twin = start(
@@ -171,7 +172,7 @@ def _play(twin: Twin, order: Order, watch: Watch, settings: Settings) -> list[St
         r.applied_s is not None and r.finished_s is None for r in watch.runs
     ):
         watch.poll()
-        time.sleep(settings.poll_s)
+        watch.pause(settings.poll_s)
     return outcomes
 
 
@@ -199,7 +200,7 @@ def _wait_healthy(
             return None, f"{item.kind}/{item.name}: {health.status}: {health.message}"
         if all(h is None or h.verdict == HEALTHY for _, h in verdicts):
             return watch.now(), ""
-        time.sleep(settings.poll_s)
+        watch.pause(settings.poll_s)
     return None, ""
 
 

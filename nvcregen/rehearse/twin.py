@@ -36,6 +36,7 @@ import json
 import time
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -66,7 +67,13 @@ from nvcregen.rehearse.manifests import (
     trainer_crds,
     yaml_documents,
 )
-from nvcregen.rehearse.nodes import FAKE_NODE_ANNOTATION, FakeNode, node_object, taint_keys
+from nvcregen.rehearse.nodes import (
+    FAKE_NODE_ANNOTATION,
+    FakeNode,
+    kwok_parallelism,
+    node_object,
+    unready,
+)
 from nvcregen.rehearse.pki import webhook_certificate
 from nvcregen.rehearse.processes import Processes, free_port
 
@@ -79,6 +86,7 @@ FLUX_NAMESPACE = "flux-system"
 FLUX_CONTROLLERS = ("source-controller", "kustomize-controller")
 START_TIMEOUT = 180.0  # seconds for one controller to be ready on a loaded 2-core machine
 TRAINER_FRAMEWORKS = ("batch/job", "trainer.kubeflow.org/trainjob")
+NODE_WRITERS = 8  # threads creating nodes at once
 
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> bool:
@@ -220,25 +228,29 @@ class Twin:
         """Create fake nodes; wait until each is Ready and carries exactly its taints.
 
         The API server gives each new node `not-ready`, which the node lifecycle
-        controller lifts once kwok reports it Ready.
+        controller lifts once kwok reports it Ready. The nodes are created by
+        NODE_WRITERS threads at once (each on a kept-alive connection) and read back
+        with one list of the Nodes per poll (`nodes.unready`).
         """
-        added = list(nodes)
-        for node in added:
-            self.post("/api/v1/nodes", node_object(node))
-            self.nodes.append(node.name)
+        added = {node.name: node for node in nodes}
         began = time.monotonic()
-        for node in added:
-            wanted = set(node.taints)
+        with ThreadPoolExecutor(NODE_WRITERS) as pool:
+            list(pool.map(lambda n: self.post("/api/v1/nodes", node_object(n)), added.values()))
+        self.nodes += list(added)
+        self.timings["nodes created"] = time.monotonic() - began
+        waiting: list[str] = []
 
-            def ready(
-                node_name: str = node.name, wanted: set[tuple[str, str, str]] = wanted
-            ) -> bool:
-                stored = self.get(f"/api/v1/nodes/{node_name}") or {}
-                return condition(stored, "Ready") and (
-                    taint_keys((stored.get("spec") or {}).get("taints") or []) == wanted
-                )
+        def all_ready() -> bool:
+            code, body = self.plane.request("GET", "/api/v1/nodes")
+            items = body.get("items") if code == 200 and isinstance(body, dict) else None
+            waiting[:] = unready([i for i in items or [] if isinstance(i, dict)], added)
+            return not waiting
 
-            self.wait_for(f"node {node.name} Ready with taints {sorted(wanted)}", ready)
+        try:
+            self.wait_for(f"{len(added)} nodes Ready with their taints", all_ready)
+        except ControlPlaneError as error:
+            shown = ", ".join(waiting[:5]) + (" ..." if len(waiting) > 5 else "")
+            raise ControlPlaneError(f"{len(waiting)} nodes not Ready ({shown}): {error}") from None
         self.timings["nodes"] = self.timings.get("nodes", 0.0) + time.monotonic() - began
 
     def label_nodes(self, names: Iterable[str], labels: Mapping[str, str]) -> None:
@@ -278,6 +290,7 @@ class Twin:
         pod_speed: float = 1.0,
         stages: Sequence[Mapping[str, Any]] | None = None,
         pod_logs: bool = False,
+        nodes: int = 0,
     ) -> None:
         """Start kwok for the nodes annotated fake, serving pod logs over TLS on loopback.
 
@@ -285,10 +298,12 @@ class Twin:
         `stages`, when given, replace kwok's own stage files altogether. With `pod_logs`
         kwok also serves a pod's log from a `Logs` object in the API server (its CRD
         installed first, `--enable-crds=Logs`: `kwoklogs.py`), added while it runs.
+        Its workers grow with the `nodes` it will play (`kwok_parallelism`).
         """
         if pod_logs:
             install_crds(self.plane, [copy.deepcopy(LOGS_CRD)])
         self.kwok_port = free_port()
+        workers = kwok_parallelism(nodes)
         key, value = FAKE_NODE_ANNOTATION
         configuration = {
             "apiVersion": "config.kwok.x-k8s.io/v1alpha1",
@@ -304,9 +319,9 @@ class Twin:
                 "tlsPrivateKeyFile": str(self.plane.credentials.key),
                 "enableDebuggingHandlers": True,
                 "enableProfilingHandler": False,
-                "podPlayStageParallelism": 4,
-                "nodePlayStageParallelism": 4,
-                "nodeLeaseParallelism": 4,
+                "podPlayStageParallelism": workers,
+                "nodePlayStageParallelism": workers,
+                "nodeLeaseParallelism": workers,
                 "nodeLeaseDurationSeconds": 40,
             },
         }
@@ -599,11 +614,12 @@ def start(
         folder / "controlplane", builds.control_plane, plane_kind, admin_token=admin_token
     )
     twin = kind(plane, builds, folder)
+    nodes = list(nodes)
     try:
         twin.timings["control plane"] = time.monotonic() - began
         plane.controllers("garbagecollector,job,nodelifecycle")
         twin.start_scheduler()
-        twin.start_kwok(kwok_config, pod_speed, stages, pod_logs)
+        twin.start_kwok(kwok_config, pod_speed, stages, pod_logs, len(nodes))
         twin.add_nodes(nodes)
         if trainer:
             twin.start_jobset()

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.rehearse.controlplane import ControlPlane
@@ -24,6 +25,8 @@ from nvcregen.replay.model import TreeObject
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
 TRAINER = "/apis/trainer.kubeflow.org/v1alpha1"
+SELECTOR_VALUES = 32  # values of one label a selector names, at most
+POLL_SHARE = 2.0  # the wait after a poll, at least this many times the poll's cost
 _OWNER_LABELS = {
     "Job": "batch.kubernetes.io/job-name",
     "TrainJob": "jobset.sigs.k8s.io/jobset-name",
@@ -59,6 +62,9 @@ class RunState:
         nodes: The nodes its pods were bound to.
         waiting: While it is not admitted: why, in Kueue's words (its Workload's
             `QuotaReserved` condition), or that Kueue has made or adopted no Workload.
+        labels: Its labels in the tree.
+        workload_labels: Its prebuilt Workload's labels in the tree (None: the tree has
+            no such Workload, or the run names none).
 
     """
 
@@ -74,6 +80,8 @@ class RunState:
     outcome: str = ""
     nodes: set[str] = field(default_factory=set)
     waiting: str = ""
+    labels: Mapping[str, str] = field(default_factory=dict)
+    workload_labels: Mapping[str, str] | None = None
 
     @property
     def label(self) -> str:
@@ -81,27 +89,88 @@ class RunState:
         return f"{self.kind}/{self.name}"
 
     @property
+    def pending(self) -> bool:
+        """Applied and not finished: its objects can still change."""
+        return self.applied_s is not None and self.finished_s is None
+
+    @property
     def running(self) -> bool:
         """Admitted and not finished: it holds quota."""
         return self.admitted_s is not None and self.finished_s is None
 
 
-def run_states(runs: Iterable[TreeObject], step_of: Mapping[str, str]) -> list[RunState]:
-    """A state per run object, with the step that applies it."""
+def run_states(
+    runs: Iterable[TreeObject], step_of: Mapping[str, str], objects: Iterable[TreeObject] = ()
+) -> list[RunState]:
+    """A state per run object, with the step that applies it (`objects`: the tree's rest).
+
+    The labels of each run and of its prebuilt Workload (found among `objects`) are kept:
+    the watch lists only the objects of runs still going, by those labels.
+    """
+    workloads = {
+        (item.namespace or "default", item.name): _labels(item.meta)
+        for item in objects
+        if item.kind == "Workload"
+    }
     found = []
     for item in runs:
-        prebuilt = (item.meta.get("labels") or {}).get(PREBUILT_LABEL)
+        labels = _labels(item.meta)
+        prebuilt = str(labels.get(PREBUILT_LABEL) or "")
+        namespace = item.namespace or "default"
         found.append(
             RunState(
                 item.path,
                 item.kind,
-                item.namespace or "default",
+                namespace,
                 item.name,
                 step_of[item.path],
-                str(prebuilt or ""),
+                prebuilt,
+                labels=labels,
+                workload_labels=workloads.get((namespace, prebuilt)) if prebuilt else None,
             )
         )
     return found
+
+
+def _labels(meta: Mapping[str, Any]) -> dict[str, str]:
+    labels = meta.get("labels")
+    if not isinstance(labels, dict):
+        return {}
+    return {str(k): str(v) for k, v in labels.items() if isinstance(v, str | int)}
+
+
+def label_selector(labelled: Iterable[Mapping[str, str]]) -> str:
+    """A label selector every one of `labelled` matches, narrow where the labels allow.
+
+    For each key all carry, with no empty value and at most SELECTOR_VALUES values:
+    `key in (v1,v2)`, the requirements joined (all must hold). "" (everything) when they
+    share no such key, or when there are none. A superset: never leaves one out.
+    """
+    sets = list(labelled)
+    if not sets:
+        return ""
+    keys = set.intersection(*(set(labels) for labels in sets))
+    parts = []
+    for key in sorted(keys):
+        values = {labels[key] for labels in sets}
+        if "" not in values and len(values) <= SELECTOR_VALUES:
+            parts.append(f"{key} in ({','.join(sorted(values))})")
+    return ",".join(parts)
+
+
+def name_selector(key: str, names: Iterable[str]) -> str:
+    """`key in (names)`: the pods of the named owners; "" when there are none."""
+    listed = sorted(set(names))
+    return f"{key} in ({','.join(listed)})" if listed else ""
+
+
+def pause_s(base: float, last_poll_s: float) -> float:
+    """Seconds to wait before the next poll: `base`, or POLL_SHARE x the last poll's cost.
+
+    A poll's lists grow with the step; the watch then polls less often and keeps to
+    1 / (1 + POLL_SHARE) of a core instead of crowding out the controllers it watches.
+    """
+    return max(base, POLL_SHARE * last_poll_s)
 
 
 @dataclass
@@ -118,44 +187,83 @@ class Snapshot:
 
 @dataclass
 class Watch:
-    """The runs' states, updated poll by poll; the most running at once."""
+    """The runs' states, updated poll by poll; the most running at once.
+
+    Each poll lists only what can still change: per namespace, the Workloads, Jobs and
+    TrainJobs by the labels the runs still going carry in the tree (`label_selector`),
+    and their pods by owner (`name_selector`); objects seen before stay as last seen.
+    """
 
     plane: ControlPlane
     runs: list[RunState]
     began: float = field(default_factory=time.monotonic)
     at_once: dict[str, int] = field(default_factory=dict)  # by step key
     most: int = 0
+    seen: dict[tuple[str, str, str], Mapping[str, Any]] = field(default_factory=dict)
+    polls: int = 0
+    poll_s: float = 0.0  # seconds spent polling, in all
+    last_poll_s: float = 0.0
 
     def now(self) -> float:
         """Seconds since the watch began."""
         return time.monotonic() - self.began
 
-    def _items(self, path: str) -> list[Mapping[str, Any]]:
+    def pause(self, base: float) -> None:
+        """Wait before the next poll (`pause_s`)."""
+        time.sleep(pause_s(base, self.last_poll_s))
+
+    def _items(self, path: str, selector: str = "") -> list[Mapping[str, Any]]:
+        if selector:
+            path += "?labelSelector=" + quote(selector, safe="")
         code, body = self.plane.request("GET", path)
         items = body.get("items") if code == 200 and isinstance(body, dict) else None
         return [i for i in items or [] if isinstance(i, dict)]
 
+    def lists(self, namespace: str) -> list[tuple[str, str, str]]:
+        """(kind, path, label selector) of each list a poll sends for `namespace`."""
+        pending = [r for r in self.runs if r.pending and r.namespace == namespace]
+        found = []
+        if pending:
+            prebuilt = [r.workload_labels for r in pending]
+            known = [labels for labels in prebuilt if labels is not None]
+            # A Workload Kueue made itself carries none of the tree's labels: all of them.
+            selector = label_selector(known) if len(known) == len(prebuilt) else ""
+            found.append(("Workload", f"{KUEUE}/namespaces/{namespace}/workloads", selector))
+        for kind, path in (
+            ("Job", f"/apis/batch/v1/namespaces/{namespace}/jobs"),
+            ("TrainJob", f"{TRAINER}/namespaces/{namespace}/trainjobs"),
+        ):
+            mine = [r for r in pending if r.kind == kind]
+            if mine:
+                found.append((kind, path, label_selector(r.labels for r in mine)))
+        for kind, key in _OWNER_LABELS.items():
+            names = name_selector(key, (r.name for r in pending if r.kind == kind))
+            if names:
+                found.append(("Pod", f"/api/v1/namespaces/{namespace}/pods", names))
+        return found
+
     def snapshot(self) -> Snapshot:
-        """List the Workloads, Jobs, TrainJobs and pods of every run's namespace."""
-        objects: dict[tuple[str, str, str], Mapping[str, Any]] = {}
+        """List what can still change in every run's namespace; the objects as last seen."""
+        began = time.monotonic()
         pods: list[Mapping[str, Any]] = []
         for namespace in sorted({r.namespace for r in self.runs}):
-            for kind, path in (
-                ("Workload", f"{KUEUE}/namespaces/{namespace}/workloads"),
-                ("Job", f"/apis/batch/v1/namespaces/{namespace}/jobs"),
-                ("TrainJob", f"{TRAINER}/namespaces/{namespace}/trainjobs"),
-            ):
+            for kind, path, selector in self.lists(namespace):
+                if kind == "Pod":
+                    pods += self._items(path, selector)
+                    continue
                 # A list's items of a built-in kind carry no apiVersion or kind (custom
                 # resources' do): without them no health check would be found for a Job,
                 # and an Argo CD wave of Jobs would pass at once.
                 typed = {"apiVersion": path.split("/namespaces/")[0].removeprefix("/apis/"),
                          "kind": kind}  # fmt: skip
-                for item in self._items(path):
+                for item in self._items(path, selector):
                     meta = item.get("metadata")
                     if isinstance(meta, dict):
-                        objects[(kind, namespace, str(meta.get("name")))] = {**item, **typed}
-            pods += self._items(f"/api/v1/namespaces/{namespace}/pods")
-        return Snapshot(objects, pods)
+                        self.seen[(kind, namespace, str(meta.get("name")))] = {**item, **typed}
+        self.last_poll_s = time.monotonic() - began
+        self.polls += 1
+        self.poll_s += self.last_poll_s
+        return Snapshot(self.seen, pods)
 
     def poll(self) -> Snapshot:
         """One round: record admissions, ends, placements and concurrency; the snapshot."""

@@ -18,6 +18,7 @@ import test_quarantine as offline
 from click.testing import CliRunner
 from faultproxy import Fault, Proxy, proxy
 from kubecontrolplane import CONTEXT, ControlPlane
+from oncallfactory import healthy
 
 from nvcregen.cli import main
 from nvcregen.quarantine.marks import KEY, RUN
@@ -42,7 +43,7 @@ def retested(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """one_failed's run, and a newer run of its site that clears every node: what
     `--release` needs before it takes a node's taint off (issue #37)."""
     run_dir = offline.collected(tmp_path_factory.mktemp("retested"), offline.alone_slow("node-a"))
-    offline.collected_after(run_dir, offline.healthy)
+    offline.collected_after(run_dir, healthy)
     return run_dir
 
 

@@ -112,3 +112,49 @@ def test_kueue_starts_from_the_sites_rendered_configuration(
     ]
     assert configuration["waitForPodsReady"]["blockAdmission"] is True
     assert kueue_configuration([o for o in objects if o.path.startswith("queues/")]) is None
+
+
+def test_an_argo_cd_check_runs_again_only_on_an_object_that_changed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from nvcregen.rehearse import health
+
+    runtimes: list[int] = []
+    real = health.lua_module()
+
+    class Counting:
+        LuaError, lua_type = real.LuaError, real.lua_type
+
+        @staticmethod
+        def LuaRuntime(**options: Any) -> Any:  # noqa: N802 - lupa's name
+            runtimes.append(1)
+            return real.LuaRuntime(**options)
+
+    monkeypatch.setattr(health, "lua_module", lambda: Counting)
+    monkeypatch.setattr(health, "_ARGOCD_SEEN", {})
+    scripts = {"batch_Job": 'return {status = obj.status.phase, message = ""}'}
+
+    def job(version: str, phase: str, uid: str = "u1") -> dict[str, Any]:
+        meta = {"name": "j", "uid": uid, "resourceVersion": version}
+        return {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": meta,
+            "status": {"phase": phase},
+        }
+
+    assert argocd_health(scripts, job("1", "Progressing")).verdict == WAITING
+    assert argocd_health(scripts, job("1", "Progressing")).verdict == WAITING
+    assert len(runtimes) == 1  # the same version: its verdict kept
+    assert argocd_health(scripts, job("2", "Healthy")).verdict == HEALTHY  # changed: run
+    assert argocd_health(scripts, job("2", "Healthy", uid="u2")).verdict == HEALTHY
+    assert len(runtimes) == 3
+    unversioned = job("", "Healthy")
+    argocd_health(scripts, unversioned)
+    argocd_health(scripts, unversioned)
+    assert len(runtimes) == 5  # no resourceVersion: never kept
+    other = {"batch_Job": 'return {status = "Degraded", message = "x"}'}
+    assert argocd_health(other, job("2", "Healthy")).verdict == FAILED  # another script
+    monkeypatch.setattr(health, "SEEN_LIMIT", 1)
+    argocd_health(scripts, job("3", "Healthy"))
+    assert len(health._ARGOCD_SEEN) == 1  # bounded: cleared when full

@@ -9,7 +9,14 @@ import pytest
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options, build_site
 from nvcregen.plan.model import Pool
-from nvcregen.rehearse.nodes import node_object, site_nodes, taints_tolerated
+from nvcregen.rehearse.nodes import (
+    FakeNode,
+    kwok_parallelism,
+    node_object,
+    site_nodes,
+    taints_tolerated,
+    unready,
+)
 
 ROOT = Path(__file__).resolve().parents[3]
 TRAINER = ROOT / "sites" / "h20-3e-trainer.yaml"
@@ -87,3 +94,56 @@ def test_the_inventory_gives_fabric_labels_and_its_own_taints() -> None:
     }
     assert first.taints == (("nvidia.com/gpu", "", "NoSchedule"),)
     assert first.devices == {"nvidia.com/gpu": 8, "rdma/ib": 8}
+
+
+TAINT = ("nvidia.com/gpu", "", "NoSchedule")
+
+
+def listed_node(name: str, ready: str = "True", taints: object = None) -> dict[str, object]:
+    spec = {} if taints is None else {"taints": taints}
+    conditions = [{"type": "Ready", "status": ready}]
+    return {"metadata": {"name": name}, "spec": spec, "status": {"conditions": conditions}}
+
+
+def test_one_list_of_nodes_says_which_are_not_ready_with_their_taints() -> None:
+    wanted = {
+        "a": FakeNode("a", {}, (), {}),
+        "b": FakeNode("b", {}, (TAINT,), {}),
+        "c": FakeNode("c", {}, (), {}),
+        "d": FakeNode("d", {}, (), {}),
+    }
+    taint = {"key": "nvidia.com/gpu", "effect": "NoSchedule"}
+    not_ready = {"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}
+    listed = [
+        listed_node("a"),  # ready, no taint
+        listed_node("b", taints=[taint]),  # ready with exactly its taint
+        listed_node("c", taints=[not_ready]),  # the API server's taint not lifted yet
+        listed_node("d", ready="False"),
+        listed_node("other"),  # not one of ours
+    ]
+    assert unready(listed, wanted) == ["c", "d"]
+    assert unready(listed[:1], wanted) == ["b", "c", "d"]  # missing from the list
+    assert unready([listed_node("b")], {"b": wanted["b"]}) == ["b"]  # its taint missing
+    assert unready([], {}) == []
+
+
+def test_a_listed_node_of_the_wrong_shape_is_not_ready() -> None:
+    wanted = {"a": FakeNode("a", {}, (), {})}
+    for hostile in (
+        {"metadata": "a", "status": {"conditions": [{"type": "Ready", "status": "True"}]}},
+        {"metadata": {"name": 7}},
+        {"metadata": {"name": "a"}, "status": {"conditions": "Ready"}},
+        {"metadata": {"name": "a"}, "status": []},
+        listed_node("a", taints="nvidia.com/gpu"),
+        listed_node("a", taints=[{"key": "x"}]),  # an extra (half-written) taint
+        {"metadata": {"name": "a"}, "status": {"conditions": ["Ready"]}},
+    ):
+        assert unready([hostile], wanted) == ["a"], hostile
+    assert unready([listed_node("a", taints=["junk"])], wanted) == []  # no taint read
+
+
+@pytest.mark.parametrize(
+    ("nodes", "workers"), [(0, 4), (2, 4), (128, 4), (129, 5), (1024, 32), (2048, 64), (9999, 64)]
+)
+def test_kwok_plays_with_more_workers_for_more_nodes(nodes: int, workers: int) -> None:
+    assert kwok_parallelism(nodes) == workers
