@@ -17,14 +17,12 @@ from pathlib import Path
 from typing import Literal
 
 from nvcregen.core import codes
-from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.ingest import limits
-from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
+from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.dcgm import parse_dcgm
-from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.medians import summarize
-from nvcregen.ingest.models import DcgmRun, IngestFormatError, Json, NcclRun, SummaryRow
+from nvcregen.ingest.models import DcgmRun, Json, NcclRun, SummaryRow
 from nvcregen.ingest.nccl import parse_nccl
+from nvcregen.ingest.readlog import Hints, read_log
 
 Kind = Literal["nccl", "dcgm"]
 CODE = codes.NVC700.code
@@ -81,27 +79,15 @@ def ingest_files(kind: Kind, paths: Sequence[Path], at: int | None = None) -> In
     nccl: list[NcclRun] = []
     dcgm: list[DcgmRun] = []
     diagnostics: list[Diagnostic] = []
+    hints = Hints(_HINTS[kind], too_large=_TOO_LARGE, limit=_LIMIT)
     for path in paths:
-        name = str(path)
-        try:
-            data = read_capped(path, limits.MAX_LOG_BYTES)
-            text = data.decode("utf-8", errors="replace")
-            if kind == "nccl":
-                nccl += parse_nccl(text, name)
-            else:
-                dcgm += parse_dcgm(text, name)
-        except TooLargeError as exc:
-            diagnostics.append(_error(name, too_large(exc, "a log"), _TOO_LARGE))
-        except OSError as exc:
-            diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
-        except InputLimitError as exc:
-            span = Span(name, exc.line or 1)
-            diagnostics.append(Diagnostic(span, Severity.ERROR, exc.code, str(exc), hint=_LIMIT))
-        except IngestFormatError as exc:
-            diagnostics.append(_error(name, str(exc), _HINTS[kind]))
+        if kind == "nccl":
+            runs, problem = read_log(path, parse_nccl, hints)
+            nccl += runs or []
+        else:
+            found, problem = read_log(path, parse_dcgm, hints)
+            dcgm += found or []
+        if problem is not None:
+            diagnostics.append(problem)
     summary = tuple(summarize(nccl, at)) if kind == "nccl" else ()
     return IngestResult(kind, tuple(nccl), tuple(dcgm), summary, tuple(diagnostics))
-
-
-def _error(file: str, message: str, hint: str = "") -> Diagnostic:
-    return Diagnostic(Span(file), Severity.ERROR, CODE, message, hint=hint)

@@ -10,26 +10,22 @@ NVC713-NVC716, where it breaks one) and `ingest` exits 2.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 from nvcregen.catalog.load import Catalog, load_catalog
-from nvcregen.core import codes, units
-from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.ingest import limits
-from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
-from nvcregen.ingest.limits import InputLimitError
-from nvcregen.ingest.models import IngestFormatError, Json
+from nvcregen.core import units
+from nvcregen.core.errors import Diagnostic
+from nvcregen.ingest.models import Json
 from nvcregen.ingest.nvbw import parse_nvbandwidth
 from nvcregen.ingest.nvbw_judge import RunVerdict, judge
 from nvcregen.ingest.nvbw_models import NvbwRun
 from nvcregen.ingest.nvbw_order import parse_list
+from nvcregen.ingest.readlog import Hints, read_log
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, ceilings
 
-T = TypeVar("T")
 _HINT = "give nvbandwidth's own output (its text, or its JSON with -j)"
 _LIST_HINT = "give the output of `nvbandwidth -l` of the same version"
 
@@ -104,11 +100,15 @@ def ingest_nvbandwidth(
     diagnostics: list[Diagnostic] = []
     order = None
     if order_file is not None:
-        order, problem = _read(order_file, lambda text, _name: parse_list(text), _LIST_HINT)
+        order, problem = read_log(
+            order_file, lambda text, _name: parse_list(text), _hints(_LIST_HINT)
+        )
         if problem is not None:
             return NvbwIngest((), (), (problem,))
     for path in paths:
-        run, problem = _read(path, lambda text, name: parse_nvbandwidth(text, name, order), _HINT)
+        run, problem = read_log(
+            path, lambda text, name: parse_nvbandwidth(text, name, order), _hints(_HINT)
+        )
         if problem is not None:
             diagnostics.append(problem)
         elif run is not None:
@@ -120,23 +120,6 @@ def ingest_nvbandwidth(
     return NvbwIngest(tuple(runs), verdicts, tuple(diagnostics))
 
 
-def _read(
-    path: Path, parse: Callable[[str, str], T], hint: str
-) -> tuple[T | None, Diagnostic | None]:
-    name = str(path)
-    try:
-        data = read_capped(path, limits.MAX_LOG_BYTES)
-        return parse(data.decode("utf-8", errors="replace"), name), None
-    except TooLargeError as exc:
-        return None, _error(name, too_large(exc, "a log"), hint)
-    except OSError as exc:
-        return None, _error(name, f"cannot read the file: {exc.strerror or exc}", hint)
-    except InputLimitError as exc:
-        span = Span(name, exc.line or 1)
-        return None, Diagnostic(span, Severity.ERROR, exc.code, str(exc), hint=hint)
-    except IngestFormatError as exc:
-        return None, _error(name, str(exc), hint)
-
-
-def _error(file: str, message: str, hint: str) -> Diagnostic:
-    return Diagnostic(Span(file), Severity.ERROR, codes.NVC700.code, message, hint=hint)
+def _hints(hint: str) -> Hints:
+    """Nvbandwidth's readers give the one hint whatever went wrong."""
+    return Hints(hint, unreadable=hint)

@@ -13,13 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from nvcregen.core import codes
-from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.ingest import limits
-from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
-from nvcregen.ingest.limits import InputLimitError
-from nvcregen.ingest.models import IngestFormatError
+from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.perftest import PerftestRun, parse_perftest
+from nvcregen.ingest.readlog import Hints, read_log
 
 SHOWN_AT = 8 * 1024 * 1024  # the size the summary line shows, if the run measured it
 _HINT = (
@@ -50,20 +46,12 @@ def ingest_perftest(paths: Sequence[Path]) -> PerftestResult:
     """Read perftest outputs, each up to `limits.MAX_LOG_BYTES`."""
     runs: list[PerftestRun] = []
     diagnostics: list[Diagnostic] = []
+    hints = Hints(_HINT, limit=_LIMIT)
     for path in paths:
-        name = str(path)
-        try:
-            text = read_capped(path, limits.MAX_LOG_BYTES).decode("utf-8", errors="replace")
-            runs += parse_perftest(text, name)
-        except TooLargeError as exc:
-            diagnostics.append(_error(name, too_large(exc, "a log"), _HINT))
-        except OSError as exc:
-            diagnostics.append(_error(name, f"cannot read the file: {exc.strerror or exc}"))
-        except InputLimitError as exc:
-            span = Span(name, exc.line or 1)
-            diagnostics.append(Diagnostic(span, Severity.ERROR, exc.code, str(exc), hint=_LIMIT))
-        except IngestFormatError as exc:
-            diagnostics.append(_error(name, str(exc), _HINT))
+        found, problem = read_log(path, parse_perftest, hints)
+        runs += found or []
+        if problem is not None:
+            diagnostics.append(problem)
     return PerftestResult(tuple(runs), tuple(diagnostics))
 
 
@@ -82,7 +70,3 @@ def render_perftest(result: PerftestResult) -> str:
             f"({run.link_type or '?'}, {memory}) {run.status}; {shown}{errors}\n"
         )
     return "".join(lines)
-
-
-def _error(file: str, message: str, hint: str = "") -> Diagnostic:
-    return Diagnostic(Span(file), Severity.ERROR, codes.NVC700.code, message, hint=hint)
