@@ -11,13 +11,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
+from typing import TYPE_CHECKING
 
 import click
 
 from nvcregen.commands.common import exit_now, print_diagnostics
 from nvcregen.commands.completion import complete_sites
 from nvcregen.core.errors import ExitCode
-from nvcregen.rehearse.report import Collected
+
+if TYPE_CHECKING:  # the rehearsal is imported when the command runs (`--version` loads none)
+    from nvcregen.rehearse.report import Collected
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -185,6 +188,7 @@ def _collector(site: Path, out: Path) -> Callable[[Path], Collected]:
     from nvcregen.collect.collector import collect
     from nvcregen.collect.model import CollectError, CollectOptions
     from nvcregen.collect.output import render_text
+    from nvcregen.rehearse.report import Collected
 
     def run(kubeconfig: Path) -> Collected:
         options = CollectOptions(str(site), out, Path.cwd(), kubeconfig=kubeconfig)
