@@ -20,7 +20,7 @@ from nvcregen.commands.completion import complete_sites
 from nvcregen.core.errors import ExitCode
 
 if TYPE_CHECKING:  # the rehearsal is imported when the command runs (`--version` loads none)
-    from nvcregen.rehearse.report import Collected
+    from nvcregen.rehearse.report import Collected, Rehearsal
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
@@ -124,7 +124,6 @@ def rehearse(
         from nvcregen.rehearse.prepare import NotRehearsableError, prepare
         from nvcregen.rehearse.rehearsal import Settings
         from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
-        from nvcregen.rehearse.report import exit_code, step_reports, to_json, to_text
     except ImportError as exc:  # cryptography (the twin's certificates) missing
         _fail(f"rehearse needs {exc.name} (pip install 'nvcregen[rehearse]')")
         return
@@ -176,11 +175,19 @@ def rehearse(
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
+    _report(rehearsal, fmt)
+
+
+def _report(rehearsal: Rehearsal, fmt: str) -> None:
+    """Print the rehearsal and exit by it; the reports are built once for both."""
+    from nvcregen.rehearse.report import exit_code, step_reports, to_json, to_text
+
+    reports = step_reports(rehearsal)
     if fmt == "json":
-        click.echo(json.dumps(to_json(rehearsal), indent=2))
+        click.echo(json.dumps(to_json(rehearsal, reports), indent=2))
     else:
-        click.echo(to_text(rehearsal), nl=False)
-    exit_now(exit_code(step_reports(rehearsal), rehearsal.collected))
+        click.echo(to_text(rehearsal, reports), nl=False)
+    exit_now(exit_code(reports, rehearsal.collected))
 
 
 def _collector(site: Path, out: Path) -> Callable[[Path], Collected]:

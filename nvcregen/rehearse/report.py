@@ -14,7 +14,9 @@ as planned and the verdict is `pass`; otherwise 1.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -132,28 +134,52 @@ def planned_ranks(plan: PlanView) -> dict[str, int]:
     }
 
 
-def planned_row(plan: PlanView, runs: Sequence[RunState]) -> StepRow | None:
-    """The planned step holding the most of these runs (None: the plan has none of them)."""
-    labels = {r.label for r in runs}
-    best = max(plan.steps, key=lambda row: len(labels & set(row.runs)), default=None)
-    return best if best is not None and labels & set(best.runs) else None
+def planned_rows(plan: PlanView) -> Callable[[Sequence[RunState]], StepRow | None]:
+    """The planned step holding the most of some runs (None: the plan has none of them).
+
+    Each planned run's step is indexed once, so finding every observed step's row costs
+    the runs, not the runs times the plan's steps.
+    """
+    row_of = {label: row for row in plan.steps for label in row.runs}
+    order = {row.name: index for index, row in enumerate(plan.steps)}
+
+    def of(runs: Sequence[RunState]) -> StepRow | None:
+        counts = Counter(row_of[r.label].name for r in runs if r.label in row_of)
+        if not counts:
+            return None
+        # the most runs; among equals the first in the plan, as `max` over its steps chose
+        name = min(counts, key=lambda n: (-counts[n], order[n]))
+        return next(row for row in plan.steps if row.name == name)
+
+    return of
 
 
 def out_of_order(runs: Sequence[RunState], rank_of: Mapping[str, int]) -> list[RunState]:
-    """Runs admitted while a run of a step planned before theirs had not finished."""
-    found = []
+    """Runs admitted while a run of a step planned before theirs had not finished.
+
+    A run not finished counts as finishing never. Per rank, the latest finish among the
+    runs of every rank before it is kept, so each run is compared once (not with every
+    other run: 1,632 runs at fleet size).
+    """
+    never = math.inf
+    latest: dict[int, float] = {}  # rank -> the latest finish among runs of that rank
     for run in runs:
         rank = rank_of.get(run.path)
-        if rank is None or run.admitted_s is None:
-            continue
-        for earlier in runs:
-            before = rank_of.get(earlier.path)
-            if before is None or before >= rank:
-                continue
-            if earlier.finished_s is None or earlier.finished_s > run.admitted_s:
-                found.append(run)
-                break
-    return found
+        if rank is not None:
+            done = never if run.finished_s is None else run.finished_s
+            latest[rank] = max(latest.get(rank, -never), done)
+    before: dict[int, float] = {}  # rank -> the latest finish among runs of earlier ranks
+    running = -never
+    for rank in sorted(latest):
+        before[rank] = running
+        running = max(running, latest[rank])
+    return [
+        run
+        for run in runs
+        if (rank := rank_of.get(run.path)) is not None
+        and run.admitted_s is not None
+        and before[rank] > run.admitted_s
+    ]
 
 
 @dataclass(frozen=True)
@@ -181,9 +207,16 @@ class StepReport:
 
     @property
     def as_planned(self) -> bool:
-        """Every run admitted, finished successfully, in order; nothing refused or failed."""
+        """Applied, healthy, every run admitted and finished successfully in order.
+
+        Nothing refused or failed either. A step never applied, or whose health never
+        passed (the time ran out while the engine waited on it), did not go as planned,
+        with runs or without.
+        """
         return not (
-            self.unadmitted
+            self.outcome.applied_s is None
+            or self.outcome.done_s is None
+            or self.unadmitted
             or self.unfinished
             or self.late
             or self.outcome.refused
@@ -197,7 +230,8 @@ def step_reports(rehearsal: Rehearsal) -> list[StepReport]:
     by_step: dict[str, list[RunState]] = {}
     for run in rehearsal.runs:
         by_step.setdefault(run.step, []).append(run)
-    rows = {s.key: planned_row(rehearsal.plan, by_step.get(s.key, [])) for s in rehearsal.steps}
+    row_for = planned_rows(rehearsal.plan)
+    rows = {s.key: row_for(by_step.get(s.key, [])) for s in rehearsal.steps}
     rank_of_run = {
         run.path: ranks[row.name]
         for key, row in rows.items()
@@ -241,9 +275,12 @@ def _seconds(value: float | None) -> float | None:
     return None if value is None else round(value, 2)
 
 
-def to_json(rehearsal: Rehearsal) -> dict[str, Any]:
-    """The report as JSON data (see README: `as_planned`, `unadmitted`, `unfinished`, `steps`)."""
-    reports = step_reports(rehearsal)
+def to_json(rehearsal: Rehearsal, reports: Sequence[StepReport] | None = None) -> dict[str, Any]:
+    """The report as JSON data (see README: `as_planned`, `unadmitted`, `unfinished`, `steps`).
+
+    `reports`: the rehearsal's `step_reports`, when the caller has them already.
+    """
+    reports = step_reports(rehearsal) if reports is None else reports
     steps = []
     for report in reports:
         row, outcome = report.row, report.outcome
@@ -270,7 +307,6 @@ def to_json(rehearsal: Rehearsal) -> dict[str, Any]:
                     "order": report.observed_rank,
                     "runs": len(report.runs),
                     "admitted": len(admitted),
-                    "workloads_admitted": len(admitted),
                     "applied_s": _seconds(outcome.applied_s),
                     "first_admission_s": _seconds(min(admitted, default=None)),
                     "last_admission_s": _seconds(max(admitted, default=None)),
@@ -337,10 +373,10 @@ def _fmt(value: float | None) -> str:
     return "-" if value is None else f"{value:.1f}s"
 
 
-def to_text(rehearsal: Rehearsal) -> str:
+def to_text(rehearsal: Rehearsal, reports: Sequence[StepReport] | None = None) -> str:
     """The report as text: a summary, then a table per step (one row per run)."""
-    reports = step_reports(rehearsal)
-    data = to_json(rehearsal)
+    reports = step_reports(rehearsal) if reports is None else reports
+    data = to_json(rehearsal, reports)
     verdict = "as planned" if data["as_planned"] else "NOT as planned"
     lines = [
         f"{rehearsal.site}: rehearsed on the twin in {rehearsal.wall_s:.1f}s (twin start "

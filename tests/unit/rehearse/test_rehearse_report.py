@@ -82,7 +82,7 @@ def test_every_run_admitted_and_finished_in_order_is_as_planned(argocd_tree: Tre
     assert first["planned"]["order"] == first["observed"]["order"] == 1
     assert (first["planned"]["runs"], first["planned"]["jobs"]) == (10, 10)
     assert (first["planned"]["at_once"], first["observed"]["at_once"]) == (2, 2)
-    assert first["observed"]["admitted"] == first["observed"]["workloads_admitted"] == 10
+    assert first["observed"]["admitted"] == 10
     assert first["applied_by"] == "wave 1 of Application h20-3e-trainer-readiness"
     assert all(v == ["node-a"] for v in first["observed"]["placement"].values())
     assert [s["planned"]["order"] for s in planned] == [1, 2, 3, 4, 5, 6]
@@ -96,7 +96,11 @@ def test_a_run_never_admitted_fails_its_step(argocd_tree: Tree) -> None:
     # That run, and the 8 runs of the two later steps, never applied.
     assert (data["as_planned"], data["unadmitted"], data["unfinished"]) == (False, 9, 0)
     bad = [s for s in data["steps"] if not s["as_planned"]]
-    assert [s["step"] for s in bad] == [f"02-two-node/round-{r}" for r in (1, 2, 3)]
+    # the steps after it, the last wave (the passed gate, no runs) too: never applied
+    assert [s["step"] for s in bad] == [
+        *(f"02-two-node/round-{r}" for r in (1, 2, 3)),
+        "wave 7 of Application h20-3e-trainer-readiness",
+    ]
     assert bad[0]["observed"]["unadmitted"] == ["TrainJob/two-node-nccl-alltoall-c5c59001-r1-g0"]
     assert bad[0]["observed"]["admitted"] == 3 and bad[0]["observed"]["out_of_order"] == []
     assert bad[1]["observed"]["applied_s"] is None
@@ -147,6 +151,24 @@ def test_a_refused_object_or_a_failed_health_check_fails_the_step(argocd_tree: T
     steps[0] = StepOutcome(steps[0].key, steps[0].label, 0.0, None, (), "Job/x: Degraded")
     failed = Rehearsal(**{**done.__dict__, "steps": tuple(steps)})
     assert not to_json(failed)["as_planned"] and exit_code(step_reports(failed)) == 1
+
+
+@pytest.mark.parametrize("healthy", [False, True])
+def test_a_step_without_runs_never_applied_or_never_healthy_is_not_as_planned(
+    argocd_tree: Tree, healthy: bool
+) -> None:
+    """Found by review: the last wave (the passed gate) holds no run; when the engine never
+    got to it, or its health never passed, the rehearsal still exited 0."""
+    done = rehearsal(argocd_tree)
+    steps = list(done.steps)
+    last = steps[-1]
+    assert not [r for r in done.runs if r.step == last.key]  # a step without runs
+    steps[-1] = StepOutcome(last.key, last.label, 1.0, 2.0 if healthy else None)
+    ended = Rehearsal(**{**done.__dict__, "steps": tuple(steps)})
+    assert exit_code(step_reports(ended)) == (0 if healthy else 1)
+    steps[-1] = StepOutcome(last.key, last.label, None)  # never applied
+    skipped = Rehearsal(**{**done.__dict__, "steps": tuple(steps)})
+    assert not to_json(skipped)["as_planned"] and exit_code(step_reports(skipped)) == 1
 
 
 def test_the_text_report_has_a_table_per_step_and_escapes_what_the_server_said(
