@@ -196,12 +196,30 @@ def flux_health(exprs: Any, obj: Mapping[str, Any]) -> Health:
     ):
         if not expr.get(key):
             continue
-        value = env.compile(str(expr[key])).eval(activation)
+        program, problem = _flux_program(str(expr[key]))
+        if program is None:
+            return Health(WAITING, "Unknown", f"{key} does not compile: {problem}")
+        value = program.eval(activation)
         if value.type() == cel.Type.ERROR:
             return Health(WAITING, "Unknown", f"{key}: {value.plain_value()}")
         if value.type() == cel.Type.BOOL and value.plain_value():
             return Health(verdict, word, f"{key} is true")
     return Health(WAITING, "InProgress", "no expression is true yet")
+
+
+@cache
+def _flux_program(text: str) -> tuple[Any, str]:
+    """A health expression compiled once per text, or None and why not.
+
+    A wave's objects share a handful of expressions, each compiled once, not once per
+    object and poll. One that does not compile holds the step (Unknown), as
+    kustomize-controller reports it, instead of ending the rehearsal with a traceback.
+    """
+    _, env = _cel_env()
+    try:
+        return env.compile(text), ""
+    except RuntimeError as error:
+        return None, str(error).splitlines()[0] if str(error) else "no reason given"
 
 
 def _flux_builtin(obj: Mapping[str, Any], status: Mapping[str, Any]) -> Health:

@@ -75,7 +75,7 @@ def rehearse(
     back into verdicts before the twin stops.
     """
     began = time.monotonic()
-    order = read_order(objects, facts.root)
+    order = read_order(objects, facts.root, checks_elsewhere=facts.external_health_checks)
     step_of = {path: step.key for step in order.steps for path in step.runs}
     states = run_states([o for o in objects if is_run(o) and o.path in step_of], step_of, objects)
     expected = {key: timing.expected_ms for key, timing in facts.timings.items()}

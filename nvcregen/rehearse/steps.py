@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from nvcregen.compile.gitops.health.checks import ARGOCD_KEY_PREFIX, argocd_health_keys
 from nvcregen.engines.protocol import GitOpsEngine
 from nvcregen.engines.registry import ARGOCD, FLUX
 from nvcregen.replay.argocd import applications
@@ -100,22 +101,34 @@ def apply_rank(item: TreeObject) -> tuple[int, str]:
     return (0 if item.kind == "Namespace" else 1, item.path)
 
 
-def read_order(objects: Sequence[TreeObject], root: str) -> Order:
-    """The steps of a tree as its engine applies them (see the module's docstring)."""
+def read_order(
+    objects: Sequence[TreeObject], root: str, *, checks_elsewhere: bool = False
+) -> Order:
+    """The steps of a tree as its engine applies them (see the module's docstring).
+
+    `checks_elsewhere`: the site's Argo CD health checks are installed outside the tree
+    (`gitops.healthChecks: existing`, the replay's `external_health_checks`); the
+    rehearsal then runs nvcregen's own, as the replay takes every kind to be checked.
+    """
     found = kustomizations(objects, root)
     if found:
         return _flux(objects, found)
     apps = applications(objects, root)
-    health = argocd_health(objects)
+    health = installed_health() if checks_elsewhere else argocd_health(objects)
     if apps:
         return _argocd(objects, apps, health)
     whole = [(TreeObject("", "", {"metadata": {"name": "waves"}}), "", True)]
     return _argocd(objects, whole, health, gitops=None)
 
 
+def installed_health() -> dict[str, str]:
+    """The Argo CD health checks nvcregen writes, by `<group>_<kind>` (as `argocd-cm` has them)."""
+    return {k.removeprefix(ARGOCD_KEY_PREFIX): v for k, v in argocd_health_keys().items()}
+
+
 def argocd_health(objects: Sequence[TreeObject]) -> dict[str, str]:
     """The Lua health checks of the tree's `argocd-cm`, by `<group>_<kind>`."""
-    prefix = "resource.customizations.health."
+    prefix = ARGOCD_KEY_PREFIX
     scripts: dict[str, str] = {}
     for item in objects:
         if item.kind == "ConfigMap" and item.name == ARGOCD_CONFIG:

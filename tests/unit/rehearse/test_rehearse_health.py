@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from nvcregen.rehearse import health
 from nvcregen.rehearse.health import FAILED, HEALTHY, WAITING, argocd_health, flux_health
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.podstages import COMPLETE, complete_stage_of
@@ -117,7 +118,6 @@ def test_kueue_starts_from_the_sites_rendered_configuration(
 def test_an_argo_cd_check_runs_again_only_on_an_object_that_changed(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from nvcregen.rehearse import health
 
     runtimes: list[int] = []
     real = health.lua_module()
@@ -158,3 +158,21 @@ def test_an_argo_cd_check_runs_again_only_on_an_object_that_changed(
     monkeypatch.setattr(health, "SEEN_LIMIT", 1)
     argocd_health(scripts, job("3", "Healthy"))
     assert len(health._ARGOCD_SEEN) == 1  # bounded: cleared when full
+
+
+def test_a_flux_expression_that_does_not_compile_holds_the_step_and_is_compiled_once(
+    flux_tree: Tree,
+) -> None:
+    """Found by review: each object and poll compiled every expression again, and one that
+    did not compile ended the rehearsal with a traceback."""
+    objects, _ = flux_tree
+    job = with_conditions(run_of(objects, "Job"), "Complete")
+    broken = [{"apiVersion": "batch/v1", "kind": "Job", "current": "status.(("}]
+    found = flux_health(broken, job)
+    assert (found.verdict, found.status) == (WAITING, "Unknown")
+    assert "current does not compile" in found.message
+    good = [{"apiVersion": "batch/v1", "kind": "Job", "current": "status.succeeded == 1"}]
+    health._flux_program.cache_clear()
+    for _ in range(3):
+        flux_health(good, job)
+    assert health._flux_program.cache_info().misses == 1

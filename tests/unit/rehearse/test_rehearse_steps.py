@@ -33,6 +33,17 @@ def test_argo_cd_applications_in_the_parents_order_then_their_waves(argocd_tree:
     }
 
 
+def test_checks_installed_elsewhere_are_nvcregens_own_not_none(argocd_tree: Tree) -> None:
+    """Found by review: with `gitops.healthChecks: existing` the tree has no argocd-cm
+    checks, and every wave passed at once; the replay takes every kind to be checked."""
+    objects, facts = argocd_tree
+    without = [o for o in objects if not (o.kind == "ConfigMap" and o.name == "argocd-cm")]
+    assert read_order(without, facts.root).health == {}
+    installed = read_order(without, facts.root, checks_elsewhere=True).health
+    assert installed == read_order(objects, facts.root).health  # the same Lua the tree has
+    assert {"batch_Job", "trainer.kubeflow.org_TrainJob"} <= set(installed)
+
+
 def test_the_platform_layer_keeps_what_runs_without_images(argocd_tree: Tree) -> None:
     objects, facts = argocd_tree
     order = read_order(objects, facts.root)
