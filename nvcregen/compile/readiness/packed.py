@@ -35,6 +35,7 @@ from nvcregen.compile.readiness.mpi import (
     NODE,
     RUNTIME_WAVE,
     SSH_RAW,
+    dev_shm,
     mpi_runtime_spec,
     node_affinity,
     pod_template,
@@ -160,11 +161,19 @@ def node_pack_job(
         "containers": [container],
     }
     # A test over the node's RDMA NICs (RDMA rails) locks memory and needs the pool's pod
-    # network; the pack's other tests run inside the node and need neither.
+    # network. NCCL's ranks inside the node lock memory too and share buffers through a
+    # memory-backed `/dev/shm`, as every MPI pod of a per-run test has (`mpi.pod_template`,
+    # `launcher_container`): the runtime's 64 MiB default fails NCCL's SHM segments.
     rdma = next((u for u in pack.units if u.network == "rdma"), None)
     net = pod_network(rdma) if rdma is not None else None
-    if net is not None:
+    collective = any(kind_of(u.test).collective for u in pack.units)
+    if net is not None or collective:
         container["securityContext"] = {"capabilities": {"add": ["IPC_LOCK"]}}
+    if collective:
+        volume, mount = dev_shm()
+        container["volumeMounts"] = [mount]
+        pod["volumes"] = [volume]
+    if net is not None:
         pod |= net.fields
     if found := tolerations(unit.pool):
         pod["tolerations"] = found

@@ -100,6 +100,17 @@ def test_a_node_packs_nccl_tests_run_on_the_node_alone(shipped: list[Manifest]) 
         assert "mpirun --allow-run-as-root --host localhost:8 -np 8" in script
         assert "NCCL_NET" not in script  # inside one node: no network pinned
     assert container["resources"]["requests"]["cpu"] == "8"  # an NCCL pod's size
+    # Found by review: as every per-run MPI pod, the ranks lock memory and share a
+    # memory-backed /dev/shm (the runtime's 64 MiB default fails NCCL's SHM transport)
+    pod = job["spec"]["template"]["spec"]
+    (volume,) = pod["volumes"]
+    assert volume["emptyDir"] == {"medium": "Memory"}
+    assert container["volumeMounts"] == [{"name": volume["name"], "mountPath": "/dev/shm"}]
+    assert container["securityContext"] == {"capabilities": {"add": ["IPC_LOCK"]}}
+    (dcgm,) = of_kind(shipped, "Job", "pack-0")[:1]
+    dcgm_pod = dcgm["spec"]["template"]["spec"]
+    assert "volumes" not in dcgm_pod  # DCGM alone needs neither
+    assert "securityContext" not in dcgm_pod["containers"][0]
 
 
 def test_a_group_pack_runs_every_test_of_a_pair_in_one_trainjob(shipped: list[Manifest]) -> None:
