@@ -10,6 +10,7 @@ verdicts of every node, run and pair, and what `retest`, `quarantine`, `history`
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 from dataclasses import replace
@@ -22,6 +23,7 @@ from click.testing import CliRunner
 from oncallfactory import healthy, site_text, write_logs
 from packfactory import (
     PackLog,
+    failed,
     launcher_log,
     packed,
     pod_log,
@@ -283,3 +285,29 @@ def test_the_report_holds_back_the_same_nodes_for_packed_runs(both: Any, tmp_pat
     lines = summary(packed_run, tmp_path / "packed")
     assert lines == summary(per_run, tmp_path / "perrun")
     assert lines[2].startswith("**Hold back 2 of 4 nodes: node-a (")
+
+
+@pytest.mark.parametrize("copy_passes", [True, False])
+def test_a_second_log_of_a_packed_run_makes_neither_evidence(
+    tmp_path: Path, copy_passes: bool
+) -> None:
+    """Found by review: a pair's launcher log and a copy saved under its TrainJob's name
+    were both split, and whichever sorted last silently replaced the other: a passing copy
+    hid a failed launcher (exit 0), a failing one failed a healthy pair."""
+
+    def edit(logs: list[Any]) -> None:
+        log = launcher_log(logs, 1, 0)
+        other = copy.deepcopy(log)
+        other.path = log.path.parent / f"{log.run}.log"  # sorts after the launcher pod's
+        bad = log if copy_passes else other
+        for test in [s.test for s in bad.sections]:
+            failed(bad, test)
+        logs.append(other)
+
+    code, run = collected(tmp_path, healthy, packing=True, edit=edit)
+    summary = json.loads((run / "summary.json").read_text())
+    assert code != 0 and summary["verdict"] == "incomplete"
+    seconds = [p for p in summary["problems"] if "a second log of" in p]
+    assert len(seconds) == 4 and all("neither is read" in p for p in seconds)  # a test each
+    pair = {k: v for k, v in runs(run).items() if k[0] == "two-node"}
+    assert pair and "pass" not in pair.values() and "fail" not in pair.values()

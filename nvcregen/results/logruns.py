@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
@@ -116,21 +116,62 @@ def assemble_log_runs(
             problems.append(f"{log.path}: a second log of {where.run}, not read")
         else:
             read[(log.namespace, where.run)] = (_read(log, where), log)
-    for done in same_node(splits):
-        problems += done.problems
-        for piece in done.pieces:
-            key = (piece.log.namespace, piece.placed.run, piece.placed.unit.test.name,
-                   piece.placed.group)  # fmt: skip
-            read[key] = (_read(piece.log, piece.placed, failed=piece.rc != 0), piece.log)
-        for refusal in done.refused:
-            key = (refusal.log.namespace, refusal.placed.run, refusal.placed.unit.test.name,
-                   refusal.placed.group)  # fmt: skip
-            read[key] = (_refused(refusal.log, refusal.placed, refusal.error), refusal.log)
+    sections, more = _read_sections(splits)
+    read |= sections
+    problems += more
     reads = [r for r, _ in read.values()]
     runs = [_unit_run(u, [r for r in reads if r.placed.unit is u], rounds) for u in units]
     records = tuple(r.record for r in reads)
     sources = tuple(log for _, log in read.values())
     return LogResults(RunSet(tuple(runs), (), tuple(problems)), records, sources)
+
+
+def _read_sections(
+    splits: Sequence[Split],
+) -> tuple[dict[tuple[str, ...], tuple[_Read, RunLog]], list[str]]:
+    """Every packed section read as its run's log, by slot, and the problems found."""
+    read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
+    problems: list[str] = []
+    claims = _Claims()
+    for done in same_node(splits):
+        problems += done.problems
+        for piece in done.pieces:
+            if (key := claims.claim(piece.log, piece.placed)) is not None:
+                read[key] = (_read(piece.log, piece.placed, failed=piece.rc != 0), piece.log)
+        for refusal in done.refused:
+            if (key := claims.claim(refusal.log, refusal.placed)) is not None:
+                read[key] = (_refused(refusal.log, refusal.placed, refusal.error), refusal.log)
+    for key in claims.twice:
+        read.pop(key, None)
+    return read, problems + claims.problems
+
+
+@dataclass
+class _Claims:
+    """Which log each packed section's slot (run, test, group) came from.
+
+    Two logs of one run's test and slot (the launcher pod's and a copy saved under the
+    run's name, say) are, as a second log of a run is, a problem, and here neither is
+    evidence: whichever sorted last would otherwise have replaced the other unseen.
+    """
+
+    seen: dict[tuple[str, ...], str] = field(default_factory=dict)
+    twice: set[tuple[str, ...]] = field(default_factory=set)
+    problems: list[str] = field(default_factory=list)
+
+    def claim(self, log: RunLog, placed: Placed) -> tuple[str, ...] | None:
+        """The slot's key when `log` is the first to fill it; None (noted) for a second."""
+        key = (log.namespace, placed.run, placed.unit.test.name, placed.group)
+        first = self.seen.setdefault(key, log.path)
+        if first == log.path:
+            return key
+        group = f", {placed.group}" if placed.group else ""
+        self.problems.append(
+            f"{log.path}: a second log of {placed.run} ({placed.unit.test.name}{group}) "
+            f"beside {first}: neither is read"
+        )
+        self.twice.add(key)
+        return None
 
 
 def _kind(unit: TestUnit) -> str:
