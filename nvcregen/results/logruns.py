@@ -51,7 +51,7 @@ from nvcregen.results.models import (
 )
 from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
 from nvcregen.results.nvbwruns import read_nvbandwidth
-from nvcregen.results.packlogs import REFUSED, Split, on_its_node, same_node, split
+from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
 from nvcregen.results.rdmarails import read_rails
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
@@ -129,21 +129,33 @@ def assemble_log_runs(
 def _read_sections(
     splits: Sequence[Split],
 ) -> tuple[dict[tuple[str, ...], tuple[_Read, RunLog]], list[str]]:
-    """Every packed section read as its run's log, by slot, and the problems found."""
+    """Every packed section read as its run's log, by slot, and the problems found.
+
+    Two sections that are evidence for one slot are neither read (`_Claims`); a refused
+    section (another node's, a second pod on a node: NVC751, NVC752) holds its slot as
+    refused whatever else claims it.
+    """
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     problems: list[str] = []
     claims = _Claims()
+    refusals: list[Refusal] = []
     for done in same_node(splits):
         problems += done.problems
+        refusals += done.refused
         for piece in done.pieces:
             if (key := claims.claim(piece.log, piece.placed)) is not None:
                 read[key] = (_read(piece.log, piece.placed, failed=piece.rc != 0), piece.log)
-        for refusal in done.refused:
-            if (key := claims.claim(refusal.log, refusal.placed)) is not None:
-                read[key] = (_refused(refusal.log, refusal.placed, refusal.error), refusal.log)
     for key in claims.twice:
         read.pop(key, None)
+    for refusal in refusals:
+        key = _slot(refusal.log, refusal.placed)
+        read[key] = (_refused(refusal.log, refusal.placed, refusal.error), refusal.log)
     return read, problems + claims.problems
+
+
+def _slot(log: RunLog, placed: Placed) -> tuple[str, ...]:
+    """A packed section's slot: its run, test and group (node or pair) in its namespace."""
+    return (log.namespace, placed.run, placed.unit.test.name, placed.group)
 
 
 @dataclass
@@ -161,7 +173,7 @@ class _Claims:
 
     def claim(self, log: RunLog, placed: Placed) -> tuple[str, ...] | None:
         """The slot's key when `log` is the first to fill it; None (noted) for a second."""
-        key = (log.namespace, placed.run, placed.unit.test.name, placed.group)
+        key = _slot(log, placed)
         first = self.seen.setdefault(key, log.path)
         if first == log.path:
             return key
