@@ -146,8 +146,10 @@ def test_a_node_pack_holding_rdma_rails_locks_memory_and_joins_the_pod_network()
     assert container["resources"]["limits"]["rdma/hca"] == 8
     assert pod["metadata"]["annotations"]["k8s.v1.cni.cncf.io/networks"].startswith("roce-0,")
     plain = compiled(EXAMPLE.read_text().replace("packing: perRun", "packing: packed"))
-    for other in of_kind(plain, "Job"):  # a pack without it is as before
-        assert "securityContext" not in other["spec"]["template"]["spec"]["containers"][0]
+    for other in of_kind(plain, "Job"):  # a pack without it or NCCL ranks is as before
+        tests = other["metadata"]["annotations"]["nvcregen.io/tests"]
+        locks = "securityContext" in other["spec"]["template"]["spec"]["containers"][0]
+        assert locks == ("nccl" in tests), tests  # NCCL ranks lock memory (test_packed.py)
 
 
 FAKE_TOOL = """#!/usr/bin/env python3
