@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from nvcregen.ingest.limits import matched
+from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.ingest.nvbw_json import json_start, parse_json
 from nvcregen.ingest.nvbw_models import NvbwRun
@@ -26,7 +28,8 @@ def parse_nvbandwidth(text: str, file: str, order: Sequence[str] | None = None) 
         IngestFormatError: Neither form is there, or what is there does not read.
 
     """
-    if any(VERSION.match(line.strip()) for line in text.splitlines()):
+    # as `parse_text` reads each line: `kubectl --timestamps` and launcher prefixes gone
+    if any(VERSION.match(strip_prefix(matched(line)).strip()) for line in text.splitlines()):
         return _named(parse_text(text, file), order)
     start = json_start(text)
     if start is None:

@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog, load_catalog
-from nvcregen.core import units
 from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.models import Json
 from nvcregen.ingest.nvbw import parse_nvbandwidth
@@ -25,6 +24,7 @@ from nvcregen.ingest.nvbw_order import parse_list
 from nvcregen.ingest.readlog import Hints, read_log
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, ceilings
+from nvcregen.plan.bandwidth import pcie_rate
 
 _HINT = "give nvbandwidth's own output (its text, or its JSON with -j)"
 _LIST_HINT = "give the output of `nvbandwidth -l` of the same version"
@@ -68,9 +68,9 @@ class NvbwIngest:
 def model_bounds(model: str, params: NvbandwidthParams | None = None) -> Bounds | None:
     """A GPU model's nvbandwidth floor and ceilings; None for a model the catalog lacks.
 
-    The floor is `params`' (else the catalog's `nvbandwidth` test's). A model whose PCIe
-    generation the catalog does not state is taken as gen 4, as the physics model of the
-    collectives does (`plan/bandwidth.py`).
+    The floor is `params`' (else the catalog's `nvbandwidth` test's). The host ceiling is
+    the PCIe rate of the collectives' physics model (`plan.bandwidth.pcie_rate`) for the
+    generation the catalog states; a model whose generation it does not state has none.
     """
     catalog = _catalog()
     hardware = catalog.find_hardware(model)
@@ -79,9 +79,8 @@ def model_bounds(model: str, params: NvbandwidthParams | None = None) -> Bounds 
         params = None if test is None else test.nvbandwidth
     if hardware is None or params is None:
         return None
-    gen = hardware.pcie_gen or 4
-    rates = {r.gen: r.rate for r in catalog.physics.pcie_x16}
-    pcie = units.parse_bandwidth(rates.get(gen, rates[max(rates)])).gbytes_per_s
+    gen = hardware.pcie_gen
+    pcie = None if gen is None else pcie_rate(catalog.physics, gen)
     limits_of = ceilings(gen, pcie, hardware.nvlink_bandwidth)
     return Bounds(hardware.model, params.floor(hardware.model), limits_of, tuple(params.testcases))
 

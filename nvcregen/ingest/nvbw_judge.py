@@ -4,8 +4,9 @@ Each measured cell of a testcase with a direction (`kinds/nvbandwidth/physics.py
 held to the model's floor (failed below it) and its ceiling (`impossible` above it: no
 link carries that, so the figure is no evidence). Host testcases print the GPUs as
 columns (`CPU(row) -> GPU(column)`); device-to-device ones a pair as row <- column. A
-testcase asked for and not shown, waived on a node of two GPUs or more, or cut off is a
-problem of the run: it fails the node, since its links went unmeasured.
+testcase asked for and not shown, waived on a node of two GPUs or more, shown without a
+figure in GB/s, or cut off, and a run on another number of GPUs than the node's, are
+problems of the run: they fail the node, since its links went unmeasured.
 """
 
 from __future__ import annotations
@@ -80,16 +81,27 @@ def judge(
     floor: NvbandwidthFloor | None,
     limits: Ceilings | None,
     asked: Sequence[str] = (),
+    gpus: int | None = None,
 ) -> RunVerdict:
-    """The verdicts of a run against a model's floor and ceilings (either may be None)."""
+    """The verdicts of a run against a model's floor and ceilings (either may be None).
+
+    `gpus`: the GPUs the node has; a run that saw another number measured other links
+    than the node's (a device-to-device testcase is waived below two GPUs, unflagged).
+    """
     cells: list[CellVerdict] = []
     problems: list[str] = []
+    if gpus is not None and len(run.devices) != gpus:
+        problems.append(f"{len(run.devices)} GPU(s) measured: the node has {gpus}")
     for name in asked:
         shown = run.named(name)
         if shown is None:
             problems.append(f"{name}: asked for and not in the output")
-        elif shown.status == "waived" and len(run.devices) >= 2:
-            problems.append(f"{name}: waived on {len(run.devices)} GPUs (are they no peers?)")
+        elif shown.status == "waived":
+            if len(run.devices) >= 2:
+                problems.append(f"{name}: waived on {len(run.devices)} GPUs (are they no peers?)")
+        elif direction(name) is not None and not _cells(shown, floor, limits):
+            # passed, yet no figure: only N/A cells, a SUM without its matrix, another unit
+            problems.append(f"{name}: no figure in GB/s to judge")
     for test in run.testcases:
         if test.status == "truncated":
             problems.append(f"{test.name or 'a testcase'}: the output ends inside it")

@@ -45,9 +45,10 @@ def read_nvbandwidth(
     except IngestFormatError as exc:
         return _record(base, "no-data", (str(exc),))
     bounds = model_bounds(unit.pool.hardware.model, params)
-    floor = None if bounds is None else bounds.floor
-    limits = None if bounds is None else bounds.ceilings
-    verdict = judge(run, floor, limits, params.testcases)
+    if bounds is None or bounds.floor is None:  # nothing to judge against: no evidence
+        why = f"no nvbandwidth floor for {unit.pool.hardware.model} in the catalog: not judged"
+        return _record(base, "no-data", (why,))
+    verdict = judge(run, bounds.floor, bounds.ceilings, params.testcases, unit.pool.gpus_per_node)
     errors = list(verdict.problems)
     for cell in verdict.cells:
         if cell.outcome == "failed":

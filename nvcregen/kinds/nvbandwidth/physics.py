@@ -35,25 +35,32 @@ def direction(testcase: str) -> Direction | None:
 
 @dataclass(frozen=True)
 class Ceilings:
-    """The most one copy can carry one way, GB/s, and the links in words."""
+    """The most one copy can carry one way, GB/s (None: not known), and the links in words."""
 
-    host: float
-    device: float
+    host: float | None
+    device: float | None
     host_link: str
     device_link: str
 
-    def of(self, way: Direction) -> float:
-        """The ceiling of a direction."""
+    def of(self, way: Direction) -> float | None:
+        """The ceiling of a direction (None: no bound is known, none is applied)."""
         return self.device if way == "deviceToDevice" else self.host
 
 
-def ceilings(pcie_gen: int, pcie_gbs: float, nvlink: str | None) -> Ceilings:
-    """A model's ceilings from its PCIe x16 rate (GB/s one way) and NVLink figure, if any."""
-    host_link = f"PCIe gen {pcie_gen} x16 {pcie_gbs:g} GB/s per direction"
+def ceilings(pcie_gen: int | None, pcie_gbs: float | None, nvlink: str | None) -> Ceilings:
+    """A model's ceilings from its PCIe x16 rate (GB/s one way) and NVLink figure, if any.
+
+    A model whose PCIe generation the catalog does not state has no host ceiling: a guessed
+    generation would call a faster link's honest figures impossible and fail the node.
+    """
+    if pcie_gen is None or pcie_gbs is None:
+        host_link, host = "a host link the catalog does not state", None
+    else:
+        host_link, host = f"PCIe gen {pcie_gen} x16 {pcie_gbs:g} GB/s per direction", pcie_gbs
     if nvlink is None:
-        return Ceilings(pcie_gbs, pcie_gbs, host_link, host_link + " (no NVLink)")
+        return Ceilings(host, host, host_link, host_link + " (no NVLink)")
     rate = units.parse_bandwidth(nvlink).gbytes_per_s / 2
-    return Ceilings(pcie_gbs, rate, host_link, f"NVLink {rate:g} GB/s per direction")
+    return Ceilings(host, rate, host_link, f"NVLink {rate:g} GB/s per direction")
 
 
 def floor_of(floor: NvbandwidthFloor, way: Direction) -> float | None:
@@ -70,8 +77,8 @@ def floor_problems(floor: NvbandwidthFloor, limits: Ceilings) -> list[str]:
     """Each direction whose floor no link of the model can carry, in words."""
     found = []
     for way in WAYS:
-        bound = floor_of(floor, way)
-        if bound is not None and bound > limits.of(way) + 1e-9:
+        bound, ceiling = floor_of(floor, way), limits.of(way)
+        if bound is not None and ceiling is not None and bound > ceiling + 1e-9:
             link = limits.device_link if way == "deviceToDevice" else limits.host_link
             found.append(f"{floor.model}: {way} floor {bound:g} GB/s is above what {link} carries")
     return found

@@ -31,7 +31,10 @@ def site_text(engine: str) -> str:
     data["metadata"]["name"] = f"nvbw-{engine}"
     spec = data["spec"]
     spec["cluster"] = f"nvbw-{engine}"
-    spec["nodePools"] = [{"name": "h100", "model": "H100", "nodes": list(NODES), "gpusPerNode": 8}]
+    # one GPU a node, as the captures' lent machine had: a run on another number of GPUs
+    # than its node's is no evidence for it (test_a_run_on_fewer_gpus_than_its_node_fails)
+    pool = {"name": "h100", "model": "H100", "nodes": list(NODES), "gpusPerNode": 1}
+    spec["nodePools"] = [pool]
     spec["readiness"]["stages"] = [
         {"name": "copies", "scope": "intra-node", "tests": ["nvbandwidth"]}
     ]
@@ -80,7 +83,7 @@ def test_a_site_naming_nvbandwidth_renders_checks_and_plans(
         )
         (container,) = jobs[0]["spec"]["template"]["spec"]["containers"]
         assert container["name"] == "nvbandwidth"
-        assert container["resources"]["limits"]["nvidia.com/gpu"] == 8
+        assert container["resources"]["limits"]["nvidia.com/gpu"] == 1  # every GPU of the node
         assert "@@nvcregen-nvbandwidth begin node=${NODE_NAME" in container["command"][2]
     else:
         (workload,) = objects(tree, "WorkloadRun")
@@ -150,3 +153,23 @@ def test_trainer_mode_a_log_naming_another_node_is_not_evidence(
     assert nodes["h100-a"] == "cleared"
     assert nodes["h100-c"] != "cleared"
     assert "NVC730" in json.dumps(verdicts)
+
+
+def test_a_model_without_a_floor_clears_no_node(tmp_path: Path) -> None:
+    """Found by review: the catalog states floors for H100, H20 and L20 alone; on another
+    model only ceilings were checked, and any figure (1 GB/s included) cleared the node."""
+    root = tmp_path / "project"
+    (root / "sites").mkdir(parents=True)
+    text = site_text("trainer").replace("model: H100", "model: H200")
+    assert "model: H200" in text
+    (root / "sites" / "nvbw-trainer.yaml").write_text(text)
+    good = (CAPTURES / "v0.8-h100-sxm.json").read_text()
+    saved = saved_logs(root, tmp_path, dict.fromkeys(NODES, good))
+    collected, verdicts = collect_verdicts(root, saved, tmp_path)
+    assert collected.exit_code != 0, collected.output
+    assert {n["node"]: n["status"] for n in verdicts["nodes"]} == dict.fromkeys(NODES, "untested")
+    assert verdicts["word"] == "incomplete"
+    (archive,) = (tmp_path / "results" / "nvbw-trainer").iterdir()
+    records = json.loads((archive / "summary.json").read_text())["logs"]
+    assert {r["status"] for r in records} == {"no-data"}
+    assert all("no nvbandwidth floor for H200" in r["errors"][0] for r in records)
