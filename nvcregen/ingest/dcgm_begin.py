@@ -8,7 +8,8 @@ DCGM's JSON names no host and no time, so two healthy nodes' logs can be the sam
 the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 `metadata.name`, both through the downward API). A log from an older render has none.
 The node and the pod are checked as Kubernetes names before they name anything.
-nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`).
+nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`),
+the RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections).
 """
 
 from __future__ import annotations
@@ -21,13 +22,14 @@ from nvcregen.ingest.lines import strip_prefix
 
 MARK = "@@nvcregen-dcgm"
 NVBW_MARK = "@@nvcregen-nvbandwidth"  # the nvbandwidth script's line, of the same form
+RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` lines are not it
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _BEGINS = {
     mark: re.compile(
         rf"^{mark} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
         r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
     )
-    for mark in (MARK, NVBW_MARK)
+    for mark in (MARK, NVBW_MARK, RDMA_MARK)
 }
 
 
@@ -52,8 +54,8 @@ def dcgm_begin(text: str, mark: str = MARK) -> DcgmBegin | str | None:
         if mark not in raw[:MAX_LINE]:
             continue
         line = strip_prefix(raw[:MAX_LINE])
-        if not line.startswith(mark):
-            continue
+        if not line.startswith(mark) or line.startswith((f"{mark} rail ", f"{mark} end ")):
+            continue  # the rails script's own section and end lines
         match = _BEGINS[mark].match(line)
         if match is None:
             return f"line {number}: an unreadable {mark} line (no valid node, pod or start time)"

@@ -244,7 +244,10 @@ def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, An
 
 def _read_rails(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """An RDMA rails log, judged HCA by HCA (`rdmarails.py`)."""
-    return _Read(placed, LogRecord.model_validate(read_rails(text, base, placed.unit)), None)
+    fields = read_rails(
+        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
+    )
+    return _Read(placed, LogRecord.model_validate(fields), None)
 
 
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:

@@ -16,12 +16,14 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.core import codes, units
+from nvcregen.ingest.dcgm_begin import RDMA_MARK
 from nvcregen.ingest.limits import InputLimitError, matched
 from nvcregen.ingest.lines import logical_lines
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.ingest.perftest import PerftestRun, parse_perftest
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.plan.model import TestUnit
+from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 
 ABOVE_LINE_RATE = codes.NVC830.code
 BELOW_FLOOR = codes.NVC832.code
@@ -29,8 +31,23 @@ _BEGIN = re.compile(r"@@nvcregen-rdma rail begin hca=([A-Za-z0-9_.:-]{1,64})")
 _END = re.compile(r"@@nvcregen-rdma rail end hca=([A-Za-z0-9_.:-]{1,64}) rc=(\d{1,3})")
 
 
-def read_rails(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict[str, Any]:
-    """A LogRecord's fields for one node's rails log: `ok` only when every rail passed."""
+def read_rails(
+    text: str,
+    base: Mapping[str, Any],
+    unit: TestUnit,
+    *,
+    names_itself: bool = False,
+    offset: int = 0,
+) -> dict[str, Any]:
+    """A LogRecord's fields for one node's rails log: `ok` only when every rail passed.
+
+    The log is bound to its node by its begin line as a DCGM log is (`dcgmbind.py`):
+    another node's log, or none where the run's Job prints one, is foreign evidence
+    (NVC730); `hosts` is the node the log names, never the plan's guess.
+    """
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=RDMA_MARK)
+    if isinstance(bound, str):
+        return {**base, "kind": "rdma", "status": FOREIGN, "errors": (bound,)}
     sections, problems = _sections(text)
     rdma: RdmaParams | None = unit.test.rdma
     nics = unit.pool.spec.nics
@@ -50,8 +67,7 @@ def read_rails(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict[str, 
         errors += _judge(node, hca, "\n".join(lines), rc, size, (floor, line_rate, rdma.floor))
     truncated = any(hca in sections and sections[hca][1] is None for hca in nics.hcas)
     status = "failed" if errors else ("truncated" if truncated else "ok")
-    return {**base, "kind": "rdma", "status": status, "errors": tuple(errors),
-            "hosts": tuple(base.get("nodes") or ())}  # fmt: skip
+    return {**base, "kind": "rdma", "status": status, "errors": tuple(errors), "hosts": bound}
 
 
 def _sections(text: str) -> tuple[dict[str, tuple[list[str], int | None]], list[str]]:

@@ -70,5 +70,8 @@ class Rdma(TestKind):
         return NodeScript("rdma-rails.sh.j2", values)
 
     def node_env(self) -> list[dict[str, Any]]:
-        """The node's name, which the script's begin line names (downward API)."""
-        return [{"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}}]
+        """The node and the pod the script's begin line names (downward API)."""
+        return [
+            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        ]

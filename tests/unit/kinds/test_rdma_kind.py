@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -188,12 +189,15 @@ def test_the_script_runs_a_server_first_then_each_rail(
     smi = tmp_path / "nvidia-smi"
     smi.write_text("#!/bin/sh\nfor i in 0 1 2 3 4 5 6 7; do echo 00000000:1$i:00.0; done\n")
     smi.chmod(0o755)
-    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "NODE_NAME": "gpu-07"}
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "NODE_NAME": "gpu-07", "POD_NAME": "rails-x7k2p"}
     done = subprocess.run([bash, "-c", script], env=env, capture_output=True, text=True,
                           timeout=120, check=False)  # fmt: skip
     assert done.returncode == exit_code, done.stdout + done.stderr
     lines = done.stdout.splitlines()
-    assert lines[0] == "@@nvcregen-rdma begin node=gpu-07"
+    assert re.fullmatch(
+        r"@@nvcregen-rdma begin node=gpu-07 pod=rails-x7k2p start=\d{4}-\d\d-\d\dT[\d:]{8}Z",
+        lines[0],
+    )
     assert "@@nvcregen-rdma rail begin hca=mlx5_0 gpu=0 numa=-1" in lines
     assert "@@nvcregen-rdma rail end hca=mlx5_1 rc=0 server_rc=0" in lines
     assert lines[-1] == f"@@nvcregen-rdma end rc={exit_code}"  # below the floor: 1

@@ -51,8 +51,8 @@ def rail(hca: str, body: str, rc: int | None = 0) -> str:
     )
 
 
-def rails_log(bodies: dict[str, tuple[str, int | None]]) -> str:
-    text = "@@nvcregen-rdma begin node=gpu-00\n"
+def rails_log(bodies: dict[str, tuple[str, int | None]], node: str = "gpu-00") -> str:
+    text = f"@@nvcregen-rdma begin node={node} pod=rails-x7k2p start=2026-12-06T09:19:12Z\n"
     text += "".join(rail(h, b, rc) for h, (b, rc) in bodies.items())
     return text + "@@nvcregen-rdma end rc=0\n"
 
@@ -116,8 +116,9 @@ def test_collect_names_the_failing_rail_in_the_failed_node_entry() -> None:
     unit = next(u for u in units if u.test.name == "rdma-rails")
     jobs = of_kind(compiled(TEXT), "Job", "rdma-rails")
     bodies = every(H200.read_text())  # the example pool's NICs are 200 Gb/s: 140.40 is low
+    first = (unit.pool.spec.nodes or [""])[0]
     logs = [
-        RunLog("nvcre", j["metadata"]["name"], rails_log(bodies).encode())
+        RunLog("nvcre", j["metadata"]["name"], rails_log(bodies, first).encode())
         for j in jobs
         if j["metadata"]["name"].endswith("-r1-n0")
     ]
@@ -138,8 +139,9 @@ def test_the_node_verdict_and_retest_name_the_rail() -> None:
     units = plan(site, catalog())
     unit = next(u for u in units if u.test.name == "rdma-rails")
     jobs = of_kind(compiled(TEXT), "Job", "rdma-rails")
+    first = (unit.pool.spec.nodes or [""])[0]
     logs = [
-        RunLog("nvcre", j["metadata"]["name"], rails_log(every(H200.read_text())).encode())
+        RunLog("nvcre", j["metadata"]["name"], rails_log(every(H200.read_text()), first).encode())
         for j in jobs
         if j["metadata"]["name"].endswith("-r1-n0")
     ]
@@ -152,3 +154,17 @@ def test_the_node_verdict_and_retest_name_the_rail() -> None:
     retest = plan_retest(verdicts, dict.fromkeys(unit.pool.spec.nodes or (), "h20"))
     assert [v.node for v in retest.failed] == [node]  # failed alone: named, not re-paired
     assert not any(node in (p.suspect, p.cleared) for b in retest.batches for p in b.pairs)
+
+
+def test_a_rails_log_from_another_node_is_not_its_runs_evidence() -> None:
+    """Found by review: the begin line was never read; the record took the plan's node as
+    its host, so a passing log of gpu-99 (or one with no begin line) cleared gpu-00."""
+    passing = rails_log(every(H200.read_text()), "gpu-99")
+    record = read_rails(passing, BASE, rails_unit())
+    assert record["status"] == "foreign" and "NVC730" in record["errors"][0]
+    assert "from node gpu-99" in record["errors"][0]
+    own = read_rails(rails_log(every(H200.read_text())), BASE, rails_unit())
+    assert (own["status"], own["hosts"]) == ("ok", ("gpu-00",))  # the node the log names
+    headless = passing.split("\n", 1)[1]  # the begin line deleted
+    unbound = read_rails(headless, BASE, rails_unit(), names_itself=True)
+    assert unbound["status"] == "foreign"
