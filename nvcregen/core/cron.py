@@ -19,6 +19,7 @@ matches either; when either is `*` or `?`, both must match.
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass
 
 _MONTHS = ("JAN", "FEB", "MAR", "APR", "MAY", "JUN", "JUL", "AUG", "SEP", "OCT", "NOV", "DEC")
@@ -125,12 +126,17 @@ def _parse_field(text: str, field: _Field) -> set[int]:
     return found
 
 
+# ASCII digits only, as Go's strconv.Atoi reads them (`str.isdigit` takes '٣' and '²'; the
+# latter then fails `int`), and few enough that `int` never refuses the text
+_NUMBER = re.compile(r"[0-9]{1,9}")
+
+
 def _parse_item(item: str, field: _Field) -> set[int]:
     where = f"{field.name} '{item}'"
     range_part, slash, step_part = item.partition("/")
     step = 1
     if slash:
-        if not step_part.isdigit() or int(step_part) == 0:
+        if not _NUMBER.fullmatch(step_part) or int(step_part) == 0:
             raise CronError(f"{where}: a step is a whole number of at least 1")
         step = int(step_part)
     if range_part in ("*", "?"):
@@ -149,7 +155,7 @@ def _value(text: str, field: _Field, where: str) -> int:
     upper = text.upper()
     if upper in field.names:
         return field.names.index(upper) + field.names_from
-    if not text.isdigit():
+    if not _NUMBER.fullmatch(text):
         raise CronError(f"{where}: '{text}' is not a number")
     value = int(text)
     if not field.low <= value <= field.high:

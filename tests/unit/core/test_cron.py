@@ -43,6 +43,12 @@ def test_every_bound_of_every_field_is_accepted(schedule: str) -> None:
         ("TZ=UTC 0 3 * * *", "use timeZone"),
         ("@every 1h", "@every"),
         ("@fortnightly", "unknown descriptor"),
+        # found by review: `str.isdigit` took these (a CronJob refuses them), and '²'
+        # then escaped `int` as a ValueError, a traceback instead of NVC325
+        ("\u0663 * * * *", "is not a number"),
+        ("\u00b2 * * * *", "is not a number"),
+        ("*/\u00b2 * * * *", "a step is a whole number"),
+        ("*/" + "9" * 5000 + " * * * *", "a step is a whole number"),
     ],
 )
 def test_what_a_cronjob_refuses_is_refused(schedule: str, why: str) -> None:
