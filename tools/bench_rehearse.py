@@ -7,10 +7,8 @@ the runs admitted after the first over the span from the first admission to the 
 summed over the steps) and `as_planned`, each against the smallest size, measured in the
 same run (the bench's style: only the ratios carry over to another machine). Skipped with
 one line when the twin is not built (`make controlplane twin`). Sizes: 16 and 64 nodes;
-`--sizes` or NVCREGEN_BENCH_REHEARSE (e.g. `16,64,256,1024`) for more: a two-node round
-admits one TrainJob per pair at a time (`waitForPodsReady.blockAdmission`), about 5 s
-each on the loaded 2-core machine, so 256 nodes take about half an hour and 1,024 about
-two hours (docs/design/0019-twin.md, "At fleet size").
+`--sizes` or NVCREGEN_BENCH_REHEARSE (e.g. `16,64,256,1024`) for more
+(docs/design/0019-twin.md, "At fleet size", gives the times measured here).
 """
 
 from __future__ import annotations

@@ -22,6 +22,7 @@ from nvcregen.compile.queue.install import (
     kueue_values,
     pods_ready_timeout,
 )
+from nvcregen.compile.queue.objects import queue_manifests
 from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -53,10 +54,20 @@ def test_the_configuration_is_upstreams_default_but_for_two_settings() -> None:
     assert set(FRAMEWORKS) <= set(upstream["integrations"]["frameworks"])
 
 
-def test_wait_for_pods_ready_blocks_admission_and_requeues_a_finite_number_of_times() -> None:
-    _, ours = built(site_yaml(dependencies="kueue: {requeueLimit: 5}\n"))
+def test_wait_for_pods_ready_requeues_a_finite_number_of_times_without_blocking() -> None:
+    text = site_yaml(dependencies="kueue: {requeueLimit: 5}\n")
+    _, ours = built(text)
     ready = ours["waitForPodsReady"]
-    assert ready["blockAdmission"] is True
+    # not blocking is safe only while Kueue places every run itself: each flavor is TAS
+    assert ready["blockAdmission"] is False
+    site, _ = parse(text)
+    flavors = [
+        m.obj
+        for m in queue_manifests(site, plan(site, catalog()))
+        if m.obj["kind"] == "ResourceFlavor"
+    ]
+    assert flavors
+    assert all(f["spec"]["topologyName"] for f in flavors)
     assert ready["requeuingStrategy"]["backoffLimitCount"] == 5
     assert ready["requeuingStrategy"]["timestamp"] == "Eviction"
 

@@ -111,7 +111,7 @@ def test_kueue_starts_from_the_sites_rendered_configuration(
         "batch/job",
         "trainer.kubeflow.org/trainjob",
     ]
-    assert configuration["waitForPodsReady"]["blockAdmission"] is True
+    assert configuration["waitForPodsReady"]["blockAdmission"] is False
     assert kueue_configuration([o for o in objects if o.path.startswith("queues/")]) is None
 
 
