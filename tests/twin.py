@@ -14,10 +14,7 @@ process (`git_server`), stopped with the twin.
 
 from __future__ import annotations
 
-import http.server
 import os
-import subprocess
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -27,6 +24,7 @@ import kubecontrolplane
 from kubecontrolplane import ControlPlaneError
 
 from nvcregen.rehearse import locate
+from nvcregen.rehearse.gitserver import GitServer
 from nvcregen.rehearse.locate import TWIN_BINARIES, TWIN_MODULES, Builds
 from nvcregen.rehearse.manifests import (
     JOBSET_SERVICE,
@@ -206,121 +204,6 @@ def queued_job(
     }
 
 
-# --- a Git server on loopback, for Flux's source-controller -------------------------------
-
-
-class _GitHandler(http.server.BaseHTTPRequestHandler):
-    """Git's smart HTTP protocol: each request handed to `git http-backend` (CGI)."""
-
-    server: GitServer
-
-    def do_GET(self) -> None:
-        self._backend()
-
-    def do_POST(self) -> None:
-        self._backend()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the test's output is for the test."""
-
-    def _backend(self) -> None:
-        # A request body by its Content-Length, as go-git (source-controller) sends one.
-        path, _, query = self.path.partition("?")
-        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "GIT_PROJECT_ROOT": str(self.server.root),
-            "GIT_HTTP_EXPORT_ALL": "1",
-            "REQUEST_METHOD": self.command,
-            "PATH_INFO": path,
-            "QUERY_STRING": query,
-            "CONTENT_TYPE": self.headers.get("Content-Type") or "",
-            "CONTENT_LENGTH": str(len(body)),
-            "REMOTE_ADDR": self.client_address[0],
-        }
-        if self.headers.get("Git-Protocol"):
-            env["GIT_PROTOCOL"] = self.headers["Git-Protocol"]
-        done = subprocess.run(
-            ["git", "http-backend"],
-            input=body,
-            env=env,
-            capture_output=True,
-            timeout=60,
-            check=False,
-        )
-        head, _, payload = done.stdout.partition(b"\r\n\r\n")
-        status, headers = 200, []
-        for line in head.decode("latin-1").splitlines():
-            key, _, value = line.partition(":")
-            if key.lower() == "status":
-                status = int(value.split()[0])
-            elif key:
-                headers.append((key, value.strip()))
-        self.send_response(status if done.returncode == 0 else 500)
-        for key, value in headers:
-            self.send_header(key, value)
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-
-class GitServer(http.server.ThreadingHTTPServer):
-    """The bare repositories under `root`, served read-only over smart HTTP on loopback
-    (`http://127.0.0.1:<port>/<name>.git`), in a thread of the test process."""
-
-    def __init__(self, root: Path) -> None:
-        super().__init__(("127.0.0.1", 0), _GitHandler)
-        self.root = root
-        self.thread = threading.Thread(target=self.serve_forever, daemon=True)
-        self.thread.start()
-
-    @property
-    def port(self) -> int:
-        """The loopback port it serves on."""
-        return int(self.server_address[1])
-
-    def url(self, name: str) -> str:
-        """The clone URL of repository `name`."""
-        return f"http://127.0.0.1:{self.port}/{name}.git"
-
-    def stop(self) -> None:
-        """Stop serving and close the socket. Idempotent."""
-        if self.thread.is_alive():
-            self.shutdown()
-            self.thread.join()
-        self.server_close()
-
-
-def git_repository(root: Path, name: str, files: Mapping[str, str]) -> str:
-    """A bare repository `root/<name>.git` whose branch `main` holds `files` (path: text)
-    in one commit; the commit's hash."""
-    work = root / f"{name}.work"
-    for path, text in files.items():
-        (work / path).parent.mkdir(parents=True, exist_ok=True)
-        (work / path).write_text(text, "utf-8")
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "nvcregen twin",
-        "GIT_AUTHOR_EMAIL": "twin@nvcregen.invalid",
-        "GIT_COMMITTER_NAME": "nvcregen twin",
-        "GIT_COMMITTER_EMAIL": "twin@nvcregen.invalid",
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "HOME": str(root),
-    }
-
-    def git(*args: str, cwd: Path = work) -> str:
-        done = subprocess.run(
-            ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-        )
-        return done.stdout.strip()
-
-    git("init", "--quiet", "--initial-branch=main")
-    git("add", "--all")
-    git("commit", "--quiet", "--message=rehearsal")
-    git("clone", "--quiet", "--bare", str(work), str(root / f"{name}.git"), cwd=root)
-    return git("rev-parse", "HEAD")
-
-
 # --- the twin, with what the tests add -----------------------------------------------------
 
 
@@ -427,15 +310,6 @@ class Twin(ProductTwin):
         those taints (the API server's `not-ready` one lifted)."""
         given = list(taints)
         self.add_nodes(fake_node(name, labels, 8, given, devices) for name in names)
-
-    def git_server(self) -> GitServer:
-        """A Git server on loopback for the repositories under `<folder>/git/`, stopped
-        with the twin."""
-        root = self.folder / "git"
-        root.mkdir(exist_ok=True)
-        server = GitServer(root)
-        self.closers.append(server.stop)
-        return server
 
 
 def start(

@@ -19,9 +19,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from nvcregen.engines.registry import FLUX
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.controlplane import ControlPlaneError
+from nvcregen.rehearse.fluxplay import play_flux
 from nvcregen.rehearse.health import FAILED, HEALTHY, Health, argocd_health, flux_health, group_kind
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.locate import Builds
@@ -38,6 +40,7 @@ from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 from nvcregen.replay.timeline import PlanView
 
+FLUX_REQUEUE_S = 30.0  # kustomize-controller's --requeue-dependency default, scaled by speed
 _LISTED = frozenset({"Workload", "Job", "TrainJob"})  # read from the watch's lists
 
 
@@ -47,12 +50,14 @@ class Settings:
 
     Pods complete `speed` times faster than planned, the steps have `timeout_s` from the
     first, the API server is polled every `poll_s`, or less often when a poll costs more
-    than half of that (`watch.pause_s`).
+    than half of that (`watch.pause_s`). A Flux site is run by Flux's own controllers
+    (`fluxplay.py`) unless `real_flux` is off.
     """
 
     speed: float = 100.0
     timeout_s: float = 600.0
     poll_s: float = 0.3
+    real_flux: bool = True  # False: a Flux site's steps played by nvcregen (`_play`)
 
 
 def rehearse(
@@ -94,7 +99,21 @@ def rehearse(
             started(twin)
         twin_s = time.monotonic() - began
         watch = Watch(twin.plane, states)
-        outcomes = _play(twin, order, watch, settings)
+        flux = order.engine == FLUX.name and settings.real_flux
+        if flux:
+            outcomes = play_flux(
+                twin,
+                objects,
+                facts.root,
+                order,
+                watch,
+                timeout_s=settings.timeout_s,
+                poll_s=settings.poll_s,
+                requeue_s=FLUX_REQUEUE_S / settings.speed,
+            )
+        else:
+            outcomes = _play(twin, order, watch, settings)
+        _finish(watch, settings)
         collected = None
         if logs is not None:
             runs = [o for o in objects if is_run(o) and o.path in step_of]
@@ -114,6 +133,7 @@ def rehearse(
             twin_s,
             time.monotonic() - began,
             collected,
+            engine_ran=flux,
         )
     finally:
         twin.stop()
@@ -168,12 +188,16 @@ def _play(twin: Twin, order: Order, watch: Watch, settings: Settings) -> list[St
             watch.poll()
             done = watch.now()
         outcomes.append(StepOutcome(step.key, step.label, applied, done, refused, failed))
+    return outcomes
+
+
+def _finish(watch: Watch, settings: Settings) -> None:
+    """After the steps: watch the runs still going, until the rehearsal's time is up."""
     while watch.now() <= settings.timeout_s and any(
         r.applied_s is not None and r.finished_s is None for r in watch.runs
     ):
         watch.poll()
         watch.pause(settings.poll_s)
-    return outcomes
 
 
 def _wait_healthy(

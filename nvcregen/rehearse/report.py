@@ -90,6 +90,7 @@ class Rehearsal:
         started_s: How long the twin took to start.
         wall_s: The whole rehearsal's wall time.
         collected: The verdicts `collect` read from the pods' logs (None: not collected).
+        engine_ran: The GitOps engine's own controllers applied the steps (Flux).
 
     """
 
@@ -107,13 +108,24 @@ class Rehearsal:
     started_s: float = 0.0
     wall_s: float = 0.0
     collected: Collected | None = None
+    engine_ran: bool = False
 
 
-def engine_note(engine: str) -> str:
-    """What played the GitOps engine (`engine`: its name, or `waves` for none)."""
+def engine_note(engine: str, ran: bool = False) -> str:
+    """What played the GitOps engine.
+
+    `engine`: its name, or `waves` for none; `ran`: the engine's own controllers did.
+    """
     gitops = GITOPS.get(engine)
     if gitops is None:
         return "no GitOps objects: the tree was applied wave by wave, every run waited on"
+    if gitops.kustomizations and ran:
+        return (
+            "Flux's source-controller and kustomize-controller ran the site's "
+            "Kustomizations from a Git repository served on loopback (source-watcher was "
+            "not: each reads the folder its artifact would hold; dependencies on what the "
+            "twin does not run taken as Ready; the manual trigger resumed)"
+        )
     if gitops.kustomizations:
         return (
             "Flux's kustomize-controller was not run: its Kustomizations were applied in "
@@ -336,7 +348,7 @@ def to_json(rehearsal: Rehearsal, reports: Sequence[StepReport] | None = None) -
     return {
         "site": rehearsal.site,
         "engine": rehearsal.engine,
-        "note": engine_note(rehearsal.engine),
+        "note": engine_note(rehearsal.engine, rehearsal.engine_ran),
         "as_planned": all(r.as_planned for r in reports),
         "runs": len(rehearsal.runs),
         "unadmitted": sum(len(r.unadmitted) for r in reports),
@@ -384,8 +396,8 @@ def to_text(rehearsal: Rehearsal, reports: Sequence[StepReport] | None = None) -
         f"{data['runs']} runs, {data['unadmitted']} never admitted, {data['unfinished']} "
         f"unfinished, {data['out_of_order']} out of order, most at once "
         f"{rehearsal.most} of {rehearsal.plan.max_concurrent_jobs}",
-        f"  {engine_note(rehearsal.engine)}; no GPUs, no network: placement, order, gating "
-        "and admission only",
+        f"  {engine_note(rehearsal.engine, rehearsal.engine_ran)}; no GPUs, no network: "
+        "placement, order, gating and admission only",
     ]
     if rehearsal.skipped:
         lines.append(

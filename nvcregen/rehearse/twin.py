@@ -50,6 +50,7 @@ from nvcregen.rehearse.controlplane import (
     install_crds,
 )
 from nvcregen.rehearse.controlplane import start as start_control_plane
+from nvcregen.rehearse.gitserver import GitServer
 from nvcregen.rehearse.kwoklogs import LOGS_CRD, LOGS_KIND
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.manifests import (
@@ -533,11 +534,24 @@ class Twin:
         self.wait_healthy("trainer-controller-manager", f"http://127.0.0.1:{health}/readyz")
         self.timings["trainer"] = time.monotonic() - began
 
-    def start_flux(self) -> None:
+    def git_server(self) -> GitServer:
+        """A Git server on loopback for the repositories under `<folder>/git/`.
+
+        Stopped with the twin.
+        """
+        root = self.folder / "git"
+        root.mkdir(exist_ok=True)
+        server = GitServer(root)
+        self.closers.append(server.stop)
+        return server
+
+    def start_flux(self, requeue_dependency_s: float = 30.0) -> None:
         """Flux's source-controller and kustomize-controller, with their own CRDs.
 
         In namespace flux-system, artifacts served on loopback; no leader election, no
-        metrics.
+        metrics. `requeue_dependency_s`: how soon a Kustomization whose dependencies are
+        not Ready looks again (kustomize-controller's `--requeue-dependency`, 30 s by
+        default; a rehearsal at speed shortens it as it shortens the pods).
         """
         began = time.monotonic()
         manifests = self.builds.manifests
@@ -565,9 +579,10 @@ class Twin:
         )
         self.wait_healthy("source-controller", f"http://127.0.0.1:{health}/readyz")
         health = free_port()
+        requeue = f"--requeue-dependency={max(1, round(requeue_dependency_s))}s"
         self.spawn(
             "kustomize-controller",
-            [*common, f"--health-addr=127.0.0.1:{health}", "--no-remote-bases=true"],
+            [*common, f"--health-addr=127.0.0.1:{health}", "--no-remote-bases=true", requeue],
             env=env,
         )
         self.wait_healthy("kustomize-controller", f"http://127.0.0.1:{health}/readyz")

@@ -28,6 +28,7 @@ import yaml
 from twin import Twin
 
 from nvcregen.compile.gitops.health.checks import JOB, WORKLOAD
+from nvcregen.rehearse.gitserver import git_repository
 
 pytestmark = [
     pytest.mark.controlplane,
@@ -121,7 +122,7 @@ def test_flux_calls_a_queued_job_ready_and_the_prebuilt_workloads_check_holds_it
         "gated/workload.yaml": yaml.safe_dump(prebuilt_workload(gated_job, "gated-workload")),
     }
     server = rehearsal.git_server()
-    commit = twin.git_repository(server.root, REPOSITORY, files)
+    commit = git_repository(server.root, REPOSITORY, files)
     rehearsal.post(
         f"{SOURCES}/gitrepositories",
         {
