@@ -21,6 +21,7 @@ the plan can check) and a test alone in its pack.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from nvcregen.kinds.registry import kind_of
@@ -77,8 +78,8 @@ class Pack:
         return [tuple(nodes[i : i + self.chunk]) for i in range(0, len(nodes), self.chunk)]
 
 
-def site_packs(site: Site, units: list[TestUnit]) -> tuple[list[Pack], list[TestUnit]]:
-    """The packs of a site's plan and the tests left alone (`packs_of` with its window)."""
+def site_packs(site: Site, units: list[TestUnit]) -> list[Pack]:
+    """The packs of a site's plan (`packs_of` with its window's chunk)."""
     return packs_of(units, site.spec.readiness.packing, chunk_of(site))
 
 
@@ -87,44 +88,54 @@ def chunk_of(site: Site) -> int:
     return min(CHUNK, site.spec.readiness.window.max_concurrent_jobs)
 
 
-def packs_of(
-    units: list[TestUnit], packing: str, chunk: int = CHUNK
-) -> tuple[list[Pack], list[TestUnit]]:
-    """The packs of a plan and the tests left to run alone, both in plan order.
+def packs_of(units: list[TestUnit], packing: str, chunk: int = CHUNK) -> list[Pack]:
+    """The packs of a plan, in plan order; tests not in one run alone.
 
     `packing` is the site's `readiness.packing`; with `perRun` nothing is packed.
     """
     if packing != "packed":
-        return [], list(units)
+        return []
+    return grouped(units, _key, PACK_PREFIX, chunk, smallest=2)
+
+
+def grouped(
+    units: list[TestUnit],
+    key_of: Callable[[TestUnit], tuple[object, ...] | None],
+    prefix: str,
+    chunk: int,
+    smallest: int = 1,
+) -> list[Pack]:
+    """Units of equal keys as packs `<prefix><n>`, numbered within their stage.
+
+    A unit whose key is None, or whose group has fewer than `smallest` units, is in none.
+    """
     keyed: dict[tuple[object, ...], list[TestUnit]] = {}
     for unit in units:
-        keyed.setdefault(_key(unit), []).append(unit)
+        key = key_of(unit)
+        if key is not None:
+            keyed.setdefault(key, []).append(unit)
     found: list[Pack] = []
-    alone: list[TestUnit] = []
     counts: dict[int, int] = {}
-    for key, members in keyed.items():
-        if key[0] is None or len(members) < 2:
-            alone += members
+    for members in keyed.values():
+        if len(members) < smallest:
             continue
         index = counts.get(members[0].stage_index, 0)
         counts[members[0].stage_index] = index + 1
-        found.append(Pack(f"{PACK_PREFIX}{index}", tuple(members), chunk))
-    order = {id(u): i for i, u in enumerate(units)}
-    alone.sort(key=lambda u: order[id(u)])
-    return found, alone
+        found.append(Pack(f"{prefix}{index}", tuple(members), chunk))
+    return found
 
 
-def _key(unit: TestUnit) -> tuple[object, ...]:
-    """Tests with equal keys share a pack; a first item None means "not packable"."""
+def _key(unit: TestUnit) -> tuple[object, ...] | None:
+    """Tests with equal keys share a pack; None: not packable."""
     if unit.pool.spec.nodes is None:
-        return (None, id(unit))
+        return None
     kind = kind_of(unit.test)
     if unit.nodes_per_job == 1:
         if not (kind.per_node or kind.collective):
-            return (None, id(unit))
+            return None
         return ("node", unit.stage_index, unit.pool.spec.name, unit.image)
     if not kind.collective:
-        return (None, id(unit))
+        return None
     # one stage on one pool has one grouping (its fabric groups or `nodesPerJob`)
     return ("group", unit.stage_index, unit.pool.spec.name, unit.image, unit.nodes_per_job)
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from nvcregen.core.cron import parse_cron, runs_per_week
 from nvcregen.plan.model import TestUnit
-from nvcregen.plan.packs import Pack, chunk_of
+from nvcregen.plan.packs import Pack, chunk_of, grouped
 from nvcregen.spec.v1alpha1 import Site
 
 PERIODIC_PREFIX = "periodic-"
@@ -61,17 +61,14 @@ def periodic_packs(site: Site, test_units: list[TestUnit]) -> list[Pack]:
     periodic = site.spec.readiness.periodic
     if periodic is None:
         return []
-    keyed: dict[tuple[str, str], list[TestUnit]] = {}
-    for unit in test_units:
-        if unit.stage.name in periodic.stages and unit.nodes_per_job == 1:
-            keyed.setdefault((unit.stage.name, unit.image), []).append(unit)
-    packs: list[Pack] = []
-    counts: dict[str, int] = {}
-    for (stage, _), members in keyed.items():
-        index = counts.get(stage, 0)
-        counts[stage] = index + 1
-        packs.append(Pack(f"{PERIODIC_PREFIX}{index}", tuple(members), chunk_of(site)))
-    return packs
+    stages = set(periodic.stages)
+
+    def key(unit: TestUnit) -> tuple[object, ...] | None:
+        if unit.stage.name in stages and unit.nodes_per_job == 1:
+            return (unit.stage.name, unit.image)
+        return None
+
+    return grouped(test_units, key, PERIODIC_PREFIX, chunk_of(site))
 
 
 def job_deadline_s(pack: Pack) -> int:

@@ -157,7 +157,7 @@ def pool_nodes(pool: Pool) -> list[Node]:
 def _timings(site: Site, test_units: list[TestUnit]) -> dict[tuple[str, str], Timing]:
     """Per (stage, test): a run's expected time and timeout; a pack's are its tests' sums."""
     found: dict[tuple[str, str], Timing] = {}
-    for pack in site_packs(site, test_units)[0]:
+    for pack in site_packs(site, test_units):
         found[(pack.first.stage.name, pack.name)] = Timing(pack.expected_ms, pack.timeout_ms)
     for unit in test_units:
         timing = Timing(unit.expected_ms, unit.timeout_ms)

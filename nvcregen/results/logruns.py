@@ -99,7 +99,7 @@ def assemble_log_runs(
     the packs instead (a periodic run's: `plan.periodic.periodic_packs`).
     """
     if packs is None:
-        packs, _ = packs_of(list(units), packing, chunk)
+        packs = packs_of(list(units), packing, chunk)
     problems: list[str] = []
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     splits: list[Split] = []

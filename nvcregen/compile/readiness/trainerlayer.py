@@ -28,7 +28,7 @@ def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
 
     """
     manifests: list[Manifest] = []
-    packs, _ = site_packs(site, test_units)
+    packs = site_packs(site, test_units)
     first = {id(p.first): p for p in packs}
     packed = {id(u) for p in packs for u in p.units}
     for unit in test_units:  # in plan order: a pack where its first test is

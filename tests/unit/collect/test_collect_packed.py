@@ -229,7 +229,7 @@ def test_placing_a_pack_by_its_name_and_its_chunk() -> None:
 
     site, _ = parse(packed(site_text()))
     units = plan(site, catalog())
-    packs, _ = packs_of(units, "packed")
+    packs = packs_of(units, "packed")
     job = "single-node-pack-1-0123abcd-r2-c0"
     where = place(SITE, units, f"{job}-3-abcde", {}, packs)
     assert isinstance(where, PackPlaced)
