@@ -517,3 +517,39 @@ def test_one_named_takes_the_exact_prefix_else_a_cut_one_and_never_two() -> None
     assert one_named("st-nccl-all-reduce", named) == "b"
     assert one_named("st", [("c", ("st-x", "s-st-x"))]) == "c"  # cut, one item
     assert one_named("zz", named) is None
+
+
+def test_each_log_is_hashed_once_for_the_run_id_provenance_and_sha256sums(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: collect hashed every log for the run id twice, then for provenance.json and
+    SHA256SUMS; one sha256 a log now serves all four (the archive's bytes are the same:
+    SHA256SUMS and provenance.json list that sha256)."""
+    import hashlib
+    from collections import Counter
+
+    text = packed(site_text())
+    (tmp_path / "site.yaml").write_text(text, encoding="utf-8")
+    saved = write_packed_logs(tmp_path / "saved", text)
+    logs = {p.read_bytes() for p in (saved / "logs").rglob("*.log")}
+    hashed: Counter[bytes] = Counter()
+    real = hashlib.sha256
+
+    def counted(data: bytes = b"", **kwargs: Any) -> Any:
+        if data in logs:
+            hashed[data] += 1
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(hashlib, "sha256", counted)
+    site = str(tmp_path / "site.yaml")
+    outcome = collect(CollectOptions(site, tmp_path / "r", ROOT, from_dir=saved))
+    monkeypatch.undo()
+    assert str(outcome.verdicts.word) == "pass"
+    assert set(hashed) == logs
+    assert set(hashed.values()) == {1}
+    sums = (outcome.archive.path / "SHA256SUMS").read_text()
+    provenance = json.loads((outcome.archive.path / "provenance.json").read_text())
+    for entry in provenance["logs"]:
+        data = (outcome.archive.path / entry["path"]).read_bytes()
+        assert entry["sha256"] == real(data).hexdigest()
+        assert f"{entry['sha256']}  {entry['path']}\n" in sums
