@@ -371,6 +371,8 @@ NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=
 NVC773 = _code(773, "node drift that cannot be compared", doc=NOTE_0011_FABRIC)
 NVC780 = _code(780, "an inventory export refused", doc=NOTE_0011_FABRIC)
 NVC781 = _code(781, "an unknown node or leaf to fail", doc=NOTE_0011_FABRIC)
+NVC782 = _code(782, "a run of another site among a site's runs", doc=NOTE_0021_PERIODIC)
+NVC783 = _code(783, "a run judged against another site file", doc=NOTE_0021_PERIODIC)
 NVC800 = _code(800, "a node-health file or value not readable", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC801 = _code(801, "PCIe link width below its maximum", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC802 = _code(802, "PCIe generation below its maximum", WARNING, doc=NOTE_0014_NODE_HEALTH)
