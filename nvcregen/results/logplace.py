@@ -314,6 +314,15 @@ def _nodes(unit: TestUnit, index: int | None) -> tuple[str, ...]:
     return groups[index] if index < len(groups) else ()
 
 
+def period_of(run: str) -> str:
+    """The period of a periodic Job's name: its scheduled minutes since the epoch.
+
+    As `collect --period` takes it; "" for any other run's name, a pod's included.
+    """
+    match = _PERIODIC.match(run)
+    return match["period"] if match is not None and match["run"] == run else ""
+
+
 def objects_by_name(objects: Sequence[Obj], namespace: str) -> dict[str, Obj]:
     """The exported TrainJobs and Jobs of one namespace, by name."""
     return {
