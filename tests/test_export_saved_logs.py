@@ -169,7 +169,7 @@ def test_undated_runs_exported_together_each_take_their_own_collection_time(
         f"times: {rows} rows at the archives' collection times {SUMS_TIME}, {later}"
         " (neither objects nor logs date them: not when they were measured)\n"
     )
-    runs = {}
+    runs: dict[str, set[int]] = {}
     for (_, labels), (_, ms) in dump(result.stdout, tmp_path).items():
         runs.setdefault(dict(labels)["run"], set()).add(ms)
     assert runs == {

@@ -865,11 +865,12 @@ def test_the_gate_reads_only_a_newer_runs_site_and_verdicts(
     summary.json, the signature); it reads what decides now, verification unchanged."""
     from nvcregen.quarantine.evidence import newer_runs
     from nvcregen.results import archiveread
+    from nvcregen.spec.bounded import read_limited
 
     run_dir = fresh(tmp_path, "node-a")
     newer = collected_after(run_dir, healthy)
     read: list[str] = []
-    real = archiveread.read_limited
+    real = read_limited
 
     def recorded(path: Path, cap: int) -> bytes | None:
         if path.parent == newer:

@@ -185,10 +185,10 @@ def _place_one_shot(
     units: Sequence[TestUnit],
     name: str,
     objects: Mapping[str, Obj],
-    index: PackIndex,
+    packed: PackIndex,
 ) -> Placed | PackPlaced | str:
     """A run of the one-shot plan (`place`)."""
-    packs = index.packs
+    packs = packed.packs
     match = _NAME.match(name)
     if match is None:
         return f"{name}: not the name of a TrainJob, Job or pod of this site"
@@ -203,7 +203,7 @@ def _place_one_shot(
             else _pack_by_name(site, packs, match["base"]) is not None
         )
     ):
-        return _place_pack(site, index, match, obj)
+        return _place_pack(site, packed, match, obj)
     dcgm = match["kind"] == "n"
     if obj is not None:
         unit = _by_labels(units, labels.get(STAGE, ""), labels.get(TEST, ""))

@@ -464,6 +464,7 @@ def test_a_packs_runs_and_slots_are_worked_out_once_for_all_its_logs(
     (and once a test for what is expected of it): as many for one round's logs as for 3."""
     from sitefactory import catalog, parse
 
+    from nvcregen.compile.readiness.trainer import node_groups
     from nvcregen.plan.packs import Pack
     from nvcregen.plan.resolve import plan
     from nvcregen.results import logplace, packlogs
@@ -479,7 +480,7 @@ def test_a_packs_runs_and_slots_are_worked_out_once_for_all_its_logs(
     first = [log for log in logs if "-r1-" in log.name]
     before = assemble_log_runs(SITE, units, 3, logs, [], "packed", chunk_of(site))
     calls: list[str] = []
-    chunks, groups = Pack.chunks, logplace.node_groups
+    chunks, groups = Pack.chunks, node_groups
 
     def counted_chunks(pack: Pack) -> list[tuple[str, ...]]:
         calls.append(f"chunks {pack.name}")
