@@ -146,3 +146,33 @@ def test_nothing_to_export_is_an_error_and_writes_nothing(tmp_path: Path) -> Non
         " (0 bandwidth.csv rows, none final): no NCCL test ran; nothing written\n"
     )
     assert not out.exists()
+
+
+def test_undated_runs_exported_together_each_take_their_own_collection_time(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a").mkdir()
+    first = collect(tmp_path / "a")
+    saved = write_logs(tmp_path / "b" / "saved", site_text())
+    log = sorted(saved.rglob("*.log"))[0]
+    log.write_text(log.read_text() + "# read again\n")  # other bytes: another run
+    args = ["--site", str(tmp_path / "a" / "site.yaml"), "--from", str(saved)]
+    CliRunner().invoke(main, ["collect", *args, "--out", str(tmp_path / "b" / "r")])
+    (second,) = (tmp_path / "b" / "r" / SITE).iterdir()
+    later = "2026-11-09T08:30:00Z"
+    for run, when in ((first, SUMS_TIME), (second, later)):
+        os.utime(run / "SHA256SUMS", (seconds(when), seconds(when)))
+    result = CliRunner().invoke(main, ["export", "metrics", str(first), str(second)])
+    assert result.exit_code == 0, result.output
+    rows = len(final_rows(first)) + len(final_rows(second))
+    assert result.stderr.endswith(
+        f"times: {rows} rows at the archives' collection times {SUMS_TIME}, {later}"
+        " (neither objects nor logs date them: not when they were measured)\n"
+    )
+    runs: dict[str, set[int]] = {}
+    for (_, labels), (_, ms) in dump(result.stdout, tmp_path).items():
+        runs.setdefault(dict(labels)["run"], set()).add(ms)
+    assert runs == {
+        first.name: {int(seconds(SUMS_TIME) * 1000)},
+        second.name: {int(seconds(later) * 1000)},
+    }

@@ -20,7 +20,7 @@ import yaml
 from click.testing import CliRunner
 from kubehttp import serve_app
 from nodeapi import FakeNodes
-from oncallfactory import healthy, site_text, write_logs
+from oncallfactory import NODES, healthy, site_text, write_logs
 
 from nvcregen.cli import main
 from nvcregen.cluster.client import connect, send
@@ -798,3 +798,90 @@ def test_release_of_named_nodes_only(tmp_path: Path, fake: FakeNodes) -> None:
     usage = dry(run_dir, "--node", "node-a")
     assert usage.exit_code == 2
     assert "--node names a node to release: it needs --release" in usage.output
+
+
+def collected_elsewhere(run_dir: Path, text: str, busbw: Any = healthy) -> Path:
+    """Collect logs (measured with `busbw`) against site text `text` into a folder of its
+    own, then move the run into `run_dir`'s site folder (newer: collected after it)."""
+    tmp = run_dir.parent.parent.parent
+    other = tmp / f"other-{len(list(run_dir.parent.iterdir()))}"
+    other.mkdir()
+    (other / "site.yaml").write_text(text, encoding="utf-8")
+    write_logs(other / "saved", text, busbw)
+    args = ["collect", "--site", str(other / "site.yaml"), "--from", str(other / "saved")]
+    CliRunner().invoke(main, [*args, "--out", str(other / "r")])
+    (site_dir,) = (other / "r").iterdir()
+    (run,) = site_dir.iterdir()
+    return Path(shutil.move(run, run_dir.parent / run.name))
+
+
+def test_a_newer_run_of_another_site_is_no_evidence(tmp_path: Path, fake: FakeNodes) -> None:
+    """Review: a verifying run of another site, in this site's folder, cleared node-a."""
+    run_dir = fresh(tmp_path, "node-a")
+    other = site_text().replace(f"name: {SITE}", "name: h20-3e-other", 1)
+    moved = collected_elsewhere(run_dir, other)
+    assert run(run_dir, tmp_path, fake, "--apply").exit_code == 0
+    result = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1, result.output
+    assert "node-a: released" not in result.output
+    assert (
+        f"error[NVC782]: {moved.name} is a run of site 'h20-3e-other', not of '{SITE}'"
+        " (the quarantine's): no evidence for this site's nodes"
+    ) in result.output
+    assert KEY in fake.nodes["node-a"]["metadata"]["labels"]
+    collected_after(run_dir, healthy)  # a run of its own site clears it
+    released = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert released.exit_code == 0, released.output
+    assert "node-a: released" in released.output
+
+
+def test_a_newer_run_judged_against_another_site_file_is_no_evidence(
+    tmp_path: Path, fake: FakeNodes
+) -> None:
+    """Same site name, another file (a threshold lowered, say): its verdicts are not the
+    quarantine's; a file's sha256 is checked only where both runs record one."""
+    from nvcregen.quarantine.evidence import newer_runs
+
+    run_dir = fresh(tmp_path, "node-a")
+    moved = collected_elsewhere(run_dir, site_text() + "# edited\n")
+    assert run(run_dir, tmp_path, fake, "--apply").exit_code == 0
+    result = run(run_dir, tmp_path, fake, "--apply", "--release")
+    assert result.exit_code == 1, result.output
+    mine = hashlib.sha256(site_text().encode()).hexdigest()
+    theirs = hashlib.sha256((site_text() + "# edited\n").encode()).hexdigest()
+    assert (
+        f"error[NVC783]: {moved.name} was judged against site file sha256 {theirs[:12]},"
+        f" not {mine[:12]} as the quarantine was"
+    ) in result.output
+    assert "node-a: released" not in result.output
+    assert newer_runs(run_dir, SITE, "").verified[0][0] == moved.name  # no file to check
+    assert newer_runs(run_dir, SITE, mine).verified == ()
+
+
+def test_the_gate_reads_only_a_newer_runs_site_and_verdicts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: the gate read every newer run whole (bandwidth.csv, every run and log of
+    summary.json, the signature); it reads what decides now, verification unchanged."""
+    from nvcregen.quarantine.evidence import newer_runs
+    from nvcregen.results import archiveread
+    from nvcregen.spec.bounded import read_limited
+
+    run_dir = fresh(tmp_path, "node-a")
+    newer = collected_after(run_dir, healthy)
+    read: list[str] = []
+    real = read_limited
+
+    def recorded(path: Path, cap: int) -> bytes | None:
+        if path.parent == newer:
+            read.append(path.name)
+        return real(path, cap)
+
+    monkeypatch.setattr(archiveread, "read_limited", recorded)
+    evidence = newer_runs(run_dir, SITE)
+    assert evidence.verified == ((newer.name, dict.fromkeys(NODES, "cleared")),)
+    assert "bandwidth.csv" not in read
+    assert "attestation.dsse.json" not in read
+    assert {"summary.json", "provenance.json", "verdicts.json"} <= set(read)
+    (newer / "bandwidth.csv").write_text("changed\n", encoding="utf-8")
+    assert newer_runs(run_dir, SITE).unverified == (newer.name,)  # still verified first

@@ -29,7 +29,7 @@ Saved-logs folder (`--from DIR`):
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,10 +100,12 @@ def collect_trainer(
     results = LogResults(results.runs, judged, results.sources)
     found = examine(units, loaded.catalog, results.runs, results.records)
     verdicts = judge(site if packs is None else period_site(site, units), results.runs, found)
-    files = _texts(loaded, snapshot, objects, logs, results, verdicts)
-    run = _run_id(objects, logs, loaded.file.sha256)
+    digests = {log.path: hashlib.sha256(log.data).hexdigest() for log in logs}  # once a log
+    run = _run_id(objects, digests, loaded.file.sha256)
+    files = _texts(loaded, snapshot, objects, run, digests, results, verdicts)
     try:
-        archive = build_archive(run, objects, files, {log.path: log.data for log in logs})
+        blobs = {log.path: log.data for log in logs}
+        archive = build_archive(run, objects, files, blobs, digests)
         archive = sign_archive(archive, key, loaded, verdicts)
     except ValueError as exc:
         raise CollectError(f"nothing archived: {exc}") from exc
@@ -174,11 +176,11 @@ def _is_site_run(obj: Obj, site: str) -> bool:
     return obj.get("kind") in RUN_KINDS and labels_of(obj).get(SITE) == site
 
 
-def _run_id(objects: Sequence[Obj], logs: Sequence[RunLog], site_sha256: str) -> str:
-    """`run_id` of the objects, its hash also covering every log: same logs, same id."""
+def _run_id(objects: Sequence[Obj], digests: Mapping[str, str], site_sha256: str) -> str:
+    """`run_id` of the objects, its hash also covering every log (path -> its sha256)."""
     digest = hashlib.sha256()
-    for log in sorted(logs, key=lambda item: item.path):
-        digest.update(f"{log.path}\0{hashlib.sha256(log.data).hexdigest()}\n".encode())
+    for path, sha256 in sorted(digests.items()):
+        digest.update(f"{path}\0{sha256}\n".encode())
     return run_id(objects, f"{site_sha256}:{digest.hexdigest()}")
 
 
@@ -186,16 +188,19 @@ def _texts(
     loaded: LoadedSite,
     snapshot: Snapshot,
     objects: list[Obj],
-    logs: Sequence[RunLog],
+    run: str,
+    digests: Mapping[str, str],
     results: LogResults,
     verdicts: Verdicts,
 ) -> dict[str, str]:
-    """summary.json (with every log read), bandwidth.csv, verdicts.json, provenance.json."""
-    run = _run_id(objects, logs, loaded.file.sha256)
+    """summary.json (with every log read), bandwidth.csv, verdicts.json, provenance.json.
+
+    `digests` are the logs' sha256s by path, hashed once for the run id, provenance.json
+    and SHA256SUMS alike.
+    """
     records = results.records
     about = summary(loaded.file, run, snapshot, objects, results.runs, verdicts, records)
     finished = latest([about.finished_at, *(r.finished_at for r in records)])
     about = about.model_copy(update={"finished_at": finished})
-    whole = {log.path: log.data for log in logs}
-    origin = log_provenance(provenance(loaded.file, snapshot, objects), records, whole)
+    origin = log_provenance(provenance(loaded.file, snapshot, objects), records, digests)
     return texts(about, results.runs, verdicts, origin)

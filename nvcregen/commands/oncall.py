@@ -87,35 +87,48 @@ def export() -> None:
 
 
 @export.command("metrics")
-@RESULTS
+@click.argument(
+    "results_dirs",
+    metavar="RESULTS_DIR...",
+    nargs=-1,
+    required=True,
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+)
 @click.option("--cluster", metavar="NAME", help="The `cluster` label (default: the site's).")
 @click.option(
     "--out",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the OpenMetrics text here instead of standard output.",
 )
-def export_metrics(results_dir: Path, cluster: str | None, out: Path | None) -> None:
-    """OpenMetrics text of a run for `promtool tsdb create-blocks-from openmetrics`."""
+def export_metrics(results_dirs: tuple[Path, ...], cluster: str | None, out: Path | None) -> None:
+    """OpenMetrics text of runs of one site for `promtool tsdb create-blocks-from openmetrics`.
+
+    Each RESULTS_DIR is a run (or a site folder: its newest run); several runs, the
+    periods of `readiness.periodic` say, come out side by side, each at its own times.
+    """
     from nvcregen.report.archive import read_archive
     from nvcregen.report.folder import ReportError, verified_run
-    from nvcregen.report.metrics import export_metrics as build
-    from nvcregen.report.metrics import time_line
+    from nvcregen.report.metrics import Run, export_runs, time_line
     from nvcregen.results.attestation import signed_collection_time
     from nvcregen.retest.writer import site_cluster
 
+    runs = []
     try:
-        run = verified_run(results_dir).run
-        archive = read_archive(run)
+        for results_dir in results_dirs:
+            run = verified_run(results_dir).run
+            archive = read_archive(run)
+            when = signed_collection_time(run) or _collected(run)
+            runs.append(Run(archive, cluster or site_cluster(archive, Path.cwd()), when))
+        found = export_runs(runs)
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)
-    when = signed_collection_time(run) or _collected(run)
-    found = build(archive, cluster or site_cluster(archive, Path.cwd()), when)
     if not found.samples:
-        rows = len(archive.bandwidth)
+        rows = sum(len(r.archive.bandwidth) for r in runs)
+        where = ", ".join(str(r.archive.path) for r in runs)
         click.echo(
             printable(
-                f"nvcregen: nothing to export from {run}: no final NCCL bandwidth round"
+                f"nvcregen: nothing to export from {where}: no final NCCL bandwidth round"
                 f" ({rows} bandwidth.csv rows, none final){'' if rows else ': no NCCL test ran'};"
                 " nothing written"
             ),

@@ -87,7 +87,8 @@ def quarantine(
         archive = read_archive(located)
         marks = marks_of(archive, judged_site(archive, site_path(archive, site, Path.cwd())))
         if release:
-            marks = gate_release(marks, newer_runs(located), nodes)
+            own = archive.summary.site, archive.provenance.site.sha256
+            marks = gate_release(marks, newer_runs(located, *own), nodes)
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)

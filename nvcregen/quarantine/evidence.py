@@ -11,7 +11,12 @@ nothing is sent for it, and the refusal names the evidence missing:
 - the newest newer run that judges it holds it `failed`, `suspect`, or otherwise.
 
 The newer runs are the sibling folders of the quarantining run (its site folder); a run
-given alone, outside a site folder, has none. `--node` narrows the release to named nodes.
+given alone, outside a site folder, has none. A newer run is evidence only for its own
+site: one of another site (NVC782), or judged against another site file than the
+quarantining run was (NVC783, where both record its sha256), is no evidence, and a
+refusal names it with both sites. Of each newer run only what decides is read
+(`results/judgednodes.py`: its site, site file and node statuses), never the whole
+archive. `--node` narrows the release to named nodes.
 """
 
 from __future__ import annotations
@@ -20,9 +25,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from nvcregen.core import codes
 from nvcregen.quarantine.marks import Marks, Refusal
-from nvcregen.report.archive import read_archive
 from nvcregen.report.folder import Located, ReportError, RunEntry, is_run_folder, locate
+from nvcregen.results.archivemodel import ArchiveFileError
+from nvcregen.results.judgednodes import JudgedNodes, judged_nodes
+
+OTHER_SITE = codes.NVC782.code
+OTHER_SITE_FILE = codes.NVC783.code
 
 
 @dataclass(frozen=True)
@@ -31,6 +41,7 @@ class Evidence:
 
     verified: tuple[tuple[str, dict[str, str]], ...]  # (run id, node -> status), oldest first
     unverified: tuple[str, ...]  # newer run ids that do not verify or are refused
+    foreign: tuple[str, ...] = ()  # findings: newer runs of another site or site file
 
     def judged(self, node: str) -> tuple[str, str] | None:
         """The newest verified run that judges `node`, and its status there; None if none."""
@@ -40,8 +51,16 @@ class Evidence:
         return None
 
 
-def newer_runs(run_dir: Path) -> Evidence:
-    """The runs of `run_dir`'s site folder measured after it (`locate`'s order)."""
+def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
+    """The runs of `run_dir`'s site folder measured after it (`locate`'s order).
+
+    Args:
+        run_dir: The quarantining run's folder.
+        site: Its site's name: a newer run of another is no evidence (NVC782).
+        site_sha256: The sha256 of the site file it was judged against: a newer run that
+            records another is no evidence either (NVC783); "" checks no file.
+
+    """
     site_folder = run_dir.parent
     if is_run_folder(site_folder):
         return Evidence((), ())
@@ -57,14 +76,41 @@ def newer_runs(run_dir: Path) -> Evidence:
     later: Sequence[RunEntry] = located.runs[at + 1 :]
     verified: list[tuple[str, dict[str, str]]] = []
     unverified: list[str] = []
+    foreign: list[str] = []
     for entry in later:
         if entry.problems:
             unverified.append(entry.run_id)
             continue
-        archive = read_archive(entry.path)
-        statuses = {v.node: str(v.status) for v in archive.verdicts.nodes}
-        verified.append((entry.run_id, statuses))
-    return Evidence(tuple(verified), tuple(unverified))
+        try:
+            judged = judged_nodes(entry.path)
+        except (ArchiveFileError, OSError):  # verified, yet not what collect writes
+            unverified.append(entry.run_id)
+            continue
+        other = _other_site(entry.run_id, judged, site, site_sha256)
+        if other:
+            foreign.append(other)
+        else:
+            verified.append((entry.run_id, judged.statuses))
+    return Evidence(tuple(verified), tuple(unverified), tuple(foreign))
+
+
+def _other_site(run_id: str, judged: JudgedNodes, site: str, site_sha256: str) -> str:
+    """Why a newer run is no evidence for `site`'s quarantine; "" when it is its site's."""
+    if judged.site != site:
+        return (
+            f"error[{OTHER_SITE}]: {run_id} is a run of site {judged.site!r}, not of"
+            f" {site!r} (the quarantine's): no evidence for this site's nodes (hint: a run"
+            " copied into another site's folder; move it back)"
+        )
+    if site_sha256 and judged.site_sha256 and judged.site_sha256 != site_sha256:
+        return (
+            f"error[{OTHER_SITE_FILE}]: {run_id} was judged against site file sha256"
+            f" {judged.site_sha256[:12]}, not {site_sha256[:12]} as the quarantine was (its"
+            " pools or thresholds may differ): no evidence for this quarantine (hint: collect"
+            " its logs again with the quarantine's site file, or quarantine from a run of"
+            " this one)"
+        )
+    return ""
 
 
 def gate_release(marks: Marks, evidence: Evidence, nodes: Sequence[str] = ()) -> Marks:
@@ -101,9 +147,10 @@ def _missing(node: str, run: str, evidence: Evidence) -> str | None:
             if evidence.unverified
             else ""
         )
+        others = "".join(f"; {why}" for why in evidence.foreign)
         return (
             f"no verified run newer than {run} judges it{skipped}: retest it "
-            "(`nvcregen retest`, or wait for a periodic run), collect, then release"
+            f"(`nvcregen retest`, or wait for a periodic run), collect, then release{others}"
         )
     run_id, status = judged
     if status != "cleared":

@@ -139,6 +139,7 @@ def build_archive(
     objects: Sequence[Obj],
     texts: Mapping[str, str],
     blobs: Mapping[str, bytes] | None = None,
+    digests: Mapping[str, str] | None = None,
 ) -> Archive:
     """Every file of an archive, SHA256SUMS included.
 
@@ -147,6 +148,8 @@ def build_archive(
         objects: The site's objects as read.
         texts: The other files by name (summary.json, ...).
         blobs: Files kept byte for byte (trainer mode's logs, `logs/<ns>/<name>.log`).
+        digests: The blobs' sha256s by path, when the caller hashed them already (the
+            written archive is verified against SHA256SUMS, so a wrong one is caught).
 
     Raises:
         ValueError: When two objects would share a file (same kind, namespace and name).
@@ -163,13 +166,18 @@ def build_archive(
     unsafe = sorted(path for path in files if not _inside(path))
     if unsafe or not _RUN_ID.fullmatch(run):
         raise ValueError(f"not a path inside the run folder: {(unsafe or [run])[0]!r}")
-    files[SUMS] = sums(files).encode("utf-8")
+    known = {p: d for p, d in (digests or {}).items() if blobs is not None and p in blobs}
+    files[SUMS] = sums(files, known).encode("utf-8")
     return Archive(run, files)
 
 
-def sums(files: Mapping[str, bytes]) -> str:
-    """SHA256SUMS text (`<hex>  <path>` per file, sorted by path)."""
-    lines = [f"{hashlib.sha256(data).hexdigest()}  {path}" for path, data in sorted(files.items())]
+def sums(files: Mapping[str, bytes], known: Mapping[str, str] | None = None) -> str:
+    """SHA256SUMS text (`<hex>  <path>` per file, sorted by path); `known`: hashed already."""
+    found = known or {}
+    lines = [
+        f"{found.get(path) or hashlib.sha256(data).hexdigest()}  {path}"
+        for path, data in sorted(files.items())
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -6,7 +6,6 @@ and judged; `texts` writes them, with verdicts.json, as the archive holds them.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -155,13 +154,14 @@ def provenance(site: SiteFile, snapshot: Snapshot, objects: Sequence[Obj]) -> Pr
 
 
 def log_provenance(
-    origin: ProvenanceFile, records: Sequence[LogRecord], whole: Mapping[str, bytes]
+    origin: ProvenanceFile, records: Sequence[LogRecord], digests: Mapping[str, str]
 ) -> ProvenanceFile:
     """A trainer-mode collection's provenance: what its logs name, and each log.
 
     The NCCL, DCGM and CUDA driver versions and GPU models the logs name join the
     objects'; each log is listed once, whole, with its sha256 (a packed log's records
-    are its sections).
+    are its sections); `digests` are the whole logs' sha256s by path, hashed once by the
+    collection.
     """
     versions = {v for r in records if r.kind == "nccl" for v in r.versions}
     return origin.model_copy(
@@ -173,7 +173,7 @@ def log_provenance(
                 sorted({v for r in records if r.kind == "dcgm" for v in r.versions})
             ),
             "logs": tuple(
-                LogDigest(path=path, sha256=hashlib.sha256(whole[path]).hexdigest())
+                LogDigest(path=path, sha256=digests[path])
                 for path in dict.fromkeys(r.path for r in records)
             ),
         }

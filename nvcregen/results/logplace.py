@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
@@ -36,6 +37,7 @@ from nvcregen.plan.packs import PACK_PREFIX, Pack, pack_of
 from nvcregen.plan.periodic import PERIODIC_PREFIX
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
+T = TypeVar("T")
 _PERIODIC = re.compile(
     r"^(?P<run>(?P<base>[a-z0-9-]+?)-[0-9a-f]{8}-c(?P<index>\d+)-(?P<period>\d{1,12}))"
     r"(?:-\d+-[a-z0-9]{5})?$"
@@ -75,6 +77,51 @@ class Placed:
         return f"{'n' if kind_of(self.unit.test).per_node else 'g'}{self.index}"
 
 
+class PackSlots:
+    """One pack's runs and each test's slots, worked out once for all of its logs.
+
+    `runs` are a node pack's chunks (a Job each) or a group pack's node groups (a
+    TrainJob each); `slot(unit, node)` is the node or one-node group of a test that a
+    section on `node` stands for, looked up in an index made on first use, so placing
+    every section of a pack costs its sections, not sections x slots.
+    """
+
+    def __init__(self, pack: Pack) -> None:
+        self.runs: list[tuple[str, ...]] = (
+            pack.chunks() if pack.per_node else node_groups(pack.first)
+        )
+        self._slots: dict[str, dict[str, int]] = {}
+
+    def slot(self, unit: TestUnit, node: str) -> int | None:
+        """The index of `node` (a per-node test) or of the group `(node,)`; None if none."""
+        name = unit.test.name
+        if name not in self._slots:
+            index: dict[str, int] = {}
+            if kind_of(unit.test).per_node:
+                for i, n in enumerate(unit.pool.spec.nodes or []):
+                    index.setdefault(n, i)
+            else:
+                for i, group in enumerate(node_groups(unit)):
+                    if len(group) == 1:
+                        index.setdefault(group[0], i)
+            self._slots[name] = index
+        return self._slots[name].get(node)
+
+
+class PackIndex:
+    """A site's packs, each with its `PackSlots` made once (on first use) for every log."""
+
+    def __init__(self, packs: Sequence[Pack]) -> None:
+        self.packs = tuple(packs)
+        self._slots: dict[int, PackSlots] = {}  # by id: `packs` keeps every pack alive
+
+    def slots(self, pack: Pack) -> PackSlots:
+        """The pack's runs and slots."""
+        if id(pack) not in self._slots:
+            self._slots[id(pack)] = PackSlots(pack)
+        return self._slots[id(pack)]
+
+
 @dataclass(frozen=True)
 class PackPlaced:
     """Where one log of a packed run belongs: the pack, its run, round and nodes.
@@ -85,6 +132,7 @@ class PackPlaced:
         round: The round, from 1.
         index: The chunk (node pack) or node group (group pack) index.
         nodes: The chunk's nodes, or the group's, from the plan.
+        slots: The pack's runs and each test's slots, indexed once for every log.
         obj: The exported Job or TrainJob, when there is one.
 
     """
@@ -94,6 +142,7 @@ class PackPlaced:
     round: int
     index: int
     nodes: tuple[str, ...]
+    slots: PackSlots
     obj: Obj | None = None
 
 
@@ -112,7 +161,7 @@ def place(
     units: Sequence[TestUnit],
     name: str,
     objects: Mapping[str, Obj],
-    packs: Sequence[Pack] = (),
+    packs: Sequence[Pack] | PackIndex = (),
 ) -> Placed | PackPlaced | str:
     """The run a log named `name` belongs to, or why none could be found.
 
@@ -121,13 +170,14 @@ def place(
         units: The planned tests.
         name: The log's name (its file name without suffix): a TrainJob, Job or pod name.
         objects: The site's exported TrainJobs and Jobs in the log's namespace, by name.
-        packs: The site's packs (`packs_of`), none unless it is `packing: packed`.
+        packs: The site's packs (`packs_of`), none unless it is `packing: packed`; a
+            `PackIndex` of them when many logs are placed (each pack indexed once).
 
     """
-    periodic = [p for p in packs if p.name.startswith(PERIODIC_PREFIX)]
-    if periodic:
-        return _place_period(site, periodic, name, objects)
-    return _place_one_shot(site, units, name, objects, packs)
+    index = packs if isinstance(packs, PackIndex) else PackIndex(packs)
+    if any(p.name.startswith(PERIODIC_PREFIX) for p in index.packs):
+        return _place_period(site, index, name, objects)
+    return _place_one_shot(site, units, name, objects, index)
 
 
 def _place_one_shot(
@@ -135,9 +185,10 @@ def _place_one_shot(
     units: Sequence[TestUnit],
     name: str,
     objects: Mapping[str, Obj],
-    packs: Sequence[Pack],
+    packed: PackIndex,
 ) -> Placed | PackPlaced | str:
     """A run of the one-shot plan (`place`)."""
+    packs = packed.packs
     match = _NAME.match(name)
     if match is None:
         return f"{name}: not the name of a TrainJob, Job or pod of this site"
@@ -152,7 +203,7 @@ def _place_one_shot(
             else _pack_by_name(site, packs, match["base"]) is not None
         )
     ):
-        return _place_pack(site, packs, match, obj)
+        return _place_pack(site, packed, match, obj)
     dcgm = match["kind"] == "n"
     if obj is not None:
         unit = _by_labels(units, labels.get(STAGE, ""), labels.get(TEST, ""))
@@ -172,10 +223,10 @@ def _place_one_shot(
 
 
 def _place_pack(
-    site: str, packs: Sequence[Pack], match: re.Match[str], obj: Obj | None
+    site: str, index: PackIndex, match: re.Match[str], obj: Obj | None
 ) -> PackPlaced | str:
     """A packed run's log: the pack by its labels (else its name), its chunk or group."""
-    name, run = match[0], match["run"]
+    name, run, packs = match[0], match["run"], index.packs
     if obj is not None:
         labels = labels_of(obj)
         pack = pack_of(list(packs), labels.get(STAGE, ""), labels.get(TEST, ""))
@@ -188,16 +239,16 @@ def _place_pack(
     kind = "c" if pack.per_node else "g"
     if match["kind"] != kind:
         return f"{name}: the name does not fit {pack.name} (-c for a node pack, -g for a group's)"
-    index = int(match["index"])
-    found = pack.chunks() if pack.per_node else node_groups(pack.first)
-    if index >= len(found) or not found[index]:
+    at = int(match["index"])
+    slots = index.slots(pack)
+    if at >= len(slots.runs) or not slots.runs[at]:
         what = "chunk" if pack.per_node else "node group"
-        return f"{name}: {pack.first.stage.name} {pack.name} has no {what} {index}"
-    return PackPlaced(pack, run, round_, index, found[index], obj)
+        return f"{name}: {pack.first.stage.name} {pack.name} has no {what} {at}"
+    return PackPlaced(pack, run, round_, at, slots.runs[at], slots, obj)
 
 
 def _place_period(
-    site: str, packs: Sequence[Pack], name: str, objects: Mapping[str, Obj]
+    site: str, index: PackIndex, name: str, objects: Mapping[str, Obj]
 ) -> PackPlaced | str:
     """A periodic Job's log (or its pod's): the pack by the Job's labels, else its name."""
     match = _PERIODIC.match(name)
@@ -205,30 +256,24 @@ def _place_period(
         return f"{name}: not the name of a periodic Job of this site or of its pod"
     run = match["run"]
     obj = objects.get(run)
+    packs = [p for p in index.packs if p.name.startswith(PERIODIC_PREFIX)]
     if obj is not None:
         labels = labels_of(obj)
-        pack = pack_of(list(packs), labels.get(STAGE, ""), labels.get(TEST, ""))
+        pack = pack_of(packs, labels.get(STAGE, ""), labels.get(TEST, ""))
     else:
         pack = _pack_by_name(site, packs, match["base"])
     if pack is None:
         return f"{name}: no periodic pack of this site runs as {run}"
-    index = int(match["index"])
-    chunks = pack.chunks()
-    if index >= len(chunks):
-        return f"{name}: {pack.first.stage.name} {pack.name} has no chunk {index}"
-    return PackPlaced(pack, run, 1, index, chunks[index], obj)
+    at = int(match["index"])
+    slots = index.slots(pack)
+    if at >= len(slots.runs):
+        return f"{name}: {pack.first.stage.name} {pack.name} has no chunk {at}"
+    return PackPlaced(pack, run, 1, at, slots.runs[at], slots, obj)
 
 
 def _pack_by_name(site: str, packs: Sequence[Pack], base: str) -> Pack | None:
     """The pack whose run names start with `base`; a prefix cut to fit the limit counts."""
-    named = [
-        (p, (f"{p.first.stage.name}-{p.name}", f"{site}-{p.first.stage.name}-{p.name}"))
-        for p in packs
-    ]
-    exact = [p for p, keys in named if base in keys]
-    cut = [p for p, keys in named if any(k.startswith(f"{base}-") for k in keys)]
-    found = exact or cut
-    return found[0] if len(found) == 1 else None
+    return one_named(base, [(p, _prefixes(site, p.first.stage.name, p.name)) for p in packs])
 
 
 def _by_labels(units: Sequence[TestUnit], stage: str, test: str) -> TestUnit | None:
@@ -238,15 +283,24 @@ def _by_labels(units: Sequence[TestUnit], stage: str, test: str) -> TestUnit | N
 def _by_name(site: str, units: Sequence[TestUnit], base: str, *, dcgm: bool) -> TestUnit | None:
     """The unit whose name prefix is `base`; a prefix cut to fit the length limit counts."""
     fits = [u for u in units if kind_of(u.test).per_node == dcgm]
-    exact = [u for u in fits if base in _prefixes(site, u)]
-    cut = [u for u in fits if any(k.startswith(f"{base}-") for k in _prefixes(site, u))]
+    return one_named(base, [(u, _prefixes(site, u.stage.name, u.test.name)) for u in fits])
+
+
+def one_named(base: str, named: Sequence[tuple[T, tuple[str, ...]]]) -> T | None:
+    """The one item a run name's prefix `base` names, of (item, its name prefixes) pairs.
+
+    A prefix equal to `base` names its item; else one that `base` cuts at a `-` (a name
+    cut to fit the length limit). None when no item or more than one is named so.
+    """
+    exact = [item for item, keys in named if base in keys]
+    cut = [item for item, keys in named if any(k.startswith(f"{base}-") for k in keys)]
     found = exact or cut
     return found[0] if len(found) == 1 else None
 
 
-def _prefixes(site: str, unit: TestUnit) -> tuple[str, str]:
-    """The name prefixes a test's runs may have: without and with the site."""
-    short = f"{unit.stage.name}-{unit.test.name}"
+def _prefixes(site: str, stage: str, name: str) -> tuple[str, str]:
+    """The name prefixes a test's (or pack's) runs may have: without and with the site."""
+    short = f"{stage}-{name}"
     return short, f"{site}-{short}"
 
 
@@ -258,6 +312,15 @@ def _nodes(unit: TestUnit, index: int | None) -> tuple[str, ...]:
         return (nodes[index],) if index < len(nodes) else ()
     groups = node_groups(unit)
     return groups[index] if index < len(groups) else ()
+
+
+def period_of(run: str) -> str:
+    """The period of a periodic Job's name: its scheduled minutes since the epoch.
+
+    As `collect --period` takes it; "" for any other run's name, a pod's included.
+    """
+    match = _PERIODIC.match(run)
+    return match["period"] if match is not None and match["run"] == run else ""
 
 
 def objects_by_name(objects: Sequence[Obj], namespace: str) -> dict[str, Obj]:

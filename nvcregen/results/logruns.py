@@ -38,7 +38,14 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
-from nvcregen.results.logplace import PackPlaced, Placed, expected_runs, objects_by_name, place
+from nvcregen.results.logplace import (
+    PackIndex,
+    PackPlaced,
+    Placed,
+    expected_runs,
+    objects_by_name,
+    place,
+)
 from nvcregen.results.logrecords import LOGS, LogRecord, RunLog
 from nvcregen.results.models import (
     BandwidthMeasurement,
@@ -100,6 +107,7 @@ def assemble_log_runs(
     """
     if packs is None:
         packs = packs_of(list(units), packing, chunk)
+    index = PackIndex(packs)  # each pack's runs and slots worked out once, for every log
     problems: list[str] = []
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     splits: list[Split] = []
@@ -107,7 +115,7 @@ def assemble_log_runs(
     for log in sorted(logs, key=lambda item: item.path):
         if log.namespace not in named:
             named[log.namespace] = objects_by_name(objects, log.namespace)
-        where = place(site, units, log.name, named[log.namespace], packs)
+        where = place(site, units, log.name, named[log.namespace], index)
         if isinstance(where, str):
             problems.append(f"{log.path}: {where}")
         elif isinstance(where, PackPlaced):

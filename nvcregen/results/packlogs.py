@@ -39,12 +39,10 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
-from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core import codes
 from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import NcclRun
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.findings import Finding
 from nvcregen.results.logplace import PackPlaced, Placed
@@ -265,11 +263,10 @@ def _placed(unit: TestUnit, where: PackPlaced, node: str) -> Placed | None:
     """The run a section stands for: the test on the pod's node, or on the group."""
     if not where.pack.per_node:
         return Placed(unit, where.run, where.round, where.index, where.nodes, where.obj)
-    slots = (unit.pool.spec.nodes or []) if kind_of(unit.test).per_node else node_groups(unit)
-    key: str | tuple[str, ...] = node if kind_of(unit.test).per_node else (node,)
-    if key not in slots:
+    slot = where.slots.slot(unit, node)  # indexed once per pack and test, not per section
+    if slot is None:
         return None
-    return Placed(unit, where.run, where.round, list(slots).index(key), (node,), where.obj)
+    return Placed(unit, where.run, where.round, slot, (node,), where.obj)
 
 
 def same_node(splits: Sequence[Split]) -> list[Split]:

@@ -454,3 +454,103 @@ def test_a_failed_section_of_a_pairs_launcher_fails_that_test_on_that_pair_only(
     (node,) = [n for n in outcome.verdicts.nodes if n.node == "node-c"]
     assert node.reasons == ("only in failing groups of two-node / nccl-all-gather g1 with node-d:"
                             " round 2: JobFailed",)  # fmt: skip
+
+
+def test_a_packs_runs_and_slots_are_worked_out_once_for_all_its_logs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: each section looked its node up in its pack's slots (node groups rebuilt,
+    then searched: sections x slots); each log rebuilt its pack's chunks. Now once a pack
+    (and once a test for what is expected of it): as many for one round's logs as for 3."""
+    from sitefactory import catalog, parse
+
+    from nvcregen.compile.readiness.trainer import node_groups
+    from nvcregen.plan.packs import Pack
+    from nvcregen.plan.resolve import plan
+    from nvcregen.results import logplace, packlogs
+    from nvcregen.results.logrecords import RunLog
+    from nvcregen.results.logruns import LogResults, assemble_log_runs
+
+    text = packed(site_text())
+    saved = write_packed_logs(tmp_path / "saved", text)
+    site, _ = parse(text)
+    units = plan(site, catalog())
+    logs = [RunLog("nvcre", p.stem, p.read_bytes()) for p in (saved / "logs" / "nvcre").glob("*")]
+    assert len(logs) == 3 * (2 * 4 + 2)  # a round: two node packs of four pods, two pairs
+    first = [log for log in logs if "-r1-" in log.name]
+    before = assemble_log_runs(SITE, units, 3, logs, [], "packed", chunk_of(site))
+    calls: list[str] = []
+    chunks, groups = Pack.chunks, node_groups
+
+    def counted_chunks(pack: Pack) -> list[tuple[str, ...]]:
+        calls.append(f"chunks {pack.name}")
+        return chunks(pack)
+
+    def counted_groups(unit: Any) -> list[tuple[str, ...]]:
+        calls.append(f"groups {unit.stage.name} {unit.test.name}")
+        return groups(unit)
+
+    monkeypatch.setattr(Pack, "chunks", counted_chunks)
+    for module in (logplace, packlogs):
+        monkeypatch.setattr(module, "node_groups", counted_groups, raising=False)
+
+    def counted(read: list[RunLog]) -> tuple[LogResults, list[str]]:
+        calls.clear()
+        found = assemble_log_runs(SITE, units, 3, read, [], "packed", chunk_of(site))
+        return found, sorted(calls)
+
+    after, every_round = counted(logs)
+    assert after == before  # the same runs, records and problems
+    _, one_round = counted(first)
+    assert every_round == one_round
+    assert every_round.count("chunks pack-1") == 1  # the NCCL node pack's chunks, once
+
+
+def test_one_named_takes_the_exact_prefix_else_a_cut_one_and_never_two() -> None:
+    """The one lookup of a run name's prefix, for tests (`_by_name`) and packs alike."""
+    from nvcregen.results.logplace import one_named
+
+    named = [("a", ("st-nccl-all", "site-st-nccl-all")), ("b", ("st-nccl-all-reduce", "x"))]
+    assert one_named("st-nccl-all", named) == "a"  # exact beats the cut `st-nccl-all-reduce`
+    assert one_named("site-st-nccl-all", named) == "a"
+    assert one_named("st-nccl-all-red", named) is None  # a cut ends at a `-` only
+    assert one_named("st-nccl", named) is None  # cuts both: names neither
+    assert one_named("st-nccl-all-reduce", named) == "b"
+    assert one_named("st", [("c", ("st-x", "s-st-x"))]) == "c"  # cut, one item
+    assert one_named("zz", named) is None
+
+
+def test_each_log_is_hashed_once_for_the_run_id_provenance_and_sha256sums(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review: collect hashed every log for the run id twice, then for provenance.json and
+    SHA256SUMS; one sha256 a log now serves all four (the archive's bytes are the same:
+    SHA256SUMS and provenance.json list that sha256)."""
+    import hashlib
+    from collections import Counter
+
+    text = packed(site_text())
+    (tmp_path / "site.yaml").write_text(text, encoding="utf-8")
+    saved = write_packed_logs(tmp_path / "saved", text)
+    logs = {p.read_bytes() for p in (saved / "logs").rglob("*.log")}
+    hashed: Counter[bytes] = Counter()
+    real = hashlib.sha256
+
+    def counted(data: bytes = b"", **kwargs: Any) -> Any:
+        if data in logs:
+            hashed[data] += 1
+        return real(data, **kwargs)
+
+    monkeypatch.setattr(hashlib, "sha256", counted)
+    site = str(tmp_path / "site.yaml")
+    outcome = collect(CollectOptions(site, tmp_path / "r", ROOT, from_dir=saved))
+    monkeypatch.undo()
+    assert str(outcome.verdicts.word) == "pass"
+    assert set(hashed) == logs
+    assert set(hashed.values()) == {1}
+    sums = (outcome.archive.path / "SHA256SUMS").read_text()
+    provenance = json.loads((outcome.archive.path / "provenance.json").read_text())
+    for entry in provenance["logs"]:
+        data = (outcome.archive.path / entry["path"]).read_bytes()
+        assert entry["sha256"] == real(data).hexdigest()
+        assert f"{entry['sha256']}  {entry['path']}\n" in sums

@@ -156,7 +156,7 @@ def test_node_packs_are_chunked_by_64_and_by_the_window(
     nodes: int, concurrent: int, sizes: list[int]
 ) -> None:
     site, _ = parse(_packed_site(nodes, concurrent))
-    packs, _ = site_packs(site, plan(site, catalog()))
+    packs = site_packs(site, plan(site, catalog()))
     node_pack = next(p for p in packs if p.per_node)
     assert [len(c) for c in node_pack.chunks()] == sizes
     flat = [n for c in node_pack.chunks() for n in c]
@@ -193,7 +193,7 @@ def test_a_1024_node_copy_fits_the_issue_budget_and_objects_per_node_do_not_grow
 
 def test_the_node_script_runs_every_test_and_fails_when_one_did(tmp_path: Any) -> None:
     site, _ = parse(SHIPPED.read_text(encoding="utf-8"))
-    packs, _ = site_packs(site, plan(site, catalog()))
+    packs = site_packs(site, plan(site, catalog()))
     script = node_pack_script(packs[0])
     args = [
         "first", "5", "echo one; exit 0",

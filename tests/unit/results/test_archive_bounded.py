@@ -24,7 +24,7 @@ from nvcregen.core.errors import ExitCode
 from nvcregen.report.archive import read_archive, read_texts
 from nvcregen.report.folder import ReportError
 from nvcregen.report.judgedsite import judged_site
-from nvcregen.report.metrics import _stamped_logs
+from nvcregen.report.measuredtimes import stamped_logs
 from nvcregen.results.archive import MARKER, SUMS, archived_objects, remove_leftovers
 from nvcregen.results.archive import verify_archive as verify_folder
 from nvcregen.results.archiveread import (
@@ -180,7 +180,7 @@ def test_a_huge_log_gives_export_metrics_no_time_and_costs_no_memory(tmp_path: P
     sparse(run / "logs" / "nvcre" / "big.log", HUGE)
     stamp = "2026-10-14T12:40:00.123456789Z "
     (run / "logs" / "nvcre" / "small.log").write_text(f"{stamp}# Avg bus bandwidth : 1\n")
-    assert _stamped_logs(read_archive(run)) == {("r", 2)}
+    assert stamped_logs(read_archive(run)) == {("r", 2)}
 
 
 def test_a_file_growing_while_hashed_is_read_no_further_than_the_cap(
