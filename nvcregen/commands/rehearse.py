@@ -120,8 +120,8 @@ def rehearse(
         from nvcregen.rehearse.failing import Failing, failing
         from nvcregen.rehearse.locate import builds, missing
         from nvcregen.rehearse.nodes import site_nodes
-        from nvcregen.rehearse.podlogs import Printer
         from nvcregen.rehearse.prepare import NotRehearsableError, prepare
+        from nvcregen.rehearse.printer import Printer
         from nvcregen.rehearse.rehearsal import Settings
         from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
     except ImportError as exc:  # cryptography (the twin's certificates) missing
