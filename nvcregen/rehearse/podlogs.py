@@ -1,8 +1,10 @@
-"""The logs the twin's pods serve: what each packed run would print, made from the plan (pure).
+"""The logs the twin's pods serve: what each run would print, made from the plan (pure).
 
 kwok completes a pod without running anything; a rehearsal gives each pod the log its
 run would print (`docs/design/0019-twin.md`), so that `collect` reads it back as from a
-cluster. With `readiness.packing: packed` (`compile/readiness/packed.py`):
+cluster. A run of one test (`readiness.packing: perRun`, or a test alone in its stage)
+prints that test's output alone: its Job's pod on its node, its TrainJob's launcher over
+the nodes its pods ran on. With `readiness.packing: packed` (`compile/readiness/packed.py`):
 
 - a node pack's pod prints, for each of its tests, a section from `@@nvcregen-pack begin
   test=<t> node=<node> pod=<pod> start=<t>` to `@@nvcregen-pack end test=<t> rc=<n>`
@@ -28,7 +30,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from nvcregen.core.labels import ROUND, STAGE, TESTS
+from nvcregen.core.labels import ROUND, STAGE, TEST, TESTS
 from nvcregen.kinds.registry import kind_of
 from nvcregen.rehearse.makers.registry import maker_of
 from nvcregen.rehearse.printer import FAILED_RC, Output, PackPod, Printer, Section, stamp
@@ -65,23 +67,43 @@ def launcher_log(printer: Printer, pack: PackPod) -> str:
     return "".join(lines)
 
 
+def run_log(printer: Printer, pack: PackPod) -> str:
+    """A run of one test (`packing: perRun`, or a test alone in its stage): its output alone.
+
+    What the run's own script prints: the test's output and, where the script around it
+    prints one (nccl-tests' launcher), its exit line; no pack sections.
+    """
+    (test,) = pack.tests
+    output = _output(printer, pack, test, pack.start)
+    if not output.exit_line:
+        return output.text
+    return f"{output.text}nvcregen: {test} exit={output.rc} seconds={output.seconds}\n"
+
+
 def run_pod_log(
     printer: Printer, run: Mapping[str, Any], pod: str, nodes: Sequence[str], start: datetime,
     launcher: bool,
 ) -> str:  # fmt: skip
-    """The log of one pod of a packed run (its Job or TrainJob object), "" for no output.
+    """The log of one pod of a run (its Job or TrainJob object), "" for no output.
 
-    A node pack's pod (of a Job naming its tests) prints its sections on its node
-    (`nodes`, one); a group pack's launcher (`launcher`, of a TrainJob naming its tests)
-    prints its sections over `nodes`, those the run's pods ran on. Any other pod (a
-    worker, a run without `nvcregen.io/tests`) prints nothing nvcregen reads.
+    A packed run names its tests (`nvcregen.io/tests`): a node pack's pod (of a Job)
+    prints its sections on its node (`nodes`, one); a group pack's launcher (`launcher`,
+    of a TrainJob) prints its sections over `nodes`, those the run's pods ran on. A run
+    of one test (its `nvcregen.io/test` label a test of the plan's stage) prints that
+    test's output alone, on its Job's node or from its TrainJob's launcher. Any other pod
+    (a worker, a run of no test of the plan) prints nothing nvcregen reads.
     """
     meta = run.get("metadata") or {}
     labels = meta.get("labels") or {}
     tests = tuple(t for t in str((meta.get("annotations") or {}).get(TESTS) or "").split(",") if t)
     round_ = str(labels.get(ROUND) or "")
+    stage = str(labels.get(STAGE) or "")
+    alone = str(labels.get(TEST) or "")
+    packed = bool(tests)
+    if not packed and nodes and printer.unit(stage, alone, nodes[0]) is not None:
+        tests = (alone,)
     pack = PackPod(
-        str(labels.get(STAGE) or ""),
+        stage,
         tests,
         int(round_) if round_.isdigit() and len(round_) < 6 else 1,
         tuple(nodes),
@@ -91,8 +113,10 @@ def run_pod_log(
     if not tests or not nodes:
         return ""
     if run.get("kind") == "Job" and len(nodes) == 1:
-        return node_pack_log(printer, pack)
+        return node_pack_log(printer, pack) if packed else run_log(printer, pack)
     if run.get("kind") == "TrainJob" and launcher:
+        if not packed:
+            return run_log(printer, pack)
         return launcher_log(printer, replace(pack, pod=str(meta.get("name"))))
     return ""
 

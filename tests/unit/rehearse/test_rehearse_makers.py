@@ -12,6 +12,7 @@ kind. The registry holds every registered kind to a maker or a refusal.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -46,13 +47,19 @@ from nvcregen.results.rdmarails import read_rails
 ROOT = Path(__file__).resolve().parents[3]
 START = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 POD = "kinds-trainer-single-node-pack-0-r1-c0-0-abcde"
+NCCL = "nccl-all-reduce"
+TEST = "nvcregen.io/test"
 SINGLE = ("node-health", "dcgm-l1", "nvbandwidth", "rdma-rails", "nccl-all-reduce")
 
 
-def site_text() -> str:
+SITES = {"packed": "kinds-trainer", "perRun": "kinds-perrun"}
+
+
+def site_text(packing: str = "packed") -> str:
     data = yaml.safe_load((ROOT / "sites" / "h20-3e-trainer.yaml").read_text())
-    data["metadata"]["name"] = data["spec"]["cluster"] = "kinds-trainer"
+    data["metadata"]["name"] = data["spec"]["cluster"] = SITES[packing]
     spec = data["spec"]
+    spec["readiness"]["packing"] = packing
     pool = spec["nodePools"][0]
     pool.update(name="h100", model="H100")
     del pool["productLabels"]
@@ -69,7 +76,7 @@ def site_text() -> str:
         {"test": "nccl-all-reduce", "scope": "intra-node", "at": "1GiB", "busbw": ">= 300 GB/s"},
         {"test": "nccl-all-reduce", "scope": "inter-node", "at": "1GiB", "busbw": ">= 100 GB/s"},
     ]
-    spec["gitops"]["path"] = "out/kinds-trainer"
+    spec["gitops"]["path"] = f"out/{SITES[packing]}"
     return yaml.safe_dump(data, sort_keys=False)
 
 
@@ -77,7 +84,8 @@ def site_text() -> str:
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("kinds")
     (root / "sites").mkdir()
-    (root / "sites" / "kinds-trainer.yaml").write_text(site_text(), encoding="utf-8")
+    for packing, name in SITES.items():
+        (root / "sites" / f"{name}.yaml").write_text(site_text(packing), encoding="utf-8")
     return root
 
 
@@ -387,18 +395,21 @@ def test_a_node_pack_prints_each_kind_in_its_section(loaded: LoadedSite) -> None
     ]  # fmt: skip
 
 
-def rendered_runs(project: Path, tmp: Path) -> list[dict[str, Any]]:
+def rendered_runs(project: Path, tmp: Path, name: str) -> list[dict[str, Any]]:
     out = tmp / "out"
-    site = project / "sites" / "kinds-trainer.yaml"
+    site = project / "sites" / f"{name}.yaml"
     result = CliRunner().invoke(main, ["render", "--out", str(out), str(site)])
     assert result.exit_code == 0, result.output
-    found = [yaml.safe_load(p.read_text()) for p in sorted((out / "kinds-trainer").rglob("*.yaml"))]
+    found = [yaml.safe_load(p.read_text()) for p in sorted((out / name).rglob("*.yaml"))]
     return [o for o in found if isinstance(o, dict) and o.get("kind") in {"Job", "TrainJob"}]
 
 
-def collected(project: Path, tmp: Path, made_by: Printer) -> tuple[int, dict[str, Any]]:
+def collected(project: Path, tmp: Path, packing: str, *failing: str) -> tuple[int, dict[str, Any]]:
     """Every pod's log of the rendered site, saved as `kubectl logs` would, then collected."""
-    runs = rendered_runs(project, tmp)
+    name = SITES[packing]
+    site = project / "sites" / f"{name}.yaml"
+    made_by = printer(load_site_file(project, str(site)), *failing)
+    runs = rendered_runs(project, tmp, name)
     saved = tmp / "saved"
     for obj in runs:
         meta = obj["metadata"]
@@ -415,18 +426,18 @@ def collected(project: Path, tmp: Path, made_by: Printer) -> tuple[int, dict[str
         text = run_pod_log(made_by, obj, pod, nodes, START, launcher=True)
         (where / f"{pod}.log").write_text(text)
     (saved / "objects.yaml").write_text(yaml.safe_dump({"kind": "List", "items": runs}))
-    site = project / "sites" / "kinds-trainer.yaml"
     args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp / "r")]
     result = CliRunner().invoke(main, args)
     assert "Traceback" not in result.output
-    (archive,) = (tmp / "r" / "kinds-trainer").iterdir()
+    (archive,) = (tmp / "r" / name).iterdir()
     verdicts: dict[str, Any] = json.loads((archive / "verdicts.json").read_text())
     return result.exit_code, verdicts
 
 
 @pytest.mark.slow
-def test_the_sites_logs_collect_to_pass(project: Path, tmp_path: Path, loaded: LoadedSite) -> None:
-    code, verdicts = collected(project, tmp_path, printer(loaded))
+@pytest.mark.parametrize("packing", list(SITES))
+def test_the_sites_logs_collect_to_pass(project: Path, tmp_path: Path, packing: str) -> None:
+    code, verdicts = collected(project, tmp_path, packing)
     assert (code, verdicts["word"]) == (0, "pass"), verdicts.get("findings")
     assert {n["node"]: n["status"] for n in verdicts["nodes"]} == {
         "node-a": "cleared",
@@ -436,10 +447,11 @@ def test_the_sites_logs_collect_to_pass(project: Path, tmp_path: Path, loaded: L
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("packing", list(SITES))
 def test_a_failing_node_is_failed_by_every_kind(
-    project: Path, tmp_path: Path, loaded: LoadedSite
+    project: Path, tmp_path: Path, packing: str
 ) -> None:
-    code, verdicts = collected(project, tmp_path, printer(loaded, "node-a"))
+    code, verdicts = collected(project, tmp_path, packing, "node-a")
     assert (code, verdicts["word"]) == (1, "fail")
     assert {n["node"]: n["status"] for n in verdicts["nodes"]} == {
         "node-a": "failed",
@@ -454,3 +466,22 @@ def test_a_failing_node_is_failed_by_every_kind(
     }
     assert failed_by == set(SINGLE), reasons["node-a"]
     assert not any(r.startswith(prefix) for r in reasons["node-b"])
+
+
+def test_a_run_of_one_test_prints_its_output_alone(loaded: LoadedSite) -> None:
+    labels = {"nvcregen.io/stage": "single-node", "nvcregen.io/round": "2"}
+    job = {"kind": "Job", "metadata": {"name": "j", "labels": {**labels, TEST: "node-health"}}}
+    text = run_pod_log(printer(loaded), job, "j-x7k2p", ["node-a"], START, launcher=False)
+    unit = unit_of(loaded, "node-health")
+    pack = PackPod("single-node", ("node-health",), 2, ("node-a",), "j-x7k2p", START)
+    seconds = round(unit.expected_ms / 1000)
+    assert text == MAKERS["node"](printer(loaded), unit, Section(pack, START, seconds, False)).text
+    assert "@@nvcregen-pack" not in text  # its own script's output: no pack sections
+    trainjob = {"kind": "TrainJob", "metadata": {"name": "t", "labels": {**labels, TEST: NCCL}}}
+    launched = run_pod_log(printer(loaded), trainjob, "t-l", ["node-a"], START, launcher=True)
+    assert "@@nvcregen-pack" not in launched
+    ends = r"\n# Avg bus bandwidth .*\n#\nnvcregen: nccl-all-reduce exit=0 seconds=\d+\n$"
+    assert re.search(ends, launched)
+    assert run_pod_log(printer(loaded), trainjob, "t-w", ["node-a"], START, launcher=False) == ""
+    other = {"kind": "Job", "metadata": {"name": "o", "labels": {**labels, TEST: "pack-9"}}}
+    assert run_pod_log(printer(loaded), other, "o-p", ["node-a"], START, launcher=False) == ""
