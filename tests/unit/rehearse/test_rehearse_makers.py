@@ -1,12 +1,13 @@
 """Each test kind's rehearsal log maker, read back by the reader `collect` uses (issue #34).
 
-Pure: no twin. An H100 site (the shipped trainer site's pool, re-modelled: 400 Gb/s NICs,
-the catalog's nvbandwidth floors) runs node-health, DCGM, nvbandwidth, RDMA rails and
-NCCL, packed. Each maker's output is given to its kind's reader (`results/nodehealth.py`,
-`nvbwruns.py`, `rdmarails.py`): a healthy node passes with margins to spare, a failing
-node fails in the kind's own terms. Then every pod's log of the rendered site is
-collected with `collect --from`: pass, and with node-a failing, node-a failed by every
-kind. The registry holds every registered kind to a maker or a refusal.
+Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's pool,
+re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
+DCGM, nvbandwidth, RDMA rails and NCCL. Each maker's output is given to its kind's reader
+(`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`): a healthy node passes with
+margins to spare, a failing node fails in the kind's own terms. Then every pod's log of
+the rendered site, packed and per run, is collected with `collect --from`: pass, and
+with node-a failing, node-a failed by every kind. The registry holds every registered
+kind to a maker or a refusal.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
+from kindsite import SINGLE, SITES, write_project
 
 from nvcregen.cli import main
 from nvcregen.collect.collector import load_site_file
@@ -44,49 +46,15 @@ from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import sections
 from nvcregen.results.rdmarails import read_rails
 
-ROOT = Path(__file__).resolve().parents[3]
 START = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 POD = "kinds-trainer-single-node-pack-0-r1-c0-0-abcde"
 NCCL = "nccl-all-reduce"
 TEST = "nvcregen.io/test"
-SINGLE = ("node-health", "dcgm-l1", "nvbandwidth", "rdma-rails", "nccl-all-reduce")
-
-
-SITES = {"packed": "kinds-trainer", "perRun": "kinds-perrun"}
-
-
-def site_text(packing: str = "packed") -> str:
-    data = yaml.safe_load((ROOT / "sites" / "h20-3e-trainer.yaml").read_text())
-    data["metadata"]["name"] = data["spec"]["cluster"] = SITES[packing]
-    spec = data["spec"]
-    spec["readiness"]["packing"] = packing
-    pool = spec["nodePools"][0]
-    pool.update(name="h100", model="H100")
-    del pool["productLabels"]
-    pool["nics"]["speed"] = "400Gb/s"
-    pool["expect"] = {"driver": "580.159.04", "cuda": "13.0", "pcieGen": 5, "pcieWidth": 16}
-    spec["readiness"]["rounds"] = 2
-    spec["readiness"]["stages"] = [
-        {"name": "single-node", "scope": "intra-node", "tests": list(SINGLE)},
-        {"name": "two-node", "scope": "inter-node", "nodesPerJob": 2,
-         "tests": ["nccl-all-reduce", "nccl-all-gather"]},
-    ]  # fmt: skip
-    spec["thresholds"] = [
-        {"test": "nvbandwidth", "scope": "intra-node", "note": "the catalog's floors"},
-        {"test": "nccl-all-reduce", "scope": "intra-node", "at": "1GiB", "busbw": ">= 300 GB/s"},
-        {"test": "nccl-all-reduce", "scope": "inter-node", "at": "1GiB", "busbw": ">= 100 GB/s"},
-    ]
-    spec["gitops"]["path"] = f"out/{SITES[packing]}"
-    return yaml.safe_dump(data, sort_keys=False)
 
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("kinds")
-    (root / "sites").mkdir()
-    for packing, name in SITES.items():
-        (root / "sites" / f"{name}.yaml").write_text(site_text(packing), encoding="utf-8")
-    return root
+    return write_project(tmp_path_factory.mktemp("kinds"))
 
 
 @pytest.fixture(scope="module")
