@@ -92,9 +92,10 @@ def _fail(message: str) -> None:
     "--fail",
     "fail",
     metavar="NODE|LEAF-A,LEAF-B",
-    help="That node's logs fail (DCGM a failed test, NCCL a tenth of its expected figure on "
-    "every run holding it); or every run across the link between two leaves of the site's "
-    "inventory.",
+    help="That node's logs fail, on every run holding it, in each kind's terms (DCGM a failed "
+    "test, NCCL a tenth of its expected figure, node-health an ECC error, nvbandwidth and RDMA "
+    "rails a tenth of their floor); or every run across the link between two leaves of the "
+    "site's inventory.",
 )
 def rehearse(
     site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | None, fail: str | None
@@ -110,18 +111,20 @@ def rehearse(
     no network: placement, order, gating and admission only. Everything it starts ends
     with it, Ctrl-C and SIGTERM included; nothing is written outside the scratch folder.
 
-    At the end each pod serves the log its run would print (the physics model's expected
-    figures; --fail makes a node's or a link's fail), `collect` reads them from the twin
-    as `collect --context` reads a cluster, archives them into the scratch folder and
-    prints the verdicts: exit 0 only when everything ran as planned and passed.
+    At the end each pod serves the log its run would print (its test kind's log maker: the
+    physics model's and the catalog's expected figures; --fail makes a node's or a link's
+    fail), `collect` reads them from the twin as `collect --context` reads a cluster,
+    archives them into the scratch folder and prints the verdicts: exit 0 only when
+    everything ran as planned and passed. A site naming a test of a kind without a log
+    maker is refused (exit 2) before the twin starts.
     """
     try:
         from nvcregen.rehearse.controlplane import ControlPlaneError
         from nvcregen.rehearse.failing import Failing, failing
         from nvcregen.rehearse.locate import builds, missing
         from nvcregen.rehearse.nodes import site_nodes
-        from nvcregen.rehearse.podlogs import Printer
         from nvcregen.rehearse.prepare import NotRehearsableError, prepare
+        from nvcregen.rehearse.printer import Printer
         from nvcregen.rehearse.rehearsal import Settings
         from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
     except ImportError as exc:  # cryptography (the twin's certificates) missing

@@ -5,7 +5,8 @@ The site is rendered by the code `nvcregen render` runs (`chain/sites.py::render
 written. The replay `nvcregen plan` prints (`replay/site.py::replay_site`, then
 `timeline.py::plan_view`) is run on the same files, with the facts the site gives
 (`replay/facts.py`: nodes, window, durations). Only trainer-mode sites are rehearsed:
-the twin runs Kueue, JobSet and Trainer, not NVCRE.
+the twin runs Kueue, JobSet and Trainer, not NVCRE; and only plans whose every test's
+kind has a log maker (`makers/registry.py`), so that `collect` can judge what ran.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from nvcregen.chain.sites import display_path, render, site_root
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.engines.registry import readiness_of
 from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.rehearse.makers.registry import unmade
 from nvcregen.rehearse.tree import read_tree
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
@@ -54,7 +56,9 @@ def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]
     Its error diagnostics instead when it has errors, as `render` reports them.
 
     Raises:
-        NotRehearsableError: For a site whose readiness engine is not `trainer`.
+        NotRehearsableError: For a site whose readiness engine is not `trainer`, or whose
+            plan holds a test of a kind the rehearsal makes no log of
+            (`makers/registry.py`).
 
     """
     out = scratch / "tree"
@@ -75,6 +79,9 @@ def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]
             f"trainer); this site's engine is {site.spec.readiness.engine}, and the twin "
             "has no NVCRE"
         )
+    unmade_kinds = unmade(built.test_units)
+    if unmade_kinds:  # refused now, not after minutes of a run whose logs say nothing
+        raise NotRehearsableError(f"{site.metadata.name}: {'; '.join(unmade_kinds)}")
     tree = out / site.metadata.name
     objects = tuple(read_tree(tree))
     facts = plan_facts(site, built.test_units)

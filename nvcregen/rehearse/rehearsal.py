@@ -28,8 +28,8 @@ from nvcregen.rehearse.health import FAILED, HEALTHY, Health, argocd_health, flu
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.nodes import site_nodes
-from nvcregen.rehearse.podlogs import Printer
 from nvcregen.rehearse.podstages import rehearsal_stages
+from nvcregen.rehearse.printer import Printer
 from nvcregen.rehearse.report import Collected, Rehearsal, StepOutcome
 from nvcregen.rehearse.servelogs import serve_pod_logs, wait_served
 from nvcregen.rehearse.steps import ApplyStep, Order, read_order

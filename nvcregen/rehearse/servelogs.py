@@ -26,7 +26,8 @@ from nvcregen.compile.readiness.mpi import LAUNCHER
 from nvcregen.core.labels import NODES
 from nvcregen.rehearse.controlplane import ControlPlane, ControlPlaneError
 from nvcregen.rehearse.kwoklogs import LOGS_PATH, cri_text, logs_object
-from nvcregen.rehearse.podlogs import Printer, run_pod_log
+from nvcregen.rehearse.podlogs import run_pod_log
+from nvcregen.rehearse.printer import Printer
 from nvcregen.replay.model import TreeObject
 
 JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"

@@ -58,7 +58,7 @@ def read_node_health(text: str, base: Mapping[str, Any], unit: TestUnit) -> dict
         return {**base, "kind": KIND, "status": "no-data", "errors": (message,)}
     facts: list[NodeFacts] = [f for _, f in pairs]
     report = merge(node, facts)
-    expected = for_node(_expected(unit), node, _inventory(unit))
+    expected = node_expectations(unit, node)
     where = {k: v for f in facts for k, v in f.where.items()}
     findings = node_findings(report, where, expected)
     errors = tuple(f"{f.code} {f.message}" for f in findings if f.fails)
@@ -102,6 +102,11 @@ def unjudged_nodes(
         for node in missing
     ]
     return tuple(found)
+
+
+def node_expectations(unit: TestUnit, node: str) -> Expectations:
+    """What one node of the unit's pool must run: the pool's statement, then its inventory's."""
+    return for_node(_expected(unit), node, _inventory(unit))
 
 
 def _expected(unit: TestUnit) -> Expectations:

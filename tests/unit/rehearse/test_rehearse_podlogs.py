@@ -32,14 +32,8 @@ from nvcregen.plan.physics import busbw_at, measured_sizes
 from nvcregen.rehearse.dcgmprint import dcgm_version, diag_json
 from nvcregen.rehearse.failing import Failing, failing
 from nvcregen.rehearse.kwoklogs import cri_text, logs_object
-from nvcregen.rehearse.podlogs import (
-    FAILING_SHARE,
-    PackPod,
-    Printer,
-    launcher_log,
-    node_pack_log,
-    run_pod_log,
-)
+from nvcregen.rehearse.podlogs import launcher_log, node_pack_log, run_pod_log
+from nvcregen.rehearse.printer import FAILING_SHARE, PackPod, Printer
 from nvcregen.results.packlogs import sections
 
 ROOT = Path(__file__).resolve().parents[3]

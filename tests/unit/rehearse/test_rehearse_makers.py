@@ -1,0 +1,455 @@
+"""Each test kind's rehearsal log maker, read back by the reader `collect` uses (issue #34).
+
+Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's pool,
+re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
+DCGM, nvbandwidth, RDMA rails and NCCL. Each maker's output is given to its kind's reader
+(`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`): a healthy node passes with
+margins to spare, a failing node fails in the kind's own terms. Then every pod's log of
+the rendered site, packed and per run, is collected with `collect --from`: pass, and
+with node-a failing, node-a failed by every kind. The registry holds every registered
+kind to a maker or a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from kindsite import SINGLE, SITES, write_project
+
+from nvcregen.cli import main
+from nvcregen.collect.collector import load_site_file
+from nvcregen.collect.model import LoadedSite
+from nvcregen.core import units
+from nvcregen.ingest.node_log import parse_node_health_log
+from nvcregen.ingest.nvbw import parse_nvbandwidth
+from nvcregen.ingest.nvbw_files import model_bounds
+from nvcregen.ingest.perftest import parse_perftest
+from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
+from nvcregen.kinds.nvbandwidth.physics import Direction, floor_of
+from nvcregen.kinds.registry import KINDS
+from nvcregen.plan.model import TestUnit
+from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, unmade
+from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
+from nvcregen.rehearse.prepare import NotRehearsableError, prepare
+from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
+from nvcregen.results.nodehealth import read_node_health
+from nvcregen.results.nvbwruns import read_nvbandwidth
+from nvcregen.results.packlogs import sections
+from nvcregen.results.rdmarails import read_rails
+
+START = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
+POD = "kinds-trainer-single-node-pack-0-r1-c0-0-abcde"
+NCCL = "nccl-all-reduce"
+TEST = "nvcregen.io/test"
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_project(tmp_path_factory.mktemp("kinds"))
+
+
+@pytest.fixture(scope="module")
+def loaded(project: Path) -> LoadedSite:
+    return load_site_file(project, str(project / "sites" / "kinds-trainer.yaml"))
+
+
+def printer(loaded: LoadedSite, *failing: str) -> Printer:
+    return Printer(loaded.units, loaded.catalog, frozenset(failing))
+
+
+def unit_of(loaded: LoadedSite, test: str, stage: str = "single-node") -> TestUnit:
+    (found,) = [u for u in loaded.units if (u.stage.name, u.test.name) == (stage, test)]
+    return found
+
+
+def made(loaded: LoadedSite, test: str, node: str = "node-a", *failing: str) -> Output:
+    unit = unit_of(loaded, test)
+    pack = PackPod("single-node", (test,), 1, (node,), POD, START)
+    maker = maker_of(unit.test.kind)
+    assert maker is not None
+    return maker(printer(loaded, *failing), unit, Section(pack, START, 60, bool(failing)))
+
+
+def base(node: str = "node-a") -> dict[str, Any]:
+    """What collect knows of a log before reading it (`logruns._base`)."""
+    return {"path": f"logs/nvcre/{POD}.log", "nodes": (node,), "pod_node": node}
+
+
+# --- the registry ---
+
+
+def test_every_registered_kind_has_a_maker_or_is_refused_with_a_reason() -> None:
+    for kind in KINDS:
+        assert (kind in MAKERS) != (kind in REFUSED), kind
+    assert set(MAKERS) | set(REFUSED) <= set(KINDS)  # nothing registered for no kind
+    assert all(reason.strip() for reason in REFUSED.values())
+
+
+def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
+    loaded: LoadedSite, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert unmade(loaded.units) == []
+    monkeypatch.delitem(MAKERS, "nvbandwidth")
+    monkeypatch.delitem(MAKERS, "rdma")
+    monkeypatch.setitem(REFUSED, "rdma", "no rails here")
+    assert unmade(loaded.units) == [
+        "no rehearsal log is made for nvbandwidth tests (nvbandwidth): no log maker is"
+        " registered for the kind 'nvbandwidth' (nvcregen/rehearse/makers/registry.py)",
+        "no rehearsal log is made for rdma tests (rdma-rails): no rails here",
+    ]
+
+
+def test_rehearse_refuses_such_a_site_before_the_twin_with_exit_2(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delitem(MAKERS, "node")
+    site = project / "sites" / "kinds-trainer.yaml"
+    with pytest.raises(NotRehearsableError, match=r"for node tests \(node-health\)"):
+        prepare(site, project, tmp_path / "scratch")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "no-twin"))  # the twin is never asked
+    monkeypatch.chdir(project)
+    result = CliRunner().invoke(main, ["rehearse", str(site)])
+    assert (result.exit_code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "nvcregen: kinds-trainer: no rehearsal log is made for node tests (node-health): no log"
+        " maker is registered for the kind 'node' (nvcregen/rehearse/makers/registry.py)\n"
+    )
+
+
+# --- the printer's index ---
+
+
+class Counted(Sequence[TestUnit]):
+    """The plan's units, counting how often they are read whole."""
+
+    def __init__(self, found: Sequence[TestUnit]) -> None:
+        self.found, self.reads = list(found), 0
+
+    def __getitem__(self, index: Any) -> Any:
+        return self.found[index]
+
+    def __len__(self) -> int:
+        return len(self.found)
+
+    def __iter__(self) -> Iterator[TestUnit]:
+        self.reads += 1
+        return iter(self.found)
+
+
+def test_the_printer_reads_the_units_once_and_finds_each_by_stage_test_and_node(
+    loaded: LoadedSite,
+) -> None:
+    counted = Counted(loaded.units)
+    made = Printer(counted, loaded.catalog)
+    for _ in range(3):
+        for unit in loaded.units:
+            for node in ("node-a", "node-b", "", "node-z"):
+                assert made.unit(unit.stage.name, unit.test.name, node) is unit_of(
+                    loaded, unit.test.name, unit.stage.name
+                )
+    assert counted.reads == 1
+    assert made.unit("single-node", "no-such-test", "node-a") is None
+    assert made.unit("two-node", "node-health") is None  # a test of another stage
+
+
+def test_a_node_of_another_pool_gets_that_pools_unit(loaded: LoadedSite) -> None:
+    first = unit_of(loaded, "node-health")
+    other = type(first.pool.spec).model_validate(
+        {**first.pool.spec.model_dump(by_alias=True, exclude_none=True),
+         "name": "other", "nodes": ["node-c"]}
+    )  # fmt: skip
+    second = replace(first, pool=replace(first.pool, spec=other))
+    both = Printer([first, second], loaded.catalog)
+    assert both.unit("single-node", "node-health", "node-c") is second
+    assert both.unit("single-node", "node-health", "node-a") is first
+    assert both.unit("single-node", "node-health", "node-z") is first  # no pool names it
+    assert both.unit("single-node", "node-health") is first
+
+
+# --- node-health ---
+
+
+def test_a_healthy_nodes_node_health_log_passes_every_check(loaded: LoadedSite) -> None:
+    output = made(loaded, "node-health")
+    assert output.rc == 0 and not output.exit_line
+    record = read_node_health(output.text, base(), unit_of(loaded, "node-health"))
+    assert (record["status"], record["errors"], record["unjudged"]) == ("ok", (), ())
+    assert record["warnings"] == () and record["hosts"] == ("node-a",)
+    assert record["versions"] == ("580.159.04",)  # the pool's expected driver
+    ((node, xml), (_, kernel)) = parse_node_health_log(output.text, "log")
+    assert node == "node-a" and xml.cuda == "13.0" and len(xml.gpus) == 8
+    assert [g.bus_id for g in xml.gpus] == [f"{b}.0" for b in bus_ids(8)]
+    assert {g.product for g in xml.gpus} == {"NVIDIA H100 80GB HBM3"}  # the catalog's label
+    assert {(g.pcie_gen, g.pcie_gen_max, g.pcie_width, g.pcie_width_max) for g in xml.gpus} == {
+        (5, 5, 16, 16)
+    }
+    assert min(g.slowdown_headroom or 0 for g in xml.gpus) > 5  # no NVC814 warning either
+    assert kernel.kernel and kernel.xids == ()
+
+
+def test_a_failing_nodes_node_health_log_fails_a_check_on_gpu_0(loaded: LoadedSite) -> None:
+    output = made(loaded, "node-health", "node-a", "node-a")
+    assert output.rc == 0  # nvidia-smi ran: the failure is what it printed
+    record = read_node_health(output.text, base(), unit_of(loaded, "node-health"))
+    assert record["status"] == "failed"
+    (error,) = record["errors"]
+    assert error.startswith("NVC804 GPU 0 (00000000:18:00.0): uncorrectable ECC errors")
+
+
+def test_node_health_follows_what_the_pool_states(loaded: LoadedSite) -> None:
+    """Another driver, CUDA and PCIe width stated: the log shows them, and still passes."""
+    unit = unit_of(loaded, "node-health")
+    expect = unit.pool.spec.expect
+    assert expect is not None
+    stated = expect.model_copy(update={"driver": "570.195.03", "cuda": "12.8", "pcie_width": 8})
+    spec = unit.pool.spec.model_copy(update={"expect": stated})
+    other = replace(unit, pool=replace(unit.pool, spec=spec))
+    pack = PackPod("single-node", ("node-health",), 1, ("node-b",), POD, START)
+    output = MAKERS["node"](printer(loaded), other, Section(pack, START, 60, False))
+    record = read_node_health(output.text, base("node-b"), other)
+    assert (record["status"], record["versions"]) == ("ok", ("570.195.03",))
+    assert "<current_link_width>8x</current_link_width>" in output.text
+    assert "<cuda_version>12.8</cuda_version>" in output.text
+
+
+def test_two_rounds_of_a_node_never_print_the_same_node_health_log(loaded: LoadedSite) -> None:
+    unit = unit_of(loaded, "node-health")
+    first = PackPod("single-node", ("node-health",), 1, ("node-a",), POD, START)
+    later = datetime(2026, 12, 6, 9, 30, tzinfo=UTC)
+    one = MAKERS["node"](printer(loaded), unit, Section(first, START, 60, False))
+    two = MAKERS["node"](printer(loaded), unit, Section(first, later, 60, False))
+    assert one.text != two.text
+    assert "<timestamp>Sun Dec  6 09:30:00 2026</timestamp>" in two.text
+
+
+# --- nvbandwidth ---
+
+
+def nvbw_params(unit: TestUnit) -> NvbandwidthParams:
+    assert unit.test.nvbandwidth is not None
+    return unit.test.nvbandwidth
+
+
+def nvbw_bounds(loaded: LoadedSite) -> tuple[dict[str, float], dict[str, float | None]]:
+    unit = unit_of(loaded, "nvbandwidth")
+    bounds = model_bounds("H100", unit.test.nvbandwidth)
+    assert bounds is not None and bounds.floor is not None
+    ways: tuple[Direction, ...] = ("hostToDevice", "deviceToHost", "deviceToDevice")
+    floors = {w: floor_of(bounds.floor, w) for w in ways}
+    return {w: f for w, f in floors.items() if f is not None}, {
+        w: bounds.ceilings.of(w) for w in ways
+    }
+
+
+def test_a_healthy_nodes_nvbandwidth_passes_midway_between_floor_and_ceiling(
+    loaded: LoadedSite,
+) -> None:
+    output = made(loaded, "nvbandwidth")
+    assert output.rc == 0 and not output.exit_line
+    assert output.text.startswith(
+        f"@@nvcregen-nvbandwidth begin node=node-a pod={POD} start=2026-12-06T09:00:00Z\n"
+    )
+    assert output.text.endswith("nvcregen: nvbandwidth exit=0 seconds=60\n")
+    unit = unit_of(loaded, "nvbandwidth")
+    record = read_nvbandwidth(output.text, base(), unit, names_itself=True)
+    assert (record.status, record.errors, record.hosts) == ("ok", (), ("node-a",))
+    asked = nvbw_params(unit).testcases
+    run = parse_nvbandwidth(output.text, "log", asked)
+    assert run.host == "node-a" and len(run.devices) == 8 and run.driver == "580.159.04"
+    assert [t.name for t in run.testcases] == asked
+    floors, ceilings = nvbw_bounds(loaded)
+    (h2d, _, d2d, _) = run.testcases
+    assert h2d.matrix is not None and d2d.matrix is not None
+    assert {v for _, _, v in h2d.matrix.pairs()} == {55.5}  # (48 + 63) / 2 GB/s
+    assert {v for _, _, v in d2d.matrix.pairs()} == {392.5}  # (335 + 450) / 2 GB/s
+    assert floors["hostToDevice"] < 55.5 < (ceilings["hostToDevice"] or 0)
+    assert len(list(d2d.matrix.pairs())) == 56  # every ordered pair, N/A on the diagonal
+    assert h2d.sum == pytest.approx(8 * 55.5)
+
+
+def test_a_failing_nodes_gpu_0_copies_at_a_tenth_of_the_floor(loaded: LoadedSite) -> None:
+    output = made(loaded, "nvbandwidth", "node-a", "node-a")
+    assert output.rc == 0  # nvbandwidth ran: the figures fail the node
+    record = read_nvbandwidth(
+        output.text, base(), unit_of(loaded, "nvbandwidth"), names_itself=True
+    )
+    assert record.status == "failed"
+    floors, _ = nvbw_bounds(loaded)
+    assert record.errors[:2] == (
+        f"host_to_device_memcpy_ce GPU 0: {floors['hostToDevice'] * FAILING_SHARE:g} GB/s,"
+        f" under the floor {floors['hostToDevice']:g} GB/s",
+        f"device_to_host_memcpy_ce GPU 0: {floors['deviceToHost'] * FAILING_SHARE:g} GB/s,"
+        f" under the floor {floors['deviceToHost']:g} GB/s",
+    )
+    pairs = [e for e in record.errors if e.startswith("device_to_device_memcpy_read_ce")]
+    assert len(pairs) == 7 and all(e.split(": ")[0].endswith(tuple(
+        f"GPU 0 <- GPU {p}" for p in range(1, 8))) for e in pairs)  # fmt: skip
+    assert len(record.errors) == 2 + 2 * 7  # GPU 0's copies only: every other GPU passes
+    assert all(e.split(" ", 1)[1].startswith("GPU 0") for e in record.errors)
+
+
+def test_a_testcase_held_to_no_floor_is_printed_and_passes(loaded: LoadedSite) -> None:
+    unit = unit_of(loaded, "nvbandwidth")
+    asked = [*nvbw_params(unit).testcases, "host_to_device_bidirectional_memcpy_ce",
+             "device_to_device_bidirectional_memcpy_read_sm", "host_device_latency_sm"]  # fmt: skip
+    params = nvbw_params(unit).model_copy(update={"testcases": asked})
+    other = replace(unit, test=unit.test.model_copy(update={"nvbandwidth": params}))
+    pack = PackPod("single-node", ("nvbandwidth",), 1, ("node-a",), POD, START)
+    output = MAKERS["nvbandwidth"](printer(loaded), other, Section(pack, START, 60, False))
+    record = read_nvbandwidth(output.text, base(), other, names_itself=True)
+    assert (record.status, record.errors) == ("ok", ())
+    run = parse_nvbandwidth(output.text, "log", asked)
+    units_of = {t.name: t.unit for t in run.testcases}
+    assert units_of["host_device_latency_sm"] == "ns"
+    assert units_of["device_to_device_bidirectional_memcpy_read_sm"] == "GB/s"
+
+
+# --- RDMA rails ---
+
+
+def test_a_healthy_nodes_rails_pass_midway_between_floor_and_line_rate(
+    loaded: LoadedSite,
+) -> None:
+    output = made(loaded, "rdma-rails")
+    assert output.rc == 0 and not output.exit_line
+    unit = unit_of(loaded, "rdma-rails")
+    record = read_rails(output.text, base(), unit, names_itself=True)
+    assert (record["status"], record["errors"], record["hosts"]) == ("ok", (), ("node-a",))
+    assert output.text.endswith("@@nvcregen-rdma end rc=0\n")
+    first = output.text.split("@@nvcregen-rdma rail begin hca=mlx5_0 gpu=0 numa=0\n")[1]
+    (run,) = parse_perftest(first.split("@@nvcregen-rdma rail end")[0], "rail")
+    assert (run.status, run.device, run.link_type, run.gpu) == (
+        "ok", "mlx5_0", "Ethernet", "NVIDIA H100 80GB HBM3",
+    )  # fmt: skip
+    row = run.at(units.parse_size("8MiB"))
+    assert row is not None
+    assert row.average_gbps == 390.0  # (0.95 x 400 + 400) / 2
+    assert row.msg_rate_mpps == pytest.approx(390e3 / 8 / (8 << 20), abs=1e-6)
+    assert output.text.count("@@nvcregen-rdma rail begin") == 8
+
+
+def test_a_failing_nodes_first_rail_is_a_tenth_of_its_floor(loaded: LoadedSite) -> None:
+    output = made(loaded, "rdma-rails", "node-a", "node-a")
+    assert output.rc == 1  # the script holds each rail to the floor too
+    assert "nvcregen: mlx5_0 38.00 Gb/s at 8388608 B, below 380 Gb/s\n" in output.text
+    assert output.text.endswith("@@nvcregen-rdma end rc=1\n")
+    record = read_rails(output.text, base(), unit_of(loaded, "rdma-rails"), names_itself=True)
+    assert record["status"] == "failed"
+    assert record["errors"] == (
+        "NVC832: node-a mlx5_0: 38.00 Gb/s at 8MiB, below the floor 380 Gb/s (0.95 of 400 Gb/s)",
+    )
+
+
+# --- a pack and the whole site, collected ---
+
+
+def test_a_node_pack_prints_each_kind_in_its_section(loaded: LoadedSite) -> None:
+    pack = PackPod("single-node", SINGLE, 1, ("node-a",), POD, START)
+    found, problems = sections(node_pack_log(printer(loaded), pack))
+    assert problems == [] and [(s.test, s.rc) for s in found] == [(t, 0) for t in SINGLE]
+    failed, _ = sections(node_pack_log(printer(loaded, "node-a"), pack))
+    assert [(s.test, s.rc) for s in failed] == [
+        ("node-health", 0), ("dcgm-l1", 1), ("nvbandwidth", 0), ("rdma-rails", 1),
+        ("nccl-all-reduce", 0),
+    ]  # fmt: skip
+
+
+def rendered_runs(project: Path, tmp: Path, name: str) -> list[dict[str, Any]]:
+    out = tmp / "out"
+    site = project / "sites" / f"{name}.yaml"
+    result = CliRunner().invoke(main, ["render", "--out", str(out), str(site)])
+    assert result.exit_code == 0, result.output
+    found = [yaml.safe_load(p.read_text()) for p in sorted((out / name).rglob("*.yaml"))]
+    return [o for o in found if isinstance(o, dict) and o.get("kind") in {"Job", "TrainJob"}]
+
+
+def collected(project: Path, tmp: Path, packing: str, *failing: str) -> tuple[int, dict[str, Any]]:
+    """Every pod's log of the rendered site, saved as `kubectl logs` would, then collected."""
+    name = SITES[packing]
+    site = project / "sites" / f"{name}.yaml"
+    made_by = printer(load_site_file(project, str(site)), *failing)
+    runs = rendered_runs(project, tmp, name)
+    saved = tmp / "saved"
+    for obj in runs:
+        meta = obj["metadata"]
+        nodes = meta["annotations"]["nvcregen.io/nodes"].split(",")
+        where = saved / "logs" / meta["namespace"]
+        where.mkdir(parents=True, exist_ok=True)
+        if obj["kind"] == "Job":
+            for index, node in enumerate(nodes):
+                pod = f"{meta['name']}-{index}-k{index}x9"
+                text = run_pod_log(made_by, obj, pod, [node], START, launcher=False)
+                (where / f"{pod}.log").write_text(text)
+            continue
+        pod = f"{meta['name']}-launcher-0-0-q7w2e"
+        text = run_pod_log(made_by, obj, pod, nodes, START, launcher=True)
+        (where / f"{pod}.log").write_text(text)
+    (saved / "objects.yaml").write_text(yaml.safe_dump({"kind": "List", "items": runs}))
+    args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp / "r")]
+    result = CliRunner().invoke(main, args)
+    assert "Traceback" not in result.output
+    (archive,) = (tmp / "r" / name).iterdir()
+    verdicts: dict[str, Any] = json.loads((archive / "verdicts.json").read_text())
+    return result.exit_code, verdicts
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("packing", list(SITES))
+def test_the_sites_logs_collect_to_pass(project: Path, tmp_path: Path, packing: str) -> None:
+    code, verdicts = collected(project, tmp_path, packing)
+    assert (code, verdicts["word"]) == (0, "pass"), verdicts.get("findings")
+    assert {n["node"]: n["status"] for n in verdicts["nodes"]} == {
+        "node-a": "cleared",
+        "node-b": "cleared",
+    }
+    assert verdicts.get("findings", []) == []
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("packing", list(SITES))
+def test_a_failing_node_is_failed_by_every_kind(
+    project: Path, tmp_path: Path, packing: str
+) -> None:
+    code, verdicts = collected(project, tmp_path, packing, "node-a")
+    assert (code, verdicts["word"]) == (1, "fail")
+    assert {n["node"]: n["status"] for n in verdicts["nodes"]} == {
+        "node-a": "failed",
+        "node-b": "suspect",  # its pair's NCCL runs failed with node-a
+    }
+    reasons = {n["node"]: n["reasons"] for n in verdicts["nodes"]}
+    prefix = "failed alone in single-node / "
+    failed_by = {
+        r.removeprefix(prefix).split(":")[0].split(" ")[0]
+        for r in reasons["node-a"]
+        if r.startswith(prefix)
+    }
+    assert failed_by == set(SINGLE), reasons["node-a"]
+    assert not any(r.startswith(prefix) for r in reasons["node-b"])
+
+
+def test_a_run_of_one_test_prints_its_output_alone(loaded: LoadedSite) -> None:
+    labels = {"nvcregen.io/stage": "single-node", "nvcregen.io/round": "2"}
+    job = {"kind": "Job", "metadata": {"name": "j", "labels": {**labels, TEST: "node-health"}}}
+    text = run_pod_log(printer(loaded), job, "j-x7k2p", ["node-a"], START, launcher=False)
+    unit = unit_of(loaded, "node-health")
+    pack = PackPod("single-node", ("node-health",), 2, ("node-a",), "j-x7k2p", START)
+    seconds = round(unit.expected_ms / 1000)
+    assert text == MAKERS["node"](printer(loaded), unit, Section(pack, START, seconds, False)).text
+    assert "@@nvcregen-pack" not in text  # its own script's output: no pack sections
+    trainjob = {"kind": "TrainJob", "metadata": {"name": "t", "labels": {**labels, TEST: NCCL}}}
+    launched = run_pod_log(printer(loaded), trainjob, "t-l", ["node-a"], START, launcher=True)
+    assert "@@nvcregen-pack" not in launched
+    ends = r"\n# Avg bus bandwidth .*\n#\nnvcregen: nccl-all-reduce exit=0 seconds=\d+\n$"
+    assert re.search(ends, launched)
+    assert run_pod_log(printer(loaded), trainjob, "t-w", ["node-a"], START, launcher=False) == ""
+    other = {"kind": "Job", "metadata": {"name": "o", "labels": {**labels, TEST: "pack-9"}}}
+    assert run_pod_log(printer(loaded), other, "o-p", ["node-a"], START, launcher=False) == ""
