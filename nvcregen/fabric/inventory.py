@@ -188,6 +188,18 @@ def _version(labels: Mapping[str, str], keys: tuple[tuple[str, ...], ...]) -> st
     return None
 
 
+def version_labels(node: InventoryNode) -> dict[str, str]:
+    """The GFD labels (the newer names) that state a node's driver and CUDA versions.
+
+    What `node_record` reads back as the same versions: the parts split at dots.
+    """
+    labels: dict[str, str] = {}
+    for version, names in ((node.driver, DRIVER_LABELS[0]), (node.cuda, CUDA_LABELS[0])):
+        parts = version.split(".", len(names) - 1) if version else []
+        labels |= {name: part for name, part in zip(names, parts, strict=False) if part}
+    return labels
+
+
 def to_data(inventory: Inventory) -> dict[str, Any]:
     """The inventory as plain data, in the order it is written: sorted, empty fields left out."""
     return {

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcregen.fabric.inventory import version_labels
 from nvcregen.plan.model import Pool
 from nvcregen.replay.facts import pool_nodes
 
@@ -57,7 +58,7 @@ def site_nodes(pools: Iterable[Pool]) -> list[FakeNode]:
             labels = dict(node.labels)
             taints = tuple(tolerated)
             if known is not None:
-                labels |= dict(known.fabric)
+                labels |= dict(known.fabric) | version_labels(known)
                 taints = tuple((t.key, t.value, t.effect) for t in known.taints)
             found.append(FakeNode(node.name, labels, taints, dict(node.capacity)))
     return found

@@ -111,6 +111,9 @@ class Rehearsal:
     engine_ran: bool = False
 
 
+NAMED_PER_STATUS = 8  # more nodes of one status are counted, not named, in the text
+
+
 def engine_note(engine: str, ran: bool = False) -> str:
     """What played the GitOps engine.
 
@@ -409,12 +412,30 @@ def to_text(rehearsal: Rehearsal, reports: Sequence[StepReport] | None = None) -
     return "\n".join(one_line(line) for line in lines) + "\n"
 
 
+def node_summary(nodes: Sequence[tuple[str, str]]) -> str:
+    """Each node with its status, but a status many nodes share as its count.
+
+    `node-a failed, node-b suspect, 1022 cleared`: at fleet size the nodes to act on are
+    named and the rest counted (JSON `node_statuses` has every one).
+    """
+    by_status: dict[str, list[str]] = {}
+    for node, status in nodes:
+        by_status.setdefault(status, []).append(node)
+    parts = []
+    for status, named in by_status.items():
+        if len(named) > NAMED_PER_STATUS:
+            parts.append(f"{len(named)} {status}")
+        else:
+            parts += [f"{node} {status}" for node in named]
+    return ", ".join(parts) or "none"
+
+
 def _verdict_text(collected: Collected | None) -> list[str]:
     if collected is None:
         return []
     if collected.error:
         return ["", f"verdicts: not collected: {collected.error}"]
-    nodes = ", ".join(f"{node} {status}" for node, status in collected.nodes) or "none"
+    nodes = node_summary(collected.nodes)
     lines = [
         "",
         f"verdicts: {collected.word} (collect read {collected.served} pods' logs; nodes: {nodes})",

@@ -8,6 +8,7 @@ import pytest
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options, build_site
+from nvcregen.fabric.inventory import node_record
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.nodes import (
     FakeNode,
@@ -94,6 +95,22 @@ def test_the_inventory_gives_fabric_labels_and_its_own_taints() -> None:
     }
     assert first.taints == (("nvidia.com/gpu", "", "NoSchedule"),)
     assert first.devices == {"nvidia.com/gpu": 8, "rdma/ib": 8}
+
+
+def test_the_inventory_gives_the_driver_and_cuda_labels_it_was_read_from() -> None:
+    """GPU feature discovery's labels, as the inventory recorded them: collect's drift
+    check (NVC772) reads them back as the same versions, so a rehearsal reports none."""
+    nodes = site_nodes(pools(FLEET.read_text("utf-8"), "examples/fabric/fleet.yaml"))
+    first = nodes[0]
+    assert {k: v for k, v in first.labels.items() if k.startswith("nvidia.com/cuda.")} == {
+        "nvidia.com/cuda.driver-version.major": "570",
+        "nvidia.com/cuda.driver-version.minor": "124",
+        "nvidia.com/cuda.driver-version.revision": "06",
+        "nvidia.com/cuda.runtime-version.major": "12",
+        "nvidia.com/cuda.runtime-version.minor": "8",
+    }
+    read = node_record({"metadata": {"name": first.name, "labels": dict(first.labels)}})
+    assert (read.driver, read.cuda) == ("570.124.06", "12.8")
 
 
 TAINT = ("nvidia.com/gpu", "", "NoSchedule")

@@ -12,6 +12,7 @@ from nvcregen.rehearse.report import (
     Rehearsal,
     StepOutcome,
     exit_code,
+    node_summary,
     step_reports,
     to_json,
     to_text,
@@ -227,3 +228,17 @@ def test_json_and_text_say_the_verdict_and_each_nodes_status(argocd_tree: Tree) 
     assert to_text(broken).endswith(
         "\nverdicts: not collected: kwok did not serve pod p's log in 60s\n"
     )
+
+
+def test_many_nodes_of_one_status_are_counted_not_named() -> None:
+    """At fleet size the text names the nodes to act on and counts the rest; eight of a
+    status are still named, nine are counted."""
+    eight = [(f"gpu-{i:04d}", "cleared") for i in range(8)]
+    assert node_summary([("node-a", "failed"), *eight]) == "node-a failed, " + ", ".join(
+        f"{n} cleared" for n, _ in eight
+    )
+    nine = [*eight, ("gpu-0008", "cleared")]
+    assert node_summary([("node-a", "failed"), ("node-b", "suspect"), *nine]) == (
+        "node-a failed, node-b suspect, 9 cleared"
+    )
+    assert node_summary([]) == "none"
