@@ -56,9 +56,11 @@ def link_log(
     node: str = "gpu-00",
     traffic: dict[str, int] | None = None,
     ended: bool = True,
+    pod: str = "linkctr-x7k2p",
+    start: str = "2026-12-06T09:19:12Z",
 ) -> str:
     """A whole log: begin line, before, traffic per HCA (rc 0 unless given), after, end."""
-    text = f"{MARK} begin node={node} pod=linkctr-x7k2p start=2026-12-06T09:19:12Z\n"
+    text = f"{MARK} begin node={node} pod={pod} start={start}\n"
     text += snapshot("before", 1_765_000_000, before)
     hcas = dict.fromkeys(h for h, _ in before)
     for hca in hcas:
@@ -71,3 +73,26 @@ def link_log(
 def grown(values: dict[str, str], **by: int) -> dict[str, str]:
     """The same counters, some grown by the amounts given."""
     return {n: str(int(v) + by[n]) if n in by else v for n, v in values.items()}
+
+
+HCAS = tuple(f"mlx5_{i}" for i in range(8))
+
+
+def healthy_counters() -> dict[str, str]:
+    """gpud's port with its four saturated counters as a fresh port shows them (0).
+
+    gpud's excessive_buffer_overrun_errors is 15: the 4-bit counter's largest value.
+    """
+    stopped = ("link_downed", "port_xmit_discards", "port_xmit_wait")
+    return gpud_counters() | dict.fromkeys((*stopped, "excessive_buffer_overrun_errors"), "0")
+
+
+def every_port(values: dict[str, str], hcas: tuple[str, ...] = HCAS) -> dict[tuple[str, int], str]:
+    """Port 1 of each HCA with the same counters."""
+    return {(h, 1): ctr_lines(h, 1, "counters", values) for h in hcas}
+
+
+def passing_body(node: str, pod: str, start: str) -> str:
+    """A passing link counters run of the eight HCAs: nothing grew."""
+    ports = every_port(healthy_counters())
+    return link_log(ports, ports, node=node, pod=pod, start=start)

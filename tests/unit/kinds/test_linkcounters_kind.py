@@ -13,6 +13,7 @@ from linkctrlogs import ethtool_values, gpud_counters, grep_values
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
+from nvcregen.chain.pipeline import Options, compile_source
 from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.ingest.linkcounters import parse_link_counters
 from nvcregen.kinds.linkcounters.kind import PORT_BASE
@@ -225,3 +226,34 @@ def test_the_script_on_a_fake_node_is_read_and_judged(
     unit = replace(unit, pool=replace(unit.pool, spec=pool))
     record = read_link_counter_log(done.stdout, base, unit, names_itself=True)
     assert record["status"] == status, record["errors"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("gitops", ["argocd", "flux"])
+@pytest.mark.parametrize("packing", [False, True])
+def test_a_site_naming_it_renders_checks_and_replays_in_both_gitops_engines(
+    gitops: str, packing: bool
+) -> None:
+    """The whole render chain: every layer, the render gate's checks and the replay."""
+    text = site_text(packing).replace("    engine: argocd\n", f"    engine: {gitops}\n")
+    assert f"    engine: {gitops}\n" in text
+    # its runs join the budget: the example's 16h deadline no longer holds the worst case
+    # (NVC313, test_plan_budgets_its_fixed_time), so this site allows 20h
+    text = text.replace("deadline: 16h,", "deadline: 20h,")
+    root = EXAMPLE.parents[3]
+    result = compile_source(text.encode(), "sites/lab.yaml", catalog(), Options(root=root))
+    errors = [f"{d.code}: {d.message}" for d in result.diagnostics if d.is_error]
+    assert result.tree is not None and not errors, errors
+    runs = [t for t in result.tree.values() if "mark=@@nvcregen-linkctr" in t]
+    assert runs, "the link counters script is in the tree"
+
+
+@pytest.mark.slow
+def test_its_runs_count_in_the_plans_budget() -> None:
+    root = EXAMPLE.parents[3]
+    plain = without_packing(EXAMPLE.read_text())
+    before = compile_source(plain.encode(), "sites/lab.yaml", catalog(), Options(root=root))
+    assert not [d for d in before.diagnostics if d.code == "NVC313"]
+    after = compile_source(site_text().encode(), "sites/lab.yaml", catalog(), Options(root=root))
+    (over,) = [d for d in after.diagnostics if d.code == "NVC313"]
+    assert "past the deadline of 16h" in over.message

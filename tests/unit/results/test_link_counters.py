@@ -8,7 +8,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from linkctrlogs import ctr_lines, gpud_counters, grep_values, grown, link_log
+from linkctrlogs import (
+    HCAS,
+    ctr_lines,
+    gpud_counters,
+    grep_values,
+    grown,
+    healthy_counters,
+    link_log,
+)
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
@@ -23,7 +31,6 @@ from nvcregen.results.nodes import judge_nodes
 
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 TEXT = without_packing(EXAMPLE.read_text()).replace(STAGE, STAGE + "link-counters, ", 1)
-HCAS = ("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7")
 BASE = {"path": "logs/nvcre/x.log", "nodes": ("gpu-00",)}
 
 
@@ -36,29 +43,13 @@ def unit_of(leaf: str | None = None) -> TestUnit:
     return replace(unit, pool=pool)
 
 
-def healthy() -> dict[str, str]:
-    """gpud's port with its four saturated counters as a fresh port shows them (0).
-
-    gpud's excessive_buffer_overrun_errors is 15: the 4-bit counter's largest value.
-    """
-    values = gpud_counters()
-    assert values["excessive_buffer_overrun_errors"] == "15"
-    stopped = (
-        "link_downed",
-        "port_xmit_discards",
-        "port_xmit_wait",
-        "excessive_buffer_overrun_errors",
-    )
-    return values | dict.fromkeys(stopped, "0")
-
-
 def every(values: dict[str, str], extra: str = "") -> dict[tuple[str, int], str]:
     return {(h, 1): ctr_lines(h, 1, "counters", values) + extra for h in HCAS}
 
 
 def test_every_port_within_its_limits_passes_and_reported_counters_are_shown() -> None:
     hw = grep_values("byteps-179-hw_counters.txt")
-    before = every(healthy(), ctr_lines("x", 1, "hw_counters", hw).replace(" x ", " HCA "))
+    before = every(healthy_counters(), ctr_lines("x", 1, "hw_counters", hw).replace(" x ", " HCA "))
     before = {k: v.replace(" HCA ", f" {k[0]} ") for k, v in before.items()}
     after = {k: v.replace("np_cnp_sent 1333", "np_cnp_sent 1345") for k, v in before.items()}
     record = read_link_counter_log(link_log(before, after), BASE, unit_of())
@@ -75,9 +66,13 @@ def test_every_port_within_its_limits_passes_and_reported_counters_are_shown() -
 
 
 def test_link_downed_any_growth_fails_the_port_named_with_its_leaf() -> None:
-    after = every(healthy())
-    after[("mlx5_3", 1)] = ctr_lines("mlx5_3", 1, "counters", grown(healthy(), link_downed=1))
-    record = read_link_counter_log(link_log(every(healthy()), after), BASE, unit_of("leaf-07"))
+    after = every(healthy_counters())
+    after[("mlx5_3", 1)] = ctr_lines(
+        "mlx5_3", 1, "counters", grown(healthy_counters(), link_downed=1)
+    )
+    record = read_link_counter_log(
+        link_log(every(healthy_counters()), after), BASE, unit_of("leaf-07")
+    )
     assert record["status"] == "failed"
     assert record["errors"] == (
         "NVC762: gpu-00 mlx5_3 port 1 (leaf leaf-07): counters/link_downed grew by 1, more than 0",
@@ -85,16 +80,18 @@ def test_link_downed_any_growth_fails_the_port_named_with_its_leaf() -> None:
 
 
 def test_symbol_errors_at_120_an_hour_pass_and_above_fail() -> None:
-    at = every(grown(healthy(), symbol_error=120))
-    record = read_link_counter_log(link_log(every(healthy()), at), BASE, unit_of())
+    at = every(grown(healthy_counters(), symbol_error=120))
+    record = read_link_counter_log(link_log(every(healthy_counters()), at), BASE, unit_of())
     assert record["status"] == "ok"
-    over = every(grown(healthy(), symbol_error=121))
-    record = read_link_counter_log(link_log(every(healthy()), over), BASE, unit_of())
+    over = every(grown(healthy_counters(), symbol_error=121))
+    record = read_link_counter_log(link_log(every(healthy_counters()), over), BASE, unit_of())
     assert record["errors"][0] == (
         "NVC762: gpu-00 mlx5_0 port 1: counters/symbol_error grew by 121 (121.0 an hour),"
         " more than 120 an hour"
     )
-    half = read_link_counter_log(link_log(every(healthy()), at, seconds=1800), BASE, unit_of())
+    half = read_link_counter_log(
+        link_log(every(healthy_counters()), at, seconds=1800), BASE, unit_of()
+    )
     assert "(240.0 an hour)" in half["errors"][0]  # the rate is over the measured interval
 
 
@@ -105,8 +102,8 @@ def test_a_saturated_or_reset_counter_is_no_pass() -> None:
     assert record["errors"][0].startswith(
         "NVC760: gpu-00 mlx5_0 port 1: counters/link_downed stands at 255"
     )
-    reset = every(grown(healthy(), port_rcv_switch_relay_errors=-2))
-    record = read_link_counter_log(link_log(every(healthy()), reset), BASE, unit_of())
+    reset = every(grown(healthy_counters(), port_rcv_switch_relay_errors=-2))
+    record = read_link_counter_log(link_log(every(healthy_counters()), reset), BASE, unit_of())
     assert record["errors"][0] == (
         "NVC760: gpu-00 mlx5_0 port 1: counters/port_rcv_switch_relay_errors went backwards:"
         " the port's counters were reset during the interval, so none of their growth is known"
@@ -114,23 +111,23 @@ def test_a_saturated_or_reset_counter_is_no_pass() -> None:
 
 
 def test_no_after_snapshot_leaves_the_run_incomplete_never_passed() -> None:
-    record = read_link_counter_log(link_log(every(healthy()), None), BASE, unit_of())
+    record = read_link_counter_log(link_log(every(healthy_counters()), None), BASE, unit_of())
     assert record["status"] == "truncated"
     assert record["errors"][0] == (
         "NVC761: gpu-00 mlx5_0 port 1: no after-snapshot: its counters measured nothing"
     )
-    missing = {k: v for k, v in every(healthy()).items() if k[0] != "mlx5_5"}
+    missing = {k: v for k, v in every(healthy_counters()).items() if k[0] != "mlx5_5"}
     record = read_link_counter_log(link_log(missing, missing), BASE, unit_of())
     assert record["errors"] == ("gpu-00 mlx5_5: no port of it in the snapshots: not measured",)
 
 
 def test_a_required_counter_not_read_and_failed_traffic_fail() -> None:
-    fewer = {k: v for k, v in healthy().items() if k != "symbol_error"}
+    fewer = {k: v for k, v in healthy_counters().items() if k != "symbol_error"}
     record = read_link_counter_log(link_log(every(fewer), every(fewer)), BASE, unit_of())
     assert record["errors"][0] == (
         "NVC761: gpu-00 mlx5_0 port 1: counters/symbol_error not read: its limit cannot be applied"
     )
-    text = link_log(every(healthy()), every(healthy()), traffic={"mlx5_2": 1})
+    text = link_log(every(healthy_counters()), every(healthy_counters()), traffic={"mlx5_2": 1})
     record = read_link_counter_log(text, BASE, unit_of())
     assert record["errors"] == (
         "gpu-00 mlx5_2: its traffic failed (rc=1 server_rc=0): no load crossed it",
@@ -138,7 +135,7 @@ def test_a_required_counter_not_read_and_failed_traffic_fail() -> None:
 
 
 def test_another_nodes_log_is_not_its_runs_evidence() -> None:
-    passing = link_log(every(healthy()), every(healthy()), node="gpu-99")
+    passing = link_log(every(healthy_counters()), every(healthy_counters()), node="gpu-99")
     record = read_link_counter_log(passing, BASE, unit_of())
     assert record["status"] == "foreign" and "from node gpu-99" in record["errors"][0]
     headless = passing.split("\n", 1)[1]
@@ -152,9 +149,11 @@ def test_collect_names_the_failing_port_in_the_failed_node_entry_and_verdict() -
     unit = next(u for u in plan(site, catalog()) if u.test.name == "link-counters")
     jobs = of_kind(compiled(TEXT), "Job", "link-counters")
     node = (unit.pool.spec.nodes or [""])[0]
-    after = every(healthy())
-    after[("mlx5_3", 1)] = ctr_lines("mlx5_3", 1, "counters", grown(healthy(), link_downed=2))
-    text = link_log(every(healthy()), after, node=node)
+    after = every(healthy_counters())
+    after[("mlx5_3", 1)] = ctr_lines(
+        "mlx5_3", 1, "counters", grown(healthy_counters(), link_downed=2)
+    )
+    text = link_log(every(healthy_counters()), after, node=node)
     logs = [
         RunLog("nvcre", j["metadata"]["name"], text.encode())
         for j in jobs
