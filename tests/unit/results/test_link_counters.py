@@ -28,6 +28,7 @@ from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
 from nvcregen.results.nodes import judge_nodes
+from nvcregen.retest.pairs import plan_retest
 
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 TEXT = without_packing(EXAMPLE.read_text()).replace(STAGE, STAGE + "link-counters, ", 1)
@@ -166,6 +167,10 @@ def test_collect_names_the_failing_port_in_the_failed_node_entry_and_verdict() -
     (failed,) = [f for f in run.failed_nodes if f.name == node]
     assert failed.reason == "LinkCountersFailed"
     assert f"NVC762: {node} mlx5_3 port 1" in failed.message
-    (verdict,) = [v for v in judge_nodes(site, runs, {}, 1) if v.node == node]
+    verdicts = judge_nodes(site, runs, {}, 1)
+    (verdict,) = [v for v in verdicts if v.node == node]
     assert verdict.status == "failed" and "LinkCountersFailed" in verdict.reasons[0]
     assert f"{node} mlx5_3 port 1" in verdict.reasons[0]
+    retest = plan_retest(verdicts, dict.fromkeys(unit.pool.spec.nodes or (), "h20"))
+    assert [v.node for v in retest.failed] == [node]  # its own port: named, not re-paired
+    assert not any(node in (p.suspect, p.cleared) for b in retest.batches for p in b.pairs)
