@@ -25,9 +25,9 @@ counting. Neither gives a delta: each is a problem (NVC760), never a negative or
 growth. A port, or a counter, the before-snapshot has and the after-snapshot lacks, or
 an after-snapshot that never ended, is no evidence (NVC761), never a pass.
 
-Every line is read up to `limits.MAX_LINE`; a snapshot over `MAX_PORTS` ports or a port
-over `MAX_COUNTERS` counters is refused (NVC763), as is a text with no snapshot at all
-(not this output: `IngestFormatError`).
+Every line is read up to `limits.MAX_LINE`; a snapshot over `MAX_PORTS` ports, traffic
+lines of more HCAs, or a port over `MAX_COUNTERS` counters is refused (NVC763), as is a
+text with no snapshot at all (not this output: `IngestFormatError`).
 """
 
 from __future__ import annotations
@@ -218,6 +218,10 @@ def parse_link_counters(text: str, name: str) -> list[LinkCounterRun]:
                 )
             found.counters[(ctr.group(3), ctr.group(4))] = _value(ctr.group(5))
         elif (moved := _TRAFFIC.match(line)) is not None:
+            if moved.group(1) not in traffic and len(traffic) >= MAX_PORTS:
+                raise InputLimitError(
+                    OVER_BOUNDS, f"{name}:{number}: traffic of over {MAX_PORTS} HCAs", number
+                )
             traffic[moved.group(1)] = (int(moved.group(2)), int(moved.group(3)))
         elif (done := _END.match(line)) is not None:
             rc = int(done.group(1))

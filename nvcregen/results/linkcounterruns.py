@@ -10,6 +10,8 @@ it grew already breaks the limit; a port the after-snapshot lacks (NVC761) is no
 show is no evidence either; one on `hw_counters/` or ethtool (driver-dependent) is named
 as not applied. Counters the catalog reports without a limit (RoCE PFC pause, ECN and
 CNP) are shown with their growth and rate per hour, one line a port, and judge nothing.
+Snapshots further apart than the run's timeout are no one run's (NVC764): a log whose
+after-epoch was moved years on would otherwise dilute every rate to a pass.
 
 Every message names node, HCA and port, and the node's leaf where the site's inventory
 places it, so the run's failed-node entry does (`logruns._failed_nodes`, reason
@@ -37,6 +39,7 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 
 OVER_LIMIT = codes.NVC762.code
+TOO_LONG = codes.NVC764.code
 KIND = "linkcounters"
 
 
@@ -70,6 +73,12 @@ def read_link_counter_log(
     placement = unit.pool.placement
     leaf = placement.leaf.get(node) if placement is not None else None
     errors, incomplete, figures = judge_run(run, block, tuple(nics.hcas), node, leaf)
+    longest = unit.timeout_ms // 1000  # the script runs inside its run's timeout
+    if run.seconds is not None and run.seconds > longest:
+        errors.insert(0, (
+            f"{TOO_LONG}: {node}: the snapshots are {run.seconds} s apart, longer than the"
+            f" run's timeout ({longest} s): not one run's interval, so no rate is evidence"
+        ))  # fmt: skip
     status = "failed" if errors else ("truncated" if incomplete else "ok")
     return {
         **base,

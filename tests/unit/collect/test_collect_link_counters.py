@@ -50,7 +50,12 @@ def downed(logs: list[PackLog]) -> None:
         "mlx5_3", 1, "counters", grown(healthy_counters(), link_downed=2)
     )
     body = link_log(
-        every_port(healthy_counters()), after, node="node-b", pod=was.pod, start=was.start
+        every_port(healthy_counters()),
+        after,
+        seconds=75,
+        node="node-b",
+        pod=was.pod,
+        start=was.start,
     )
     log.sections[i] = replace(was, body=body)
 

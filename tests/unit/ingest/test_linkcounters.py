@@ -156,3 +156,18 @@ def test_an_after_snapshot_no_later_than_the_before_one_has_no_rate() -> None:
     assert one.deltas()[0].problems == ()
     symbol = one.deltas()[0].counter("counters", "symbol_error")
     assert symbol is not None and symbol.per_hour == 0.0
+
+
+def test_traffic_lines_are_bounded_and_a_second_snapshot_is_not_read() -> None:
+    values = gpud_counters()
+    text = link_log(counters(values), counters(values))
+    lines = "".join(f"@@linkctr traffic x{i} rc=0 server_rc=0\n" for i in range(MAX_PORTS - 1))
+    (run,) = parse_link_counters(text + lines, "x")  # mlx5_1 and 255 more: at the bound
+    assert len(run.traffic) == MAX_PORTS
+    with pytest.raises(InputLimitError, match=f"traffic of over {MAX_PORTS} HCAs") as over:
+        parse_link_counters(text + lines + "@@linkctr traffic y rc=0 server_rc=0\n", "x")
+    assert over.value.code == "NVC763"
+    again = text + "@@linkctr snapshot after epoch=1765009999\n"
+    (twice,) = parse_link_counters(again, "log")
+    assert twice.problems == ("log:52: a second after snapshot, not read",)
+    assert twice.after is not None and twice.after.epoch == 1_765_003_600  # the first one

@@ -35,9 +35,12 @@ TEXT = without_packing(EXAMPLE.read_text()).replace(STAGE, STAGE + "link-counter
 BASE = {"path": "logs/nvcre/x.log", "nodes": ("gpu-00",)}
 
 
-def unit_of(leaf: str | None = None) -> TestUnit:
+def unit_of(leaf: str | None = None, timeout_ms: int = 7_200_000) -> TestUnit:
+    """The example's unit, its timeout 2h by default: the logs here span an hour, so
+    rates read as the counts themselves (the catalog's run lasts minutes)."""
     site, _ = parse(TEXT)
     unit = next(u for u in plan(site, catalog()) if u.test.name == "link-counters")
+    unit = replace(unit, timeout_ms=timeout_ms)
     if leaf is None:
         return unit
     pool = replace(unit.pool, placement=Placement(("gpu-00",), {"gpu-00": leaf}, {}))
@@ -174,3 +177,20 @@ def test_collect_names_the_failing_port_in_the_failed_node_entry_and_verdict() -
     retest = plan_retest(verdicts, dict.fromkeys(unit.pool.spec.nodes or (), "h20"))
     assert [v.node for v in retest.failed] == [node]  # its own port: named, not re-paired
     assert not any(node in (p.suspect, p.cleared) for b in retest.batches for p in b.pairs)
+
+
+def test_snapshots_further_apart_than_the_run_could_last_are_no_evidence() -> None:
+    """A log whose after-epoch moved on would dilute every rate to a pass."""
+    grew = every(grown(healthy_counters(), symbol_error=100))
+    fits = read_link_counter_log(
+        link_log(every(healthy_counters()), grew, seconds=3600), BASE, unit_of(timeout_ms=3_600_000)
+    )
+    assert fits["status"] == "ok"  # 100 in exactly the run's timeout: 100 an hour
+    moved = read_link_counter_log(
+        link_log(every(healthy_counters()), grew, seconds=3601), BASE, unit_of(timeout_ms=3_600_000)
+    )
+    assert moved["status"] == "failed"
+    assert moved["errors"][0] == (
+        "NVC764: gpu-00: the snapshots are 3601 s apart, longer than the run's timeout"
+        " (3600 s): not one run's interval, so no rate is evidence"
+    )
