@@ -9,11 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from linkctrlogs import ethtool_values, gpud_counters, grep_values
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.chain.pipeline import Options, compile_source
+from nvcregen.cli import main
 from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.ingest.linkcounters import parse_link_counters
 from nvcregen.kinds.linkcounters.kind import PORT_BASE
@@ -257,3 +259,12 @@ def test_its_runs_count_in_the_plans_budget() -> None:
     after = compile_source(site_text().encode(), "sites/lab.yaml", catalog(), Options(root=root))
     (over,) = [d for d in after.diagnostics if d.code == "NVC313"]
     assert "past the deadline of 16h" in over.message
+
+
+def test_catalog_list_says_it_runs_in_trainer_mode_only() -> None:
+    result = CliRunner().invoke(main, ["catalog", "list"])
+    assert result.exit_code == 0, result.output
+    (row,) = [line for line in result.stdout.splitlines() if line.startswith("link-counters ")]
+    assert "trainer only" in row
+    (rails,) = [line for line in result.stdout.splitlines() if line.startswith("rdma-rails ")]
+    assert "WorkloadRun" in rails  # a kind NVCRE mode judges keeps its WorkloadRun form
