@@ -26,6 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from linkctrlogs import passing_body
 from oncallfactory import DCGM_JSON, Busbw, healthy, nccl_text
 from trainerfactory import compiled
 
@@ -135,11 +136,12 @@ def packed_logs(text: str, folder: Path, busbw: Busbw = healthy) -> list[PackLog
                 sections = []
                 for test in tests:
                     start = _start(f"{pod}-{test}")
-                    body = (
-                        dcgm_body(node, pod, start)
-                        if test.startswith("dcgm-")
-                        else _nccl(stage, test, (node,), (pod,), busbw, seen)
-                    )
+                    if test.startswith("dcgm-"):
+                        body = dcgm_body(node, pod, start)
+                    elif test == "link-counters":
+                        body = passing_body(node, pod, start)
+                    else:
+                        body = _nccl(stage, test, (node,), (pod,), busbw, seen)
                     sections.append(Section(stage, test, round_, node, pod, start, body))
                 found.append(PackLog(where / f"{pod}.log", meta["name"], sections, node))
             continue

@@ -147,6 +147,8 @@ def _row(entry: Entry) -> list[str]:
         return [entry.name, e.model, gpus, memory, e.form_factor, e.nvlink or "-", typical, nvcre]
     if isinstance(e, TestEntry):
         becomes = f"{e.nvcre.domain}/{e.nvcre.variant}" if e.nvcre else "WorkloadRun"
+        if not kind_of(e).nvcre_judged:  # NVCRE mode reads no log of it (NVC333)
+            becomes = "trainer only"
         scopes = ",".join(e.scopes)
         return [entry.name, e.kind, scopes, e.transport, _duration(e), becomes, e.title]
     assert isinstance(e, Baseline)

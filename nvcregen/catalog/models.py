@@ -7,6 +7,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import Field, model_validator
 
 from nvcregen.kinds.dcgm.params import DcgmParams
+from nvcregen.kinds.linkcounters.params import LinkCountersParams
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
@@ -84,6 +85,7 @@ class TestEntry(StrictModel):
     node: NodeHealthParams | None = None
     nvbandwidth: NvbandwidthParams | None = None
     rdma: RdmaParams | None = None
+    linkcounters: LinkCountersParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

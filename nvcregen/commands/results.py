@@ -186,7 +186,10 @@ def verify(results_dir: Path, key_file: Path) -> None:
 
 
 @click.command()
-@click.argument("kind", type=click.Choice(["nccl", "dcgm", "node", "nvbandwidth", "perftest"]))
+@click.argument(
+    "kind",
+    type=click.Choice(["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters"]),
+)
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -220,7 +223,7 @@ def ingest(
     order: Path | None,
     fmt: str,
 ) -> None:
-    """Read nccl-tests, `dcgmi diag`, nvidia-smi, nvbandwidth or perftest outputs: 0, 1, 2."""
+    """Read nccl-tests, `dcgmi diag`, nvidia-smi, nvbandwidth, perftest or link counter logs."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
@@ -241,6 +244,9 @@ def ingest(
         raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
     if kind == "perftest":
         _ingest_perftest(files, fmt)
+        return
+    if kind == "link-counters":
+        _ingest_link_counters(files, fmt)
         return
     try:
         size = None if at is None else parse_size(at)
@@ -294,6 +300,19 @@ def _ingest_perftest(files: tuple[Path, ...], fmt: str) -> None:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         click.echo(printable(render_perftest(result)), nl=False)  # names from the output
+    _exit_for(result.diagnostics, result.failed, files)
+
+
+def _ingest_link_counters(files: tuple[Path, ...], fmt: str) -> None:
+    import json
+
+    from nvcregen.ingest.linkcounter_files import ingest_link_counters, render_link_counters
+
+    result = ingest_link_counters(files)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(printable(render_link_counters(result)), nl=False)  # names from the log
     _exit_for(result.diagnostics, result.failed, files)
 
 

@@ -53,6 +53,7 @@ NOTE_0017_FLEET_SCALE: Final = "docs/design/0017-fleet-scale.md"
 NOTE_0018_FLEET_UNITS: Final = "docs/design/0018-fleet-units.md"
 NOTE_0021_PERIODIC: Final = "docs/design/0021-periodic.md"
 NOTE_0022_RDMA_RAILS: Final = "docs/design/0022-rdma-rails.md"
+NOTE_0023_LINK_COUNTERS: Final = "docs/design/0023-link-counters.md"
 README: Final = "README.md"
 THREAT_MODEL: Final = "docs/threat-model.md"
 
@@ -178,6 +179,7 @@ NVC329 = _code(
 NVC330 = _code(330, "ServiceMonitor labels the Prometheus selector misses", ERROR)
 NVC331 = _code(331, "metrics TLS verification off", WARNING)
 NVC332 = _code(332, "a scrape timeout longer than the interval", ERROR)
+NVC333 = _code(333, "a link counters test in NVCRE mode", ERROR, doc=NOTE_0023_LINK_COUNTERS)
 NVC340 = _code(340, "no GitOps repoURL: nothing generated", WARNING)
 NVC341 = _code(341, "a repoURL the GitOps engine refuses", ERROR)
 NVC342 = _code(342, "a target revision Flux cannot follow", ERROR)
@@ -365,6 +367,15 @@ NVC756 = _code(756, "one run in two folders", doc=ARCHITECTURE)
 NVC757 = _code(757, "a signed run in another run's or site's folder", doc=NOTE_0010_SIGNED_ARCHIVES)
 NVC758 = _code(758, "a file nvcregen may not write", doc=NOTE_0009_ATOMIC_OUT)
 NVC759 = _code(759, "an archive file over its size limit", doc=NOTE_0013_HOSTILE_RESULTS)
+NVC760 = _code(
+    760, "a link counter reset, wrapped or saturated", ERROR, doc=NOTE_0023_LINK_COUNTERS
+)
+NVC761 = _code(761, "a port with no after-snapshot", ERROR, doc=NOTE_0023_LINK_COUNTERS)
+NVC762 = _code(762, "a link counter over its limit", ERROR, doc=NOTE_0023_LINK_COUNTERS)
+NVC763 = _code(763, "a link counter snapshot over its bounds", ERROR, doc=NOTE_0023_LINK_COUNTERS)
+NVC764 = _code(
+    764, "link counter snapshots further apart than their run", ERROR, doc=NOTE_0023_LINK_COUNTERS
+)
 NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)

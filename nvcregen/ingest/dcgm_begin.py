@@ -23,13 +23,14 @@ from nvcregen.ingest.lines import strip_prefix
 MARK = "@@nvcregen-dcgm"
 NVBW_MARK = "@@nvcregen-nvbandwidth"  # the nvbandwidth script's line, of the same form
 RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` lines are not it
+LINKCTR_MARK = "@@nvcregen-linkctr"  # the link counters script's (its snapshots: `@@linkctr`)
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _BEGINS = {
     mark: re.compile(
         rf"^{mark} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
         r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
     )
-    for mark in (MARK, NVBW_MARK, RDMA_MARK)
+    for mark in (MARK, NVBW_MARK, RDMA_MARK, LINKCTR_MARK)
 }
 
 

@@ -73,6 +73,9 @@ class TestKind(ABC):
     # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
     log_format: ClassVar[str | None] = None
     pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
+    # whether NVCRE mode can judge it: False for a kind only `collect`'s reading of its log
+    # judges, since NVCRE mode reads its WorkloadRun's outcome and no log (NVC333)
+    nvcre_judged: ClassVar[bool] = True
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from nvcregen.kinds.dcgm.kind import Dcgm
+from nvcregen.kinds.linkcounters.kind import LinkCounters
 from nvcregen.kinds.nccl.kind import Nccl
 from nvcregen.kinds.node.kind import NodeHealth
 from nvcregen.kinds.nvbandwidth.kind import Nvbandwidth
@@ -13,10 +14,11 @@ from nvcregen.kinds.rdma.kind import Rdma
 from nvcregen.kinds.training.kind import Training
 
 # a catalog test's `kind`
-KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
+KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters"]
 
 KINDS: dict[str, TestKind] = {
-    k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth(), Rdma())
+    k.name: k
+    for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth(), Rdma(), LinkCounters())
 }
 
 

@@ -37,6 +37,7 @@ from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
+from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import (
     PackIndex,
@@ -258,6 +259,14 @@ def _read_rails(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) ->
     return _Read(placed, LogRecord.model_validate(fields), None)
 
 
+def _read_link_counters(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A link counters log, judged port by port (`linkcounterruns.py`)."""
+    fields = read_link_counter_log(
+        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
+    )
+    return _Read(placed, LogRecord.model_validate(fields), None)
+
+
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A DCGM diagnostic's JSON, bound to the node its begin line names."""
     names_itself = prints_begin(placed.obj)
@@ -306,6 +315,7 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "node-health": _read_node_health,
     "nvbandwidth": _read_nvbandwidth_log,
     "perftest": _read_rails,
+    "link-counters": _read_link_counters,
 }
 
 
@@ -532,7 +542,11 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
 
 
 # Why a per-node run failed its node, by the kind of its log (DCGM's by default).
-_FAILED_REASONS = {"node": "NodeHealthFailed", "rdma": "RailFailed"}
+_FAILED_REASONS = {
+    "node": "NodeHealthFailed",
+    "rdma": "RailFailed",
+    "linkcounters": "LinkCountersFailed",
+}
 
 
 def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:

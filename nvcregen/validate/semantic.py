@@ -21,6 +21,7 @@ from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.admission import admission_problems
 from nvcregen.validate.feasibility import label_problems, physics_problems, pool_problems
 from nvcregen.validate.labelmaps import label_map_problems
+from nvcregen.validate.nvcreform import nvcre_form_problems
 from nvcregen.validate.periodic import periodic_problems
 from nvcregen.validate.slips import nic_slips
 from nvcregen.validate.trainer import trainer_mode_problems
@@ -59,6 +60,7 @@ def check_references(
     _check_thresholds(site, catalog, report)
     _check_images(site, catalog, report, strict=strict)
     report.diagnostics += trainer_mode_problems(site, catalog, doc)  # engine: trainer only
+    report.diagnostics += nvcre_form_problems(site, catalog, doc)  # engine: nvcre only
     report.diagnostics += periodic_problems(site, catalog, doc)  # readiness.periodic
     report.diagnostics += admission_problems(site, catalog, doc)  # Kueue or gang scheduler
     report.diagnostics += label_problems(site, catalog, doc) + pool_problems(site, doc)

@@ -31,6 +31,7 @@ def test_the_real_catalog_loads() -> None:
         "nccl-all-reduce-tcp",
         "node-health",
         "rdma-rails",
+        "link-counters",
         "nccl-alltoall",
         "nvbandwidth",
         "training-goodput",
@@ -104,9 +105,10 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
             assert kind_of(test).collective or kind_of(test).per_node, name
-        params = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth, test.rdma]
+        params: list[object] = [test.nccl, test.dcgm, test.training, test.node]
+        params += [test.nvbandwidth, test.rdma, test.linkcounters]
         assert sum(p is not None for p in params) == 1, name
-        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
+        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters"]
         assert params[kinds.index(test.kind)] is not None, name
 
 
@@ -116,6 +118,7 @@ def test_workloadrun_only_tests() -> None:
         "dcgm-l1",
         "dcgm-l2",
         "dcgm-l3",
+        "link-counters",
         "nccl-all-reduce-tcp",
         "node-health",
         "nvbandwidth",

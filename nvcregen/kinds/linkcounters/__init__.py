@@ -1,0 +1,1 @@
+"""Link health counters: every HCA port's counters read before and after RDMA traffic."""
