@@ -84,6 +84,7 @@ class TestEntry(StrictModel):
     node: NodeHealthParams | None = None
     nvbandwidth: NvbandwidthParams | None = None
     rdma: RdmaParams | None = None
+    rdmapair: RdmaParams | None = None  # the inter-node pair form of `rdma`
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

@@ -182,6 +182,8 @@ NVC340 = _code(340, "no GitOps repoURL: nothing generated", WARNING)
 NVC341 = _code(341, "a repoURL the GitOps engine refuses", ERROR)
 NVC342 = _code(342, "a target revision Flux cannot follow", ERROR)
 NVC343 = _code(343, "Flux over ssh without a credentials Secret", WARNING)
+NVC344 = _code(344, "an RDMA pair test in NVCRE mode", ERROR, doc=NOTE_0022_RDMA_RAILS)
+NVC345 = _code(345, "an RDMA pair test on a pool naming no nodes", ERROR, doc=NOTE_0022_RDMA_RAILS)
 NVC350 = _code(
     350, "a timeoutPerJob shorter than the test's expected duration", ERROR, doc=NOTE_0005_PHYSICS
 )

@@ -31,6 +31,7 @@ def test_the_real_catalog_loads() -> None:
         "nccl-all-reduce-tcp",
         "node-health",
         "rdma-rails",
+        "rdma-rails-pair",
         "nccl-alltoall",
         "nvbandwidth",
         "training-goodput",
@@ -103,10 +104,12 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.domain, name
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
-            assert kind_of(test).collective or kind_of(test).per_node, name
-        params = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth, test.rdma]
+            kind = kind_of(test)  # or none: a pair runs in trainer mode only (NVC344)
+            assert kind.collective or kind.per_node or kind.pair, name
+        params = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth, test.rdma,
+                  test.rdmapair]  # fmt: skip
         assert sum(p is not None for p in params) == 1, name
-        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
+        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "rdmapair"]
         assert params[kinds.index(test.kind)] is not None, name
 
 
@@ -120,6 +123,7 @@ def test_workloadrun_only_tests() -> None:
         "node-health",
         "nvbandwidth",
         "rdma-rails",
+        "rdma-rails-pair",
     ]
     tcp = catalog().tests["nccl-all-reduce-tcp"]
     assert (tcp.transport, tcp.scopes) == ("socket", ["inter-node"])
