@@ -371,6 +371,10 @@ NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)
 NVC773 = _code(773, "node drift that cannot be compared", doc=NOTE_0011_FABRIC)
+NVC774 = _code(
+    774, "an RDMA pair's client log without its server's, or the reverse", ERROR,
+    doc=NOTE_0022_RDMA_RAILS,
+)  # fmt: skip
 NVC780 = _code(780, "an inventory export refused", doc=NOTE_0011_FABRIC)
 NVC781 = _code(781, "an unknown node or leaf to fail", doc=NOTE_0011_FABRIC)
 NVC800 = _code(800, "a node-health file or value not readable", ERROR, doc=NOTE_0014_NODE_HEALTH)

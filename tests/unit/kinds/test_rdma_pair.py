@@ -63,6 +63,17 @@ def test_pairs_are_the_nccl_pairs_of_the_stage_in_pool_order() -> None:
     assert node_groups(unit) == node_groups(nccl) == [("node-a", "node-b"), ("node-c", "node-d")]
 
 
+def test_a_pair_is_two_nodes_whatever_the_stages_nodes_per_job() -> None:
+    text = pair_site(nodes="node-a, node-b, node-c, node-d")
+    assert "        nodesPerJob: 2\n" in text
+    site, unit = pair_unit(text.replace("        nodesPerJob: 2\n", "", 1))
+    nccl = next(u for u in plan(site, catalog()) if u.test.name == "nccl-all-reduce"
+                and u.stage.scope == "inter-node")  # fmt: skip
+    assert nccl.nodes_per_job == 4  # the NCCL test spans the pool
+    assert unit.nodes_per_job == 2
+    assert node_groups(unit) == [("node-a", "node-b"), ("node-c", "node-d")]
+
+
 def test_leaf_groups_pair_inside_each_leaf_and_cross_leaf_groups_across_the_two() -> None:
     nodes = ("a0", "a1", "a2", "b0", "b1", "c0", "c1")
     leaf = {"a0": "A", "a1": "A", "a2": "A", "b0": "B", "b1": "B", "c0": "C", "c1": "C"}
