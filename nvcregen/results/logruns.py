@@ -277,8 +277,9 @@ _PAIR_REASONS = {"no-data": "OneSided", FOREIGN: "Foreign"}
 def _read_one_side(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A pair run's log read on its own: one side without the other, no evidence (NVC774)."""
     side = Side(log.path, text, log.node)
-    found = (None, side) if role_of(log.name, placed.run) == "server" else (side, None)
-    record = LogRecord.model_validate(read_pair(*found, base, placed.unit))
+    server = role_of(log.name, placed.run) == "server"
+    fields = read_pair(None if server else side, side if server else None, base, placed.unit)
+    record = LogRecord.model_validate(fields)
     return _Read(placed, record, None)
 
 

@@ -67,10 +67,11 @@ def read_pair(
         return {**base, "kind": KIND, "status": "no-data", "errors": (why,)}
     nodes = tuple(base.get("nodes") or ())
     bound: dict[Role, str] = {}
-    for role, side, mark in (
+    both: tuple[tuple[Role, Side, str], ...] = (
         ("client", client, RDMA_CLIENT_MARK),
         ("server", server, RDMA_SERVER_MARK),
-    ):
+    )
+    for role, side, mark in both:
         found = bind_dcgm_log(side.text, {**base, "path": side.path, "pod_node": side.pod_node},
                               names_itself=True, mark=mark)  # fmt: skip
         if isinstance(found, str):

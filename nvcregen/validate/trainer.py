@@ -33,13 +33,13 @@ PACKING = "/spec/readiness/packing"
 def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnostic]:
     """Every trainer-mode problem of a site; in NVCRE mode, only a packing it ignores."""
     if not readiness_of(site).writes_runs:
-        found = _pairs_refused(site, catalog, doc)
+        refused = _pairs_refused(site, catalog, doc)
         if site.spec.readiness.packing == "perRun":
-            return found
+            return refused
         message = "readiness.packing applies to trainer mode: NVCRE expands the plan itself"
         hint = "remove packing, or set readiness.engine: trainer"
         return [
-            *found,
+            *refused,
             _diagnostic(doc, PACKING, codes.NVC324.code, message, hint, Severity.WARNING),
         ]
     pools = {p.name: p for p in site.spec.node_pools}

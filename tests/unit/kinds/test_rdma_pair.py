@@ -207,3 +207,21 @@ def test_servers_listen_first_then_the_client_takes_each_rail(
         assert f"@@nvcregen-rdma rail end hca={hca} rc=0" in out
     if exit_code:
         assert "nvcregen: mlx5_0 " in done.stdout and "below 190.0 Gb/s" in done.stdout
+
+
+def test_the_budget_counts_every_pair_of_every_round_each_running_its_rails_in_turn() -> None:
+    from dataclasses import replace
+
+    from nvcregen.plan.budget import unit_cost
+
+    site, unit = pair_unit(pair_site(nodes="a0, a1, b0, b1, c0, c1"))
+    flat = unit_cost(site, unit, at_once=1)
+    assert flat is not None and flat.jobs == 3  # (a0, a1), (b0, b1), (c0, c1)
+    leaf = {"a0": "A", "a1": "A", "b0": "B", "b1": "B", "c0": "C", "c1": "C"}
+    placement = Placement(("a0", "a1", "b0", "b1", "c0", "c1"), leaf, {})
+    across = replace(unit, grouping=paired(plan_groups("cross-leaf", placement)))
+    cost = unit_cost(site, across, at_once=1)
+    assert cost is not None and cost.jobs == 6  # 3 rounds of 2 pairs, not 6 nodes // 2
+    rounds = site.spec.readiness.rounds
+    assert cost.expected_wall_hours == pytest.approx(6 * rounds * unit.expected_ms / 3_600_000)
+    assert unit.expected_ms == 30_000 + 60_000 + 120_000  # a pod start, servers, the 8 rails
