@@ -4,8 +4,9 @@ A pair run (`kinds/rdma/pair.py`) prints two logs: its server pod's (JobSet's wo
 `<trainjob>-node-0-0-xxxxx`) and its client's (the launcher, named after the TrainJob or
 `<trainjob>-launcher-0-0-xxxxx`). Which is which is the pod's name, as the API gave it;
 each log's begin line must then be its role's (`@@nvcregen-rdma-server begin node=...`,
-`-client`), name a node of the pair (and its pod's node, read from a cluster), and the
-two must name the two nodes: another run's log, or one side's log passed off as the
+`-client`), name a node of the pair (and its pod's node, read from a cluster) and a pod
+of the run's TrainJob on its side (the rounds of a pair run on the same two nodes), and
+the two must name the two nodes: another run's log, or one side's log passed off as the
 other's, is foreign (NVC730). A client's log without its server's, or the reverse, is
 no evidence (NVC774): what one side printed cannot be told from what happened on the
 other, so the pair is not judged and neither node is cleared or failed by it.
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nvcregen.core import codes, units
-from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK
+from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK, DcgmBegin, dcgm_begin
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
@@ -76,6 +77,8 @@ def read_pair(
                               names_itself=True, mark=mark)  # fmt: skip
         if isinstance(found, str):
             return {**base, "kind": KIND, "status": FOREIGN, "errors": (found,)}
+        if (other := _other_pod(side, mark, role, str(base.get("run") or ""))) is not None:
+            return {**base, "kind": KIND, "status": FOREIGN, "errors": (other,)}
         bound[role] = found[0]
     if bound["client"] == bound["server"] or (nodes and set(bound.values()) != set(nodes)):
         why = (
@@ -86,6 +89,23 @@ def read_pair(
         return {**base, "kind": KIND, "status": FOREIGN, "errors": (why,)}
     hosts = (bound["client"], bound["server"])
     return {**base, "kind": KIND, **_rails(client, server, hosts, unit), "hosts": hosts}
+
+
+def _other_pod(side: Side, mark: str, role: Role, run: str) -> str | None:
+    """Why a bound log's pod is not its run's `role` pod, or None when it is.
+
+    The rounds of one pair run on the same two nodes: the pod (`<trainjob>-node-...` for
+    the server, any other pod of the TrainJob for the client) ties a log to its round.
+    """
+    begin = dcgm_begin(side.text, mark)
+    if not run or not isinstance(begin, DcgmBegin):
+        return None
+    if begin.pod.startswith(run + "-") and (role_of(begin.pod, run) == role):
+        return None
+    return (
+        f"{UNBOUND}: {side.path}:{begin.line}: the log is from pod {begin.pod}, not the {role}"
+        f" pod of {run}: another run's evidence"
+    )
 
 
 def _rails(client: Side, server: Side, hosts: tuple[str, str], unit: TestUnit) -> dict[str, Any]:

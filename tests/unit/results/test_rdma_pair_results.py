@@ -39,8 +39,10 @@ def pair_unit(speed: str = "145Gb/s", floor: float = 0.95) -> TestUnit:
     return replace(unit, test=unit.test.model_copy(update={"rdmapair": rdma}))
 
 
-def client_log(node: str = "node-a", body: str | None = None, skip: str = "") -> str:
-    text = f"@@nvcregen-rdma-client begin node={node} pod=p-r1-g0-launcher-0-0-x1 {START}\n"
+def client_log(
+    node: str = "node-a", body: str | None = None, skip: str = "", run: str = "p-r1-g0"
+) -> str:
+    text = f"@@nvcregen-rdma-client begin node={node} pod={run}-launcher-0-0-x1 {START}\n"
     for hca in HCAS:
         if hca == skip:
             continue
@@ -50,8 +52,8 @@ def client_log(node: str = "node-a", body: str | None = None, skip: str = "") ->
     return text + "@@nvcregen-rdma end rc=0\n"
 
 
-def server_log(node: str = "node-b", failed: str = "") -> str:
-    text = f"@@nvcregen-rdma-server begin node={node} pod=p-r1-g0-node-0-0-x2 {START}\n"
+def server_log(node: str = "node-b", failed: str = "", run: str = "p-r1-g0") -> str:
+    text = f"@@nvcregen-rdma-server begin node={node} pod={run}-node-0-0-x2 {START}\n"
     for hca in HCAS:
         rc = 1 if hca == failed else 0
         text += f"@@nvcregen-rdma rail begin hca={hca} gpu=0 numa=0\n"
@@ -134,6 +136,20 @@ def test_logs_of_another_run_or_the_wrong_side_are_foreign_nvc730() -> None:
     assert "the client ran on node-a and the server on node-a" in same["errors"][0]
 
 
+def test_a_log_of_another_round_of_the_same_pair_is_foreign_nvc730() -> None:
+    """Found by review: both rounds of a pair run on the same two nodes, so the nodes alone
+    let round 2's logs stand for round 1's; the pod must be one of the run's own."""
+    other_round = judged(client_log(run="p-r2-g0"), server_log())
+    assert other_round["status"] == "foreign"
+    assert other_round["errors"][0] == (
+        f"NVC730: {CLIENT}:1: the log is from pod p-r2-g0-launcher-0-0-x1, not the client pod"
+        " of p-r1-g0: another run's evidence"
+    )
+    assert judged(client_log(), server_log(run="p-r2-g0"))["status"] == "foreign"
+    swapped = server_log().replace("pod=p-r1-g0-node-0-0-x2", "pod=p-r1-g0-launcher-0-0-x9")
+    assert "not the server pod of p-r1-g0" in judged(client_log(), swapped)["errors"][0]
+
+
 def test_sides_by_pod_name_and_a_second_log_of_a_side_is_read_for_neither() -> None:
     assert role_of("p-r1-g0-node-0-0-x2", "p-r1-g0") == "server"
     assert role_of("p-r1-g0", "p-r1-g0") == role_of("p-r1-g0-launcher-0-0-x", "p-r1-g0") == "client"
@@ -155,9 +171,10 @@ def _logs(fail_first: bool) -> tuple[list[RunLog], TestUnit]:
         client, server = ("node-a", "node-b") if name.endswith("-g0") else ("node-c", "node-d")
         body = H200.read_text() if fail_first and name.endswith("-g0") else None
         fast = H200.read_text().replace("140.40", "195.00")  # 200 Gb/s NICs: 190 Gb/s floor
-        logs.append(RunLog("nvcre", name, client_log(client, body or fast).encode(), client))
+        text = client_log(client, body or fast, run=name)
+        logs.append(RunLog("nvcre", name, text.encode(), client))
         pod = f"{name}-node-0-0-x2"
-        logs.append(RunLog("nvcre", pod, server_log(server).encode(), server))
+        logs.append(RunLog("nvcre", pod, server_log(server, run=name).encode(), server))
     return logs, unit
 
 
