@@ -86,6 +86,7 @@ class TestEntry(StrictModel):
     nvbandwidth: NvbandwidthParams | None = None
     rdma: RdmaParams | None = None
     linkcounters: LinkCountersParams | None = None
+    rdmapair: RdmaParams | None = None  # the inter-node pair form of `rdma`
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

@@ -7,6 +7,9 @@ SITE` (TrainJobs, Jobs, and the pods: their templates carry the site label), the
 - a TrainJob's launcher pod is the one JobSet labels `jobset.sigs.k8s.io/jobset-name=
   <trainjob>` and `jobset.sigs.k8s.io/replicatedjob-name=launcher`; its container is
   `node` (where Trainer puts the TrainJob's command);
+- a pair run's TrainJob (RDMA rails between two nodes, annotated `nvcregen.io/server-log:
+  node`) also has its server's log read: its worker pod's (`replicatedjob-name=node`),
+  container `node`, named after the pod (`<trainjob>-node-0-0-xxxxx`);
 - a DCGM Job's pod is the one labelled `batch.kubernetes.io/job-name=<job>` (or the
   older `job-name`); its container is `dcgm-diag` (`node-health` for a node-health Job).
 
@@ -33,7 +36,7 @@ from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.compile.readiness.packed import CONTAINER as PACK_CONTAINER
-from nvcregen.core.labels import TESTS
+from nvcregen.core.labels import SERVER_LOG, TESTS
 from nvcregen.ingest.limits import MAX_LOG_BYTES
 from nvcregen.kinds.registry import KINDS as TEST_KINDS
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
@@ -97,7 +100,8 @@ def _read_logs(
         if not [pod for pod, _ in found if pod is not None]:
             notes.append(f"{run.get('kind')} {name}: no pod yet, no log")
             continue
-        for pod_obj, container in found:
+        server = index.server_of(run)  # a pair run's server: its log is named after its pod
+        for pod_obj, container in [*found, *([server] if server[0] is not None else [])]:
             assert pod_obj is not None
             pod = str(metadata(pod_obj).get("name"))
             path = f"/api/v1/namespaces/{quote(namespace)}/pods/{quote(pod)}/log"
@@ -112,7 +116,8 @@ def _read_logs(
                     f"{run.get('kind')} {name}: the log of pod {pod} is over {limit}, not read"
                 )
                 continue
-            logs.append(RunLog(namespace, pod if packed else name, data, node_of(pod_obj)))
+            named = pod if packed or pod_obj is server[0] else name
+            logs.append(RunLog(namespace, named, data, node_of(pod_obj)))
     return logs, notes
 
 
@@ -137,6 +142,7 @@ class PodIndex:
     def __init__(self, pods: Sequence[Obj]) -> None:
         self.jobsets: dict[str, Obj] = {}
         self.launchers: dict[str, Obj] = {}
+        self.workers: dict[str, Obj] = {}
         self.jobs: dict[str, Obj] = {}
         self.indexed: dict[str, dict[str, Obj]] = {}
         for pod in pods:
@@ -145,6 +151,8 @@ class PodIndex:
                 _keep_newest(self.jobsets, jobset, pod)
                 if labels.get(REPLICATED_JOB) == LAUNCHER:
                     _keep_newest(self.launchers, jobset, pod)
+                elif labels.get(REPLICATED_JOB) == NODE:
+                    _keep_newest(self.workers, jobset, pod)
             for job in {labels[key] for key in JOB_NAME if key in labels}:
                 _keep_newest(self.jobs, job, pod)
                 index = labels.get(COMPLETION_INDEX)
@@ -157,6 +165,16 @@ class PodIndex:
         if run.get("kind") == "TrainJob":
             return self.launchers.get(name), NODE
         return self.jobs.get(name), _job_container(run)
+
+    def server_of(self, run: Obj) -> tuple[Obj | None, str]:
+        """A pair run's server pod (its TrainJob says its `node` pod's log is evidence).
+
+        None for any other run: an MPI worker's log is sshd's, not a result.
+        """
+        annotations = metadata(run).get("annotations") or {}
+        if run.get("kind") != "TrainJob" or annotations.get(SERVER_LOG) != NODE:
+            return None, NODE
+        return self.workers.get(str(metadata(run).get("name"))), NODE
 
     def pods_of(self, run: Obj) -> list[tuple[Obj | None, str]]:
         """A packed Job's pods, the newest of each completion index, and their container."""

@@ -184,6 +184,8 @@ NVC340 = _code(340, "no GitOps repoURL: nothing generated", WARNING)
 NVC341 = _code(341, "a repoURL the GitOps engine refuses", ERROR)
 NVC342 = _code(342, "a target revision Flux cannot follow", ERROR)
 NVC343 = _code(343, "Flux over ssh without a credentials Secret", WARNING)
+NVC344 = _code(344, "an RDMA pair test in NVCRE mode", ERROR, doc=NOTE_0022_RDMA_RAILS)
+NVC345 = _code(345, "an RDMA pair test on a pool naming no nodes", ERROR, doc=NOTE_0022_RDMA_RAILS)
 NVC350 = _code(
     350, "a timeoutPerJob shorter than the test's expected duration", ERROR, doc=NOTE_0005_PHYSICS
 )
@@ -380,6 +382,10 @@ NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)
 NVC773 = _code(773, "node drift that cannot be compared", doc=NOTE_0011_FABRIC)
+NVC774 = _code(
+    774, "an RDMA pair's client log without its server's, or the reverse", ERROR,
+    doc=NOTE_0022_RDMA_RAILS,
+)  # fmt: skip
 NVC780 = _code(780, "an inventory export refused", doc=NOTE_0011_FABRIC)
 NVC781 = _code(781, "an unknown node or leaf to fail", doc=NOTE_0011_FABRIC)
 NVC782 = _code(782, "a run of another site among a site's runs", doc=NOTE_0021_PERIODIC)

@@ -33,6 +33,8 @@ PREVIEW_ASSUMED = "nvcregen.io/preview-assumed"
 EXPECTED_TRANSPORT = "nvcregen.io/expected-transport"
 EXPECTED_GDRDMA = "nvcregen.io/expected-gdrdma"
 NODES = "nvcregen.io/nodes"
+# a pair run's TrainJob: its `node` pod is a server whose log is evidence too (collect reads it)
+SERVER_LOG = "nvcregen.io/server-log"
 # A packed run's tests, in the order it runs them (its `test` label names the pack).
 TESTS = "nvcregen.io/tests"
 # APIs a site needs that nothing it generates installs (`group/version/Kind`, comma

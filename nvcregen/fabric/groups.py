@@ -82,6 +82,32 @@ def plan_groups(kind: str, placement: Placement) -> Grouping:
     return Grouping(kind, tuple(r for r in rounds if r), placement)
 
 
+def paired(grouping: Grouping) -> Grouping:
+    """The same grouping as pairs of nodes, round by round (a pair kind's runs).
+
+    A group under two leaves (a `cross-leaf` group) pairs each node of its first leaf with
+    the node at the same place under the second, so every pair crosses the uplinks the
+    group was made for; any other group (a leaf, an NVLink domain, the pool) pairs its
+    nodes in order. A node left without a partner is not tested, as nodes after the last
+    full group of `nodesPerJob` are not.
+    """
+    rounds = tuple(
+        tuple(pair for group in groups for pair in _pairs(group, grouping.placement))
+        for groups in grouping.rounds
+    )
+    return Grouping(grouping.kind, tuple(r for r in rounds if r), grouping.placement)
+
+
+def _pairs(group: Group, placement: Placement) -> list[Group]:
+    leaves: dict[str, list[str]] = {}
+    for node in group:
+        leaves.setdefault(placement.leaf.get(node, ""), []).append(node)
+    if len(leaves) == 2 and "" not in leaves:
+        first, second = leaves.values()
+        return [(a, b) for a, b in zip(first, second, strict=False)]
+    return [(group[i], group[i + 1]) for i in range(0, len(group) - 1, 2)]
+
+
 def coverage(groups: Sequence[Group], placement: Placement, rounds: int = 1) -> Coverage:
     """What some groups cover of a placed pool: linear in nodes, quadratic only in leaves."""
     seen: set[str] = set()

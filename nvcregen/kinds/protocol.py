@@ -53,6 +53,15 @@ class NodeScript:
     values: dict[str, object]
 
 
+@dataclass(frozen=True)
+class PairScripts:
+    """The two scripts of a pair kind's run: the server's node, then its client's."""
+
+    server: NodeScript
+    client: NodeScript
+    ready_file: str  # the server's script creates it once every server listens
+
+
 class TestKind(ABC):
     """One kind of readiness test; one instance of each in the registry.
 
@@ -65,6 +74,9 @@ class TestKind(ABC):
     one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
     collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
     node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
+    # a run is a pair of nodes: a server on one, its client on the other, started once
+    # the server listens (a TrainJob of two pods in trainer mode; no MPI ranks)
+    pair: ClassVar[bool] = False
     # cpu (millicores) and memory (bytes) a node's pod requests when NVCRE's own catalog
     # entry sizes it (not catalog/pods.yaml); None when nvcregen sizes its pods
     nvcre_pod: ClassVar[tuple[int, int] | None] = None
@@ -115,3 +127,7 @@ class TestKind(ABC):
     def node_env(self) -> list[dict[str, Any]]:
         """The environment that script reads (downward API and the like)."""
         return []
+
+    def pair_scripts(self, test: KindTest, run: NodeRun) -> PairScripts | None:
+        """The server's and the client's scripts of one run of a pair kind."""
+        return None

@@ -11,14 +11,26 @@ from nvcregen.kinds.node.kind import NodeHealth
 from nvcregen.kinds.nvbandwidth.kind import Nvbandwidth
 from nvcregen.kinds.protocol import KindTest, TestKind
 from nvcregen.kinds.rdma.kind import Rdma
+from nvcregen.kinds.rdma.pair import RdmaPair
 from nvcregen.kinds.training.kind import Training
 
 # a catalog test's `kind`
-KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters"]
+KindName = Literal[
+    "nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters", "rdmapair"
+]
 
 KINDS: dict[str, TestKind] = {
     k.name: k
-    for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth(), Rdma(), LinkCounters())
+    for k in (
+        Nccl(),
+        Dcgm(),
+        Training(),
+        NodeHealth(),
+        Nvbandwidth(),
+        Rdma(),
+        LinkCounters(),
+        RdmaPair(),
+    )
 }
 
 

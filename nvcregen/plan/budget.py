@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass
 
 from nvcregen.core import units
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes, manages_queues, runs_at_once
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -130,6 +131,8 @@ def unit_cost(site: Site, unit: TestUnit, at_once: int | None = None) -> UnitCos
         return None
     window = site.spec.readiness.window
     jobs = max(1, nodes // unit.nodes_per_job)
+    if unit.grouping is not None and kind_of(unit.test).pair:  # every pair of every round
+        jobs = max(1, len(unit.grouping.groups))
     rounds = site.spec.readiness.rounds
     gpus = jobs * unit.nodes_per_job * unit.pool.gpus_per_node
     waves = math.ceil(jobs / (at_once or window.max_concurrent_jobs))

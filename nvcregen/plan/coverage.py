@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from nvcregen.fabric.drill import PlanRound
 from nvcregen.fabric.groups import Coverage, Group, coverage
 from nvcregen.fabric.placement import Placement
+from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 
 
@@ -50,13 +51,15 @@ def plan_rounds(test_units: Sequence[TestUnit]) -> list[PlanRound]:
     """The plan's rounds, stage by stage, as `nvcregen drill` replays them.
 
     A stage's groups are those of its tests (they share them); a job takes the stage's
-    longest expected test. A stage on a selector pool (nodes unnamed) is left out.
+    longest expected test. A pair test (RDMA rails between two nodes) pairs those groups:
+    its pairs run as rounds of their own after the stage's other groups, a job its test.
+    A stage on a selector pool (nodes unnamed) is left out.
     """
-    by_stage: dict[int, list[TestUnit]] = {}
+    by_stage: dict[tuple[int, bool], list[TestUnit]] = {}
     for unit in test_units:
-        by_stage.setdefault(unit.stage_index, []).append(unit)
+        by_stage.setdefault((unit.stage_index, kind_of(unit.test).pair), []).append(unit)
     found: list[PlanRound] = []
-    for units in by_stage.values():
+    for _, units in sorted(by_stage.items(), key=lambda item: item[0]):
         first = units[0]
         job_ms = max(u.expected_ms for u in units)
         gpus = first.pool.gpus_per_node

@@ -6,7 +6,7 @@ from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import TestEntry
 from nvcregen.core import units
 from nvcregen.core.metrics import METRICS
-from nvcregen.fabric.groups import Grouping, plan_groups
+from nvcregen.fabric.groups import Grouping, paired, plan_groups
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.placement import place
 from nvcregen.kinds.registry import kind_of
@@ -176,10 +176,14 @@ def _unit(
     site: Site, catalog: Catalog, stage: Stage, stage_index: int, pool: Pool, test: TestEntry
 ) -> TestUnit:
     network = network_for(test, pool.spec, stage.scope)
-    alone = stage.scope == "intra-node" or kind_of(test).one_node
+    kind = kind_of(test)
+    alone = stage.scope == "intra-node" or kind.one_node
     grouping = None if alone else stage_grouping(stage, pool)
     nodes_per_job = 1 if alone else (stage.nodes_per_job or pool.node_count or 2)
-    if grouping is not None and grouping.largest > 1:
+    if kind.pair and not alone:  # a server and its client: the stage's groups in pairs
+        grouping = paired(grouping) if grouping is not None else None
+        nodes_per_job = 2
+    elif grouping is not None and grouping.largest > 1:
         nodes_per_job = grouping.largest
     elif (
         not alone and stage.groups == "diagnose" and stage.nodes_per_job is None and pool.node_count

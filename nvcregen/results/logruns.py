@@ -60,6 +60,7 @@ from nvcregen.results.models import (
 from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
 from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
+from nvcregen.results.rdmapair import Side, read_pair, role_of, sides
 from nvcregen.results.rdmarails import read_rails
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
@@ -112,6 +113,7 @@ def assemble_log_runs(
     problems: list[str] = []
     read: dict[tuple[str, ...], tuple[_Read, RunLog]] = {}
     splits: list[Split] = []
+    pairs: dict[tuple[str, str], list[tuple[RunLog, Placed]]] = {}
     named: dict[str, dict[str, Obj]] = {}  # each namespace's objects, indexed once
     for log in sorted(logs, key=lambda item: item.path):
         if log.namespace not in named:
@@ -121,6 +123,8 @@ def assemble_log_runs(
             problems.append(f"{log.path}: {where}")
         elif isinstance(where, PackPlaced):
             splits.append(split(log, where))
+        elif kind_of(where.unit.test).pair:  # a server's and a client's log, read together
+            pairs.setdefault((log.namespace, where.run), []).append((log, where))
         elif (log.namespace, where.run) in read:
             problems.append(f"{log.path}: a second log of {where.run}, not read")
         else:
@@ -128,6 +132,9 @@ def assemble_log_runs(
     sections, more = _read_sections(splits)
     read |= sections
     problems += more
+    for key, found in pairs.items():
+        if (done := _read_pair(found, problems)) is not None:
+            read[key] = done
     reads = [r for r, _ in read.values()]
     runs = [_unit_run(u, [r for r in reads if r.placed.unit is u], rounds) for u in units]
     records = tuple(r.record for r in reads)
@@ -246,6 +253,49 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
     return reader(log, placed, text, base)
 
 
+def _read_pair(
+    found: Sequence[tuple[RunLog, Placed]], problems: list[str]
+) -> tuple[_Read, RunLog] | None:
+    """One pair run's server and client logs read together (`rdmapair.py`).
+
+    The record is the client's log's (the TrainJob's launcher); its round fails or stays
+    incomplete with the reason and every rail's error, which name both nodes and the HCA.
+    """
+    placed = found[0][1]
+    named = [(log.name, log.path, _side(log)) for log, _ in found]
+    client, server, more = sides(named, placed.run)
+    problems += more
+    log = next((g for g, _ in found if client is not None and g.path == client.path), None)
+    log = log or next((g for g, _ in found if server is not None and g.path == server.path), None)
+    if log is None:  # every log of the run was a second one of its side: none is read
+        return None
+    text = log.data.decode("utf-8", errors="replace")
+    base = _base(log, placed, text, failed=_job_failed(placed.obj))
+    record = LogRecord.model_validate(read_pair(client, server, base, placed.unit))
+    measured = _bandwidth(placed, record, None)
+    if record.errors:  # the round's reason names the nodes and the HCA of every error
+        why = _PAIR_REASONS.get(record.status, "RailFailed")
+        measured = measured.model_copy(update={"reason": f"{why}: {'; '.join(record.errors)}"})
+    return _Read(placed, record, measured), log
+
+
+# Why a pair's round is not a pass, by its record's status (a rail that failed by default).
+_PAIR_REASONS = {"no-data": "OneSided", FOREIGN: "Foreign"}
+
+
+def _read_one_side(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A pair run's log read on its own: one side without the other, no evidence (NVC774)."""
+    side = Side(log.path, text, log.node)
+    server = role_of(log.name, placed.run) == "server"
+    fields = read_pair(None if server else side, side if server else None, base, placed.unit)
+    record = LogRecord.model_validate(fields)
+    return _Read(placed, record, None)
+
+
+def _side(log: RunLog) -> Side:
+    return Side(log.path, log.data.decode("utf-8", errors="replace"), log.node)
+
+
 def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A node-health log, judged node by node (`ingest/node_*`)."""
     return _Read(placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None)
@@ -316,6 +366,7 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "nvbandwidth": _read_nvbandwidth_log,
     "perftest": _read_rails,
     "link-counters": _read_link_counters,
+    "perftest-pair": _read_one_side,  # both sides of a run are read together (`_read_pair`)
 }
 
 
@@ -399,7 +450,7 @@ def _finality(record: LogRecord) -> tuple[Finality, str]:
 def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> BandwidthMeasurement:
     """One round as NVCRE would record it: bandwidths per size, finality, transport."""
     finality, reason = _finality(record)
-    kind = "TrainJob" if kind_of(placed.unit.test).collective else "Job"
+    kind = "Job" if kind_of(placed.unit.test).per_node else "TrainJob"
     namespace = record.path.split("/")[1]
     ref = ObjectRef(kind=kind, namespace=namespace, name=placed.run, uid=uid_of(placed.obj or {}))
     return BandwidthMeasurement(

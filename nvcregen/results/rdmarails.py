@@ -48,7 +48,7 @@ def read_rails(
     bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=RDMA_MARK)
     if isinstance(bound, str):
         return {**base, "kind": "rdma", "status": FOREIGN, "errors": (bound,)}
-    sections, problems = _sections(text)
+    sections, problems = sections_of(text)
     rdma: RdmaParams | None = unit.test.rdma
     nics = unit.pool.spec.nics
     if rdma is None or nics is None:
@@ -64,13 +64,13 @@ def read_rails(
             errors.append(f"{node} {hca}: no rail measured (the log has no section of it)")
             continue
         lines, rc = found
-        errors += _judge(node, hca, "\n".join(lines), rc, size, (floor, line_rate, rdma.floor))
+        errors += judge_rail(node, hca, "\n".join(lines), rc, size, (floor, line_rate, rdma.floor))
     truncated = any(hca in sections and sections[hca][1] is None for hca in nics.hcas)
     status = "failed" if errors else ("truncated" if truncated else "ok")
     return {**base, "kind": "rdma", "status": status, "errors": tuple(errors), "hosts": bound}
 
 
-def _sections(text: str) -> tuple[dict[str, tuple[list[str], int | None]], list[str]]:
+def sections_of(text: str) -> tuple[dict[str, tuple[list[str], int | None]], list[str]]:
     """Each HCA's lines and exit code (None: the section never ended), and problems."""
     found: dict[str, tuple[list[str], int | None]] = {}
     problems: list[str] = []
@@ -93,9 +93,13 @@ def _sections(text: str) -> tuple[dict[str, tuple[list[str], int | None]], list[
     return found, problems
 
 
-def _judge(
+def judge_rail(
     node: str, hca: str, text: str, rc: int | None, size: int, bounds: tuple[float, float, float]
 ) -> list[str]:
+    """One rail's client section against the floor and the line rate: its errors, if any.
+
+    `node` names where it ran (a node, or a pair's client and server).
+    """
     where = f"{node} {hca}"
     try:
         runs = parse_perftest(text, where)

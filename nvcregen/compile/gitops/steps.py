@@ -113,7 +113,10 @@ def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
 
 def _checks(stage_units: Sequence[TestUnit], *, trainer: bool) -> tuple[HealthCheck, ...]:
     if trainer:
-        kinds = {"TrainJob" if kind_of(u.test).collective else "Job" for u in stage_units}
+        kinds = {
+            "TrainJob" if kind_of(u.test).collective or kind_of(u.test).pair else "Job"
+            for u in stage_units
+        }
     else:
         kinds = {_NVCRE_KINDS[u.mode] for u in stage_units}
     return tuple(c for c in HEALTH_CHECKS if c.kind in kinds)

@@ -27,15 +27,10 @@ def outer_deadline_s(timeout_ms: int) -> int:
     return max(1, min(60, seconds // 2), seconds - 60)
 
 
-def node_script(site: Site, unit: TestUnit) -> str:
-    """The script one run of a per-node test runs on its node.
-
-    Raises:
-        ValueError: The test's kind does not run per node (the plan never asks it to).
-
-    """
+def node_run(site: Site, unit: TestUnit) -> NodeRun:
+    """What a kind's script of one run is told: GPUs, deadlines, the pool's HCAs and rate."""
     nics = unit.pool.spec.nics
-    run = NodeRun(
+    return NodeRun(
         gpus=unit.pool.gpus_per_node,
         timeout_ms=unit.timeout_ms,
         outer_deadline_s=outer_deadline_s(unit.timeout_ms),
@@ -43,7 +38,16 @@ def node_script(site: Site, unit: TestUnit) -> str:
         hcas=tuple(nics.hcas) if nics else (),
         nic_gbps=units.parse_bandwidth(nics.speed).gbytes_per_s * 8 if nics else 0.0,
     )
-    found = kind_of(unit.test).node_script(unit.test, run)
+
+
+def node_script(site: Site, unit: TestUnit) -> str:
+    """The script one run of a per-node test runs on its node.
+
+    Raises:
+        ValueError: The test's kind does not run per node (the plan never asks it to).
+
+    """
+    found = kind_of(unit.test).node_script(unit.test, node_run(site, unit))
     if found is None:
         raise ValueError(f"test {unit.test.name} has no script to run on a node")
     return render_template(found.template, **found.values)

@@ -3,7 +3,8 @@
 With `readiness.engine: trainer` NVCRE is not installed. With `readiness.packing: perRun`
 each NCCL test of a stage gets a TrainingRuntime and a TrainJob per round and node group
 (`trainer.py`), each DCGM or node-health test a batch/v1 Job per round and node
-(`dcgmjob.py`). With `packed`, a stage's tests that share nodes and an image run one
+(`dcgmjob.py`), each pair test (RDMA rails between two nodes) a TrainJob per round and
+pair (`rdmapair.py`). With `packed`, a stage's tests that share nodes and an image run one
 after the other in one run per round: a Job per chunk of nodes, a TrainJob per node group
 (`packed.py`, `nvcregen.plan.packs`); a test that shares with none keeps runs of its own.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.packed import packed_manifests
+from nvcregen.compile.readiness.rdmapair import pair_manifests
 from nvcregen.compile.readiness.trainer import nccl_manifests
 from nvcregen.core.manifest import Manifest
 from nvcregen.kinds.registry import kind_of
@@ -38,6 +40,8 @@ def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
             continue
         elif kind_of(unit.test).collective:
             manifests += nccl_manifests(site, unit)
+        elif kind_of(unit.test).pair:
+            manifests += pair_manifests(site, unit)
         elif kind_of(unit.test).per_node:
             manifests += dcgm_jobs(site, unit)
         else:

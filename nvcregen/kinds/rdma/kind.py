@@ -2,9 +2,9 @@
 
 One run a node (as DCGM's): for each HCA of the pool's `nics.hcas`, a perftest server
 and a client on that HCA, the client's buffers in the GPU on the NIC's NUMA side. The
-inter-node form (a server on one node, the client on its pair, one run per rail) needs
-a run laid out as a pair, which no engine form has yet: the catalog entry states
-`scopes: [intra-node]`, so a site asking for it inter-node is refused by validation.
+inter-node form (a server on one node, the client on its pair) is its own kind,
+`rdmapair` (`pair.py`): the catalog entry states `scopes: [intra-node]`, so a site
+asking for this one inter-node is refused by validation.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ def test_the_real_catalog_loads() -> None:
         "node-health",
         "rdma-rails",
         "link-counters",
+        "rdma-rails-pair",
         "nccl-alltoall",
         "nvbandwidth",
         "training-goodput",
@@ -104,11 +105,13 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.domain, name
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
-            assert kind_of(test).collective or kind_of(test).per_node, name
+            kind = kind_of(test)  # or none: a pair runs in trainer mode only (NVC344)
+            assert kind.collective or kind.per_node or kind.pair, name
         params: list[object] = [test.nccl, test.dcgm, test.training, test.node]
-        params += [test.nvbandwidth, test.rdma, test.linkcounters]
+        params += [test.nvbandwidth, test.rdma, test.linkcounters, test.rdmapair]
         assert sum(p is not None for p in params) == 1, name
-        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters"]
+        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters",
+                 "rdmapair"]  # fmt: skip
         assert params[kinds.index(test.kind)] is not None, name
 
 
@@ -123,6 +126,7 @@ def test_workloadrun_only_tests() -> None:
         "node-health",
         "nvbandwidth",
         "rdma-rails",
+        "rdma-rails-pair",
     ]
     tcp = catalog().tests["nccl-all-reduce-tcp"]
     assert (tcp.transport, tcp.scopes) == ("socket", ["inter-node"])

@@ -69,3 +69,23 @@ def test_learning_keeps_only_what_every_failure_shares() -> None:
     assert known == Knowledge(("a1",), frozenset(), frozenset({"a2"}))
     assert known.named() == "node a1"
     assert next_round(known, leaf, list(leaf)) == []
+
+
+def test_a_pair_test_adds_its_pairs_as_rounds_after_the_stages_groups() -> None:
+    text = fleet_site(16, "cross-leaf").replace(
+        "tests: [nccl-all-reduce]", "tests: [rdma-rails-pair, nccl-all-reduce]"
+    )
+    units = plan(site(text), catalog(), fleet_inventory(16, 4))
+    placement = units[0].pool.placement
+    assert placement is not None
+    rounds = plan_rounds(units)
+    nccl = next(u for u in units if u.test.name == "nccl-all-reduce")
+    pairs = next(u for u in units if u.test.name == "rdma-rails-pair")
+    assert [len(r.groups[0]) for r in rounds] == [8, 8, 8, 2, 2, 2]  # NCCL first, listed or not
+    assert [r.job_ms for r in rounds] == [nccl.expected_ms] * 3 + [pairs.expected_ms] * 3
+    for r in rounds[3:]:
+        assert len(r.groups) == 8 and all(  # 2 leaf pairs of 4 node pairs
+            placement.leaf[a] != placement.leaf[b] for a, b in r.groups
+        )
+    drill = run_drill(rounds, Fault(node="gpu-0005"), placement.leaf, placement.nodes, 64)
+    assert drill.named == "node gpu-0005"

@@ -50,10 +50,11 @@ def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
         ("nvbandwidth", {"per_node", "one_node"}),
         ("rdma", {"per_node", "one_node"}),
         ("linkcounters", {"per_node", "one_node"}),
+        ("rdmapair", {"pair"}),
     ],
 )
 def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
-    every = ("per_node", "one_node", "collective", "node_health", "nvcre_pod")
+    every = ("per_node", "one_node", "collective", "node_health", "nvcre_pod", "pair")
     assert {t for t in every if getattr(KINDS[name], t)} == traits
 
 
@@ -181,6 +182,7 @@ def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() 
         "training": None,
         "rdma": "nccl",
         "linkcounters": "nccl",
+        "rdmapair": "nccl",
     }
     pods = load_catalog().pods
     assert pods.named("nccl") is pods.nccl
