@@ -6,6 +6,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
+from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.dcgm.params import DcgmParams
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
@@ -84,6 +85,7 @@ class TestEntry(StrictModel):
     node: NodeHealthParams | None = None
     nvbandwidth: NvbandwidthParams | None = None
     rdma: RdmaParams | None = None
+    burnin: BurnInParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

@@ -9,7 +9,8 @@ the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 `metadata.name`, both through the downward API). A log from an older render has none.
 The node and the pod are checked as Kubernetes names before they name anything.
 nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`),
-the RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections).
+the RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections),
+the burn-in script under `@@nvcregen-burnin` (`BURNIN_MARK`).
 """
 
 from __future__ import annotations
@@ -23,13 +24,14 @@ from nvcregen.ingest.lines import strip_prefix
 MARK = "@@nvcregen-dcgm"
 NVBW_MARK = "@@nvcregen-nvbandwidth"  # the nvbandwidth script's line, of the same form
 RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` lines are not it
+BURNIN_MARK = "@@nvcregen-burnin"  # the burn-in script's (`dcgmi diag -r targeted_stress`)
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _BEGINS = {
     mark: re.compile(
         rf"^{mark} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
         r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
     )
-    for mark in (MARK, NVBW_MARK, RDMA_MARK)
+    for mark in (MARK, NVBW_MARK, RDMA_MARK, BURNIN_MARK)
 }
 
 

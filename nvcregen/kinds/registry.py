@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from nvcregen.kinds.burnin.kind import BurnIn
 from nvcregen.kinds.dcgm.kind import Dcgm
 from nvcregen.kinds.nccl.kind import Nccl
 from nvcregen.kinds.node.kind import NodeHealth
@@ -13,10 +14,10 @@ from nvcregen.kinds.rdma.kind import Rdma
 from nvcregen.kinds.training.kind import Training
 
 # a catalog test's `kind`
-KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
+KindName = Literal["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "burnin"]
 
 KINDS: dict[str, TestKind] = {
-    k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth(), Rdma())
+    k.name: k for k in (Nccl(), Dcgm(), Training(), NodeHealth(), Nvbandwidth(), Rdma(), BurnIn())
 }
 
 

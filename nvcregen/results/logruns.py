@@ -36,6 +36,7 @@ from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
+from nvcregen.results.burninruns import read_burnin
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import PackPlaced, Placed, expected_runs, objects_by_name, place
@@ -264,6 +265,14 @@ def _read_nvbandwidth_log(log: RunLog, placed: Placed, text: str, base: dict[str
     return _Read(placed, record, None)
 
 
+def _read_burnin_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A burn-in log, bound to its node and judged GPU by GPU (`burninruns.py`)."""
+    record = read_burnin(
+        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
+    )
+    return _Read(placed, record, None)
+
+
 def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
@@ -298,6 +307,7 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "node-health": _read_node_health,
     "nvbandwidth": _read_nvbandwidth_log,
     "perftest": _read_rails,
+    "dcgm-burnin": _read_burnin_log,
 }
 
 
@@ -524,7 +534,7 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
 
 
 # Why a per-node run failed its node, by the kind of its log (DCGM's by default).
-_FAILED_REASONS = {"node": "NodeHealthFailed", "rdma": "RailFailed"}
+_FAILED_REASONS = {"node": "NodeHealthFailed", "rdma": "RailFailed", "burnin": "BurnInFailed"}
 
 
 def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:

@@ -42,6 +42,7 @@ def node_script(site: Site, unit: TestUnit) -> str:
         hostengine=site.spec.dependencies.dcgm.hostengine,
         hcas=tuple(nics.hcas) if nics else (),
         nic_gbps=units.parse_bandwidth(nics.speed).gbytes_per_s * 8 if nics else 0.0,
+        model=unit.pool.hardware.model,
     )
     found = kind_of(unit.test).node_script(unit.test, run)
     if found is None:

@@ -22,6 +22,7 @@ def test_the_real_catalog_loads() -> None:
     loaded = load_catalog()
     assert {h.model for h in loaded.hardware.values()} == set(KNOWN + UNKNOWN)
     assert set(loaded.tests) == {
+        "burn-in",
         "dcgm-l1",
         "dcgm-l2",
         "dcgm-l3",
@@ -104,15 +105,17 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             assert test.nvcre.variant, name
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
             assert kind_of(test).collective or kind_of(test).per_node, name
-        params = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth, test.rdma]
+        params: list[object] = [test.nccl, test.dcgm, test.training, test.node, test.nvbandwidth]
+        params += [test.rdma, test.burnin]
         assert sum(p is not None for p in params) == 1, name
-        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma"]
+        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "burnin"]
         assert params[kinds.index(test.kind)] is not None, name
 
 
 def test_workloadrun_only_tests() -> None:
     without = sorted(n for n, t in catalog().tests.items() if t.nvcre is None)
     assert without == [
+        "burn-in",
         "dcgm-l1",
         "dcgm-l2",
         "dcgm-l3",
