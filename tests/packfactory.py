@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from oncallfactory import DCGM_JSON, Busbw, healthy, nccl_text
+from oncallfactory import COLLECTIVES, DCGM_JSON, Busbw, healthy, nccl_text
 from trainerfactory import compiled
 
 from nvcregen.emit.canonical import dump_yaml
@@ -135,11 +135,12 @@ def packed_logs(text: str, folder: Path, busbw: Busbw = healthy) -> list[PackLog
                 sections = []
                 for test in tests:
                     start = _start(f"{pod}-{test}")
-                    body = (
-                        dcgm_body(node, pod, start)
-                        if test.startswith("dcgm-")
-                        else _nccl(stage, test, (node,), (pod,), busbw, seen)
-                    )
+                    if test.startswith("dcgm-"):
+                        body = dcgm_body(node, pod, start)
+                    elif test in COLLECTIVES:
+                        body = _nccl(stage, test, (node,), (pod,), busbw, seen)
+                    else:  # another kind's section (burn-in, ...): the test's edit writes it
+                        body = ""
                     sections.append(Section(stage, test, round_, node, pod, start, body))
                 found.append(PackLog(where / f"{pod}.log", meta["name"], sections, node))
             continue

@@ -9,10 +9,14 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from dataclasses import replace
+from pathlib import Path
 
+from packfactory import PackLog, packed, write_packed_logs
 from sitefactory import catalog, parse
-from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
+from trainerfactory import EXAMPLE, compiled, example_text, of_kind, without_packing
 
+from nvcregen.collect.collector import collect
+from nvcregen.collect.model import CollectOptions
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
 from nvcregen.results.burninruns import read_burnin
@@ -21,6 +25,7 @@ from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
 from nvcregen.results.nodes import judge_nodes
 
+ROOT = Path(__file__).resolve().parents[3]
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 TEXT = (
     without_packing(EXAMPLE.read_text())
@@ -38,7 +43,10 @@ def burnin_unit() -> TestUnit:
 
 
 def log(
-    figures: Mapping[int, str | None], node: str = "gpu-00", throttled: int | None = None
+    figures: Mapping[int, str | None],
+    node: str = "gpu-00",
+    throttled: int | None = None,
+    pod: str = "burn-x7k2p",
 ) -> str:
     """The script's begin line and DCGM's JSON: a figure a GPU (None: DCGM skipped it)."""
     results: list[dict[str, object]] = []
@@ -63,7 +71,7 @@ def log(
             "version": "3.3.7",
         }
     }
-    begin = f"@@nvcregen-burnin begin node={node} pod=burn-x7k2p start=2026-12-06T09:00:00Z\n"
+    begin = f"@@nvcregen-burnin begin node={node} pod={pod} start=2026-12-06T09:00:00Z\n"
     return (
         begin + json.dumps(doc, indent=1) + "\nnvcregen: dcgmi diag --run targeted_stress exit=0\n"
     )
@@ -136,3 +144,37 @@ def test_collect_fails_the_node_naming_its_gpu_and_the_verdict_holds_it() -> Non
     verdicts = judge_nodes(site, results.runs, {}, 1)
     (verdict,) = [v for v in verdicts if v.node == node]
     assert verdict.status == "failed" and "GPU 4: 12000 GFLOPS" in verdict.reasons[0]
+
+
+def test_a_packed_collect_fails_the_node_whose_gpu_burned_slow(tmp_path: Path) -> None:
+    """The shipped trainer site packed, on H20, with burn-in: node-b's GPU 5 slow in round 2."""
+    text = (
+        packed(example_text())
+        .replace("model: H20-3e", "model: H20")
+        .replace("[NVIDIA-H20-3e]", "[NVIDIA-H20]")
+        .replace(STAGE, STAGE + "burn-in, ", 1)
+        .replace("deadline: 16h, gpuHours: 260", "deadline: 24h, gpuHours: 400")
+    )
+
+    def burn(logs: list[PackLog]) -> None:
+        for found in logs:
+            for i, s in enumerate(found.sections):
+                if s.test != "burn-in":  # the NCCL logs' ranks on the H20, as the site says
+                    body = s.body.replace("NVIDIA H20-3e", "NVIDIA H20")
+                else:
+                    slow = s.node == "node-b" and s.round == 2
+                    body = log({**EVERY, 5: "9000"} if slow else EVERY, s.node, pod=s.pod)
+                found.sections[i] = replace(s, body=body)
+
+    (tmp_path / "site.yaml").write_text(text)
+    write_packed_logs(tmp_path / "saved", text, edit=burn)
+    site = str(tmp_path / "site.yaml")
+    options = CollectOptions(site, tmp_path / "r", ROOT, from_dir=tmp_path / "saved")
+    outcome = collect(options)
+    nodes = {n.node: n for n in outcome.verdicts.nodes}
+    assert str(nodes["node-b"].status) == "failed"
+    (reason,) = [r for r in nodes["node-b"].reasons if "burn-in" in r]
+    assert "BurnInFailed" in reason and "node-b NVC768: GPU 5: 9000 GFLOPS" in reason
+    assert not [r for r in nodes["node-a"].reasons if "burn-in" in r]  # its GPUs passed
+    words = sorted(str(r.word) for r in outcome.verdicts.runs if r.test == "burn-in")
+    assert words == ["fail"]  # the stage's burn-in run, over its rounds
