@@ -16,7 +16,8 @@ SM stress (`sm_stress`, DCGM's other SGEMM plugin) prints the same figures (`lev
 older releases `did not exceed`) and is read the same way. A figure is a number of at
 most `MAX_DIGITS` digits before the point and finite; a line is read up to
 `limits.MAX_LINE`. Any other message naming a GPU is that GPU's error; one naming none
-is the run's.
+is the run's, and so is another test of the same run that DCGM failed (its deployment
+checks run before the load).
 """
 
 from __future__ import annotations
@@ -154,6 +155,10 @@ def _run(run: DcgmRun, test: DcgmTest) -> BurnInRun:
     for g in test.gpus:
         gpu(g.id).result = g.result
     run_errors: list[str] = list(run.errors)
+    for other in run.tests:  # a check DCGM failed around the load (persistence, retired pages)
+        if other is not test and other.result == "Fail":
+            why = f": {matched(other.errors[0])}" if other.errors else ""
+            run_errors.append(f"{other.name} failed{why}")
     messages = [*test.info, *(i for g in test.gpus for i in g.info)]
     for line in dict.fromkeys(matched(m) for m in messages):
         if found := _AVERAGE.search(line):

@@ -54,14 +54,21 @@ class BurnInIngest:
 
 
 def bounds_of(model: str, params: BurnInParams | None = None) -> Bounds | None:
-    """A GPU model's floor and peak (`params`', else the catalog's burn-in test's)."""
+    """A GPU model's floor and peak (`params`', else the catalog's burn-in test's).
+
+    The model is named as the catalog's hardware names it (case and spaces ignored).
+    """
+    catalog = load_catalog()
+    hardware = catalog.find_hardware(model)
     if params is None:
-        test = load_catalog().tests.get(CATALOG_TEST)
+        test = catalog.tests.get(CATALOG_TEST)
         params = None if test is None else test.burnin
-    found = None if params is None else params.expectation(model)
-    if params is None or found is None:
+    if params is None or hardware is None:
         return None
-    return Bounds(model, params.floor_of(found), found.peak_gflops, params.precision)
+    found = params.expectation(hardware.model)
+    if found is None:
+        return None
+    return Bounds(hardware.model, params.floor_of(found), found.peak_gflops, params.precision)
 
 
 def ingest_burnin(paths: Sequence[Path], bounds: Bounds | None = None) -> BurnInIngest:

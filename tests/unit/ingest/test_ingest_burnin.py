@@ -146,6 +146,27 @@ def test_a_log_without_every_gpus_figure_is_no_evidence_unless_one_failed() -> N
     assert whole.passed and whole.evidence
 
 
+def test_another_test_dcgm_failed_in_the_same_run_fails_it() -> None:
+    doc = json.loads(stress(passed(0, "29300")).split("\n", 1)[1])
+    persistence = {
+        "name": "Persistence Mode",
+        "results": [
+            {
+                "gpu_ids": "0",
+                "status": "FAIL",
+                "warnings": ["Persistence mode for GPU 0 is disabled."],
+            }
+        ],
+    }
+    doc["DCGM GPU Diagnostic"]["test_categories"].insert(
+        0, {"category": "Deployment", "tests": [persistence]}
+    )
+    run = parse_burnin(json.dumps(doc), "x")
+    assert run.errors == ("Persistence Mode failed: Persistence mode for GPU 0 is disabled.",)
+    verdict = judge(run, Bounds("H100", 27787.5, 67000.0), 1)
+    assert verdict.gpus[0].outcome == "passed" and not verdict.passed
+
+
 def test_a_gpu_outside_the_nodes_count_and_a_run_level_error_fail_the_run() -> None:
     h100 = Bounds("H100", 27787.5, 67000.0)
     extra = judge(parse_burnin(stress(passed(0, "29300"), passed(9, "29300")), "x"), h100, 1)
@@ -181,9 +202,10 @@ def test_other_text_and_dcgm_output_without_a_stress_test_are_refused() -> None:
 
 
 def test_the_catalog_gives_bounds_per_model() -> None:
-    h20 = bounds_of("H20")
+    h20 = bounds_of("h20")  # as the catalog's hardware names it, case ignored
     assert h20 == Bounds("H20", 0.95 * 20850, 44000, "fp32")
-    assert bounds_of("A100") is None
+    assert bounds_of("A100") is None  # a model of the catalog without figures
+    assert bounds_of("Z9") is None  # no model of the catalog
 
 
 def test_cli_exit_codes(tmp_path: Path) -> None:

@@ -87,7 +87,8 @@ def test_expectations_for_h100_h200_h20_l20_each_within_its_peak_with_sources() 
         "L20": (27000, 59800),
     }
     for e in burnin.expectations:
-        assert catalog().find_hardware(e.model) is not None, e.model
+        hardware = catalog().find_hardware(e.model)
+        assert hardware is not None and hardware.model == e.model, e.model  # as pools name it
         assert burnin.floor_of(e) <= e.peak_gflops and len(e.sources) >= 2, e.model
 
 
