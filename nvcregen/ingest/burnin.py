@@ -18,16 +18,21 @@ most `MAX_DIGITS` digits before the point and finite; a line is read up to
 `limits.MAX_LINE`. Any other message naming a GPU is that GPU's error; one naming none
 is the run's, and so is another test of the same run that DCGM failed (its deployment
 checks run before the load).
+
+DCGM's JSON names GPUs by index only; nvcregen's script prints each GPU's UUID first, one
+`@@nvcregen-gpu index=N uuid=GPU-...` line a GPU (from `nvidia-smi`), so a verdict names
+the GPU's UUID beside its index where the log holds the line.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from nvcregen.ingest.dcgm import parse_dcgm
 from nvcregen.ingest.limits import MAX_DIGITS, finite, matched
+from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import DcgmRun, DcgmTest, IngestFormatError, Json, RunStatus
 
 Basis = Literal["average", "best"]  # what DCGM's figure is: a pass's mean, a failure's max
@@ -43,6 +48,8 @@ _CLOCKS = (
     re.compile(r"\b(?:clocks event|clock throttling) due to \w+ violation in GPU (\d{1,4})\b"),
 )
 _GPU = re.compile(r"\bGPU (\d{1,4})\b")
+UUID_MARK = "@@nvcregen-gpu"
+_UUID = re.compile(rf"^{UUID_MARK} index=(\d{{1,4}}) uuid=(GPU-[0-9A-Fa-f-]{{1,64}})$")
 
 
 @dataclass(frozen=True)
@@ -88,6 +95,12 @@ class BurnInRun:
     gpus: tuple[GpuLoad, ...]
     dcgm_version: str | None = None
     errors: tuple[str, ...] = ()
+    uuids: tuple[tuple[int, str], ...] = ()  # (index, UUID) as the script's lines name them
+
+    def where(self, gpu: int) -> str:
+        """`GPU 3`, or `GPU 3 (GPU-8c1e...)` where the log names its UUID."""
+        uuid = dict(self.uuids).get(gpu)
+        return f"GPU {gpu}" + (f" ({uuid})" if uuid else "")
 
     def to_json(self) -> Json:
         """The JSON object of this run."""
@@ -98,6 +111,7 @@ class BurnInRun:
             "dcgm_version": self.dcgm_version,
             "gpus": [g.to_json() for g in self.gpus],
             "errors": list(self.errors),
+            "uuids": {str(i): u for i, u in self.uuids},
         }
 
 
@@ -110,8 +124,9 @@ def parse_burnin(text: str, source: str) -> BurnInRun:
 
     """
     run = parse_dcgm(text, source)[-1]
+    uuids = gpu_uuids(text)
     if not run.tests and run.status == "failed":  # DCGM gave up before any test ran
-        return BurnInRun(source, "", "failed", (), run.dcgm_version, run.errors)
+        return BurnInRun(source, "", "failed", (), run.dcgm_version, run.errors, uuids)
     stress = [t for t in run.tests if _key(t.name) in STRESS_TESTS]
     if not stress:
         names = ", ".join(t.name for t in run.tests) or "none"
@@ -120,7 +135,18 @@ def parse_burnin(text: str, source: str) -> BurnInRun:
         )
     # The test that ran (a skipped one holds no figure), targeted stress before SM stress.
     test = max(stress, key=lambda t: (t.result != "Skip", _key(t.name) == STRESS_TESTS[0]))
-    return _run(run, test)
+    return replace(_run(run, test), uuids=uuids)
+
+
+def gpu_uuids(text: str) -> tuple[tuple[int, str], ...]:
+    """Each GPU's UUID as the script's `@@nvcregen-gpu` lines name it; the first line wins."""
+    found: dict[int, str] = {}
+    for raw in text.splitlines():
+        if UUID_MARK not in raw[:200]:
+            continue
+        if match := _UUID.match(strip_prefix(matched(raw)).strip()):
+            found.setdefault(int(match[1]), match[2])
+    return tuple(sorted(found.items()))
 
 
 def _key(name: str) -> str:

@@ -88,12 +88,11 @@ def judge(run: BurnInRun, bounds: Bounds, gpus: int | None = None) -> BurnInVerd
     if extra:
         names = ", ".join(f"GPU {g}" for g in extra)
         problems.append(f"{names}: not one of the node's {gpus} GPUs")
-    verdicts = tuple(_gpu(listed.get(n), n, bounds) for n in expected)
+    verdicts = tuple(_gpu(listed.get(n), n, bounds, run.where(n)) for n in expected)
     return BurnInVerdict(verdicts, tuple(problems))
 
 
-def _gpu(load: GpuLoad | None, number: int, bounds: Bounds) -> GpuVerdict:
-    where = f"GPU {number}"
+def _gpu(load: GpuLoad | None, number: int, bounds: Bounds, where: str) -> GpuVerdict:
     if load is None:
         return GpuVerdict(number, "missing", None, f"{MISSING}: {where}: DCGM names it nowhere")
     value = load.gflops

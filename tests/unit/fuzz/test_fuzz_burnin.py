@@ -34,6 +34,8 @@ FRAGMENTS = (
     "| Warning                   | GPU 0 Max stress level of 1.0 did not reach desired |",
     "Error: Unable to complete diagnostic for entities 0,1. Return: (-30) : DCGM",
     "@@nvcregen-burnin begin node=a pod=b start=2026-12-06T00:00:00Z",
+    "@@nvcregen-gpu index=0 uuid=GPU-8c1e3a7d-0000-4000-8000-000000000000",
+    "@@nvcregen-gpu index=99999 uuid=GPU-",
 )
 BOUNDS = Bounds("H100", 27787.5, 67000.0)
 

@@ -226,3 +226,26 @@ def test_cli_exit_codes(tmp_path: Path) -> None:
     assert refused.exit_code == 2 and "error[NVC700]" in refused.output
     unknown = runner.invoke(main, ["ingest", "burnin", str(good), "--model", "A100"])
     assert unknown.exit_code == 2 and "no burn-in expectation" in unknown.output
+
+
+def test_verdicts_name_the_uuid_the_script_printed_and_nothing_else() -> None:
+    uuid = "GPU-8c1e3a7d-0000-4000-8000-000000000003"
+    lines = (
+        f"@@nvcregen-gpu index=3 uuid={uuid}\n"
+        "2026-12-06T09:00:00.000000000Z @@nvcregen-gpu index=2 uuid=GPU-aa\n"  # kubectl's time
+        "@@nvcregen-gpu index=3 uuid=GPU-bb\n"  # a second line for GPU 3: the first wins
+        "@@nvcregen-gpu index=1 uuid=not-a-uuid; rm -rf /\n"  # no UUID: not read
+        f"@@nvcregen-gpu index=0 uuid=GPU-{'a' * 65}\n"  # longer than any UUID: not read
+    )
+    run = parse_burnin(lines + stress(passed(0, "1"), passed(2, "1"), passed(3, "1")), "x")
+    assert run.uuids == ((2, "GPU-aa"), (3, uuid))
+    verdict = judge(run, Bounds("H100", 27787.5, 67000.0), 4)
+    assert (
+        verdict.gpus[3].why
+        == f"NVC768: GPU 3 ({uuid}): 1 GFLOPS (average), under the floor 27787.5 GFLOPS"
+    )
+    assert verdict.gpus[1].why == "NVC767: GPU 1: DCGM names it nowhere"
+    assert parse_burnin(lines + stress(passed(0, "1")), "x").to_json()["uuids"] == {
+        "2": "GPU-aa",
+        "3": uuid,
+    }

@@ -250,3 +250,70 @@ def test_the_window_counts_its_time(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert any("burn-in" in r for r in step["runs"]) or "burn-in" in json.dumps(step)
     # one burn-in run a node and round: at least its 735 s more than the site without it
     assert with_it["expected_ms"] - without["expected_ms"] >= 735_000
+
+
+FAKE_DCGMI = """#!/bin/sh
+# A stand-in for dcgmi in this test: it prints its arguments, then a targeted stress JSON
+# in which GPU 1 stays under its target, and exits as dcgmi does on a failed test.
+echo "args: $*"
+cat "$0.json"
+echo
+exit 226
+"""
+FAKE_SMI = """#!/bin/sh
+echo "0, GPU-8c1e3a7d-0000-4000-8000-000000000000"
+echo "1, GPU-8c1e3a7d-0000-4000-8000-000000000001"
+"""
+
+
+def test_the_script_runs_dcgm_in_its_pod_and_collect_reads_its_output(tmp_path: Path) -> None:
+    bash = shutil.which("bash")
+    if bash is None or shutil.which("timeout") is None or shutil.which("sed") is None:
+        pytest.skip("needs bash, timeout and sed")
+    from nvcregen.results.burninruns import read_burnin
+
+    site, unit = burnin_unit(h20_site())
+    script = node_script(site, unit)
+    results = [
+        {"gpu_ids": "0", "status": "PASS", "info": ["GPU 0 relative stress level\t20900"]},
+        {
+            "gpu_ids": "1",
+            "status": "FAIL",
+            "warnings": [
+                "Max stress level of 12000.0 did not reach desired stress level of 20850.0"
+                " for GPU 1"
+            ],
+        },
+    ]
+    test = {"name": "targeted_stress", "results": results}
+    doc = {"DCGM GPU Diagnostic": {"test_categories": [{"category": "Stress", "tests": [test]}]}}
+    for name, body in (("dcgmi", FAKE_DCGMI), ("nvidia-smi", FAKE_SMI), ("nv-hostengine", "")):
+        tool = tmp_path / name
+        tool.write_text(body or "#!/bin/sh\nexit 0\n")
+        tool.chmod(0o755)
+    (tmp_path / "dcgmi.json").write_text(json.dumps(doc))
+    env = {"PATH": f"{tmp_path}:/usr/bin:/bin", "NODE_NAME": "node-a", "POD_NAME": "burn-x7k2p"}
+    done = subprocess.run(
+        [bash, "-c", script], env=env, capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 226, done.stdout + done.stderr  # DCGM's failure is the run's
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("@@nvcregen-burnin begin node=node-a pod=burn-x7k2p start=")
+    assert lines[1] == "@@nvcregen-gpu index=0 uuid=GPU-8c1e3a7d-0000-4000-8000-000000000000"
+    assert lines[3] == (
+        "args: diag --host 127.0.0.1 --run targeted_stress -p targeted_stress.is_allowed=true;"
+        "targeted_stress.test_duration=600;targeted_stress.use_dgemm=false;"
+        "targeted_stress.target_perf_min_ratio=0.95;targeted_stress.target_stress=20850"
+        " --json --verbose"
+    )
+    assert lines[-1].startswith("nvcregen: dcgmi diag --run targeted_stress exit=226 seconds=")
+    base = {"path": "logs/x.log", "nodes": ("node-a",)}
+    record = read_burnin(done.stdout, base, unit, names_itself=True)
+    assert record.status == "failed" and record.hosts == ("node-a",)
+    assert record.errors[0] == (
+        "node-a NVC768: GPU 1 (GPU-8c1e3a7d-0000-4000-8000-000000000001): 12000 GFLOPS (best),"
+        " under the floor 19807.5 GFLOPS"
+    )  # then GPUs 2-7 of the node's 8, which this stand-in never named
+    assert record.errors[1:] == tuple(
+        f"node-a NVC767: GPU {n}: DCGM names it nowhere" for n in range(2, 8)
+    )
