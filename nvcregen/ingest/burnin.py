@@ -118,9 +118,13 @@ class BurnInRun:
 def parse_burnin(text: str, source: str) -> BurnInRun:
     """The last burn-in of a `dcgmi diag` output.
 
+    A run that DCGM stopped before its stress test because another test failed (`--fail-early`,
+    a GPU that does not start) is a failed burn-in without figures.
+
     Raises:
-        IngestFormatError: Not `dcgmi diag` output, or one without a stress test (another
-            diagnostic is no burn-in); an `InputLimitError` for a bound broken.
+        IngestFormatError: Not `dcgmi diag` output, or one without a stress test and without
+            a failed test (another diagnostic is no burn-in); an `InputLimitError` for a
+            bound broken.
 
     """
     run = parse_dcgm(text, source)[-1]
@@ -128,6 +132,8 @@ def parse_burnin(text: str, source: str) -> BurnInRun:
     if not run.tests and run.status == "failed":  # DCGM gave up before any test ran
         return BurnInRun(source, "", "failed", (), run.dcgm_version, run.errors, uuids)
     stress = [t for t in run.tests if _key(t.name) in STRESS_TESTS]
+    if not stress and (failed := _failures(run, None)):  # `--fail-early`: stopped before it
+        return BurnInRun(source, "", "failed", (), run.dcgm_version, (*run.errors, *failed), uuids)
     if not stress:
         names = ", ".join(t.name for t in run.tests) or "none"
         raise IngestFormatError(
@@ -152,6 +158,16 @@ def gpu_uuids(text: str) -> tuple[tuple[int, str], ...]:
 def _key(name: str) -> str:
     """`Targeted Stress`, `targeted_stress` and `SM Stress` as one spelling each."""
     return re.sub(r"[\s-]+", "_", name.strip().lower())
+
+
+def _failures(run: DcgmRun, test: DcgmTest | None) -> list[str]:
+    """The other tests DCGM failed in the run (persistence, retired pages, GPU memory)."""
+    found = []
+    for other in run.tests:
+        if other is not test and other.result == "Fail":
+            why = f": {matched(other.errors[0])}" if other.errors else ""
+            found.append(f"{other.name} failed{why}")
+    return found
 
 
 @dataclass
@@ -180,11 +196,7 @@ def _run(run: DcgmRun, test: DcgmTest) -> BurnInRun:
 
     for g in test.gpus:
         gpu(g.id).result = g.result
-    run_errors: list[str] = list(run.errors)
-    for other in run.tests:  # a check DCGM failed around the load (persistence, retired pages)
-        if other is not test and other.result == "Fail":
-            why = f": {matched(other.errors[0])}" if other.errors else ""
-            run_errors.append(f"{other.name} failed{why}")
+    run_errors: list[str] = [*run.errors, *_failures(run, test)]
     messages = [*test.info, *(i for g in test.gpus for i in g.info)]
     for line in dict.fromkeys(matched(m) for m in messages):
         if found := _AVERAGE.search(line):

@@ -91,7 +91,8 @@ def render_burnin(result: BurnInIngest) -> str:
     for run, verdict in zip(result.runs, result.verdicts, strict=True):
         version = f" DCGM {run.dcgm_version}" if run.dcgm_version else ""
         lines.append(f"{run.file}: {run.test or 'no stress test'}{version} {run.status}\n")
-        lines += [f"  DCGM: {e}\n" for e in run.errors]
+        if verdict is None or run.status == "truncated":  # a verdict's problems name them
+            lines += [f"  DCGM: {e}\n" for e in run.errors]
         outcomes = {} if verdict is None else {g.gpu: g for g in verdict.gpus}
         for load in run.gpus:
             shown = "no figure" if load.gflops is None else f"{load.gflops:g} GFLOPS ({load.basis})"

@@ -32,6 +32,7 @@ SKIPPED = (
     / "dcgm"
     / "dcgm-3.x-diag-r3-json-T400-all-skip-user-elided-TRUNCATED-excerpt.txt"
 )
+REAL_LOGS = ROOT / "tests" / "fixtures" / "real-logs" / "dcgm"
 P100 = Bounds("P100", 2850.0, 9300.0)  # DCGM's 3000 target at 0.95; P100 FP32 9.3 TFLOPS
 
 
@@ -189,12 +190,9 @@ def test_a_pass_average_wins_over_a_best_and_hostile_numbers_are_not_figures() -
 def test_other_text_and_dcgm_output_without_a_stress_test_are_refused() -> None:
     with pytest.raises(IngestFormatError, match="not dcgmi diag output"):
         parse_burnin("just some text\n", "x")
-    level1 = (
-        ROOT
-        / "tests/fixtures/real-logs/dcgm/dcgm-4.2.3-diag-text-4gpu-pcie-fail-internal-error.txt"
-    )
+    passing = REAL_LOGS / "dcgm-3.1.0-diag-json-with-warning-prefix-and-nulls.txt"
     with pytest.raises(IngestFormatError, match="without a targeted_stress or sm_stress result"):
-        parse_burnin(level1.read_text(), "x")
+        parse_burnin(passing.read_text(), "x")  # a DCGM run that failed nothing and ran no load
     gave_up = "Error: Unable to complete diagnostic for entities 0,1. Return: (-30) : DCGM GPU\n"
     run = parse_burnin(gave_up, "x")
     assert (run.test, run.status, run.gpus) == ("", "failed", ())
@@ -249,3 +247,27 @@ def test_verdicts_name_the_uuid_the_script_printed_and_nothing_else() -> None:
         "2": "GPU-aa",
         "3": uuid,
     }
+
+
+def test_a_run_dcgm_stopped_before_its_load_is_a_failed_burn_in() -> None:
+    """DCGM 3.3.8 `--run 3 --fail-early` on 8 H100s: GPU Memory failed (cuInit), no stress."""
+    text = (REAL_LOGS / "dcgm-3.3.8-diag-r3-text-8xH100-gpu-memory-fail-cuinit.txt").read_text()
+    run = parse_burnin(text, "x")
+    assert (run.test, run.status, run.gpus) == ("", "failed", ())
+    assert run.errors[0].startswith("GPU Memory failed: GPU 0 Error using CUDA API cuInit")
+    verdict = judge(run, Bounds("H100", 27787.5, 67000.0), 8)
+    assert verdict.evidence and not verdict.passed  # a failure, never no-data
+    assert verdict.problems[-1] == "DCGM ran no stress test"
+    pcie = (REAL_LOGS / "dcgm-4.2.3-diag-text-4gpu-pcie-fail-internal-error.txt").read_text()
+    cut = parse_burnin(pcie, "y")  # cut short, and its PCIe test failed: failed, not cut
+    assert cut.status == "failed" and cut.errors[1].startswith("pcie failed: There was an")
+
+
+def test_cli_reads_a_stopped_run_as_failed_and_names_each_problem_once() -> None:
+    stopped = REAL_LOGS / "dcgm-3.3.8-diag-r3-text-8xH100-gpu-memory-fail-cuinit.txt"
+    judged = CliRunner().invoke(main, ["ingest", "burnin", str(stopped), "--model", "H100"])
+    assert judged.exit_code == 1
+    assert judged.output.count("GPU Memory failed: GPU 0 Error using CUDA API cuInit") == 1
+    assert "  DCGM ran no stress test\n  verdict: failed\n" in judged.output
+    read = CliRunner().invoke(main, ["ingest", "burnin", str(stopped)])
+    assert read.exit_code == 1 and read.output.count("DCGM: GPU Memory failed") == 1
