@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -170,7 +171,8 @@ def test_trainer_mode_runs_a_job_per_node_holding_every_gpu() -> None:
 
 
 def test_nvcre_mode_is_a_workloadrun_running_the_same_script() -> None:
-    site, unit = burnin_unit(h20_site().replace("    engine: trainer\n", ""))
+    site, unit = burnin_unit(re.sub(r"(?m)^    engine: trainer .*\n", "", h20_site()))
+    assert site.spec.readiness.engine == "nvcre"
     runs = [m.obj for m in readiness_manifests(site, [unit]) if m.kind == "WorkloadRun"]
     (run,) = runs
     command = run["spec"]["framework"]["exec"]["command"]
@@ -203,14 +205,15 @@ def _project(tmp_path: Path, name: str, text: str) -> Path:
 
 
 @pytest.mark.parametrize(
-    ("readiness", "gitops"), [("trainer", "argocd"), ("nvcre", "argocd"), ("trainer", "flux")]
+    ("readiness", "gitops"),
+    [("trainer", "argocd"), ("nvcre", "argocd"), ("trainer", "flux"), ("nvcre", "flux")],
 )
 def test_a_site_naming_it_renders_checks_and_plans(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, readiness: str, gitops: str
 ) -> None:
     text = h20_site(EXAMPLE.read_text())
     if readiness == "nvcre":
-        text = without_packing(text).replace("    engine: trainer\n", "")
+        text = re.sub(r"(?m)^    engine: trainer .*\n", "", without_packing(text))
     if gitops == "flux":
         text = text.replace("    engine: argocd\n", "    engine: flux\n")
     text = text.replace("name: h20-3e-trainer", "name: h20-burnin").replace(WINDOW, ROOMY)
@@ -223,6 +226,9 @@ def test_a_site_naming_it_renders_checks_and_plans(
     assert done.exit_code == 0, done.output
     rendered = "\n".join(p.read_text() for p in (tmp_path / "out").rglob("*.yaml"))
     assert "@@nvcregen-burnin begin" in rendered
+    assert ("kind: WorkloadRun" in rendered) == (readiness == "nvcre")
+    assert ("apiVersion: kustomize.toolkit.fluxcd.io/" in rendered) == (gitops == "flux")
+    assert ("apiVersion: argoproj.io/" in rendered) == (gitops == "argocd")
     checked = runner.invoke(main, ["check", "out/h20-burnin"])
     assert checked.exit_code == 0 and "no problems" in checked.output, checked.output
     shown = runner.invoke(main, ["plan", "--format", "json", "sites/h20-burnin.yaml"])
