@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from linkctrlogs import passing_body
-from oncallfactory import DCGM_JSON, Busbw, healthy, nccl_text
+from oncallfactory import COLLECTIVES, DCGM_JSON, Busbw, healthy, nccl_text
 from trainerfactory import compiled
 
 from nvcregen.emit.canonical import dump_yaml
@@ -140,8 +140,10 @@ def packed_logs(text: str, folder: Path, busbw: Busbw = healthy) -> list[PackLog
                         body = dcgm_body(node, pod, start)
                     elif test == "link-counters":
                         body = passing_body(node, pod, start)
-                    else:
+                    elif test in COLLECTIVES:
                         body = _nccl(stage, test, (node,), (pod,), busbw, seen)
+                    else:  # another kind's section (burn-in, ...): the test's edit writes it
+                        body = ""
                     sections.append(Section(stage, test, round_, node, pod, start, body))
                 found.append(PackLog(where / f"{pod}.log", meta["name"], sections, node))
             continue

@@ -6,6 +6,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
+from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.dcgm.params import DcgmParams
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
 from nvcregen.kinds.nccl.params import NcclParams
@@ -87,6 +88,7 @@ class TestEntry(StrictModel):
     rdma: RdmaParams | None = None
     linkcounters: LinkCountersParams | None = None
     rdmapair: RdmaParams | None = None  # the inter-node pair form of `rdma`
+    burnin: BurnInParams | None = None
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 

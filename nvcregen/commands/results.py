@@ -188,7 +188,9 @@ def verify(results_dir: Path, key_file: Path) -> None:
 @click.command()
 @click.argument(
     "kind",
-    type=click.Choice(["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters"]),
+    type=click.Choice(
+        ["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters", "burnin"]
+    ),
 )
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
@@ -197,7 +199,8 @@ def verify(results_dir: Path, key_file: Path) -> None:
 @click.option(
     "--model",
     metavar="MODEL",
-    help="nvbandwidth: judge each GPU and pair against this GPU model's floors and ceilings.",
+    help="nvbandwidth, burnin: judge each GPU (and pair) against this GPU model's floors and"
+    " ceilings.",
 )
 @click.option(
     "--order",
@@ -223,13 +226,17 @@ def ingest(
     order: Path | None,
     fmt: str,
 ) -> None:
-    """Read nccl-tests, `dcgmi diag`, nvidia-smi, nvbandwidth, perftest or link counter logs."""
+    """Read nccl-tests, dcgmi diag, nvidia-smi, nvbandwidth, perftest, link counters, burn-in."""
     import json
 
     from nvcregen.core.units import UnitError, parse_size
     from nvcregen.ingest.files import ingest_files
     from nvcregen.ingest.render import render_text
 
+    if kind == "burnin":
+        others = (order, site, pool, at)
+        _ingest_burnin(files, model, fmt, named_others=any(o is not None for o in others))
+        return
     if (model is not None or order is not None) and kind != "nvbandwidth":
         raise click.UsageError("--model and --order are for `ingest nvbandwidth`")
     if kind == "nvbandwidth":
@@ -242,11 +249,9 @@ def ingest(
         return
     if site is not None or pool is not None or fmt == "markdown":
         raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
-    if kind == "perftest":
-        _ingest_perftest(files, fmt)
-        return
-    if kind == "link-counters":
-        _ingest_link_counters(files, fmt)
+    read_alone = {"perftest": _ingest_perftest, "link-counters": _ingest_link_counters}
+    if kind in read_alone:  # kinds read with no option but --format
+        read_alone[kind](files, fmt)
         return
     try:
         size = None if at is None else parse_size(at)
@@ -287,6 +292,29 @@ def _ingest_nvbandwidth(
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         click.echo(printable(render_nvbw(result)), nl=False)  # names as the files print them
+    _exit_for(result.diagnostics, result.failed, files)
+
+
+def _ingest_burnin(
+    files: tuple[Path, ...], model: str | None, fmt: str, *, named_others: bool
+) -> None:
+    import json
+
+    if named_others or fmt == "markdown":
+        raise click.UsageError("--order, --site, --pool, --at and --format markdown are not for it")
+    from nvcregen.ingest.burnin_files import bounds_of, ingest_burnin, render_burnin
+
+    bounds = None if model is None else bounds_of(model)
+    if model is not None and bounds is None:
+        raise click.BadParameter(
+            f"{model!r} has no burn-in expectation in the catalog (catalog/tests/burn-in.yaml)",
+            param_hint="--model",
+        )
+    result = ingest_burnin(files, bounds)
+    if fmt == "json":
+        click.echo(json.dumps(result.to_json(), indent=2))
+    else:
+        click.echo(printable(render_burnin(result)), nl=False)  # DCGM's messages, escaped
     _exit_for(result.diagnostics, result.failed, files)
 
 

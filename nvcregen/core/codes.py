@@ -54,6 +54,7 @@ NOTE_0018_FLEET_UNITS: Final = "docs/design/0018-fleet-units.md"
 NOTE_0021_PERIODIC: Final = "docs/design/0021-periodic.md"
 NOTE_0022_RDMA_RAILS: Final = "docs/design/0022-rdma-rails.md"
 NOTE_0023_LINK_COUNTERS: Final = "docs/design/0023-link-counters.md"
+NOTE_0024_BURN_IN: Final = "docs/design/0024-burn-in.md"
 README: Final = "README.md"
 THREAT_MODEL: Final = "docs/threat-model.md"
 
@@ -180,6 +181,9 @@ NVC330 = _code(330, "ServiceMonitor labels the Prometheus selector misses", ERRO
 NVC331 = _code(331, "metrics TLS verification off", WARNING)
 NVC332 = _code(332, "a scrape timeout longer than the interval", ERROR)
 NVC333 = _code(333, "a link counters test in NVCRE mode", ERROR, doc=NOTE_0023_LINK_COUNTERS)
+NVC337 = _code(
+    337, "a burn-in on a GPU model without burn-in figures", ERROR, doc=NOTE_0024_BURN_IN
+)
 NVC340 = _code(340, "no GitOps repoURL: nothing generated", WARNING)
 NVC341 = _code(341, "a repoURL the GitOps engine refuses", ERROR)
 NVC342 = _code(342, "a target revision Flux cannot follow", ERROR)
@@ -378,6 +382,10 @@ NVC763 = _code(763, "a link counter snapshot over its bounds", ERROR, doc=NOTE_0
 NVC764 = _code(
     764, "link counter snapshots further apart than their run", ERROR, doc=NOTE_0023_LINK_COUNTERS
 )
+NVC765 = _code(765, "a burn-in figure above the GPU's datasheet peak", doc=NOTE_0024_BURN_IN)
+NVC766 = _code(766, "a GPU whose clocks slowed under burn-in", doc=NOTE_0024_BURN_IN)
+NVC767 = _code(767, "a burn-in log without a figure for every GPU", doc=NOTE_0024_BURN_IN)
+NVC768 = _code(768, "a GPU under its model's burn-in floor", doc=NOTE_0024_BURN_IN)
 NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)

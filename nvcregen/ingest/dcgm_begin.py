@@ -10,7 +10,9 @@ the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 The node and the pod are checked as Kubernetes names before they name anything.
 nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`),
 the RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections),
-the pair form's server and client under `@@nvcregen-rdma-server` and `-client`.
+the pair form's server and client under `@@nvcregen-rdma-server` and `-client`, the
+link counters script under `@@nvcregen-linkctr`, the burn-in script under
+`@@nvcregen-burnin` (`BURNIN_MARK`).
 """
 
 from __future__ import annotations
@@ -27,13 +29,22 @@ RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` l
 LINKCTR_MARK = "@@nvcregen-linkctr"  # the link counters script's (its snapshots: `@@linkctr`)
 RDMA_SERVER_MARK = "@@nvcregen-rdma-server"  # the pair form's server and client scripts'
 RDMA_CLIENT_MARK = "@@nvcregen-rdma-client"
+BURNIN_MARK = "@@nvcregen-burnin"  # the burn-in script's (`dcgmi diag -r targeted_stress`)
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _BEGINS = {
     mark: re.compile(
         rf"^{mark} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
         r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
     )
-    for mark in (MARK, NVBW_MARK, RDMA_MARK, LINKCTR_MARK, RDMA_SERVER_MARK, RDMA_CLIENT_MARK)
+    for mark in (
+        MARK,
+        NVBW_MARK,
+        RDMA_MARK,
+        LINKCTR_MARK,
+        RDMA_SERVER_MARK,
+        RDMA_CLIENT_MARK,
+        BURNIN_MARK,
+    )
 }
 
 

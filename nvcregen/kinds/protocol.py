@@ -43,6 +43,7 @@ class NodeRun:
     hostengine: str | None  # the site's DCGM hostengine, if it names one
     hcas: tuple[str, ...] = ()  # the pool's RDMA devices (`nics.hcas`), in NIC order
     nic_gbps: float = 0.0  # one NIC's line rate (`nics.speed`) in Gb/s; 0 without NICs
+    model: str = ""  # the pool's GPU model (`catalog/hardware/`)
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,10 @@ class TestKind(ABC):
     def nvcre_options(self, test: KindTest) -> dict[str, object]:
         """The kind's own options of an NVCRE Certification category."""
         return {}
+
+    def model_gap(self, test: KindTest, model: str) -> str | None:
+        """Why the kind cannot judge runs on a GPU model (None: it can, or needs nothing)."""
+        return None
 
     def needs_hostengine(self, test: KindTest) -> bool:
         """Whether a run needs the site's DCGM hostengine."""

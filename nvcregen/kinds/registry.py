@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from nvcregen.kinds.burnin.kind import BurnIn
 from nvcregen.kinds.dcgm.kind import Dcgm
 from nvcregen.kinds.linkcounters.kind import LinkCounters
 from nvcregen.kinds.nccl.kind import Nccl
@@ -16,7 +17,7 @@ from nvcregen.kinds.training.kind import Training
 
 # a catalog test's `kind`
 KindName = Literal[
-    "nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters", "rdmapair"
+    "nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters", "rdmapair", "burnin"
 ]
 
 KINDS: dict[str, TestKind] = {
@@ -30,6 +31,7 @@ KINDS: dict[str, TestKind] = {
         Rdma(),
         LinkCounters(),
         RdmaPair(),
+        BurnIn(),
     )
 }
 

@@ -29,7 +29,7 @@ from nvcregen.results.words import Word
 FOREIGN = "foreign"
 UNBOUND = codes.NVC730.code
 UNNAMED = codes.NVC739.code
-_BOUND_KINDS = ("dcgm", "nvbandwidth", "linkcounters", "rdmapair")  # bound by a begin line
+_BOUND_KINDS = ("dcgm", "nvbandwidth", "linkcounters", "rdmapair", "burnin")  # by a begin line
 
 
 def bind_dcgm_log(

@@ -36,6 +36,7 @@ from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
+from nvcregen.results.burninruns import read_burnin
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
@@ -331,6 +332,14 @@ def _read_nvbandwidth_log(log: RunLog, placed: Placed, text: str, base: dict[str
     return _Read(placed, record, None)
 
 
+def _read_burnin_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
+    """A burn-in log, bound to its node and judged GPU by GPU (`burninruns.py`)."""
+    record = read_burnin(
+        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
+    )
+    return _Read(placed, record, None)
+
+
 def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
@@ -367,6 +376,7 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "perftest": _read_rails,
     "link-counters": _read_link_counters,
     "perftest-pair": _read_one_side,  # both sides of a run are read together (`_read_pair`)
+    "dcgm-burnin": _read_burnin_log,
 }
 
 
@@ -597,6 +607,7 @@ _FAILED_REASONS = {
     "node": "NodeHealthFailed",
     "rdma": "RailFailed",
     "linkcounters": "LinkCountersFailed",
+    "burnin": "BurnInFailed",
 }
 
 

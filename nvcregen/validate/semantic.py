@@ -257,6 +257,16 @@ def _check_stage_tests(site: Site, catalog: Catalog, index: int, report: _Report
                 "declare nics with fabric roce or ib, or use the -tcp test",
                 severity=Severity.WARNING,
             )
+        hardware = catalog.find_hardware(pool.model)
+        gap = None if hardware is None else kind_of(test).model_gap(test, hardware.model)
+        if gap is not None:
+            report.add(
+                at,
+                codes.NVC337.code,
+                gap,
+                "add the model's figures, with their sources, to the test's catalog entry"
+                " (catalog/tests/), or run the test on another pool",
+            )
         nics = pool.nics
         if test.transport == "rdma" and (nics is None or nics.fabric == "tcp" or not nics.hcas):
             report.add(

@@ -37,6 +37,7 @@ def node_run(site: Site, unit: TestUnit) -> NodeRun:
         hostengine=site.spec.dependencies.dcgm.hostengine,
         hcas=tuple(nics.hcas) if nics else (),
         nic_gbps=units.parse_bandwidth(nics.speed).gbytes_per_s * 8 if nics else 0.0,
+        model=unit.pool.hardware.model,
     )
 
 

@@ -22,6 +22,7 @@ def test_the_real_catalog_loads() -> None:
     loaded = load_catalog()
     assert {h.model for h in loaded.hardware.values()} == set(KNOWN + UNKNOWN)
     assert set(loaded.tests) == {
+        "burn-in",
         "dcgm-l1",
         "dcgm-l2",
         "dcgm-l3",
@@ -108,16 +109,17 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
             kind = kind_of(test)  # or none: a pair runs in trainer mode only (NVC344)
             assert kind.collective or kind.per_node or kind.pair, name
         params: list[object] = [test.nccl, test.dcgm, test.training, test.node]
-        params += [test.nvbandwidth, test.rdma, test.linkcounters, test.rdmapair]
+        params += [test.nvbandwidth, test.rdma, test.linkcounters, test.rdmapair, test.burnin]
         assert sum(p is not None for p in params) == 1, name
         kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters",
-                 "rdmapair"]  # fmt: skip
+                 "rdmapair", "burnin"]  # fmt: skip
         assert params[kinds.index(test.kind)] is not None, name
 
 
 def test_workloadrun_only_tests() -> None:
     without = sorted(n for n, t in catalog().tests.items() if t.nvcre is None)
     assert without == [
+        "burn-in",
         "dcgm-l1",
         "dcgm-l2",
         "dcgm-l3",

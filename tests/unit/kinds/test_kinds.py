@@ -51,6 +51,7 @@ def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
         ("rdma", {"per_node", "one_node"}),
         ("linkcounters", {"per_node", "one_node"}),
         ("rdmapair", {"pair"}),
+        ("burnin", {"per_node", "one_node"}),
     ],
 )
 def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
@@ -183,6 +184,7 @@ def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() 
         "rdma": "nccl",
         "linkcounters": "nccl",
         "rdmapair": "nccl",
+        "burnin": "dcgm",
     }
     pods = load_catalog().pods
     assert pods.named("nccl") is pods.nccl

@@ -201,6 +201,14 @@ CASES = {
         "NVC318", W, "/spec/readiness/stages/1/tests/0", "tests: [nccl-all-reduce]\n",
         "nccl-all-reduce will run over TCP: pool 'gpu' has no RDMA NICs",
     ),
+    "burn-in-without-figures": Case(
+        edit(
+            edit(site_yaml(), "model: H100", "model: A100"),
+            "tests: [dcgm-l1, nccl-all-reduce]", "tests: [dcgm-l1, burn-in, nccl-all-reduce]",
+        ),
+        "NVC337", E, "/spec/readiness/stages/0/tests/1", "burn-in",
+        "the catalog states none for A100 (it does for: H100, H200, H20, L20)",
+    ),
     "numa-groups": Case(
         site_yaml(pools=POOL + "  topology:\n    numa: [[0, 1, 2], [4, 5, 6, 7]]\n"),
         "NVC320", E, "/spec/nodePools/0/topology/numa", "[[0, 1, 2]",

@@ -1,0 +1,1 @@
+"""GPU burn-in: DCGM's targeted stress, a sustained GEMM load on every GPU of a node."""
