@@ -63,7 +63,10 @@ def test_dependencies_the_twin_does_not_run_are_dropped_and_suspend_lifted(
     tree = {o.name: o for o in objects if o.kind == "Kustomization"}
     common = tree["h20-3e-trainer-readiness"].spec
     assert common.get("suspend") is True  # the site's manual trigger
-    assert {d["name"] for d in common["dependsOn"]} == {"h20-3e-trainer-queues", "h20-3e-trainer-gitops"}
+    assert {d["name"] for d in common["dependsOn"]} == {
+        "h20-3e-trainer-queues",
+        "h20-3e-trainer-gitops",
+    }
     applied = {
         k["metadata"]["name"]: k for k in rehearsed_kustomizations(objects, facts.root, order)
     }
@@ -98,7 +101,8 @@ def test_ready_state_reads_ready_failed_and_waiting() -> None:
 
 
 def test_ready_state_takes_a_hostile_status_as_nothing_yet() -> None:
-    for obj in (None, {}, {"metadata": [], "status": {}}, {"metadata": {}, "status": "x"}):
+    hostile: list[Any] = [None, {}, {"metadata": [], "status": {}}, {"metadata": {}, "status": "x"}]
+    for obj in hostile:
         assert ready_state(obj) == ("", "")
     broken = {
         "metadata": {"generation": 1},
