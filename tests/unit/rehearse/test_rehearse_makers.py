@@ -359,7 +359,9 @@ LOOPBACK = int(400e9 / 8 * 0.9 * 60)  # bytes: 0.9 of a 400 Gb/s line rate for 6
 INTERVAL = 5 + 8 + 60 + 2  # the before-snapshot, each HCA's set-up, the traffic, the reaping
 
 
-def link_unit(loaded: LoadedSite, fabric: str = "roce", **limit: float | None) -> TestUnit:
+def link_unit(
+    loaded: LoadedSite, limit: dict[str, float | None] | None = None, fabric: str = "roce"
+) -> TestUnit:
     """The site's link-counters unit: its pool's fabric, its symbol_error limit as given."""
     unit = unit_of(loaded, "link-counters")
     block = unit.test.linkcounters
@@ -443,7 +445,7 @@ def test_link_counters_are_what_the_script_reads_of_an_mlx5_port(loaded: LoadedS
     ethtool = ctr_names(roce, "ethtool")["mlx5_0"]
     assert len(ethtool) == 8 * 4 + 2 and ethtool[-2:] == ["rx_prio3_pause", "tx_prio3_pause"]
     assert all(re.search(kept.group(1), f"{name}:") for name in ethtool)
-    unit = link_unit(loaded, "ib")
+    unit = link_unit(loaded, fabric="ib")
     ib = link_log(loaded, unit).text
     assert "layer=InfiniBand state=4" in ib and "layer=Ethernet" not in ib
     assert ctr_names(ib, "ethtool") == {}  # an IPoIB netdev: nothing the awk keeps
@@ -490,7 +492,7 @@ def test_a_failing_nodes_first_hca_drops_its_link_and_collect_names_its_port(
 def test_a_failing_ports_symbol_errors_break_whatever_limit_the_catalog_states(
     loaded: LoadedSite, limit: dict[str, float | None], grown: int, error: str
 ) -> None:
-    unit = link_unit(loaded, **limit)
+    unit = link_unit(loaded, limit)
     output = link_log(loaded, unit, failing=True)
     (run,) = parse_link_counters(output.text, "log")
     symbols = run.deltas()[0].counter("counters", "symbol_error")
@@ -543,7 +545,7 @@ def test_a_failing_nodes_link_counters_count_on_from_its_last_round(
         "counters/link_downed",
         "counters/symbol_error",
     ]
-    huge = link_unit(loaded, max_per_hour=1e9)  # 65,532 a round: the second saturates
+    huge = link_unit(loaded, {"max_per_hour": 1e9})  # 65,532 a round: the second saturates
     (run,) = parse_link_counters(link_log(loaded, huge, True, 2, later).text, "log")
     symbols = run.deltas()[0].counter("counters", "symbol_error")
     assert symbols is not None and symbols.after == 65535  # IB's 16 bits, never past them
