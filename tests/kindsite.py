@@ -2,8 +2,8 @@
 
 The shipped trainer site's two nodes, re-modelled as H100 (the catalog's nvbandwidth
 floors hold for it; H20-3e has none) with 400 Gb/s NICs: node-health, DCGM level 1,
-nvbandwidth, RDMA rails and NCCL inside a node, NCCL across the pair, two rounds, with
-thresholds that a tenth of the expected NCCL figure fails.
+nvbandwidth, RDMA rails, link counters and NCCL inside a node, NCCL across the pair, two
+rounds, with thresholds that a tenth of the expected NCCL figure fails.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SITES = {"packed": "kinds-trainer", "perRun": "kinds-perrun"}  # packing -> site name
-SINGLE = ("node-health", "dcgm-l1", "nvbandwidth", "rdma-rails", "nccl-all-reduce")
+SINGLE = ("node-health", "dcgm-l1", "nvbandwidth", "rdma-rails", "link-counters", "nccl-all-reduce")
 
 
 def site_text(packing: str = "packed") -> str:

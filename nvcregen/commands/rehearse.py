@@ -94,8 +94,8 @@ def _fail(message: str) -> None:
     metavar="NODE|LEAF-A,LEAF-B",
     help="That node's logs fail, on every run holding it, in each kind's terms (DCGM a failed "
     "test, NCCL a tenth of its expected figure, node-health an ECC error, nvbandwidth and RDMA "
-    "rails a tenth of their floor); or every run across the link between two leaves of the "
-    "site's inventory.",
+    "rails a tenth of their floor, link counters a port's link down); or every run across the "
+    "link between two leaves of the site's inventory.",
 )
 def rehearse(
     site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | None, fail: str | None

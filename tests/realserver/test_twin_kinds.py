@@ -1,12 +1,12 @@
 """`nvcregen rehearse` of a site naming every kind with a log maker, on the twin (issue #34).
 
 Opt-in: skipped unless `make controlplane twin` has built what the command runs. The H100
-site of `tests/kindsite.py` (node-health, DCGM, nvbandwidth, RDMA rails and NCCL in a
-node, NCCL across the pair, two rounds), as a user runs it: packed with `--fail node-a`,
-every step as planned and node-a failed by every kind of the single-node stage, node-b
-suspect (its pair's NCCL), exit 1; one run a test (`packing: perRun`), as planned and
-`pass`, exit 0. Measured on the loaded 2-core machine at `--speed 200`: about 60 s packed
-and 130 s per run (24 runs), the twin's start included.
+site of `tests/kindsite.py` (node-health, DCGM, nvbandwidth, RDMA rails, link counters
+and NCCL in a node, NCCL across the pair, two rounds), as a user runs it: packed with
+`--fail node-a`, every step as planned and node-a failed by every kind of the
+single-node stage, node-b suspect (its pair's NCCL), exit 1; one run a test (`packing:
+perRun`), as planned and `pass`, exit 0. Measured on the loaded 2-core machine at
+`--speed 200`: about 95 s packed and 127 s per run (28 runs), the twin's start included.
 """
 
 from __future__ import annotations

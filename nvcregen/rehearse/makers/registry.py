@@ -16,6 +16,7 @@ from collections.abc import Iterable
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers.dcgm import dcgm_output
+from nvcregen.rehearse.makers.linkcounters import link_counters_output
 from nvcregen.rehearse.makers.nccl import nccl_output
 from nvcregen.rehearse.makers.node import node_health_output
 from nvcregen.rehearse.makers.nvbandwidth import nvbandwidth_output
@@ -24,6 +25,7 @@ from nvcregen.rehearse.printer import Maker
 
 MAKERS: dict[str, Maker] = {
     "dcgm": dcgm_output,
+    "linkcounters": link_counters_output,
     "nccl": nccl_output,
     "node": node_health_output,
     "nvbandwidth": nvbandwidth_output,

@@ -2,12 +2,12 @@
 
 Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's pool,
 re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
-DCGM, nvbandwidth, RDMA rails and NCCL. Each maker's output is given to its kind's reader
-(`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`): a healthy node passes with
-margins to spare, a failing node fails in the kind's own terms. Then every pod's log of
-the rendered site, packed and per run, is collected with `collect --from`: pass, and
-with node-a failing, node-a failed by every kind. The registry holds every registered
-kind to a maker or a refusal.
+DCGM, nvbandwidth, RDMA rails, link counters and NCCL. Each maker's output is given to its
+kind's reader (`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`,
+`linkcounterruns.py`): a healthy node passes with margins to spare, a failing node fails
+in the kind's own terms. Then every pod's log of the rendered site, packed and per run,
+is collected with `collect --from`: pass, and with node-a failing, node-a failed by
+every kind. The registry holds every registered kind to a maker or a refusal.
 """
 
 from __future__ import annotations
@@ -24,11 +24,13 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from kindsite import SINGLE, SITES, write_project
+from linkctrlogs import gpud_counters
 
 from nvcregen.cli import main
 from nvcregen.collect.collector import load_site_file
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
+from nvcregen.ingest.linkcounters import parse_link_counters
 from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.ingest.nvbw import parse_nvbandwidth
 from nvcregen.ingest.nvbw_files import model_bounds
@@ -41,6 +43,7 @@ from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, unmade
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
+from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.nodehealth import read_node_health
 from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import sections
@@ -349,6 +352,206 @@ def test_a_failing_nodes_first_rail_is_a_tenth_of_its_floor(loaded: LoadedSite) 
     )
 
 
+# --- link counters ---
+
+TEMPLATE = Path(__file__).resolve().parents[3] / "nvcregen/compile/templates/link-counters.sh.j2"
+LOOPBACK = int(400e9 / 8 * 0.9 * 60)  # bytes: 0.9 of a 400 Gb/s line rate for 60 s
+INTERVAL = 5 + 8 + 60 + 2  # the before-snapshot, each HCA's set-up, the traffic, the reaping
+
+
+def link_unit(
+    loaded: LoadedSite, limit: dict[str, float | None] | None = None, fabric: str = "roce"
+) -> TestUnit:
+    """The site's link-counters unit: its pool's fabric, its symbol_error limit as given."""
+    unit = unit_of(loaded, "link-counters")
+    block = unit.test.linkcounters
+    nics = unit.pool.spec.nics
+    assert block is not None and nics is not None
+    if limit:
+        limits = [
+            x.model_copy(update=limit) if x.counter == "symbol_error" else x for x in block.limits
+        ]
+        block = block.model_copy(update={"limits": limits})
+    spec = unit.pool.spec.model_copy(update={"nics": nics.model_copy(update={"fabric": fabric})})
+    test = unit.test.model_copy(update={"linkcounters": block})
+    return replace(unit, test=test, pool=replace(unit.pool, spec=spec))
+
+
+def link_log(loaded: LoadedSite, unit: TestUnit, failing: bool = False, round_: int = 1,
+             start: datetime = START) -> Output:  # fmt: skip
+    pack = PackPod("single-node", ("link-counters",), round_, ("node-a",), POD, start)
+    return MAKERS["linkcounters"](printer(loaded), unit, Section(pack, start, 150, failing))
+
+
+def ctr_names(text: str, group: str) -> dict[str, list[str]]:
+    """Each HCA's counters of one group in the before-snapshot, in the order printed."""
+    before = text.split("@@linkctr snapshot end before", maxsplit=1)[0]
+    found: dict[str, list[str]] = {}
+    for line in before.splitlines():
+        if line.startswith("ctr ") and line.split()[3] == group:
+            found.setdefault(line.split()[1], []).append(line.split()[4])
+    return found
+
+
+def test_a_healthy_nodes_link_counters_pass_every_limit(loaded: LoadedSite) -> None:
+    output = made(loaded, "link-counters")
+    assert output.rc == 0 and not output.exit_line
+    assert output.text.startswith(
+        f"@@nvcregen-linkctr begin node=node-a pod={POD} start=2026-12-06T09:00:00Z\n"
+        f"@@linkctr snapshot before epoch={int(START.timestamp()) + 1}\n"
+        "@@linkctr port mlx5_0 1 layer=Ethernet state=4\n"
+    )
+    assert output.text.endswith("@@linkctr snapshot end after\n@@nvcregen-linkctr end rc=0\n")
+    unit = unit_of(loaded, "link-counters")
+    record = read_link_counter_log(output.text, base(), unit, names_itself=True)
+    assert (record["status"], record["errors"], record["hosts"]) == ("ok", (), ("node-a",))
+    assert not [w for w in record["warnings"] if "not applied" in w]  # every limit applied
+    (run,) = parse_link_counters(output.text, "log")
+    assert (run.seconds, run.rc) == (INTERVAL, 0)
+    assert run.traffic == {f"mlx5_{i}": (0, 0) for i in range(8)}
+    ports = run.deltas()
+    assert [(p.hca, p.port, p.layer) for p in ports] == [
+        (f"mlx5_{i}", 1, "Ethernet") for i in range(8)
+    ]
+    block = unit.test.linkcounters
+    assert block is not None
+    for port in ports:
+        assert port.problems == () and [c for c in port.counters if c.problem] == []
+        assert {(x.group, x.counter): 0 for x in block.limits} == {
+            (x.group, x.counter): getattr(port.counter(x.group, x.counter), "delta", None)
+            for x in block.limits
+        }  # a healthy port's errors do not move
+        requests = port.counter("hw_counters", "rx_write_requests")
+        assert requests is not None and requests.delta == LOOPBACK // 65536
+        for name in ("port_xmit_data", "port_rcv_data"):  # 4-octet words
+            words = port.counter("counters", name)
+            assert words is not None and words.delta is not None
+            assert LOOPBACK <= 4 * words.delta <= LOOPBACK + 51_000 * INTERVAL + 4
+        cnps = port.counter("hw_counters", "np_cnp_sent")
+        assert cnps is not None and cnps.delta is not None and 1 <= cnps.delta <= 3
+
+
+def test_link_counters_are_what_the_script_reads_of_an_mlx5_port(loaded: LoadedSite) -> None:
+    """counters/ as gpud's ConnectX-7 sample shows it, each glob in the C locale's order,
+    ethtool's statistics only those the script's awk keeps."""
+    roce = link_log(loaded, link_unit(loaded)).text
+    sysfs = ctr_names(roce, "counters")
+    assert set(sysfs) == {f"mlx5_{i}" for i in range(8)}
+    assert all(names == sorted(gpud_counters()) for names in sysfs.values())
+    hw = ctr_names(roce, "hw_counters")["mlx5_0"]
+    assert hw == sorted(hw) and {"np_cnp_sent", "rnr_nak_retry_err", "lifespan"} <= set(hw)
+    kept = re.search(r"\$1 ~ /(.+?)/ \{", TEMPLATE.read_text())
+    assert kept is not None
+    ethtool = ctr_names(roce, "ethtool")["mlx5_0"]
+    assert len(ethtool) == 8 * 4 + 2 and ethtool[-2:] == ["rx_prio3_pause", "tx_prio3_pause"]
+    assert all(re.search(kept.group(1), f"{name}:") for name in ethtool)
+    unit = link_unit(loaded, fabric="ib")
+    ib = link_log(loaded, unit).text
+    assert "layer=InfiniBand state=4" in ib and "layer=Ethernet" not in ib
+    assert ctr_names(ib, "ethtool") == {}  # an IPoIB netdev: nothing the awk keeps
+    assert ctr_names(ib, "counters") == sysfs
+    assert set(ctr_names(ib, "hw_counters")["mlx5_0"]) == set(hw) - {
+        "np_cnp_sent", "np_ecn_marked_roce_packets", "rp_cnp_handled", "rp_cnp_ignored",
+        "roce_adp_retrans", "roce_adp_retrans_to", "roce_slow_restart", "roce_slow_restart_cnps",
+        "roce_slow_restart_trans", "rx_icrc_encapsulated",
+    }  # fmt: skip
+    record = read_link_counter_log(ib, base(), unit, names_itself=True)
+    assert (record["status"], record["errors"]) == ("ok", ())
+    assert not [w for w in record["warnings"] if "not applied" in w]
+
+
+def test_a_failing_nodes_first_hca_drops_its_link_and_collect_names_its_port(
+    loaded: LoadedSite,
+) -> None:
+    output = made(loaded, "link-counters", "node-a", "node-a")
+    assert output.rc == 0  # the traffic survived: the failure is in the counters
+    assert output.text.endswith("@@nvcregen-linkctr end rc=0\n")
+    record = read_link_counter_log(
+        output.text, base(), unit_of(loaded, "link-counters"), names_itself=True
+    )
+    assert record["status"] == "failed"
+    assert record["errors"] == (
+        "NVC762: node-a mlx5_0 port 1: counters/link_downed grew by 1, more than 0",
+        "NVC762: node-a mlx5_0 port 1: counters/symbol_error grew by 25 (1200.0 an hour),"
+        " more than 120 an hour",
+    )  # 120 an hour allows 2.5 in 75 s: ten times that
+    (run,) = parse_link_counters(output.text, "log")
+    recovered = [p.counter("counters", "link_error_recovery") for p in run.deltas()]
+    assert [getattr(c, "delta", None) for c in recovered] == [1] + [0] * 7
+
+
+@pytest.mark.parametrize(
+    ("limit", "grown", "error"),
+    [
+        ({"max_per_hour": 0.0}, 1, "grew by 1 (48.0 an hour), more than 0 an hour"),
+        ({"max_per_hour": 48.0}, 10, "grew by 10 (480.0 an hour), more than 48 an hour"),
+        ({"max_per_hour": None, "max_delta": 4}, 40, "grew by 40, more than 4"),
+        ({"max_per_hour": 1e9}, 65532, ""),  # never saturated: link_downed fails it alone
+    ],
+)
+def test_a_failing_ports_symbol_errors_break_whatever_limit_the_catalog_states(
+    loaded: LoadedSite, limit: dict[str, float | None], grown: int, error: str
+) -> None:
+    unit = link_unit(loaded, limit)
+    output = link_log(loaded, unit, failing=True)
+    (run,) = parse_link_counters(output.text, "log")
+    symbols = run.deltas()[0].counter("counters", "symbol_error")
+    assert symbols is not None and (symbols.delta, symbols.problem) == (grown, "")
+    record = read_link_counter_log(output.text, base(), unit, names_itself=True)
+    expected = ["NVC762: node-a mlx5_0 port 1: counters/link_downed grew by 1, more than 0"]
+    if error:
+        expected.append(f"NVC762: node-a mlx5_0 port 1: counters/symbol_error {error}")
+    assert record["errors"] == tuple(expected)
+
+
+def test_two_rounds_of_a_node_never_print_the_same_link_counters(loaded: LoadedSite) -> None:
+    """Every counter counts since boot: the next round starts where the last one ended."""
+    unit = unit_of(loaded, "link-counters")
+    one = link_log(loaded, unit).text
+    two = link_log(loaded, unit, round_=2, start=datetime(2026, 12, 6, 9, 30, tzinfo=UTC)).text
+    counters = [[x for x in t.splitlines() if x.startswith("ctr ")] for t in (one, two)]
+    assert counters[0] != counters[1]
+    ((first,), (second,)) = (parse_link_counters(t, "log") for t in (one, two))
+    assert first.after is not None and second.before is not None
+    moved = 0
+    for key, port in first.after.ports.items():
+        later = second.before.ports[key].counters
+        assert all((later[name] or 0) >= (value or 0) for name, value in port.counters.items())
+        moved += sum(later[name] != value for name, value in port.counters.items())
+    assert moved > 8 * 10
+    requests = [d.counter("hw_counters", "rx_write_requests") for d in second.deltas()]
+    # this round's loopback, on top of the last one's
+    assert {getattr(c, "delta", None) for c in requests} == {LOOPBACK // 65536}
+
+
+def test_a_failing_nodes_link_counters_count_on_from_its_last_round(
+    loaded: LoadedSite,
+) -> None:
+    unit = unit_of(loaded, "link-counters")
+    later = datetime(2026, 12, 6, 9, 30, tzinfo=UTC)
+    one = link_log(loaded, unit, failing=True).text
+    two = link_log(loaded, unit, failing=True, round_=2, start=later).text
+    ((first,), (second,)) = (parse_link_counters(t, "log") for t in (one, two))
+    assert first.after is not None and second.before is not None and second.after is not None
+    port = ("mlx5_0", 1)
+    for name in ("link_downed", "link_error_recovery", "symbol_error"):
+        was = first.after.ports[port].counters["counters", name]
+        assert second.before.ports[port].counters["counters", name] == was
+        assert second.after.ports[port].counters["counters", name] == (was or 0) + (
+            25 if name == "symbol_error" else 1
+        )
+    record = read_link_counter_log(two, base(), unit, names_itself=True)
+    assert [e.split(": ")[2].split(" grew")[0] for e in record["errors"]] == [
+        "counters/link_downed",
+        "counters/symbol_error",
+    ]
+    huge = link_unit(loaded, {"max_per_hour": 1e9})  # 65,532 a round: the second saturates
+    (run,) = parse_link_counters(link_log(loaded, huge, True, 2, later).text, "log")
+    symbols = run.deltas()[0].counter("counters", "symbol_error")
+    assert symbols is not None and symbols.after == 65535  # IB's 16 bits, never past them
+    assert symbols.problem.startswith("NVC760: mlx5_0 port 1: counters/symbol_error stands at")
+
+
 # --- a pack and the whole site, collected ---
 
 
@@ -359,7 +562,7 @@ def test_a_node_pack_prints_each_kind_in_its_section(loaded: LoadedSite) -> None
     failed, _ = sections(node_pack_log(printer(loaded, "node-a"), pack))
     assert [(s.test, s.rc) for s in failed] == [
         ("node-health", 0), ("dcgm-l1", 1), ("nvbandwidth", 0), ("rdma-rails", 1),
-        ("nccl-all-reduce", 0),
+        ("link-counters", 0), ("nccl-all-reduce", 0),
     ]  # fmt: skip
 
 
@@ -434,6 +637,11 @@ def test_a_failing_node_is_failed_by_every_kind(
     }
     assert failed_by == set(SINGLE), reasons["node-a"]
     assert not any(r.startswith(prefix) for r in reasons["node-b"])
+    linked = [r for r in reasons["node-a"] if r.startswith(f"{prefix}link-counters: ")]
+    assert len(linked) == 2 and all(  # both rounds, naming node, HCA and port
+        "NVC762: node-a mlx5_0 port 1: counters/link_downed grew by 1, more than 0" in r
+        for r in linked
+    ), linked
 
 
 def test_a_run_of_one_test_prints_its_output_alone(loaded: LoadedSite) -> None:
