@@ -18,6 +18,26 @@ from nvcregen.kinds.rdma.params import RdmaParams
 PORT_BASE = 18515  # perftest's default port; rail i listens on PORT_BASE + i
 
 
+def perftest_values(rdma: RdmaParams, run: NodeRun) -> dict[str, object]:
+    """What every perftest script of the kind reads, loopback and pair forms alike.
+
+    The tool, its rails and settings, and each rail's share of the run's deadline.
+    """
+    rails = max(1, len(run.hcas))
+    return {
+        "tool": rdma.tool,
+        "hcas": list(run.hcas),
+        "size": units.parse_size(rdma.message_size),
+        "use_cuda": rdma.use_cuda,
+        "iterations": rdma.iterations,
+        "duration_s": units.parse_duration(rdma.duration) // 1000 if rdma.duration else None,
+        "qps": rdma.queue_pairs,
+        "gpus": run.gpus,
+        "port_base": PORT_BASE,
+        "rail_deadline_s": max(1, run.outer_deadline_s // rails),
+    }
+
+
 class Rdma(TestKind):
     """RDMA rails, one HCA at a time."""
 
@@ -51,18 +71,8 @@ class Rdma(TestKind):
         rail failed or its average at the message size is below the floor.
         """
         rdma: RdmaParams = self.block(test)
-        rails = max(1, len(run.hcas))
         values: dict[str, object] = {
-            "tool": rdma.tool,
-            "hcas": list(run.hcas),
-            "size": units.parse_size(rdma.message_size),
-            "use_cuda": rdma.use_cuda,
-            "iterations": rdma.iterations,
-            "duration_s": units.parse_duration(rdma.duration) // 1000 if rdma.duration else None,
-            "qps": rdma.queue_pairs,
-            "gpus": run.gpus,
-            "port_base": PORT_BASE,
-            "rail_deadline_s": max(1, run.outer_deadline_s // rails),
+            **perftest_values(rdma, run),
             # the node fails its own run below the floor, so NVCRE mode, which reads no
             # rail, still fails it; collect judges each rail again from the figures
             "floor_gbps": round(rdma.floor * run.nic_gbps, 3) if run.nic_gbps else None,

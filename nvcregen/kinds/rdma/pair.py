@@ -22,7 +22,7 @@ from nvcregen.kinds.protocol import (
     PairScripts,
     TestKind,
 )
-from nvcregen.kinds.rdma.kind import PORT_BASE
+from nvcregen.kinds.rdma.kind import perftest_values
 from nvcregen.kinds.rdma.params import RdmaParams
 
 READY_FILE = "/tmp/nvcregen-rdma-servers-listening"  # the server pod's readiness probe
@@ -70,20 +70,7 @@ class RdmaPair(TestKind):
         deadline; the client exits non-zero when a rail failed or fell below the floor.
         """
         rdma: RdmaParams = self.block(test)
-        rails = max(1, len(run.hcas))
-        common: dict[str, object] = {
-            "tool": rdma.tool,
-            "hcas": list(run.hcas),
-            "size": units.parse_size(rdma.message_size),
-            "use_cuda": rdma.use_cuda,
-            "iterations": rdma.iterations,
-            "duration_s": units.parse_duration(rdma.duration) // 1000 if rdma.duration else None,
-            "qps": rdma.queue_pairs,
-            "gpus": run.gpus,
-            "port_base": PORT_BASE,
-            "rail_deadline_s": max(1, run.outer_deadline_s // rails),
-            "deadline_s": run.outer_deadline_s,
-        }
+        common = {**perftest_values(rdma, run), "deadline_s": run.outer_deadline_s}
         server = {**common, "ready_file": READY_FILE, "wait_s": SERVER_WAIT_S}
         client = {
             **common,
