@@ -33,6 +33,7 @@ from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.nodes import site_nodes
 from nvcregen.rehearse.period import (
+    Cron,
     PeriodJob,
     PeriodPlan,
     period_jobs,
@@ -62,7 +63,8 @@ class PeriodRehearsal:
         refused: Objects the API server or a webhook refused (`Kind/name: why`).
         jobs: Each CronJob's Jobs, by the CronJob's name.
         period: The period's id, the scheduled minutes since the epoch (None: no Job).
-        suspended: The CronJobs suspended after their first Job.
+        suspended: The CronJobs the API server held suspended at the end (each is
+            suspended after its first Job).
         nodes: The twin's nodes.
         twin_s: Seconds to start the twin; wall_s: the whole rehearsal.
         collected: What `collect --period` made of the pods' logs (None: not collected).
@@ -118,9 +120,8 @@ def rehearse_period(
         twin_s = time.monotonic() - began
         refused = _apply(twin, plan)
         jobs: dict[str, list[PeriodJob]] = {c.name: [] for c in plan.crons}
-        suspended: list[str] = []
         if not refused:
-            jobs = _watch(twin, plan, settings, suspended)
+            jobs = _watch(twin, plan, settings)
         period = period_of(jobs)
         collected = None
         if period is not None and not refused:
@@ -138,7 +139,7 @@ def rehearse_period(
             refused,
             {name: tuple(found) for name, found in jobs.items()},
             period,
-            tuple(suspended),
+            _suspended(twin, plan),
             tuple(n.name for n in nodes),
             twin_s,
             time.monotonic() - began,
@@ -164,19 +165,31 @@ def _apply(twin: Twin, plan: PeriodPlan) -> tuple[str, ...]:
     return tuple(refused)
 
 
-def _watch(
-    twin: Twin, plan: PeriodPlan, settings: Settings, suspended: list[str]
-) -> dict[str, list[PeriodJob]]:
+def _cron_path(cron: Cron) -> str:
+    return f"/apis/batch/v1/namespaces/{quote(cron.namespace)}/cronjobs/{quote(cron.name)}"
+
+
+def _suspended(twin: Twin, plan: PeriodPlan) -> tuple[str, ...]:
+    """The CronJobs the API server holds suspended (`spec.suspend`), read at the end."""
+    held = []
+    for cron in plan.crons:
+        code, live = twin.plane.request("GET", _cron_path(cron))
+        if code == 200 and isinstance(live, dict) and (live.get("spec") or {}).get("suspend"):
+            held.append(cron.name)
+    return tuple(held)
+
+
+def _watch(twin: Twin, plan: PeriodPlan, settings: Settings) -> dict[str, list[PeriodJob]]:
     """Poll until every CronJob's Job has finished, suspending each after its first Job."""
     deadline = time.monotonic() + settings.timeout_s
     found: dict[str, list[PeriodJob]] = {}
+    suspended: set[str] = set()
     while True:
         found = _read(twin, plan)
         for cron in plan.crons:
             if found[cron.name] and cron.name not in suspended:
-                path = f"/apis/batch/v1/namespaces/{quote(cron.namespace)}/cronjobs/{cron.name}"
-                twin.plane.ok("PATCH", path, SUSPEND, content_type=MERGE)
-                suspended.append(cron.name)
+                twin.plane.ok("PATCH", _cron_path(cron), SUSPEND, content_type=MERGE)
+                suspended.add(cron.name)
         done = all(found[c.name] and all(j.outcome for j in found[c.name]) for c in plan.crons)
         if done or time.monotonic() > deadline:
             return found

@@ -147,7 +147,7 @@ def live(tree: tuple[list[TreeObject], PeriodPlan], minutes: int) -> dict[str, A
     crons = {o.name: o.obj for o in objects if o.kind == "CronJob"}
     jobs, workloads, pods = [], [], []
     for cron in plan.crons:
-        job = period_job(crons[cron.name], minutes)
+        job = period_job(dict(crons[cron.name]), minutes)
         job["metadata"]["ownerReferences"] = [{"kind": "CronJob", "name": cron.name}]
         job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
         name = job["metadata"]["name"]
