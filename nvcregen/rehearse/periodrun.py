@@ -89,6 +89,11 @@ class PeriodRehearsal:
         """Refusals and what kept the period's Jobs from running as planned."""
         said = [f"refused: {r}" for r in self.refused]
         lists = {name: list(jobs) for name, jobs in self.jobs.items()}
+        said += [
+            f"CronJob {name} was not suspended after its first Job: another period could run"
+            for name, jobs in lists.items()
+            if jobs and name not in self.suspended
+        ]
         return said + problems(self.plan, lists)
 
 
@@ -187,9 +192,10 @@ def _watch(twin: Twin, plan: PeriodPlan, settings: Settings) -> dict[str, list[P
     while True:
         found = _read(twin, plan)
         for cron in plan.crons:
-            if found[cron.name] and cron.name not in suspended:
-                twin.plane.ok("PATCH", _cron_path(cron), SUSPEND, content_type=MERGE)
-                suspended.add(cron.name)
+            if found[cron.name] and cron.name not in suspended:  # else tried again next poll
+                code, _ = twin.plane.request("PATCH", _cron_path(cron), SUSPEND, content_type=MERGE)
+                if 200 <= code < 300:
+                    suspended.add(cron.name)
         done = all(found[c.name] and all(j.outcome for j in found[c.name]) for c in plan.crons)
         if done or time.monotonic() > deadline:
             return found

@@ -262,11 +262,12 @@ def rehearsed(
     tree: tuple[list[TreeObject], PeriodPlan],
     collected: Collected | None,
     refused: tuple[str, ...] = (),
+    suspended: tuple[str, ...] | None = None,
 ) -> PeriodRehearsal:
     _, plan = tree
     found = period_jobs(plan.crons, **live(tree, MINUTES))
     jobs = {k: tuple(v) for k, v in found.items()}
-    suspended = tuple(c.name for c in plan.crons)
+    suspended = tuple(c.name for c in plan.crons) if suspended is None else suspended
     nodes = ("node-a", "node-b")
     return PeriodRehearsal(
         "h20-3e-trainer", plan, refused, jobs, MINUTES, suspended, nodes, 12.0, 70.0, collected, 200
@@ -315,3 +316,16 @@ def test_a_failing_node_a_problem_or_no_collection_exits_1(
     assert exit_code(refused) == ExitCode.DRIFT
     assert "    refused: CronJob/x: HTTP 422: no\n" in to_text(refused)
     assert to_json(refused)["as_planned"] is False
+
+
+def test_a_cronjob_left_unsuspended_is_not_as_planned(
+    tree: tuple[list[TreeObject], PeriodPlan],
+) -> None:
+    _, plan = tree
+    first, second = plan.crons
+    held = rehearsed(tree, PASSED, suspended=(second.name,))
+    assert held.problems == [
+        f"CronJob {first.name} was not suspended after its first Job: another period could run"
+    ]
+    assert exit_code(held) == ExitCode.DRIFT
+    assert [c["suspended"] for c in to_json(held)["cronjobs"]] == [False, True]
