@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import signal
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from types import FrameType
@@ -20,6 +21,10 @@ from nvcregen.commands.completion import complete_sites
 from nvcregen.core.errors import ExitCode
 
 if TYPE_CHECKING:  # the rehearsal is imported when the command runs (`--version` loads none)
+    from nvcregen.rehearse.periodrun import PeriodRehearsal
+    from nvcregen.rehearse.prepare import Prepared
+    from nvcregen.rehearse.printer import Printer
+    from nvcregen.rehearse.rehearsal import Settings
     from nvcregen.rehearse.report import Collected, Rehearsal
 
 _SIGNALS = (signal.SIGINT, signal.SIGTERM)
@@ -97,8 +102,22 @@ def _fail(message: str) -> None:
     "rails a tenth of their floor, link counters a port's link down); or every run across the "
     "link between two leaves of the site's inventory.",
 )
+@click.option(
+    "--period",
+    is_flag=True,
+    help="Rehearse one period of the site's readiness.periodic instead of the one-shot plan: "
+    "its CronJobs on the real CronJob controller, fired at the next minute (the rehearsal's "
+    "one change) and suspended after their first Job, the period collected with collect "
+    "--period. A site without readiness.periodic is refused (NVC786, exit 2).",
+)
 def rehearse(
-    site: Path, fmt: str, speed: float, timeout_s: float, keep: Path | None, fail: str | None
+    site: Path,
+    fmt: str,
+    speed: float,
+    timeout_s: float,
+    keep: Path | None,
+    fail: str | None,
+    period: bool,
 ) -> None:
     """Rehearse a trainer-mode site on the real Kueue, JobSet, Trainer and kube-scheduler.
 
@@ -117,16 +136,25 @@ def rehearse(
     archives them into the scratch folder and prints the verdicts: exit 0 only when
     everything ran as planned and passed. A site naming a test of a kind without a log
     maker is refused (exit 2) before the twin starts.
+
+    With --period, one period of readiness.periodic instead (docs/design/0021-periodic.md):
+    the Namespaces, the queues layer and the periodic layer applied, each CronJob's
+    schedule set to fire at the next minute (the one change; each is suspended once its
+    first Job exists), the controller's Jobs admitted by Kueue at the periodic priority,
+    kwok completing their pods, and collect --period's own code judging the period from
+    the twin: exit 0 only when every CronJob's Job was created, admitted at that priority
+    and finished, and the period passes; 1 otherwise; 2 for a site without
+    readiness.periodic (NVC786) or bad input. --fail NODE fails the node in the period.
     """
     try:
         from nvcregen.rehearse.controlplane import ControlPlaneError
         from nvcregen.rehearse.failing import Failing, failing
-        from nvcregen.rehearse.locate import builds, missing
+        from nvcregen.rehearse.locate import missing
         from nvcregen.rehearse.nodes import site_nodes
         from nvcregen.rehearse.prepare import NotRehearsableError, prepare
         from nvcregen.rehearse.printer import Printer
         from nvcregen.rehearse.rehearsal import Settings
-        from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
+        from nvcregen.rehearse.report import Rehearsal
     except ImportError as exc:  # cryptography (the twin's certificates) missing
         _fail(f"rehearse needs {exc.name} (pip install 'nvcregen[rehearse]')")
         return
@@ -135,7 +163,7 @@ def rehearse(
     previous = {s: signal.signal(s, _stop_on_signal) for s in _SIGNALS}
     try:
         with _scratch(keep) as scratch:
-            prepared = prepare(site, Path.cwd(), scratch)
+            prepared = prepare(site, Path.cwd(), scratch, period=period)
             if isinstance(prepared, list):
                 print_diagnostics(prepared, fmt, wrote="nothing rehearsed")
                 sys.exit(ExitCode.INVALID)  # not exit_now: the scratch folder goes first
@@ -152,17 +180,7 @@ def rehearse(
             printer = Printer(
                 prepared.units, prepared.catalog, fails.nodes, fails.links, fails.leaves
             )
-            rehearsal = run_rehearsal(
-                prepared.objects,
-                prepared.facts,
-                prepared.plan,
-                prepared.pools,
-                builds(),
-                scratch / "twin",
-                settings,
-                logs=printer,
-                collect=_collector(site, scratch / "results"),
-            )
+            rehearsed = _run(site, prepared, printer, settings, scratch, period=period)
     except NotRehearsableError as exc:
         _fail(str(exc))
         return
@@ -178,7 +196,10 @@ def rehearse(
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-    _report(rehearsal, fmt)
+    if isinstance(rehearsed, Rehearsal):
+        _report(rehearsed, fmt)
+    else:
+        _report_period(rehearsed, fmt)
 
 
 def _report(rehearsal: Rehearsal, fmt: str) -> None:
@@ -193,25 +214,87 @@ def _report(rehearsal: Rehearsal, fmt: str) -> None:
     exit_now(exit_code(reports, rehearsal.collected))
 
 
-def _collector(site: Path, out: Path) -> Callable[[Path], Collected]:
-    """`collect --context` on the twin (its kubeconfig), archiving under `out`."""
+def _collected(site: Path, out: Path, kubeconfig: Path, period: str | None) -> Collected:
+    """`collect --context` on the twin (its kubeconfig), archiving under `out`.
+
+    `period`: `collect --period`'s, one period of readiness.periodic (None: the one-shot
+    plan).
+    """
     from nvcregen.collect.collector import collect
     from nvcregen.collect.model import CollectError, CollectOptions
     from nvcregen.collect.output import render_text
     from nvcregen.rehearse.report import Collected
 
-    def run(kubeconfig: Path) -> Collected:
-        options = CollectOptions(str(site), out, Path.cwd(), kubeconfig=kubeconfig)
-        try:
-            outcome = collect(options)
-        except CollectError as exc:
-            return Collected(error=f"collect: {exc}")
-        archive = str(outcome.archive.path)
-        if outcome.exit_code == ExitCode.INVALID:
-            problems = "; ".join(outcome.archive.problems)
-            return Collected(archive=archive, error=f"the archive did not verify: {problems}")
-        nodes = tuple((n.node, str(n.status)) for n in outcome.verdicts.nodes)
-        lines = tuple(render_text(outcome).splitlines())
-        return Collected(str(outcome.verdicts.word), nodes, archive, lines)
+    options = CollectOptions(str(site), out, Path.cwd(), kubeconfig=kubeconfig, period=period)
+    try:
+        outcome = collect(options)
+    except CollectError as exc:
+        return Collected(error=f"collect: {exc}")
+    archive = str(outcome.archive.path)
+    if outcome.exit_code == ExitCode.INVALID:
+        problems = "; ".join(outcome.archive.problems)
+        return Collected(archive=archive, error=f"the archive did not verify: {problems}")
+    nodes = tuple((n.node, str(n.status)) for n in outcome.verdicts.nodes)
+    lines = tuple(render_text(outcome).splitlines())
+    return Collected(str(outcome.verdicts.word), nodes, archive, lines)
 
-    return run
+
+def _run(
+    site: Path,
+    prepared: Prepared,
+    printer: Printer,
+    settings: Settings,
+    scratch: Path,
+    *,
+    period: bool,
+) -> Rehearsal | PeriodRehearsal:
+    """The rehearsal of the one-shot plan, or with `period` of one period."""
+    from nvcregen.rehearse.locate import builds
+    from nvcregen.rehearse.rehearsal import rehearse as run_rehearsal
+
+    if period:
+        return _rehearse_period(site, prepared, printer, settings, scratch)
+    return run_rehearsal(
+        prepared.objects,
+        prepared.facts,
+        prepared.plan,
+        prepared.pools,
+        builds(),
+        scratch / "twin",
+        settings,
+        logs=printer,
+        collect=functools.partial(_collected, site, scratch / "results", period=None),
+    )
+
+
+def _rehearse_period(
+    site: Path, prepared: Prepared, printer: Printer, settings: Settings, scratch: Path
+) -> PeriodRehearsal:
+    """One period of the site's readiness.periodic on the twin (`rehearse/periodrun.py`)."""
+    from nvcregen.rehearse.locate import builds
+    from nvcregen.rehearse.period import period_plan
+    from nvcregen.rehearse.periodrun import rehearse_period
+
+    expected = {key: timing.expected_ms for key, timing in prepared.facts.timings.items()}
+    return rehearse_period(
+        prepared.site,
+        prepared.objects,
+        period_plan(prepared.objects, expected),
+        prepared.pools,
+        builds(),
+        scratch / "twin",
+        settings,
+        printer,
+        lambda kubeconfig, period: _collected(site, scratch / "results", kubeconfig, period),
+    )
+
+
+def _report_period(rehearsed: PeriodRehearsal, fmt: str) -> None:
+    """Print a period's rehearsal and exit by it."""
+    from nvcregen.rehearse.periodreport import exit_code, to_json, to_text
+
+    if fmt == "json":
+        click.echo(json.dumps(to_json(rehearsed), indent=2))
+    else:
+        click.echo(to_text(rehearsed), nl=False)
+    exit_now(exit_code(rehearsed))

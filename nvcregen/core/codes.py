@@ -400,6 +400,7 @@ NVC782 = _code(782, "a run of another site among a site's runs", doc=NOTE_0021_P
 NVC783 = _code(783, "a run judged against another site file", doc=NOTE_0021_PERIODIC)
 NVC784 = _code(784, "two samples of one series at one time", doc=NOTE_0021_PERIODIC)
 NVC785 = _code(785, "one period in two runs", doc=NOTE_0021_PERIODIC)
+NVC786 = _code(786, "a period rehearsed of a site without one", ERROR, doc=NOTE_0021_PERIODIC)
 NVC800 = _code(800, "a node-health file or value not readable", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC801 = _code(801, "PCIe link width below its maximum", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC802 = _code(802, "PCIe generation below its maximum", WARNING, doc=NOTE_0014_NODE_HEALTH)

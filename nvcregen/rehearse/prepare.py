@@ -22,6 +22,7 @@ from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.engines.registry import readiness_of
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.rehearse.makers.registry import unmade
+from nvcregen.rehearse.period import period_refusal
 from nvcregen.rehearse.tree import read_tree
 from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
@@ -50,10 +51,13 @@ class Prepared:
     catalog: Catalog | None = None
 
 
-def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]:
+def prepare(
+    path: Path, cwd: Path, scratch: Path, *, period: bool = False
+) -> Prepared | list[Diagnostic]:
     """Render the site at `path` into `scratch/tree/` and replay it.
 
-    Its error diagnostics instead when it has errors, as `render` reports them.
+    Its error diagnostics instead when it has errors, as `render` reports them; with
+    `period` (`rehearse --period`), NVC786 for a site without `readiness.periodic`.
 
     Raises:
         NotRehearsableError: For a site whose readiness engine is not `trainer`, or whose
@@ -79,6 +83,9 @@ def prepare(path: Path, cwd: Path, scratch: Path) -> Prepared | list[Diagnostic]
             f"trainer); this site's engine is {site.spec.readiness.engine}, and the twin "
             "has no NVCRE"
         )
+    refused = period_refusal(site, built.doc) if period else None
+    if refused is not None:
+        return [refused]
     unmade_kinds = unmade(built.test_units)
     if unmade_kinds:  # refused now, not after minutes of a run whose logs say nothing
         raise NotRehearsableError(f"{site.metadata.name}: {'; '.join(unmade_kinds)}")

@@ -117,7 +117,7 @@ def rehearse(
         collected = None
         if logs is not None:
             runs = [o for o in objects if is_run(o) and o.path in step_of]
-            collected = _collect(twin, runs, logs, folder / "pod-logs", collect)
+            collected = collect_logs(twin, runs, logs, folder / "pod-logs", collect)
         return Rehearsal(
             facts.site,
             order.engine,
@@ -139,7 +139,7 @@ def rehearse(
         twin.stop()
 
 
-def _collect(
+def collect_logs(
     twin: Twin,
     runs: Sequence[TreeObject],
     logs: Printer,

@@ -4,7 +4,8 @@
 own CRDs are installed, from `make twin`'s copy of their manifests):
 
 - kube-controller-manager with the Job, garbage-collector and node-lifecycle controllers
-  (a new node keeps `node.kubernetes.io/not-ready` until the last one runs);
+  (a new node keeps `node.kubernetes.io/not-ready` until the last one runs), and the
+  CronJob controller when asked (`PERIOD_CONTROLLERS`: a rehearsal of one period);
 - kube-scheduler;
 - kwok managing the nodes annotated `kwok.x-k8s.io/node=fake`, with its stage files passed
   (node initialize and heartbeat with lease, the general pod lifecycle), the three
@@ -590,6 +591,8 @@ class Twin:
 
 
 Kind = TypeVar("Kind", bound=Twin)
+CONTROLLERS = "garbagecollector,job,nodelifecycle"  # kube-controller-manager's, by default
+PERIOD_CONTROLLERS = f"{CONTROLLERS},cronjob"  # and the CronJob controller: one period
 
 
 def start(
@@ -606,6 +609,7 @@ def start(
     kind: type[Kind] = Twin,  # type: ignore[assignment]
     plane_kind: type[ControlPlane] = ControlPlane,
     admin_token: str = "",
+    controllers: str = CONTROLLERS,
 ) -> Kind:
     """Start the control plane and the controllers, kwok with `nodes`: a Twin.
 
@@ -616,8 +620,9 @@ def start(
     `kueue_settings`: a Kueue Configuration to start from (`Twin.start_kueue`);
     `pod_speed`: how much faster than kwok's defaults pods are created, Ready and complete
     (`faster_stage`), or `stages`: kwok's stages, replacing its own; `pod_logs`: kwok
-    serves pod logs from `Logs` objects (`Twin.start_kwok`). Stopped whole if any step
-    fails.
+    serves pod logs from `Logs` objects (`Twin.start_kwok`); `controllers`:
+    kube-controller-manager's `--controllers` (`PERIOD_CONTROLLERS` adds the CronJob
+    controller). Stopped whole if any step fails.
 
     Raises:
         ControlPlaneError: When a step fails (its log's end said).
@@ -632,7 +637,7 @@ def start(
     nodes = list(nodes)
     try:
         twin.timings["control plane"] = time.monotonic() - began
-        plane.controllers("garbagecollector,job,nodelifecycle")
+        plane.controllers(controllers)
         twin.start_scheduler()
         twin.start_kwok(kwok_config, pod_speed, stages, pod_logs, len(nodes))
         twin.add_nodes(nodes)
