@@ -17,6 +17,7 @@ link counters script under `@@nvcregen-linkctr`, the burn-in script under
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -31,21 +32,18 @@ RDMA_SERVER_MARK = "@@nvcregen-rdma-server"  # the pair form's server and client
 RDMA_CLIENT_MARK = "@@nvcregen-rdma-client"
 BURNIN_MARK = "@@nvcregen-burnin"  # the burn-in script's (`dcgmi diag -r targeted_stress`)
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
-_BEGINS = {
-    mark: re.compile(
-        rf"^{mark} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
+_MARK_FORM = re.compile(r"@@nvcregen-[a-z]+(?:-[a-z]+)*")
+
+
+@functools.cache
+def _begin(mark: str) -> re.Pattern[str]:
+    """The begin line of `mark` (any `@@nvcregen-<name>` a kind's script prints)."""
+    if not _MARK_FORM.fullmatch(mark):
+        raise ValueError(f"{mark!r} is not a begin mark")
+    return re.compile(
+        rf"^{re.escape(mark)} begin node=(?P<node>{_NAME}) pod=(?P<pod>{_NAME})"
         r" start=(?P<start>\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)$"
     )
-    for mark in (
-        MARK,
-        NVBW_MARK,
-        RDMA_MARK,
-        LINKCTR_MARK,
-        RDMA_SERVER_MARK,
-        RDMA_CLIENT_MARK,
-        BURNIN_MARK,
-    )
-}
 
 
 @dataclass(frozen=True)
@@ -71,7 +69,7 @@ def dcgm_begin(text: str, mark: str = MARK) -> DcgmBegin | str | None:
         line = strip_prefix(raw[:MAX_LINE])
         if not line.startswith(mark) or line.startswith((f"{mark} rail ", f"{mark} end ")):
             continue  # the rails script's own section and end lines
-        match = _BEGINS[mark].match(line)
+        match = _begin(mark).match(line)
         if match is None:
             return f"line {number}: an unreadable {mark} line (no valid node, pod or start time)"
         if found is not None:

@@ -89,6 +89,11 @@ class TestKind(ABC):
     # whether NVCRE mode can judge it: False for a kind only `collect`'s reading of its log
     # judges, since NVCRE mode reads its WorkloadRun's outcome and no log (NVC333)
     nvcre_judged: ClassVar[bool] = True
+    # its script's log opens with a `@@nvcregen-<kind> begin node= pod= start=` line that
+    # binds it to its node and pod (`ingest/dcgm_begin.py`; a foreign log is NVC730)
+    begin_line: ClassVar[bool] = False
+    # the reason a failed node entry gives when a run of this kind failed the node
+    failed_reason: ClassVar[str] = "DiagnosticFailed"
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).

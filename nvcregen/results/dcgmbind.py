@@ -22,6 +22,7 @@ from typing import Any
 
 from nvcregen.core import codes
 from nvcregen.ingest.dcgm_begin import MARK, dcgm_begin
+from nvcregen.kinds.registry import KINDS
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.words import Word
@@ -29,7 +30,6 @@ from nvcregen.results.words import Word
 FOREIGN = "foreign"
 UNBOUND = codes.NVC730.code
 UNNAMED = codes.NVC739.code
-_BOUND_KINDS = ("dcgm", "nvbandwidth", "linkcounters", "rdmapair", "burnin")  # by a begin line
 
 
 def bind_dcgm_log(
@@ -92,7 +92,7 @@ def dcgm_findings(records: Iterable[LogRecord]) -> list[Finding]:
     found = []
     unnamed: dict[tuple[str, str], list[LogRecord]] = {}
     for r in records:
-        if r.kind not in _BOUND_KINDS:
+        if not _bound(r.kind):
             continue
         if r.status == FOREIGN:
             message = r.errors[0].removeprefix(f"{UNBOUND}: ") if r.errors else FOREIGN
@@ -125,3 +125,9 @@ def _finding(
             **(where if per_log else {}),
         }
     )
+
+
+def _bound(kind: str) -> bool:
+    """Whether a kind's logs are bound to their node by a begin line (its kind's trait)."""
+    known = KINDS.get(kind)
+    return known is not None and known.begin_line

@@ -33,7 +33,7 @@ from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kinds.registry import KINDS, kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
 from nvcregen.results.burninruns import read_burnin
@@ -594,21 +594,12 @@ def _failed_nodes(unit: TestUnit, failed: Sequence[LogRecord]) -> tuple[FailedNo
     return tuple(
         FailedNode(
             name=node,
-            reason=_FAILED_REASONS.get(r.kind, "DiagnosticFailed"),
+            reason=_failed_reason(r.kind),
             message=f"round {r.round}: {', '.join(r.errors) or 'failed'}",
         )
         for r in failed
         for node in r.nodes
     )
-
-
-# Why a per-node run failed its node, by the kind of its log (DCGM's by default).
-_FAILED_REASONS = {
-    "node": "NodeHealthFailed",
-    "rdma": "RailFailed",
-    "linkcounters": "LinkCountersFailed",
-    "burnin": "BurnInFailed",
-}
 
 
 def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
@@ -632,3 +623,9 @@ def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:
             if isinstance(env, Mapping) and env.get("name") == "NCCL_NET":
                 return _TRANSPORTS.get(str(env.get("value")))
     return _TRANSPORTS.get(nccl_env(unit).get("NCCL_NET", ""))
+
+
+def _failed_reason(kind: str) -> str:
+    """Why a per-node run of `kind` failed its node (its kind's `failed_reason`)."""
+    known = KINDS.get(kind)
+    return known.failed_reason if known is not None else "DiagnosticFailed"

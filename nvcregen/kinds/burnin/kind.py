@@ -13,6 +13,8 @@ class BurnIn(TestKind):
     """DCGM targeted stress on every GPU of a node for a stated duration."""
 
     name: ClassVar[str] = "burnin"
+    begin_line: ClassVar[bool] = True
+    failed_reason: ClassVar[str] = "BurnInFailed"
     params = BurnInParams
     per_node = True
     one_node = True  # each GPU's figure is its own, whatever the stage's scope

@@ -13,6 +13,7 @@ class Dcgm(TestKind):
     """DCGM diagnostics."""
 
     name: ClassVar[str] = "dcgm"
+    begin_line: ClassVar[bool] = True
     params = DcgmParams
     per_node = True
     one_node = False

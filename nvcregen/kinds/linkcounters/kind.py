@@ -22,6 +22,8 @@ class LinkCounters(TestKind):
     """Link health counters of every HCA port, read around traffic on it."""
 
     name: ClassVar[str] = "linkcounters"
+    begin_line: ClassVar[bool] = True
+    failed_reason: ClassVar[str] = "LinkCountersFailed"
     params = LinkCountersParams
     per_node = True
     one_node = True

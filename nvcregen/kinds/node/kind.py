@@ -15,6 +15,7 @@ class NodeHealth(TestKind):
     """Node health and configuration."""
 
     name: ClassVar[str] = "node"
+    failed_reason: ClassVar[str] = "NodeHealthFailed"
     params = NodeHealthParams
     per_node = True
     one_node = True

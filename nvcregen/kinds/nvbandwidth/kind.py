@@ -13,6 +13,7 @@ class Nvbandwidth(TestKind):
     """nvbandwidth copy bandwidth between host and GPUs, and between GPUs."""
 
     name: ClassVar[str] = "nvbandwidth"
+    begin_line: ClassVar[bool] = True
     params = NvbandwidthParams
     per_node = True
     one_node = True  # its figures are one node's links, whatever the stage's scope

@@ -42,6 +42,7 @@ class Rdma(TestKind):
     """RDMA rails, one HCA at a time."""
 
     name: ClassVar[str] = "rdma"
+    failed_reason: ClassVar[str] = "RailFailed"
     params = RdmaParams
     per_node = True
     one_node = True

@@ -34,6 +34,7 @@ class RdmaPair(TestKind):
     """RDMA rails between the nodes of a pair, one HCA at a time."""
 
     name: ClassVar[str] = "rdmapair"
+    begin_line: ClassVar[bool] = True
     params = RdmaParams
     per_node = False
     one_node = False
