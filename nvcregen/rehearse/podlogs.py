@@ -9,9 +9,9 @@ the nodes its pods ran on. With `readiness.packing: packed` (`compile/readiness/
 - a node pack's pod prints, for each of its tests, a section from `@@nvcregen-pack begin
   test=<t> node=<node> pod=<pod> start=<t>` to `@@nvcregen-pack end test=<t> rc=<n>`
   holding that test's output on its node: what the test's script prints (DCGM's,
-  node-health's, nvbandwidth's, the RDMA rails', link counters'), or nccl-tests' output
-  of one process per GPU, the ranks on the pod's host (its hostname is its name), and the
-  exit line;
+  node-health's, nvbandwidth's, the RDMA rails', link counters', burn-in's), or
+  nccl-tests' output of one process per GPU, the ranks on the pod's host (its hostname is
+  its name), and the exit line;
 - a group pack's launcher prints a section per test (begin, output, the launcher's exit
   line, end) with nccl-tests' ranks on the group's hosts (the nodes its pods ran on).
 
@@ -23,9 +23,9 @@ kind's name): the physics model's and the catalog's expected figures, or, on eve
 holding a failing node (`failing.py`), a failure in the kind's own terms (DCGM a failed
 test, NCCL a tenth of every figure, node-health a check that fails, nvbandwidth a tenth
 of the floor, an RDMA rail below its floor, a port's link down and its symbol errors past
-their limit). Durations are the plan's (`expected_ms`); each section starts when the one
-before would have ended. A plan holding a kind without a maker is refused before the
-twin starts (`prepare.py`).
+their limit, burn-in's GPU 0 under its floor). Durations are the plan's (`expected_ms`);
+each section starts when the one before would have ended. A plan holding a kind without
+a maker is refused before the twin starts (`prepare.py`).
 """
 
 from __future__ import annotations

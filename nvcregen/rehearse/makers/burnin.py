@@ -11,7 +11,8 @@ checks, then the stress test, one result a GPU); the script's exit line.
 A healthy GPU holds the catalog's target for the pool's model: its result passes with
 `GPU N relative stress level<TAB>X` (the plugin's verbose average, DCGM's format string)
 at the target plus 0-0.4 % by a hash of the pod, round and GPU (never past the model's
-datasheet peak), so no two rounds of a node print the same figures. A failing node's GPU
+datasheet peak), so each round of a node prints figures of its own (and its begin line
+its own pod and start: no two rounds' logs are the same bytes, NVC741). A failing node's GPU
 0 peaks at a tenth of its floor (0.95 of the target): DCGM fails it with its own words
 (`Max stress level of X did not reach desired stress level of Y for GPU 0`) and exits 1,
 and collect fails node and GPU (NVC768), the GPU named by its UUID too.
@@ -46,8 +47,8 @@ def burnin_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     node = at.pack.nodes[0]
     gpus = unit.pool.gpus_per_node
     expectation = burnin.expectation(unit.pool.hardware.model)
-    # a model without figures is refused when the site is checked (NVC337); DCGM's own
-    # per-SKU target then drives it, which the twin has none of: the floor is printed
+    # a model the catalog gives no figures is refused when the site is checked (NVC337);
+    # made anyway, its GPUs show 0 GFLOPS, which collect reads as no evidence
     target = expectation.target_gflops if expectation is not None else 0.0
     peak = expectation.peak_gflops if expectation is not None else target
     floor = burnin.min_ratio * target
