@@ -245,3 +245,16 @@ def test_only_a_pair_runs_worker_prints_a_log(loaded: LoadedSite) -> None:
     worker = run_pod_log(printer(loaded), mpi, f"{RUN}-node-0-0-k2x9p", PAIR, START, launcher=False,
                          on="node-b")  # fmt: skip
     assert worker == ""
+
+
+def test_a_failing_link_between_the_pairs_leaves_fails_its_first_rail(loaded: LoadedSite) -> None:
+    """`--fail LEAF-A,LEAF-B`: a pair's rails cross that link as its NCCL runs do."""
+    leaves = {"node-a": "leaf-1", "node-b": "leaf-2"}
+    for link, fails in (
+        (frozenset({"leaf-1", "leaf-2"}), True),
+        (frozenset({"leaf-1", "leaf-3"}), False),
+    ):
+        made_by = replace(printer(loaded), links=frozenset({link}), leaves=leaves)
+        client = run_pod_log(made_by, pair_run(), f"{RUN}-launcher-0-0-q7w2e", PAIR, START,
+                             launcher=True, on="node-a")  # fmt: skip
+        assert client.endswith(f"@@nvcregen-rdma end rc={int(fails)}\n"), link
