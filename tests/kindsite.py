@@ -2,8 +2,9 @@
 
 The shipped trainer site's two nodes, re-modelled as H100 (the catalog's nvbandwidth
 floors hold for it; H20-3e has none) with 400 Gb/s NICs: node-health, DCGM level 1,
-nvbandwidth, RDMA rails, link counters and NCCL inside a node, NCCL across the pair, two
-rounds, with thresholds that a tenth of the expected NCCL figure fails.
+nvbandwidth, RDMA rails, link counters, burn-in and NCCL inside a node, NCCL and RDMA
+rails across the pair (`rdma-rails-pair`: a server pod and a client pod, each with its
+log), two rounds, with thresholds that a tenth of the expected NCCL figure fails.
 """
 
 from __future__ import annotations
@@ -14,7 +15,11 @@ import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
 SITES = {"packed": "kinds-trainer", "perRun": "kinds-perrun"}  # packing -> site name
-SINGLE = ("node-health", "dcgm-l1", "nvbandwidth", "rdma-rails", "link-counters", "nccl-all-reduce")
+SINGLE = (
+    "node-health", "dcgm-l1", "nvbandwidth", "rdma-rails", "link-counters", "burn-in",
+    "nccl-all-reduce",
+)  # fmt: skip
+PAIR = ("nccl-all-reduce", "nccl-all-gather", "rdma-rails-pair")  # the two-node stage's
 
 
 def site_text(packing: str = "packed") -> str:
@@ -31,8 +36,7 @@ def site_text(packing: str = "packed") -> str:
     spec["readiness"]["rounds"] = 2
     spec["readiness"]["stages"] = [
         {"name": "single-node", "scope": "intra-node", "tests": list(SINGLE)},
-        {"name": "two-node", "scope": "inter-node", "nodesPerJob": 2,
-         "tests": ["nccl-all-reduce", "nccl-all-gather"]},
+        {"name": "two-node", "scope": "inter-node", "nodesPerJob": 2, "tests": list(PAIR)},
     ]  # fmt: skip
     spec["thresholds"] = [
         {"test": "nvbandwidth", "scope": "intra-node", "note": "the catalog's floors"},

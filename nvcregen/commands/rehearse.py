@@ -99,7 +99,8 @@ def _fail(message: str) -> None:
     metavar="NODE|LEAF-A,LEAF-B",
     help="That node's logs fail, on every run holding it, in each kind's terms (DCGM a failed "
     "test, NCCL a tenth of its expected figure, node-health an ECC error, nvbandwidth and RDMA "
-    "rails a tenth of their floor, link counters a port's link down); or every run across the "
+    "rails a tenth of their floor, link counters a port's link down, burn-in GPU 0 a tenth of its "
+    "floor, an RDMA pair a rail at a tenth of its floor); or every run across the "
     "link between two leaves of the site's inventory.",
 )
 @click.option(

@@ -9,20 +9,23 @@ the nodes its pods ran on. With `readiness.packing: packed` (`compile/readiness/
 - a node pack's pod prints, for each of its tests, a section from `@@nvcregen-pack begin
   test=<t> node=<node> pod=<pod> start=<t>` to `@@nvcregen-pack end test=<t> rc=<n>`
   holding that test's output on its node: what the test's script prints (DCGM's,
-  node-health's, nvbandwidth's, the RDMA rails', link counters'), or nccl-tests' output
-  of one process per GPU, the ranks on the pod's host (its hostname is its name), and the
-  exit line;
+  node-health's, nvbandwidth's, the RDMA rails', link counters', burn-in's), or
+  nccl-tests' output of one process per GPU, the ranks on the pod's host (its hostname is
+  its name), and the exit line;
 - a group pack's launcher prints a section per test (begin, output, the launcher's exit
   line, end) with nccl-tests' ranks on the group's hosts (the nodes its pods ran on).
+
+A pair run (RDMA rails between two nodes, never packed) prints on both of its pods: its
+worker the servers' log, its launcher the client's, each naming the node its pod ran on.
 
 Each test's output is made by its kind's maker (`makers/registry.py`, keyed by the
 kind's name): the physics model's and the catalog's expected figures, or, on every run
 holding a failing node (`failing.py`), a failure in the kind's own terms (DCGM a failed
 test, NCCL a tenth of every figure, node-health a check that fails, nvbandwidth a tenth
 of the floor, an RDMA rail below its floor, a port's link down and its symbol errors past
-their limit). Durations are the plan's (`expected_ms`); each section starts when the one
-before would have ended. A plan holding a kind without a maker is refused before the
-twin starts (`prepare.py`).
+their limit, burn-in's GPU 0 under its floor). Durations are the plan's (`expected_ms`);
+each section starts when the one before would have ended. A plan holding a kind without
+a maker is refused before the twin starts (`prepare.py`).
 """
 
 from __future__ import annotations
@@ -32,10 +35,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from nvcregen.core.labels import ROUND, STAGE, TEST, TESTS
+from nvcregen.compile.readiness.mpi import NODE
+from nvcregen.core.labels import ROUND, SERVER_LOG, STAGE, TEST, TESTS
 from nvcregen.kinds.registry import kind_of
 from nvcregen.rehearse.makers.registry import maker_of
-from nvcregen.rehearse.printer import FAILED_RC, Output, PackPod, Printer, Section, stamp
+from nvcregen.rehearse.printer import FAILED_RC, Output, PackPod, Printer, Role, Section, stamp
 
 MARK = "@@nvcregen-pack"
 
@@ -84,7 +88,7 @@ def run_log(printer: Printer, pack: PackPod) -> str:
 
 def run_pod_log(
     printer: Printer, run: Mapping[str, Any], pod: str, nodes: Sequence[str], start: datetime,
-    launcher: bool,
+    launcher: bool, on: str = "",
 ) -> str:  # fmt: skip
     """The log of one pod of a run (its Job or TrainJob object), "" for no output.
 
@@ -92,8 +96,11 @@ def run_pod_log(
     prints its sections on its node (`nodes`, one); a group pack's launcher (`launcher`,
     of a TrainJob) prints its sections over `nodes`, those the run's pods ran on. A run
     of one test (its `nvcregen.io/test` label a test of the plan's stage) prints that
-    test's output alone, on its Job's node or from its TrainJob's launcher. Any other pod
-    (a worker, a run of no test of the plan) prints nothing nvcregen reads.
+    test's output alone, on its Job's node or from its TrainJob's launcher. A pair run
+    (a TrainJob annotated `nvcregen.io/server-log: node`) prints on both pods: its
+    worker the server's log, its launcher the client's, each on `on`, the node the pod
+    ran on, its partner the other of `nodes`. Any other pod (an MPI worker, a run of no
+    test of the plan) prints nothing nvcregen reads.
     """
     meta = run.get("metadata") or {}
     labels = meta.get("labels") or {}
@@ -116,11 +123,20 @@ def run_pod_log(
         return ""
     if run.get("kind") == "Job" and len(nodes) == 1:
         return node_pack_log(printer, pack) if packed else run_log(printer, pack)
+    if run.get("kind") == "TrainJob" and not packed and _pair_run(meta):
+        role: Role = "client" if launcher else "server"
+        ordered = (on, *(n for n in nodes if n != on)) if on in nodes else pack.nodes
+        return run_log(printer, replace(pack, nodes=ordered, role=role, run=str(meta["name"])))
     if run.get("kind") == "TrainJob" and launcher:
         if not packed:
             return run_log(printer, pack)
         return launcher_log(printer, replace(pack, pod=str(meta.get("name"))))
     return ""
+
+
+def _pair_run(meta: Mapping[str, Any]) -> bool:
+    """Whether a TrainJob's server pod (its `node` worker) prints evidence too: a pair run."""
+    return (meta.get("annotations") or {}).get(SERVER_LOG) == NODE
 
 
 def _output(printer: Printer, pack: PackPod, test: str, start: datetime) -> Output:

@@ -11,6 +11,7 @@ import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Literal
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.plan.model import TestUnit
@@ -19,6 +20,7 @@ FAILED_RC = 1
 FAILING_SHARE = 0.1  # a failing node's figure: a tenth of the expected one, or of the floor
 # the bus IDs of an HGX board's eight GPUs (tests/fixtures/node/README.md)
 HGX_BUSES = (0x18, 0x2A, 0x3A, 0x5D, 0x9A, 0xAB, 0xBA, 0xDB)
+Role = Literal["", "client", "server"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ class PackPod:
 
     `nodes`: the node a node pack's pod ran on, or the nodes of a group pack's pods;
     `pod`: the pod (a node pack's ranks run on its host, named after it) or the run;
-    `round`: the run's round, which keeps each round's tables apart.
+    `round`: the run's round, which keeps each round's tables apart; `role`: a pair
+    run's side, `server` (its worker, on `nodes[0]`) or `client` (its launcher, on
+    `nodes[0]`), "" for any other pod; `run`: the pair run's TrainJob.
     """
 
     stage: str
@@ -84,6 +88,8 @@ class PackPod:
     nodes: tuple[str, ...]
     pod: str
     start: datetime
+    role: Role = ""
+    run: str = ""
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,11 @@ a group pack's TrainJob (labelled by JobSet with the TrainJob's name; its launch
 pod of the `launcher` replicated job, whose hosts are the nodes the TrainJob's pods ran
 on). Its log is made from the plan (`podlogs.py`), written in CRI format under the
 rehearsal's folder (`pod-logs/<namespace>/<pod>.log`) and served by a `Logs` object
-(`kwoklogs.py`) for every container of the pod. A pod of no run in the tree (none
-expected) and every other pod of a run (a TrainJob's workers) get an empty log.
+(`kwoklogs.py`) for every container of the pod. A pair run's TrainJob (annotated
+`nvcregen.io/server-log: node`: RDMA rails between two nodes) has its worker serve the
+server's log and its launcher the client's, each made on the node its pod was bound to.
+A pod of no run in the tree (none expected) and every other pod of a run (an MPI
+TrainJob's workers) get an empty log.
 Once created, kwok's watch must see them: `wait_served` asks the API server for one
 pod's log until kwok answers it.
 """
@@ -100,7 +103,7 @@ def _serve(
         bound = hosts.get(jobset, set())
         nodes = [n for n in planned if n in bound] + sorted(bound - set(planned))
         launcher = labels.get(REPLICATED_JOB) == LAUNCHER
-        text = run_pod_log(printer, run, name, nodes, start, launcher)
+        text = run_pod_log(printer, run, name, nodes, start, launcher, on=node)
     elif job and (namespace, "Job", job) in runs:
         run_name = job
         text = run_pod_log(printer, runs[(namespace, "Job", job)], name, [node], start, False)

@@ -1,18 +1,20 @@
 """`nvcregen rehearse` of a site naming every kind with a log maker, on the twin (issue #34).
 
 Opt-in: skipped unless `make controlplane twin` has built what the command runs. The H100
-site of `tests/kindsite.py` (node-health, DCGM, nvbandwidth, RDMA rails, link counters
-and NCCL in a node, NCCL across the pair, two rounds), as a user runs it: packed with
-`--fail node-a`, every step as planned and node-a failed by every kind of the
-single-node stage, node-b suspect (its pair's NCCL), exit 1; one run a test (`packing:
-perRun`), as planned and `pass`, exit 0. Measured on the loaded 2-core machine at
-`--speed 200`: about 95 s packed and 127 s per run (28 runs), the twin's start included.
+site of `tests/kindsite.py` (node-health, DCGM, nvbandwidth, RDMA rails, link counters,
+burn-in and NCCL in a node, NCCL and RDMA rails across the pair, two rounds), as a user
+runs it: packed with `--fail node-a`, every step as planned and node-a failed by every
+kind of the single-node stage, node-b suspect (its pair's NCCL and RDMA rails, both
+logs of each pair round served), exit 1; one run a test (`packing: perRun`), as planned
+and `pass`, exit 0. Measured on the loaded 2-core machine at `--speed 200`: about 99 s
+packed and 140 s per run, the twin's start included.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -30,6 +32,8 @@ pytestmark = [
 ]
 
 ROOT = Path(__file__).resolve().parents[2]
+PAIRED = "only in failing groups of two-node / rdma-rails-pair g0 with node-a: "
+RAIL = r"RailFailed: NVC832: (node-a -> node-b|node-b -> node-a) mlx5_0: 38\.00 Gb/s at 8MiB"
 
 
 def rehearsed(project: Path, packing: str, *args: str) -> tuple[int, dict[str, Any]]:
@@ -64,6 +68,9 @@ def test_a_failing_node_is_failed_by_every_kind_on_the_twin(tmp_path: Path) -> N
         if r.startswith(prefix)
     }
     assert failed_by == set(SINGLE), reasons["node-a"]
+    # the pair's two logs served (server on its worker, client on its launcher, either node)
+    paired = [r for r in reasons["node-b"] if r.startswith(PAIRED)]
+    assert len(paired) == 1 and len(re.findall(RAIL, paired[0])) == 2, reasons["node-b"]
 
 
 def test_one_run_a_test_rehearses_to_a_pass(tmp_path: Path) -> None:

@@ -15,6 +15,8 @@ the floor and exits 1, as it would.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from nvcregen.core import units
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.registry import kind_of
@@ -35,28 +37,53 @@ DASHES = " " + "-" * 87
 TITLES = {"ib_write_bw": "RDMA_Write BW Test", "ib_read_bw": "RDMA_Read BW Test"}
 CUDA_END = ("deallocating GPU buffer 000078e9f8800000", "destroying current CUDA Ctx")
 PEAK = 1.002  # a row's peak over its average
+WAITING = ("*" * 36, "* Waiting for client to connect... *", "*" * 36)  # a server's banner
+
+
+@dataclass(frozen=True)
+class Rails:
+    """What every rail of a pool is measured with: its HCAs, rates (Gb/s), size, NUMA."""
+
+    hcas: tuple[str, ...]
+    line_rate: float
+    floor: float
+    size: int
+    numa: dict[int, int]  # each GPU's NUMA node, where the pool's topology states it
+
+    def gpu(self, rdma: RdmaParams, rail: int, gpus: int) -> tuple[int, str]:
+        """A rail's GPU, and its `gpu=... numa=...` as the scripts' rail lines print them."""
+        gpu = rail % gpus
+        return gpu, f"gpu={gpu if rdma.use_cuda else 'none'} numa={self.numa.get(gpu, -1)}"
+
+    def gbps(self, rail: int, failing: bool) -> float:
+        """A rail's average: midway between floor and line rate, a tenth of the floor failing."""
+        if failing and rail == 0:
+            return self.floor * FAILING_SHARE
+        return (self.floor + self.line_rate) / 2
+
+
+def rails_of(unit: TestUnit, rdma: RdmaParams) -> Rails:
+    """The pool's rails as the test measures them."""
+    nics = unit.pool.spec.nics
+    line_rate = units.parse_bandwidth(nics.speed).gbytes_per_s * 8 if nics else 0.0  # Gb/s
+    topology = unit.pool.spec.topology
+    numa = {g: n for n, group in enumerate(topology.numa) for g in group} if topology else {}
+    return Rails(tuple(nics.hcas) if nics is not None else (), line_rate,
+                 rdma.floor * line_rate, units.parse_size(rdma.message_size), numa)  # fmt: skip
 
 
 def rails_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """The rails script on one node: its begin line, a section per HCA, its end line."""
     rdma: RdmaParams = kind_of(unit.test).block(unit.test)
-    nics = unit.pool.spec.nics
-    hcas = list(nics.hcas) if nics is not None else []
-    line_rate = units.parse_bandwidth(nics.speed).gbytes_per_s * 8 if nics else 0.0  # Gb/s
-    floor = rdma.floor * line_rate
-    size = units.parse_size(rdma.message_size)
-    gpus = unit.pool.gpus_per_node
-    numa = {g: n for n, group in enumerate(unit.pool.spec.topology.numa) for g in group} if (
-        unit.pool.spec.topology is not None
-    ) else {}  # fmt: skip
+    rails = rails_of(unit, rdma)
+    floor, size = rails.floor, rails.size
     lines = [f"{MARK} begin node={at.pack.nodes[0]} pod={at.pack.pod} start={stamp(at.start)}"]
     worst = 0
-    for rail, hca in enumerate(hcas):
-        gpu = rail % gpus
-        gbps = floor * FAILING_SHARE if at.failing and rail == 0 else (floor + line_rate) / 2
-        lines.append(f"{MARK} rail begin hca={hca} gpu={gpu if rdma.use_cuda else 'none'}"
-                     f" numa={numa.get(gpu, -1)}")  # fmt: skip
-        lines += _client(unit, rdma, hca, rail, gpu, size, gbps)
+    for rail, hca in enumerate(rails.hcas):
+        gpu, shown = rails.gpu(rdma, rail, unit.pool.gpus_per_node)
+        gbps = rails.gbps(rail, at.failing)
+        lines.append(f"{MARK} rail begin hca={hca} {shown}")
+        lines += perftest_lines(unit, rdma, (hca, rail, gpu), size, gbps)
         lines.append(f"{MARK} rail end hca={hca} rc=0 server_rc=0")
         if gbps < round(floor, 3):
             lines.append(f"nvcregen: {hca} {gbps:.2f} Gb/s at {size} B, below {floor:g} Gb/s")
@@ -65,10 +92,22 @@ def rails_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     return Output("\n".join(lines) + "\n", worst, at.seconds, exit_line=False)
 
 
-def _client(
-    unit: TestUnit, rdma: RdmaParams, hca: str, rail: int, gpu: int, size: int, gbps: float
+def perftest_lines(
+    unit: TestUnit,
+    rdma: RdmaParams,
+    on: tuple[str, int, int],
+    size: int,
+    gbps: float | None,
+    hosts: tuple[int, int] = (1, 1),
 ) -> list[str]:
-    """One rail's client output, as perftest prints it."""
+    """One rail's perftest output: a client's at `gbps`, or its server's (`gbps` None).
+
+    `on` is the rail's HCA, index and GPU; `hosts` the last octets of the local and the
+    remote GID's IPv4 address (a loopback's are the same). A server of a write test
+    prints the banner it waits under, the header and both addresses, and no table: the
+    client measures.
+    """
+    hca, rail, gpu = on
     nics = unit.pool.spec.nics
     link = "IB" if nics is not None and nics.fabric == "ib" else "Ethernet"
     cuda: list[str] = []
@@ -86,13 +125,13 @@ def _client(
             "making it the current CUDA Ctx",
         ]
     iterations = rdma.iterations
-    if rdma.duration:
+    if rdma.duration and gbps is not None:
         seconds = units.parse_duration(rdma.duration) / 1000
         iterations = max(1, round(gbps * 1e9 / 8 / size * seconds))
-    gid = f"00:00:00:00:00:00:00:00:00:00:255:255:10:00:{rail:02d}:01"
-    peak, rate = gbps * PEAK, gbps * 1e3 / 8 / size  # Mpps: million messages a second
-    return [
+    gids = [f"00:00:00:00:00:00:00:00:00:00:255:255:10:00:{rail:02d}:{h:02d}" for h in hosts]
+    head = [
         *cuda,
+        *(WAITING if gbps is None else ()),
         DASHES,
         f"                    {TITLES[rdma.tool]}",
         f" Dual-port       : OFF          Device         : {hca}",
@@ -112,11 +151,17 @@ def _client(
         DASHES,
         f" local address: LID 0000 QPN 0x{0x29E + rail:04x} PSN 0x73226b RKey 0x021400"
         " VAddr 0x0078e9f9000000",
-        f" GID: {gid}",
+        f" GID: {gids[0]}",
         f" remote address: LID 0000 QPN 0x{0x2A4 + rail:04x} PSN 0xf27096 RKey 0x020f00"
         " VAddr 0x007acbe5000000",
-        f" GID: {gid}",
+        f" GID: {gids[1]}",
         DASHES,
+    ]
+    if gbps is None:
+        return [*head, *(CUDA_END if rdma.use_cuda else ())]
+    peak, rate = gbps * PEAK, gbps * 1e3 / 8 / size  # Mpps: million messages a second
+    return [
+        *head,
         " #bytes     #iterations    BW peak[Gb/sec]    BW average[Gb/sec]   MsgRate[Mpps]",
         f" {size:<7d}    {iterations:<7d}        {peak:<7.2f}            {gbps:<7.2f}"
         f"              {rate:<7.6f}",

@@ -15,21 +15,25 @@ from collections.abc import Iterable
 
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
+from nvcregen.rehearse.makers.burnin import burnin_output
 from nvcregen.rehearse.makers.dcgm import dcgm_output
 from nvcregen.rehearse.makers.linkcounters import link_counters_output
 from nvcregen.rehearse.makers.nccl import nccl_output
 from nvcregen.rehearse.makers.node import node_health_output
 from nvcregen.rehearse.makers.nvbandwidth import nvbandwidth_output
 from nvcregen.rehearse.makers.rdma import rails_output
+from nvcregen.rehearse.makers.rdmapair import rdma_pair_output
 from nvcregen.rehearse.printer import Maker
 
 MAKERS: dict[str, Maker] = {
+    "burnin": burnin_output,
     "dcgm": dcgm_output,
     "linkcounters": link_counters_output,
     "nccl": nccl_output,
     "node": node_health_output,
     "nvbandwidth": nvbandwidth_output,
     "rdma": rails_output,
+    "rdmapair": rdma_pair_output,
 }
 REFUSED: dict[str, str] = {
     "training": (

@@ -2,12 +2,15 @@
 
 Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's pool,
 re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
-DCGM, nvbandwidth, RDMA rails, link counters and NCCL. Each maker's output is given to its
-kind's reader (`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`,
-`linkcounterruns.py`): a healthy node passes with margins to spare, a failing node fails
-in the kind's own terms. Then every pod's log of the rendered site, packed and per run,
-is collected with `collect --from`: pass, and with node-a failing, node-a failed by
-every kind. The registry holds every registered kind to a maker or a refusal.
+DCGM, nvbandwidth, RDMA rails, link counters, burn-in and NCCL in a node, NCCL and RDMA
+rails across the pair. Each maker's output is given to its kind's reader
+(`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`, `linkcounterruns.py`; burn-in
+and the pair in `test_rehearse_makers_burnin_pair.py`): a healthy node passes with
+margins to spare, a failing node fails in the kind's own terms. Then every pod's log of
+the rendered site, packed and per run, the pair runs' servers' included, is collected
+with `collect --from`: pass, and with node-a failing, node-a failed by every kind of the
+single-node stage and node-b suspect. The registry holds every registered kind to a
+maker or a refusal.
 """
 
 from __future__ import annotations
@@ -562,7 +565,7 @@ def test_a_node_pack_prints_each_kind_in_its_section(loaded: LoadedSite) -> None
     failed, _ = sections(node_pack_log(printer(loaded, "node-a"), pack))
     assert [(s.test, s.rc) for s in failed] == [
         ("node-health", 0), ("dcgm-l1", 1), ("nvbandwidth", 0), ("rdma-rails", 1),
-        ("link-counters", 0), ("nccl-all-reduce", 0),
+        ("link-counters", 0), ("burn-in", 1), ("nccl-all-reduce", 0),
     ]  # fmt: skip
 
 
@@ -594,8 +597,12 @@ def collected(project: Path, tmp: Path, packing: str, *failing: str) -> tuple[in
                 (where / f"{pod}.log").write_text(text)
             continue
         pod = f"{meta['name']}-launcher-0-0-q7w2e"
-        text = run_pod_log(made_by, obj, pod, nodes, START, launcher=True)
+        text = run_pod_log(made_by, obj, pod, nodes, START, launcher=True, on=nodes[0])
         (where / f"{pod}.log").write_text(text)
+        if meta["annotations"].get("nvcregen.io/server-log") == "node":  # a pair's server too
+            pod = f"{meta['name']}-node-0-0-k2x9p"
+            text = run_pod_log(made_by, obj, pod, nodes, START, launcher=False, on=nodes[-1])
+            (where / f"{pod}.log").write_text(text)
     (saved / "objects.yaml").write_text(yaml.safe_dump({"kind": "List", "items": runs}))
     args = ["collect", "--site", str(site), "--from", str(saved), "--out", str(tmp / "r")]
     result = CliRunner().invoke(main, args)
@@ -615,6 +622,11 @@ def test_the_sites_logs_collect_to_pass(project: Path, tmp_path: Path, packing: 
         "node-b": "cleared",
     }
     assert verdicts.get("findings", []) == []
+    tests = {(r["stage"], r["test"], r["why"]) for n in verdicts["nodes"] for r in n["runs"]}
+    assert {
+        ("single-node", "burn-in", "passed"),
+        ("two-node", "rdma-rails-pair", "passed"),
+    } <= tests
 
 
 @pytest.mark.slow
@@ -642,6 +654,12 @@ def test_a_failing_node_is_failed_by_every_kind(
         "NVC762: node-a mlx5_0 port 1: counters/link_downed grew by 1, more than 0" in r
         for r in linked
     ), linked
+    paired = [r for r in reasons["node-b"] if "two-node / rdma-rails-pair" in r]
+    assert paired == [  # both nodes of the pair suspects, the failing rail naming both
+        "only in failing groups of two-node / rdma-rails-pair g0 with node-a: "
+        + "; ".join(f"round {n}: RailFailed: NVC832: node-a -> node-b mlx5_0: 38.00 Gb/s at 8MiB,"
+                    " below the floor 380 Gb/s (0.95 of 400 Gb/s)" for n in (1, 2))
+    ]  # fmt: skip
 
 
 def test_a_run_of_one_test_prints_its_output_alone(loaded: LoadedSite) -> None:
