@@ -200,18 +200,24 @@ def period_jobs(
     """Each CronJob's Jobs (by `ownerReferences`), in name order, read from the lists."""
     owned = _owners("CronJob", jobs)
     by_job = _owners("Job", workloads)
-    placed: dict[str, set[str]] = {}
+    placed: dict[tuple[str, str], set[str]] = {}
     for pod in pods:
         meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
         job = (meta.get("labels") or {}).get("batch.kubernetes.io/job-name")
         if job and spec.get("nodeName"):
-            placed.setdefault(str(job), set()).add(str(spec["nodeName"]))
+            key = (str(meta.get("namespace") or ""), str(job))
+            placed.setdefault(key, set()).add(str(spec["nodeName"]))
     found: dict[str, list[PeriodJob]] = {}
     for cron in crons:
-        mine = sorted(owned.get(cron.name, []), key=lambda j: str(j["metadata"]["name"]))
+        mine = owned.get((cron.namespace, cron.name), [])
         found[cron.name] = [
-            _job(cron, job, next(iter(by_job.get(str(job["metadata"]["name"]), [])), None), placed)
-            for job in mine
+            _job(
+                cron,
+                job,
+                next(iter(by_job.get((cron.namespace, str(job["metadata"]["name"])), [])), None),
+                placed.get((cron.namespace, str(job["metadata"]["name"])), set()),
+            )
+            for job in sorted(mine, key=lambda j: str(j["metadata"]["name"]))
         ]
     return found
 
@@ -220,7 +226,7 @@ def _job(
     cron: Cron,
     job: Mapping[str, Any],
     workload: Mapping[str, Any] | None,
-    placed: Mapping[str, set[str]],
+    nodes: set[str],
 ) -> PeriodJob:
     meta = job["metadata"]
     name = str(meta["name"])
@@ -238,7 +244,7 @@ def _job(
         str(ref.get("name") or "") if isinstance(ref, dict) else "",
         priority if isinstance(priority, int) else None,
         _outcome(job),
-        tuple(sorted(placed.get(name, set()))),
+        tuple(sorted(nodes)),
         "" if admitted else pending_reason(workload),
     )
 
@@ -324,11 +330,18 @@ def _cron(item: TreeObject) -> Cron:
     )
 
 
-def _owners(kind: str, items: Iterable[Mapping[str, Any]]) -> dict[str, list[Mapping[str, Any]]]:
-    """Items by the name of their owner of `kind`."""
-    found: dict[str, list[Mapping[str, Any]]] = {}
+def _owners(
+    kind: str, items: Iterable[Mapping[str, Any]]
+) -> dict[tuple[str, str], list[Mapping[str, Any]]]:
+    """Items by (their namespace, the name of their owner of `kind`).
+
+    An owner is always in its item's namespace, and two namespaces may hold owners of one name.
+    """
+    found: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for item in items:
-        for owner in (item.get("metadata") or {}).get("ownerReferences") or []:
+        meta = item.get("metadata") or {}
+        namespace = str(meta.get("namespace") or "")
+        for owner in meta.get("ownerReferences") or []:
             if isinstance(owner, dict) and owner.get("kind") == kind:
-                found.setdefault(str(owner.get("name")), []).append(item)
+                found.setdefault((namespace, str(owner.get("name"))), []).append(item)
     return found

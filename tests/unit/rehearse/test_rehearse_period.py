@@ -68,7 +68,9 @@ def test_a_period_applies_namespaces_queues_and_the_periodic_layer_crons_last(
 def test_the_one_change_is_each_cronjobs_schedule(
     tree: tuple[list[TreeObject], PeriodPlan],
 ) -> None:
-    objects, plan = tree
+    objects = copy.deepcopy(tree[0])  # objects of this test's own, planned here
+    as_rendered = {o.path: copy.deepcopy(o.obj) for o in objects}
+    plan = period_plan(objects, {})
     rendered = {o.path: o.obj for o in objects if o.kind == "CronJob"}
     before = copy.deepcopy(rendered)
     applied = {o.path: o.obj for o in plan.objects if o.kind == "CronJob"}
@@ -81,7 +83,8 @@ def test_the_one_change_is_each_cronjobs_schedule(
         assert same == rendered[path]  # nothing else changed
     assert rendered == before  # the tree's objects are left as rendered
     others = {o.path: o.obj for o in plan.objects if o.kind != "CronJob"}
-    assert all(others[p] == o.obj for o in objects for p in [o.path] if p in others)
+    assert others  # the queues and the periodic layer's other objects, applied as rendered
+    assert all(others[p] == as_rendered[p] for p in others)
 
 
 def test_each_cron_is_read_with_its_pack_nodes_priority_and_duration(
@@ -149,12 +152,16 @@ def live(tree: tuple[list[TreeObject], PeriodPlan], minutes: int) -> dict[str, A
     for cron in plan.crons:
         job = period_job(dict(crons[cron.name]), minutes)
         job["metadata"]["ownerReferences"] = [{"kind": "CronJob", "name": cron.name}]
+        job["metadata"]["namespace"] = cron.namespace
         job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
         name = job["metadata"]["name"]
         jobs.append(job)
         workloads.append(
             {
-                "metadata": {"ownerReferences": [{"kind": "Job", "name": name}]},
+                "metadata": {
+                    "namespace": cron.namespace,
+                    "ownerReferences": [{"kind": "Job", "name": name}],
+                },
                 "spec": {"priorityClassRef": {"name": PERIODIC}, "priority": -1},
                 "status": {"conditions": [{"type": "Admitted", "status": "True"}]},
             }
@@ -164,6 +171,7 @@ def live(tree: tuple[list[TreeObject], PeriodPlan], minutes: int) -> dict[str, A
                 {
                     "metadata": {
                         "name": f"{name}-{index}-abcde",
+                        "namespace": cron.namespace,
                         "labels": {"batch.kubernetes.io/job-name": name},
                     },
                     "spec": {"nodeName": node},
@@ -179,7 +187,18 @@ def test_the_jobs_the_controller_made_are_read_by_owner(
     made = live(tree, MINUTES)
     stranger = copy.deepcopy(made["jobs"][0])
     stranger["metadata"]["ownerReferences"] = [{"kind": "CronJob", "name": "another"}]
-    found = period_jobs(plan.crons, [*made["jobs"], stranger], made["workloads"], made["pods"])
+    # the same Job, Workload and pod in another namespace: owners of one name there are not
+    # this CronJob's, nor their pods' nodes this Job's
+    elsewhere = [copy.deepcopy(made[k][0]) for k in ("jobs", "workloads", "pods")]
+    for item in elsewhere:
+        item["metadata"]["namespace"] = "tenant"
+    elsewhere[2]["spec"]["nodeName"] = "tenant-node"
+    found = period_jobs(
+        plan.crons,
+        [*made["jobs"], stranger, elsewhere[0]],
+        [*made["workloads"], elsewhere[1]],
+        [*made["pods"], elsewhere[2]],
+    )
     assert list(found) == [c.name for c in plan.crons]
     for cron in plan.crons:
         (job,) = found[cron.name]
