@@ -167,6 +167,10 @@ def play_flux(
         refused = apply(twin.plane, discovery, kustomization)
         if refused:
             progress.refused[f"{meta['namespace']}/{meta['name']}"] = refused
+    plan = _Plan(
+        {s.key: _depends_on(s, order) for s in order.steps},
+        {s.key: _probe(discovery, s) for s in order.steps},
+    )
     while (
         not progress.refused
         and not progress.failed
@@ -174,21 +178,28 @@ def play_flux(
         and not all(progress.settled(s.key) for s in order.steps)
     ):
         watch.poll()
-        _look(twin, discovery, order, watch, progress)
+        _look(twin, order, plan, watch, progress)
         watch.pause(poll_s)
     return [progress.outcome(s) for s in order.steps]
 
 
-def _look(
-    twin: Twin, discovery: Discovery, order: Order, watch: Watch, progress: _Progress
-) -> None:
+@dataclass(frozen=True)
+class _Plan:
+    """Per step, worked out once: the steps it waits for, and the object showing it applied."""
+
+    depends: dict[str, tuple[str, ...]]
+    probes: dict[str, str | None]  # the URL of its first run (or first object)
+
+
+def _look(twin: Twin, order: Order, plan: _Plan, watch: Watch, progress: _Progress) -> None:
     """One round: which steps Flux has applied, and which are Ready or failed."""
     now = watch.now()
     for step in order.steps:
         if progress.settled(step.key):
             continue
-        due = all(d in progress.done for d in _depends_on(step, order))
-        if step.key not in progress.applied and due and _exists(twin, discovery, step):
+        due = all(d in progress.done for d in plan.depends[step.key])
+        probe = plan.probes[step.key]
+        if step.key not in progress.applied and due and probe and twin.get(probe) is not None:
             progress.applied[step.key] = now
             for run in watch.runs:
                 if run.step == step.key and run.applied_s is None:
@@ -224,11 +235,11 @@ def _depends_on(step: ApplyStep, order: Order) -> tuple[str, ...]:
     )
 
 
-def _exists(twin: Twin, discovery: Discovery, step: ApplyStep) -> bool:
-    """Whether Flux has applied the step: its first run (or first object) exists."""
-    runs = [o for o in step.objects if o.path in set(step.runs)]
-    probes = runs or list(step.objects)
-    if not probes:
-        return False
-    path = discovery.path(probes[0].obj)
-    return path is not None and twin.get(path) is not None
+def _probe(discovery: Discovery, step: ApplyStep) -> str | None:
+    """The URL of the object whose existence says Flux applied the step.
+
+    Its first run, else its first object; None when the API server serves neither.
+    """
+    runs = set(step.runs)
+    probes = [o for o in step.objects if o.path in runs] or list(step.objects)
+    return discovery.path(probes[0].obj) if probes else None
