@@ -123,7 +123,9 @@ def judge_run(
                 continue
             errors += problems
             for limit in block.limits:
-                errors += _judged(where, port, limit, figures)
+                for found in _judged(where, port, limit, figures):
+                    # a limit that could not be applied is no evidence, never a failure
+                    (incomplete if found.startswith(NO_EVIDENCE) else errors).append(found)
             if shown := _reported(port, block):
                 figures.append(f"{where}: over {port.seconds} s: {shown}")
     return errors, incomplete, figures

@@ -125,9 +125,12 @@ def test_no_after_snapshot_leaves_the_run_incomplete_never_passed() -> None:
     assert record["errors"] == ("gpu-00 mlx5_5: no port of it in the snapshots: not measured",)
 
 
-def test_a_required_counter_not_read_and_failed_traffic_fail() -> None:
+def test_a_required_counter_not_read_is_no_evidence_and_failed_traffic_fails() -> None:
+    """A counter a limit needs, missing from both snapshots, leaves the run incomplete (as a
+    port missing from the after-snapshot does): the node is neither cleared nor failed."""
     fewer = {k: v for k, v in healthy_counters().items() if k != "symbol_error"}
     record = read_link_counter_log(link_log(every(fewer), every(fewer)), BASE, unit_of())
+    assert record["status"] == "truncated"
     assert record["errors"][0] == (
         "NVC761: gpu-00 mlx5_0 port 1: counters/symbol_error not read: its limit cannot be applied"
     )
