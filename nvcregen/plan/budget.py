@@ -18,7 +18,6 @@ import math
 from dataclasses import dataclass
 
 from nvcregen.core import units
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes, manages_queues, runs_at_once
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -131,7 +130,7 @@ def unit_cost(site: Site, unit: TestUnit, at_once: int | None = None) -> UnitCos
         return None
     window = site.spec.readiness.window
     jobs = max(1, nodes // unit.nodes_per_job)
-    if unit.grouping is not None and kind_of(unit.test).pair:  # every pair of every round
+    if unit.grouping is not None:  # a run per group of every round, as the compile makes
         jobs = max(1, len(unit.grouping.groups))
     rounds = site.spec.readiness.rounds
     gpus = jobs * unit.nodes_per_job * unit.pool.gpus_per_node

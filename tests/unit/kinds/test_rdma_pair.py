@@ -225,3 +225,22 @@ def test_the_budget_counts_every_pair_of_every_round_each_running_its_rails_in_t
     rounds = site.spec.readiness.rounds
     assert cost.expected_wall_hours == pytest.approx(6 * rounds * unit.expected_ms / 3_600_000)
     assert unit.expected_ms == 30_000 + 60_000 + 120_000  # a pod start, servers, the 8 rails
+
+
+def test_the_budget_counts_a_run_per_group_of_every_round_for_any_grouped_test() -> None:
+    """A grouped NCCL test compiles a TrainJob per group of every round (`node_groups`), so
+    the budget counts as many; it counted nodes // nodesPerJob (1 here, for 3 groups),
+    and fixed that for the pair form only."""
+    from dataclasses import replace
+
+    from nvcregen.plan.budget import unit_cost
+
+    site, _ = pair_unit(pair_site(nodes="a0, a1, b0, b1, c0, c1"))
+    nccl = next(u for u in plan(site, catalog()) if u.test.name == "nccl-all-reduce")
+    leaf = {"a0": "A", "a1": "A", "b0": "B", "b1": "B", "c0": "C", "c1": "C"}
+    grouping = plan_groups("cross-leaf", Placement(tuple(leaf), leaf, {}))
+    across = replace(nccl, grouping=grouping, nodes_per_job=grouping.largest)
+    compiled_jobs = len(node_groups(across))
+    assert compiled_jobs == 3
+    cost = unit_cost(site, across, at_once=1)
+    assert cost is not None and cost.jobs == compiled_jobs
