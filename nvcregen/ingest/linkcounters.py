@@ -32,6 +32,7 @@ text with no snapshot at all (not this output: `IngestFormatError`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -146,8 +147,12 @@ class LinkCounterRun:
         return self.after.epoch - self.before.epoch
 
     def deltas(self) -> list[PortDeltas]:
-        """Each port of the before-snapshot, with its counters' growth."""
-        return port_deltas(self)
+        """Each port of the before-snapshot, with its counters' growth (worked out once)."""
+        return list(self._deltas)
+
+    @functools.cached_property
+    def _deltas(self) -> tuple[PortDeltas, ...]:
+        return tuple(port_deltas(self))
 
     def to_json(self) -> dict[str, Any]:
         """The run's ports and deltas, for `ingest --format json`."""
