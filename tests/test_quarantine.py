@@ -885,3 +885,29 @@ def test_the_gate_reads_only_a_newer_runs_site_and_verdicts(
     assert {"summary.json", "provenance.json", "verdicts.json"} <= set(read)
     (newer / "bandwidth.csv").write_text("changed\n", encoding="utf-8")
     assert newer_runs(run_dir, SITE).unverified == (newer.name,)  # still verified first
+
+
+def test_a_fleets_refusals_name_a_few_runs_and_count_the_rest() -> None:
+    """Review: each held node's refusal listed every unverified run and every foreign
+    finding (nodes x runs: 37 MB at 1,024 nodes and 500 runs); it names three of each and
+    counts the rest. The newest verdict per node comes from one pass over the runs."""
+    from nvcregen.quarantine.evidence import NAMED, Evidence, gate_release
+
+    runs = tuple(f"r{i:03d}" for i in range(10))
+    foreign = tuple(f"error[NVC782]: f{i} is a run of site 'x'" for i in range(7))
+    marks = Marks(
+        SITE, f"{SITE}/r", tuple(Mark(f"n{i}", SITE, f"{SITE}/r", "failed") for i in range(4)), ()
+    )
+    held = gate_release(marks, Evidence((), runs, foreign))
+    assert [r.node for r in held.refused] == ["n0", "n1", "n2", "n3"] and not held.marks
+    why = held.refused[0].why
+    assert f"r000, r001, r002 and {len(runs) - NAMED} more do not verify" in why
+    assert "r003" not in why
+    assert why.count("error[NVC782]") == NAMED and "and 4 more runs of another site" in why
+    # the newest verified run judging a node decides, whatever older runs said
+    verified = (("r1", {"n0": "failed", "n1": "cleared"}), ("r2", {"n0": "cleared"}))
+    evidence = Evidence(verified, ())
+    assert evidence.judged("n0") == ("r2", "cleared")
+    assert evidence.judged("n1") == ("r1", "cleared") and evidence.judged("n9") is None
+    released = gate_release(marks, evidence)
+    assert [m.node for m in released.marks] == ["n0", "n1"]

@@ -21,6 +21,7 @@ archive. `--node` narrows the release to named nodes.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -45,10 +46,18 @@ class Evidence:
 
     def judged(self, node: str) -> tuple[str, str] | None:
         """The newest verified run that judges `node`, and its status there; None if none."""
-        for run_id, statuses in reversed(self.verified):
-            if node in statuses:
-                return run_id, statuses[node]
-        return None
+        return self._newest.get(node)
+
+    @functools.cached_property
+    def _newest(self) -> dict[str, tuple[str, str]]:
+        """Each node's newest verdict, from one pass over the runs (oldest first)."""
+        newest: dict[str, tuple[str, str]] = {}
+        for run_id, statuses in self.verified:
+            newest |= {node: (run_id, status) for node, status in statuses.items()}
+        return newest
+
+
+NAMED = 3  # runs a refusal names; it is written once per held node
 
 
 def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
@@ -143,11 +152,13 @@ def _missing(node: str, run: str, evidence: Evidence) -> str | None:
     judged = evidence.judged(node)
     if judged is None:
         skipped = (
-            f" ({', '.join(evidence.unverified)} do not verify or are refused)"
+            f" ({_some(evidence.unverified)} do not verify or are refused)"
             if evidence.unverified
             else ""
         )
-        others = "".join(f"; {why}" for why in evidence.foreign)
+        others = "".join(f"; {why}" for why in evidence.foreign[:NAMED])
+        if len(evidence.foreign) > NAMED:
+            others += f"; and {len(evidence.foreign) - NAMED} more runs of another site or file"
         return (
             f"no verified run newer than {run} judges it{skipped}: retest it "
             f"(`nvcregen retest`, or wait for a periodic run), collect, then release{others}"
@@ -156,3 +167,9 @@ def _missing(node: str, run: str, evidence: Evidence) -> str | None:
     if status != "cleared":
         return f"the newest run that judges it, {run_id}, holds it {status}: it stays held"
     return None
+
+
+def _some(run_ids: Sequence[str]) -> str:
+    """The first NAMED run ids, and how many more: a refusal is repeated for every node."""
+    named = ", ".join(run_ids[:NAMED])
+    return named + (f" and {len(run_ids) - NAMED} more" if len(run_ids) > NAMED else "")
