@@ -141,3 +141,11 @@ class TestKind(ABC):
     def pair_scripts(self, test: KindTest, run: NodeRun) -> PairScripts | None:
         """The server's and the client's scripts of one run of a pair kind."""
         return None
+
+
+def begin_env() -> list[dict[str, Any]]:
+    """The node and the pod a script's begin line names, from the downward API (fresh)."""
+    return [
+        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    ]

@@ -64,16 +64,13 @@ from nvcregen.compile.readiness.trainer import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import NODES, ROUND, SITE, STAGE, TEST, TESTS
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.kinds.protocol import begin_env
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
 from nvcregen.spec.v1alpha1 import Site
 
 CONTAINER = "tests"
-_BEGIN_ENV: tuple[Obj, ...] = (  # the node and the pod every begin line names
-    {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-    {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-)
 
 
 def packed_manifests(site: Site, pack: Pack) -> list[Manifest]:
@@ -224,7 +221,7 @@ def _node_body(site: Site, unit: TestUnit) -> str:
 
 def _node_env(pack: Pack) -> list[Obj]:
     """NODE_NAME and POD_NAME for every begin line; what node-health needs besides."""
-    env = {e["name"]: e for e in _BEGIN_ENV}
+    env = {e["name"]: e for e in begin_env()}  # the node and pod every begin line names
     for unit in pack.units:
         env |= {e["name"]: e for e in node_env(unit) if e["name"] not in env}
     return list(env.values())

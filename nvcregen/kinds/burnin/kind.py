@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from nvcregen.core import units
 from nvcregen.kinds.burnin.params import BurnInParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 
 
 class BurnIn(TestKind):
@@ -80,7 +80,4 @@ class BurnIn(TestKind):
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script names in its first line (downward API)."""
-        return [
-            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-        ]
+        return begin_env()

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 from nvcregen.core import units
 from nvcregen.kinds.dcgm.params import DcgmParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 
 
 class Dcgm(TestKind):
@@ -57,7 +57,4 @@ class Dcgm(TestKind):
         A WorkloadRun's `env` is core/v1's (nvcre-api.md 1.4), so its pods get them as a
         Job's do; the log is then bound to its node by `nvcregen collect`.
         """
-        return [
-            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-        ]
+        return begin_env()

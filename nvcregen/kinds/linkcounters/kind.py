@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 from nvcregen.core import units
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 
 PORT_BASE = 18615  # the traffic's perftest servers: HCA i listens on PORT_BASE + i
 
@@ -62,7 +62,4 @@ class LinkCounters(TestKind):
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""
-        return [
-            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-        ]
+        return begin_env()

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
+from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.rdma.params import RdmaParams
 
 PORT_BASE = 18515  # perftest's default port; rail i listens on PORT_BASE + i
@@ -82,7 +82,4 @@ class Rdma(TestKind):
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""
-        return [
-            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
-        ]
+        return begin_env()

@@ -21,6 +21,7 @@ from nvcregen.kinds.protocol import (
     NodeScript,
     PairScripts,
     TestKind,
+    begin_env,
 )
 from nvcregen.kinds.rdma.kind import perftest_values
 from nvcregen.kinds.rdma.params import RdmaParams
@@ -86,8 +87,7 @@ class RdmaPair(TestKind):
     def node_env(self) -> list[dict[str, Any]]:
         """The node, the pod and the TrainJob (JobSet) the scripts name (downward API)."""
         return [
-            {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
-            {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            *begin_env(),
             {
                 "name": "JOBSET_NAME",
                 "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{JOBSET_NAME}']"}},
