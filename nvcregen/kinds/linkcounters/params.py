@@ -7,6 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
+from nvcregen.core import units
 from nvcregen.spec.v1alpha1 import Duration, StrictModel
 
 COUNTER = r"^[A-Za-z0-9_][A-Za-z0-9_.*-]{0,63}$"  # a sysfs or ethtool name; `*` in `reported`
@@ -68,4 +69,11 @@ class LinkCountersParams(StrictModel):
         twice = sorted({f"{g}/{n}" for g, n in names if names.count((g, n)) > 1})
         if twice:
             raise ValueError(f"each counter has one limit (twice: {', '.join(twice)})")
+        if units.parse_duration(self.expected_duration) <= units.parse_duration(
+            self.traffic_duration
+        ):
+            raise ValueError(
+                "expectedDuration holds both snapshots and the traffic: it must be longer than"
+                f" trafficDuration ({self.expected_duration} <= {self.traffic_duration})"
+            )
         return self

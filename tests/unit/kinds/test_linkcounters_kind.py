@@ -268,3 +268,16 @@ def test_catalog_list_says_it_runs_in_trainer_mode_only() -> None:
     assert "trainer only" in row
     (rails,) = [line for line in result.stdout.splitlines() if line.startswith("rdma-rails ")]
     assert "WorkloadRun" in rails  # a kind NVCRE mode judges keeps its WorkloadRun form
+
+
+def test_the_expected_duration_holds_the_traffic() -> None:
+    """Review: a catalog entry whose expectedDuration was the traffic or less budgeted a
+    run shorter than its own traffic; exactly the traffic is refused, a second more passes."""
+    one = {"counter": "x", "maxDelta": 0, "sources": ["s"]}
+    with pytest.raises(ValueError, match=r"longer than trafficDuration \(60s <= 60s\)"):
+        LinkCountersParams.model_validate(
+            {"limits": [one], "trafficDuration": "60s", "expectedDuration": "60s"}
+        )
+    LinkCountersParams.model_validate(
+        {"limits": [one], "trafficDuration": "60s", "expectedDuration": "61s"}
+    )
