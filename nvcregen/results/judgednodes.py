@@ -9,15 +9,21 @@ what is asked, keys they do not know ignored as every reader of an archive does:
 
     summary.json     `site`, `run_id`
     provenance.json  `site.sha256` (the site file it was judged against; "" if unrecorded)
-    verdicts.json    `nodes[].node`, `nodes[].status`
+    verdicts.json    `nodes[].node`, `nodes[].status`, and of each group that held a
+                     node (`nodes[].runs[]`) its `stage`, `test`, `nodes`, `word`, `code`
 
-The run must be verified first (`report.folder.locate` verifies every run it lists):
+The groups give the node's word on each test of the run (`results/nodetests.py`): the
+gate releases a node only on a pass of each test that failed it. The file is read up to
+its cap (NVC759) like every file of an archive, so a run of many nodes and groups costs
+at most that.
+
+The run must be verified first (`report.folder.runs_after` verifies each run it gives):
 this reads files, it does not check them against SHA256SUMS.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
 
@@ -26,6 +32,8 @@ from pydantic import Field
 from nvcregen.results.archivemodel import ArchiveFileError, FileModel, SiteRef, read_json_file
 from nvcregen.results.archiveread import read_capped
 from nvcregen.results.nodes import NodeStatus
+from nvcregen.results.nodetests import TestKey, words_by_test
+from nvcregen.results.words import Word
 
 M = TypeVar("M", bound=FileModel)
 
@@ -39,9 +47,18 @@ class _Provenance(FileModel):
     site: SiteRef = Field(default_factory=lambda: SiteRef(name=""))
 
 
+class _Group(FileModel):
+    stage: str
+    test: str
+    nodes: tuple[str, ...] = ()
+    word: Word
+    code: str = ""
+
+
 class _Node(FileModel):
     node: str
     status: NodeStatus
+    runs: tuple[_Group, ...] = ()
 
 
 class _Verdicts(FileModel):
@@ -50,15 +67,16 @@ class _Verdicts(FileModel):
 
 @dataclass(frozen=True)
 class JudgedNodes:
-    """A run's site, the sha256 of the site file it was judged against, its node statuses."""
+    """A run's site, the sha256 of the site file it was judged against, how it judged nodes."""
 
     site: str
     site_sha256: str  # "" when provenance.json records none
-    statuses: dict[str, str]
+    statuses: dict[str, str]  # node -> status over the whole run
+    tests: dict[str, dict[TestKey, Word]] = field(default_factory=dict)  # node -> test -> word
 
 
 def judged_nodes(folder: Path) -> JudgedNodes:
-    """The site and node statuses of a verified run folder.
+    """The site, node statuses and each node's word on each test of a verified run folder.
 
     Raises:
         ArchiveFileError: A file is not what `collect` writes, or not UTF-8 (the message
@@ -70,7 +88,8 @@ def judged_nodes(folder: Path) -> JudgedNodes:
     provenance = _read(folder, "provenance.json", _Provenance)
     verdicts = _read(folder, "verdicts.json", _Verdicts)
     statuses = {n.node: str(n.status) for n in verdicts.nodes}
-    return JudgedNodes(summary.site, provenance.site.sha256, statuses)
+    tests = {n.node: words_by_test(n.node, n.runs) for n in verdicts.nodes}
+    return JudgedNodes(summary.site, provenance.site.sha256, statuses, tests)
 
 
 def _read(folder: Path, name: str, model: type[M]) -> M:
