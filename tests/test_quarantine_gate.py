@@ -275,3 +275,22 @@ def test_the_tests_annotation_is_cut_whole_at_its_bound() -> None:
     assert len(text) == 1000 and "more" not in text  # 9 x 98 + 100 + 9 separators
     longer = tests_text((*tests[:-1], ("s9", "t" * 98)))
     assert longer.endswith("t and 1 more") and "s9/" not in longer
+
+
+def test_the_gate_reads_the_groups_of_the_nodes_it_asks_about(tmp_path: Path) -> None:
+    """A fleet's run holds every node's groups; a release asks of its marks' nodes, so
+    only theirs are checked and worded (the statuses of all are read)."""
+    from nvcregen.results.archivemodel import ArchiveFileError
+    from nvcregen.results.judgednodes import judged_nodes
+
+    run = run_at(site_folder(tmp_path), 10, words({"node-b": (NCCL,)}))
+    judged = judged_nodes(run, frozenset({"node-a"}))
+    assert judged.statuses == {"node-a": "cleared", "node-b": "failed", "node-c": "cleared"}
+    assert judged.tests == {"node-a": dict.fromkeys(EVERY, "pass")}
+    assert judged_nodes(run).tests["node-b"][NCCL] == "fail"
+    data = json.loads((run / "verdicts.json").read_text(encoding="utf-8"))
+    data["nodes"][1]["runs"][2]["word"] = "maybe"  # node-b's: not what collect writes
+    (run / "verdicts.json").write_text(json.dumps(data), encoding="utf-8")
+    assert judged_nodes(run, frozenset({"node-a"})).tests["node-a"][BURN] == "pass"
+    with pytest.raises(ArchiveFileError, match=r"^verdicts\.json: nodes\.1\.runs\.2\.word: "):
+        judged_nodes(run, frozenset({"node-b"}))

@@ -89,7 +89,8 @@ def quarantine(
         marks = marks_of(archive, judged_site(archive, site_path(archive, site, Path.cwd())))
         if release:
             own = archive.summary.site, archive.provenance.site.sha256
-            marks = gate_release(marks, newer_runs(located, *own), nodes)
+            asked = frozenset(m.node for m in marks.marks)
+            marks = gate_release(marks, newer_runs(located, *own, asked), nodes)
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)

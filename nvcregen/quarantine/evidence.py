@@ -32,7 +32,7 @@ the release to named nodes.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -96,7 +96,9 @@ class _Newest:
 NAMED = 3  # runs (and tests) a refusal names; it is written once per held node
 
 
-def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
+def newer_runs(
+    run_dir: Path, site: str, site_sha256: str = "", nodes: Collection[str] | None = None
+) -> Evidence:
     """The runs of `run_dir`'s site folder measured after it, each verified (`runs_after`).
 
     Args:
@@ -104,6 +106,7 @@ def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
         site: Its site's name: a newer run of another is no evidence (NVC782).
         site_sha256: The sha256 of the site file it was judged against: a newer run that
             records another is no evidence either (NVC783); "" checks no file.
+        nodes: The nodes whose tests are asked about (the marks'); None: every node.
 
     """
     try:
@@ -120,7 +123,7 @@ def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
             unverified.append(entry.run_id)
             continue
         try:
-            judged = judged_nodes(entry.path)
+            judged = judged_nodes(entry.path, nodes)
         except (ArchiveFileError, OSError):  # verified, yet not what collect writes
             unverified.append(entry.run_id)
             continue
