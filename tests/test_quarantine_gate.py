@@ -294,3 +294,17 @@ def test_the_gate_reads_the_groups_of_the_nodes_it_asks_about(tmp_path: Path) ->
     assert judged_nodes(run, frozenset({"node-a"})).tests["node-a"][BURN] == "pass"
     with pytest.raises(ArchiveFileError, match=r"^verdicts\.json: nodes\.1\.runs\.2\.word: "):
         judged_nodes(run, frozenset({"node-b"}))
+
+
+def test_stage_and_test_names_read_from_an_archive_are_printed_escaped(tmp_path: Path) -> None:
+    folder = site_folder(tmp_path)
+    hostile = ("burn\x1b[2J\x07", "burn-in\x07")  # click strips ESC [ off a pipe, not BEL
+    nodes = words({"node-a": (hostile,)}, ran=(hostile, LINKS))
+    failing = run_at(folder, 10, nodes, site_sha256=SHA)
+    run_at(folder, 11, words({}, ran=(LINKS,)), site_sha256=SHA)
+    site = str(folder.parent / "site.yaml")
+    args = ["quarantine", str(failing), "--site", site]
+    for extra in ((), ("--release",)):
+        result = CliRunner().invoke(main, [*args, *extra])
+        assert "\x1b" not in result.output and "\x07" not in result.output, result.output
+        assert "burn\\x1b[2J\\x07" in result.output

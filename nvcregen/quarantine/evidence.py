@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvcregen.core import codes
-from nvcregen.quarantine.marks import Mark, Marks, Refusal
+from nvcregen.quarantine.marks import Mark, Marks, Refusal, printable
 from nvcregen.report.folder import runs_after
 from nvcregen.results.archivemodel import ArchiveFileError
 from nvcregen.results.judgednodes import JudgedNodes, judged_nodes
@@ -224,7 +224,7 @@ def _missing(mark: Mark, marks: Marks, evidence: Evidence) -> str | None:
 
 def _lacks(test: TestKey, found: tuple[str, Word] | None) -> str:
     """One test a release lacks: never run on the node since, or not passed there."""
-    name = f"{test[0]} / {test[1]}"
+    name = _name(test)
     if found is None:
         return f"{name} (no newer run ran it on this node)"
     return f"{name} (the newest run that ran it on this node, {found[0]}, judged it {found[1]})"
@@ -258,12 +258,17 @@ def _how(tests: Sequence[TestKey], periodic: Sequence[str]) -> str:
 
 def _stages(names: Sequence[str]) -> str:
     """`stage a` or `stages a, b`, the first NAMED and how many more."""
-    return f"stage{'s' if len(names) > 1 else ''} {_some(names)}"
+    return f"stage{'s' if len(names) > 1 else ''} {_some([printable(n) for n in names])}"
 
 
 def _tests(tests: Sequence[TestKey]) -> str:
     """`stage / test, ...`, the first NAMED and how many more."""
-    return _some([f"{stage} / {test}" for stage, test in tests])
+    return _some([_name(test) for test in tests])
+
+
+def _name(test: TestKey) -> str:
+    """`stage / test`, printable: both are read from an archive."""
+    return printable(f"{test[0]} / {test[1]}")
 
 
 def _some(run_ids: Sequence[str]) -> str:
