@@ -114,3 +114,29 @@ def test_a_fifo_export_is_refused_without_blocking(project: Path) -> None:
     assert "NVC780: nodes.yaml cannot be read: " in result.output
     assert "not a regular file" in result.output
     assert not (project / "out.yaml").exists()
+
+
+def test_inventory_with_a_cabling_map_names_each_hcas_switch_port(project: Path) -> None:
+    (project / "nodes.json").write_text(json.dumps(fleet(2, 1)))
+    (project / "cabling.csv").write_text(
+        "node,hca,switch,port\ngpu-0001,mlx5_3,leaf-07,Ethernet1/12\n"
+    )
+    result = run("inventory", "--from", "nodes.json", "--cabling", "cabling.csv", "-o", "i.yaml")
+    assert result.exit_code == 0, result.output
+    text = (project / "i.yaml").read_text()
+    assert (
+        "  - cabling:\n      mlx5_3:\n        port: Ethernet1/12\n        switch: leaf-07\n" in text
+    )
+    assert text.count("cabling:") == 1  # gpu-0000 has none: nothing is written for it
+
+
+def test_a_bad_cabling_map_writes_nothing(project: Path) -> None:
+    (project / "nodes.json").write_text(json.dumps(fleet(2, 1)))
+    (project / "cabling.csv").write_text(
+        "node,hca,switch,port\ngpu-0001,mlx5_3,leaf-07,Ethernet1/12\ngpu-0009,mlx5_0,a,b\n"
+    )
+    result = run("inventory", "--from", "nodes.json", "--cabling", "cabling.csv", "-o", "i.yaml")
+    assert result.exit_code == 2
+    assert "cabling.csv:3:1: NVC790: node gpu-0009 is not in the inventory" in result.output
+    assert "1 problem in the cabling map; nothing written (hint: a CSV" in result.output
+    assert not (project / "i.yaml").exists()

@@ -11,9 +11,11 @@ import click
 from nvcregen.commands.common import KUBECONFIG
 from nvcregen.core import codes
 from nvcregen.core.errors import ExitCode
+from nvcregen.core.terminal import one_line
 
 BAD_EXPORT = codes.NVC780.code
 BAD_FAULT = codes.NVC781.code
+BAD_CABLING = codes.NVC790.code
 
 
 @click.command("inventory")
@@ -26,18 +28,28 @@ BAD_FAULT = codes.NVC781.code
 @click.option("--context", help="Read the nodes from this kubeconfig context instead.")
 @KUBECONFIG
 @click.option(
+    "--cabling",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A CSV of each HCA's switch port (node,hca,switch,port), from the cabling map.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the inventory here (atomically); standard output when left out.",
 )
 def inventory(
-    source: Path | None, context: str | None, kubeconfig: Path | None, output: Path | None
+    source: Path | None,
+    context: str | None,
+    kubeconfig: Path | None,
+    cabling: Path | None,
+    output: Path | None,
 ) -> None:
     """Write a site's node inventory: GPUs, NICs, fabric labels, taints, driver and CUDA.
 
     Sorted and deterministic, to review in a pull request; a site names it in
     `spec.inventory`, and `validate`, `plan`, `check --server` and `collect` use it.
+    With --cabling, each HCA's switch port too: failing rails and ports are named by it.
     """
     from nvcregen.emit.canonical import dump_yaml
     from nvcregen.fabric.inventory import InventoryError, from_node_list, from_nodes, to_data
@@ -51,6 +63,8 @@ def inventory(
             found = from_nodes(_live_nodes(context, kubeconfig), f"context {context}")
     except InventoryError as exc:
         _fail(f"{BAD_EXPORT}: {exc}")
+    if cabling is not None:
+        found = _cabled(found, cabling)
     header = "nvcregen inventory: review changes; a site names this file in spec.inventory"
     data = to_data(found)
     for node in data["nodes"]:  # the file is committed, and validate refuses a secret in it
@@ -116,6 +130,29 @@ def _read_export(path: Path) -> Any:
         return parse_fast(raw)
     except yaml.YAMLError as exc:
         _fail(f"{BAD_EXPORT}: {path} is not YAML without aliases: {str(exc).splitlines()[0]}")
+
+
+def _cabled(found: Any, path: Path) -> Any:
+    """The inventory with the cabling map's switch ports, or every problem (NVC790), exit 2."""
+    from nvcregen.fabric.cabling import HINT, MAX_BYTES, CablingError, read_cabling, with_cabling
+    from nvcregen.spec.bounded import read_limited
+
+    try:
+        raw = read_limited(path, MAX_BYTES)
+    except OSError as exc:
+        _fail(f"{BAD_CABLING}: {path} cannot be read: {exc.strerror or exc}")
+    if raw is None:
+        _fail(f"{BAD_CABLING}: {path} is over {MAX_BYTES // 2**20} MiB")
+    try:
+        return with_cabling(found, read_cabling(raw, str(path), found.nodes))
+    except CablingError as exc:
+        for problem in exc.problems[:200]:
+            click.echo(f"nvcregen: {one_line(problem)}", err=True)
+        count = len(exc.problems)
+        _fail(
+            f"{count} problem{'s' if count != 1 else ''} in the cabling map;"
+            f" nothing written (hint: {HINT})"
+        )
 
 
 def _live_nodes(context: str | None, kubeconfig: Path | None) -> list[dict[str, Any]]:
