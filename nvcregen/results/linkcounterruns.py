@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.core import codes
+from nvcregen.fabric.inventory import Inventory, SwitchPort
+from nvcregen.fabric.railnames import switch_port
 from nvcregen.ingest.dcgm_begin import LINKCTR_MARK
 from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.linkcounters import (
@@ -72,7 +74,9 @@ def read_link_counter_log(
     node = ",".join(bound or nodes) or "?"
     placement = unit.pool.placement
     leaf = placement.leaf.get(node) if placement is not None else None
-    errors, incomplete, figures = judge_run(run, block, tuple(nics.hcas), node, leaf)
+    errors, incomplete, figures = judge_run(
+        run, block, tuple(nics.hcas), node, leaf, unit.pool.inventory
+    )
     longest = unit.timeout_ms // 1000  # the script runs inside its run's timeout
     if run.seconds is not None and run.seconds > longest:
         errors.insert(0, (
@@ -96,8 +100,12 @@ def judge_run(
     hcas: tuple[str, ...],
     node: str,
     leaf: str | None,
+    inventory: Inventory | None = None,
 ) -> tuple[list[str], list[str], list[str]]:
-    """Failures, what leaves the run incomplete (NVC761), and the figures shown, in order."""
+    """Failures, what leaves the run incomplete (NVC761), and the figures shown, in order.
+
+    Each HCA's messages name its switch port where the inventory's cabling map knows it.
+    """
     at = f" (leaf {leaf})" if leaf else ""
     errors = [f"{node}{at}: {p}" for p in run.problems]
     incomplete: list[str] = []
@@ -108,15 +116,17 @@ def judge_run(
     ports = run.deltas()
     for hca in hcas:
         mine = [p for p in ports if p.hca == hca]
+        cable = _cable(leaf, switch_port(inventory, node, hca))
+        named = f"{node} {hca}{cable}" if cable else f"{node}{at} {hca}"
         if not mine:
-            errors.append(f"{node}{at} {hca}: no port of it in the snapshots: not measured")
+            errors.append(f"{named}: no port of it in the snapshots: not measured")
             continue
         client, server = run.traffic.get(hca, (None, None))
         if run.after is not None and run.after.ended and (client != 0 or server != 0):
             why = "no traffic line" if client is None else f"rc={client} server_rc={server}"
-            errors.append(f"{node}{at} {hca}: its traffic failed ({why}): no load crossed it")
+            errors.append(f"{named}: its traffic failed ({why}): no load crossed it")
         for port in mine:
-            where = f"{node} {hca} port {port.port}{at}"
+            where = f"{node} {hca} port {port.port}{cable or at}"
             problems = [_named(p, port, where) for p in port.problems]
             if any(p.startswith(NO_EVIDENCE) for p in problems):
                 incomplete += problems
@@ -129,6 +139,16 @@ def judge_run(
             if shown := _reported(port, block):
                 figures.append(f"{where}: over {port.seconds} s: {shown}")
     return errors, incomplete, figures
+
+
+def _cable(leaf: str | None, end: SwitchPort | None) -> str:
+    """` (leaf leaf-07, switch port leaf-07 Ethernet1/12)` for an HCA the cabling map names.
+
+    Nothing for one it does not: the node's leaf alone is named then, as before.
+    """
+    if end is None:
+        return ""
+    return f" ({f'leaf {leaf}, ' if leaf else ''}switch port {end})"
 
 
 def _judged(where: str, port: PortDeltas, limit: CounterLimit, notes: list[str]) -> list[str]:

@@ -20,6 +20,7 @@ from linkctrlogs import (
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
+from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
 from nvcregen.fabric.placement import Placement
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
@@ -197,3 +198,27 @@ def test_snapshots_further_apart_than_the_run_could_last_are_no_evidence() -> No
         "NVC764: gpu-00: the snapshots are 3601 s apart, longer than the run's timeout"
         " (3600 s): not one run's interval, so no rate is evidence"
     )
+
+
+def test_a_failing_port_names_its_switch_port_where_the_inventory_knows_it() -> None:
+    after = every(healthy_counters())
+    after[("mlx5_3", 1)] = ctr_lines(
+        "mlx5_3", 1, "counters", grown(healthy_counters(), link_downed=1)
+    )
+    before = every(healthy_counters())
+    del before[("mlx5_5", 1)], after[("mlx5_5", 1)]
+    cabling = {h: SwitchPort("leaf-07", f"Ethernet1/{i}") for i, h in enumerate(HCAS) if i != 1}
+    inventory = Inventory("nodes.yaml", {"gpu-00": InventoryNode("gpu-00", cabling=cabling)})
+    for leaf, at in (("leaf-07", "leaf leaf-07, "), (None, "")):
+        unit = unit_of(leaf)
+        unit = replace(unit, pool=replace(unit.pool, inventory=inventory))
+        log = link_log(before, after, traffic={"mlx5_1": 1})
+        record = read_link_counter_log(log, BASE, unit)
+        assert record["errors"] == (
+            "gpu-00" + (" (leaf leaf-07)" if leaf else "") + " mlx5_1: its traffic failed"
+            " (rc=1 server_rc=0): no load crossed it",  # mlx5_1 is not in the map
+            f"NVC762: gpu-00 mlx5_3 port 1 ({at}switch port leaf-07 Ethernet1/3):"
+            " counters/link_downed grew by 1, more than 0",
+            f"gpu-00 mlx5_5 ({at}switch port leaf-07 Ethernet1/5): no port of it in the"
+            " snapshots: not measured",
+        )
