@@ -39,6 +39,7 @@ from nvcregen.ingest.models import IngestFormatError
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.runnotes import PortNote
 
 OVER_LIMIT = codes.NVC762.code
 TOO_LONG = codes.NVC764.code
@@ -74,7 +75,7 @@ def read_link_counter_log(
     node = ",".join(bound or nodes) or "?"
     placement = unit.pool.placement
     leaf = placement.leaf.get(node) if placement is not None else None
-    errors, incomplete, figures = judge_run(
+    errors, incomplete, figures, notes = judge_run(
         run, block, tuple(nics.hcas), node, leaf, unit.pool.inventory
     )
     longest = unit.timeout_ms // 1000  # the script runs inside its run's timeout
@@ -91,6 +92,7 @@ def read_link_counter_log(
         "errors": tuple(errors + incomplete),
         "warnings": tuple(figures),
         "hosts": bound,
+        "notes": tuple(notes),  # not the record's: the run says each once (`runnotes.py`)
     }
 
 
@@ -101,18 +103,21 @@ def judge_run(
     node: str,
     leaf: str | None,
     inventory: Inventory | None = None,
-) -> tuple[list[str], list[str], list[str]]:
-    """Failures, what leaves the run incomplete (NVC761), and the figures shown, in order.
+) -> tuple[list[str], list[str], list[str], list[PortNote]]:
+    """Failures, what leaves the run incomplete (NVC761), the figures shown, and the notes.
 
     Each HCA's messages name its switch port where the inventory's cabling map knows it.
+    A note (a limit a port's driver does not show) is the same on every such port: the
+    run says it once (`runnotes.fold_notes`), not each port and node.
     """
     at = f" (leaf {leaf})" if leaf else ""
     errors = [f"{node}{at}: {p}" for p in run.problems]
     incomplete: list[str] = []
     figures: list[str] = []
+    notes: list[PortNote] = []
     if run.before is None:
         incomplete.append(f"{NO_EVIDENCE}: {node}{at}: no before-snapshot: nothing was measured")
-        return errors, incomplete, figures
+        return errors, incomplete, figures, notes
     ports = run.deltas()
     for hca in hcas:
         mine = [p for p in ports if p.hca == hca]
@@ -133,12 +138,12 @@ def judge_run(
                 continue
             errors += problems
             for limit in block.limits:
-                for found in _judged(where, port, limit, figures):
+                for found in _judged(where, port, limit, notes, node):
                     # a limit that could not be applied is no evidence, never a failure
                     (incomplete if found.startswith(NO_EVIDENCE) else errors).append(found)
             if shown := _reported(port, block):
                 figures.append(f"{where}: over {port.seconds} s: {shown}")
-    return errors, incomplete, figures
+    return errors, incomplete, figures, notes
 
 
 def _cable(leaf: str | None, end: SwitchPort | None) -> str:
@@ -151,13 +156,16 @@ def _cable(leaf: str | None, end: SwitchPort | None) -> str:
     return f" ({f'leaf {leaf}, ' if leaf else ''}switch port {end})"
 
 
-def _judged(where: str, port: PortDeltas, limit: CounterLimit, notes: list[str]) -> list[str]:
+def _judged(
+    where: str, port: PortDeltas, limit: CounterLimit, notes: list[PortNote], node: str
+) -> list[str]:
     """One limit on one port: the errors it gives (a note when a driver counter is absent)."""
     name = f"{limit.group}/{limit.counter}"
     found = port.counter(limit.group, limit.counter)
     if found is None or (found.delta is None and not found.problem):
         if limit.group != "counters":  # hw_counters and ethtool names differ by driver
-            notes.append(f"{where}: {name} not shown by this port: its limit is not applied")
+            text = f"{name} not shown by the port's driver: its limit is not applied"
+            notes.append(PortNote(node, f"{port.hca} port {port.port}", text))
             return []
         return [f"{NO_EVIDENCE}: {where}: {name} not read: its limit cannot be applied"]
     over = _over(found, limit)

@@ -29,6 +29,7 @@ from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
 from nvcregen.results.nodes import judge_nodes
+from nvcregen.results.runnotes import PortNote
 from nvcregen.retest.pairs import plan_retest
 
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
@@ -66,8 +67,13 @@ def test_every_port_within_its_limits_passes_and_reported_counters_are_shown() -
         " (0.0/h), local_ack_timeout_err +0 (0.0/h), np_cnp_sent +12 (12.0/h),"
         " np_ecn_marked_roce_packets +0 (0.0/h)"
     )
-    notes = [w for w in shown if "rnr_nak_retry_err not shown" in w]
+    assert not [w for w in shown if "not applied" in w]  # notes are the run's, said once
+    notes = [n for n in record["notes"] if "rnr_nak_retry_err not shown" in n.text]
     assert len(notes) == len(HCAS)  # byteps' excerpt has no rnr_nak_retry_err: not applied
+    assert notes[0] == PortNote(
+        "gpu-00", "mlx5_0 port 1",
+        "hw_counters/rnr_nak_retry_err not shown by the port's driver: its limit is not applied",
+    )  # fmt: skip
 
 
 def test_link_downed_any_growth_fails_the_port_named_with_its_leaf() -> None:
@@ -222,3 +228,34 @@ def test_a_failing_port_names_its_switch_port_where_the_inventory_knows_it() -> 
             f"gpu-00 mlx5_5 ({at}switch port leaf-07 Ethernet1/5): no port of it in the"
             " snapshots: not measured",
         )
+
+
+def test_a_note_of_many_ports_and_nodes_is_said_once_by_the_run() -> None:
+    """Found by review: the same note on every port of every node filled summary.json
+    (about 1.6 MB a 1,024-node run); the run says each distinct note once, nodes capped."""
+    text = TEXT.replace("nodes: [node-a, node-b]", "nodes: [" + ", ".join(
+        f"node-{i:02d}" for i in range(10)) + "]")  # fmt: skip
+    site, _ = parse(text)
+    unit = next(u for u in plan(site, catalog()) if u.test.name == "link-counters")
+    nodes = list(unit.pool.spec.nodes or [])
+    assert len(nodes) == 10
+    jobs = of_kind(compiled(text), "Job", "link-counters")
+    names = [j["metadata"]["name"] for j in jobs if "-r1-n" in j["metadata"]["name"]]
+    healthy = every(healthy_counters())
+    logs = [
+        RunLog(
+            "nvcre",
+            name,
+            link_log(healthy, healthy, node=nodes[int(name[-1])], seconds=75).encode(),
+        )
+        for name in names
+    ]
+    assert len(logs) == 10
+    results = assemble_log_runs(site.metadata.name, [unit], 1, logs, [])
+    (run,) = results.runs.runs
+    assert run.state == RunState.SUCCEEDED, run.message
+    assert run.notes == (
+        "hw_counters/rnr_nak_retry_err not shown by the port's driver: its limit is not applied"
+        f" (80 ports of 10 nodes: {', '.join(nodes[:8])} and 2 more)",
+    )
+    assert not [w for r in results.records for w in r.warnings if "not applied" in w]
