@@ -16,6 +16,7 @@ from nvcregen.core.terminal import one_line
 BAD_EXPORT = codes.NVC780.code
 BAD_FAULT = codes.NVC781.code
 BAD_CABLING = codes.NVC790.code
+BAD_RAIL = codes.NVC792.code
 
 
 @click.command("inventory")
@@ -155,6 +156,25 @@ def _cabled(found: Any, path: Path) -> Any:
         )
 
 
+def _rail(fault: Any, text: str, site: Any, units: Any) -> Any:
+    """`--fail NODE/HCA`: an HCA of the node's pool (`nics.hcas`), else NVC792."""
+    from dataclasses import replace
+
+    from nvcregen.fabric.railnames import cabled
+
+    node, hca = (p.strip() for p in text.split("/", 1))
+    pool = next(p for p in site.spec.node_pools if node in (p.nodes or ()))
+    hcas = list(pool.nics.hcas) if pool.nics is not None else []
+    if hca not in hcas:
+        known = ", ".join(hcas[:16]) or "none: the pool names no nics.hcas"
+        _fail(
+            f"{BAD_RAIL}: --fail {one_line(text)}: {one_line(hca[:64])!r} is not an HCA of pool"
+            f" {pool.name} (its HCAs: {known})"
+        )
+    inventory = next((u.pool.inventory for u in units if u.pool.spec.name == pool.name), None)
+    return replace(fault, hca=hca, port=cabled(inventory, node, hca))
+
+
 def _live_nodes(context: str | None, kubeconfig: Path | None) -> list[dict[str, Any]]:
     from nvcregen.cluster import ClusterError, connect
     from nvcregen.cluster.nodes import list_nodes
@@ -176,7 +196,8 @@ def _fail(message: str) -> NoReturn:
     "--fail",
     "fail",
     required=True,
-    help="The fault to inject: a node (gpu-0517), or two leaves for a link (leaf-03,leaf-17).",
+    help="The fault to inject: a node (gpu-0517), a rail (gpu-0517/mlx5_3), or two leaves for a"
+    " link (leaf-03,leaf-17).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def drill(site: Path, fail: str, fmt: str) -> None:
@@ -206,6 +227,8 @@ def drill(site: Path, fail: str, fmt: str) -> None:
     leaf = dict(placement.leaf) if placement is not None else {}
     nodes = [n for p in loaded.site.spec.node_pools for n in p.nodes or ()]
     fault = _fault(fail, set(nodes), set(leaf.values()))
+    if "/" in fail:
+        fault = _rail(fault, fail, loaded.site, units)
     window = loaded.site.spec.readiness.window.max_concurrent_jobs
     result = run_drill(plan_rounds(units), fault, leaf, nodes, window)
     click.echo(drill_json(result) if fmt == "json" else drill_text(result), nl=False)
@@ -217,6 +240,8 @@ def _fault(text: str, nodes: set[str], leaves: set[str]) -> Any:
     from nvcregen.fabric.drill import Fault
 
     parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 1 and "/" in parts[0]:  # a rail: its node must be the site's
+        parts = [parts[0].split("/", 1)[0]]
     if len(parts) == 1:
         if parts[0] not in nodes:
             _fail(f"{BAD_FAULT}: --fail {parts[0]} is not a node the site names")

@@ -405,6 +405,7 @@ NVC790 = _code(790, "a cabling map refused", ERROR, doc=NOTE_0011_FABRIC)
 NVC791 = _code(
     791, "a run timeout too short for a link-counters run", ERROR, doc=NOTE_0023_LINK_COUNTERS
 )
+NVC792 = _code(792, "an unknown rail to fail or retest", ERROR, doc=NOTE_0022_RDMA_RAILS)
 NVC800 = _code(800, "a node-health file or value not readable", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC801 = _code(801, "PCIe link width below its maximum", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC802 = _code(802, "PCIe generation below its maximum", WARNING, doc=NOTE_0014_NODE_HEALTH)
