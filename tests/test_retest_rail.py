@@ -100,7 +100,7 @@ def test_retest_names_the_failing_rail_and_retest_rail_reruns_it_alone(tmp_path:
 
 def verdict(node: str, status: str, reason: str, runs: tuple[NodeRun, ...] = ()) -> NodeVerdict:
     word = "pass" if status == "cleared" else "fail"
-    return NodeVerdict(node=node, status=status, word=word, reasons=(reason,), runs=runs)  # type: ignore[arg-type]
+    return NodeVerdict(node=node, status=status, word=word, reasons=(reason,), runs=runs)
 
 
 def test_the_rails_a_reason_names_are_the_sites_hcas_beside_the_node() -> None:
@@ -125,7 +125,7 @@ def test_retest_rail_of_a_pairs_suspect_and_the_lines_naming_it() -> None:
     pair = "only in failing groups of two-node / rdma-rails-pair g0 with node-b: round 1:"
     pair += " RailFailed: node-a -> node-b mlx5_3: no rail measured"
     run = NodeRun(stage="two-node", test="rdma-rails-pair", nodes=("node-a", "node-b"),
-                  word="fail")  # type: ignore[arg-type]  # fmt: skip
+                  word="fail")  # fmt: skip
     nodes = [
         verdict("node-a", "suspect", pair, (run,)),
         verdict("node-b", "suspect", pair, (run,)),

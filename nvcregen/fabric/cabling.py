@@ -78,8 +78,8 @@ def read_cabling(
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise CablingError([f"{path}:{line}:1: {BAD_CABLING}: not UTF-8"]) from None
+        at = raw[: exc.start].count(b"\n") + 1
+        raise CablingError([f"{path}:{at}:1: {BAD_CABLING}: not UTF-8"]) from None
     reader = _Reader(path, nodes)
     for number, raw_line in enumerate(text.split("\n"), start=1):
         line = raw_line.removesuffix("\r")

@@ -70,10 +70,10 @@ def write_retest(
     planned, refused = _planned(archive, data)
     ports, hcas = switch_ports(data, root), pool_hcas(data)
     if rail is not None:  # the rail's own node, alone, or paired as a suspect
-        target = _rail(rail, planned, hcas)
-        if target.alone:
-            return _write_alone(archive, data, target, ports, (out, root, original))
-        planned = [target.node, *(n for n in planned if n.status == "cleared")]
+        chosen = _rail(rail, planned, hcas)
+        if chosen.alone:
+            return _write_alone(archive, data, chosen, ports, (out, root, original))
+        planned = [chosen.node, *(n for n in planned if n.status == "cleared")]
     else:
         narrowed = write_narrowed(archive, planned, data, out, root, original)  # a fabric
         if narrowed is not None:
