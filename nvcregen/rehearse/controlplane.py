@@ -356,3 +356,10 @@ def _start_servers(plane: ControlPlane, port: int) -> None:
     )
     plane.wait_ready("kube-apiserver", "/readyz", began + START_TIMEOUT)
     plane.server_version = plane.version()
+
+
+def list_items(plane: ControlPlane, path: str) -> list[Mapping[str, Any]]:
+    """The objects of a list `path` answers; none when it answers other than 200."""
+    code, body = plane.request("GET", path)
+    listed = body.get("items") if code == 200 and isinstance(body, dict) else None
+    return [i for i in listed or [] if isinstance(i, dict)]

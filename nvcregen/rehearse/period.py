@@ -35,7 +35,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import PRIORITY_LABEL
 from nvcregen.core.labels import NODES, STAGE, TEST, TESTS
 from nvcregen.rehearse.steps import apply_rank, skip_reason
-from nvcregen.rehearse.watch import conditions, pending_reason
+from nvcregen.rehearse.watch import conditions, job_outcome, pending_reason
 from nvcregen.replay.model import TreeObject
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -243,21 +243,10 @@ def _job(
         admitted,
         str(ref.get("name") or "") if isinstance(ref, dict) else "",
         priority if isinstance(priority, int) else None,
-        _outcome(job),
+        job_outcome(conditions(job)),
         tuple(sorted(nodes)),
         "" if admitted else pending_reason(workload),
     )
-
-
-def _outcome(job: Mapping[str, Any]) -> str:
-    """`Succeeded` (the Job Complete), why it failed, or "" while it runs."""
-    true = conditions(job)
-    if "Failed" in true:
-        failed = true["Failed"]
-        return f"{failed.get('reason') or 'Failed'}: {failed.get('message') or ''}".rstrip(": ")
-    if "Complete" in true:
-        return "Succeeded"
-    return ""
 
 
 def period_of(found: Mapping[str, Sequence[PeriodJob]]) -> int | None:

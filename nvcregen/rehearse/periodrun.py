@@ -29,6 +29,7 @@ from urllib.parse import quote
 from nvcregen.compile.readiness.periodic import PERIODIC_LABEL
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
+from nvcregen.rehearse.controlplane import list_items
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.nodes import site_nodes
@@ -209,16 +210,11 @@ def _read(twin: Twin, plan: PeriodPlan) -> dict[str, list[PeriodJob]]:
     selector = quote(f"{PERIODIC_LABEL}=true", safe="")
     for namespace in sorted({c.namespace for c in plan.crons}):
         where = quote(namespace)
-        jobs += _items(twin, f"/apis/batch/v1/namespaces/{where}/jobs?labelSelector={selector}")
-        workloads += _items(twin, f"{KUEUE}/namespaces/{where}/workloads")
-        pods += _items(twin, f"/api/v1/namespaces/{where}/pods?labelSelector={selector}")
+        plane, labelled = twin.plane, f"labelSelector={selector}"
+        jobs += list_items(plane, f"/apis/batch/v1/namespaces/{where}/jobs?{labelled}")
+        workloads += list_items(plane, f"{KUEUE}/namespaces/{where}/workloads")
+        pods += list_items(plane, f"/api/v1/namespaces/{where}/pods?{labelled}")
     return period_jobs(plan.crons, jobs, workloads, pods)
-
-
-def _items(twin: Twin, path: str) -> list[Mapping[str, Any]]:
-    code, body = twin.plane.request("GET", path)
-    items = body.get("items") if code == 200 and isinstance(body, dict) else None
-    return [i for i in items or [] if isinstance(i, dict)]
 
 
 def _live_jobs(twin: Twin, plan: PeriodPlan, period: int) -> list[Mapping[str, Any]]:
@@ -228,8 +224,9 @@ def _live_jobs(twin: Twin, plan: PeriodPlan, period: int) -> list[Mapping[str, A
     return [
         job
         for namespace in sorted({c.namespace for c in plan.crons})
-        for job in _items(
-            twin, f"/apis/batch/v1/namespaces/{quote(namespace)}/jobs?labelSelector={selector}"
+        for job in list_items(
+            twin.plane,
+            f"/apis/batch/v1/namespaces/{quote(namespace)}/jobs?labelSelector={selector}",
         )
         if (job.get("metadata") or {}).get("name") in names
     ]

@@ -49,6 +49,7 @@ from nvcregen.rehearse.controlplane import (
     ControlPlaneError,
     healthy,
     install_crds,
+    list_items,
 )
 from nvcregen.rehearse.controlplane import start as start_control_plane
 from nvcregen.rehearse.gitserver import GitServer
@@ -243,9 +244,7 @@ class Twin:
         waiting: list[str] = []
 
         def all_ready() -> bool:
-            code, body = self.plane.request("GET", "/api/v1/nodes")
-            items = body.get("items") if code == 200 and isinstance(body, dict) else None
-            waiting[:] = unready([i for i in items or [] if isinstance(i, dict)], added)
+            waiting[:] = unready(list_items(self.plane, "/api/v1/nodes"), added)
             return not waiting
 
         try:

@@ -20,7 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
-from nvcregen.rehearse.controlplane import ControlPlane
+from nvcregen.rehearse.controlplane import ControlPlane, list_items
 from nvcregen.replay.model import TreeObject
 
 KUEUE = "/apis/kueue.x-k8s.io/v1beta2"
@@ -215,9 +215,7 @@ class Watch:
     def _items(self, path: str, selector: str = "") -> list[Mapping[str, Any]]:
         if selector:
             path += "?labelSelector=" + quote(selector, safe="")
-        code, body = self.plane.request("GET", path)
-        items = body.get("items") if code == 200 and isinstance(body, dict) else None
-        return [i for i in items or [] if isinstance(i, dict)]
+        return list_items(self.plane, path)
 
     def lists(self, namespace: str) -> list[tuple[str, str, str]]:
         """(kind, path, label selector) of each list a poll sends for `namespace`."""
@@ -334,10 +332,18 @@ def _outcome(finished: Mapping[str, Any] | None, run: Mapping[str, Mapping[str, 
         if reason == "Succeeded":
             return "Succeeded"
         return f"{reason or 'Finished'}: {finished.get('message') or ''}".rstrip(": ")
-    if "Failed" in run:
-        failed = run["Failed"]
+    return job_outcome(run)
+
+
+def job_outcome(true: Mapping[str, Mapping[str, Any]]) -> str:
+    """`Succeeded` (Complete), why it failed, or "" while it runs.
+
+    `true` is a job's true conditions (`conditions`): a batch Job's, a JobSet's or a TrainJob's.
+    """
+    if "Failed" in true:
+        failed = true["Failed"]
         return f"{failed.get('reason') or 'Failed'}: {failed.get('message') or ''}".rstrip(": ")
-    if "Complete" in run:
+    if "Complete" in true:
         return "Succeeded"
     return ""
 
