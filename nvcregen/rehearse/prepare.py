@@ -12,16 +12,17 @@ kind has a log maker (`makers/registry.py`), so that `collect` can judge what ra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from nvcregen.catalog.load import Catalog, load_catalog
+from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.model import Options
 from nvcregen.chain.pipeline import CompileResult, build_site
 from nvcregen.chain.sites import display_path, render, site_root
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.engines.registry import readiness_of
-from nvcregen.plan.facts import PlanFacts
-from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.plan.model import Pool
+from nvcregen.plan.resolved import Plan
 from nvcregen.rehearse.makers.registry import unmade
 from nvcregen.rehearse.period import period_refusal
 from nvcregen.rehearse.tree import read_tree
@@ -36,19 +37,24 @@ class NotRehearsableError(ValueError):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A rendered site, its tree's objects, the replay's facts and plan, its pools.
+    """A site's Plan rendered: its tree's objects and their replay (`view`).
 
-    Also its plan's units and the catalog: what the pods' logs are made from.
+    The plan's facts are what the twin is judged against; its units and catalog what the
+    pods' logs are made from.
     """
 
-    site: str
+    plan: Plan
     tree: Path
     objects: tuple[TreeObject, ...]
-    facts: PlanFacts
-    plan: PlanView
-    pools: tuple[Pool, ...]
-    units: tuple[TestUnit, ...] = ()
-    catalog: Catalog | None = None
+    view: PlanView
+
+    @cached_property
+    def pools(self) -> tuple[Pool, ...]:
+        """The plan's pools, in the order its units first name them."""
+        pools: dict[str, Pool] = {}
+        for unit in self.plan.units:
+            pools.setdefault(unit.pool.spec.name, unit.pool)
+        return tuple(pools.values())
 
 
 def prepare(
@@ -91,18 +97,4 @@ def prepare(
         raise NotRehearsableError(f"{site.metadata.name}: {'; '.join(unmade_kinds)}")
     tree = out / site.metadata.name
     objects = tuple(read_tree(tree))
-    facts = built.plan.facts
-    pools: dict[str, Pool] = {}
-    for unit in built.plan.units:
-        pools.setdefault(unit.pool.spec.name, unit.pool)
-    plan = plan_view(replay_site(objects, facts))
-    return Prepared(
-        site.metadata.name,
-        tree,
-        objects,
-        facts,
-        plan,
-        tuple(pools.values()),
-        built.plan.units,
-        catalog,
-    )
+    return Prepared(built.plan, tree, objects, plan_view(replay_site(objects, built.plan.facts)))
