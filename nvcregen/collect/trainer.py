@@ -90,7 +90,7 @@ def collect_trainer(
     units = list(loaded.plan.units)
     packs = None
     if options.period is not None:  # one period of readiness.periodic, on its own
-        period = select_period(site, units, options.period, logs, objects)
+        period = select_period(loaded.plan, options.period, logs, objects)
         units, rounds, packs = list(period.units), 1, list(period.packs)
         logs, objects = list(period.logs), list(period.objects)
     results = assemble_log_runs(
