@@ -109,8 +109,7 @@ def image_list(plan: Plan, manifests: list[Manifest]) -> str:
     """`images.txt`: every image and chart the site will pull, for mirroring an offline site."""
     objects = [m.obj for m in manifests]
     controllers, charts = chart_pulls(objects, plan.catalog.charts)
-    pinned = catalog_images(plan.site, plan.catalog, plan.units)
-    return images_txt(objects, pinned + controllers, charts)
+    return images_txt(objects, catalog_images(plan) + controllers, charts)
 
 
 def _renderer(site: Site) -> HelmRenderer | None:
