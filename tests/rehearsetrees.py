@@ -12,7 +12,7 @@ import pytest
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options, build_site
 from nvcregen.emit.naming import manifest_path
-from nvcregen.replay.facts import PlanFacts, plan_facts
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.model import TreeObject
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -26,7 +26,7 @@ def compiled(text: str) -> tuple[list[TreeObject], PlanFacts]:
     )
     assert not isinstance(built, CompileResult), [str(d) for d in built.diagnostics]
     objects = [TreeObject(p, p, m.obj) for m in built.manifests for p in [manifest_path(m)]]
-    return sorted(objects, key=lambda o: o.path), plan_facts(built.site, built.test_units)
+    return sorted(objects, key=lambda o: o.path), built.plan.facts
 
 
 @pytest.fixture(scope="session")

@@ -17,7 +17,7 @@ from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.emit.naming import manifest_path
-from nvcregen.replay.facts import PlanFacts, plan_facts
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.model import Problem, TreeObject
 from nvcregen.replay.site import Replay, replay_site
 from nvcregen.spec.fast import parse_fast
@@ -39,8 +39,8 @@ def shipped_facts(site: str) -> PlanFacts:
     """The replay's facts of a shipped site (or of `PER_RUN`)."""
     path = _PER_RUN_FILE if site == PER_RUN else ROOT / "sites" / f"{site}.yaml"
     loaded = load_site(path.read_bytes(), f"sites/{site}.yaml", load_catalog())
-    assert loaded.site is not None and loaded.test_units is not None, loaded.diagnostics
-    return plan_facts(loaded.site, loaded.test_units)
+    assert loaded.plan is not None, loaded.diagnostics
+    return loaded.plan.facts
 
 
 @cache
@@ -63,7 +63,7 @@ def _rendered(path: Path) -> Tree:
     """A site's objects as render would write them under `out/<site>/`, without writing."""
     built = build_site(path.read_bytes(), "sites/h20-3e-trainer.yaml", load_catalog(), Options())
     assert isinstance(built, Built), getattr(built, "diagnostics", None)
-    name = built.site.metadata.name
+    name = built.plan.site.metadata.name
     found = [
         TreeObject(
             f"out/{name}/{manifest_path(m)}",

@@ -19,6 +19,7 @@ from nvcregen.catalog.load import Catalog, load_catalog
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.load import load_document
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document
@@ -150,6 +151,16 @@ def parse(text: str) -> tuple[Site, Document]:
 def site(text: str | None = None) -> Site:
     """The parsed Site for `text` (the default site when None)."""
     return parse(site_yaml() if text is None else text)[0]
+
+
+def plan_of(site: Site, doc: Document | None = None) -> Plan:
+    """The Plan of a parsed site against the shipped catalog, as `check_site` builds it.
+
+    `doc` is the document it was parsed from; a site changed in a test has none, and its
+    pointers then name the file without a line.
+    """
+    written = doc if doc is not None else Document(FILE, "", {}, {}, {}, {})
+    return Plan(site, written, catalog(), tuple(plan(site, catalog())))
 
 
 def units_of(text: str | None = None) -> list[TestUnit]:

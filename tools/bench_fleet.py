@@ -228,7 +228,6 @@ def object_counts(engine: Engine, nodes: int) -> Objects:
     from nvcregen.catalog.load import load_catalog
     from nvcregen.chain.pipeline import Built, Options, build_site
     from nvcregen.emit.naming import manifest_path
-    from nvcregen.replay.facts import plan_facts
     from nvcregen.replay.model import TreeObject
     from nvcregen.replay.units import gitops_units, unit_problems
     from tools.fleetsite import fleet_site
@@ -240,7 +239,7 @@ def object_counts(engine: Engine, nodes: int) -> Objects:
     objects = [TreeObject(p, p, m.obj) for m in built.manifests for p in [manifest_path(m)]]
     readiness = [o for o in objects if o.path.startswith("readiness/")]
     facts = engine_facts()
-    units = gitops_units(objects, plan_facts(built.site, built.test_units).root, facts)
+    units = gitops_units(objects, built.plan.facts.root, facts)
     largest = max(units, key=lambda u: (u.objects, u.manifest_bytes))
     return Objects(
         len(readiness),

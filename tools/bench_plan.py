@@ -33,6 +33,6 @@ def measure(sites: list[Path], root: Path) -> tuple[float, float]:
         render = min(render, time.perf_counter() - start)
         start = time.perf_counter()
         for site in built:
-            replay_manifests(site.manifests, site.site, site.doc, site.test_units)
+            replay_manifests(site.manifests, site.plan)
         replay = min(replay, time.perf_counter() - start)
     return render, replay

@@ -22,7 +22,7 @@ from nvcregen.core.manifest import Manifest
 from nvcregen.emit.cache import Stamp, chart_bytes, input_key, site_folder
 from nvcregen.emit.naming import manifest_path
 from nvcregen.emit.tree import dump_manifests, to_tree
-from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.load import read_site_bytes
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -45,11 +45,9 @@ def compile_site(path: Path, display: str, catalog: Catalog, options: Options) -
 
 @dataclass(frozen=True)
 class Built:
-    """A site loaded, validated, planned and compiled into objects, not yet checked."""
+    """A site's plan compiled into objects, not yet checked (`plan`: where render writes)."""
 
-    site: Site
-    doc: Document
-    test_units: list[TestUnit]
+    plan: Plan
     manifests: list[Manifest]
     diagnostics: list[Diagnostic]
 
@@ -67,24 +65,26 @@ def build_site(
     readiness step over it is split into shards.
     """
     loaded = load_site(raw, display, catalog, strict=options.strict, root=options.root)
-    site, doc, test_units, diags = loaded.site, loaded.doc, loaded.test_units, loaded.diagnostics
+    site, doc, plan, diags = loaded.site, loaded.doc, loaded.plan, loaded.diagnostics
     if site is None or doc is None:
         return CompileResult(display, diagnostics=diags)
+    units = plan.units if plan is not None else None
     diags += check_layers(  # versions, pins, scrape TLS, RDMA networks, GitOps settings
-        site, doc, strict=options.strict, test_units=test_units, catalog=catalog
+        site, doc, strict=options.strict, test_units=units, catalog=catalog
     )
-    site, where = _gitops_path(site, options, doc)  # GitOps reads what render writes
+    path, where = _gitops_path(site, options, doc)  # GitOps reads what render writes
     diags += where
-    if test_units is None or has_errors(diags):
+    if plan is None or has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
+    plan = plan.with_gitops_path(path) if path is not None else plan
     try:
-        manifests = site_manifests(site, catalog, test_units, options.root)  # every layer
+        manifests = site_manifests(plan, options.root)  # every layer
     except HelmError as exc:  # the chart archive cannot be verified or rendered
-        return CompileResult(display, site.metadata.name, diagnostics=[*diags, exc.diagnostic(doc)])
-    manifests = postprocess(manifests, site, display)  # labels, prune protection, kind order
+        return CompileResult(display, plan.name, diagnostics=[*diags, exc.diagnostic(doc)])
+    manifests = postprocess(manifests, plan.site, display)  # labels, prune protection, order
     # as written (labels count): every unit within its engine's limits, steps in shards
-    manifests = shard_units(manifests, site, display, engines or engine_facts())
-    return Built(site, doc, test_units, manifests, diags)
+    manifests = shard_units(manifests, plan.site, display, engines or engine_facts())
+    return Built(plan, manifests, diags)
 
 
 def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options) -> CompileResult:
@@ -92,9 +92,10 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     built = build_site(raw, display, catalog, options)
     if isinstance(built, CompileResult):
         return built
-    site, doc, test_units, manifests = built.site, built.doc, built.test_units, built.manifests
+    plan, manifests = built.plan, built.manifests
+    site, doc = plan.site, plan.doc
     # upstream rules, nvcregen's policies and project permissions (check_manifests' first step)
-    diags = built.diagnostics + object_checks(manifests, site, doc, test_units, catalog.charts)
+    diags = built.diagnostics + object_checks(manifests, plan)
     if has_errors(diags):
         return CompileResult(display, site.metadata.name, diagnostics=diags)
     replayed: list[Diagnostic] = []
@@ -103,8 +104,8 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     # In this process while the workers write each file's text. Neither may change an
     # object: the workers write the objects as they were when forked.
     def meanwhile() -> None:
-        replayed.extend(replay_manifests(manifests, site, doc, test_units))  # the plan's replay
-        images.append(image_list(site, catalog, test_units, manifests))  # for offline mirrors
+        replayed.extend(replay_manifests(manifests, plan))  # the plan's replay
+        images.append(image_list(plan, manifests))  # for offline mirrors
 
     texts = dump_manifests(manifests, display, meanwhile)
     diags += replayed
@@ -125,10 +126,12 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
     )
 
 
-def _gitops_path(site: Site, options: Options, doc: Document) -> tuple[Site, list[Diagnostic]]:
-    """The site with `gitops.path` set to where its output is committed; NVC379 if elsewhere.
+def _gitops_path(
+    site: Site, options: Options, doc: Document
+) -> tuple[str | None, list[Diagnostic]]:
+    """The `gitops.path` to give the site: where its output is committed; NVC379 if elsewhere.
 
-    A site that names its `gitops.path` (or has no GitOps objects) is left as it is; when
+    A site that names its `gitops.path` (or has no GitOps objects) is left as it is (None); when
     render writes it elsewhere, NVC379 warns that the GitOps objects apply the folder the
     site names, not the one just written. Rendered outside the project (a preview, as
     `helm template --output-dir` makes one), a site without `gitops.path` points its
@@ -137,16 +140,14 @@ def _gitops_path(site: Site, options: Options, doc: Document) -> tuple[Site, lis
     """
     gitops, out_path = site.spec.gitops, options.out_path
     if gitops.repo_url is None:
-        return site, []
+        return None, []
     if gitops.path is not None:
-        return site, _elsewhere(site, gitops.path, out_path, doc) if options.rendering else []
+        return None, _elsewhere(site, gitops.path, out_path, doc) if options.rendering else []
     if out_path is None:
         committed = _written(site, options.committed_out)
         where = "/spec/gitops"
-        return site.with_gitops_path(committed), [_preview(committed, where, doc)] * bool(
-            options.rendering
-        )
-    return site.with_gitops_path(_written(site, out_path)), []
+        return committed, [_preview(committed, where, doc)] * bool(options.rendering)
+    return _written(site, out_path), []
 
 
 def _preview(committed: str, where: str, doc: Document) -> Diagnostic:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 
 from nvcregen.catalog.charts import ChartEntry
-from nvcregen.catalog.load import load_catalog
 from nvcregen.check.admission import RUN_LAYERS, admission_findings
 from nvcregen.check.affinity import affinity_findings
 from nvcregen.check.crossref import (
@@ -28,52 +27,38 @@ from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
-from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.positions import Document
-from nvcregen.spec.v1alpha1 import Site
 
 # Reported against the site line by the site checks already (NVC314 images, NVC331 TLS).
 _SITE_LEVEL_CODES = frozenset({codes.NVC621.code, codes.NVC622.code})
 
 
-def check_manifests(
-    manifests: list[Manifest],
-    site: Site,
-    doc: Document,
-    test_units: list[TestUnit],
-    charts: Mapping[str, ChartEntry] | None = None,
-) -> list[Diagnostic]:
+def check_manifests(manifests: list[Manifest], plan: Plan) -> list[Diagnostic]:
     """Validate every manifest; report problems at the site line the object came from.
 
     A problem here is a bug in nvcregen or its catalog rather than in the site, but
-    the site line still tells the user which part of their plan is affected. `charts`
-    (`Catalog.charts`, by default the shipped catalog's) tells what the charts the site's
-    Applications install create. The plan is replayed (`replay_manifests`) only when
+    the site line still tells the user which part of their plan is affected. The plan's
+    catalog tells what the charts the site's Applications install create. The plan is
+    replayed (`replay_manifests`) only when
     every object is valid; render runs the two steps itself, replaying while its
     workers write the files.
     """
-    found = object_checks(manifests, site, doc, test_units, charts)
+    found = object_checks(manifests, plan)
     if any(d.is_error for d in found):  # replay only objects that are valid
         return found
-    return found + replay_manifests(manifests, site, doc, test_units)
+    return found + replay_manifests(manifests, plan)
 
 
-def object_checks(
-    manifests: list[Manifest],
-    site: Site,
-    doc: Document,
-    test_units: list[TestUnit],
-    charts: Mapping[str, ChartEntry] | None = None,
-) -> list[Diagnostic]:
+def object_checks(manifests: list[Manifest], plan: Plan) -> list[Diagnostic]:
     """`check_manifests` without the replay: each object, then the objects together."""
+    site, doc, test_units, charts = plan.site, plan.doc, plan.units, plan.catalog.charts
     version = site.spec.kubernetes.version
     counts = stage_counts(test_units)
     across: list[Diagnostic] = []
 
     def check_across() -> None:  # while the workers check each object
-        across.extend(
-            _across(manifests, doc, charts if charts is not None else load_catalog().charts)
-        )
+        across.extend(_across(manifests, doc, charts))
 
     each = objects_findings([m.obj for m in manifests], version, check_across)
     per_object = [

@@ -15,33 +15,28 @@ from nvcregen.check.findings import Finding
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
-from nvcregen.plan.model import TestUnit
-from nvcregen.replay.facts import PlanFacts, plan_facts
+from nvcregen.plan.facts import PlanFacts
+from nvcregen.plan.resolved import Plan
 from nvcregen.replay.model import Problem, TreeObject
 from nvcregen.replay.site import Replay, replay_site
 from nvcregen.spec.fast import parse_fast
 from nvcregen.spec.positions import Document
-from nvcregen.spec.v1alpha1 import Site
 
 
-def replay_manifests(
-    manifests: list[Manifest], site: Site, doc: Document, test_units: list[TestUnit]
-) -> list[Diagnostic]:
+def replay_manifests(manifests: list[Manifest], plan: Plan) -> list[Diagnostic]:
     """Replay a site's generated objects; report at the site line each one came from."""
     by_path = {manifest_path(m): m for m in manifests}
-    replayed = replay_manifests_of(manifests, site, test_units)
-    return [_at_site(p, by_path, doc) for p in replayed.problems if p.file in by_path]
+    replayed = replay_manifests_of(manifests, plan)
+    return [_at_site(p, by_path, plan.doc) for p in replayed.problems if p.file in by_path]
 
 
-def replay_manifests_of(
-    manifests: list[Manifest], site: Site, test_units: list[TestUnit]
-) -> Replay:
+def replay_manifests_of(manifests: list[Manifest], plan: Plan) -> Replay:
     """The replay of a site's objects in memory, each named by its path in the site folder."""
     objects = [TreeObject(path, path, m.obj) for m in manifests for path in [manifest_path(m)]]
-    return replay_site(objects, plan_facts(site, test_units))
+    return replay_site(objects, plan.facts)
 
 
-def replay_texts(tree: Mapping[str, str], site: Site, test_units: list[TestUnit]) -> Replay:
+def replay_texts(tree: Mapping[str, str], plan: Plan) -> Replay:
     """The replay of a compiled tree's file texts (`diff` holds trees as texts)."""
     objects = []
     for path, text in sorted(tree.items()):
@@ -49,7 +44,7 @@ def replay_texts(tree: Mapping[str, str], site: Site, test_units: list[TestUnit]
             data = parse_fast(text.encode("utf-8"))
             if isinstance(data, dict) and "kind" in data:
                 objects.append(TreeObject(path, path, data))
-    return replay_site(objects, plan_facts(site, test_units))
+    return replay_site(objects, plan.facts)
 
 
 def _at_site(problem: Problem, by_path: Mapping[str, Manifest], doc: Document) -> Diagnostic:

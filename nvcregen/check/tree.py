@@ -7,6 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,7 +48,8 @@ from nvcregen.spec.positions import Document
 
 if TYPE_CHECKING:  # imported where used: a check's workers start before these are
     from nvcregen.catalog.load import Catalog
-    from nvcregen.replay.facts import PlanFacts
+    from nvcregen.plan.resolved import Plan
+    from nvcregen.spec.v1alpha1 import Site
 
 # out/<site>/preview/ shows what NVCRE will create: checked, but never applied (not even
 # by a server dry-run: NVCRE, not the user, creates those objects).
@@ -56,15 +58,19 @@ PREVIEW_DIR = "preview"
 
 @dataclass(frozen=True)
 class SiteFacts:
-    """What checking a site's output needs from the site: its pools, plan and cluster.
+    """A site folder's site as `check` reads it, and its Plan while the site still plans.
 
-    Sites naming one cluster are checked against each other (NVC690).
+    The site names its cluster (sites naming one cluster are checked against each other:
+    NVC690); the plan gives each stage's pool counts (NVC631) and the replay's facts.
     """
 
-    stage_pools: dict[str, PoolCounts]
-    plan: PlanFacts | None = None
-    site: str = ""
-    cluster: str = ""
+    site: Site
+    plan: Plan | None = None
+
+    @cached_property
+    def stage_pools(self) -> dict[str, PoolCounts]:
+        """The counts of each stage's pool, per stage name (none without a plan)."""
+        return stage_counts(self.plan.units) if self.plan is not None else {}
 
 
 @dataclass(frozen=True)
@@ -144,9 +150,10 @@ def _collisions(
     sites = []
     for site_dir, site_files in by_site.items():
         site = facts.get(site_dir) if site_dir is not None else None
-        if site is not None and site.cluster:
+        if site is not None and site.site.spec.cluster:
             objects = tuple(f.located for f in site_files if not is_preview(f))
-            sites.append(SiteObjects(site.site, site.cluster, objects))
+            named = site.site
+            sites.append(SiteObjects(named.metadata.name, named.spec.cluster, objects))
     return [(file, finding) for _, file, finding in check_collisions(sites)]
 
 
@@ -232,7 +239,7 @@ def _replayed(
     mine = [
         (f.located.file, "/".join(_below(f.file.path, site_dir)), f.located.obj) for f in site_files
     ]
-    return replay_files(mine, site.plan)
+    return replay_files(mine, site.plan.facts)
 
 
 def is_preview(file: TreeFile) -> bool:
@@ -383,24 +390,16 @@ def _site_facts(
     it to: this one, as a path of the repository (`deploy/out/<site>`; `prefix` is the
     project's `repository_prefix`), as render derives it.
     """
-    from nvcregen.replay.facts import plan_facts
     from nvcregen.validate.site import check_site
 
     loaded = check_site(doc, catalog, root=root) if doc is not None else None
     if loaded is None or loaded.site is None:
         return None
-    units = loaded.test_units or []  # none for a site that no longer validates
-    site = loaded.site
+    site, plan = loaded.site, loaded.plan  # no plan for a site that no longer validates
     folder = project_path(site_dir, root)
-    if site.spec.gitops.path is None and folder is not None:
-        site = site.with_gitops_path(in_repository(prefix, folder))
-    plan = plan_facts(site, units) if units else None
-    return SiteFacts(
-        stage_counts(units),
-        plan,
-        site.metadata.name,
-        site.spec.cluster,
-    )
+    if plan is not None and site.spec.gitops.path is None and folder is not None:
+        plan = plan.with_gitops_path(in_repository(prefix, folder))
+    return SiteFacts(site, plan if plan is not None and plan.units else None)
 
 
 def _shipped_catalog() -> Catalog:

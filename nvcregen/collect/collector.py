@@ -96,7 +96,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
     loaded = load_site_file(options.root, options.site)
     # the live nodes against the site's inventory (saved nodes: once the folder is read)
     drift = drift_notes(loaded, options, lambda: _connect(options))
-    if readiness_of(loaded.site).writes_runs:  # results are pod logs, not NVCRE's
+    if readiness_of(loaded.plan.site).writes_runs:  # results are pod logs, not NVCRE's
         found = collect_trainer(loaded, options, key)
         return replace(found, notes=found.notes + drift)
     if options.period is not None:
@@ -105,22 +105,24 @@ def collect(options: CollectOptions) -> CollectOutcome:
     snapshot = (
         read_folder_or_fail(options.from_dir)
         if cluster is None
-        else read_cluster(loaded.site, cluster, options)
+        else read_cluster(loaded.plan.site, cluster, options)
     )
     if cluster is None:
         drift = saved_drift_notes(loaded, snapshot.objects)
-    objects = select_site_objects(loaded.site, snapshot.objects)  # labels, then owners
+    objects = select_site_objects(loaded.plan.site, snapshot.objects)  # labels, then owners
     # runs and their rounds, per planned test; a round that finished after now is refused
-    runs = assemble_runs(loaded.units, objects, collection_time())
-    namespace = loaded.site.spec.nvcre.namespace
+    runs = assemble_runs(loaded.plan.units, objects, collection_time())
+    namespace = loaded.plan.site.spec.nvcre.namespace
     logs: list[RunLog] = []
     log_notes: list[str] = []
     if options.from_dir is not None:
         logs = saved_node_health_logs(options.from_dir, namespace)
     elif cluster is not None:
         logs, log_notes = _cluster_node_health_logs(loaded, cluster, objects, options)
-    runs, health = judge_node_health_logs(loaded.units, runs, logs)  # nvidia-smi, per node
-    verdicts = judge(loaded.site, runs, examine(loaded.units, loaded.catalog, runs, health))
+    runs, health = judge_node_health_logs(loaded.plan.units, runs, logs)  # nvidia-smi, per node
+    verdicts = judge(
+        loaded.plan.site, runs, examine(loaded.plan.units, loaded.plan.catalog, runs, health)
+    )
     site_objects = list(objects.all())
     try:
         archive = sign_archive(
@@ -131,7 +133,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
         )
     except ValueError as exc:  # two objects on one path, or a name unusable as a path
         raise CollectError(f"nothing archived: {exc}") from exc
-    site_dir = options.out_dir / loaded.site.metadata.name
+    site_dir = options.out_dir / loaded.plan.site.metadata.name
     try:
         written = write_archive(site_dir, archive)  # atomic; an existing run is kept
     except FileWriteError as exc:  # a link on the way: nothing written there
@@ -141,12 +143,12 @@ def collect(options: CollectOptions) -> CollectOutcome:
     notes = (*snapshot.notes, *log_notes, *written.notes, *drift)
     signature = signature_note(key, written)
     outcome = CollectOutcome(
-        loaded.site.metadata.name, written, verdicts, notes=notes, signature=signature
+        loaded.plan.site.metadata.name, written, verdicts, notes=notes, signature=signature
     )
     if not options.reclaim or cluster is None:
         return outcome  # reading never changes the cluster
     read = Read(snapshot, site_objects, runs, verdicts)
-    deleted, problems = reclaim(loaded.site, cluster, written, read, options.policy)
+    deleted, problems = reclaim(loaded.plan.site, cluster, written, read, options.policy)
     return CollectOutcome(
         outcome.site, written, verdicts, tuple(deleted), tuple(problems), notes, signature
     )
@@ -173,12 +175,10 @@ def load_site_file(root: Path, given: str) -> LoadedSite:
     except NvcregenError as exc:
         raise CollectError("the catalog cannot be loaded", exc.diagnostics) from exc
     loaded = load_site(raw, shown, catalog, root=project) if raw is not None else None
-    if loaded is None or loaded.site is None or loaded.test_units is None:
+    if loaded is None or loaded.plan is None:
         raise CollectError(f"{shown} is not a valid site", loaded.diagnostics if loaded else diags)
     sha = hashlib.sha256(raw or b"").hexdigest()
-    site = loaded.site
-    file = SiteFile(site.metadata.name, shown, sha)
-    return LoadedSite(site, file, loaded.test_units, catalog, loaded.inventory)
+    return LoadedSite(loaded.plan, SiteFile(loaded.plan.name, shown, sha))
 
 
 def _connect(options: CollectOptions) -> Cluster:
@@ -196,8 +196,8 @@ def _cluster_node_health_logs(
     Only in the namespaces of the site's own Workflows, and only TrainJobs made since the
     site's WorkloadRun of their test was: a reclaim leaves earlier runs' TrainJobs behind.
     """
-    site = loaded.site
-    tests = {u.test.name for u in loaded.units if kind_of(u.test).node_health}
+    site = loaded.plan.site
+    tests = {u.test.name for u in loaded.plan.units if kind_of(u.test).node_health}
     namespaces = site_namespaces(site, objects.workflows)
     since = runs_created(site, objects.owners, tests)
     try:

@@ -11,17 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nvcregen.catalog.load import Catalog
 from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.client import DeleteOutcome, PageHook
 from nvcregen.collect.requests import PAGE_SIZE
 from nvcregen.core.errors import Diagnostic, ExitCode
-from nvcregen.fabric.inventory import Inventory
-from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolved import Plan
 from nvcregen.results.archive import Written
 from nvcregen.results.archivefiles import SiteFile
 from nvcregen.results.verdicts import Verdicts, Word
-from nvcregen.spec.v1alpha1 import Site
 
 
 class CollectError(Exception):
@@ -96,10 +93,7 @@ class CollectOutcome:
 
 @dataclass(frozen=True)
 class LoadedSite:
-    """A valid site, its file and its plan."""
+    """A valid site's plan (its inventory compared with the live nodes) and its file."""
 
-    site: Site
+    plan: Plan
     file: SiteFile
-    units: list[TestUnit]
-    catalog: Catalog
-    inventory: Inventory | None = None  # the site's `spec.inventory`, to compare live nodes

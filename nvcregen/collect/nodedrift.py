@@ -28,18 +28,18 @@ def drift_notes(
     loaded: LoadedSite, options: CollectOptions, connect: Callable[[], Cluster]
 ) -> tuple[str, ...]:
     """The live nodes against the site's inventory; none without an inventory or a cluster."""
-    if loaded.inventory is None or options.from_dir is not None:
+    if loaded.plan.inventory is None or options.from_dir is not None:
         return ()
     try:
         live = live_inventory(connect(), options.policy)
     except (ClusterError, CollectError) as exc:
         return (f"{UNREADABLE}: the live nodes cannot be compared with the inventory: {exc}",)
-    return tuple(f"{d.code}: {d.message}" for d in inventory_drift(loaded.inventory, live))
+    return tuple(f"{d.code}: {d.message}" for d in inventory_drift(loaded.plan.inventory, live))
 
 
 def saved_drift_notes(loaded: LoadedSite, objects: Sequence[Obj]) -> tuple[str, ...]:
     """The Node objects saved in `collect --from`'s folder against the site's inventory."""
-    if loaded.inventory is None:
+    if loaded.plan.inventory is None:
         return ()
     nodes = [o for o in objects if o.get("kind") == "Node" and o.get("apiVersion") == "v1"]
     if not nodes:
@@ -51,5 +51,5 @@ def saved_drift_notes(loaded: LoadedSite, objects: Sequence[Obj]) -> tuple[str, 
         saved: Inventory = from_nodes(nodes, "saved nodes")
     except InventoryError as exc:
         return (f"{UNREADABLE}: the saved nodes cannot be compared with the inventory: {exc}",)
-    found = inventory_drift(loaded.inventory, saved)
+    found = inventory_drift(loaded.plan.inventory, saved)
     return tuple(f"{d.code}: {d.message} (the nodes saved in the folder)" for d in found)

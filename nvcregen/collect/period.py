@@ -22,6 +22,7 @@ from nvcregen.collect.model import CollectError
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
 from nvcregen.plan.periodic import periodic_packs
+from nvcregen.plan.resolved import Plan
 from nvcregen.results.liveobjects import Obj, metadata
 from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site
@@ -44,24 +45,16 @@ class Period:
     objects: tuple[Obj, ...]
 
 
-def select_period(
-    site: Site,
-    units: Sequence[TestUnit],
-    asked: str,
-    logs: Sequence[RunLog],
-    objects: Sequence[Obj],
-) -> Period:
-    """The period `asked` (its minutes, a Job's name, or `latest`) of a site's logs and Jobs.
+def select_period(plan: Plan, asked: str, logs: Sequence[RunLog], objects: Sequence[Obj]) -> Period:
+    """The period `asked` (its minutes, a Job's name, or `latest`) of a plan's logs and Jobs.
 
     Raises:
         CollectError: The site has no `readiness.periodic`, or no log of that period.
 
     """
-    packs = periodic_packs(site, list(units))
+    packs = periodic_packs(plan.site, plan.units)
     if not packs:
-        raise CollectError(
-            f"--period: site {site.metadata.name} has no readiness.periodic (trainer mode)"
-        )
+        raise CollectError(f"--period: site {plan.name} has no readiness.periodic (trainer mode)")
     jobs = {m["job"]: int(m["minutes"]) for log in logs if (m := _PERIOD.match(log.name))}
     jobs |= {
         str(m["job"]): int(m["minutes"])

@@ -42,7 +42,7 @@ def sign_archive(
     if key is None:
         return archive
     about = predicate(
-        loaded.file, plan_digest(loaded.units), archive.run_id, verdicts, collection_time()
+        loaded.file, plan_digest(loaded.plan.units), archive.run_id, verdicts, collection_time()
     )
     return signed(archive, key, about)
 

@@ -76,7 +76,7 @@ def collect_trainer(
             cannot be written; nothing is archived then.
 
     """
-    site = loaded.site
+    site = loaded.plan.site
     if options.reclaim:
         raise CollectError("--reclaim deletes NVCRE objects: a trainer-mode site has none")
     namespace = site.spec.nvcre.namespace
@@ -87,10 +87,10 @@ def collect_trainer(
     objects = [o for o in snapshot.objects if _is_site_run(o, site.metadata.name)]
     rounds = site.spec.readiness.rounds
     packing = site.spec.readiness.packing
-    units = list(loaded.units)
+    units = list(loaded.plan.units)
     packs = None
     if options.period is not None:  # one period of readiness.periodic, on its own
-        period = select_period(site, units, options.period, logs, objects)
+        period = select_period(loaded.plan, options.period, logs, objects)
         units, rounds, packs = list(period.units), 1, list(period.packs)
         logs, objects = list(period.logs), list(period.objects)
     results = assemble_log_runs(
@@ -98,7 +98,7 @@ def collect_trainer(
     )
     judged = with_pool_majority(units, results.sources, results.records)
     results = LogResults(results.runs, judged, results.sources)
-    found = examine(units, loaded.catalog, results.runs, results.records)
+    found = examine(units, loaded.plan.catalog, results.runs, results.records)
     verdicts = judge(site if packs is None else period_site(site, units), results.runs, found)
     digests = {log.path: hashlib.sha256(log.data).hexdigest() for log in logs}  # once a log
     run = _run_id(objects, digests, loaded.file.sha256)

@@ -219,17 +219,17 @@ def drill(site: Path, fail: str, fmt: str) -> None:
     root = site_root(site, Path.cwd())  # the site's project: its inventory is relative to it
     loaded = load_site(site.read_bytes(), str(site), load_catalog(), root=root)
     errors = [d for d in loaded.diagnostics if d.is_error]
-    if errors or loaded.site is None or loaded.test_units is None:
+    if errors or loaded.plan is None:
         print_diagnostics(errors, "text", wrote="no drill")
         sys.exit(ExitCode.INVALID)
-    units = loaded.test_units
+    planned, units = loaded.plan.site, loaded.plan.units
     placement = next((u.pool.placement for u in units if u.pool.placement is not None), None)
     leaf = dict(placement.leaf) if placement is not None else {}
-    nodes = [n for p in loaded.site.spec.node_pools for n in p.nodes or ()]
+    nodes = [n for p in planned.spec.node_pools for n in p.nodes or ()]
     fault = _fault(fail, set(nodes), set(leaf.values()))
     if "/" in fail:
-        fault = _rail(fault, fail, loaded.site, units)
-    window = loaded.site.spec.readiness.window.max_concurrent_jobs
+        fault = _rail(fault, fail, planned, units)
+    window = planned.spec.readiness.window.max_concurrent_jobs
     result = run_drill(plan_rounds(units), fault, leaf, nodes, window)
     click.echo(drill_json(result) if fmt == "json" else drill_text(result), nl=False)
     sys.exit(ExitCode.OK if result.found else ExitCode.DRIFT)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,9 +63,9 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
         if isinstance(built, CompileResult):
             failed += [d for d in built.diagnostics if d.is_error]
             continue
-        view = plan_view(replay_manifests_of(built.manifests, built.site, built.test_units))
-        view = replace(view, periodic=periodic_cost(built.site, built.test_units))
-        views.append(with_coverage(view, built.test_units))
+        view = plan_view(replay_manifests_of(built.manifests, built.plan))
+        view = replace(view, periodic=periodic_cost(built.plan.site, built.plan.units))
+        views.append(with_coverage(view, built.plan.units))
     if views:
         click.echo(render_plans(views, fmt), nl=False)
     if failed:
@@ -73,7 +74,7 @@ def plan(sites: tuple[Path, ...], fmt: str) -> None:
     exit_now(ExitCode.OK)
 
 
-def with_coverage(view: PlanView, test_units: list[TestUnit]) -> PlanView:
+def with_coverage(view: PlanView, test_units: Sequence[TestUnit]) -> PlanView:
     """The view with each step's coverage, from the planned units of its stages."""
     from nvcregen.plan.coverage import units_coverage
 

@@ -177,10 +177,8 @@ def rehearse(
             if reason:
                 _fail(reason)
             settings = Settings(speed=speed, timeout_s=timeout_s)
-            assert prepared.catalog is not None  # prepare() loads it
-            printer = Printer(
-                prepared.units, prepared.catalog, fails.nodes, fails.links, fails.leaves
-            )
+            plan = prepared.plan
+            printer = Printer(plan.units, plan.catalog, fails.nodes, fails.links, fails.leaves)
             rehearsed = _run(site, prepared, printer, settings, scratch, period=period)
     except NotRehearsableError as exc:
         _fail(str(exc))
@@ -257,8 +255,8 @@ def _run(
         return _rehearse_period(site, prepared, printer, settings, scratch)
     return run_rehearsal(
         prepared.objects,
-        prepared.facts,
-        prepared.plan,
+        prepared.plan.facts,
+        prepared.view,
         prepared.pools,
         builds(),
         scratch / "twin",
@@ -276,9 +274,9 @@ def _rehearse_period(
     from nvcregen.rehearse.period import period_plan
     from nvcregen.rehearse.periodrun import rehearse_period
 
-    expected = {key: timing.expected_ms for key, timing in prepared.facts.timings.items()}
+    expected = {key: timing.expected_ms for key, timing in prepared.plan.facts.timings.items()}
     return rehearse_period(
-        prepared.site,
+        prepared.plan.name,
         prepared.objects,
         period_plan(prepared.objects, expected),
         prepared.pools,

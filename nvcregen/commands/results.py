@@ -391,12 +391,11 @@ def _pool(site: str, pool: str) -> tuple[Expectations, NodeInventory | None]:
             print_diagnostics(exc.diagnostics, "text", wrote="nothing read")
         click.echo(f"nvcregen: {exc}", err=True)
         sys.exit(ExitCode.INVALID)
-    from nvcregen.catalog.load import load_catalog
 
-    pools = resolve_pools(loaded.site, load_catalog())
-    spec = next((p for p in loaded.site.spec.node_pools if p.name == pool), None)
+    pools = resolve_pools(loaded.plan.site, loaded.plan.catalog)
+    spec = next((p for p in loaded.plan.site.spec.node_pools if p.name == pool), None)
     if spec is None:
-        names = ", ".join(p.name for p in loaded.site.spec.node_pools)
+        names = ", ".join(p.name for p in loaded.plan.site.spec.node_pools)
         raise click.BadParameter(
             f"no pool {pool!r} in {loaded.file.path} (pools: {names})", param_hint="--pool"
         )
@@ -407,7 +406,7 @@ def _pool(site: str, pool: str) -> tuple[Expectations, NodeInventory | None]:
         f"{loaded.file.path} pool {pool}",
         (*resolved.product_labels, *resolved.hardware.product_labels) if resolved else (),
     )
-    named = loaded.site.spec.inventory
-    if loaded.inventory is None or named is None:
+    named = loaded.plan.site.spec.inventory
+    if loaded.plan.inventory is None or named is None:
         return expected, None
-    return expected, NodeInventory(named, loaded.inventory, spec.gpus_per_node is not None)
+    return expected, NodeInventory(named, loaded.plan.inventory, spec.gpus_per_node is not None)

@@ -16,14 +16,12 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 from nvcregen.catalog.charts import ChartEntry, chart_key
-from nvcregen.catalog.load import Catalog
 from nvcregen.catalog.models import ImageRole
 from nvcregen.core.helmsource import app_annotations, chart_source
 from nvcregen.core.kube import api_group
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.images import is_pinned, resolve_image
-from nvcregen.plan.model import TestUnit
-from nvcregen.spec.v1alpha1 import Site
+from nvcregen.plan.resolved import Plan
 
 HEADER = (
     "# Images and Helm charts this site pulls, one per line (the first field); mirror them\n"
@@ -52,13 +50,13 @@ def object_images(obj: Obj) -> list[str]:
     return sorted(set(_walk(obj)))
 
 
-def catalog_images(site: Site, catalog: Catalog, test_units: Iterable[TestUnit]) -> list[str]:
-    """The images NVCRE will run for the site's tests: each used role's pin or catalog default.
+def catalog_images(plan: Plan) -> list[str]:
+    """The images NVCRE will run for the plan's tests: each used role's pin or catalog default.
 
     The mirror is applied, as in the objects (`nvcregen.plan.images.resolve_image`).
     """
-    roles: set[ImageRole] = {unit.test.image for unit in test_units}
-    return sorted({resolve_image(site, catalog, role) for role in roles})
+    roles: set[ImageRole] = {unit.test.image for unit in plan.units}
+    return sorted({resolve_image(plan.site, plan.catalog, role) for role in roles})
 
 
 def chart_pulls(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
@@ -27,6 +28,7 @@ from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.engines.registry import gitops_of, readiness_of
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.admission import workflow_namespace_gap
@@ -41,7 +43,7 @@ def check_layers(
     doc: Document,
     *,
     strict: bool = False,
-    test_units: list[TestUnit] | None = None,
+    test_units: Sequence[TestUnit] | None = None,
     catalog: Catalog | None = None,
 ) -> list[Diagnostic]:
     """Layer-specific site checks: dependency versions, pins, scraping, GitOps, RDMA networks.
@@ -54,7 +56,7 @@ def check_layers(
     # Trainer mode installs no NVCRE, so there is nothing to monitor (see site_manifests).
     nvcre = readiness_of(site).installs_nvcre
     monitoring = check_monitoring(site, doc) if nvcre else []
-    units = test_units or []
+    units = test_units or ()
     network = check_pod_network(site, units, doc, strict=strict)
     examples = catalog.examples if catalog is not None else None
     pinned = check_pins(site, doc, examples, units, strict=strict)
@@ -64,10 +66,8 @@ def check_layers(
     return platform + monitoring + network + queues + check_gitops(site, doc)
 
 
-def site_manifests(
-    site: Site, catalog: Catalog, test_units: list[TestUnit], root: Path
-) -> list[Manifest]:
-    """Build every layer; the GitOps layer applies the others in `LAYER_ORDER`.
+def site_manifests(plan: Plan, root: Path) -> list[Manifest]:
+    """Build every layer of a plan; the GitOps layer applies the others in `LAYER_ORDER`.
 
     Readiness runs are applied stage by stage (trainer mode: round by round), each step
     only after the one before it passed (`nvcregen.compile.gitops.steps`).
@@ -76,6 +76,7 @@ def site_manifests(
         HelmError: the site's chart archive cannot be verified or rendered.
 
     """
+    site, test_units = plan.site, plan.units
     manifests = platform_manifests(site, _renderer(site), base_dir=root)
     # Kueue is installed with the platform; its queues are a layer of their own, applied
     # once its CRDs exist (docs/design/0007-admission.md).
@@ -90,7 +91,7 @@ def site_manifests(
             manifests += monitoring_manifests(site, test_units)
         readiness = readiness_manifests(site, test_units)
     placed = place_runs(readiness, steps)  # step folders and sync waves
-    steps = timed_steps(site, steps, [*placed, *queues], test_units)  # worst case, replayed
+    steps = timed_steps(plan, steps, [*placed, *queues])  # worst case, replayed
     manifests += gate_readiness(site, placed, steps)
     # Periodic CronJobs: a layer of their own, outside the one-shot steps (design note 0021).
     manifests += periodic_manifests(site, test_units)
@@ -100,17 +101,15 @@ def site_manifests(
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need
     present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
-    gitops = gitops_manifests(site, present, manifests, catalog.charts)
+    gitops = gitops_manifests(site, present, manifests, plan.catalog.charts)
     return manifests + chain_readiness(site, gitops, steps)
 
 
-def image_list(
-    site: Site, catalog: Catalog, test_units: list[TestUnit], manifests: list[Manifest]
-) -> str:
+def image_list(plan: Plan, manifests: list[Manifest]) -> str:
     """`images.txt`: every image and chart the site will pull, for mirroring an offline site."""
     objects = [m.obj for m in manifests]
-    controllers, charts = chart_pulls(objects, catalog.charts)
-    return images_txt(objects, catalog_images(site, catalog, test_units) + controllers, charts)
+    controllers, charts = chart_pulls(objects, plan.catalog.charts)
+    return images_txt(objects, catalog_images(plan) + controllers, charts)
 
 
 def _renderer(site: Site) -> HelmRenderer | None:

@@ -1,8 +1,8 @@
 """The domain summary of a site change: what it does in hardware and test-plan terms.
 
 A reviewer reads "GPUs under test 16 -> 24", "two-node: + nccl-alltoall" and "worst case
-GPU-hours 96 -> 160" here before the object diff; the facts come from the site model and
-the plan (`compile/plan.py`, `compile/budget.py`), not from the YAML that moved.
+GPU-hours 96 -> 160" here before the object diff; the facts come from the site's `Plan`
+(`plan/resolved.py`: its model, units and budget), not from the YAML that moved.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.check.replayed import replay_texts
 from nvcregen.core.metrics import THRESHOLD_FIELDS
 from nvcregen.emit.naming import IMAGES_FILE
-from nvcregen.plan.budget import plan_budget
-from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.plan.model import Pool
+from nvcregen.plan.resolved import Plan
 from nvcregen.replay.context import shown
 from nvcregen.replay.report import worst_gpu_hours, worst_wall
 from nvcregen.replay.timeline import plan_view
-from nvcregen.spec.v1alpha1 import JobSetDependency, Site, Threshold, TrainerDependency
+from nvcregen.spec.v1alpha1 import JobSetDependency, Threshold, TrainerDependency
 from nvcregen.validate.site import load_site
 
 Tree = dict[str, str]
@@ -27,7 +27,7 @@ Tree = dict[str, str]
 
 @dataclass(frozen=True)
 class Facts:
-    """What one valid site puts under test, with what, at what cost.
+    """What one valid site puts under test, with what, at what cost: a view of its Plan.
 
     `values` holds the scalar facts as shown (label -> text), in display order.
     """
@@ -79,13 +79,12 @@ class Summary:
 
 
 def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts | None:
-    """Facts of a site that compiled to `tree`; None if it no longer parses (it did)."""
-    loaded = load_site(raw, display, catalog)
-    site, units = loaded.site, loaded.test_units
-    if site is None or units is None:
+    """Facts of a site that compiled to `tree`; None if it no longer plans (it did)."""
+    plan = load_site(raw, display, catalog).plan
+    if plan is None:
         return None
-    pools = {u.pool.spec.name: u.pool for u in units}
-    budget = plan_budget(site, units)
+    site, budget = plan.site, plan.budget
+    pools = {u.pool.spec.name: u.pool for u in plan.units}
     window = site.spec.readiness.window
     spec = site.spec
     values = {
@@ -96,7 +95,7 @@ def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts 
         "trigger": spec.readiness.trigger,
         "worst-case GPU-hours": f"{budget.worst_gpu_hours}; budget {window.gpu_hours:g}",
         "worst-case wall time": f"{budget.worst_wall}; deadline {window.deadline}",
-        **_replayed(tree, site, units),
+        **_replayed(tree, plan),
         "concurrent jobs, retests": f"{window.max_concurrent_jobs}, {window.retests}",
         "NVCRE": f"{spec.nvcre.version} (chart {spec.nvcre.chart.version})",
         "Trainer": _dependency(spec.dependencies.trainer),
@@ -106,11 +105,11 @@ def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts 
     return Facts(values, stages, _thresholds(spec.thresholds), _images(tree.get(IMAGES_FILE, "")))
 
 
-def _replayed(tree: Tree, site: Site, units: list[TestUnit]) -> dict[str, str]:
+def _replayed(tree: Tree, plan: Plan) -> dict[str, str]:
     """The plan's wall time and GPU-hours as the replay of its objects has them."""
     if not tree:
         return {}
-    view = plan_view(replay_texts(tree, site, units))
+    view = plan_view(replay_texts(tree, plan))
     return {
         "plan wall time (replayed)": (
             "never ends"

@@ -15,6 +15,7 @@ every job runs to its timeout and every retest happens, worded with the retests 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.core import units
@@ -148,14 +149,14 @@ def unit_cost(site: Site, unit: TestUnit, at_once: int | None = None) -> UnitCos
     )
 
 
-def plan_budget(site: Site, test_units: list[TestUnit]) -> Budget:
+def plan_budget(site: Site, test_units: Sequence[TestUnit]) -> Budget:
     """Add up the cost of every test whose node count is known."""
     at_once = _at_once(site, test_units)
     costs = [c for u in test_units if (c := unit_cost(site, u, at_once[id(u)])) is not None]
     return Budget(tuple(costs), site.spec.readiness.window.retests)
 
 
-def _at_once(site: Site, test_units: list[TestUnit]) -> dict[int, int | None]:
+def _at_once(site: Site, test_units: Sequence[TestUnit]) -> dict[int, int | None]:
     """Each test's jobs at once (by id): fewer than N where nvcregen's quota holds fewer."""
     window = site.spec.readiness.window.max_concurrent_jobs
     if not manages_queues(site):

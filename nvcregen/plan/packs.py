@@ -21,7 +21,7 @@ the plan can check) and a test alone in its pack.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from nvcregen.kinds.registry import kind_of
@@ -78,7 +78,7 @@ class Pack:
         return [tuple(nodes[i : i + self.chunk]) for i in range(0, len(nodes), self.chunk)]
 
 
-def site_packs(site: Site, units: list[TestUnit]) -> list[Pack]:
+def site_packs(site: Site, units: Sequence[TestUnit]) -> list[Pack]:
     """The packs of a site's plan (`packs_of` with its window's chunk)."""
     return packs_of(units, site.spec.readiness.packing, chunk_of(site))
 
@@ -88,7 +88,7 @@ def chunk_of(site: Site) -> int:
     return min(CHUNK, site.spec.readiness.window.max_concurrent_jobs)
 
 
-def packs_of(units: list[TestUnit], packing: str, chunk: int = CHUNK) -> list[Pack]:
+def packs_of(units: Sequence[TestUnit], packing: str, chunk: int = CHUNK) -> list[Pack]:
     """The packs of a plan, in plan order; tests not in one run alone.
 
     `packing` is the site's `readiness.packing`; with `perRun` nothing is packed.
@@ -99,7 +99,7 @@ def packs_of(units: list[TestUnit], packing: str, chunk: int = CHUNK) -> list[Pa
 
 
 def grouped(
-    units: list[TestUnit],
+    units: Sequence[TestUnit],
     key_of: Callable[[TestUnit], tuple[object, ...] | None],
     prefix: str,
     chunk: int,

@@ -15,6 +15,7 @@ its nodes one CronJob (`compile/readiness/periodic.py`). Per week:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.core.cron import parse_cron, runs_per_week
@@ -52,7 +53,7 @@ class PeriodicCost:
     gpus: int
 
 
-def periodic_packs(site: Site, test_units: list[TestUnit]) -> list[Pack]:
+def periodic_packs(site: Site, test_units: Sequence[TestUnit]) -> list[Pack]:
     """The node packs of the periodic stages: a stage's tests of one image, in plan order.
 
     Named `periodic-<n>` within their stage (a one-shot pack is `pack-<n>`); a pack of one
@@ -76,7 +77,7 @@ def job_deadline_s(pack: Pack) -> int:
     return -(-pack.timeout_ms // 1000) + START_SLACK_S
 
 
-def periodic_cost(site: Site, test_units: list[TestUnit]) -> PeriodicCost | None:
+def periodic_cost(site: Site, test_units: Sequence[TestUnit]) -> PeriodicCost | None:
     """What the site's periodic runs cost a week; None without `readiness.periodic`."""
     periodic = site.spec.readiness.periodic
     if periodic is None:

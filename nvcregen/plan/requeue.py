@@ -12,6 +12,8 @@ admission, if every requeue is admitted again at once.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.core import units
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -22,7 +24,7 @@ BACKOFF_BASE_S = 60
 BACKOFF_MAX_S = 3600
 
 
-def pods_ready_timeout_ms(site: Site, test_units: list[TestUnit]) -> int:
+def pods_ready_timeout_ms(site: Site, test_units: Sequence[TestUnit]) -> int:
     """`podsReadyTimeout`, else the plan's shortest test timeout, at least ten minutes.
 
     A run whose pods cannot all start within the time its shortest sibling may run is
@@ -35,7 +37,7 @@ def pods_ready_timeout_ms(site: Site, test_units: list[TestUnit]) -> int:
     return max(PODS_READY_FLOOR_MS, shortest)
 
 
-def deactivation_ms(site: Site, test_units: list[TestUnit]) -> int:
+def deactivation_ms(site: Site, test_units: Sequence[TestUnit]) -> int:
     """From a run's first admission to Kueue deactivating it, its pods never all ready."""
     limit = site.spec.dependencies.kueue.requeue_limit
     backoffs_s = sum(min(BACKOFF_BASE_S * (1 << k), BACKOFF_MAX_S) for k in range(limit))

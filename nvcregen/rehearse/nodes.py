@@ -1,6 +1,6 @@
 """The site's nodes as kwok plays them: names, labels, taints, GPUs and NICs (pure).
 
-The nodes are the replay's (`replay/facts.py::pool_nodes`: each pool's named nodes, else
+The nodes are the replay's (`plan/facts.py::pool_nodes`: each pool's named nodes, else
 `<pool>-1..N`; `nvidia.com/gpu.present`, the first product label, the pool's selector,
 the hostname; GPUs and the NIC resource as capacity), with what the site's inventory says
 of each node it lists (its fabric labels: leaf, spine, core, NVLink domain; its taints),
@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from nvcregen.fabric.inventory import version_labels
+from nvcregen.plan.facts import pool_nodes
 from nvcregen.plan.model import Pool
-from nvcregen.replay.facts import pool_nodes
 
 FAKE_NODE_ANNOTATION = ("kwok.x-k8s.io/node", "fake")
 # What every fake node offers besides its GPUs and NICs: never the limit of a rehearsal.

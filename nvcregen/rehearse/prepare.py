@@ -4,7 +4,7 @@ The site is rendered by the code `nvcregen render` runs (`chain/sites.py::render
 `<scratch>/tree/<site>/`, and read back from there: the rehearsal applies the files as
 written. The replay `nvcregen plan` prints (`replay/site.py::replay_site`, then
 `timeline.py::plan_view`) is run on the same files, with the facts the site gives
-(`replay/facts.py`: nodes, window, durations). Only trainer-mode sites are rehearsed:
+(`plan/facts.py`: nodes, window, durations). Only trainer-mode sites are rehearsed:
 the twin runs Kueue, JobSet and Trainer, not NVCRE; and only plans whose every test's
 kind has a log maker (`makers/registry.py`), so that `collect` can judge what ran.
 """
@@ -12,19 +12,20 @@ kind has a log maker (`makers/registry.py`), so that `collect` can judge what ra
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
-from nvcregen.catalog.load import Catalog, load_catalog
+from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.model import Options
 from nvcregen.chain.pipeline import CompileResult, build_site
 from nvcregen.chain.sites import display_path, render, site_root
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.engines.registry import readiness_of
-from nvcregen.plan.model import Pool, TestUnit
+from nvcregen.plan.model import Pool
+from nvcregen.plan.resolved import Plan
 from nvcregen.rehearse.makers.registry import unmade
 from nvcregen.rehearse.period import period_refusal
 from nvcregen.rehearse.tree import read_tree
-from nvcregen.replay.facts import PlanFacts, plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.site import replay_site
 from nvcregen.replay.timeline import PlanView, plan_view
@@ -36,19 +37,24 @@ class NotRehearsableError(ValueError):
 
 @dataclass(frozen=True)
 class Prepared:
-    """A rendered site, its tree's objects, the replay's facts and plan, its pools.
+    """A site's Plan rendered: its tree's objects and their replay (`view`).
 
-    Also its plan's units and the catalog: what the pods' logs are made from.
+    The plan's facts are what the twin is judged against; its units and catalog what the
+    pods' logs are made from.
     """
 
-    site: str
+    plan: Plan
     tree: Path
     objects: tuple[TreeObject, ...]
-    facts: PlanFacts
-    plan: PlanView
-    pools: tuple[Pool, ...]
-    units: tuple[TestUnit, ...] = ()
-    catalog: Catalog | None = None
+    view: PlanView
+
+    @cached_property
+    def pools(self) -> tuple[Pool, ...]:
+        """The plan's pools, in the order its units first name them."""
+        pools: dict[str, Pool] = {}
+        for unit in self.plan.units:
+            pools.setdefault(unit.pool.spec.name, unit.pool)
+        return tuple(pools.values())
 
 
 def prepare(
@@ -76,33 +82,19 @@ def prepare(
     )
     if isinstance(built, CompileResult):  # rendered a moment ago: only a changed file
         return [d for d in built.diagnostics if d.is_error]
-    site = built.site
+    site = built.plan.site
     if not readiness_of(site).writes_runs:  # NVCRE writes its runs itself: no twin of it
         raise NotRehearsableError(
             f"{site.metadata.name}: rehearse runs trainer-mode sites (readiness.engine: "
             f"trainer); this site's engine is {site.spec.readiness.engine}, and the twin "
             "has no NVCRE"
         )
-    refused = period_refusal(site, built.doc) if period else None
+    refused = period_refusal(site, built.plan.doc) if period else None
     if refused is not None:
         return [refused]
-    unmade_kinds = unmade(built.test_units)
+    unmade_kinds = unmade(built.plan.units)
     if unmade_kinds:  # refused now, not after minutes of a run whose logs say nothing
         raise NotRehearsableError(f"{site.metadata.name}: {'; '.join(unmade_kinds)}")
     tree = out / site.metadata.name
     objects = tuple(read_tree(tree))
-    facts = plan_facts(site, built.test_units)
-    pools: dict[str, Pool] = {}
-    for unit in built.test_units:
-        pools.setdefault(unit.pool.spec.name, unit.pool)
-    plan = plan_view(replay_site(objects, facts))
-    return Prepared(
-        site.metadata.name,
-        tree,
-        objects,
-        facts,
-        plan,
-        tuple(pools.values()),
-        tuple(built.test_units),
-        catalog,
-    )
+    return Prepared(built.plan, tree, objects, plan_view(replay_site(objects, built.plan.facts)))

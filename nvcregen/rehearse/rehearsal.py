@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.engines.registry import FLUX
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.controlplane import ControlPlaneError
@@ -35,7 +36,6 @@ from nvcregen.rehearse.servelogs import serve_pod_logs, wait_served
 from nvcregen.rehearse.steps import ApplyStep, Order, read_order
 from nvcregen.rehearse.twin import Twin, start
 from nvcregen.rehearse.watch import Snapshot, Watch, conditions, run_states
-from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 from nvcregen.replay.timeline import PlanView

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from nvcregen.core import codes, units
-from nvcregen.replay.facts import PlanFacts
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.gating import Gating
 from nvcregen.replay.kueue import Admission, Queues
 from nvcregen.replay.model import Run, Workload

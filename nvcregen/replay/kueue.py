@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from nvcregen.replay.facts import PlanFacts
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.model import PODS, TreeObject, Workload
 from nvcregen.replay.selectors import quantity
 

@@ -15,7 +15,7 @@ from functools import cached_property
 from typing import Any, Literal
 
 from nvcregen.core.errors import Severity
-from nvcregen.replay.facts import GPU
+from nvcregen.plan.facts import GPU
 from nvcregen.replay.selectors import Constraint, add, scaled
 
 PODS = "pods"

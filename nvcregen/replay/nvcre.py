@@ -18,7 +18,7 @@ from typing import Any
 
 from nvcregen.core import codes, units
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
-from nvcregen.replay.facts import GPU, Node, PlanFacts
+from nvcregen.plan.facts import GPU, Node, PlanFacts
 from nvcregen.replay.model import Admitter, Batch, PodSet, Problem, Run, TreeObject, Workload
 from nvcregen.replay.selectors import Constraint, target_constraint
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from nvcregen.replay.facts import Node
+from nvcregen.plan.facts import Node
 from nvcregen.replay.model import PodSet, Workload
 from nvcregen.replay.selectors import Constraint, Term
 

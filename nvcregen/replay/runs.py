@@ -15,7 +15,7 @@ from typing import Any
 
 from nvcregen.core import labels
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
-from nvcregen.replay.facts import PlanFacts, Timing
+from nvcregen.plan.facts import PlanFacts, Timing
 from nvcregen.replay.model import Admitter, Batch, PodSet, Run, TreeObject, Workload
 from nvcregen.replay.nvcre import nvcre_run
 from nvcregen.replay.selectors import Constraint, add, pod_constraint, requests_of

@@ -14,7 +14,7 @@ from functools import cached_property, lru_cache
 from typing import Any
 
 from nvcregen.core.quantity import whole_units
-from nvcregen.replay.facts import Node
+from nvcregen.plan.facts import Node
 
 
 @dataclass(frozen=True)

@@ -13,10 +13,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.catalog.engines import engine_facts
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.argocd import applications, argocd_gating, health_checks, waves_only
 from nvcregen.replay.checks import judge
 from nvcregen.replay.context import Context, Key
-from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.flux import flux_gating, kustomizations
 from nvcregen.replay.gating import Gating, Step
 from nvcregen.replay.kueue import Admission, Queues, admit, read_queues

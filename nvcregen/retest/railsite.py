@@ -79,6 +79,7 @@ def switch_ports(data: Data, root: Path) -> Callable[[str, str], str]:
     @cache
     def inventory() -> Any:
         loaded = load_site(dump_yaml(data).encode(), "site.yaml", load_catalog(), root=root)
-        return next((u.pool.inventory for u in loaded.test_units or [] if u.pool.inventory), None)
+        units = loaded.plan.units if loaded.plan is not None else ()
+        return next((u.pool.inventory for u in units if u.pool.inventory), None)
 
     return lambda node, hca: cabled(inventory(), node, hca)

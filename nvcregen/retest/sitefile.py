@@ -28,7 +28,7 @@ from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError, write_file
 from nvcregen.core.errors import Diagnostic, has_errors
 from nvcregen.emit.canonical import dump_yaml, load_yaml_plain
-from nvcregen.plan.budget import Budget, plan_budget
+from nvcregen.plan.budget import Budget
 from nvcregen.retest.pairs import RetestPlan
 from nvcregen.validate.site import load_site
 
@@ -152,8 +152,8 @@ def compile_retest(data: Data, header: str, root: Path, display: str) -> RetestS
     if result.tree is None or has_errors(result.diagnostics):
         raise RetestError("the retest site does not render", tuple(result.diagnostics))
     loaded = load_site(text.encode(), display, catalog, root=root)
-    assert loaded.site is not None and loaded.test_units is not None
-    return RetestSite(loaded.site.metadata.name, text, plan_budget(loaded.site, loaded.test_units))
+    assert loaded.plan is not None
+    return RetestSite(loaded.plan.name, text, loaded.plan.budget)
 
 
 def budget_of(data: Data, root: Path) -> Budget:
@@ -165,9 +165,9 @@ def budget_of(data: Data, root: Path) -> Budget:
     """
     text = dump_yaml(data)
     loaded = load_site(text.encode(), "retest.yaml", load_catalog(), root=root)
-    if loaded.site is None or loaded.test_units is None:
+    if loaded.plan is None:
         raise RetestError("the retest site does not plan", tuple(loaded.diagnostics))
-    return plan_budget(loaded.site, loaded.test_units)
+    return loaded.plan.budget
 
 
 def budget_line(budget: Budget, data: Data) -> str:

@@ -21,6 +21,7 @@ from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.plan import physics
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site, Threshold
 from nvcregen.validate.kindtimeouts import kind_timeout_problems
@@ -81,10 +82,9 @@ def pool_problems(site: Site, doc: Document) -> list[Diagnostic]:
     return found
 
 
-def physics_problems(
-    site: Site, catalog: Catalog, doc: Document, test_units: list[TestUnit]
-) -> list[Diagnostic]:
+def physics_problems(plan: Plan) -> list[Diagnostic]:
     """NVC350-353 and NVC356 for a site whose references all resolve, on its plan."""
+    site, catalog, doc, test_units = plan.site, plan.catalog, plan.doc, plan.units
     found = [d for u in test_units for d in _timeout_problems(site, catalog, doc, u)]
     found += [d for u in test_units if (d := _inner_timeout_problem(catalog, doc, u))]
     found += kind_timeout_problems(doc, test_units)  # NVC791: a kind's own steps cut short

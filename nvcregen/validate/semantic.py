@@ -12,10 +12,10 @@ from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.core.secrets import shown
 from nvcregen.core.units import check_unit
 from nvcregen.kinds.registry import kind_of
-from nvcregen.plan.budget import hours, plan_budget, worst_case
+from nvcregen.plan.budget import hours, worst_case
 from nvcregen.plan.images import is_pinned, source_image
-from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import network_for, stage_pool_name
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.admission import admission_problems
@@ -376,21 +376,19 @@ def _check_images(site: Site, catalog: Catalog, report: _Report, *, strict: bool
             )
 
 
-def check_plan(
-    site: Site, catalog: Catalog, test_units: list[TestUnit], doc: Document
-) -> list[Diagnostic]:
+def check_plan(plan: Plan) -> list[Diagnostic]:
     """The plan against physics (timeouts, bounds, sizes), then, if that holds, its budget."""
-    found = physics_problems(site, catalog, doc, test_units)  # durations, bounds, sizes
+    found = physics_problems(plan)  # durations, bounds, sizes
     if has_errors(found):
         return found
-    report = _Report(doc)
-    _budget(site, test_units, report)
+    report = _Report(plan.doc)
+    _budget(plan, report)
     return found + report.diagnostics
 
 
-def _budget(site: Site, test_units: list[TestUnit], report: _Report) -> None:
-    window = site.spec.readiness.window
-    budget = plan_budget(site, test_units)
+def _budget(plan: Plan, report: _Report) -> None:
+    window = plan.site.spec.readiness.window
+    budget = plan.budget
     attempts, retests = 1 + window.retests, window.retests
     stages = tuple(
         f"stage {name}: expected {hours(expected)}, "

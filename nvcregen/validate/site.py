@@ -1,8 +1,9 @@
 """Load, validate and plan one site: the entry point of every command that needs a site.
 
 `render`, `check`, `collect` and `diff` all start here, so a site means the same thing to
-each of them: the YAML traps, the schema, the models, the catalog references, the plan
-(built once) and its budget, with every diagnostic in file order.
+each of them: the YAML traps, the schema, the models, the catalog references, and the
+`Plan` (`plan/resolved.py`: the site, its document, catalog, inventory and units, built
+once) with its budget, with every diagnostic in file order.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.core.errors import Diagnostic, has_errors
-from nvcregen.fabric.inventory import Inventory
-from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
+from nvcregen.plan.resolved import Plan
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -25,13 +25,17 @@ from nvcregen.validate.semantic import check_plan, check_references
 
 @dataclass(frozen=True)
 class LoadedSite:
-    """How far a site got: its document, its model, its plan; None where it stopped."""
+    """How far a site got: its document, its model, its plan; None where it stopped.
+
+    `doc` and `site` are kept for a site that stops before its plan (render still checks
+    the layers of a parsed site, `check` names its cluster); once planned, `plan` holds
+    them with the rest.
+    """
 
     doc: Document | None
     site: Site | None
-    test_units: list[TestUnit] | None
+    plan: Plan | None
     diagnostics: list[Diagnostic]
-    inventory: Inventory | None = None
 
     @property
     def name(self) -> str | None:
@@ -44,8 +48,8 @@ def load_site(
 ) -> LoadedSite:
     """Load the bytes of one site file named `display`; plan it when it is valid.
 
-    `test_units` is set only when no step found an error; the budget is checked on that
-    plan, so its diagnostics can come along with a plan.
+    `plan` is set only when no step before it found an error; the budget is checked on
+    that plan, so its diagnostics can come along with a plan.
     """
     from nvcregen.spec.load import load_document  # ruamel, imported only where it is used
 
@@ -53,9 +57,7 @@ def load_site(
     if doc is None:
         return LoadedSite(None, None, None, diags)
     loaded = check_site(doc, catalog, strict=strict, root=root)
-    return LoadedSite(
-        doc, loaded.site, loaded.test_units, diags + loaded.diagnostics, loaded.inventory
-    )
+    return LoadedSite(doc, loaded.site, loaded.plan, diags + loaded.diagnostics)
 
 
 def check_site(
@@ -80,7 +82,8 @@ def check_site(
     if inventory is not None or site.spec.inventory is None:  # else NVC390 says enough
         diags += group_problems(site, inventory, doc)  # stage groups: NVC395-NVC397
     if has_errors(diags):
-        return LoadedSite(doc, site, None, diags, inventory)
-    test_units = plan(site, catalog, inventory)  # what runs where, in site order: built once
-    diags += check_plan(site, catalog, test_units, doc)  # physics, GPU-hours, deadline
-    return LoadedSite(doc, site, test_units, diags, inventory)
+        return LoadedSite(doc, site, None, diags)
+    units = tuple(plan(site, catalog, inventory))  # what runs where, in site order
+    resolved = Plan(site, doc, catalog, units, inventory)  # built once, here
+    diags += check_plan(resolved)  # physics, GPU-hours, deadline
+    return LoadedSite(doc, site, resolved, diags)

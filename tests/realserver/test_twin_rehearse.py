@@ -28,6 +28,7 @@ Opt-in: skipped unless `make controlplane twin` has built what the command runs
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import os
 import signal
@@ -191,9 +192,7 @@ def _edited(prepared: Prepared, edit: Any) -> Prepared:
     objects = tuple(
         TreeObject(o.file, o.path, edit(copy.deepcopy(dict(o.obj)))) for o in prepared.objects
     )
-    return Prepared(
-        prepared.site, prepared.tree, objects, prepared.facts, prepared.plan, prepared.pools
-    )
+    return dataclasses.replace(prepared, objects=objects)
 
 
 def test_every_two_node_run_holds_both_nodes_one_round_at_a_time(
@@ -220,8 +219,8 @@ def test_a_step_kueue_cannot_admit_exits_1_naming_it(tmp_path: Path) -> None:
     prepared = _edited(_prepared(tmp_path / "scratch"), halve_gpus)
     rehearsal = rehearse(
         prepared.objects,
-        prepared.facts,
-        prepared.plan,
+        prepared.plan.facts,
+        prepared.view,
         prepared.pools,
         locate.builds(),
         tmp_path / "twin",

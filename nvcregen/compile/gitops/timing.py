@@ -19,31 +19,26 @@ from nvcregen.compile.gitops.steps import Step
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
 from nvcregen.plan.budget import attempts
-from nvcregen.plan.model import TestUnit
-from nvcregen.replay.facts import plan_facts
+from nvcregen.plan.facts import PlanFacts
+from nvcregen.plan.resolved import Plan
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.site import replay_context
 from nvcregen.replay.timeline import step_worst_ms
-from nvcregen.spec.v1alpha1 import Site
 
 _MINUTE_MS = 60_000
 
 
-def timed_steps(
-    site: Site, steps: Sequence[Step], objects: Sequence[Manifest], test_units: list[TestUnit]
-) -> tuple[Step, ...]:
+def timed_steps(plan: Plan, steps: Sequence[Step], objects: Sequence[Manifest]) -> tuple[Step, ...]:
     """`steps` with their timeouts, from the replay of `objects` (placed runs and queues)."""
-    worst = worst_step_ms(objects, site, test_units)
-    tries = attempts(site.spec.readiness.window.retests)
+    worst = worst_step_ms(objects, plan.facts)
+    tries = attempts(plan.site.spec.readiness.window.retests)
     return tuple(
         dataclasses.replace(step, timeout_ms=_minutes(worst.get(step.folder, 0) * tries))
         for step in steps
     )
 
 
-def worst_step_ms(
-    objects: Sequence[Manifest], site: Site, test_units: list[TestUnit]
-) -> Mapping[str, int]:
+def worst_step_ms(objects: Sequence[Manifest], facts: PlanFacts) -> Mapping[str, int]:
     """Each step folder's worst case: from its first run's start to its last run's end.
 
     The objects carry no GitOps objects yet, so the replay gates them by their sync waves
@@ -53,7 +48,7 @@ def worst_step_ms(
     tree = [TreeObject(path, path, m.obj) for m in objects for path in [manifest_path(m)]]
     # As `nvcregen plan` times it, from the worst-case clock alone; the render gate judges
     # the tree, so no checks here.
-    return step_worst_ms(replay_context(tree, plan_facts(site, test_units)))
+    return step_worst_ms(replay_context(tree, facts))
 
 
 def _minutes(ms: int) -> int:

@@ -9,6 +9,8 @@ only the two integrations readiness needs and `waitForPodsReady` set from the pl
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.compile.platform.helmref import ChartRelease, reference_notes, reference_objects
 from nvcregen.compile.platform.layer import COMPONENT, namespace
 from nvcregen.compile.queue.workloads import manages_queues
@@ -31,7 +33,7 @@ FRAMEWORKS = ("batch/job", "trainer.kubeflow.org/trainjob")
 SOURCE = "/spec/dependencies/kueue"
 
 
-def kueue_install(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+def kueue_install(site: Site, test_units: Sequence[TestUnit]) -> list[Manifest]:
     """Kueue's namespace and the GitOps objects installing its chart; none if not managed."""
     if not manages_queues(site):
         return []
@@ -55,7 +57,7 @@ def kueue_install(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
     ]
 
 
-def kueue_values(site: Site, test_units: list[TestUnit]) -> Obj:
+def kueue_values(site: Site, test_units: Sequence[TestUnit]) -> Obj:
     """Chart values: the released controller image (mirrored) and the Configuration.
 
     The chart in Kueue's repository points at a staging image with `pullPolicy: Always`;
@@ -77,7 +79,7 @@ def kueue_values(site: Site, test_units: list[TestUnit]) -> Obj:
     }
 
 
-def kueue_configuration(site: Site, test_units: list[TestUnit]) -> Obj:
+def kueue_configuration(site: Site, test_units: Sequence[TestUnit]) -> Obj:
     """Kueue's default Configuration, but for integrations and `waitForPodsReady`.
 
     `blockAdmission` stays off: every flavor nvcregen writes is topology-aware, so Kueue
@@ -123,7 +125,7 @@ def kueue_configuration(site: Site, test_units: list[TestUnit]) -> Obj:
     }
 
 
-def pods_ready_timeout(site: Site, test_units: list[TestUnit]) -> str:
+def pods_ready_timeout(site: Site, test_units: Sequence[TestUnit]) -> str:
     """`podsReadyTimeout`, else the plan's shortest test timeout, at least ten minutes."""
     return units.format_duration(pods_ready_timeout_ms(site, test_units))
 

@@ -13,6 +13,8 @@ existing ClusterQueue to bind it to.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.compile.queue.shape import PoolQuota, format_cpu, format_memory, pool_quotas
 from nvcregen.compile.queue.workloads import (
     HOSTNAME,
@@ -35,7 +37,7 @@ NAMESPACE_LABEL = "kubernetes.io/metadata.name"
 FIXED_RESOURCES = ("cpu", "memory", GPU)
 
 
-def queue_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+def queue_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Manifest]:
     """The queues layer of a site; [] when NVCRE's gang scheduler admits its runs."""
     if not uses_kueue(site):
         return []

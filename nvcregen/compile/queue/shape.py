@@ -11,6 +11,7 @@ docs/design/0007-admission.md walks through the arithmetic for the shipped sites
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.core.quantity import whole_units
@@ -117,7 +118,7 @@ def job_shape(site: Site, unit: TestUnit) -> JobShape:
     )
 
 
-def pool_quotas(site: Site, test_units: list[TestUnit]) -> list[PoolQuota]:
+def pool_quotas(site: Site, test_units: Sequence[TestUnit]) -> list[PoolQuota]:
     """The quota of every pool some test runs on, in the site's pool order."""
     by_pool: dict[int, list[TestUnit]] = {}
     for unit in test_units:
@@ -125,7 +126,7 @@ def pool_quotas(site: Site, test_units: list[TestUnit]) -> list[PoolQuota]:
     return [pool_quota(site, by_pool[index]) for index in sorted(by_pool)]
 
 
-def pool_quota(site: Site, units: list[TestUnit]) -> PoolQuota:
+def pool_quota(site: Site, units: Sequence[TestUnit]) -> PoolQuota:
     """What admits `maxConcurrentJobs` runs of one pool at once, and never more.
 
     Args:

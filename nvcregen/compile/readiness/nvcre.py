@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import groupby
 from typing import Any
 
@@ -29,7 +30,7 @@ GPU_PRODUCT = "nvidia.com/gpu.product"
 DIAGNOSE_MIN_GROUP = 2  # a link fault needs two nodes to show; NVCRE's default too
 
 
-def readiness_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+def readiness_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Manifest]:
     """Build the readiness layer for a planned site."""
     manifests: list[Manifest] = []
     for _, group in groupby(test_units, key=lambda u: u.stage_index):
@@ -75,7 +76,7 @@ def counts(unit: TestUnit) -> Obj:
     return result
 
 
-def certification(site: Site, stage_units: list[TestUnit]) -> Manifest:
+def certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
     """One Certification for a stage's tests that NVCRE's catalog knows."""
     first = stage_units[0]
     window = site.spec.readiness.window
@@ -291,6 +292,6 @@ def _object(kind: str, name: str, namespace: str, spec: Obj) -> Obj:
     return {"apiVersion": NVCRE_API, "kind": kind, "metadata": metadata, "spec": spec}
 
 
-def _catalog_files(stage_units: list[TestUnit]) -> tuple[str, ...]:
+def _catalog_files(stage_units: Sequence[TestUnit]) -> tuple[str, ...]:
     files = {stage_units[0].pool.catalog_file} | {u.test_file for u in stage_units}
     return tuple(sorted(files))

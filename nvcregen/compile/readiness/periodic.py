@@ -31,6 +31,8 @@ so that node's tests start over when it is free again, within that deadline.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.compile.queue.workloads import (
     periodic_priority_class_name,
     periodic_priority_value,
@@ -76,7 +78,7 @@ def periodic_of(site: Site) -> Periodic | None:
     return site.spec.readiness.periodic
 
 
-def periodic_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+def periodic_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Manifest]:
     """The periodic layer: the pods' PriorityClass and a CronJob per pack and chunk."""
     periodic = periodic_of(site)
     if periodic is None:

@@ -11,6 +11,8 @@ after the other in one run per round: a Job per chunk of nodes, a TrainJob per n
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.packed import packed_manifests
 from nvcregen.compile.readiness.rdmapair import pair_manifests
@@ -22,7 +24,7 @@ from nvcregen.plan.packs import site_packs
 from nvcregen.spec.v1alpha1 import Site
 
 
-def trainer_manifests(site: Site, test_units: list[TestUnit]) -> list[Manifest]:
+def trainer_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Manifest]:
     """Build the readiness layer of a site in trainer mode (component "readiness").
 
     Raises:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 import yaml
 from click.testing import CliRunner
-from sitefactory import catalog, parse
+from sitefactory import parse, plan_of
 
 from nvcregen.check.admission import admission_findings
 from nvcregen.check.gate import check_manifests
@@ -23,7 +23,7 @@ from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.kueuekeys import QUEUE_LABEL
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.plan.resolve import plan
+from nvcregen.plan.resolved import Plan
 
 ROOT = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]
@@ -99,11 +99,10 @@ def test_a_queued_run_or_another_kind_passes(obj: Obj) -> None:
 # render
 
 
-def _manifests(site_file: str) -> tuple[list[Manifest], Any, Any, Any]:
-    site, doc = parse((ROOT / "sites" / site_file).read_text(encoding="utf-8"))
-    units = plan(site, catalog())
-    built = site_manifests(site, catalog(), units, root=Path())
-    return postprocess(built, site, f"sites/{site_file}"), site, doc, units
+def _manifests(site_file: str) -> tuple[list[Manifest], Plan]:
+    planned = plan_of(*parse((ROOT / "sites" / site_file).read_text(encoding="utf-8")))
+    built = site_manifests(planned, root=Path())
+    return postprocess(built, planned.site, f"sites/{site_file}"), planned
 
 
 def _unlabelled(manifests: list[Manifest], kind: str, component: str) -> list[Manifest]:
@@ -126,17 +125,17 @@ def _unlabelled(manifests: list[Manifest], kind: str, component: str) -> list[Ma
     ],
 )
 def test_render_refuses_a_readiness_run_without_a_queue(site_file: str, kind: str) -> None:
-    manifests, site, doc, units = _manifests(site_file)
-    assert not [d for d in check_manifests(manifests, site, doc, units) if d.code == "NVC625"]
+    manifests, planned = _manifests(site_file)
+    assert not [d for d in check_manifests(manifests, planned) if d.code == "NVC625"]
     broken = _unlabelled(manifests, kind, "readiness")
-    (diag,) = [d for d in check_manifests(broken, site, doc, units) if d.code == "NVC625"]
+    (diag,) = [d for d in check_manifests(broken, planned) if d.code == "NVC625"]
     assert diag.is_error and kind in diag.message
 
 
 def test_the_policy_is_for_the_readiness_layer_only() -> None:
-    manifests, site, doc, units = _manifests("h20-3e-trainer.yaml")
+    manifests, planned = _manifests("h20-3e-trainer.yaml")
     elsewhere = _unlabelled(manifests, "Job", "preview")
-    assert not [d for d in check_manifests(elsewhere, site, doc, units) if d.code == "NVC625"]
+    assert not [d for d in check_manifests(elsewhere, planned) if d.code == "NVC625"]
 
 
 # nvcregen check on a rendered tree

@@ -195,3 +195,14 @@ def test_git_runs_once_per_project_not_once_per_site(
     assert len(calls) == 1  # two sites, one project
     check_tree(out, tmp_path, catalog())
     assert len(calls) == 2
+
+
+def test_a_site_that_no_longer_plans_still_names_its_cluster(tmp_path: Path) -> None:
+    """Without a Plan (a test the catalog lacks), `check` still reads the site's cluster."""
+    lab_b, out = _rendered_apart(tmp_path)
+    unplanned = edit(_site("lab-b"), "tests: [dcgm-l1, nccl-all-reduce]", "tests: [dcgm-l0]")
+    lab_b.write_text(unplanned)  # moved onto lab's cluster, and no longer valid
+    found = check_tree(out, tmp_path, catalog())
+    shared = [d for d in found if d.code == "NVC690"]
+    assert shared and {d.span.file.split("/")[1] for d in shared} == {"lab", "lab-b"}
+    assert not [d for d in found if d.code == "NVC631" or d.code.startswith("NVC67")]

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitefactory import catalog, parse
+from sitefactory import catalog, parse, plan_of
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
@@ -18,7 +18,6 @@ from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
-from nvcregen.plan.resolve import plan
 
 SITES = Path(__file__).resolve().parents[3] / "sites"
 # The allow list every AppProject had before it was derived from the charts.
@@ -31,7 +30,7 @@ OLD_WHITELIST = [
 
 def _compiled(name: str) -> list[Manifest]:
     site, _ = parse((SITES / f"{name}.yaml").read_text(encoding="utf-8"))
-    built = site_manifests(site, catalog(), plan(site, catalog()), root=Path())
+    built = site_manifests(plan_of(site), root=Path())
     return postprocess(built, site, f"sites/{name}.yaml")
 
 
@@ -142,8 +141,7 @@ def test_project_matching_follows_argocd_globs_and_blacklists() -> None:
 
 
 def test_render_refuses_an_object_its_project_does_not_permit() -> None:
-    site, doc = parse((SITES / "h20-3e-lab.yaml").read_text(encoding="utf-8"))
-    units = plan(site, catalog())
+    planned = plan_of(*parse((SITES / "h20-3e-lab.yaml").read_text(encoding="utf-8")))
     manifests = _with_project(_compiled("h20-3e-lab"), clusterResourceWhitelist=OLD_WHITELIST)
-    found = check_manifests(manifests, site, doc, units, catalog().charts)
+    found = check_manifests(manifests, planned)
     assert any(d.code == "NVC680" and d.is_error for d in found)

@@ -39,12 +39,12 @@ def _in_wave_one(manifest: Manifest) -> Manifest:
 
 
 def test_the_shipped_site_passes_the_gate(built: Built) -> None:
-    assert check_manifests(built.manifests, built.site, built.doc, built.test_units) == []
+    assert check_manifests(built.manifests, built.plan) == []
 
 
 def test_overlapping_stages_fail_render_at_the_site_lines(built: Built) -> None:
     manifests = [_in_wave_one(m) for m in built.manifests]
-    found = check_manifests(manifests, built.site, built.doc, built.test_units)
+    found = check_manifests(manifests, built.plan)
     two_node = sorted(manifest_path(m) for m in manifests if m.folder == "02-two-node")
     assert [d.code for d in found] == ["NVC672"] * len(two_node) and len(two_node) == 4
     first = found[0]
@@ -53,7 +53,7 @@ def test_overlapping_stages_fail_render_at_the_site_lines(built: Built) -> None:
     assert first.span.file == SITE
     source = next(m.source for m in manifests if manifest_path(m) == two_node[0])
     assert source.startswith("/spec/readiness/stages/1/")  # the stage's test it runs
-    assert first.span == built.doc.span(source)
+    assert first.span == built.plan.doc.span(source)
     assert first.notes == ("in the object at /metadata/name",)
 
 
@@ -65,7 +65,7 @@ def test_objects_with_errors_are_not_replayed(built: Built) -> None:
         return dataclasses.replace(manifest, obj={**manifest.obj, "spec": spec})
 
     manifests = [unlabelled(m) for m in built.manifests]
-    codes = {d.code for d in check_manifests(manifests, built.site, built.doc, built.test_units)}
+    codes = {d.code for d in check_manifests(manifests, built.plan)}
     assert "NVC625" in codes
     assert not {c for c in codes if c.startswith("NVC67")}
 
@@ -92,6 +92,6 @@ def test_what_runs_beside_the_writers_changes_no_object(site_file: str) -> None:
     found = build_site((ROOT / shown).read_bytes(), shown, catalog(), Options(root=ROOT))
     assert isinstance(found, Built)
     before = copy.deepcopy([m.obj for m in found.manifests])
-    replay_manifests(found.manifests, found.site, found.doc, found.test_units)
-    image_list(found.site, catalog(), found.test_units, found.manifests)
+    replay_manifests(found.manifests, found.plan)
+    image_list(found.plan, found.manifests)
     assert [m.obj for m in found.manifests] == before

@@ -9,6 +9,7 @@ project (`chain/sites.py` site_root), as render finds it.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -18,12 +19,14 @@ import yaml
 from click.testing import CliRunner, Result
 from nodehealthlogs import EXAMPLES, health_log
 from oncallfactory import dcgm_log
+from sitefactory import parse, plan_of, site_yaml
 
 from nvcregen.cli import main
 from nvcregen.collect import nodedrift
 from nvcregen.collect.model import LoadedSite
 from nvcregen.collect.nodedrift import saved_drift_notes
 from nvcregen.fabric.inventory import from_nodes
+from nvcregen.results.archivefiles import SiteFile
 
 NODES = ("h200-a", "h200-b", "h200-c")
 
@@ -155,9 +158,11 @@ def test_trainer_mode_compares_the_saved_nodes_with_the_inventory(elsewhere: Pat
     assert drift_lines(collected.output) == EXPECTED, collected.output
 
 
-def loaded_with(nodes: list[dict[str, Any]]) -> LoadedSite:
-    inventory = from_nodes(nodes, "nodes.yaml")
-    return LoadedSite(None, None, [], None, inventory)  # type: ignore[arg-type]
+def loaded_with(nodes: list[dict[str, Any]] | None) -> LoadedSite:
+    """The default site's plan, with an inventory of `nodes` (None: the site names none)."""
+    inventory = from_nodes(nodes, "nodes.yaml") if nodes is not None else None
+    plan = dataclasses.replace(plan_of(*parse(site_yaml())), inventory=inventory)
+    return LoadedSite(plan, SiteFile(plan.name, "site.yaml", ""))
 
 
 def test_saved_nodes_gone_short_or_unreadable_are_notes() -> None:
@@ -176,7 +181,7 @@ def test_saved_nodes_gone_short_or_unreadable_are_notes() -> None:
     other = {**node("h200-a"), "apiVersion": "example.com/v1"}  # not a core Node
     (none,) = saved_drift_notes(loaded, [other])
     assert none.startswith("NVC773: no Node objects saved in the folder")
-    assert saved_drift_notes(LoadedSite(None, None, [], None), [bad]) == ()  # type: ignore[arg-type]
+    assert saved_drift_notes(loaded_with(None), [bad]) == ()
 
 
 def test_at_most_max_nodes_saved_nodes_are_compared(monkeypatch: pytest.MonkeyPatch) -> None:

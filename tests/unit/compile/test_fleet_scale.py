@@ -21,7 +21,7 @@ from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.gate import check_manifests
 from nvcregen.core.errors import has_errors
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.replay.facts import Node
+from nvcregen.plan.facts import Node
 from nvcregen.replay.selectors import Constraint
 from tools.fleetsite import Packing, fleet_site, node_names
 
@@ -37,9 +37,7 @@ def _compiled(nodes: int, packing: Packing = "perRun") -> int:
     text = fleet_site(nodes, packing=packing)
     built = build_site(text.encode(), "sites/fleet.yaml", catalog, Options())
     assert isinstance(built, Built), getattr(built, "diagnostics", None)
-    found = check_manifests(
-        built.manifests, built.site, built.doc, built.test_units, catalog.charts
-    )
+    found = check_manifests(built.manifests, built.plan)
     texts = [dump_yaml(m.obj) for m in built.manifests]
     profile.disable()
     # at 32 nodes per run the readiness Application is a parent of children (shards)
@@ -77,7 +75,7 @@ def test_each_pod_is_tried_on_the_nodes_it_names(monkeypatch: pytest.MonkeyPatch
         tried.clear()
         built = build_site(fleet_site(nodes).encode(), "sites/fleet.yaml", catalog, Options())
         assert isinstance(built, Built)
-        check_manifests(built.manifests, built.site, built.doc, built.test_units, catalog.charts)
+        check_manifests(built.manifests, built.plan)
         assert set(tried) == set(node_names(nodes))
         per_node.append(len(tried) / nodes)
     assert per_node[1] <= 1.1 * per_node[0], f"tries per node: {per_node}"

@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from sitefactory import FILE, catalog, edit, parse, site_yaml
+from sitefactory import FILE, catalog, edit, parse, plan_of, site_yaml
 from trainerfactory import ROOT, trainer_text
 
 from nvcregen.check.objectcheck import object_findings
@@ -42,7 +42,6 @@ from nvcregen.emit.naming import manifest_path
 from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.plan.resolve import plan
 from nvcregen.replay.context import Context
-from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import render_plans
 from nvcregen.replay.simulate import Case, Timeline
@@ -68,7 +67,7 @@ def site_text(
 def build(text: str) -> tuple[Site, list[Manifest]]:
     """Every layer of a site, labelled as rendered."""
     site, _ = parse(text)
-    found = site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    found = site_manifests(plan_of(site), ROOT)
     return site, postprocess(found, site, FILE)
 
 
@@ -215,9 +214,9 @@ def test_a_run_outside_every_step_is_a_bug() -> None:
 @pytest.mark.parametrize("mode", ["nvcre", "trainer"])
 def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
     site, found = build(site_text("flux", mode=mode))
-    test_units = plan(site, catalog())
+    planned = plan_of(site)
     placed = [m for m in found if m.component in {"readiness", "queues"}]
-    steps = timed_steps(site, plan_steps(site, test_units), placed, test_units)
+    steps = timed_steps(planned, plan_steps(site, planned.units), placed)
     specs = kustomizations(found)
     previous = "lab-readiness"
     for step in steps:
@@ -321,7 +320,7 @@ def test_argocd_manual_trigger_never_syncs_readiness_by_itself() -> None:
 
 def _step_rows(site: Site, found: list[Manifest]) -> dict[str, StepRow]:
     """The replay's timeline of a built site, by step folder (what `nvcregen plan` shows)."""
-    view = plan_view(replay_manifests_of(found, site, plan(site, catalog())))
+    view = plan_view(replay_manifests_of(found, plan_of(site)))
     return {row.name: row for row in view.steps}
 
 
@@ -372,8 +371,8 @@ def test_one_job_at_a_time_lengthens_the_step_timeout() -> None:
 
 def test_step_timeouts_round_up_to_a_whole_minute_at_least_one() -> None:
     site, found = build(site_text("flux"))
-    test_units = plan(site, catalog())
-    steps = plan_steps(site, test_units)
+    planned = plan_of(site)
+    steps = plan_steps(site, planned.units)
     placed = [m for m in found if m.component in {"readiness", "queues"}]
     folder = steps[0].folder
 
@@ -381,7 +380,7 @@ def test_step_timeouts_round_up_to_a_whole_minute_at_least_one() -> None:
         fixed = {folder: worst_ms}
         with pytest.MonkeyPatch.context() as patch:
             patch.setattr(timing, "worst_step_ms", lambda *_: fixed)
-            return timed_steps(site, steps, placed, test_units)[0].timeout_ms
+            return timed_steps(planned, steps, placed)[0].timeout_ms
 
     assert timed(0) == 60_000
     assert steps[0].timeout_ms is None
@@ -523,7 +522,7 @@ def test_kueue_deactivates_after_limit_plus_one_timeouts_and_limit_backoffs(
 
 def test_plan_prints_what_holds_an_argocd_sync() -> None:
     site, found = build(site_text(mode="trainer"))
-    view = plan_view(replay_manifests_of(found, site, plan(site, catalog())))
+    view = plan_view(replay_manifests_of(found, plan_of(site)))
     text = render_plans([view], "text")
     assert "+queue" in text
     assert "no limit" not in text
@@ -540,10 +539,10 @@ def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(
 ) -> None:
     """`worst_step_ms` runs the worst-case clock alone; each step's figure is the plan's."""
     site, found = build(site_text(engine, mode=mode, rounds=3))
-    test_units = plan(site, catalog())
+    facts = plan_of(site).facts
     placed = [m for m in found if m.component in {"readiness", "queues"}]
     tree = [TreeObject(path, path, m.obj) for m in placed for path in [manifest_path(m)]]
-    view = plan_view(replay_site(tree, plan_facts(site, test_units)))
+    view = plan_view(replay_site(tree, facts))
     shown = {row.name: row.worst_ms for row in view.steps if row.worst_ms is not None}
     assert len(shown) >= 2
     cases: list[str] = []
@@ -554,13 +553,13 @@ def test_step_timeouts_read_the_worst_clock_as_the_plan_shows_it(
         return clock(ctx, case)
 
     monkeypatch.setattr(Context, "clock", recorded)
-    assert timing.worst_step_ms(placed, site, test_units) == shown
+    assert timing.worst_step_ms(placed, facts) == shown
     assert cases == ["worst"], "the step timeouts ran another clock than the worst"
     monkeypatch.undo()
-    ctx = replay_context(tree, plan_facts(site, test_units))
+    ctx = replay_context(tree, facts)
     assert step_worst_ms(ctx) == shown
     # A step whose runs never all end has no figure (its row shows none either).
-    stuck = replay_context(tree, plan_facts(site, test_units))
+    stuck = replay_context(tree, facts)
     never = dataclasses.replace(
         ctx.worst, runs={**ctx.worst.runs, ctx.runs[0].source.path: (0, None)}
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from chartfactory import platform_site, platform_text
-from sitefactory import IMAGES, catalog, units_of
+from sitefactory import IMAGES, catalog, plan_of, units_of
 
 from nvcregen.compile.imagelist import (
     BARE_NOTE,
@@ -34,10 +34,9 @@ def _objects(**knobs: str) -> list[Obj]:
 
 
 def _lines(**knobs: str) -> list[str]:
-    site = platform_site(**knobs)
     objects = _objects(**knobs)
     images, charts = chart_pulls(objects, catalog().charts)
-    extra = catalog_images(site, catalog(), units_of(platform_text(**knobs))) + images
+    extra = catalog_images(plan_of(platform_site(**knobs))) + images
     text = images_txt(objects, extra, charts)
     assert text.startswith(HEADER)
     return text.removeprefix(HEADER).splitlines()

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from periodicfactory import periodic_text
-from sitefactory import catalog, edit, parse
+from sitefactory import catalog, edit, parse, plan_of
 from trainerfactory import ROOT
 
 from nvcregen.check.admission import admission_findings
@@ -33,7 +33,7 @@ CLASS = "h20-3e-trainer-periodic"
 
 def compiled(text: str) -> tuple[Site, list[Manifest]]:
     site, _ = parse(text)
-    return site, site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    return site, site_manifests(plan_of(site), ROOT)
 
 
 def cronjobs(found: list[Manifest]) -> list[Obj]:
@@ -171,10 +171,10 @@ def test_a_periodic_site_passes_every_render_check_in_both_engines(engine: str) 
     """Schemas, CEL, Pod Security and the NVC6xx checks, as render runs them."""
     text = edit(periodic_text(), "engine: argocd", f"engine: {engine}")
     site, doc = parse(text)
-    units = plan(site, catalog())
-    built = postprocess(site_manifests(site, catalog(), units, ROOT), site, "sites/p.yaml")
+    planned = plan_of(site, doc)
+    built = postprocess(site_manifests(planned, ROOT), site, "sites/p.yaml")
     assert {m.component for m in built if m.kind == "CronJob"} == {"periodic"}
-    assert [d for d in check_manifests(built, site, doc, units) if d.is_error] == []
+    assert [d for d in check_manifests(built, planned) if d.is_error] == []
 
 
 @pytest.mark.slow

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitefactory import POOL, catalog, load, parse, site_yaml
+from sitefactory import POOL, catalog, load, parse, plan_of, site_yaml
 from trainerfactory import compiled, trainer_text
 
 from nvcregen.check.crossref import Located
@@ -41,7 +41,7 @@ def _nvcre(text: str) -> list[Manifest]:
 
 def _all(text: str) -> list[Manifest]:
     site, _ = parse(text)
-    return site_manifests(site, catalog(), plan(site, catalog()), root=Path())
+    return site_manifests(plan_of(site), root=Path())
 
 
 # requests and limits

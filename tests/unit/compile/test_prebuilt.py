@@ -13,7 +13,7 @@ import copy
 from typing import Any
 
 import pytest
-from sitefactory import catalog, edit, parse, site_yaml
+from sitefactory import catalog, edit, parse, plan_of, site_yaml
 from trainerfactory import (
     ROOT,
     compiled,
@@ -104,7 +104,7 @@ def test_workload_priorities_are_the_stage_priority_class_values() -> None:
 def _site_layers() -> list[Any]:
 
     site, _ = parse(example_text())
-    return site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    return site_manifests(plan_of(site), ROOT)
 
 
 def test_every_workload_validates_against_the_vendored_crd() -> None:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from sitefactory import FILE, catalog, edit, parse, site_yaml, units_of
+from sitefactory import FILE, edit, parse, plan_of, site_yaml, units_of
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.objectcheck import object_findings
@@ -29,7 +29,6 @@ from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import COMPONENT, preview_manifests
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.manifest import Manifest
-from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]
@@ -205,8 +204,8 @@ def test_preview_is_never_applied_by_gitops() -> None:
             f"  gitops:\n    engine: {engine}\n    repoURL: {REPO}\n  readiness:\n",
         )
         site, _ = parse(text)
-        test_units = plan(site, catalog())
-        found = site_manifests(site, catalog(), test_units, ROOT)
+        planned = plan_of(site)
+        found = site_manifests(planned, ROOT)
         assert [m for m in found if m.component == COMPONENT]
         gitops = [m for m in found if m.component == "gitops"]
         paths = [
@@ -219,7 +218,7 @@ def test_preview_is_never_applied_by_gitops() -> None:
         without = [m for m in found if m.component not in {COMPONENT, "gitops"}]
         present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in without)]
         placed = [m for m in found if m.component in {"readiness", "queues"}]
-        steps = timed_steps(site, plan_steps(site, test_units), placed, test_units)
+        steps = timed_steps(planned, plan_steps(site, planned.units), placed)
         assert chain_readiness(site, gitops_manifests(site, present, without), steps) == gitops
     assert COMPONENT not in LAYER_ORDER
 
@@ -227,7 +226,7 @@ def test_preview_is_never_applied_by_gitops() -> None:
 def test_trainer_mode_has_no_preview() -> None:
     text = edit(TEXT, "  readiness:\n", "  readiness:\n    engine: trainer\n")
     site, _ = parse(text)
-    found = site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    found = site_manifests(plan_of(site), ROOT)
     assert not [m for m in found if m.component == COMPONENT]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sitefactory import POOL, catalog, parse, site_yaml
+from sitefactory import POOL, parse, plan_of, site_yaml
 from trainerfactory import example_text, trainer_text
 
 from nvcregen.check.objectcheck import object_findings
@@ -21,7 +21,6 @@ from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.manifest import Manifest
 from nvcregen.kubeschema.registry import default_registry
-from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parents[3]
 LAB = ROOT / "sites" / "h20-3e-lab.yaml"
@@ -48,7 +47,7 @@ TWO_POOL_STAGES = """\
 
 def layers(text: str) -> list[Manifest]:
     site, _ = parse(text)
-    built = site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    built = site_manifests(plan_of(site), ROOT)
     return postprocess(built, site, "sites/lab.yaml")
 
 

@@ -10,13 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from sitefactory import catalog, parse, site_yaml
+from sitefactory import parse, plan_of, site_yaml
 from trainerfactory import compiled, example_manifests, jobs_named, of_kind, trainer_text
 
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.manifest import Manifest
-from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parents[3]
 LAB = ROOT / "sites" / "h20-3e-lab.yaml"
@@ -41,7 +40,7 @@ TRIPLES = """\
 
 def layers(text: str) -> list[Manifest]:
     site, _ = parse(text)
-    return postprocess(site_manifests(site, catalog(), plan(site, catalog()), ROOT), site, "s.yaml")
+    return postprocess(site_manifests(plan_of(site), ROOT), site, "s.yaml")
 
 
 def nvcre_labels(found: list[Manifest]) -> list[dict[str, str]]:

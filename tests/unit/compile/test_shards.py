@@ -24,7 +24,6 @@ from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
-from nvcregen.replay.facts import plan_facts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import engine_lines
 from nvcregen.replay.site import replay_site
@@ -169,7 +168,7 @@ Replayed = tuple[tuple[int | None, int | None], frozenset[str], bool, bool]
 def replayed(found: Built) -> dict[str, Replayed]:
     """Per run (by name): its expected start and end, the runs that finish before it
     starts, whether the engine waits for it and whether the end of the plan reports it."""
-    replay = replay_manifests_of(found.manifests, found.site, found.test_units)
+    replay = replay_manifests_of(found.manifests, found.plan)
     gating = replay.gating
     names = {r.source.path: r.source.name for r in replay.runs}
     before = gating.before(names)
@@ -216,7 +215,7 @@ def test_nvcre_mode_shards_its_steps_and_runs_them_in_the_same_order(engine: str
 
 def test_plan_counts_the_flux_shards_a_step_holds_at_once_and_warns_past_concurrent() -> None:
     def view(found: Built) -> PlanView:
-        return plan_view(replay_manifests_of(found.manifests, found.site, found.test_units))
+        return plan_view(replay_manifests_of(found.manifests, found.plan))
 
     def workers(found: Built) -> int | None:
         load = view(found).load
@@ -365,7 +364,7 @@ def test_the_project_allows_the_children_and_argocd_cm_checks_applications() -> 
 def _gate(found: Built) -> list[Diagnostic]:
     from nvcregen.check.gate import check_manifests
 
-    return check_manifests(found.manifests, found.site, found.doc, found.test_units)
+    return check_manifests(found.manifests, found.plan)
 
 
 # --- Refused ----------------------------------------------------------------------------
@@ -375,7 +374,7 @@ def refused(facts: EngineFacts, engine: str, monkeypatch: pytest.MonkeyPatch) ->
     """NVC677 of the render gate's replay, with `facts` as catalog/engines.yaml."""
     monkeypatch.setattr("nvcregen.replay.site.engine_facts", lambda: facts)
     found = built(facts, engine)
-    diags = replay_manifests(found.manifests, found.site, found.doc, found.test_units)
+    diags = replay_manifests(found.manifests, found.plan)
     # the other layers' units are the site's whole platform or GitOps folder: left out
     return [d for d in diags if d.code == "NVC677" and d.path != "/spec/gitops"]
 
@@ -447,17 +446,17 @@ def test_without_argo_cds_application_check_the_children_overlap_and_it_is_said(
         return obj
 
     tree = [TreeObject(t.file, t.path, without(dict(t.obj))) for t in tree_of(found)]
-    replay = replay_site(tree, plan_facts(found.site, found.test_units))
+    replay = replay_site(tree, found.plan.facts)
     overlapping = [p for p in replay.problems if p.code == "NVC672"]
     assert overlapping  # round 2 no longer waits for round 1
     assert "does not wait for" in overlapping[0].message
     unreported = replay.gating.unreported
     assert len(unreported) == 42  # nothing waits for a child's last (only) wave
-    assert replay_site(tree_of(found), plan_facts(found.site, found.test_units)).problems == ()
+    assert replay_site(tree_of(found), found.plan.facts).problems == ()
 
 
 def test_a_parent_is_refused_at_the_largest_pools_nodes() -> None:
-    site = built(engine_facts()).site
+    site = built(engine_facts()).plan.site
     (pool,) = site.spec.node_pools
     larger = pool.model_copy(update={"name": "big", "nodes": ["n-1", "n-2", "n-3"]})
     counted = pool.model_copy(update={"nodes": None, "selector": {"a": "b"}, "node_count": 9})
@@ -489,7 +488,7 @@ def test_children_applying_each_other_are_replayed_without_looping() -> None:
         return {**obj, "spec": {**obj["spec"], "source": source}}
 
     tree = [TreeObject(t.file, t.path, edit(dict(t.obj))) for t in tree_of(found)]
-    replay = replay_site(tree, plan_facts(found.site, found.test_units))
+    replay = replay_site(tree, found.plan.facts)
     assert len(replay.runs) == 42
     # the round's 10 runs are applied by no Application: said, never a loop
     assert len(replay.gating.unwaited) == 10

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from sitefactory import catalog, edit, parse, site_yaml
+from sitefactory import edit, parse, plan_of, site_yaml
 from trainerfactory import ROOT, example_text, trainer_text
 
 from nvcregen.compile.layers import LAYER_ORDER, check_layers, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.core.manifest import Manifest
-from nvcregen.plan.resolve import plan
 
 
 def layers(text: str) -> list[Manifest]:
     site, _ = parse(text)
-    return site_manifests(site, catalog(), plan(site, catalog()), ROOT)
+    return site_manifests(plan_of(site), ROOT)
 
 
 def test_trainer_mode_installs_trainer_but_not_nvcre_and_monitors_nothing() -> None:

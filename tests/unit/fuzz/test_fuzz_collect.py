@@ -78,9 +78,10 @@ def test_fuzz_trainer_log_reader(text: str, dcgm: bool) -> None:
     run = runs["Job" if dcgm else "TrainJob"][0]
     meta = run["metadata"]
     log = RunLog(meta["namespace"], meta["name"], text.encode("utf-8", "replace"))
-    site = loaded.site.metadata.name
-    results = assemble_log_runs(site, loaded.units, loaded.site.spec.readiness.rounds, [log], [run])
-    verdicts = judge(loaded.site, results.runs)
+    site = loaded.plan.site
+    rounds = site.spec.readiness.rounds
+    results = assemble_log_runs(site.metadata.name, loaded.plan.units, rounds, [log], [run])
+    verdicts = judge(site, results.runs)
     json.dumps(verdicts.model_dump(mode="json"), allow_nan=False)  # archivable as JSON
     assert [record.path for record in results.records] == [log.path]  # placed and read
 
@@ -121,9 +122,9 @@ def test_fuzz_packed_log_reader(text: str) -> None:
     loaded, jobs = packed_site()
     meta = jobs[0]["metadata"]
     log = RunLog(meta["namespace"], f"{meta['name']}-0-abcde", text.encode("utf-8", "replace"))
-    site = loaded.site
+    site = loaded.plan.site
     results = assemble_log_runs(
-        site.metadata.name, loaded.units, site.spec.readiness.rounds, [log], jobs, "packed"
+        site.metadata.name, loaded.plan.units, site.spec.readiness.rounds, [log], jobs, "packed"
     )
     verdicts = judge(site, results.runs)
     json.dumps(verdicts.model_dump(mode="json"), allow_nan=False)

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.rehearse.fluxplay import (
     REPOSITORY,
     ready_state,
@@ -18,7 +19,6 @@ from nvcregen.rehearse.fluxplay import (
     repository_files,
 )
 from nvcregen.rehearse.steps import read_order
-from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]

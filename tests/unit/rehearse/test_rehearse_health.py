@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 import yaml
 
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.rehearse import health
 from nvcregen.rehearse.health import FAILED, HEALTHY, WAITING, argocd_health, flux_health
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.podstages import COMPLETE, complete_stage_of
 from nvcregen.rehearse.steps import argocd_health as read_scripts
 from nvcregen.rehearse.steps import read_order
-from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]

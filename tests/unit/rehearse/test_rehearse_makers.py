@@ -69,11 +69,11 @@ def loaded(project: Path) -> LoadedSite:
 
 
 def printer(loaded: LoadedSite, *failing: str) -> Printer:
-    return Printer(loaded.units, loaded.catalog, frozenset(failing))
+    return Printer(loaded.plan.units, loaded.plan.catalog, frozenset(failing))
 
 
 def unit_of(loaded: LoadedSite, test: str, stage: str = "single-node") -> TestUnit:
-    (found,) = [u for u in loaded.units if (u.stage.name, u.test.name) == (stage, test)]
+    (found,) = [u for u in loaded.plan.units if (u.stage.name, u.test.name) == (stage, test)]
     return found
 
 
@@ -103,11 +103,11 @@ def test_every_registered_kind_has_a_maker_or_is_refused_with_a_reason() -> None
 def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
     loaded: LoadedSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    assert unmade(loaded.units) == []
+    assert unmade(loaded.plan.units) == []
     monkeypatch.delitem(MAKERS, "nvbandwidth")
     monkeypatch.delitem(MAKERS, "rdma")
     monkeypatch.setitem(REFUSED, "rdma", "no rails here")
-    assert unmade(loaded.units) == [
+    assert unmade(loaded.plan.units) == [
         "no rehearsal log is made for nvbandwidth tests (nvbandwidth): no log maker is"
         " registered for the kind 'nvbandwidth' (nvcregen/rehearse/makers/registry.py)",
         "no rehearsal log is made for rdma tests (rdma-rails): no rails here",
@@ -154,10 +154,10 @@ class Counted(Sequence[TestUnit]):
 def test_the_printer_reads_the_units_once_and_finds_each_by_stage_test_and_node(
     loaded: LoadedSite,
 ) -> None:
-    counted = Counted(loaded.units)
-    made = Printer(counted, loaded.catalog)
+    counted = Counted(loaded.plan.units)
+    made = Printer(counted, loaded.plan.catalog)
     for _ in range(3):
-        for unit in loaded.units:
+        for unit in loaded.plan.units:
             for node in ("node-a", "node-b", "", "node-z"):
                 assert made.unit(unit.stage.name, unit.test.name, node) is unit_of(
                     loaded, unit.test.name, unit.stage.name
@@ -174,7 +174,7 @@ def test_a_node_of_another_pool_gets_that_pools_unit(loaded: LoadedSite) -> None
          "name": "other", "nodes": ["node-c"]}
     )  # fmt: skip
     second = replace(first, pool=replace(first.pool, spec=other))
-    both = Printer([first, second], loaded.catalog)
+    both = Printer([first, second], loaded.plan.catalog)
     assert both.unit("single-node", "node-health", "node-c") is second
     assert both.unit("single-node", "node-health", "node-a") is first
     assert both.unit("single-node", "node-health", "node-z") is first  # no pool names it

@@ -28,7 +28,7 @@ def pools(text: str, shown: str) -> list[Pool]:
     built = build_site(text.encode(), shown, load_catalog(), Options(root=ROOT))
     assert not isinstance(built, CompileResult), [str(d) for d in built.diagnostics]
     found: dict[str, Pool] = {}
-    for unit in built.test_units:
+    for unit in built.plan.units:
         found.setdefault(unit.pool.spec.name, unit.pool)
     return list(found.values())
 

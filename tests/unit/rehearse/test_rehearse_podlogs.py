@@ -50,11 +50,11 @@ def loaded() -> LoadedSite:
 
 
 def printer(loaded: LoadedSite, *failing_nodes: str) -> Printer:
-    return Printer(loaded.units, loaded.catalog, frozenset(failing_nodes))
+    return Printer(loaded.plan.units, loaded.plan.catalog, frozenset(failing_nodes))
 
 
 def unit_of(loaded: LoadedSite, stage: str, test: str) -> Any:
-    (found,) = [u for u in loaded.units if u.stage.name == stage and u.test.name == test]
+    (found,) = [u for u in loaded.plan.units if u.stage.name == stage and u.test.name == test]
     return found
 
 
@@ -137,10 +137,10 @@ def test_nccl_in_a_pack_runs_on_the_pods_host_at_the_expected_figure(loaded: Loa
     assert run.transports == ()  # one node: no network
     unit = unit_of(loaded, "single-node", "nccl-all-reduce")
     assert [r.size_bytes for r in run.rows] == [
-        s for s in measured_sizes(unit, loaded.catalog) if s
+        s for s in measured_sizes(unit, loaded.plan.catalog) if s
     ]
     for row in run.rows:  # at most three steps of 0.1% below the physics model's figure
-        expected = busbw_at(unit, loaded.catalog, row.size_bytes)
+        expected = busbw_at(unit, loaded.plan.catalog, row.size_bytes)
         assert expected is not None
         read = row.out_of_place.busbw_gbs
         assert read is not None
@@ -185,7 +185,7 @@ def test_a_failing_nodes_pack_fails_dcgm_and_prints_a_tenth_of_nccl(loaded: Load
     assert "nvcregen: dcgmi diag --run 2 exit=1 seconds=" in text
     body = text.split("test=nccl-all-reduce ")[1].split("\n", 1)[1].split("@@nvcregen-pack end")[0]
     (run,) = parse_nccl(body, "pod")
-    expected = busbw_at(unit_of(loaded, "single-node", "nccl-all-reduce"), loaded.catalog, GIB)
+    expected = busbw_at(unit_of(loaded, "single-node", "nccl-all-reduce"), loaded.plan.catalog, GIB)
     assert expected is not None
     at = next(r for r in run.rows if r.size_bytes == GIB).out_of_place.busbw_gbs
     assert at is not None
@@ -213,7 +213,7 @@ def test_a_launcher_prints_each_test_over_the_groups_hosts(loaded: LoadedSite) -
 def test_a_run_holding_a_failing_node_fails_every_figure(loaded: LoadedSite) -> None:
     runs = parse_nccl(launcher_log(printer(loaded, "node-b"), pair()), "launcher")
     for test, run in zip(PAIR, runs, strict=True):
-        expected = busbw_at(unit_of(loaded, "two-node", test), loaded.catalog, GIB)
+        expected = busbw_at(unit_of(loaded, "two-node", test), loaded.plan.catalog, GIB)
         assert expected is not None
         at = next(r for r in run.rows if r.size_bytes == GIB).out_of_place.busbw_gbs
         assert at is not None
@@ -223,15 +223,15 @@ def test_a_run_holding_a_failing_node_fails_every_figure(loaded: LoadedSite) -> 
 def test_a_failing_link_fails_runs_across_it_only(loaded: LoadedSite) -> None:
     leaves = {"node-a": "leaf-1", "node-b": "leaf-2", "node-c": "leaf-1"}
     link = Printer(
-        loaded.units,
-        loaded.catalog,
+        loaded.plan.units,
+        loaded.plan.catalog,
         links=frozenset({frozenset({"leaf-1", "leaf-2"})}),
         leaves=leaves,
     )
     assert link.fails(("node-a", "node-b"))
     assert not link.fails(("node-a", "node-c"))
     assert not link.fails(("node-a",))  # a node alone crosses no link: its DCGM passes
-    assert not Printer(loaded.units, loaded.catalog).fails(("node-a", "node-b"))
+    assert not Printer(loaded.plan.units, loaded.plan.catalog).fails(("node-a", "node-b"))
 
 
 def test_a_pods_log_follows_its_run(loaded: LoadedSite) -> None:
@@ -326,7 +326,7 @@ def test_a_failing_node_is_failed_and_its_pair_suspect(tmp_path: Path, loaded: L
 
 
 def test_fail_names_a_node_of_the_site(loaded: LoadedSite) -> None:
-    pools = list({u.pool.spec.name: u.pool for u in loaded.units}.values())
+    pools = list({u.pool.spec.name: u.pool for u in loaded.plan.units}.values())
     nodes = ["node-a", "node-b"]
     assert failing(None, pools, nodes) == Failing()
     assert failing("node-a", pools, nodes) == Failing(nodes=frozenset({"node-a"}))
@@ -341,7 +341,7 @@ def test_fail_names_a_node_of_the_site(loaded: LoadedSite) -> None:
 
 
 def test_fail_names_a_link_between_two_leaves_of_the_inventory(loaded: LoadedSite) -> None:
-    pool = loaded.units[0].pool
+    pool = loaded.plan.units[0].pool
     placed = replace(
         pool,
         placement=Placement(("node-a", "node-b"), {"node-a": "leaf-1", "node-b": "leaf-2"}, {}),

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 import pytest
 
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.rehearse.report import (
     Collected,
     Rehearsal,
@@ -19,7 +20,6 @@ from nvcregen.rehearse.report import (
 )
 from nvcregen.rehearse.steps import read_order
 from nvcregen.rehearse.watch import RunState, run_states
-from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 from nvcregen.replay.site import replay_site

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.rehearse.steps import read_order, skip_reason
-from nvcregen.replay.facts import PlanFacts
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 from replayfactory import SHIPPED, WAVE, edited, shipped, shipped_facts
 
+from nvcregen.plan.facts import HOSTNAME, Node
 from nvcregen.replay.context import Context
-from nvcregen.replay.facts import HOSTNAME, Node
 from nvcregen.replay.model import PodSet, Run, TreeObject
 from nvcregen.replay.ordering import _Rivals
 from nvcregen.replay.placement import Cluster, NodeIndex

@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from nvcregen.replay.facts import GPU, Node, PlanFacts
+from nvcregen.plan.facts import GPU, Node, PlanFacts
 from nvcregen.replay.gating import Gating, Step, relative, under
 from nvcregen.replay.kueue import Admission, ClusterQueue, Flavor, Group, Queues, admit
 from nvcregen.replay.model import Batch, PodSet, Run, TreeObject, Workload

@@ -37,7 +37,7 @@ def trainer_on_flux() -> Replay:
     flux = text.replace("    engine: argocd\n", "    engine: flux\n")
     built = build_site(flux.encode(), f"sites/{TRAINER}.yaml", load_catalog(), Options(root=ROOT))
     assert isinstance(built, Built), built.diagnostics
-    return replay_manifests_of(built.manifests, built.site, built.test_units)
+    return replay_manifests_of(built.manifests, built.plan)
 
 
 def on_argocd() -> Replay:
@@ -117,7 +117,7 @@ def _trainer_on_flux_edited(change: Callable[[list[Manifest]], list[Manifest]]) 
     flux = text.replace("    engine: argocd\n", "    engine: flux\n")
     built = build_site(flux.encode(), f"sites/{TRAINER}.yaml", load_catalog(), Options(root=ROOT))
     assert isinstance(built, Built), built.diagnostics
-    return replay_manifests_of(change(built.manifests), built.site, built.test_units)
+    return replay_manifests_of(change(built.manifests), built.plan)
 
 
 _QUEUED_JOB = "Flux's Job reader calls a Job Kueue still queues"

@@ -21,8 +21,8 @@ NAMED = "      nodes: [h200-a, h200-b, h200-c]\n"
 
 def units(text: str) -> list[PlannedUnit]:
     loaded = load_site(text.encode(), "site.yaml", load_catalog())
-    assert loaded.test_units is not None, [d.message for d in loaded.diagnostics]
-    return list(loaded.test_units)
+    assert loaded.plan is not None, [d.message for d in loaded.diagnostics]
+    return list(loaded.plan.units)
 
 
 def judged(text: str, nodes: tuple[str, ...]) -> RunResult:

@@ -28,8 +28,9 @@ def test_the_fleet_validates_against_its_inventory(tmp_path: Path) -> None:
     site = write_project(tmp_path, 16, 4)
     loaded = load_site(site.read_bytes(), "fleet.yaml", catalog(), root=tmp_path)
     assert [d for d in loaded.diagnostics if d.is_error] == []
-    assert loaded.inventory is not None and len(loaded.inventory.nodes) == 16
-    assert loaded.test_units is not None and loaded.test_units[0].grouping is not None
+    assert loaded.plan is not None and loaded.plan.inventory is not None
+    assert len(loaded.plan.inventory.nodes) == 16
+    assert loaded.plan is not None and loaded.plan.units[0].grouping is not None
 
 
 def test_a_missing_inventory_is_nvc390_at_the_field(tmp_path: Path) -> None:
@@ -109,7 +110,8 @@ def test_an_inventory_over_a_site_files_size_is_read(tmp_path: Path) -> None:
     (tmp_path / INVENTORY).write_text(inventory)
     loaded = load_site(site.read_bytes(), "fleet.yaml", catalog(), root=tmp_path)
     assert [d for d in loaded.diagnostics if d.is_error] == []
-    assert loaded.inventory is not None and len(loaded.inventory.nodes) == 2500
+    assert loaded.plan is not None and loaded.plan.inventory is not None
+    assert len(loaded.plan.inventory.nodes) == 2500
 
 
 def test_a_topology_level_the_nodes_lack_is_nvc399_naming_the_level(tmp_path: Path) -> None:

@@ -7,10 +7,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from sitefactory import FILE, POOL, STAGES, catalog, edit, line_of, parse, site_yaml
+from sitefactory import FILE, POOL, STAGES, catalog, edit, line_of, parse, plan_of, site_yaml
 
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
-from nvcregen.plan.resolve import plan
 from nvcregen.validate import semantic
 from nvcregen.validate.semantic import check_plan, check_references
 
@@ -30,7 +29,7 @@ def diagnose(text: str, *, strict: bool = False) -> list[Diagnostic]:
     diags = check_references(site, catalog(), doc, strict=strict)
     if has_errors(diags):
         return diags
-    return diags + check_plan(site, catalog(), plan(site, catalog()), doc)
+    return diags + check_plan(plan_of(site, doc))
 
 
 def only(diags: list[Diagnostic], code: str) -> Diagnostic:

@@ -8,7 +8,7 @@ site, so a hand-edited tree is replayed as written.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -109,7 +109,7 @@ class PlanFacts:
         return ranks
 
 
-def plan_facts(site: Site, test_units: list[TestUnit]) -> PlanFacts:
+def plan_facts(site: Site, test_units: Sequence[TestUnit]) -> PlanFacts:
     """The replay's facts of a planned site."""
     window = site.spec.readiness.window
     kueue = site.spec.dependencies.kueue
@@ -154,7 +154,7 @@ def pool_nodes(pool: Pool) -> list[Node]:
     ]
 
 
-def _timings(site: Site, test_units: list[TestUnit]) -> dict[tuple[str, str], Timing]:
+def _timings(site: Site, test_units: Sequence[TestUnit]) -> dict[tuple[str, str], Timing]:
     """Per (stage, test): a run's expected time and timeout; a pack's are its tests' sums."""
     found: dict[tuple[str, str], Timing] = {}
     for pack in site_packs(site, test_units):
