@@ -10,6 +10,8 @@ the stage's `timeoutPerJob` when the site writes one, else at the test the stage
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.kinds.registry import kind_of
@@ -19,7 +21,7 @@ from nvcregen.spec.positions import Document
 TOO_SHORT = codes.NVC791.code
 
 
-def kind_timeout_problems(doc: Document, test_units: list[TestUnit]) -> list[Diagnostic]:
+def kind_timeout_problems(doc: Document, test_units: Sequence[TestUnit]) -> list[Diagnostic]:
     """NVC791 for each stage and test whose run timeout its kind cannot work within."""
     found: list[Diagnostic] = []
     seen: set[tuple[int, str, int]] = set()

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from linkctrlogs import ethtool_values, gpud_counters, grep_values
-from sitefactory import catalog, parse
+from sitefactory import catalog, parse, plan_of
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.chain.pipeline import Options, compile_source
@@ -293,7 +293,7 @@ def test_a_timeout_that_cuts_the_traffic_short_is_refused_nvc791(
     text = site_text().replace(STAGE, STAGE.replace("tests: [", f"timeoutPerJob: {timeout}\n"
                                "        tests: ["), 1)  # fmt: skip
     site, doc = parse(text)
-    found = [d for d in check_plan(site, catalog(), plan(site, catalog()), doc)
+    found = [d for d in check_plan(plan_of(site, doc))
              if d.code == "NVC791"]  # fmt: skip
     assert bool(found) == refused
     if refused:
