@@ -31,7 +31,7 @@ from nvcregen.results.archive import run_files
 from nvcregen.results.archivemodel import BandwidthCsvRow
 from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 from nvcregen.results.logrecords import LogRecord
-from nvcregen.results.packlogs import REFUSED, Section, sections
+from nvcregen.results.packlogs import REFUSED, sections
 
 Key = tuple[str, str, str, int, str]  # stage, test, group, round, measurement
 
@@ -84,8 +84,30 @@ def measured(archive: ReadArchive) -> dict[Key, Measured]:
     return found
 
 
+@dataclass(frozen=True)
+class _Dated:
+    """What this module needs of a packed log's section: no text is kept."""
+
+    test: str
+    node: str
+    start: str
+    stamp: str | None  # its last `kubectl logs --timestamps` time, `YYYYMMDDTHHMMSSZ`
+
+
+@dataclass(frozen=True)
+class _LogFacts:
+    """A log's last `--timestamps` time and its sections' times, read from it once."""
+
+    stamp: str | None
+    sections: tuple[_Dated, ...]
+
+
 class _Logs:
-    """The archive's logs, each read and split into its sections at most once."""
+    """The archive's logs, each read once into the few facts asked of it.
+
+    A log's text is dropped as soon as its facts are out: an archive of a 1,024-node run
+    holds thousands of logs, hundreds of MB, and only their last times are needed.
+    """
 
     def __init__(self, archive: ReadArchive) -> None:
         self.archive = archive
@@ -96,20 +118,19 @@ class _Logs:
         for r in self.records:
             if r.status != REFUSED:
                 self.by_key.setdefault((r.stage, r.test, r.group, r.round, r.run), []).append(r)
-        self._text: dict[str, str | None] = {}
-        self._sections: dict[str, list[Section]] = {}
+        self._facts: dict[str, _LogFacts | None] = {}
         self._stamped: set[tuple[str, int]] | None = None
 
-    def text(self, path: str) -> str | None:
-        """A log's text; None when it is over its cap or cannot be read."""
-        if path not in self._text:
+    def facts(self, path: str) -> _LogFacts | None:
+        """A log's facts; None when it is over its cap or cannot be read."""
+        if path not in self._facts:
             try:
                 raw = read_capped(self.archive.path / path)
             except (ArchiveFileTooLargeError, OSError):  # verification refuses it first
-                self._text[path] = None
+                self._facts[path] = None
             else:
-                self._text[path] = raw.decode("utf-8", errors="replace")
-        return self._text[path]
+                self._facts[path] = _read_facts(raw.decode("utf-8", errors="replace"))
+        return self._facts[path]
 
     def section_time(self, key: Key, ended: float | None) -> tuple[str, str] | None:
         """A packed measurement's own section time and source; None when it is not one."""
@@ -117,17 +138,17 @@ class _Logs:
         if len(records) != 1:
             return None
         (record,) = records
+        facts = self.facts(record.path)
         found = [
             s
-            for s in self._split(record.path)
+            for s in (facts.sections if facts is not None else ())
             if s.test == record.test and (not s.node or s.node in record.nodes)
         ]
         if len(found) != 1:
             return None
         (section,) = found
-        stamp = last_timestamp(section.text)
-        if stamp is not None:
-            when, source = _rfc3339(stamp), "logs"
+        if section.stamp is not None:
+            when, source = _rfc3339(section.stamp), "logs"
         else:
             when, source = section.start, "section"
         at = seconds(when)
@@ -135,21 +156,22 @@ class _Logs:
             return None
         return when, source
 
-    def _split(self, path: str) -> list[Section]:
-        if path not in self._sections:
-            text = self.text(path)
-            self._sections[path] = sections(text)[0] if text is not None else []
-        return self._sections[path]
-
     def stamped(self) -> set[tuple[str, int]]:
         """(run, round) of every log whose lines carry `kubectl logs --timestamps` times."""
         if self._stamped is None:
             self._stamped = set()
             for log in self.records:
-                text = self.text(log.path)
-                if text is not None and last_timestamp(text) is not None:
+                facts = self.facts(log.path)
+                if facts is not None and facts.stamp is not None:
                     self._stamped.add((log.run, log.round))
         return self._stamped
+
+
+def _read_facts(text: str) -> _LogFacts:
+    dated = tuple(
+        _Dated(s.test, s.node, s.start, last_timestamp(s.text)) for s in sections(text)[0]
+    )
+    return _LogFacts(last_timestamp(text), dated)
 
 
 def stamped_logs(archive: ReadArchive) -> set[tuple[str, int]]:

@@ -96,7 +96,12 @@ def read_limited(path: Path, limit: int) -> bytes | None:
 
     """
     with open_regular(path) as handle:  # a FIFO is never opened (NotRegularFileError)
-        if os.fstat(handle.fileno()).st_size > limit:
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
             return None
-        raw = handle.read(limit + 1)
+        # one byte past its size, which would show a file grown meanwhile; never a buffer
+        # of `limit` (a 256 MiB cap allocated for each 1 KiB log)
+        raw = handle.read(size + 1)
+        if len(raw) > size:  # it grew: read on, up to one byte past the limit
+            raw += handle.read(limit + 1 - len(raw))
     return raw if len(raw) <= limit else None

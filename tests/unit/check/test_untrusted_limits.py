@@ -9,6 +9,7 @@ given twice in an out/ file (the last one won).
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -125,6 +126,23 @@ def test_read_limited_tells_the_size_before_reading(tmp_path: Path) -> None:
     file.write_bytes(b"x" * 10)
     assert read_limited(file, 10) == b"x" * 10
     assert read_limited(file, 9) is None
+
+
+@pytest.mark.parametrize(("grown", "limit", "read"), [(4, 10, True), (7, 10, False)])
+def test_read_limited_reads_a_file_grown_since_its_size_up_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grown: int, limit: int, read: bool
+) -> None:
+    """fstat saw 6 bytes; the file holds 6 + `grown`: read whole up to `limit`, else None."""
+    file = tmp_path / "f"
+    file.write_bytes(b"x" * (6 + grown))
+    real = os.fstat
+
+    def smaller(fd: int) -> os.stat_result:
+        found = real(fd)
+        return os.stat_result((*found[:6], 6, *found[7:]))
+
+    monkeypatch.setattr(os, "fstat", smaller)
+    assert read_limited(file, limit) == (b"x" * (6 + grown) if read else None)
 
 
 @pytest.mark.slow

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import resource
+import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -181,6 +182,29 @@ def test_a_huge_log_gives_export_metrics_no_time_and_costs_no_memory(tmp_path: P
     stamp = "2026-10-14T12:40:00.123456789Z "
     (run / "logs" / "nvcre" / "small.log").write_text(f"{stamp}# Avg bus bandwidth : 1\n")
     assert stamped_logs(read_archive(run)) == {("r", 2)}
+
+
+def test_export_metrics_keeps_no_log_text_once_read(tmp_path: Path) -> None:
+    """Thirty 1 MiB logs are dated one at a time: what stays is their times, not their text
+    (all of it held, the peak would pass 30 MiB; one log's bytes and text are about 2)."""
+    summary = sample_summary()
+    summary["logs"] = [
+        {"path": f"logs/nvcre/r{n}.log", "run": "r", "round": n} for n in range(1, 31)
+    ]
+    run = sample_run(tmp_path / "results", summary=summary)
+    (run / "logs" / "nvcre").mkdir(parents=True, exist_ok=True)
+    line = "2026-10-14T12:40:00.123456789Z " + "x" * 990 + "\n"
+    for n in range(1, 31):
+        (run / "logs" / "nvcre" / f"r{n}.log").write_text(line * 1024)
+    archive = read_archive(run)
+    tracemalloc.start()
+    try:
+        stamped = stamped_logs(archive)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert stamped == {("r", n) for n in range(1, 31)}
+    assert peak < 8 << 20, f"{peak / (1 << 20):.1f} MiB"
 
 
 def test_a_file_growing_while_hashed_is_read_no_further_than_the_cap(
