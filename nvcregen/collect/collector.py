@@ -52,7 +52,7 @@ from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
 from nvcregen.engines.registry import readiness_of
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.results.archive import (
     Archive,
     Written,

@@ -22,7 +22,7 @@ from typing import Any
 
 from nvcregen.core import codes
 from nvcregen.ingest.dcgm_begin import MARK, dcgm_begin
-from nvcregen.kinds.registry import KINDS
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.words import Word

@@ -33,7 +33,7 @@ from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
-from nvcregen.kinds.registry import KINDS, kind_of
+from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
 from nvcregen.results.burninruns import read_burnin

@@ -22,7 +22,7 @@ from nvcregen.ingest.node_files import merge
 from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
 from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.ingest.node_models import NodeFacts, NodeReport
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.models import FailedNode
 

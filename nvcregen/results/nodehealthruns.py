@@ -19,7 +19,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import FailedNode, RunState

@@ -27,8 +27,8 @@ from typing import Any, Literal
 
 from nvcregen.core import codes, units
 from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK, DcgmBegin, dcgm_begin
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.params import RdmaParams
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, UNBOUND, bind_dcgm_log
 from nvcregen.results.rdmarails import judge_rail, sections_of

@@ -9,8 +9,8 @@ from __future__ import annotations
 from nvcregen.compile.templating import render_template
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
-from nvcregen.kinds.protocol import NodeRun
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.protocol import NodeRun
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 

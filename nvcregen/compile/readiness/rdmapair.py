@@ -50,8 +50,8 @@ from nvcregen.compile.readiness.trainer import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import NODES, SERVER_LOG
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.kinds.protocol import PairScripts
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.protocol import PairScripts
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 

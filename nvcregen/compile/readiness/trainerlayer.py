@@ -16,7 +16,7 @@ from nvcregen.compile.readiness.packed import packed_manifests
 from nvcregen.compile.readiness.rdmapair import pair_manifests
 from nvcregen.compile.readiness.trainer import nccl_manifests
 from nvcregen.core.manifest import Manifest
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import site_packs
 from nvcregen.spec.v1alpha1 import Site

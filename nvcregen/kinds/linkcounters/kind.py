@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 
 PORT_BASE = 18615  # the traffic's perftest servers: HCA i listens on PORT_BASE + i
 
@@ -63,3 +63,6 @@ class LinkCounters(TestKind):
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""
         return begin_env()
+
+
+KIND = LinkCounters()  # registered in `kindapi/registry.py` by this module's name

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
 from nvcregen.kinds.node.params import NodeHealthParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
 
 KERNEL_LINES = 2000  # the newest NVRM lines; a storm of one Xid does not need more
 
@@ -62,3 +62,6 @@ class NodeHealth(TestKind):
             {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
+
+
+KIND = NodeHealth()  # registered in `kindapi/registry.py` by this module's name

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 
 
 class Nvbandwidth(TestKind):
@@ -51,3 +51,6 @@ class Nvbandwidth(TestKind):
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script names in its first line (downward API)."""
         return begin_env()
+
+
+KIND = Nvbandwidth()  # registered in `kindapi/registry.py` by this module's name

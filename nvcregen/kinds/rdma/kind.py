@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.rdma.params import RdmaParams
 
 PORT_BASE = 18515  # perftest's default port; rail i listens on PORT_BASE + i
@@ -83,3 +83,6 @@ class Rdma(TestKind):
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""
         return begin_env()
+
+
+KIND = Rdma()  # registered in `kindapi/registry.py` by this module's name

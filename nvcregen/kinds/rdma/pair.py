@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
-from nvcregen.kinds.protocol import (
+from nvcregen.kindapi.protocol import (
     FixedTime,
     KindTest,
     NodeRun,
@@ -93,3 +93,6 @@ class RdmaPair(TestKind):
                 "valueFrom": {"fieldRef": {"fieldPath": f"metadata.labels['{JOBSET_NAME}']"}},
             },
         ]
+
+
+KIND = RdmaPair()  # registered in `kindapi/registry.py` by this module's name

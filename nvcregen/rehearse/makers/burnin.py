@@ -24,8 +24,8 @@ import hashlib
 import json
 import zlib
 
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.burnin.params import BurnInParams
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.dcgmprint import DEPLOYMENT, dcgm_version
 from nvcregen.rehearse.printer import FAILED_RC, FAILING_SHARE, Output, Printer, Section, stamp

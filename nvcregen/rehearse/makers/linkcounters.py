@@ -38,8 +38,8 @@ from datetime import UTC, datetime
 
 from nvcregen.core import units
 from nvcregen.ingest.linkcounters import WIDTHS
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.printer import Output, Printer, Section, stamp
 

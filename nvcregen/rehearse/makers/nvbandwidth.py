@@ -19,9 +19,9 @@ tenth of the floor, to and from the host and from every peer.
 from __future__ import annotations
 
 from nvcregen.ingest.nvbw_files import model_bounds
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, Direction, ceilings, direction, floor_of
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.bandwidth import pcie_rate
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.printer import (

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcregen.core import units
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.params import RdmaParams
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.printer import (
     FAILED_RC,

@@ -25,8 +25,8 @@ same either way: what it printed does not say the rail was slow.
 from __future__ import annotations
 
 from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.params import RdmaParams
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers.rdma import MARK, perftest_lines, rails_of
 from nvcregen.rehearse.printer import FAILED_RC, Output, Printer, Section, stamp

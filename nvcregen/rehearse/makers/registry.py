@@ -4,7 +4,7 @@
 maker: a new kind adds its module here (`makers/<kind>.py`, a `printer.Maker`) and one
 line to `MAKERS`, or, when the twin can make no log of it, a line to `REFUSED` saying
 why. `tests/unit/rehearse/test_rehearse_makers.py` holds every kind of
-`kinds/registry.py` to one of the two. A site naming a test of a kind in neither is
+`kindapi/registry.py` to one of the two. A site naming a test of a kind in neither is
 refused before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that
 could only say its logs are missing.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers.burnin import burnin_output
 from nvcregen.rehearse.makers.dcgm import dcgm_output

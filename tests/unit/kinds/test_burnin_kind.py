@@ -19,9 +19,9 @@ from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.ingest.burnin import BurnInRun, GpuLoad
 from nvcregen.ingest.burnin_judge import Bounds, judge
+from nvcregen.kindapi.protocol import FixedTime, NodeRun
+from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.kinds.burnin.params import BurnInExpectation, BurnInParams
-from nvcregen.kinds.protocol import FixedTime, NodeRun
-from nvcregen.kinds.registry import KINDS, kind_of
 from nvcregen.plan.resolve import plan
 from nvcregen.validate.semantic import check_references
 

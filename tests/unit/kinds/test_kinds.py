@@ -7,9 +7,10 @@ from typing import get_args
 import pytest
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.catalog.models import KindName
 from nvcregen.catalog.models import TestEntry as Entry
-from nvcregen.kinds.protocol import FixedTime, NodeRun, NodeScript
-from nvcregen.kinds.registry import KINDS, KindName, kind_of
+from nvcregen.kindapi.protocol import FixedTime, NodeRun, NodeScript
+from nvcregen.kindapi.registry import KINDS, kind_of
 
 
 def entry(name: str) -> Entry:

@@ -18,10 +18,10 @@ from nvcregen.chain.pipeline import Options, compile_source
 from nvcregen.cli import main
 from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.ingest.linkcounters import parse_link_counters
+from nvcregen.kindapi.protocol import FixedTime, NodeRun
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.linkcounters.kind import PORT_BASE
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
-from nvcregen.kinds.protocol import FixedTime, NodeRun
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.resolve import plan
 from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.validate.semantic import check_references

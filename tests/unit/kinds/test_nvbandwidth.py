@@ -9,10 +9,10 @@ from nvcregen.catalog.load import load_catalog
 from nvcregen.catalog.models import HardwareEntry
 from nvcregen.compile.templating import render_template
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, NodeRun
+from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, ceilings, direction, floor_problems
-from nvcregen.kinds.protocol import FixedTime, NodeRun
-from nvcregen.kinds.registry import KINDS, kind_of
 
 
 def entry() -> object:

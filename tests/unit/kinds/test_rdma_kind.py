@@ -13,9 +13,9 @@ from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.kinds.protocol import FixedTime, NodeRun
+from nvcregen.kindapi.protocol import FixedTime, NodeRun
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.kind import PORT_BASE
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.resolve import plan
 from nvcregen.results.rdmarails import read_rails
 from nvcregen.validate.semantic import check_references

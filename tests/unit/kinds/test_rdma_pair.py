@@ -18,9 +18,9 @@ from nvcregen.compile.templating import render_template
 from nvcregen.core import codes
 from nvcregen.fabric.groups import paired, plan_groups
 from nvcregen.fabric.placement import Placement
-from nvcregen.kinds.protocol import FixedTime
+from nvcregen.kindapi.protocol import FixedTime
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.pair import READY_FILE
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.resolve import plan
 from nvcregen.validate.semantic import check_references
 

@@ -38,9 +38,9 @@ from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.ingest.nvbw import parse_nvbandwidth
 from nvcregen.ingest.nvbw_files import model_bounds
 from nvcregen.ingest.perftest import parse_perftest
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Direction, floor_of
-from nvcregen.kinds.registry import KINDS
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, unmade
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log

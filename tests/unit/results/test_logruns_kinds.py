@@ -6,7 +6,7 @@ from pathlib import Path
 
 from sitefactory import catalog, parse
 
-from nvcregen.kinds.registry import KINDS
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.plan.resolve import plan
 from nvcregen.results import logruns
 from nvcregen.results.logplace import Placed
