@@ -11,6 +11,7 @@ import click
 from nvcregen.commands.common import FORMAT, KUBECONFIG, print_diagnostics
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line, printable
+from nvcregen.kindapi.registry import packages_with
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -189,9 +190,11 @@ def verify(results_dir: Path, key_file: Path) -> None:
 @click.argument(
     "kind",
     type=click.Choice(
-        ["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters", "burnin"]
+        # and each kind that reads its own output (`ingest/kindingest.py`), by its name
+        ["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters",
+         *packages_with("ingest")]
     ),
-)
+)  # fmt: skip
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -233,9 +236,9 @@ def ingest(
     from nvcregen.ingest.files import ingest_files
     from nvcregen.ingest.render import render_text
 
-    if kind == "burnin":
+    if kind in packages_with("ingest"):
         others = (order, site, pool, at)
-        _ingest_burnin(files, model, fmt, named_others=any(o is not None for o in others))
+        _ingest_own(kind, files, model, fmt, named_others=any(o is not None for o in others))
         return
     if (model is not None or order is not None) and kind != "nvbandwidth":
         raise click.UsageError("--model and --order are for `ingest nvbandwidth`")
@@ -295,26 +298,29 @@ def _ingest_nvbandwidth(
     _exit_for(result.diagnostics, result.failed, files)
 
 
-def _ingest_burnin(
-    files: tuple[Path, ...], model: str | None, fmt: str, *, named_others: bool
+def _ingest_own(
+    kind: str, files: tuple[Path, ...], model: str | None, fmt: str, *, named_others: bool
 ) -> None:
+    """`ingest <kind>` for a kind that reads its own output (`ingest/kindingest.py`)."""
     import json
 
+    from nvcregen.ingest.kindingest import IngestOptionError, ingest_of
+
+    reading = ingest_of(kind)
+    if reading is None:  # packages_with found its module: never without one
+        raise click.UsageError(f"no kind {kind!r} reads its own output")
     if named_others or fmt == "markdown":
         raise click.UsageError("--order, --site, --pool, --at and --format markdown are not for it")
-    from nvcregen.ingest.burnin_files import bounds_of, ingest_burnin, render_burnin
-
-    bounds = None if model is None else bounds_of(model)
-    if model is not None and bounds is None:
-        raise click.BadParameter(
-            f"{model!r} has no burn-in expectation in the catalog (catalog/tests/burn-in.yaml)",
-            param_hint="--model",
-        )
-    result = ingest_burnin(files, bounds)
+    if model is not None and "model" not in reading.options:
+        raise click.UsageError(f"--model is not for `ingest {kind}`")
+    try:
+        result = reading.ingest(files, model)
+    except IngestOptionError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.option) from exc
     if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
+        click.echo(json.dumps(result.json, indent=2))
     else:
-        click.echo(printable(render_burnin(result)), nl=False)  # DCGM's messages, escaped
+        click.echo(printable(result.text), nl=False)  # quoted from the files: escaped
     _exit_for(result.diagnostics, result.failed, files)
 
 

@@ -7,6 +7,8 @@ section that documents it ("" where only `docs/codes.md` does). Modules report
 `codes.NVC309.code`; `docs/codes.md` is generated from `REGISTRY` (`python -m tools.codes`),
 and `tests/unit/core/test_codes.py` fails when a code is reported but not registered,
 registered but reported nowhere (unless `reserved` says why), or documented nowhere.
+A test kind declares its own codes in its package (`kinds/<kind>/codes.py`, registered
+here by `kindapi.registry.load_codes()`).
 """
 
 from __future__ import annotations
@@ -93,7 +95,10 @@ def register(registry: dict[str, Code], entry: Code) -> Code:
         raise ValueError(f"{entry.code}: no family holds this number")
     if entry.code in registry:
         raise ValueError(f"{entry.code} is registered twice")
+    later = [code for code, known in registry.items() if known.number > entry.number]
     registry[entry.code] = entry
+    for code in later:  # a kind's codes, registered after these: the registry stays ascending
+        registry[code] = registry.pop(code)
     return entry
 
 
@@ -382,10 +387,6 @@ NVC763 = _code(763, "a link counter snapshot over its bounds", ERROR, doc=NOTE_0
 NVC764 = _code(
     764, "link counter snapshots further apart than their run", ERROR, doc=NOTE_0023_LINK_COUNTERS
 )
-NVC765 = _code(765, "a burn-in figure above the GPU's datasheet peak", doc=NOTE_0024_BURN_IN)
-NVC766 = _code(766, "a GPU whose clocks slowed under burn-in", doc=NOTE_0024_BURN_IN)
-NVC767 = _code(767, "a burn-in log without a figure for every GPU", doc=NOTE_0024_BURN_IN)
-NVC768 = _code(768, "a GPU under its model's burn-in floor", doc=NOTE_0024_BURN_IN)
 NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)

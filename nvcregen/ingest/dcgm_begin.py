@@ -11,8 +11,8 @@ The node and the pod are checked as Kubernetes names before they name anything.
 nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`),
 the RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections),
 the pair form's server and client under `@@nvcregen-rdma-server` and `-client`, the
-link counters script under `@@nvcregen-linkctr`, the burn-in script under
-`@@nvcregen-burnin` (`BURNIN_MARK`).
+link counters script under `@@nvcregen-linkctr`; a kind holding its own reader names
+its own mark (`dcgm_begin(text, mark)`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` l
 LINKCTR_MARK = "@@nvcregen-linkctr"  # the link counters script's (its snapshots: `@@linkctr`)
 RDMA_SERVER_MARK = "@@nvcregen-rdma-server"  # the pair form's server and client scripts'
 RDMA_CLIENT_MARK = "@@nvcregen-rdma-client"
-BURNIN_MARK = "@@nvcregen-burnin"  # the burn-in script's (`dcgmi diag -r targeted_stress`)
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _MARK_FORM = re.compile(r"@@nvcregen-[a-z]+(?:-[a-z]+)*")
 

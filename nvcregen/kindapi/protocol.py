@@ -48,10 +48,15 @@ class NodeRun:
 
 @dataclass(frozen=True)
 class NodeScript:
-    """The script a per-node kind runs: a template under `compile/templates/`, its values."""
+    """The script a per-node kind runs: a template, its values, the package holding it.
+
+    The template is a file of `package`'s `templates/` folder: a kind's own package for a
+    kind that holds its template (`nvcregen.kinds.<kind>`), else `nvcregen.compile`'s.
+    """
 
     template: str
     values: dict[str, object]
+    package: str = "nvcregen.compile"
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,10 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
 from types import ModuleType
-from typing import Final, TypeGuard, TypeVar
+from typing import TYPE_CHECKING, Final, TypeGuard, TypeVar
 
-from nvcregen.kindapi.protocol import KindTest, TestKind
+if TYPE_CHECKING:  # the protocol (and pydantic under it) is imported when a kind is loaded
+    from nvcregen.kindapi.protocol import KindTest, TestKind
 
 # The one registration line: a kind's module (`KIND` in it), in the catalog's order.
 KIND_MODULES: Final = (
@@ -39,6 +40,8 @@ def _loaded() -> dict[str, tuple[TestKind, str]]:
         ValueError: Two modules register one name.
 
     """
+    from nvcregen.kindapi.protocol import TestKind
+
     found: dict[str, tuple[TestKind, str]] = {}
     for path in KIND_MODULES:
         kind = getattr(importlib.import_module(path), "KIND", None)
@@ -50,7 +53,7 @@ def _loaded() -> dict[str, tuple[TestKind, str]]:
     return found
 
 
-class _Kinds(Mapping[str, TestKind]):
+class _Kinds(Mapping[str, "TestKind"]):
     """Every registered kind by its name, loaded the first time it is read."""
 
     def __getitem__(self, name: str) -> TestKind:
@@ -111,13 +114,23 @@ def part_of(
 
 
 def package_of(kind: str) -> str:
-    """The package a kind's code lives in (`nvcregen.kinds.burnin`).
+    """The package a kind's code lives in (`nvcregen.kinds.<kind>`).
 
     Raises:
         KeyError: No kind of that name is registered.
 
     """
     return _loaded()[kind][1]
+
+
+def packages_with(part: str) -> list[str]:
+    """The kind packages holding a module `part`, by their last name, importing no kind.
+
+    Only the (empty) packages are imported to look, so a command can list them as it
+    starts (`ingest`'s choices); a kind that holds parts is named as its package.
+    """
+    packages = dict.fromkeys(path.rpartition(".")[0] for path in KIND_MODULES)
+    return [p.rpartition(".")[2] for p in packages if importlib.util.find_spec(f"{p}.{part}")]
 
 
 @functools.cache

@@ -36,8 +36,8 @@ from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
-from nvcregen.results.burninruns import read_burnin
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
+from nvcregen.results.kindlogs import log_reader_of
 from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import (
@@ -247,6 +247,11 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         measured = _bandwidth(placed, record, None) if kind.collective else None
         return _Read(placed, record, measured)
     reader = _READERS.get(kind.log_format or "")
+    own = None if reader is not None else log_reader_of(kind.name)
+    if own is not None:  # a kind that reads its own logs (`kindlogs.py`)
+        names_itself = prints_begin(placed.obj)
+        record = own.read(text, base, placed.unit, names_itself=names_itself, offset=log.line)
+        return _Read(placed, record, None)
     if reader is None:  # the plan runs no such test where logs are read; never a guess
         why = f"test {placed.unit.test.name} prints no log nvcregen reads"
         record = LogRecord(**base, kind=kind.name, status="no-data", errors=(why,))
@@ -332,14 +337,6 @@ def _read_nvbandwidth_log(log: RunLog, placed: Placed, text: str, base: dict[str
     return _Read(placed, record, None)
 
 
-def _read_burnin_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A burn-in log, bound to its node and judged GPU by GPU (`burninruns.py`)."""
-    record = read_burnin(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    return _Read(placed, record, None)
-
-
 def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
@@ -367,7 +364,8 @@ def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> 
     return _Read(placed, record, _bandwidth(placed, record, run))
 
 
-# Each log format a kind declares (`TestKind.log_format`) and the reader of it.
+# Each log format a kind declares (`TestKind.log_format`) and the reader of it; a kind
+# holding its own reader (`kindlogs.py`) is in none.
 _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "nccl-tests": _read_nccl,
     "dcgm-diag": _read_dcgm_log,
@@ -376,7 +374,6 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "perftest": _read_rails,
     "link-counters": _read_link_counters,
     "perftest-pair": _read_one_side,  # both sides of a run are read together (`_read_pair`)
-    "dcgm-burnin": _read_burnin_log,
 }
 
 

@@ -6,7 +6,7 @@ module renders it against the unit and the site, and the outer deadline of every
 
 from __future__ import annotations
 
-from nvcregen.compile.templating import render_template
+from nvcregen.compile.templating import render_packaged
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
 from nvcregen.kindapi.protocol import NodeRun
@@ -51,7 +51,7 @@ def node_script(site: Site, unit: TestUnit) -> str:
     found = kind_of(unit.test).node_script(unit.test, node_run(site, unit))
     if found is None:
         raise ValueError(f"test {unit.test.name} has no script to run on a node")
-    return render_template(found.template, **found.values)
+    return render_packaged(found.package, found.template, **found.values)
 
 
 def node_env(unit: TestUnit) -> list[Obj]:

@@ -8,6 +8,8 @@ from nvcregen.core import units
 from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.burnin.params import BurnInParams
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
+
 
 class BurnIn(TestKind):
     """DCGM targeted stress on every GPU of a node for a stated duration."""
@@ -76,7 +78,7 @@ class BurnIn(TestKind):
             "gpus": run.gpus,
             "deadline_s": run.outer_deadline_s,
         }
-        return NodeScript("burn-in.sh.j2", values)
+        return NodeScript("burn-in.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script names in its first line (downward API)."""

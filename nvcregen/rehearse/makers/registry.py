@@ -1,21 +1,22 @@
-"""Every test kind's rehearsal log maker, keyed by the kind's registered name (pure).
+"""Every test kind's rehearsal log maker, found by the kind's registered name (pure).
 
-`kinds/` sits below `rehearse/` (pyproject's import contract), so a kind cannot name its
-maker: a new kind adds its module here (`makers/<kind>.py`, a `printer.Maker`) and one
-line to `MAKERS`, or, when the twin can make no log of it, a line to `REFUSED` saying
-why. `tests/unit/rehearse/test_rehearse_makers.py` holds every kind of
-`kindapi/registry.py` to one of the two. A site naming a test of a kind in neither is
-refused before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that
-could only say its logs are missing.
+A kind that holds its own maker has a module `maker.py` in its package whose `MAKER` is
+a `printer.Maker` (found by name through `kindapi.registry.part_of`; this layer never
+imports a kind). The kinds not yet moved into their packages have theirs here
+(`makers/<kind>.py`, one line of `MAKERS`), and a kind the twin can make no log of a
+line of `REFUSED` saying why. `tests/unit/rehearse/test_rehearse_makers.py` holds every
+registered kind to one of the two. A site naming a test of a kind in neither is refused
+before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that could only
+say its logs are missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeGuard
 
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kindapi.registry import kind_of, part_of
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.burnin import burnin_output
 from nvcregen.rehearse.makers.dcgm import dcgm_output
 from nvcregen.rehearse.makers.linkcounters import link_counters_output
 from nvcregen.rehearse.makers.nccl import nccl_output
@@ -26,7 +27,6 @@ from nvcregen.rehearse.makers.rdmapair import rdma_pair_output
 from nvcregen.rehearse.printer import Maker
 
 MAKERS: dict[str, Maker] = {
-    "burnin": burnin_output,
     "dcgm": dcgm_output,
     "linkcounters": link_counters_output,
     "nccl": nccl_output,
@@ -43,9 +43,14 @@ REFUSED: dict[str, str] = {
 }
 
 
+def makes_logs(found: object) -> TypeGuard[Maker]:
+    """Whether a kind's `maker.MAKER` is a maker (a callable; its types are mypy's to hold)."""
+    return callable(found)
+
+
 def maker_of(kind: str) -> Maker | None:
-    """The log maker of a kind (its registered name), None for a kind without one."""
-    return MAKERS.get(kind)
+    """The log maker of a kind (its registered name): its package's, else `MAKERS`' or None."""
+    return MAKERS.get(kind) or part_of(kind, "maker", "MAKER", makes_logs)
 
 
 def unmade(units: Iterable[TestUnit]) -> list[str]:
@@ -57,7 +62,7 @@ def unmade(units: Iterable[TestUnit]) -> list[str]:
     tests: dict[str, list[str]] = {}
     for unit in units:
         kind = kind_of(unit.test).name
-        if kind not in MAKERS:
+        if maker_of(kind) is None:
             named = tests.setdefault(kind, [])
             if unit.test.name not in named:
                 named.append(unit.test.name)

@@ -1,8 +1,8 @@
 """`nvcregen ingest burnin FILE... [--model M]`: read each burn-in, judge it, say what it holds.
 
 Each file is read up to `MAX_LOG_BYTES` (`readlog.py`) as `dcgmi diag` output and its
-stress test taken apart by GPU (`burnin.py`); with `--model`, each GPU is judged against
-the catalog's expectation of that model (`burnin_judge.py`). A file that is no `dcgmi
+stress test taken apart by GPU (`reader.py`); with `--model`, each GPU is judged against
+the catalog's expectation of that model (`judge.py`). A file that is no `dcgmi
 diag` output, or one without a stress test, is NVC700 (a broken bound its own code,
 NVC713-NVC716) and `ingest` exits 2.
 """
@@ -15,11 +15,12 @@ from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.burnin import BurnInRun, parse_burnin
-from nvcregen.ingest.burnin_judge import Bounds, BurnInVerdict, judge
+from nvcregen.ingest.kindingest import Ingested, IngestOptionError
 from nvcregen.ingest.models import Json
 from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.kinds.burnin.judge import Bounds, BurnInVerdict, judge
 from nvcregen.kinds.burnin.params import BurnInParams
+from nvcregen.kinds.burnin.reader import BurnInRun, parse_burnin
 
 CATALOG_TEST = "burn-in"
 _HINT = (
@@ -109,3 +110,28 @@ def render_burnin(result: BurnInIngest) -> str:
             lines += [f"  {p}\n" for p in verdict.problems]
             lines.append(f"  verdict: {'passed' if verdict.passed else 'failed'}\n")
     return "".join(lines)
+
+
+class BurnInCommand:
+    """`nvcregen ingest burnin` (`ingest/kindingest.py`'s `KindIngest`): `--model` judges."""
+
+    options = frozenset({"model"})
+
+    def ingest(self, files: Sequence[Path], model: str | None) -> Ingested:
+        """Each file read; with `model`, each GPU judged against its catalog figures.
+
+        Raises:
+            IngestOptionError: The catalog's burn-in test has no figures for `model`.
+
+        """
+        bounds = None if model is None else bounds_of(model)
+        if model is not None and bounds is None:
+            raise IngestOptionError(
+                f"{model!r} has no burn-in expectation in the catalog (catalog/tests/burn-in.yaml)",
+                "--model",
+            )
+        result = ingest_burnin(files, bounds)
+        return Ingested(render_burnin(result), result.to_json(), result.diagnostics, result.failed)
+
+
+INGEST = BurnInCommand()

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from nvcregen.core import codes
-from nvcregen.ingest.burnin import BurnInRun, GpuLoad
 from nvcregen.ingest.models import Json
+from nvcregen.kinds.burnin import codes
+from nvcregen.kinds.burnin.reader import BurnInRun, GpuLoad
 
 IMPOSSIBLE = codes.NVC765.code
 THROTTLED = codes.NVC766.code

@@ -15,12 +15,12 @@ import pytest
 from click.testing import CliRunner
 
 from nvcregen.cli import main
-from nvcregen.ingest.burnin import parse_burnin
-from nvcregen.ingest.burnin_files import bounds_of
-from nvcregen.ingest.burnin_judge import Bounds, judge
 from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.burnin.ingest import bounds_of
+from nvcregen.kinds.burnin.judge import Bounds, judge
+from nvcregen.kinds.burnin.reader import parse_burnin
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 CAPTURES = ROOT / "tests" / "fixtures" / "captures" / "burnin"
 V13 = CAPTURES / "dcgm-1.3-json-4gpu-sm-stress-3-under-target.json"
 PER_GPU = CAPTURES / "dcgm-per-gpu-json-4gpu-sm-stress-error-objects.json"
@@ -271,3 +271,26 @@ def test_cli_reads_a_stopped_run_as_failed_and_names_each_problem_once() -> None
     assert "  DCGM ran no stress test\n  verdict: failed\n" in judged.output
     read = CliRunner().invoke(main, ["ingest", "burnin", str(stopped)])
     assert read.exit_code == 1 and read.output.count("DCGM: GPU Memory failed") == 1
+
+
+def test_ingest_finds_the_kind_reading_its_own_output_by_its_package(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`ingest burnin` is the burn-in package's `ingest.INGEST` (`ingest/kindingest.py`)."""
+    from nvcregen.ingest import kindingest
+    from nvcregen.kindapi.registry import packages_with
+    from nvcregen.kinds.burnin.ingest import INGEST
+
+    assert "burnin" in packages_with("ingest") and kindingest.ingest_of("burnin") is INGEST
+    assert kindingest.ingest_of("nccl") is None  # read by `ingest` itself, not a part
+    good = tmp_path / "good.json"
+    good.write_text(stress(passed(0, "29300")))
+    runner = CliRunner()
+    others = runner.invoke(main, ["ingest", "burnin", str(good), "--pool", "p"])
+    assert others.exit_code == 2 and "--format markdown are not for it" in others.output
+    monkeypatch.setattr(type(INGEST), "options", frozenset())
+    no_model = runner.invoke(main, ["ingest", "burnin", str(good), "--model", "H100"])
+    assert no_model.exit_code == 2 and "--model is not for `ingest burnin`" in no_model.output
+    monkeypatch.setattr(kindingest, "ingest_of", lambda kind: None)
+    gone = runner.invoke(main, ["ingest", "burnin", str(good)])
+    assert gone.exit_code == 2 and "no kind 'burnin' reads its own output" in gone.output

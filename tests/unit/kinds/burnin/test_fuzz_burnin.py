@@ -14,11 +14,11 @@ from fuzzing import BUDGET, lines_of, mutated
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nvcregen.ingest.burnin import parse_burnin
-from nvcregen.ingest.burnin_judge import Bounds, judge
 from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.burnin.judge import Bounds, judge
+from nvcregen.kinds.burnin.reader import parse_burnin
 
-CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures" / "burnin"
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures" / "burnin"
 REAL = tuple(p.read_text() for p in sorted(CAPTURES.glob("*.json")))
 FRAGMENTS = (
     '{"DCGM GPU Diagnostic": {"test_categories": [{"category": "Stress", "tests": [',

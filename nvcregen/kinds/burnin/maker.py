@@ -1,8 +1,8 @@
 """The burnin kind's log: DCGM targeted stress on every GPU, as its script prints it (pure).
 
-What `compile/templates/burn-in.sh.j2` prints on a node, read back by `collect` with
-`results/burninruns.py` (`ingest/burnin.py`, judged by `ingest/burnin_judge.py`): the
-begin line naming node, pod and start (`BURNIN_MARK`); one `@@nvcregen-gpu index=N
+What `templates/burn-in.sh.j2` prints on a node, read back by `collect` with
+`logs.py` (`reader.py`, judged by `judge.py`): the
+begin line naming node, pod and start (`reader.MARK`); one `@@nvcregen-gpu index=N
 uuid=GPU-...` line a GPU, as the script makes them from `nvidia-smi`, each UUID a hash of
 the node and the index (a GPU keeps its UUID from round to round); `dcgmi diag --run
 targeted_stress --json --verbose` in DCGM's JSON layout (`dcgmprint.py`'s: the deployment
@@ -26,12 +26,19 @@ import zlib
 
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.burnin.params import BurnInParams
+from nvcregen.kinds.burnin.reader import MARK, UUID_MARK
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.dcgmprint import DEPLOYMENT, dcgm_version
-from nvcregen.rehearse.printer import FAILED_RC, FAILING_SHARE, Output, Printer, Section, stamp
+from nvcregen.rehearse.printer import (
+    FAILED_RC,
+    FAILING_SHARE,
+    Maker,
+    Output,
+    Printer,
+    Section,
+    stamp,
+)
 
-MARK = "@@nvcregen-burnin"
-UUID_MARK = "@@nvcregen-gpu"
 TEST = "Targeted Stress"  # DCGM 3.x's and 4.x's JSON name of the plugin
 JITTER = 5  # a healthy GPU's average: the target plus 0-4 thousandths of it
 AVERAGE = "GPU {gpu} relative stress level\t{value:.1f}"  # TargetedStress_wrapper.cpp
@@ -89,3 +96,6 @@ def gpu_uuid(node: str, gpu: int) -> str:
     digits = hashlib.sha256(f"{node}/{gpu}".encode()).hexdigest()[:32]
     parts = (digits[:8], digits[8:12], digits[12:16], digits[16:20], digits[20:])
     return "GPU-" + "-".join(parts)
+
+
+MAKER: Maker = burnin_output  # what `rehearse/makers/registry.py` finds by the kind's name

@@ -17,15 +17,15 @@ from trainerfactory import EXAMPLE, compiled, example_text, of_kind, without_pac
 
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
+from nvcregen.kinds.burnin.logs import read_burnin
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
-from nvcregen.results.burninruns import read_burnin
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
 from nvcregen.results.nodes import judge_nodes
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 TEXT = (
     without_packing(EXAMPLE.read_text())

@@ -17,15 +17,15 @@ from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 from nvcregen.cli import main
 from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.ingest.burnin import BurnInRun, GpuLoad
-from nvcregen.ingest.burnin_judge import Bounds, judge
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import KINDS, kind_of
+from nvcregen.kinds.burnin.judge import Bounds, judge
 from nvcregen.kinds.burnin.params import BurnInExpectation, BurnInParams
+from nvcregen.kinds.burnin.reader import BurnInRun, GpuLoad
 from nvcregen.plan.resolve import plan
 from nvcregen.validate.semantic import check_references
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 SOURCES = ["a test"]
 
@@ -137,6 +137,8 @@ def test_the_script_asks_dcgm_for_the_models_target_and_the_catalogs_duration() 
     test = catalog().tests["burn-in"]
     found = kind_of(test).node_script(test, NodeRun(8, 900_000, 840, None, model="H100"))
     assert found is not None and found.template == "burn-in.sh.j2"
+    assert found.package == "nvcregen.kinds.burnin"  # its template is the package's own data
+    assert (ROOT / "nvcregen" / "kinds" / "burnin" / "templates" / found.template).is_file()
     assert found.values["params"] == (
         "targeted_stress.is_allowed=true;targeted_stress.test_duration=600;"
         "targeted_stress.use_dgemm=false;targeted_stress.target_perf_min_ratio=0.95;"
@@ -276,7 +278,7 @@ def test_the_script_runs_dcgm_in_its_pod_and_collect_reads_its_output(tmp_path: 
     bash = shutil.which("bash")
     if bash is None or shutil.which("timeout") is None or shutil.which("sed") is None:
         pytest.skip("needs bash, timeout and sed")
-    from nvcregen.results.burninruns import read_burnin
+    from nvcregen.kinds.burnin.logs import read_burnin
 
     site, unit = burnin_unit(h20_site())
     script = node_script(site, unit)

@@ -1,10 +1,10 @@
 """A trainer-mode burn-in log -> its run's record: bound to its node, judged GPU by GPU.
 
-The script (`compile/templates/burn-in.sh.j2`) prints `@@nvcregen-burnin begin node=N
+The script (`templates/burn-in.sh.j2`) prints `@@nvcregen-burnin begin node=N
 pod=P start=T` and then `dcgmi diag -r targeted_stress --json --verbose`. The log is bound
 to its node as a DCGM log is (`dcgmbind.py`: another node's is foreign, NVC730), read as
 `nvcregen ingest burnin` reads it, and each GPU of the node judged against the test's
-expectation of the pool's GPU model (`ingest/burnin_judge.py`). Each GPU that did not pass
+expectation of the pool's GPU model (`judge.py`). Each GPU that did not pass
 is one error naming the node and the GPU (`gpu-07 GPU 3: NVC768: ...`), so the run's
 failed node names them. A log that shows no figure for a GPU, and fails none, is no
 evidence (`no-data`), never a pass.
@@ -15,11 +15,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcregen.ingest.burnin import parse_burnin
-from nvcregen.ingest.burnin_judge import Bounds, judge
-from nvcregen.ingest.dcgm_begin import BURNIN_MARK
 from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.burnin.judge import Bounds, judge
 from nvcregen.kinds.burnin.params import BurnInParams
+from nvcregen.kinds.burnin.reader import MARK, parse_burnin
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.logrecords import LogRecord
@@ -32,7 +31,7 @@ def read_burnin(
     text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int = 0
 ) -> LogRecord:
     """The record of one burn-in log of `unit`: its status and each GPU that did not pass."""
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=BURNIN_MARK)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return _record(base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}
@@ -61,6 +60,19 @@ def read_burnin(
         status = "ok" if verdict.passed else "failed"
     versions = (run.dcgm_version,) if run.dcgm_version else ()
     return _record({**base, "versions": versions}, status, tuple(errors))
+
+
+class BurnInLogs:
+    """The burn-in kind's log reader (`results/kindlogs.py`'s `LogReader`)."""
+
+    def read(
+        self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
+    ) -> LogRecord:
+        """The record of one burn-in log of `unit` (`read_burnin`)."""
+        return read_burnin(text, base, unit, names_itself=names_itself, offset=offset)
+
+
+READER = BurnInLogs()
 
 
 def _record(base: Mapping[str, Any], status: str, errors: tuple[str, ...]) -> LogRecord:

@@ -1,0 +1,65 @@
+"""What `nvcregen ingest <kind>` asks of a kind that reads its own output (a part of its package).
+
+A kind whose package holds an `ingest` module with an `INGEST` (`KindIngest`) is one of
+`ingest`'s choices, by its package's name (`kindapi.registry.packages_with`): the command
+reads the files with it and prints what it returns, exiting 2 on a file it could not
+read and 1 on a failed run or verdict. This layer never imports a kind.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol, TypeGuard, runtime_checkable
+
+from nvcregen.core.errors import Diagnostic
+from nvcregen.ingest.models import Json
+from nvcregen.kindapi.registry import part_of
+
+
+@dataclass(frozen=True)
+class Ingested:
+    """What a kind read of the files: its text and JSON forms, what it could not read."""
+
+    text: str  # printed escaped: it quotes the files
+    json: Json
+    diagnostics: tuple[Diagnostic, ...]
+    failed: bool  # a run failed or was cut off, or a verdict did not pass
+
+
+class IngestOptionError(ValueError):
+    """An option's value the kind cannot judge by (`--model` it knows no figures of)."""
+
+    def __init__(self, message: str, option: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+@runtime_checkable
+class KindIngest(Protocol):
+    """A kind's reading of its own output, for `nvcregen ingest`."""
+
+    @property
+    def options(self) -> frozenset[str]:
+        """The options it takes besides `--format text|json` (`"model"`)."""
+        ...
+
+    def ingest(self, files: Sequence[Path], model: str | None) -> Ingested:
+        """Read each file (and judge it against `model`'s figures when given).
+
+        Raises:
+            IngestOptionError: `model` names no model the kind has figures for.
+
+        """
+        ...
+
+
+def ingests(found: object) -> TypeGuard[KindIngest]:
+    """Whether a kind's `ingest.INGEST` is a `KindIngest`."""
+    return isinstance(found, KindIngest)
+
+
+def ingest_of(kind: str) -> KindIngest | None:
+    """The reading of a registered kind's own output, None when its package holds none."""
+    return part_of(kind, "ingest", "INGEST", ingests)
