@@ -14,7 +14,7 @@ from nvcregen.core.terminal import one_line, printable
 from nvcregen.kindapi.registry import packages_with
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from nvcregen.core.errors import Diagnostic
     from nvcregen.ingest.node_expect import NodeInventory
@@ -191,7 +191,7 @@ def verify(results_dir: Path, key_file: Path) -> None:
     "kind",
     type=click.Choice(
         # and each kind that reads its own output (`ingest/kindingest.py`), by its name
-        ["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters",
+        ["nccl", "dcgm", "node", "perftest", "link-counters",
          *packages_with("ingest")]
     ),
 )  # fmt: skip
@@ -237,16 +237,11 @@ def ingest(
     from nvcregen.ingest.render import render_text
 
     if kind in packages_with("ingest"):
-        others = (order, site, pool, at)
-        _ingest_own(kind, files, model, fmt, named_others=any(o is not None for o in others))
+        given = {"order": order, "site": site, "pool": pool, "at": at}
+        _ingest_own(kind, files, model, order, fmt, given=given)
         return
-    if (model is not None or order is not None) and kind != "nvbandwidth":
-        raise click.UsageError("--model and --order are for `ingest nvbandwidth`")
-    if kind == "nvbandwidth":
-        if site is not None or pool is not None or at is not None or fmt == "markdown":
-            raise click.UsageError("--site, --pool, --at and --format markdown are not for it")
-        _ingest_nvbandwidth(files, model, order, fmt)
-        return
+    if model is not None or order is not None:
+        raise click.UsageError(f"--model and --order are not for `ingest {kind}`")
     if kind == "node":
         _ingest_node(files, site, pool, fmt)
         return
@@ -276,32 +271,19 @@ def ingest(
         sys.exit(ExitCode.DRIFT)  # a failed run or diagnostic is a result, not a success
 
 
-def _ingest_nvbandwidth(
-    files: tuple[Path, ...], model: str | None, order: Path | None, fmt: str
-) -> None:
-    import json
-
-    from nvcregen.ingest.nvbw_files import ingest_nvbandwidth, model_bounds
-    from nvcregen.ingest.nvbw_render import render_nvbw
-
-    bounds = None if model is None else model_bounds(model)
-    if model is not None and bounds is None:
-        raise click.BadParameter(
-            f"{model!r} is no GPU model of the catalog (`nvcregen catalog list`)",
-            param_hint="--model",
-        )
-    result = ingest_nvbandwidth(files, order, bounds)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_nvbw(result)), nl=False)  # names as the files print them
-    _exit_for(result.diagnostics, result.failed, files)
-
-
 def _ingest_own(
-    kind: str, files: tuple[Path, ...], model: str | None, fmt: str, *, named_others: bool
+    kind: str,
+    files: tuple[Path, ...],
+    model: str | None,
+    order: Path | None,
+    fmt: str,
+    *,
+    given: Mapping[str, object],
 ) -> None:
-    """`ingest <kind>` for a kind that reads its own output (`ingest/kindingest.py`)."""
+    """`ingest <kind>` for a kind that reads its own output (`ingest/kindingest.py`).
+
+    `given`: the other options by name, refused unless the kind takes them.
+    """
     import json
 
     from nvcregen.ingest.kindingest import IngestOptionError, ingest_of
@@ -309,12 +291,13 @@ def _ingest_own(
     reading = ingest_of(kind)
     if reading is None:  # packages_with found its module: never without one
         raise click.UsageError(f"no kind {kind!r} reads its own output")
-    if named_others or fmt == "markdown":
-        raise click.UsageError("--order, --site, --pool, --at and --format markdown are not for it")
+    refused = [f"--{name}" for name in given if name not in reading.options]
+    if fmt == "markdown" or any(given[name[2:]] is not None for name in refused):
+        raise click.UsageError(f"{', '.join(refused)} and --format markdown are not for it")
     if model is not None and "model" not in reading.options:
         raise click.UsageError(f"--model is not for `ingest {kind}`")
     try:
-        result = reading.ingest(files, model)
+        result = reading.ingest(files, model, order)
     except IngestOptionError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.option) from exc
     if fmt == "json":

@@ -42,11 +42,13 @@ class KindIngest(Protocol):
 
     @property
     def options(self) -> frozenset[str]:
-        """The options it takes besides `--format text|json` (`"model"`)."""
+        """The options it takes besides `--format text|json` (`"model"`, `"order"`)."""
         ...
 
-    def ingest(self, files: Sequence[Path], model: str | None) -> Ingested:
+    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
         """Read each file (and judge it against `model`'s figures when given).
+
+        `order` is a file the kind reads to make sense of the others (`--order`), if any.
 
         Raises:
             IngestOptionError: `model` names no model the kind has figures for.

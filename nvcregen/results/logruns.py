@@ -59,7 +59,6 @@ from nvcregen.results.models import (
     RunState,
 )
 from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
-from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
 from nvcregen.results.rdmapair import Side, read_pair, role_of, sides
 from nvcregen.results.rdmarails import read_rails
@@ -329,14 +328,6 @@ def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any])
     return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
 
 
-def _read_nvbandwidth_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """An nvbandwidth log, bound to its node and judged per GPU and pair (`nvbwruns.py`)."""
-    record = read_nvbandwidth(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    return _Read(placed, record, None)
-
-
 def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
@@ -370,7 +361,6 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "nccl-tests": _read_nccl,
     "dcgm-diag": _read_dcgm_log,
     "node-health": _read_node_health,
-    "nvbandwidth": _read_nvbandwidth_log,
     "perftest": _read_rails,
     "link-counters": _read_link_counters,
     "perftest-pair": _read_one_side,  # both sides of a run are read together (`_read_pair`)

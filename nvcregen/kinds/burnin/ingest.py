@@ -117,8 +117,10 @@ class BurnInCommand:
 
     options = frozenset({"model"})
 
-    def ingest(self, files: Sequence[Path], model: str | None) -> Ingested:
+    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
         """Each file read; with `model`, each GPU judged against its catalog figures.
+
+        `order` is never given (`options` has none): the command refuses it first.
 
         Raises:
             IngestOptionError: The catalog's burn-in test has no figures for `model`.

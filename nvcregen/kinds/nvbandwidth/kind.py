@@ -8,6 +8,8 @@ from nvcregen.core import units
 from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
+
 
 class Nvbandwidth(TestKind):
     """nvbandwidth copy bandwidth between host and GPUs, and between GPUs."""
@@ -46,7 +48,7 @@ class Nvbandwidth(TestKind):
             "iterations": nvbw.iterations,
             "deadline_s": run.outer_deadline_s,
         }
-        return NodeScript("nvbandwidth.sh.j2", values)
+        return NodeScript("nvbandwidth.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script names in its first line (downward API)."""

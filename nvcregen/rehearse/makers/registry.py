@@ -21,7 +21,6 @@ from nvcregen.rehearse.makers.dcgm import dcgm_output
 from nvcregen.rehearse.makers.linkcounters import link_counters_output
 from nvcregen.rehearse.makers.nccl import nccl_output
 from nvcregen.rehearse.makers.node import node_health_output
-from nvcregen.rehearse.makers.nvbandwidth import nvbandwidth_output
 from nvcregen.rehearse.makers.rdma import rails_output
 from nvcregen.rehearse.makers.rdmapair import rdma_pair_output
 from nvcregen.rehearse.printer import Maker
@@ -31,7 +30,6 @@ MAKERS: dict[str, Maker] = {
     "linkcounters": link_counters_output,
     "nccl": nccl_output,
     "node": node_health_output,
-    "nvbandwidth": nvbandwidth_output,
     "rdma": rails_output,
     "rdmapair": rdma_pair_output,
 }
@@ -68,7 +66,7 @@ def unmade(units: Iterable[TestUnit]) -> list[str]:
                 named.append(unit.test.name)
     return [
         f"no rehearsal log is made for {kind} tests ({', '.join(names)}): "
-        + REFUSED.get(kind, f"no log maker is registered for the kind '{kind}'"
-                      " (nvcregen/rehearse/makers/registry.py)")
+        + REFUSED.get(kind, f"no log maker is registered for the kind '{kind}' (a `MAKER`"
+                      " in its package's maker.py, or nvcregen/rehearse/makers/registry.py)")
         for kind, names in tests.items()
     ]  # fmt: skip

@@ -40,6 +40,13 @@ MOVED = (
         r"|\bBurnIn(Params|Expectation|Run|Ingest|Verdict)\b|\bburn-in\.sh\.j2\b"
         r"|@@nvcregen-burnin\b|\bBURNIN_MARK\b",
     ),
+    Moved(
+        "nvbandwidth",
+        "nvbandwidth.yaml",
+        r"\bkinds[./]nvbandwidth\b|\bnvbw_[a-z]+\b|\bnvbwruns\b|\b(ingest|makers)[./]nvbandwidth\b"
+        r"|\bNvbandwidth(Params|Floor)\b|\bNvbw(Run|Ingest)\b|\bnvbandwidth\.sh\.j2\b"
+        r"|@@nvcregen-nvbandwidth\b|\bNVBW_MARK\b",
+    ),
 )
 
 
@@ -92,7 +99,7 @@ def test_a_moved_kind_is_its_package_its_catalog_file_and_its_tests(kind: Moved)
 
 
 def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
-    (burnin,) = MOVED
+    burnin, nvbandwidth = MOVED
     pattern = re.compile(burnin.names)
     for text in (
         "from nvcregen.results.burninruns import read_burnin",
@@ -106,3 +113,14 @@ def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
         assert pattern.search(text), text
     for text in ("burn-in GPU 0 a tenth of its floor", "nvbandwidth, burnin: judge each GPU"):
         assert not pattern.search(text), text
+    pattern = re.compile(nvbandwidth.names)
+    for text in (
+        "from nvcregen.results.nvbwruns import read_nvbandwidth",
+        "from nvcregen.ingest.nvbw_files import model_bounds",
+        "from nvcregen.rehearse.makers.nvbandwidth import nvbandwidth_output",
+        "from nvcregen.kinds.nvbandwidth.physics import ceilings",
+        "floor: NvbandwidthFloor",
+        'NVBW_MARK = "@@nvcregen-nvbandwidth"',
+    ):
+        assert pattern.search(text), text
+    assert not pattern.search("Read nccl-tests, dcgmi diag, nvidia-smi, nvbandwidth, perftest")

@@ -35,20 +35,23 @@ from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
 from nvcregen.ingest.linkcounters import parse_link_counters
 from nvcregen.ingest.node_log import parse_node_health_log
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_files import model_bounds
 from nvcregen.ingest.perftest import parse_perftest
+from nvcregen.kindapi import registry as kindapi_registry
 from nvcregen.kindapi.registry import KINDS
+from nvcregen.kinds.nvbandwidth.files import model_bounds
+from nvcregen.kinds.nvbandwidth.logs import read_nvbandwidth
+from nvcregen.kinds.nvbandwidth.maker import nvbandwidth_output
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Direction, floor_of
+from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
 from nvcregen.plan.model import TestUnit
+from nvcregen.rehearse.makers import registry
 from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, unmade
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
 from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.nodehealth import read_node_health
-from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import sections
 from nvcregen.results.rdmarails import read_rails
 
@@ -106,12 +109,16 @@ def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
     loaded: LoadedSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert unmade(loaded.units) == []
-    monkeypatch.delitem(MAKERS, "nvbandwidth")
+    held = kindapi_registry.part_of  # nvbandwidth's package without its maker.py
+    monkeypatch.setattr(
+        registry, "part_of", lambda k, *a: None if k == "nvbandwidth" else held(k, *a)
+    )
     monkeypatch.delitem(MAKERS, "rdma")
     monkeypatch.setitem(REFUSED, "rdma", "no rails here")
     assert unmade(loaded.units) == [
         "no rehearsal log is made for nvbandwidth tests (nvbandwidth): no log maker is"
-        " registered for the kind 'nvbandwidth' (nvcregen/rehearse/makers/registry.py)",
+        " registered for the kind 'nvbandwidth' (a `MAKER` in its package's maker.py, or"
+        " nvcregen/rehearse/makers/registry.py)",
         "no rehearsal log is made for rdma tests (rdma-rails): no rails here",
     ]
 
@@ -129,7 +136,8 @@ def test_rehearse_refuses_such_a_site_before_the_twin_with_exit_2(
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (
         "nvcregen: kinds-trainer: no rehearsal log is made for node tests (node-health): no log"
-        " maker is registered for the kind 'node' (nvcregen/rehearse/makers/registry.py)\n"
+        " maker is registered for the kind 'node' (a `MAKER` in its package's maker.py, or"
+        " nvcregen/rehearse/makers/registry.py)\n"
     )
 
 
@@ -312,7 +320,7 @@ def test_a_testcase_held_to_no_floor_is_printed_and_passes(loaded: LoadedSite) -
     params = nvbw_params(unit).model_copy(update={"testcases": asked})
     other = replace(unit, test=unit.test.model_copy(update={"nvbandwidth": params}))
     pack = PackPod("single-node", ("nvbandwidth",), 1, ("node-a",), POD, START)
-    output = MAKERS["nvbandwidth"](printer(loaded), other, Section(pack, START, 60, False))
+    output = nvbandwidth_output(printer(loaded), other, Section(pack, START, 60, False))
     record = read_nvbandwidth(output.text, base(), other, names_itself=True)
     assert (record.status, record.errors) == ("ok", ())
     run = parse_nvbandwidth(output.text, "log", asked)

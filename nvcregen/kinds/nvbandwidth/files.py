@@ -1,4 +1,4 @@
-"""`nvcregen ingest nvbandwidth FILE...`: read each file bounded, judge it, say what it holds.
+"""The nvbandwidth files `ingest` reads: each read bounded, judged, and what it holds.
 
 Each file is read up to `MAX_LOG_BYTES` (`capped.py`), parsed as text or JSON, its
 unnamed waived testcases named by `--order` (an `nvbandwidth -l` output) or its version's
@@ -17,13 +17,13 @@ from pathlib import Path
 from nvcregen.catalog.load import Catalog, load_catalog
 from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.models import Json
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_judge import RunVerdict, judge
-from nvcregen.ingest.nvbw_models import NvbwRun
-from nvcregen.ingest.nvbw_order import parse_list
 from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.kinds.nvbandwidth.judge import RunVerdict, judge
+from nvcregen.kinds.nvbandwidth.models import NvbwRun
+from nvcregen.kinds.nvbandwidth.order import parse_list
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, ceilings
+from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
 from nvcregen.plan.bandwidth import pcie_rate
 
 _HINT = "give nvbandwidth's own output (its text, or its JSON with -j)"

@@ -17,8 +17,8 @@ from dataclasses import replace
 from nvcregen.ingest.limits import matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw_models import NvbwRun, Testcase
-from nvcregen.ingest.nvbw_text import VERSION
+from nvcregen.kinds.nvbandwidth.models import NvbwRun, Testcase
+from nvcregen.kinds.nvbandwidth.text import VERSION
 
 _V07 = (
     "host_to_device_memcpy_ce",

@@ -12,12 +12,12 @@ from nvcregen.cli import main
 from nvcregen.core import codes
 from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_files import ingest_nvbandwidth, model_bounds
-from nvcregen.ingest.nvbw_order import DEFAULT_ORDER, name_waived, parse_list
-from nvcregen.ingest.nvbw_text import parse_text
+from nvcregen.kinds.nvbandwidth.files import ingest_nvbandwidth, model_bounds
+from nvcregen.kinds.nvbandwidth.order import DEFAULT_ORDER, name_waived, parse_list
+from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
+from nvcregen.kinds.nvbandwidth.text import parse_text
 
-CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures" / "nvbandwidth"
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures" / "nvbandwidth"
 D2D_WAIVED = [
     "device_to_device_memcpy_read_ce",
     "device_to_device_memcpy_write_ce",
@@ -203,7 +203,7 @@ def test_a_two_gpu_matrix_keeps_na_cells_and_names_each_pair() -> None:
 def test_verdicts_per_gpu_and_per_pair_against_floor_and_ceiling() -> None:
     bounds = model_bounds("H100")
     assert bounds is not None
-    from nvcregen.ingest.nvbw_judge import judge
+    from nvcregen.kinds.nvbandwidth.judge import judge
 
     run = parse_nvbandwidth(TWO_GPUS, "two")
     verdict = judge(run, bounds.floor, bounds.ceilings, bounds.asked)
@@ -222,7 +222,7 @@ def test_verdicts_per_gpu_and_per_pair_against_floor_and_ceiling() -> None:
 
 
 def test_a_figure_exactly_at_the_floor_or_ceiling_passes() -> None:
-    from nvcregen.ingest.nvbw_judge import judge
+    from nvcregen.kinds.nvbandwidth.judge import judge
 
     bounds = model_bounds("H100")
     assert bounds is not None
@@ -237,7 +237,7 @@ def test_a_figure_exactly_at_the_floor_or_ceiling_passes() -> None:
 
 
 def test_a_waived_testcase_on_two_gpus_is_a_problem_and_on_one_is_not() -> None:
-    from nvcregen.ingest.nvbw_judge import judge
+    from nvcregen.kinds.nvbandwidth.judge import judge
 
     order = [
         "host_to_device_memcpy_ce",
@@ -362,4 +362,4 @@ def test_ingest_json_and_the_order_file(tmp_path: Path) -> None:
     assert first["matrix"] == {"rows": [0], "columns": [0], "cells": [[55.3]]}
     assert data["runs"][0]["verdict"] is None
     bad = CliRunner().invoke(main, ["ingest", "nccl", "x", "--model", "H100"])
-    assert bad.exit_code == 2 and "--model and --order are for" in bad.output
+    assert bad.exit_code == 2 and "--model and --order are not for `ingest nccl`" in bad.output

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from nvcregen.ingest.models import Json
-from nvcregen.ingest.nvbw_models import NvbwRun, Testcase
+from nvcregen.kinds.nvbandwidth.models import NvbwRun, Testcase
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, Direction, direction, floor_of
 

@@ -21,8 +21,8 @@ from typing import Any
 
 from nvcregen.ingest.limits import UNDECODABLE, InputLimitError, raw_decode
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw_models import Device, Matrix, NvbwRun, Status, Testcase
-from nvcregen.ingest.nvbw_text import MAX_GPUS, number
+from nvcregen.kinds.nvbandwidth.models import Device, Matrix, NvbwRun, Status, Testcase
+from nvcregen.kinds.nvbandwidth.text import MAX_GPUS, number
 
 _ENTRY = re.compile(
     r"^(?P<i>\d{1,5}): (?P<name>[^()]{1,200}?)"

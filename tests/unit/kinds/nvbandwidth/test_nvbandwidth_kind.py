@@ -7,7 +7,7 @@ from pydantic import ValidationError
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.catalog.models import HardwareEntry
-from nvcregen.compile.templating import render_template
+from nvcregen.compile.templating import render_packaged
 from nvcregen.core import units
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import KINDS, kind_of
@@ -64,7 +64,8 @@ def test_the_script_names_the_node_runs_under_a_deadline_and_asks_for_json() -> 
     run = NodeRun(gpus=8, timeout_ms=900_000, outer_deadline_s=840, hostengine=None)
     script = kind_of(test).node_script(test, run)
     assert script is not None
-    text = render_template(script.template, **script.values)
+    assert script.package == "nvcregen.kinds.nvbandwidth"  # its template is the package's own
+    text = render_packaged(script.package, script.template, **script.values)
     lines = text.splitlines()
     assert 'echo "@@nvcregen-nvbandwidth begin node=${NODE_NAME:?NODE_NAME is not set}\\' in lines
     assert 'timeout --kill-after=10s 840s "$bin" -b 512 -i 10 \\' in lines

@@ -1,12 +1,12 @@
 """The nvbandwidth kind's log: the script's begin line and nvbandwidth v0.8's text (pure).
 
-What `compile/templates/nvbandwidth.sh.j2` prints on a node, in the form of the real
+What `templates/nvbandwidth.sh.j2` prints on a node, in the form of the real
 capture (tests/fixtures/captures/nvbandwidth/v0.8-h100-sxm.txt), read back by `collect`
-with `results/nvbwruns.py`: every testcase the test asks for, in its order, a matrix of
+with `logs.py`: every testcase the test asks for, in its order, a matrix of
 the node's GPUs (a row of GPUs for a host testcase; every ordered pair, `N/A` on the
 diagonal, for a device-to-device one) and its SUM.
 
-Figures are the model's bounds as collect judges them (`ingest/nvbw_files.model_bounds`:
+Figures are the model's bounds as collect judges them (`ingest.model_bounds`:
 the catalog's floor, the PCIe and NVLink ceilings of the physics model): a one-way copy
 midway between its floor and its ceiling (H100's host copies 55.5 GB/s between 48 and
 63, the capture's 55.3; its NVLink reads 392.5 between 335 and 450), 15% over a floor
@@ -18,14 +18,16 @@ tenth of the floor, to and from the host and from every peer.
 
 from __future__ import annotations
 
-from nvcregen.ingest.nvbw_files import model_bounds
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.nvbandwidth.files import model_bounds
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, Direction, ceilings, direction, floor_of
+from nvcregen.kinds.nvbandwidth.reader import MARK
 from nvcregen.plan.bandwidth import pcie_rate
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.printer import (
     FAILING_SHARE,
+    Maker,
     Output,
     Printer,
     Section,
@@ -35,7 +37,6 @@ from nvcregen.rehearse.printer import (
 )
 from nvcregen.results.nodehealth import node_expectations
 
-MARK = "@@nvcregen-nvbandwidth"
 VERSION = "v0.8"
 DRIVER = "580.159.04"
 CUDA = 13000  # CUDA 13.0, as nvbandwidth prints it
@@ -153,3 +154,6 @@ def _testcase(testcase: str, gpus: int, figures: _Figures) -> list[str]:
         f"SUM {testcase} {total:.2f}",
         "",
     ]
+
+
+MAKER: Maker = nvbandwidth_output  # what `rehearse/makers/registry.py` finds by the kind's name

@@ -15,10 +15,12 @@ from collections.abc import Sequence
 from nvcregen.ingest.limits import matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw_json import json_start, parse_json
-from nvcregen.ingest.nvbw_models import NvbwRun
-from nvcregen.ingest.nvbw_order import name_waived
-from nvcregen.ingest.nvbw_text import VERSION, parse_text
+from nvcregen.kinds.nvbandwidth.jsonform import json_start, parse_json
+from nvcregen.kinds.nvbandwidth.models import NvbwRun
+from nvcregen.kinds.nvbandwidth.order import name_waived
+from nvcregen.kinds.nvbandwidth.text import VERSION, parse_text
+
+MARK = "@@nvcregen-nvbandwidth"  # the script's begin line (`ingest/dcgm_begin.py`'s form)
 
 
 def parse_nvbandwidth(text: str, file: str, order: Sequence[str] | None = None) -> NvbwRun:

@@ -1,11 +1,11 @@
 """A trainer-mode nvbandwidth log -> its run's record: bound to its node, judged per GPU and pair.
 
-The script (`kinds/nvbandwidth/`) prints `@@nvcregen-nvbandwidth begin node=N pod=P
+The script (`templates/nvbandwidth.sh.j2`) prints `@@nvcregen-nvbandwidth begin node=N pod=P
 start=T` and then nvbandwidth's JSON or text. The log is bound to its node as a DCGM log
 is (`dcgmbind.py`: another node's is foreign, NVC730), read as `nvcregen ingest
 nvbandwidth` reads it, unnamed waived testcases named by the test's own testcase order
 (the `-t` order the script ran them in), and judged against the floor and ceilings of the
-pool's GPU model (`ingest/nvbw_judge.py`). Each failed GPU or pair is one error of the
+pool's GPU model (`judge.py`). Each failed GPU or pair is one error of the
 record (`host_to_device_memcpy_ce GPU 3: 40.1 GB/s, under the floor 48 GB/s`), so the
 run's failed node names them.
 """
@@ -15,12 +15,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcregen.ingest.dcgm_begin import NVBW_MARK
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_files import model_bounds
-from nvcregen.ingest.nvbw_judge import judge
+from nvcregen.kinds.nvbandwidth.files import model_bounds
+from nvcregen.kinds.nvbandwidth.judge import judge
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
+from nvcregen.kinds.nvbandwidth.reader import MARK, parse_nvbandwidth
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.logrecords import LogRecord
@@ -33,7 +32,7 @@ def read_nvbandwidth(
     text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int = 0
 ) -> LogRecord:
     """The record of one nvbandwidth log of `unit`: its status, its failed GPUs and pairs."""
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=NVBW_MARK)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return _record(base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}
@@ -66,6 +65,19 @@ def read_nvbandwidth(
     status = "truncated" if run.truncated else ("ok" if verdict.passed else "failed")
     versions = (run.version,) if run.version else ()
     return _record({**base, "versions": versions}, status, tuple(errors))
+
+
+class NvbandwidthLogs:
+    """The nvbandwidth kind's log reader (`results/kindlogs.py`'s `LogReader`)."""
+
+    def read(
+        self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
+    ) -> LogRecord:
+        """The record of one nvbandwidth log of `unit` (`read_nvbandwidth`)."""
+        return read_nvbandwidth(text, base, unit, names_itself=names_itself, offset=offset)
+
+
+READER = NvbandwidthLogs()
 
 
 def _record(base: Mapping[str, Any], status: str, errors: tuple[str, ...]) -> LogRecord:

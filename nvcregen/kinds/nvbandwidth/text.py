@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from nvcregen.ingest.limits import MAX_DIGITS, TOO_LONG, InputLimitError, finite, matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw_models import Device, Matrix, NvbwRun, Status, Testcase
+from nvcregen.kinds.nvbandwidth.models import Device, Matrix, NvbwRun, Status, Testcase
 
 MAX_GPUS = 1024  # labels a side of one matrix: far above any node (or NVLink domain)
 _NAME = r"[a-z][a-z0-9_]{0,63}"

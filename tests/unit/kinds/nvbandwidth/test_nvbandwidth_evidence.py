@@ -1,4 +1,4 @@
-"""What an nvbandwidth verdict may rest on (found by review; nvcregen.ingest.nvbw_judge,
+"""What an nvbandwidth verdict may rest on (found by review; nvcregen.kinds.nvbandwidth.judge,
 nvw_files.model_bounds, results.nvbwruns).
 
 - A testcase asked for that shows no figure in GB/s (every cell N/A, no matrix) fails the
@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_files import model_bounds
-from nvcregen.ingest.nvbw_judge import judge
+from nvcregen.kinds.nvbandwidth.files import model_bounds
+from nvcregen.kinds.nvbandwidth.judge import judge
+from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
 
-CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures" / "nvbandwidth"
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures" / "nvbandwidth"
 ASKED = ("host_to_device_memcpy_ce", "device_to_host_memcpy_ce")
 TEXT = (CAPTURES / "v0.8-h100-sxm.txt").read_text()
 

@@ -14,12 +14,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_judge import judge
-from nvcregen.ingest.nvbw_order import parse_list
+from nvcregen.kinds.nvbandwidth.judge import judge
+from nvcregen.kinds.nvbandwidth.order import parse_list
 from nvcregen.kinds.nvbandwidth.physics import ceilings
+from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
 
-CAPTURES = Path(__file__).resolve().parents[2] / "fixtures" / "captures" / "nvbandwidth"
+CAPTURES = Path(__file__).resolve().parents[3] / "fixtures" / "captures" / "nvbandwidth"
 REAL = tuple(p.read_text() for p in sorted(CAPTURES.glob("v0.*")))
 FRAGMENTS = (
     "nvbandwidth Version: v0.8",

@@ -19,7 +19,7 @@ from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 CAPTURES = ROOT / "tests" / "fixtures" / "captures" / "nvbandwidth"
 EXAMPLES = ROOT / "examples" / "node-health"
 NODES = ("h100-a", "h100-b", "h100-c")

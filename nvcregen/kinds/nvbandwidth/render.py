@@ -6,9 +6,9 @@ each GPU and pair judged (failures first).
 
 from __future__ import annotations
 
-from nvcregen.ingest.nvbw_files import NvbwIngest
-from nvcregen.ingest.nvbw_judge import RunVerdict
-from nvcregen.ingest.nvbw_models import NvbwRun
+from nvcregen.kinds.nvbandwidth.files import NvbwIngest
+from nvcregen.kinds.nvbandwidth.judge import RunVerdict
+from nvcregen.kinds.nvbandwidth.models import NvbwRun
 
 
 def render_nvbw(result: NvbwIngest) -> str:
