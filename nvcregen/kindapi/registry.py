@@ -96,8 +96,8 @@ def part_of(
     """What kind `kind` implements of a layer's protocol: `attribute` of its module `part`.
 
     `fits` is the layer's check that the object implements its protocol (an `isinstance`
-    of a runtime-checkable `Protocol`). None when the kind's package has no such module
-    (the layer then says what the kind lacks).
+    of a runtime-checkable `Protocol`). None when the kind's package has no such module,
+    or the module nothing under `attribute` (the layer then says what the kind lacks).
 
     Raises:
         KeyError: No kind of that name is registered.
@@ -107,7 +107,9 @@ def part_of(
     module = _part_module(_loaded()[kind][1], part)
     if module is None:
         return None
-    found = getattr(module, attribute, None)
+    if not hasattr(module, attribute):
+        return None
+    found = getattr(module, attribute)
     if not fits(found):
         raise TypeError(f"{module.__name__}.{attribute} does not fit {fits.__name__}")
     return found

@@ -3,8 +3,9 @@
 A kind that holds its own maker has a module `maker.py` in its package whose `MAKER` is
 a `printer.Maker` (found by name through `kindapi.registry.part_of`; this layer never
 imports a kind). The kinds not yet moved into their packages have theirs here
-(`makers/<kind>.py`, one line of `MAKERS`), and a kind the twin can make no log of a
-line of `REFUSED` saying why. `tests/unit/rehearse/test_rehearse_makers.py` holds every
+(`makers/<kind>.py`, one line of `MAKERS`). A kind the twin can make no log of says why
+in its package's `maker.py` (`REFUSED`, a reason; `refusal_of`), or a line of `REFUSED`
+here does. `tests/unit/rehearse/test_rehearse_makers.py` holds every
 registered kind to one of the two. A site naming a test of a kind in neither is refused
 before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that could only
 say its logs are missing.
@@ -33,17 +34,22 @@ MAKERS: dict[str, Maker] = {
     "rdma": rails_output,
     "rdmapair": rdma_pair_output,
 }
-REFUSED: dict[str, str] = {
-    "training": (
-        "checkpointed training has no trainer-mode form (NVC322) and its goodput is read"
-        " from NVCRE's GoodputMeasurement, not from a log the twin's pods could serve"
-    ),
-}
+REFUSED: dict[str, str] = {}  # a kind's reason, where its package cannot say it (`maker.REFUSED`)
 
 
 def makes_logs(found: object) -> TypeGuard[Maker]:
     """Whether a kind's `maker.MAKER` is a maker (a callable; its types are mypy's to hold)."""
     return callable(found)
+
+
+def is_reason(found: object) -> TypeGuard[str]:
+    """Whether a kind's `maker.REFUSED` is a reason (text, not blank)."""
+    return isinstance(found, str) and bool(found.strip())
+
+
+def refusal_of(kind: str) -> str | None:
+    """Why the twin makes no log of a kind: its package's `maker.REFUSED`, else `REFUSED`'s."""
+    return REFUSED.get(kind) or part_of(kind, "maker", "REFUSED", is_reason)
 
 
 def maker_of(kind: str) -> Maker | None:
@@ -64,9 +70,12 @@ def unmade(units: Iterable[TestUnit]) -> list[str]:
             named = tests.setdefault(kind, [])
             if unit.test.name not in named:
                 named.append(unit.test.name)
+    unregistered = (
+        "no log maker is registered for the kind '{}' (a `MAKER` in its package's"
+        " maker.py, or nvcregen/rehearse/makers/registry.py)"
+    )
     return [
         f"no rehearsal log is made for {kind} tests ({', '.join(names)}): "
-        + REFUSED.get(kind, f"no log maker is registered for the kind '{kind}' (a `MAKER`"
-                      " in its package's maker.py, or nvcregen/rehearse/makers/registry.py)")
+        + (refusal_of(kind) or unregistered.format(kind))
         for kind, names in tests.items()
-    ]  # fmt: skip
+    ]

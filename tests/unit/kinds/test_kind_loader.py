@@ -102,6 +102,7 @@ def test_a_part_is_the_named_object_of_the_kinds_own_module(
     found = registry.part_of("alpha", "greeting", "GREETER", greets)
     assert found is not None and found.greet() == "hi"
     assert registry.part_of("beta", "greeting", "GREETER", greets) is None  # no such module
+    assert registry.part_of("alpha", "greeting", "NONE", greets) is None  # nothing of that name
     with pytest.raises(TypeError, match=r"fakekinds\.alpha\.greeting\.OTHER does not fit greets"):
         registry.part_of("alpha", "greeting", "OTHER", greets)
     with pytest.raises(KeyError):

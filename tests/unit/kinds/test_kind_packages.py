@@ -47,6 +47,12 @@ MOVED = (
         r"|\bNvbandwidth(Params|Floor)\b|\bNvbw(Run|Ingest)\b|\bnvbandwidth\.sh\.j2\b"
         r"|@@nvcregen-nvbandwidth\b|\bNVBW_MARK\b",
     ),
+    Moved(
+        "training",
+        "training-goodput.yaml",
+        r"\bkinds[./]training\b|\bTrainingParams\b|\bTraining\((TestKind)?\)"
+        r"|GoodputMeasurement, not from a log",
+    ),
 )
 
 
@@ -99,7 +105,7 @@ def test_a_moved_kind_is_its_package_its_catalog_file_and_its_tests(kind: Moved)
 
 
 def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
-    burnin, nvbandwidth = MOVED
+    burnin, nvbandwidth, _ = MOVED
     pattern = re.compile(burnin.names)
     for text in (
         "from nvcregen.results.burninruns import read_burnin",

@@ -73,24 +73,6 @@ def test_fixed_times_are_a_pod_start_plus_the_catalogs_duration() -> None:
     )
 
 
-def test_training_time_counts_every_step_and_each_whole_checkpoint_interval() -> None:
-    base = entry("training-goodput")
-    assert base.training is not None
-    params = base.training.model_copy(
-        update={
-            "max_steps": 10,
-            "save_interval": 4,
-            "startup": "1m",
-            "step_time": "2s",
-            "checkpoint_save": "5s",
-        }
-    )
-    test = base.model_copy(update={"training": params})
-    assert kind_of(test).fixed_time(test, "15s") == FixedTime(
-        60 + 10 * 2 + 2 * 5, "1m start-up + 10 steps x 2s + 2 checkpoints x 5s"
-    )
-
-
 def test_nccl_is_timed_by_the_sweep_model_not_a_fixed_time() -> None:
     test = entry("nccl-all-reduce")
     assert kind_of(test).fixed_time(test, "15s") is None

@@ -46,7 +46,7 @@ from nvcregen.kinds.nvbandwidth.physics import Direction, floor_of
 from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers import registry
-from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, unmade
+from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, refusal_of, unmade
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
@@ -98,11 +98,13 @@ def base(node: str = "node-a") -> dict[str, Any]:
 
 def test_every_registered_kind_has_a_maker_or_is_refused_with_a_reason() -> None:
     for kind in KINDS:
-        assert (maker_of(kind) is not None) != (kind in REFUSED), kind
+        assert (maker_of(kind) is not None) != (refusal_of(kind) is not None), kind
     assert set(MAKERS) | set(REFUSED) <= set(KINDS)  # nothing registered for no kind
     own = [k for k in KINDS if k not in MAKERS and maker_of(k) is not None]
     assert "burnin" in own  # a kind that holds its maker in its package (`maker.MAKER`)
     assert all(reason.strip() for reason in REFUSED.values())
+    assert "goodput is read from NVCRE's GoodputMeasurement" in (refusal_of("training") or "")
+    assert "training" not in REFUSED  # said by its package (`kinds/training/maker.py`)
 
 
 def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
