@@ -415,3 +415,60 @@ def fleet_run(
         verdicts=verdicts.model_dump(mode="json"),
         rows=rows,
     )
+
+
+NodeGroups = dict[str, list[tuple[str, str, str]]]
+"""Per node: the (stage, test, word) of each group that held it alone."""
+
+
+def judged_run(
+    site_folder: Path,
+    run_id: str,
+    finished: str,
+    nodes: NodeGroups,
+    *,
+    site: str = "edge-lab",
+    site_sha256: str = "ab" * 32,
+    statuses: dict[str, str] | None = None,
+) -> Path:
+    """A run of intra-node tests judged node by node, as `site_folder/run_id`.
+
+    Each node's groups (one node each) end with the word given; a node is `failed` when
+    one fails, `untested` when one is incomplete or it has none, else `cleared` (unless
+    `statuses` says otherwise).
+    summary.json names every (stage, test) run and `finished` (its measurement time).
+    """
+    verdicts: list[Obj] = []
+    tests: dict[tuple[str, str], None] = {}
+    for node, groups in nodes.items():
+        words = {word for _, _, word in groups}
+        status = "failed" if "fail" in words else "untested" if words != {"pass"} else "cleared"
+        status = (statuses or {}).get(node, status)
+        runs = []
+        for stage, test, word in groups:
+            tests[(stage, test)] = None
+            runs.append({"stage": stage, "scope": "intra-node", "test": test, "group": node,
+                         "nodes": [node], "word": word, "why": word})  # fmt: skip
+        verdicts.append({
+            "node": node, "status": status,
+            "word": {"failed": "fail", "untested": "incomplete"}.get(status, "pass"),
+            "reasons": [f"{status} in this run"], "runs": runs,
+        })  # fmt: skip
+    word = "fail" if any(v["status"] == "failed" for v in verdicts) else "pass"
+    summary = SummaryFile.model_validate({
+        "site": site, "run_id": run_id, "finished_at": finished, "verdict": word,
+        "collected_from": "folder export",
+        "runs": [{"stage": s, "scope": "intra-node", "test": t, "state": "succeeded"}
+                 for s, t in tests],
+    })  # fmt: skip
+    provenance = sample_provenance()
+    provenance["site"] = SiteRef(name=site, file=f"sites/{site}.yaml", sha256=site_sha256)
+    changes = {
+        "summary": summary.model_dump(mode="json"),
+        "verdicts": Verdicts.model_validate({"word": word, "nodes": verdicts}).model_dump(
+            mode="json"
+        ),
+        "provenance": ProvenanceFile.model_validate(provenance).model_dump(mode="json"),
+        "rows": [],
+    }
+    return write_run(site_folder / run_id, sample_files(**changes))

@@ -114,3 +114,69 @@ def test_a_fifo_export_is_refused_without_blocking(project: Path) -> None:
     assert "NVC780: nodes.yaml cannot be read: " in result.output
     assert "not a regular file" in result.output
     assert not (project / "out.yaml").exists()
+
+
+def test_inventory_with_a_cabling_map_names_each_hcas_switch_port(project: Path) -> None:
+    (project / "nodes.json").write_text(json.dumps(fleet(2, 1)))
+    (project / "cabling.csv").write_text(
+        "node,hca,switch,port\ngpu-0001,mlx5_3,leaf-07,Ethernet1/12\n"
+    )
+    result = run("inventory", "--from", "nodes.json", "--cabling", "cabling.csv", "-o", "i.yaml")
+    assert result.exit_code == 0, result.output
+    text = (project / "i.yaml").read_text()
+    assert (
+        "  - cabling:\n      mlx5_3:\n        port: Ethernet1/12\n        switch: leaf-07\n" in text
+    )
+    assert text.count("cabling:") == 1  # gpu-0000 has none: nothing is written for it
+
+
+def test_a_bad_cabling_map_writes_nothing(project: Path) -> None:
+    (project / "nodes.json").write_text(json.dumps(fleet(2, 1)))
+    (project / "cabling.csv").write_text(
+        "node,hca,switch,port\ngpu-0001,mlx5_3,leaf-07,Ethernet1/12\ngpu-0009,mlx5_0,a,b\n"
+    )
+    result = run("inventory", "--from", "nodes.json", "--cabling", "cabling.csv", "-o", "i.yaml")
+    assert result.exit_code == 2
+    assert "cabling.csv:3:1: NVC790: node gpu-0009 is not in the inventory" in result.output
+    assert "1 problem in the cabling map; nothing written (hint: a CSV" in result.output
+    assert not (project / "i.yaml").exists()
+
+
+def test_drill_injects_a_rail_found_as_its_node_and_named_with_its_switch_port(
+    project: Path,
+) -> None:
+    write_project(project, 64, 8)
+    plain = run("drill", "fleet.yaml", "--fail", "gpu-0042/mlx5_3")
+    assert plain.exit_code == 0, plain.output
+    assert plain.stdout.startswith("injected rail gpu-0042 mlx5_3: named (node gpu-0042)\n")
+    assert "  a rail is found as its node: each run of the node's RDMA tests" in plain.stdout
+    node = run("drill", "fleet.yaml", "--fail", "gpu-0042")
+    assert "a rail is found" not in node.stdout  # a node's drill prints as it did
+    inventory = project / INVENTORY
+    text = inventory.read_text().replace(
+        "    name: gpu-0042\n",
+        "    name: gpu-0042\n    cabling:\n      mlx5_3: {switch: leaf-05, port: Ethernet1/12}\n",
+    )
+    assert text != inventory.read_text()
+    inventory.write_text(text)
+    cabled = run("drill", "fleet.yaml", "--fail", "gpu-0042/mlx5_3", "--format", "json")
+    assert cabled.exit_code == 0, cabled.output
+    data = json.loads(cabled.stdout)
+    assert (data["fault"], data["found"]) == ("node gpu-0042", True)
+    assert data["rail"] == {
+        "node": "gpu-0042",
+        "hca": "mlx5_3",
+        "switchPort": "leaf-05 Ethernet1/12",
+    }
+    assert "rail" not in json.loads(
+        run("drill", "fleet.yaml", "--fail", "gpu-0042", "--format", "json").stdout
+    )
+    assert run("drill", "fleet.yaml", "--fail", "gpu-0042/mlx5_3").stdout.startswith(
+        "injected rail gpu-0042 mlx5_3 (leaf-05 Ethernet1/12): named (node gpu-0042)\n"
+    )
+    bad = run("drill", "fleet.yaml", "--fail", "gpu-0042/mlx5_9")
+    assert bad.exit_code == 2
+    assert "NVC792: --fail gpu-0042/mlx5_9: 'mlx5_9' is not an HCA of pool" in bad.output
+    assert "(its HCAs: mlx5_0, mlx5_1," in bad.output
+    unknown = run("drill", "fleet.yaml", "--fail", "gpu-9999/mlx5_3")
+    assert unknown.exit_code == 2 and "NVC781" in unknown.output

@@ -25,7 +25,7 @@ from oncallfactory import NODES, healthy, site_text, write_logs
 from nvcregen.cli import main
 from nvcregen.cluster.client import connect, send
 from nvcregen.quarantine.apply import apply_marks
-from nvcregen.quarantine.marks import KEY, REASON, RUN, Mark, Marks, marks_of
+from nvcregen.quarantine.marks import KEY, REASON, RUN, TESTS, Mark, Marks, marks_of
 from nvcregen.quarantine.patch import as_patch, node_patches
 from nvcregen.report.archive import read_archive
 from nvcregen.report.folder import ReportError
@@ -571,6 +571,8 @@ def test_a_patch_per_failed_node_with_its_other_taints_as_read(
             "annotations": {
                 RUN: f"{SITE}/{one_failed.name}",
                 REASON: doc["metadata"]["annotations"][REASON],
+                # failed alone in its own all-reduce, suspect on its pair's (found by review)
+                TESTS: "single-node/nccl-all-reduce, two-node/nccl-all-reduce",
             },
         },
         "spec": {"taints": [OTHER_TAINT, OURS]},
@@ -740,7 +742,9 @@ def test_release_without_a_newer_run_refuses_and_names_the_missing_evidence(
     assert f"{SITE}/{run_dir.name}: nothing to release" in result.output
     assert (
         f"node-a (quarantined): no verified run newer than {SITE}/{run_dir.name} judges it:"
-        " retest it (`nvcregen retest`, or wait for a periodic run), collect, then release"
+        " it needs a pass of single-node / nccl-all-reduce, two-node / nccl-all-reduce;"
+        " readiness.periodic does not run stages single-node, two-node: run them again on"
+        " the node with this site file"
     ) in result.output
     assert fake.seen == []
     assert {"key": KEY, "value": SITE, "effect": "NoSchedule"} in fake.nodes["node-a"]["spec"][
@@ -879,7 +883,9 @@ def test_the_gate_reads_only_a_newer_runs_site_and_verdicts(
 
     monkeypatch.setattr(archiveread, "read_limited", recorded)
     evidence = newer_runs(run_dir, SITE)
-    assert evidence.verified == ((newer.name, dict.fromkeys(NODES, "cleared")),)
+    ((run_id, judged),) = evidence.verified
+    assert (run_id, judged.statuses) == (newer.name, dict.fromkeys(NODES, "cleared"))
+    assert judged.tests["node-a"][("two-node", "nccl-all-reduce")] == "pass"
     assert "bandwidth.csv" not in read
     assert "attestation.dsse.json" not in read
     assert {"summary.json", "provenance.json", "verdicts.json"} <= set(read)
@@ -892,6 +898,7 @@ def test_a_fleets_refusals_name_a_few_runs_and_count_the_rest() -> None:
     finding (nodes x runs: 37 MB at 1,024 nodes and 500 runs); it names three of each and
     counts the rest. The newest verdict per node comes from one pass over the runs."""
     from nvcregen.quarantine.evidence import NAMED, Evidence, gate_release
+    from nvcregen.results.judgednodes import JudgedNodes
 
     runs = tuple(f"r{i:03d}" for i in range(10))
     foreign = tuple(f"error[NVC782]: f{i} is a run of site 'x'" for i in range(7))
@@ -905,7 +912,10 @@ def test_a_fleets_refusals_name_a_few_runs_and_count_the_rest() -> None:
     assert "r003" not in why
     assert why.count("error[NVC782]") == NAMED and "and 4 more runs of another site" in why
     # the newest verified run judging a node decides, whatever older runs said
-    verified = (("r1", {"n0": "failed", "n1": "cleared"}), ("r2", {"n0": "cleared"}))
+    verified = (
+        ("r1", JudgedNodes(SITE, "", {"n0": "failed", "n1": "cleared"})),
+        ("r2", JudgedNodes(SITE, "", {"n0": "cleared"})),
+    )
     evidence = Evidence(verified, ())
     assert evidence.judged("n0") == ("r2", "cleared")
     assert evidence.judged("n1") == ("r1", "cleared") and evidence.judged("n9") is None

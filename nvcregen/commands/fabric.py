@@ -11,9 +11,12 @@ import click
 from nvcregen.commands.common import KUBECONFIG
 from nvcregen.core import codes
 from nvcregen.core.errors import ExitCode
+from nvcregen.core.terminal import one_line
 
 BAD_EXPORT = codes.NVC780.code
 BAD_FAULT = codes.NVC781.code
+BAD_CABLING = codes.NVC790.code
+BAD_RAIL = codes.NVC792.code
 
 
 @click.command("inventory")
@@ -26,18 +29,28 @@ BAD_FAULT = codes.NVC781.code
 @click.option("--context", help="Read the nodes from this kubeconfig context instead.")
 @KUBECONFIG
 @click.option(
+    "--cabling",
+    type=click.Path(path_type=Path, dir_okay=False, exists=True),
+    help="A CSV of each HCA's switch port (node,hca,switch,port), from the cabling map.",
+)
+@click.option(
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
     help="Write the inventory here (atomically); standard output when left out.",
 )
 def inventory(
-    source: Path | None, context: str | None, kubeconfig: Path | None, output: Path | None
+    source: Path | None,
+    context: str | None,
+    kubeconfig: Path | None,
+    cabling: Path | None,
+    output: Path | None,
 ) -> None:
     """Write a site's node inventory: GPUs, NICs, fabric labels, taints, driver and CUDA.
 
     Sorted and deterministic, to review in a pull request; a site names it in
     `spec.inventory`, and `validate`, `plan`, `check --server` and `collect` use it.
+    With --cabling, each HCA's switch port too: failing rails and ports are named by it.
     """
     from nvcregen.emit.canonical import dump_yaml
     from nvcregen.fabric.inventory import InventoryError, from_node_list, from_nodes, to_data
@@ -51,6 +64,8 @@ def inventory(
             found = from_nodes(_live_nodes(context, kubeconfig), f"context {context}")
     except InventoryError as exc:
         _fail(f"{BAD_EXPORT}: {exc}")
+    if cabling is not None:
+        found = _cabled(found, cabling)
     header = "nvcregen inventory: review changes; a site names this file in spec.inventory"
     data = to_data(found)
     for node in data["nodes"]:  # the file is committed, and validate refuses a secret in it
@@ -118,6 +133,48 @@ def _read_export(path: Path) -> Any:
         _fail(f"{BAD_EXPORT}: {path} is not YAML without aliases: {str(exc).splitlines()[0]}")
 
 
+def _cabled(found: Any, path: Path) -> Any:
+    """The inventory with the cabling map's switch ports, or every problem (NVC790), exit 2."""
+    from nvcregen.fabric.cabling import HINT, MAX_BYTES, CablingError, read_cabling, with_cabling
+    from nvcregen.spec.bounded import read_limited
+
+    try:
+        raw = read_limited(path, MAX_BYTES)
+    except OSError as exc:
+        _fail(f"{BAD_CABLING}: {path} cannot be read: {exc.strerror or exc}")
+    if raw is None:
+        _fail(f"{BAD_CABLING}: {path} is over {MAX_BYTES // 2**20} MiB")
+    try:
+        return with_cabling(found, read_cabling(raw, str(path), found.nodes))
+    except CablingError as exc:
+        for problem in exc.problems[:200]:
+            click.echo(f"nvcregen: {one_line(problem)}", err=True)
+        count = len(exc.problems)
+        _fail(
+            f"{count} problem{'s' if count != 1 else ''} in the cabling map;"
+            f" nothing written (hint: {HINT})"
+        )
+
+
+def _rail(fault: Any, text: str, site: Any, units: Any) -> Any:
+    """`--fail NODE/HCA`: an HCA of the node's pool (`nics.hcas`), else NVC792."""
+    from dataclasses import replace
+
+    from nvcregen.fabric.railnames import cabled
+
+    node, hca = (p.strip() for p in text.split("/", 1))
+    pool = next(p for p in site.spec.node_pools if node in (p.nodes or ()))
+    hcas = list(pool.nics.hcas) if pool.nics is not None else []
+    if hca not in hcas:
+        known = ", ".join(hcas[:16]) or "none: the pool names no nics.hcas"
+        _fail(
+            f"{BAD_RAIL}: --fail {one_line(text)}: {one_line(hca[:64])!r} is not an HCA of pool"
+            f" {pool.name} (its HCAs: {known})"
+        )
+    inventory = next((u.pool.inventory for u in units if u.pool.spec.name == pool.name), None)
+    return replace(fault, hca=hca, port=cabled(inventory, node, hca))
+
+
 def _live_nodes(context: str | None, kubeconfig: Path | None) -> list[dict[str, Any]]:
     from nvcregen.cluster import ClusterError, connect
     from nvcregen.cluster.nodes import list_nodes
@@ -139,7 +196,8 @@ def _fail(message: str) -> NoReturn:
     "--fail",
     "fail",
     required=True,
-    help="The fault to inject: a node (gpu-0517), or two leaves for a link (leaf-03,leaf-17).",
+    help="The fault to inject: a node (gpu-0517), a rail (gpu-0517/mlx5_3), or two leaves for a"
+    " link (leaf-03,leaf-17).",
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
 def drill(site: Path, fail: str, fmt: str) -> None:
@@ -169,6 +227,8 @@ def drill(site: Path, fail: str, fmt: str) -> None:
     leaf = dict(placement.leaf) if placement is not None else {}
     nodes = [n for p in loaded.site.spec.node_pools for n in p.nodes or ()]
     fault = _fault(fail, set(nodes), set(leaf.values()))
+    if "/" in fail:
+        fault = _rail(fault, fail, loaded.site, units)
     window = loaded.site.spec.readiness.window.max_concurrent_jobs
     result = run_drill(plan_rounds(units), fault, leaf, nodes, window)
     click.echo(drill_json(result) if fmt == "json" else drill_text(result), nl=False)
@@ -180,6 +240,8 @@ def _fault(text: str, nodes: set[str], leaves: set[str]) -> Any:
     from nvcregen.fabric.drill import Fault
 
     parts = [p.strip() for p in text.split(",")]
+    if len(parts) == 1 and "/" in parts[0]:  # a rail: its node must be the site's
+        parts = [parts[0].split("/", 1)[0]]
     if len(parts) == 1:
         if parts[0] not in nodes:
             _fail(f"{BAD_FAULT}: --fail {parts[0]} is not a node the site names")

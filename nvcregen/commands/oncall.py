@@ -28,14 +28,20 @@ RESULTS = click.argument(
     type=click.Path(path_type=Path, dir_okay=False, exists=True),
     help="The site file the run was judged against (default: as provenance.json names it).",
 )
-def retest(results_dir: Path, out: Path | None, site: Path | None) -> None:
+@click.option(
+    "--rail",
+    metavar="NODE/HCA",
+    help="Only this failing rail: its node alone (a loopback or port failure) or its pair's"
+    " suspect beside a cleared node.",
+)
+def retest(results_dir: Path, out: Path | None, site: Path | None, rail: str | None) -> None:
     """A site that isolates a run's suspect nodes: 0 written or none, 2 refused."""
     from nvcregen.report.folder import ReportError
     from nvcregen.retest.sitefile import RetestError
     from nvcregen.retest.writer import write_retest
 
     try:
-        found = write_retest(results_dir, out, site, Path.cwd())
+        found = write_retest(results_dir, out, site, Path.cwd(), rail)
     except RetestError as exc:
         if exc.diagnostics:
             print_diagnostics(list(exc.diagnostics), "text", wrote="nothing written")

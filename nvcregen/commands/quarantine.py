@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 @click.option(
     "--release",
     is_flag=True,
-    help="Take off what this run's quarantine set, from each node a newer verified run clears.",
+    help="Take off what this run's quarantine set, from each node newer verified runs clear"
+    " and passed on each test that failed it.",
 )
 @click.option(
     "--node",
@@ -62,9 +63,9 @@ def quarantine(
 
     A dry run prints what would be set. `--apply --context CTX` sets it with server-side
     apply (field manager `nvcregen`); `--release` takes off exactly what this run set, and
-    only from a node that a newer verified run of the site (a retest, a periodic run)
-    clears; any other is refused, with the evidence it lacks (exit 1). `--node NODE`
-    releases only the nodes named.
+    only from a node that newer verified runs of the site (a period, a one-shot run)
+    clear and passed on each test that failed it; any other is refused, with the evidence
+    it lacks (exit 1). `--node NODE` releases only the nodes named.
     Only nodes the site's pools name are touched (the site the run was judged against,
     `--site`): any other name is refused, and named, before any request (exit 1).
     `--format patch --context CTX` reads each node and prints the applies instead, for
@@ -88,7 +89,8 @@ def quarantine(
         marks = marks_of(archive, judged_site(archive, site_path(archive, site, Path.cwd())))
         if release:
             own = archive.summary.site, archive.provenance.site.sha256
-            marks = gate_release(marks, newer_runs(located, *own), nodes)
+            asked = frozenset(m.node for m in marks.marks)
+            marks = gate_release(marks, newer_runs(located, *own, asked), nodes)
     except ReportError as exc:
         click.echo(printable(f"nvcregen: {exc}"), err=True)
         sys.exit(ExitCode.INVALID)

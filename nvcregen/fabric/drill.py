@@ -23,10 +23,22 @@ _MS_PER_HOUR = 3_600_000
 
 @dataclass(frozen=True)
 class Fault:
-    """One injected fault: a node, or the link between two leaves (sorted)."""
+    """One injected fault: a node, or the link between two leaves (sorted).
+
+    A rail (`hca` of `node`, its switch port `port` where the inventory knows it) fails
+    every group holding its node, as the node does: a failing rail is found as its node,
+    and the RDMA verdicts name the HCA and the port (docs/design/0022-rdma-rails.md).
+    """
 
     node: str | None = None
     link: tuple[str, str] | None = None
+    hca: str | None = None
+    port: str = ""  # ` (leaf-07 Ethernet1/12)` where the inventory's cabling map knows it
+
+    @property
+    def shown(self) -> str:
+        """The fault as injected: `rail gpu-0042 mlx5_3 (leaf-07 Ethernet1/12)`, else as named."""
+        return f"rail {self.node} {self.hca}{self.port}" if self.hca else str(self)
 
     def breaks(self, group: Sequence[str], leaf: Mapping[str, str]) -> bool:
         """Whether a group running on these nodes fails."""

@@ -8,6 +8,11 @@ from typing import Any
 from nvcregen.fabric.drill import Drill, RoundResult
 from nvcregen.fabric.names import compress
 
+RAIL_NOTE = (
+    "a rail is found as its node: each run of the node's RDMA tests measures every rail of it,"
+    " and their verdicts name the HCA (and its switch port)"
+)
+
 
 def _count(number: int, word: str) -> str:
     return f"{number} {word}{'s' * (number != 1)}"
@@ -38,7 +43,7 @@ def drill_text(drill: Drill) -> str:
     found = totals(drill)
     verdict = "named" if drill.found else "NOT named"
     lines = [
-        f"injected {drill.fault}: {verdict} ({drill.named})",
+        f"injected {drill.fault.shown}: {verdict} ({drill.named})",
         f"  plan: {_count(found['planJobs'], 'job')} in {_count(found['planRounds'], 'round')}"
         " until the first failing round",
         f"  retests: {_count(found['retestJobs'], 'job')} in"
@@ -46,6 +51,8 @@ def drill_text(drill: Drill) -> str:
         f" {found['retestGpuHours']:g} GPU-hours, {_hours(found['retestWallMs'])}",
         f"  total: {found['gpuHours']:g} GPU-hours, {_hours(found['wallMs'])}",
     ]
+    if drill.fault.hca:
+        lines.append(f"  {RAIL_NOTE}")
     failing = drill.plan_rounds[-1] if drill.plan_rounds else None
     for result in ([failing] if failing else []) + list(drill.retests):
         lines.append(f"  {result.label}:")
@@ -79,4 +86,7 @@ def drill_json(drill: Drill) -> str:
         "firstFailingRound": _round(drill.plan_rounds[-1]) if drill.plan_rounds else None,
         "retests": [_round(r) for r in drill.retests],
     }
+    if drill.fault.hca:  # only for a rail: a node's or a link's drill prints as it did
+        data["rail"] = {"node": drill.fault.node, "hca": drill.fault.hca,
+                        "switchPort": drill.fault.port.strip(" ()") or None}  # fmt: skip
     return json.dumps(data, indent=2) + "\n"

@@ -58,6 +58,17 @@ class Taint:
     effect: str
 
 
+@dataclass(frozen=True, order=True)
+class SwitchPort:
+    """The switch port an HCA is cabled to, as the operator's cabling map states it."""
+
+    switch: str
+    port: str
+
+    def __str__(self) -> str:
+        return f"{self.switch} {self.port}"
+
+
 @dataclass(frozen=True)
 class InventoryNode:
     """One node as the inventory records it."""
@@ -70,6 +81,7 @@ class InventoryNode:
     taints: tuple[Taint, ...] = ()
     driver: str | None = None
     cuda: str | None = None
+    cabling: Mapping[str, SwitchPort] = field(default_factory=dict)  # HCA -> its switch port
 
 
 @dataclass(frozen=True)
@@ -229,4 +241,8 @@ def _node_data(node: InventoryNode) -> dict[str, Any]:
         data["driver"] = node.driver
     if node.cuda is not None:
         data["cuda"] = node.cuda
+    if node.cabling:
+        data["cabling"] = {
+            hca: {"switch": end.switch, "port": end.port} for hca, end in node.cabling.items()
+        }
     return data

@@ -7,6 +7,7 @@ from typing import Any
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kube import node_name_problem
+from nvcregen.fabric.cabling import name_problem
 from nvcregen.fabric.inventory import (
     API_VERSION,
     KIND,
@@ -14,13 +15,14 @@ from nvcregen.fabric.inventory import (
     MAX_NODES,
     Inventory,
     InventoryNode,
+    SwitchPort,
     Taint,
 )
 from nvcregen.spec.positions import Document
 
 BAD_INVENTORY = codes.NVC390.code
 _HINT = "write it with `nvcregen inventory --from nodes.yaml` (or --context) and review the diff"
-_NODE_KEYS = frozenset({"name", "gpu", "nics", "fabric", "taints", "driver", "cuda"})
+_NODE_KEYS = frozenset({"name", "gpu", "nics", "fabric", "taints", "driver", "cuda", "cabling"})
 
 
 class _Problems:
@@ -83,7 +85,32 @@ def _node(item: Any, where: str, problems: _Problems) -> InventoryNode | None:
     if not _optional(driver, str) or not _optional(cuda, str):
         problems.add(where, "driver and cuda are version strings")
         return None
-    return InventoryNode(name, product, count, nics, fabric, taints, driver, cuda)
+    cabling = _cabling(item.get("cabling"), f"{where}/cabling", problems)
+    return InventoryNode(name, product, count, nics, fabric, taints, driver, cuda, cabling)
+
+
+def _cabling(value: Any, where: str, problems: _Problems) -> dict[str, SwitchPort]:
+    """Each HCA's switch port (`nvcregen inventory --cabling`), every name checked."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        problems.add(where, "cabling maps each HCA to its switch and port")
+        return {}
+    found: dict[str, SwitchPort] = {}
+    for hca, end in value.items():
+        at = f"{where}/{str(hca).replace('~', '~0').replace('/', '~1')}"
+        if (problem := name_problem("hca", hca)) is not None:
+            problems.add(at, problem)
+            continue
+        if not isinstance(end, dict) or set(end) != {"switch", "port"}:
+            problems.add(at, f"HCA {hca} has a switch and a port, nothing else")
+            continue
+        why = name_problem("switch", end["switch"]) or name_problem("port", end["port"])
+        if why is not None:
+            problems.add(at, why)
+            continue
+        found[hca] = SwitchPort(end["switch"], end["port"])
+    return found
 
 
 def _optional(value: Any, kind: type) -> bool:

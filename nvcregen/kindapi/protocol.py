@@ -9,6 +9,19 @@ from typing import Any, ClassVar, Literal, Protocol
 from nvcregen.spec.v1alpha1 import StrictModel
 
 PodSizeName = Literal["nccl", "dcgm"]  # the pod sizes of catalog/pods.yaml
+OUTER_MARGIN_S = 60  # what a run's outer deadline keeps before its timeout
+
+
+def outer_deadline_s(timeout_ms: int) -> int:
+    """The outer deadline of a run, in seconds: well inside the job's timeout.
+
+    A minute before the timeout, or half of a timeout under two minutes, so that with
+    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
+    up on the job (or, in trainer mode, the test has had its time); for any timeout over
+    20 s. Never 0, which `timeout` reads as none.
+    """
+    seconds = timeout_ms // 1000
+    return max(1, min(OUTER_MARGIN_S, seconds // 2), seconds - OUTER_MARGIN_S)
 
 
 class KindTest(Protocol):
@@ -129,6 +142,14 @@ class TestKind(ABC):
 
     def model_gap(self, test: KindTest, model: str) -> str | None:
         """Why the kind cannot judge runs on a GPU model (None: it can, or needs nothing)."""
+        return None
+
+    def timeout_gap(self, test: KindTest, timeout_ms: int) -> str | None:
+        """Why a run given `timeout_ms` cannot do what it is for (None: it can).
+
+        For a kind whose script budgets its own steps inside the outer deadline: a timeout
+        that cuts one short fails every node for the site's configuration, not theirs.
+        """
         return None
 
     def needs_hostengine(self, test: KindTest) -> bool:

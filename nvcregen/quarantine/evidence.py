@@ -1,36 +1,48 @@
 """The gate before a node returns to service: `quarantine --release` needs newer evidence.
 
-A quarantined node is released only when a run of the same site, newer than the run that
-quarantined it (measured later, by the site folder's order: `report.folder.locate`), that
-verifies against its SHA256SUMS and is not refused (NVC755), judges it `cleared`: a
-retest or a periodic run. Of several newer runs the newest that judges the node decides,
-so a node cleared once and failed again since stays held. Otherwise the node is refused,
-nothing is sent for it, and the refusal names the evidence missing:
+A quarantined node is released only when runs of the same site, newer than the run that
+quarantined it (measured later, by the site folder's order: `report.folder.runs_after`),
+that verify against their SHA256SUMS and are not refused (NVC755), hold it `cleared` and
+passed it on each test that failed it:
 
-- no newer run judges the node (none collected, or none that verifies: say which);
-- the newest newer run that judges it holds it `failed`, `suspect`, or otherwise.
+- the newest newer run that judges the node decides its status, which must be `cleared`:
+  a node cleared once and failed again since stays held;
+- each test that failed it (`Mark.tests`, from the quarantining run's own verdicts), and
+  each test a newer run failed it on since, must have been run on the node by a newer
+  run, and the newest that ran it must have passed the node on it
+  (`results/nodetests.py`): a period of the link counters alone clears no node that
+  failed its burn-in, nor does a burn-in that ran on the other nodes but not on this one.
 
-The newer runs are the sibling folders of the quarantining run (its site folder); a run
-given alone, outside a site folder, has none. A newer run is evidence only for its own
-site: one of another site (NVC782), or judged against another site file than the
-quarantining run was (NVC783, where both record its sha256), is no evidence, and a
-refusal names it with both sites. Of each newer run only what decides is read
-(`results/judgednodes.py`: its site, site file and node statuses), never the whole
-archive. `--node` narrows the release to named nodes.
+Otherwise the node is refused, nothing is sent for it, and the refusal names the evidence
+missing: no newer run judges the node (none collected, or none that verifies: say which);
+the newest holds it `failed`, `suspect`, or otherwise; or the tests no newer run passed it
+on, with how to get them (the next period, where `readiness.periodic` runs the stage; a
+new run of the site's stage otherwise).
+
+The newer runs are the sibling folders of the quarantining run (its site folder), and
+only they are verified: older runs cannot clear the mark. A run given alone, outside a
+site folder, has none. A newer run is evidence only for its own site: one of another site
+(NVC782), or judged against another site file than the quarantining run was (NVC783,
+where both record its sha256), is no evidence, and a refusal names it with both sites.
+Of each newer run only what decides is read (`results/judgednodes.py`: its site, site
+file, node statuses and each node's groups), never the whole archive. `--node` narrows
+the release to named nodes.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from nvcregen.core import codes
-from nvcregen.quarantine.marks import Marks, Refusal
-from nvcregen.report.folder import Located, ReportError, RunEntry, is_run_folder, locate
+from nvcregen.quarantine.marks import Mark, Marks, Refusal, printable
+from nvcregen.report.folder import runs_after
 from nvcregen.results.archivemodel import ArchiveFileError
 from nvcregen.results.judgednodes import JudgedNodes, judged_nodes
+from nvcregen.results.nodetests import TestKey
+from nvcregen.results.words import Word
 
 OTHER_SITE = codes.NVC782.code
 OTHER_SITE_FILE = codes.NVC783.code
@@ -38,52 +50,72 @@ OTHER_SITE_FILE = codes.NVC783.code
 
 @dataclass(frozen=True)
 class Evidence:
-    """The newer runs of a site: verified ones with their node verdicts, and the rest."""
+    """The newer runs of a site: verified ones with how they judged nodes, and the rest."""
 
-    verified: tuple[tuple[str, dict[str, str]], ...]  # (run id, node -> status), oldest first
+    verified: tuple[tuple[str, JudgedNodes], ...]  # (run id, what it judged), oldest first
     unverified: tuple[str, ...]  # newer run ids that do not verify or are refused
     foreign: tuple[str, ...] = ()  # findings: newer runs of another site or site file
 
     def judged(self, node: str) -> tuple[str, str] | None:
         """The newest verified run that judges `node`, and its status there; None if none."""
-        return self._newest.get(node)
+        return self._index.status.get(node)
+
+    def ran(self, node: str, test: TestKey) -> tuple[str, Word] | None:
+        """The newest verified run that ran `test` on `node`, and the node's word on it."""
+        return self._index.tests.get(node, {}).get(test)
+
+    def failed_since(self, node: str) -> tuple[TestKey, ...]:
+        """The tests a newer run failed `node` on, in the order first failed."""
+        return tuple(self._index.failed.get(node, {}))
 
     @functools.cached_property
-    def _newest(self) -> dict[str, tuple[str, str]]:
-        """Each node's newest verdict, from one pass over the runs (oldest first)."""
-        newest: dict[str, tuple[str, str]] = {}
-        for run_id, statuses in self.verified:
-            newest |= {node: (run_id, status) for node, status in statuses.items()}
+    def _index(self) -> _Newest:
+        """Each node's newest verdict and test words, from one pass over the runs."""
+        newest = _Newest({}, {}, {})
+        for run_id, judged in self.verified:  # oldest first: a newer run overwrites
+            newest.status.update(
+                (node, (run_id, status)) for node, status in judged.statuses.items()
+            )
+            for node, words in judged.tests.items():
+                newest.tests.setdefault(node, {}).update(
+                    (test, (run_id, word)) for test, word in words.items()
+                )
+                failed = [test for test, word in words.items() if word is Word.FAIL]
+                if failed:
+                    newest.failed.setdefault(node, {}).update(dict.fromkeys(failed))
         return newest
 
 
-NAMED = 3  # runs a refusal names; it is written once per held node
+@dataclass(frozen=True)
+class _Newest:
+    status: dict[str, tuple[str, str]]  # node -> (run id, status)
+    tests: dict[str, dict[TestKey, tuple[str, Word]]]  # node -> test -> (run id, word)
+    failed: dict[str, dict[TestKey, None]]  # node -> tests any newer run failed it on
 
 
-def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
-    """The runs of `run_dir`'s site folder measured after it (`locate`'s order).
+NAMED = 3  # runs (and tests) a refusal names; it is written once per held node
+
+
+def newer_runs(
+    run_dir: Path, site: str, site_sha256: str = "", nodes: Collection[str] | None = None
+) -> Evidence:
+    """The runs of `run_dir`'s site folder measured after it, each verified (`runs_after`).
 
     Args:
         run_dir: The quarantining run's folder.
         site: Its site's name: a newer run of another is no evidence (NVC782).
         site_sha256: The sha256 of the site file it was judged against: a newer run that
             records another is no evidence either (NVC783); "" checks no file.
+        nodes: The nodes whose tests are asked about (the marks'); None: every node.
 
     """
-    site_folder = run_dir.parent
-    if is_run_folder(site_folder):
-        return Evidence((), ())
     try:
-        located: Located = locate(site_folder)
-    except ReportError:
+        later = runs_after(run_dir)
+    except OSError:  # its site folder cannot be listed: no newer run is known
+        later = None
+    if later is None:
         return Evidence((), ())
-    ids = [r.path.resolve() for r in located.runs]
-    try:
-        at = ids.index(run_dir.resolve())
-    except ValueError:  # a copy of a run listed under its own name (NVC756)
-        return Evidence((), ())
-    later: Sequence[RunEntry] = located.runs[at + 1 :]
-    verified: list[tuple[str, dict[str, str]]] = []
+    verified: list[tuple[str, JudgedNodes]] = []
     unverified: list[str] = []
     foreign: list[str] = []
     for entry in later:
@@ -91,7 +123,7 @@ def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
             unverified.append(entry.run_id)
             continue
         try:
-            judged = judged_nodes(entry.path)
+            judged = judged_nodes(entry.path, nodes)
         except (ArchiveFileError, OSError):  # verified, yet not what collect writes
             unverified.append(entry.run_id)
             continue
@@ -99,7 +131,7 @@ def newer_runs(run_dir: Path, site: str, site_sha256: str = "") -> Evidence:
         if other:
             foreign.append(other)
         else:
-            verified.append((entry.run_id, judged.statuses))
+            verified.append((entry.run_id, judged))
     return Evidence(tuple(verified), tuple(unverified), tuple(foreign))
 
 
@@ -123,7 +155,7 @@ def _other_site(run_id: str, judged: JudgedNodes, site: str, site_sha256: str) -
 
 
 def gate_release(marks: Marks, evidence: Evidence, nodes: Sequence[str] = ()) -> Marks:
-    """The marks a release may take off: each node's newer evidence clears it.
+    """The marks a release may take off: newer evidence clears each node of them.
 
     `nodes` (from `--node`) narrows the release; a named node the run did not quarantine
     is refused too.
@@ -139,7 +171,7 @@ def gate_release(marks: Marks, evidence: Evidence, nodes: Sequence[str] = ()) ->
     for mark in marks.marks:
         if mark.node not in wanted:
             continue
-        why = _missing(mark.node, marks.run, evidence)
+        why = _missing(mark, marks, evidence)
         if why is None:
             kept.append(mark)
         else:
@@ -147,9 +179,9 @@ def gate_release(marks: Marks, evidence: Evidence, nodes: Sequence[str] = ()) ->
     return replace(marks, marks=tuple(kept), refused=tuple(refused))
 
 
-def _missing(node: str, run: str, evidence: Evidence) -> str | None:
-    """What evidence a release of `node` lacks; None when a newer verified run clears it."""
-    judged = evidence.judged(node)
+def _missing(mark: Mark, marks: Marks, evidence: Evidence) -> str | None:
+    """What evidence a release of the node lacks; None when newer verified runs clear it."""
+    judged = evidence.judged(mark.node)
     if judged is None:
         skipped = (
             f" ({_some(evidence.unverified)} do not verify or are refused)"
@@ -159,14 +191,84 @@ def _missing(node: str, run: str, evidence: Evidence) -> str | None:
         others = "".join(f"; {why}" for why in evidence.foreign[:NAMED])
         if len(evidence.foreign) > NAMED:
             others += f"; and {len(evidence.foreign) - NAMED} more runs of another site or file"
+        needs = f" it needs a pass of {_tests(mark.tests)};" if mark.tests else ""
         return (
-            f"no verified run newer than {run} judges it{skipped}: retest it "
-            f"(`nvcregen retest`, or wait for a periodic run), collect, then release{others}"
+            f"no verified run newer than {marks.run} judges it{skipped}:{needs}"
+            f" {_how(mark.tests, marks.periodic)}{others}"
         )
     run_id, status = judged
     if status != "cleared":
         return f"the newest run that judges it, {run_id}, holds it {status}: it stays held"
-    return None
+    wanted = [*mark.tests, *(t for t in evidence.failed_since(mark.node) if t not in mark.tests)]
+    lacking = [
+        (test, found)
+        for test in wanted
+        for found in [evidence.ran(mark.node, test)]
+        if found is None or found[1] is not Word.PASS
+    ]
+    if not lacking:
+        return None
+    said = [_lacks(test, found) for test, found in lacking]
+    more = f"; and {len(said) - NAMED} more" if len(said) > NAMED else ""
+    source = (
+        f"each test the site runs on it ({marks.run} records no test that failed it)"
+        if mark.tests_from == "plan"
+        else "each test that failed it"
+    )
+    return (
+        f"the newest run that judges it, {run_id}, clears it, but without evidence for"
+        f" {source}: {'; '.join(said[:NAMED])}{more}:"
+        f" {_how(tuple(t for t, _ in lacking), marks.periodic)}"
+    )
+
+
+def _lacks(test: TestKey, found: tuple[str, Word] | None) -> str:
+    """One test a release lacks: never run on the node since, or not passed there."""
+    name = _name(test)
+    if found is None:
+        return f"{name} (no newer run ran it on this node)"
+    return f"{name} (the newest run that ran it on this node, {found[0]}, judged it {found[1]})"
+
+
+def _how(tests: Sequence[TestKey], periodic: Sequence[str]) -> str:
+    """How to get a pass of `tests` on the node: the stages to run again, and where."""
+    stages = list(dict.fromkeys(stage for stage, _ in tests))
+    timed = [s for s in stages if s in periodic]
+    other = [s for s in stages if s not in periodic]
+    if not stages:
+        return (
+            "run the site's tests on it again (a run of this site file, or a period of"
+            " readiness.periodic), collect it into this site folder, then release"
+        )
+    ways = []
+    if timed:
+        ways.append(
+            f"the next period of readiness.periodic runs {_stages(timed)}"
+            " (`nvcregen collect --period latest`)"
+        )
+    if other:
+        it = "them" if len(other) > 1 else "it"
+        ways.append(
+            f"readiness.periodic does not run {_stages(other)}: run {it} again on the node"
+            " with this site file (a new one-shot run: `nvcregen retest` writes another site,"
+            " whose runs are no evidence here)"
+        )
+    return f"{'; '.join(ways)}; collect into this site folder, then release"
+
+
+def _stages(names: Sequence[str]) -> str:
+    """`stage a` or `stages a, b`, the first NAMED and how many more."""
+    return f"stage{'s' if len(names) > 1 else ''} {_some([printable(n) for n in names])}"
+
+
+def _tests(tests: Sequence[TestKey]) -> str:
+    """`stage / test, ...`, the first NAMED and how many more."""
+    return _some([_name(test) for test in tests])
+
+
+def _name(test: TestKey) -> str:
+    """`stage / test`, printable: both are read from an archive."""
+    return printable(f"{test[0]} / {test[1]}")
 
 
 def _some(run_ids: Sequence[str]) -> str:

@@ -7,8 +7,18 @@ A node that failed in a verified archive gets three things, all named for nvcreg
 - the taint `nvcregen.io/quarantine=<site>:NoSchedule`, so no new pod lands there unless
   it tolerates the taint (running pods stay: `NoExecute` would evict them, which is an
   operator's call, not a readiness tool's);
-- the annotations `nvcregen.io/quarantine-run` (`<site>/<run>`: which archive did it)
-  and `nvcregen.io/quarantine-reason` (the verdict's first reason, cut and printable).
+- the annotations `nvcregen.io/quarantine-run` (`<site>/<run>`: which archive did it),
+  `nvcregen.io/quarantine-reason` (the verdict's first reason, cut and printable) and
+  `nvcregen.io/quarantine-tests` (the tests that failed it, `<stage>/<test>, ...`: what a
+  newer run must pass on the node before `--release` takes the mark off).
+
+The tests are the run's own record: of the groups verdicts.json lists for the node, the
+tests it failed alone or was suspect on (`results/nodetests.py`). The gate reads them
+from the quarantining run's archive, which the mark names, not from the annotation: a mark
+set before the annotation existed has the same tests, and an annotation edited on the
+node moves nothing. A failed node whose verdict records no failing group (an archive
+written by hand) needs a pass of every test the site's stages run on it (`tests_from`
+"plan").
 
 Release takes off exactly these, and only from a node whose run annotation names the same
 archive: a node quarantined by another run is left as it is, and said so.
@@ -30,13 +40,22 @@ from nvcregen.core.terminal import one_line
 from nvcregen.report.archive import ReadArchive
 from nvcregen.results.findings import Finding
 from nvcregen.results.nodes import NodeVerdict
-from nvcregen.results.planned import plan_of_data, pool_nodes, shown
+from nvcregen.results.nodetests import TestKey, failing_tests
+from nvcregen.results.planned import (
+    periodic_stages,
+    plan_of_data,
+    planned_tests,
+    pool_nodes,
+    shown,
+)
 
 KEY = "nvcregen.io/quarantine"
 RUN = "nvcregen.io/quarantine-run"
 REASON = "nvcregen.io/quarantine-reason"
+TESTS = "nvcregen.io/quarantine-tests"
 EFFECT = "NoSchedule"
 _REASON_CHARS = 200
+_TESTS_CHARS = 1000
 
 
 @dataclass(frozen=True)
@@ -47,6 +66,8 @@ class Mark:
     site: str
     run: str  # `<site>/<run id>`
     reason: str
+    tests: tuple[TestKey, ...] = ()  # (stage, test) that failed it in `run`
+    tests_from: str = "run"  # "run": its failing groups; "plan": none recorded (see above)
 
     @property
     def taint(self) -> dict[str, str]:
@@ -60,8 +81,9 @@ class Mark:
 
     @property
     def annotations(self) -> dict[str, str]:
-        """The annotations."""
-        return {RUN: self.run, REASON: self.reason}
+        """The annotations (the tests' only when there are any)."""
+        found = {RUN: self.run, REASON: self.reason}
+        return found | ({TESTS: tests_text(self.tests, self.tests_from)} if self.tests else {})
 
 
 @dataclass(frozen=True)
@@ -82,6 +104,7 @@ class Marks:
     marks: tuple[Mark, ...]
     left: tuple[NodeVerdict, ...]  # suspect, excluded or untested: not proven faulty
     refused: tuple[Refusal, ...] = ()  # outside the plan, or failed on unbound evidence
+    periodic: tuple[str, ...] = ()  # the stages readiness.periodic runs again (release hints)
 
 
 def marks_of(archive: ReadArchive, site: Mapping[str, Any]) -> Marks:
@@ -109,11 +132,35 @@ def marks_of(archive: ReadArchive, site: Mapping[str, Any]) -> Marks:
     failed = [n for n in planned if n.status == "failed"]
     unbound = _unbound_pools(archive, site, failed) | _foreign(archive, failed)
     refused += [Refusal(n.node, n.status, unbound[n.node]) for n in failed if n.node in unbound]
-    marks = tuple(
-        Mark(n.node, name, run, printable(_first(n))) for n in failed if n.node not in unbound
-    )
+    marks = tuple(_mark(n, name, run, site) for n in failed if n.node not in unbound)
     left = tuple(n for n in planned if n.status != "failed")
-    return Marks(name, run, marks, left, tuple(refused))
+    return Marks(name, run, marks, left, tuple(refused), periodic_stages(site))
+
+
+def _mark(node: NodeVerdict, site_name: str, run: str, site: Mapping[str, Any]) -> Mark:
+    """A failed node's mark, with the tests that failed it (else every test planned on it)."""
+    reason = printable(_first(node))
+    tests = failing_tests(node.node, node.runs)
+    if tests:
+        return Mark(node.node, site_name, run, reason, tests)
+    return Mark(node.node, site_name, run, reason, planned_tests(site, node.node), "plan")
+
+
+def tests_text(tests: tuple[TestKey, ...], tests_from: str = "run") -> str:
+    """The tests as the annotation holds them: `<stage>/<test>, ...`, printable, cut whole.
+
+    Tests the run did not record (`tests_from` "plan") are said to be the site's.
+    """
+    named = [printable(f"{stage}/{test}") for stage, test in tests]
+    text, shown_ = "", 0
+    for item in named:
+        more = f", {item}" if text else item
+        if len(text) + len(more) > _TESTS_CHARS:
+            break
+        text, shown_ = text + more, shown_ + 1
+    if shown_ < len(named):
+        text += f" and {len(named) - shown_} more"
+    return f"not recorded; every test the site runs on it: {text}" if tests_from == "plan" else text
 
 
 def _unbound_pools(

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from nvcregen.quarantine.apply import Outcome
-from nvcregen.quarantine.marks import EFFECT, KEY, Marks
+from nvcregen.quarantine.marks import EFFECT, KEY, Mark, Marks, tests_text
 
 
 def as_json(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) -> str:
@@ -20,6 +20,8 @@ def as_json(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
             "labels": mark.labels,
             "annotations": mark.annotations,
             "taint": mark.taint,
+            "tests": [{"stage": stage, "test": test} for stage, test in mark.tests],
+            "testsFrom": mark.tests_from,
         }
         if mark.node in done:
             entry["action"] = done[mark.node].action
@@ -50,7 +52,7 @@ def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
             f" {verb} on {len(marks.marks)} failed node(s): label {KEY}={marks.site},"
             f" taint {KEY}={marks.site}:{EFFECT}"
         ]
-        lines += [f"  {m.node}: {m.reason}" for m in marks.marks]
+        lines += [f"  {m.node}{_tests(m)}: {m.reason}" for m in marks.marks]
     else:
         lines = [f"{marks.run}: {'release' if release else 'quarantine'}"]
         for outcome in outcomes:
@@ -66,3 +68,8 @@ def as_text(marks: Marks, outcomes: Sequence[Outcome] | None, *, release: bool) 
             alike.setdefault(r.why, []).append(f"{r.node} ({r.status})")
         lines += [f"  {', '.join(nodes)}: {why}" for why, nodes in alike.items()]
     return lines
+
+
+def _tests(mark: Mark) -> str:
+    """The tests a newer run must pass on the node, as the annotation says them."""
+    return f" (tests: {tests_text(mark.tests, mark.tests_from)})" if mark.tests else ""

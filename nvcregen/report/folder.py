@@ -30,8 +30,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -251,16 +252,9 @@ def locate(results_dir: Path) -> Located:
         raise ReportError(f"{results_dir} is not a folder")
     if is_run_folder(results_dir):
         return Located((entry(results_dir, tuple(verify(results_dir))),))
-    children = sorted(
-        (
-            p
-            for p in results_dir.iterdir()
-            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
-        ),
-        key=lambda p: p.name,  # the order shown is by when measurements finished, below
-    )
-    runs = [p for p in children if is_run_folder(p)]
+    runs = _run_folders(results_dir)
     if not runs:
+        children = _children(results_dir)
         sites = [p.name for p in children if any(is_run_folder(c) for c in p.iterdir())]
         hint = f"; it holds site folders ({', '.join(sites)}): give one" if sites else ""
         raise ReportError(
@@ -269,6 +263,52 @@ def locate(results_dir: Path) -> Located:
     kept, findings = once(entry(p, tuple(verify(p))) for p in runs)
     entries = sorted(kept, key=lambda e: e.order)
     return Located(tuple(entries), findings)
+
+
+def runs_after(run_dir: Path) -> tuple[RunEntry, ...] | None:
+    """The runs of `run_dir`'s site folder after it in `locate`'s order, each verified.
+
+    `locate` verifies every run it lists; the release gate asks only of the runs newer
+    than the quarantining one, so only those are verified (and a run that shares a
+    SHA256SUMS or run id with another, whose verification decides which folder is kept:
+    `once`). The order, the refusals (NVC755) and the runs kept are `locate`'s. None when
+    `run_dir` is not listed (a copy kept under another name: NVC756), or is no run of a
+    site folder.
+    """
+    folder = run_dir.parent
+    if is_run_folder(folder) or not folder.is_dir():
+        return None
+    listed = [entry(p, ()) for p in _run_folders(folder)]  # not verified yet
+    keys = Counter(k for e in listed for k in e.same_as)
+    twins = {e.path for e in listed if any(keys[k] > 1 for k in e.same_as)}
+    kept, _ = once(_verified(e) if e.path in twins else e for e in listed)
+    ordered = sorted(kept, key=lambda e: e.order)
+    at = next((i for i, e in enumerate(ordered) if e.path.resolve() == run_dir.resolve()), None)
+    if at is None:
+        return None
+    return tuple(e if e.path in twins else _verified(e) for e in ordered[at + 1 :])
+
+
+def _verified(found: RunEntry) -> RunEntry:
+    """The entry with what its verification finds before its own refusals (as `entry`)."""
+    return replace(found, problems=(*verify(found.path), *found.problems))
+
+
+def _children(folder: Path) -> list[Path]:
+    """A folder's real subfolders by name, hidden ones left out (no symbolic link)."""
+    return sorted(
+        (
+            p
+            for p in folder.iterdir()
+            if p.is_dir() and not p.is_symlink() and not p.name.startswith(".")
+        ),
+        key=lambda p: p.name,  # the order shown is by when measurements finished: `order`
+    )
+
+
+def _run_folders(folder: Path) -> list[Path]:
+    """A site folder's run folders, by name."""
+    return [p for p in _children(folder) if is_run_folder(p)]
 
 
 def once(entries: Iterable[RunEntry]) -> tuple[list[RunEntry], tuple[str, ...]]:

@@ -24,6 +24,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.core import codes
+from nvcregen.fabric.inventory import Inventory, SwitchPort
+from nvcregen.fabric.railnames import switch_port
 from nvcregen.ingest.dcgm_begin import LINKCTR_MARK
 from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.linkcounters import (
@@ -37,6 +39,7 @@ from nvcregen.ingest.models import IngestFormatError
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.runnotes import PortNote
 
 OVER_LIMIT = codes.NVC762.code
 TOO_LONG = codes.NVC764.code
@@ -72,7 +75,9 @@ def read_link_counter_log(
     node = ",".join(bound or nodes) or "?"
     placement = unit.pool.placement
     leaf = placement.leaf.get(node) if placement is not None else None
-    errors, incomplete, figures = judge_run(run, block, tuple(nics.hcas), node, leaf)
+    errors, incomplete, figures, notes = judge_run(
+        run, block, tuple(nics.hcas), node, leaf, unit.pool.inventory
+    )
     longest = unit.timeout_ms // 1000  # the script runs inside its run's timeout
     if run.seconds is not None and run.seconds > longest:
         errors.insert(0, (
@@ -87,6 +92,7 @@ def read_link_counter_log(
         "errors": tuple(errors + incomplete),
         "warnings": tuple(figures),
         "hosts": bound,
+        "notes": tuple(notes),  # not the record's: the run says each once (`runnotes.py`)
     }
 
 
@@ -96,48 +102,70 @@ def judge_run(
     hcas: tuple[str, ...],
     node: str,
     leaf: str | None,
-) -> tuple[list[str], list[str], list[str]]:
-    """Failures, what leaves the run incomplete (NVC761), and the figures shown, in order."""
+    inventory: Inventory | None = None,
+) -> tuple[list[str], list[str], list[str], list[PortNote]]:
+    """Failures, what leaves the run incomplete (NVC761), the figures shown, and the notes.
+
+    Each HCA's messages name its switch port where the inventory's cabling map knows it.
+    A note (a limit a port's driver does not show) is the same on every such port: the
+    run says it once (`runnotes.fold_notes`), not each port and node.
+    """
     at = f" (leaf {leaf})" if leaf else ""
     errors = [f"{node}{at}: {p}" for p in run.problems]
     incomplete: list[str] = []
     figures: list[str] = []
+    notes: list[PortNote] = []
     if run.before is None:
         incomplete.append(f"{NO_EVIDENCE}: {node}{at}: no before-snapshot: nothing was measured")
-        return errors, incomplete, figures
+        return errors, incomplete, figures, notes
     ports = run.deltas()
     for hca in hcas:
         mine = [p for p in ports if p.hca == hca]
+        cable = _cable(leaf, switch_port(inventory, node, hca))
+        named = f"{node} {hca}{cable}" if cable else f"{node}{at} {hca}"
         if not mine:
-            errors.append(f"{node}{at} {hca}: no port of it in the snapshots: not measured")
+            errors.append(f"{named}: no port of it in the snapshots: not measured")
             continue
         client, server = run.traffic.get(hca, (None, None))
         if run.after is not None and run.after.ended and (client != 0 or server != 0):
             why = "no traffic line" if client is None else f"rc={client} server_rc={server}"
-            errors.append(f"{node}{at} {hca}: its traffic failed ({why}): no load crossed it")
+            errors.append(f"{named}: its traffic failed ({why}): no load crossed it")
         for port in mine:
-            where = f"{node} {hca} port {port.port}{at}"
+            where = f"{node} {hca} port {port.port}{cable or at}"
             problems = [_named(p, port, where) for p in port.problems]
             if any(p.startswith(NO_EVIDENCE) for p in problems):
                 incomplete += problems
                 continue
             errors += problems
             for limit in block.limits:
-                for found in _judged(where, port, limit, figures):
+                for found in _judged(where, port, limit, notes, node):
                     # a limit that could not be applied is no evidence, never a failure
                     (incomplete if found.startswith(NO_EVIDENCE) else errors).append(found)
             if shown := _reported(port, block):
                 figures.append(f"{where}: over {port.seconds} s: {shown}")
-    return errors, incomplete, figures
+    return errors, incomplete, figures, notes
 
 
-def _judged(where: str, port: PortDeltas, limit: CounterLimit, notes: list[str]) -> list[str]:
+def _cable(leaf: str | None, end: SwitchPort | None) -> str:
+    """` (leaf leaf-07, switch port leaf-07 Ethernet1/12)` for an HCA the cabling map names.
+
+    Nothing for one it does not: the node's leaf alone is named then, as before.
+    """
+    if end is None:
+        return ""
+    return f" ({f'leaf {leaf}, ' if leaf else ''}switch port {end})"
+
+
+def _judged(
+    where: str, port: PortDeltas, limit: CounterLimit, notes: list[PortNote], node: str
+) -> list[str]:
     """One limit on one port: the errors it gives (a note when a driver counter is absent)."""
     name = f"{limit.group}/{limit.counter}"
     found = port.counter(limit.group, limit.counter)
     if found is None or (found.delta is None and not found.problem):
         if limit.group != "counters":  # hw_counters and ethtool names differ by driver
-            notes.append(f"{where}: {name} not shown by this port: its limit is not applied")
+            text = f"{name} not shown by the port's driver: its limit is not applied"
+            notes.append(PortNote(node, f"{port.hca} port {port.port}", text))
             return []
         return [f"{NO_EVIDENCE}: {where}: {name} not read: its limit cannot be applied"]
     over = _over(found, limit)

@@ -62,6 +62,7 @@ from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
 from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
 from nvcregen.results.rdmapair import Side, read_pair, role_of, sides
 from nvcregen.results.rdmarails import read_rails
+from nvcregen.results.runnotes import PortNote, fold_notes
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
@@ -87,6 +88,7 @@ class _Read:
     placed: Placed
     record: LogRecord
     measurement: BandwidthMeasurement | None
+    notes: tuple[PortNote, ...] = ()  # said once by the run (`runnotes.py`), not the record
 
 
 def assemble_log_runs(
@@ -319,7 +321,8 @@ def _read_link_counters(log: RunLog, placed: Placed, text: str, base: dict[str, 
     fields = read_link_counter_log(
         text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
     )
-    return _Read(placed, LogRecord.model_validate(fields), None)
+    notes = tuple(fields.pop("notes", ()))
+    return _Read(placed, LogRecord.model_validate(fields), None, notes)
 
 
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
@@ -537,6 +540,7 @@ def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
             "problems": tuple(
                 e for r in reads for e in r.record.errors if e.startswith(DISORDERED)
             ),
+            "notes": fold_notes(n for r in reads for n in r.notes),
         }
     )
 

@@ -92,3 +92,44 @@ def shown(name: str) -> str:
     """A refused name as it may be printed: one line, escaped, at most 80 characters."""
     flat = one_line(name)
     return flat if len(flat) <= 80 else flat[:79] + "…"
+
+
+def planned_tests(data: Mapping[str, Any], node: str) -> tuple[tuple[str, str], ...]:
+    """Every (stage, test) the site's stages run on `node` (a stage's pool, else the first).
+
+    From a site's plain data (a file read back): what is not a string is left out.
+    """
+    pools = pool_nodes(data)
+    spec = data.get("spec")
+    readiness = spec.get("readiness") if isinstance(spec, Mapping) else None
+    stages = readiness.get("stages") if isinstance(readiness, Mapping) else None
+    first = next(iter(_pool_names(data)), "")
+    found: list[tuple[str, str]] = []
+    for stage in stages if isinstance(stages, list) else ():
+        if not isinstance(stage, Mapping) or not isinstance(stage.get("name"), str):
+            continue
+        pool = stage.get("pool") or first
+        tests = stage.get("tests")
+        if node in pools.get(str(pool), ()) and isinstance(tests, list):
+            found += [(stage["name"], t) for t in tests if isinstance(t, str)]
+    return tuple(dict.fromkeys(found))
+
+
+def periodic_stages(data: Mapping[str, Any]) -> tuple[str, ...]:
+    """The stages `readiness.periodic` runs again on its schedule (none without it)."""
+    spec = data.get("spec")
+    readiness = spec.get("readiness") if isinstance(spec, Mapping) else None
+    periodic = readiness.get("periodic") if isinstance(readiness, Mapping) else None
+    stages = periodic.get("stages") if isinstance(periodic, Mapping) else None
+    return tuple(s for s in stages if isinstance(s, str)) if isinstance(stages, list) else ()
+
+
+def _pool_names(data: Mapping[str, Any]) -> list[str]:
+    """Every pool's name, in order (selector pools too)."""
+    spec = data.get("spec")
+    pools = spec.get("nodePools") if isinstance(spec, Mapping) else None
+    return [
+        str(p.get("name", ""))
+        for p in (pools if isinstance(pools, list) else ())
+        if isinstance(p, Mapping)
+    ]

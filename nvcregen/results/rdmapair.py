@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from nvcregen.core import codes, units
+from nvcregen.fabric.railnames import pair_cabled
 from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK, DcgmBegin, dcgm_begin
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.params import RdmaParams
@@ -122,11 +123,14 @@ def _rails(client: Side, server: Side, hosts: tuple[str, str], unit: TestUnit) -
     where = f"{hosts[0]} -> {hosts[1]}"
     for hca in nics.hcas:
         mine = clients.get(hca)
+        port = pair_cabled(unit.pool.inventory, hosts, hca)  # both ends' switch ports, if known
         if mine is None:
-            errors.append(f"{where} {hca}: no rail measured (the client's log has no section)")
+            errors.append(
+                f"{where} {hca}{port}: no rail measured (the client's log has no section)"
+            )
             continue
-        errors += judge_rail(where, hca, "\n".join(mine[0]), mine[1], size, bounds)
-        errors += _server_rail(where, hca, servers.get(hca), finished=mine[1] is not None)
+        errors += judge_rail(where, hca, "\n".join(mine[0]), mine[1], size, bounds, port=port)
+        errors += _server_rail(where, hca + port, servers.get(hca), finished=mine[1] is not None)
     truncated = any(
         hca in found and found[hca][1] is None for found in (clients, servers) for hca in nics.hcas
     )

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.core import codes, units
+from nvcregen.fabric.railnames import cabled
 from nvcregen.ingest.dcgm_begin import RDMA_MARK
 from nvcregen.ingest.limits import InputLimitError, matched
 from nvcregen.ingest.lines import logical_lines
@@ -60,11 +61,13 @@ def read_rails(
     errors = list(problems)
     for hca in nics.hcas:
         found = sections.get(hca)
+        port = cabled(unit.pool.inventory, node, hca)  # the switch port, when known
         if found is None:
-            errors.append(f"{node} {hca}: no rail measured (the log has no section of it)")
+            errors.append(f"{node} {hca}{port}: no rail measured (the log has no section of it)")
             continue
         lines, rc = found
-        errors += judge_rail(node, hca, "\n".join(lines), rc, size, (floor, line_rate, rdma.floor))
+        bounds = (floor, line_rate, rdma.floor)
+        errors += judge_rail(node, hca, "\n".join(lines), rc, size, bounds, port=port)
     truncated = any(hca in sections and sections[hca][1] is None for hca in nics.hcas)
     status = "failed" if errors else ("truncated" if truncated else "ok")
     return {**base, "kind": "rdma", "status": status, "errors": tuple(errors), "hosts": bound}
@@ -94,13 +97,21 @@ def sections_of(text: str) -> tuple[dict[str, tuple[list[str], int | None]], lis
 
 
 def judge_rail(
-    node: str, hca: str, text: str, rc: int | None, size: int, bounds: tuple[float, float, float]
+    node: str,
+    hca: str,
+    text: str,
+    rc: int | None,
+    size: int,
+    bounds: tuple[float, float, float],
+    *,
+    port: str = "",
 ) -> list[str]:
     """One rail's client section against the floor and the line rate: its errors, if any.
 
-    `node` names where it ran (a node, or a pair's client and server).
+    `node` names where it ran (a node, or a pair's client and server); `port` the switch
+    port(s) of the rail where the inventory knows them (` (leaf-07 Ethernet1/12)`).
     """
-    where = f"{node} {hca}"
+    where = f"{node} {hca}{port}"
     try:
         runs = parse_perftest(text, where)
     except InputLimitError as exc:

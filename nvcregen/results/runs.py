@@ -86,6 +86,7 @@ class RunResult(StatusModel):
     refused: tuple[Refusal, ...] = ()
     superseded: tuple[str, ...] = ()
     problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()  # each distinct note of its logs once (`runnotes.py`)
 
 
 @dataclass(frozen=True)

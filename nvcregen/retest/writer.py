@@ -13,7 +13,7 @@ write          -> the retest site, compiled in memory first, then written (never
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,8 @@ from nvcregen.results.nodes import NodeVerdict
 from nvcregen.results.planned import plan_of_data, shown
 from nvcregen.retest.narrow import write_narrowed
 from nvcregen.retest.pairs import RetestPlan, failing_tests, plan_retest
+from nvcregen.retest.rails import RailError, RailTarget, pool_hcas, rail_lines, rail_target
+from nvcregen.retest.railsite import alone_data, alone_header, switch_ports
 from nvcregen.retest.sitefile import (
     RetestError,
     budget_line,
@@ -51,27 +53,37 @@ class Retest:
     lines: tuple[str, ...]
 
 
-def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: Path) -> Retest:
-    """Write the retest site of an archived run.
+def write_retest(
+    results_dir: Path, out: Path | None, site: Path | None, root: Path, rail: str | None = None
+) -> Retest:
+    """Write the retest site of an archived run (with `rail`, of that failing rail only).
 
     Raises:
         ReportError: When the archive cannot be found, verified or read.
         RetestError: When the site file is missing or changed, the retest site does not
-            render, or `out` exists.
+            render, `out` exists, or `rail` is no rail that failed in the run (NVC792).
 
     """
     archive = read_archive(verified_run(results_dir).run)
     original = site or root / archive.provenance.site.file
     data = _original(archive, original)
     planned, refused = _planned(archive, data)
-    narrowed = write_narrowed(archive, planned, data, out, root, original)  # a fabric: bisection
-    if narrowed is not None:
-        return Retest(narrowed[0], (*narrowed[1], *refused))
+    ports, hcas = switch_ports(data, root), pool_hcas(data)
+    if rail is not None:  # the rail's own node, alone, or paired as a suspect
+        chosen = _rail(rail, planned, hcas)
+        if chosen.alone:
+            return _write_alone(archive, data, chosen, ports, (out, root, original))
+        planned = [chosen.node, *(n for n in planned if n.status == "cleared")]
+    else:
+        narrowed = write_narrowed(archive, planned, data, out, root, original)  # a fabric
+        if narrowed is not None:
+            return Retest(narrowed[0], (*narrowed[1], *refused))
     pool_of = {
         n: str(p["name"]) for p in reversed(data["spec"]["nodePools"]) for n in p.get("nodes") or ()
     }
     plan = plan_retest(planned, pool_of)
-    notes = [*_notes(plan, pool_of), *refused]
+    rails = rail_lines(plan, {n.node: n for n in planned}, hcas, ports)
+    notes = [*_notes(plan, pool_of), *rails, *refused]
     if not plan.batches:
         return Retest(
             None, ("no suspect node to pair with a cleared one: nothing to retest", *notes)
@@ -89,6 +101,36 @@ def write_retest(results_dir: Path, out: Path | None, site: Path | None, root: P
         f" ({len(plan.batches)} batches, one after the other)" if len(plan.batches) > 1 else ""
     )
     return Retest(target, (f"retest {written.name}: {'; '.join(pairs)}{batches}", budget, *notes))
+
+
+def _rail(text: str, planned: list[NodeVerdict], hcas: dict[str, tuple[str, ...]]) -> RailTarget:
+    try:
+        return rail_target(text, planned, hcas)
+    except RailError as exc:
+        raise RetestError(str(exc)) from exc
+
+
+def _write_alone(
+    archive: ReadArchive,
+    data: dict[str, Any],
+    target: RailTarget,
+    ports: Callable[[str, str], str],
+    where: tuple[Path | None, Path, Path],
+) -> Retest:
+    """`--rail` of a node that failed alone: its tests naming the rail, on it alone."""
+    out, root, original = where
+    new, tests = alone_data(data, target)
+    budget = budget_line(budget_of(new, root), new)
+    node, port = target.node.node, ports(target.node.node, target.hca)
+    header = alone_header(archive.summary.site, archive.summary.run_id, target, port)
+    target_path = out or root / SITES_DIR / f"{new['metadata']['name']}.yaml"
+    if target_path.exists():
+        raise RetestError(f"{target_path} exists: give another --out, or remove it first")
+    written = compile_retest(new, header, root, str(target_path))
+    write_checked(target_path, written.text, original, root)
+    runs = ", ".join(f"{stage} / {test}" for stage, test in tests)
+    line = f"retest {written.name}: rail {node} {target.hca}{port}: {runs} on {node} alone"
+    return Retest(target_path, (line + " (every rail of the node)", budget))
 
 
 def _planned(archive: ReadArchive, data: dict[str, Any]) -> tuple[list[NodeVerdict], list[str]]:

@@ -23,6 +23,7 @@ from nvcregen.plan import physics
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site, Threshold
+from nvcregen.validate.kindtimeouts import kind_timeout_problems
 from nvcregen.validate.thresholds import threshold_problems
 
 
@@ -86,6 +87,7 @@ def physics_problems(
     """NVC350-353 and NVC356 for a site whose references all resolve, on its plan."""
     found = [d for u in test_units for d in _timeout_problems(site, catalog, doc, u)]
     found += [d for u in test_units if (d := _inner_timeout_problem(catalog, doc, u))]
+    found += kind_timeout_problems(doc, test_units)  # NVC791: a kind's own steps cut short
     for i, threshold in enumerate(site.spec.thresholds):
         measured = [u for u in test_units if _held_to(u, threshold)]
         found += threshold_problems(catalog, doc, i, threshold, measured)

@@ -1,7 +1,8 @@
 """The script, container and environment of a per-node test, shared by both engines (pure).
 
 The kind (`nvcregen/kinds/`) says which template its run renders and with what; this
-module renders it against the unit and the site, and the outer deadline of every run.
+module renders it against the unit and the site, with the outer deadline of every run
+(`kindapi.protocol.outer_deadline_s`: kinds check their own steps fit inside it).
 """
 
 from __future__ import annotations
@@ -9,22 +10,12 @@ from __future__ import annotations
 from nvcregen.compile.templating import render_packaged
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
-from nvcregen.kindapi.protocol import NodeRun
+from nvcregen.kindapi.protocol import NodeRun, outer_deadline_s
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
-
-def outer_deadline_s(timeout_ms: int) -> int:
-    """The outer deadline of a run, in seconds: well inside the job's timeout.
-
-    A minute before the timeout, or half of a timeout under two minutes, so that with
-    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
-    up on the job (or, in trainer mode, the test has had its time); for any timeout over
-    20 s. Never 0, which `timeout` reads as none.
-    """
-    seconds = timeout_ms // 1000
-    return max(1, min(60, seconds // 2), seconds - 60)
+__all__ = ["node_container", "node_env", "node_run", "node_script", "outer_deadline_s"]
 
 
 def node_run(site: Site, unit: TestUnit) -> NodeRun:

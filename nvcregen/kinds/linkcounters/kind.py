@@ -12,10 +12,29 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
-from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
+from nvcregen.kindapi.protocol import (
+    OUTER_MARGIN_S,
+    FixedTime,
+    KindTest,
+    NodeRun,
+    NodeScript,
+    TestKind,
+    begin_env,
+    outer_deadline_s,
+)
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
 
 PORT_BASE = 18615  # the traffic's perftest servers: HCA i listens on PORT_BASE + i
+CONNECT_S = 30  # the traffic's deadline beyond its -D seconds: perftest connects, warms up
+SNAPSHOT_S = 30  # what the outer deadline keeps after the traffic, for the after-snapshot
+
+
+def traffic_deadline_s(traffic_s: int, outer_s: int) -> int:
+    """The traffic's deadline: its seconds and time to connect, within the outer deadline.
+
+    Never past `outer_s - SNAPSHOT_S`, so that the after-snapshot still has its time.
+    """
+    return max(1, min(traffic_s + CONNECT_S, outer_s - SNAPSHOT_S))
 
 
 class LinkCounters(TestKind):
@@ -46,6 +65,26 @@ class LinkCounters(TestKind):
         why = f"{pod_start} start-up + counters around traffic {block.expected_duration}"
         return FixedTime(ms / 1000, why)
 
+    def timeout_gap(self, test: KindTest, timeout_ms: int) -> str | None:
+        """A timeout whose outer deadline cuts the traffic (or its time to connect) short.
+
+        Every port of every node would fail its traffic then. The shortest timeout that
+        fits is the traffic, its time to connect, the after-snapshot's time and the margin
+        the outer deadline keeps.
+        """
+        block: LinkCountersParams = self.block(test)
+        traffic_s = max(1, units.parse_duration(block.traffic_duration) // 1000)
+        given = traffic_deadline_s(traffic_s, outer_deadline_s(timeout_ms))
+        if given >= traffic_s + CONNECT_S:
+            return None
+        needed = traffic_s + CONNECT_S + SNAPSHOT_S + OUTER_MARGIN_S
+        return (
+            f"its traffic runs {traffic_s} s and needs {needed} s of run timeout"
+            f" ({traffic_s} s + {CONNECT_S} s to connect + {SNAPSHOT_S} s for the after-snapshot"
+            f" + the {OUTER_MARGIN_S} s the outer deadline keeps); {timeout_ms // 1000} s gives"
+            f" the traffic {given} s: every node's traffic would be cut short and fail"
+        )
+
     def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
         """Snapshot, traffic on every HCA at once (each under the deadline), snapshot."""
         block: LinkCountersParams = self.block(test)
@@ -55,8 +94,8 @@ class LinkCounters(TestKind):
             "traffic_s": traffic_s,
             "port_base": PORT_BASE,
             # the traffic never holds the run past its outer deadline: the after-snapshot
-            # still has its time
-            "traffic_deadline_s": max(1, min(traffic_s + 30, run.outer_deadline_s - 30)),
+            # still has its time (a timeout too short for both is NVC791 at validate)
+            "traffic_deadline_s": traffic_deadline_s(traffic_s, run.outer_deadline_s),
         }
         return NodeScript("link-counters.sh.j2", values)
 

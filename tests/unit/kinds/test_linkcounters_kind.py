@@ -24,7 +24,8 @@ from nvcregen.kinds.linkcounters.kind import PORT_BASE
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
 from nvcregen.plan.resolve import plan
 from nvcregen.results.linkcounterruns import read_link_counter_log
-from nvcregen.validate.semantic import check_references
+from nvcregen.validate.kindtimeouts import kind_timeout_problems
+from nvcregen.validate.semantic import check_plan, check_references
 
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 HCAS = "hcas=( mlx5_0 mlx5_1 mlx5_2 mlx5_3 mlx5_4 mlx5_5 mlx5_6 mlx5_7 )"
@@ -281,3 +282,41 @@ def test_the_expected_duration_holds_the_traffic() -> None:
     LinkCountersParams.model_validate(
         {"limits": [one], "trafficDuration": "60s", "expectedDuration": "61s"}
     )
+
+
+@pytest.mark.parametrize(("timeout", "refused"), [("180s", False), ("179s", True), ("1h", False)])
+def test_a_timeout_that_cuts_the_traffic_short_is_refused_nvc791(
+    timeout: str, refused: bool
+) -> None:
+    """60 s of traffic needs 180 s of timeout: 60 + 30 to connect + 30 for the
+    after-snapshot + the 60 s the outer deadline keeps; 179 s gives the traffic 89 s."""
+    text = site_text().replace(STAGE, STAGE.replace("tests: [", f"timeoutPerJob: {timeout}\n"
+                               "        tests: ["), 1)  # fmt: skip
+    site, doc = parse(text)
+    found = [d for d in check_plan(site, catalog(), plan(site, catalog()), doc)
+             if d.code == "NVC791"]  # fmt: skip
+    assert bool(found) == refused
+    if refused:
+        (one,) = found
+        assert one.path == "/spec/readiness/stages/0/timeoutPerJob"
+        assert one.span.line == text[: text.index(f"timeoutPerJob: {timeout}")].count("\n") + 1
+        assert one.message == (
+            "timeoutPerJob 179s is too short for link-counters in stage single-node: its"
+            " traffic runs 60 s and needs 180 s of run timeout (60 s + 30 s to connect + 30 s"
+            " for the after-snapshot + the 60 s the outer deadline keeps); 179 s gives the"
+            " traffic 89 s: every node's traffic would be cut short and fail"
+        )
+        assert one.hint.startswith("raise the stage's timeoutPerJob")
+
+
+def test_a_derived_timeout_too_short_is_refused_at_the_test() -> None:
+    test = catalog().tests["link-counters"]
+    assert kind_of(test).timeout_gap(test, 180_000) is None
+    assert kind_of(test).timeout_gap(test, 179_999) is not None  # whole seconds count
+    site, doc = parse(site_text())
+    (unit,) = [u for u in plan(site, catalog()) if u.test.name == "link-counters"]
+    (found,) = kind_timeout_problems(doc, [replace(unit, timeout_ms=120_000)])
+    assert found.path == "/spec/readiness/stages/0/tests/0"
+    assert found.message.startswith("the run timeout 2m (expected x timeoutFactor) is too short")
+    assert found.hint == "set the stage's timeoutPerJob, or raise readiness.window.timeoutFactor"
+    assert kind_timeout_problems(doc, [unit]) == []

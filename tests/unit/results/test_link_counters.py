@@ -20,6 +20,7 @@ from linkctrlogs import (
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
+from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
 from nvcregen.fabric.placement import Placement
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
@@ -28,6 +29,7 @@ from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
 from nvcregen.results.nodes import judge_nodes
+from nvcregen.results.runnotes import PortNote
 from nvcregen.retest.pairs import plan_retest
 
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
@@ -65,8 +67,13 @@ def test_every_port_within_its_limits_passes_and_reported_counters_are_shown() -
         " (0.0/h), local_ack_timeout_err +0 (0.0/h), np_cnp_sent +12 (12.0/h),"
         " np_ecn_marked_roce_packets +0 (0.0/h)"
     )
-    notes = [w for w in shown if "rnr_nak_retry_err not shown" in w]
+    assert not [w for w in shown if "not applied" in w]  # notes are the run's, said once
+    notes = [n for n in record["notes"] if "rnr_nak_retry_err not shown" in n.text]
     assert len(notes) == len(HCAS)  # byteps' excerpt has no rnr_nak_retry_err: not applied
+    assert notes[0] == PortNote(
+        "gpu-00", "mlx5_0 port 1",
+        "hw_counters/rnr_nak_retry_err not shown by the port's driver: its limit is not applied",
+    )  # fmt: skip
 
 
 def test_link_downed_any_growth_fails_the_port_named_with_its_leaf() -> None:
@@ -197,3 +204,58 @@ def test_snapshots_further_apart_than_the_run_could_last_are_no_evidence() -> No
         "NVC764: gpu-00: the snapshots are 3601 s apart, longer than the run's timeout"
         " (3600 s): not one run's interval, so no rate is evidence"
     )
+
+
+def test_a_failing_port_names_its_switch_port_where_the_inventory_knows_it() -> None:
+    after = every(healthy_counters())
+    after[("mlx5_3", 1)] = ctr_lines(
+        "mlx5_3", 1, "counters", grown(healthy_counters(), link_downed=1)
+    )
+    before = every(healthy_counters())
+    del before[("mlx5_5", 1)], after[("mlx5_5", 1)]
+    cabling = {h: SwitchPort("leaf-07", f"Ethernet1/{i}") for i, h in enumerate(HCAS) if i != 1}
+    inventory = Inventory("nodes.yaml", {"gpu-00": InventoryNode("gpu-00", cabling=cabling)})
+    for leaf, at in (("leaf-07", "leaf leaf-07, "), (None, "")):
+        unit = unit_of(leaf)
+        unit = replace(unit, pool=replace(unit.pool, inventory=inventory))
+        log = link_log(before, after, traffic={"mlx5_1": 1})
+        record = read_link_counter_log(log, BASE, unit)
+        assert record["errors"] == (
+            "gpu-00" + (" (leaf leaf-07)" if leaf else "") + " mlx5_1: its traffic failed"
+            " (rc=1 server_rc=0): no load crossed it",  # mlx5_1 is not in the map
+            f"NVC762: gpu-00 mlx5_3 port 1 ({at}switch port leaf-07 Ethernet1/3):"
+            " counters/link_downed grew by 1, more than 0",
+            f"gpu-00 mlx5_5 ({at}switch port leaf-07 Ethernet1/5): no port of it in the"
+            " snapshots: not measured",
+        )
+
+
+def test_a_note_of_many_ports_and_nodes_is_said_once_by_the_run() -> None:
+    """Found by review: the same note on every port of every node filled summary.json
+    (about 1.6 MB a 1,024-node run); the run says each distinct note once, nodes capped."""
+    text = TEXT.replace("nodes: [node-a, node-b]", "nodes: [" + ", ".join(
+        f"node-{i:02d}" for i in range(10)) + "]")  # fmt: skip
+    site, _ = parse(text)
+    unit = next(u for u in plan(site, catalog()) if u.test.name == "link-counters")
+    nodes = list(unit.pool.spec.nodes or [])
+    assert len(nodes) == 10
+    jobs = of_kind(compiled(text), "Job", "link-counters")
+    names = [j["metadata"]["name"] for j in jobs if "-r1-n" in j["metadata"]["name"]]
+    healthy = every(healthy_counters())
+    logs = [
+        RunLog(
+            "nvcre",
+            name,
+            link_log(healthy, healthy, node=nodes[int(name[-1])], seconds=75).encode(),
+        )
+        for name in names
+    ]
+    assert len(logs) == 10
+    results = assemble_log_runs(site.metadata.name, [unit], 1, logs, [])
+    (run,) = results.runs.runs
+    assert run.state == RunState.SUCCEEDED, run.message
+    assert run.notes == (
+        "hw_counters/rnr_nak_retry_err not shown by the port's driver: its limit is not applied"
+        f" (80 ports of 10 nodes: {', '.join(nodes[:8])} and 2 more)",
+    )
+    assert not [w for r in results.records for w in r.warnings if "not applied" in w]

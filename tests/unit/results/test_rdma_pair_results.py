@@ -13,6 +13,7 @@ from test_rdma_rails import FAILED, H200, HCAS
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.core import codes
+from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
 from nvcregen.results.logrecords import RunLog
@@ -230,3 +231,33 @@ def test_a_pair_log_read_on_its_own_is_one_side_no_evidence() -> None:
         read = logruns._read(RunLog("nvcre", name, text.encode()), placed, failed=False)
         assert read.record.status == "no-data" and read.measurement is None
         assert f"the {side}'s log of p-r1-g0 without" in read.record.errors[0]
+
+
+def test_a_failing_pair_rail_names_both_ends_switch_ports_where_known() -> None:
+    def cabled(**nodes: str) -> TestUnit:
+        unit = pair_unit("280.8Gb/s", 0.5001)
+        inventory = Inventory("nodes.yaml", {
+            node: InventoryNode(node, cabling={"mlx5_3": SwitchPort(f"leaf-{node[-1]}", port)})
+            for node, port in nodes.items()
+        })  # fmt: skip
+        return replace(unit, pool=replace(unit.pool, inventory=inventory))
+
+    unit = cabled(**{"node-a": "Ethernet1/3", "node-b": "Ethernet1/4"})
+    record = judged(client_log(), server_log(failed="mlx5_3"), unit)
+    ends = " (node-a: leaf-a Ethernet1/3; node-b: leaf-b Ethernet1/4)"
+    assert (
+        f"NVC832: node-a -> node-b mlx5_3{ends}: 140.40 Gb/s at 8MiB, below" in record["errors"][3]
+    )
+    assert record["errors"][4] == (
+        f"node-a -> node-b mlx5_3{ends}: the server failed (exit 1): Couldn't listen to port"
+    )
+    assert record["errors"][2].startswith("NVC832: node-a -> node-b mlx5_2: 140.40")  # unmapped
+    one = judged(client_log(skip="mlx5_3"), server_log(), cabled(**{"node-b": "Ethernet1/4"}))
+    assert (
+        "node-a -> node-b mlx5_3 (node-b: leaf-b Ethernet1/4): no rail measured"
+        " (the client's log has no section)"
+    ) in one["errors"]
+    plain = judged(client_log(), server_log(failed="mlx5_3"), pair_unit("280.8Gb/s", 0.5001))
+    assert plain["errors"][4] == (
+        "node-a -> node-b mlx5_3: the server failed (exit 1): Couldn't listen to port"
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
+from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
 from nvcregen.results.logrecords import RunLog
@@ -168,3 +169,30 @@ def test_a_rails_log_from_another_node_is_not_its_runs_evidence() -> None:
     headless = passing.split("\n", 1)[1]  # the begin line deleted
     unbound = read_rails(headless, BASE, rails_unit(), names_itself=True)
     assert unbound["status"] == "foreign"
+
+
+def cabled_unit(unit: TestUnit, **ports: str) -> TestUnit:
+    """The unit with an inventory whose cabling map gives gpu-00's HCAs these ports."""
+    cabling = {hca: SwitchPort("leaf-07", port) for hca, port in ports.items()}
+    inventory = Inventory("nodes.yaml", {"gpu-00": InventoryNode("gpu-00", cabling=cabling)})
+    return replace(unit, pool=replace(unit.pool, inventory=inventory))
+
+
+def test_a_failing_rail_names_its_switch_port_where_the_inventory_knows_it() -> None:
+    bodies = every(H200.read_text())
+    del bodies["mlx5_7"]
+    unit = cabled_unit(rails_unit("280.8Gb/s", 0.5001), mlx5_3="Ethernet1/12", mlx5_7="Eth1/16")
+    record = read_rails(rails_log(bodies), BASE, unit)
+    assert record["errors"][3] == (
+        "NVC832: gpu-00 mlx5_3 (leaf-07 Ethernet1/12): 140.40 Gb/s at 8MiB, below the floor"
+        " 140.428 Gb/s (0.5001 of 280.8 Gb/s)"
+    )
+    assert record["errors"][2].startswith("NVC832: gpu-00 mlx5_2: 140.40")  # not in the map
+    assert record["errors"][-1] == (
+        "gpu-00 mlx5_7 (leaf-07 Eth1/16): no rail measured (the log has no section of it)"
+    )
+    plain = read_rails(rails_log(bodies), BASE, rails_unit("280.8Gb/s", 0.5001))
+    assert plain["errors"][3].startswith("NVC832: gpu-00 mlx5_3: 140.40")  # no map: as before
+    other = cabled_unit(rails_unit("280.8Gb/s", 0.5001), mlx5_3="Ethernet1/12")
+    other = replace(other, pool=replace(other.pool, inventory=Inventory("x", {})))
+    assert read_rails(rails_log(bodies), BASE, other)["errors"] == plain["errors"]
