@@ -11,12 +11,12 @@ import click
 from nvcregen.commands.common import FORMAT, KUBECONFIG, print_diagnostics
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line, printable
-from nvcregen.kindapi.registry import packages_with
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from nvcregen.core.errors import Diagnostic
+    from nvcregen.ingest.kindingest import KindIngest
     from nvcregen.ingest.node_expect import NodeInventory
     from nvcregen.ingest.node_health import Expectations
 
@@ -186,15 +186,26 @@ def verify(results_dir: Path, key_file: Path) -> None:
     click.echo(printable(f"{run}: verified, every file as signed by key {keyid}"))
 
 
+class _IngestKind(click.Choice):  # type: ignore[type-arg]
+    """`ingest`'s kinds: its own readers' and each kind's that reads its own output.
+
+    The kinds' names are asked only when `ingest` runs or prints its help
+    (`ingest/kindingest.py`), so that the command line starts without loading a kind.
+    """
+
+    def __init__(self, fixed: Sequence[str]) -> None:
+        self._fixed = tuple(fixed)
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from nvcregen.ingest.kindingest import ingest_names
+
+        return (*self._fixed, *ingest_names())
+
+
 @click.command()
-@click.argument(
-    "kind",
-    type=click.Choice(
-        # and each kind that reads its own output (`ingest/kindingest.py`), by its name
-        ["nccl", "dcgm", "node", "perftest", "link-counters",
-         *packages_with("ingest")]
-    ),
-)  # fmt: skip
+@click.argument("kind", type=_IngestKind(["nccl", "dcgm", "node", "perftest"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -234,11 +245,13 @@ def ingest(
 
     from nvcregen.core.units import UnitError, parse_size
     from nvcregen.ingest.files import ingest_files
+    from nvcregen.ingest.kindingest import ingest_names
     from nvcregen.ingest.render import render_text
 
-    if kind in packages_with("ingest"):
+    own = ingest_names()
+    if kind in own:
         given = {"order": order, "site": site, "pool": pool, "at": at}
-        _ingest_own(kind, files, model, order, fmt, given=given)
+        _ingest_own(kind, own[kind], files, model, order, fmt, given=given)
         return
     if model is not None or order is not None:
         raise click.UsageError(f"--model and --order are not for `ingest {kind}`")
@@ -247,9 +260,8 @@ def ingest(
         return
     if site is not None or pool is not None or fmt == "markdown":
         raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
-    read_alone = {"perftest": _ingest_perftest, "link-counters": _ingest_link_counters}
-    if kind in read_alone:  # kinds read with no option but --format
-        read_alone[kind](files, fmt)
+    if kind == "perftest":  # read with no option but --format
+        _ingest_perftest(files, fmt)
         return
     try:
         size = None if at is None else parse_size(at)
@@ -272,7 +284,8 @@ def ingest(
 
 
 def _ingest_own(
-    kind: str,
+    name: str,
+    reading: KindIngest,
     files: tuple[Path, ...],
     model: str | None,
     order: Path | None,
@@ -280,22 +293,19 @@ def _ingest_own(
     *,
     given: Mapping[str, object],
 ) -> None:
-    """`ingest <kind>` for a kind that reads its own output (`ingest/kindingest.py`).
+    """`ingest <name>` for a kind that reads its own output (`ingest/kindingest.py`).
 
     `given`: the other options by name, refused unless the kind takes them.
     """
     import json
 
-    from nvcregen.ingest.kindingest import IngestOptionError, ingest_of
+    from nvcregen.ingest.kindingest import IngestOptionError
 
-    reading = ingest_of(kind)
-    if reading is None:  # packages_with found its module: never without one
-        raise click.UsageError(f"no kind {kind!r} reads its own output")
-    refused = [f"--{name}" for name in given if name not in reading.options]
-    if fmt == "markdown" or any(given[name[2:]] is not None for name in refused):
+    refused = [f"--{option}" for option in given if option not in reading.options]
+    if fmt == "markdown" or any(given[option[2:]] is not None for option in refused):
         raise click.UsageError(f"{', '.join(refused)} and --format markdown are not for it")
     if model is not None and "model" not in reading.options:
-        raise click.UsageError(f"--model is not for `ingest {kind}`")
+        raise click.UsageError(f"--model is not for `ingest {name}`")
     try:
         result = reading.ingest(files, model, order)
     except IngestOptionError as exc:
@@ -317,19 +327,6 @@ def _ingest_perftest(files: tuple[Path, ...], fmt: str) -> None:
         click.echo(json.dumps(result.to_json(), indent=2))
     else:
         click.echo(printable(render_perftest(result)), nl=False)  # names from the output
-    _exit_for(result.diagnostics, result.failed, files)
-
-
-def _ingest_link_counters(files: tuple[Path, ...], fmt: str) -> None:
-    import json
-
-    from nvcregen.ingest.linkcounter_files import ingest_link_counters, render_link_counters
-
-    result = ingest_link_counters(files)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_link_counters(result)), nl=False)  # names from the log
     _exit_for(result.diagnostics, result.failed, files)
 
 

@@ -378,15 +378,6 @@ NVC756 = _code(756, "one run in two folders", doc=ARCHITECTURE)
 NVC757 = _code(757, "a signed run in another run's or site's folder", doc=NOTE_0010_SIGNED_ARCHIVES)
 NVC758 = _code(758, "a file nvcregen may not write", doc=NOTE_0009_ATOMIC_OUT)
 NVC759 = _code(759, "an archive file over its size limit", doc=NOTE_0013_HOSTILE_RESULTS)
-NVC760 = _code(
-    760, "a link counter reset, wrapped or saturated", ERROR, doc=NOTE_0023_LINK_COUNTERS
-)
-NVC761 = _code(761, "a port with no after-snapshot", ERROR, doc=NOTE_0023_LINK_COUNTERS)
-NVC762 = _code(762, "a link counter over its limit", ERROR, doc=NOTE_0023_LINK_COUNTERS)
-NVC763 = _code(763, "a link counter snapshot over its bounds", ERROR, doc=NOTE_0023_LINK_COUNTERS)
-NVC764 = _code(
-    764, "link counter snapshots further apart than their run", ERROR, doc=NOTE_0023_LINK_COUNTERS
-)
 NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)

@@ -9,9 +9,8 @@ the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 `metadata.name`, both through the downward API). A log from an older render has none.
 The node and the pod are checked as Kubernetes names before they name anything.
 The RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections),
-the pair form's server and client under `@@nvcregen-rdma-server` and `-client`, the
-link counters script under `@@nvcregen-linkctr`; a kind holding its own reader names
-its own mark (`dcgm_begin(text, mark)`).
+the pair form's server and client under `@@nvcregen-rdma-server` and `-client`; a kind
+holding its own reader names its own mark (`dcgm_begin(text, mark)`).
 """
 
 from __future__ import annotations
@@ -25,7 +24,6 @@ from nvcregen.ingest.lines import strip_prefix
 
 MARK = "@@nvcregen-dcgm"
 RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` lines are not it
-LINKCTR_MARK = "@@nvcregen-linkctr"  # the link counters script's (its snapshots: `@@linkctr`)
 RDMA_SERVER_MARK = "@@nvcregen-rdma-server"  # the pair form's server and client scripts'
 RDMA_CLIENT_MARK = "@@nvcregen-rdma-client"
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"

@@ -1,7 +1,7 @@
 """What `nvcregen ingest <kind>` asks of a kind that reads its own output (a part of its package).
 
 A kind whose package holds an `ingest` module with an `INGEST` (`KindIngest`) is one of
-`ingest`'s choices, by its package's name (`kindapi.registry.packages_with`): the command
+`ingest`'s choices, by the name it gives (`ingest_names`): the command
 reads the files with it and prints what it returns, exiting 2 on a file it could not
 read and 1 on a failed run or verdict. This layer never imports a kind.
 """
@@ -15,7 +15,7 @@ from typing import Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.models import Json
-from nvcregen.kindapi.registry import part_of
+from nvcregen.kindapi.registry import KINDS, part_of
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,11 @@ class IngestOptionError(ValueError):
 @runtime_checkable
 class KindIngest(Protocol):
     """A kind's reading of its own output, for `nvcregen ingest`."""
+
+    @property
+    def name(self) -> str:
+        """Its name as `ingest`'s argument (`link-counters`)."""
+        ...
 
     @property
     def options(self) -> frozenset[str]:
@@ -65,3 +70,12 @@ def ingests(found: object) -> TypeGuard[KindIngest]:
 def ingest_of(kind: str) -> KindIngest | None:
     """The reading of a registered kind's own output, None when its package holds none."""
     return part_of(kind, "ingest", "INGEST", ingests)
+
+
+def ingest_names() -> dict[str, KindIngest]:
+    """Each kind that reads its own output, by the name `ingest` knows it by.
+
+    Loads every kind and its `ingest` module: asked when `ingest` runs, not as it starts.
+    """
+    found = (ingest_of(kind) for kind in KINDS)
+    return {reading.name: reading for reading in found if reading is not None}

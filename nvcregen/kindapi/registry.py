@@ -125,16 +125,6 @@ def package_of(kind: str) -> str:
     return _loaded()[kind][1]
 
 
-def packages_with(part: str) -> list[str]:
-    """The kind packages holding a module `part`, by their last name, importing no kind.
-
-    Only the (empty) packages are imported to look, so a command can list them as it
-    starts (`ingest`'s choices); a kind that holds parts is named as its package.
-    """
-    packages = dict.fromkeys(path.rpartition(".")[0] for path in KIND_MODULES)
-    return [p.rpartition(".")[2] for p in packages if importlib.util.find_spec(f"{p}.{part}")]
-
-
 @functools.cache
 def load_codes() -> tuple[ModuleType, ...]:
     """Register every kind's NVC codes (its package's `codes` module); the modules, once."""

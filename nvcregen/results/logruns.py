@@ -38,7 +38,6 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.kindlogs import log_reader_of
-from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import (
     PackIndex,
@@ -251,8 +250,8 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
     own = None if reader is not None else log_reader_of(kind.name)
     if own is not None:  # a kind that reads its own logs (`kindlogs.py`)
         names_itself = prints_begin(placed.obj)
-        record = own.read(text, base, placed.unit, names_itself=names_itself, offset=log.line)
-        return _Read(placed, record, None)
+        got = own.read(text, base, placed.unit, names_itself=names_itself, offset=log.line)
+        return _Read(placed, got.record, None, got.notes)
     if reader is None:  # the plan runs no such test where logs are read; never a guess
         why = f"test {placed.unit.test.name} prints no log nvcregen reads"
         record = LogRecord(**base, kind=kind.name, status="no-data", errors=(why,))
@@ -316,15 +315,6 @@ def _read_rails(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) ->
     return _Read(placed, LogRecord.model_validate(fields), None)
 
 
-def _read_link_counters(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A link counters log, judged port by port (`linkcounterruns.py`)."""
-    fields = read_link_counter_log(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    notes = tuple(fields.pop("notes", ()))
-    return _Read(placed, LogRecord.model_validate(fields), None, notes)
-
-
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A DCGM diagnostic's JSON, bound to the node its begin line names."""
     names_itself = prints_begin(placed.obj)
@@ -365,7 +355,6 @@ _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "dcgm-diag": _read_dcgm_log,
     "node-health": _read_node_health,
     "perftest": _read_rails,
-    "link-counters": _read_link_counters,
     "perftest-pair": _read_one_side,  # both sides of a run are read together (`_read_pair`)
 }
 

@@ -115,6 +115,7 @@ def render_burnin(result: BurnInIngest) -> str:
 class BurnInCommand:
     """`nvcregen ingest burnin` (`ingest/kindingest.py`'s `KindIngest`): `--model` judges."""
 
+    name = "burnin"
     options = frozenset({"model"})
 
     def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:

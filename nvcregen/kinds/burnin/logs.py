@@ -21,6 +21,7 @@ from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import MARK, parse_burnin
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.kindlogs import KindRead
 from nvcregen.results.logrecords import LogRecord
 
 KIND = "burnin"
@@ -67,9 +68,9 @@ class BurnInLogs:
 
     def read(
         self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
-    ) -> LogRecord:
+    ) -> KindRead:
         """The record of one burn-in log of `unit` (`read_burnin`)."""
-        return read_burnin(text, base, unit, names_itself=names_itself, offset=offset)
+        return KindRead(read_burnin(text, base, unit, names_itself=names_itself, offset=offset))
 
 
 READER = BurnInLogs()

@@ -24,6 +24,7 @@ from nvcregen.kindapi.protocol import (
 )
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 PORT_BASE = 18615  # the traffic's perftest servers: HCA i listens on PORT_BASE + i
 CONNECT_S = 30  # the traffic's deadline beyond its -D seconds: perftest connects, warms up
 SNAPSHOT_S = 30  # what the outer deadline keeps after the traffic, for the after-snapshot
@@ -97,7 +98,7 @@ class LinkCounters(TestKind):
             # still has its time (a timeout too short for both is NVC791 at validate)
             "traffic_deadline_s": traffic_deadline_s(traffic_s, run.outer_deadline_s),
         }
-        return NodeScript("link-counters.sh.j2", values)
+        return NodeScript("link-counters.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""

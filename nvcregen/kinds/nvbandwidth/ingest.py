@@ -17,6 +17,7 @@ from nvcregen.kinds.nvbandwidth.render import render_nvbw
 class NvbandwidthCommand:
     """`nvcregen ingest nvbandwidth` (`ingest/kindingest.py`'s `KindIngest`)."""
 
+    name = "nvbandwidth"
     options = frozenset({"model", "order"})
 
     def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:

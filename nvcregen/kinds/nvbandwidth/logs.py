@@ -22,6 +22,7 @@ from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.reader import MARK, parse_nvbandwidth
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.kindlogs import KindRead
 from nvcregen.results.logrecords import LogRecord
 
 KIND = "nvbandwidth"
@@ -72,9 +73,11 @@ class NvbandwidthLogs:
 
     def read(
         self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
-    ) -> LogRecord:
+    ) -> KindRead:
         """The record of one nvbandwidth log of `unit` (`read_nvbandwidth`)."""
-        return read_nvbandwidth(text, base, unit, names_itself=names_itself, offset=offset)
+        return KindRead(
+            read_nvbandwidth(text, base, unit, names_itself=names_itself, offset=offset)
+        )
 
 
 READER = NvbandwidthLogs()

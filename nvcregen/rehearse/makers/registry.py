@@ -19,7 +19,6 @@ from typing import TypeGuard
 from nvcregen.kindapi.registry import kind_of, part_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers.dcgm import dcgm_output
-from nvcregen.rehearse.makers.linkcounters import link_counters_output
 from nvcregen.rehearse.makers.nccl import nccl_output
 from nvcregen.rehearse.makers.node import node_health_output
 from nvcregen.rehearse.makers.rdma import rails_output
@@ -28,7 +27,6 @@ from nvcregen.rehearse.printer import Maker
 
 MAKERS: dict[str, Maker] = {
     "dcgm": dcgm_output,
-    "linkcounters": link_counters_output,
     "nccl": nccl_output,
     "node": node_health_output,
     "rdma": rails_output,

@@ -13,6 +13,7 @@ import pytest
 from nvcregen.kindapi import registry
 from nvcregen.kindapi.protocol import TestKind
 
+ROOT = Path(__file__).resolve().parents[3]
 KIND_SOURCE = """
 from nvcregen.kindapi.protocol import FixedTime, TestKind
 from nvcregen.spec.v1alpha1 import StrictModel
@@ -115,3 +116,15 @@ def test_every_registered_module_is_a_kind_named_as_its_catalog_block() -> None:
         kind = sys.modules[path].KIND
         assert registry.KINDS[kind.name] is kind
         assert registry.package_of(kind.name) == path.rpartition(".")[0]
+
+
+@pytest.mark.slow
+def test_the_command_line_starts_without_loading_a_kind() -> None:
+    """`ingest`'s kinds are asked when it runs (`commands/results.py`), not as the CLI starts."""
+    import subprocess
+
+    code = "import sys, nvcregen.cli; print(sorted(m for m in sys.modules if '.kind' in m))"
+    done = subprocess.run(
+        [sys.executable, "-c", code], check=True, capture_output=True, text=True, cwd=ROOT
+    )
+    assert done.stdout.strip() == "[]"

@@ -53,6 +53,13 @@ MOVED = (
         r"\bkinds[./]training\b|\bTrainingParams\b|\bTraining\((TestKind)?\)"
         r"|GoodputMeasurement, not from a log",
     ),
+    Moved(
+        "linkcounters",
+        "link-counters.yaml",
+        r"\bkinds[./]linkcounters\b|\blinkcounter_files\b|\blinkcounterruns\b"
+        r"|\b(ingest|makers)[./]linkcounters\b|\bLinkCountersParams\b|\bCounterLimit\b"
+        r"|\blink-counters\.sh\.j2\b|@@nvcregen-linkctr\b|\bLINKCTR_MARK\b",
+    ),
 )
 
 
@@ -105,7 +112,7 @@ def test_a_moved_kind_is_its_package_its_catalog_file_and_its_tests(kind: Moved)
 
 
 def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
-    burnin, nvbandwidth, _ = MOVED
+    burnin, nvbandwidth, _, _ = MOVED
     pattern = re.compile(burnin.names)
     for text in (
         "from nvcregen.results.burninruns import read_burnin",

@@ -4,13 +4,14 @@ Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's poo
 re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
 DCGM, nvbandwidth, RDMA rails, link counters, burn-in and NCCL in a node, NCCL and RDMA
 rails across the pair. Each maker's output is given to its kind's reader
-(`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`, `linkcounterruns.py`; burn-in
-and the pair in `test_rehearse_makers_burnin_pair.py`): a healthy node passes with
-margins to spare, a failing node fails in the kind's own terms. Then every pod's log of
-the rendered site, packed and per run, the pair runs' servers' included, is collected
-with `collect --from`: pass, and with node-a failing, node-a failed by every kind of the
-single-node stage and node-b suspect. The registry holds every registered kind to a
-maker or a refusal.
+(`results/nodehealth.py`, `kinds/nvbandwidth/logs.py`, `rdmarails.py`,
+`kinds/linkcounters/logs.py`; burn-in and the pair in
+`test_rehearse_makers_burnin_pair.py`): a healthy node passes with margins to spare, a
+failing node fails in the kind's own terms. Then every pod's log of the rendered site,
+packed and per run, the pair runs' servers' included, is collected with `collect
+--from`: pass, and with node-a failing, node-a failed by every kind of the single-node
+stage and node-b suspect. The registry holds every registered kind to a maker or a
+refusal.
 """
 
 from __future__ import annotations
@@ -33,11 +34,13 @@ from nvcregen.cli import main
 from nvcregen.collect.collector import load_site_file
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
-from nvcregen.ingest.linkcounters import parse_link_counters
 from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.ingest.perftest import parse_perftest
 from nvcregen.kindapi import registry as kindapi_registry
 from nvcregen.kindapi.registry import KINDS
+from nvcregen.kinds.linkcounters.logs import read_link_counter_log
+from nvcregen.kinds.linkcounters.maker import link_counters_output
+from nvcregen.kinds.linkcounters.reader import parse_link_counters
 from nvcregen.kinds.nvbandwidth.files import model_bounds
 from nvcregen.kinds.nvbandwidth.logs import read_nvbandwidth
 from nvcregen.kinds.nvbandwidth.maker import nvbandwidth_output
@@ -50,7 +53,6 @@ from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, refusal
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
-from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.nodehealth import read_node_health
 from nvcregen.results.packlogs import sections
 from nvcregen.results.rdmarails import read_rails
@@ -369,7 +371,10 @@ def test_a_failing_nodes_first_rail_is_a_tenth_of_its_floor(loaded: LoadedSite) 
 
 # --- link counters ---
 
-TEMPLATE = Path(__file__).resolve().parents[3] / "nvcregen/compile/templates/link-counters.sh.j2"
+TEMPLATE = (
+    Path(__file__).resolve().parents[3]
+    / "nvcregen/kinds/linkcounters/templates/link-counters.sh.j2"
+)
 LOOPBACK = int(400e9 / 8 * 0.9 * 60)  # bytes: 0.9 of a 400 Gb/s line rate for 60 s
 INTERVAL = 5 + 8 + 60 + 2  # the before-snapshot, each HCA's set-up, the traffic, the reaping
 
@@ -395,7 +400,7 @@ def link_unit(
 def link_log(loaded: LoadedSite, unit: TestUnit, failing: bool = False, round_: int = 1,
              start: datetime = START) -> Output:  # fmt: skip
     pack = PackPod("single-node", ("link-counters",), round_, ("node-a",), POD, start)
-    return MAKERS["linkcounters"](printer(loaded), unit, Section(pack, start, 150, failing))
+    return link_counters_output(printer(loaded), unit, Section(pack, start, 150, failing))
 
 
 def ctr_names(text: str, group: str) -> dict[str, list[str]]:

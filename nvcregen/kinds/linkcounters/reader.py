@@ -37,14 +37,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from nvcregen.core import codes
 from nvcregen.ingest.limits import InputLimitError, matched
 from nvcregen.ingest.lines import logical_lines
 from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.linkcounters import codes
 
 MAX_PORTS = 256  # ports of one snapshot: 8 dual-port HCAs is 16
 MAX_COUNTERS = 512  # counters of one port: mlx5 shows about 60 with hw_counters
 MAX_VALUE = 2**64 - 1
+MARK = "@@nvcregen-linkctr"  # the script's begin line (`ingest/dcgm_begin.py`'s form)
 WRAPPED = codes.NVC760.code
 NO_EVIDENCE = codes.NVC761.code
 OVER_BOUNDS = codes.NVC763.code

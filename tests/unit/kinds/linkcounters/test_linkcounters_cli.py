@@ -9,7 +9,7 @@ from click.testing import CliRunner, Result
 from linkctrlogs import CAPTURES, ctr_lines, gpud_counters, grown, link_log
 
 from nvcregen.cli import main
-from nvcregen.ingest.linkcounters import MAX_PORTS
+from nvcregen.kinds.linkcounters.reader import MAX_PORTS
 
 PERFTEST = CAPTURES.parent / "perftest" / "write-bw-gbits-h200-cuda-dmabuf.txt"
 

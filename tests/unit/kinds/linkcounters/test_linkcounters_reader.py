@@ -16,8 +16,13 @@ from linkctrlogs import (
 )
 
 from nvcregen.ingest.limits import InputLimitError
-from nvcregen.ingest.linkcounters import MAX_COUNTERS, MAX_PORTS, parse_link_counters, saturated
 from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.linkcounters.reader import (
+    MAX_COUNTERS,
+    MAX_PORTS,
+    parse_link_counters,
+    saturated,
+)
 
 PORT = ("mlx5_1", 1)
 

@@ -22,9 +22,9 @@ from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
 from nvcregen.fabric.placement import Placement
+from nvcregen.kinds.linkcounters.logs import read_link_counter_log
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
-from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState

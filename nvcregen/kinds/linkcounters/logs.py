@@ -23,22 +23,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from nvcregen.core import codes
 from nvcregen.fabric.inventory import Inventory, SwitchPort
 from nvcregen.fabric.railnames import switch_port
-from nvcregen.ingest.dcgm_begin import LINKCTR_MARK
 from nvcregen.ingest.limits import InputLimitError
-from nvcregen.ingest.linkcounters import (
+from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.linkcounters import codes
+from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
+from nvcregen.kinds.linkcounters.reader import (
+    MARK,
     NO_EVIDENCE,
     CounterDelta,
     LinkCounterRun,
     PortDeltas,
     parse_link_counters,
 )
-from nvcregen.ingest.models import IngestFormatError
-from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.kindlogs import KindRead
+from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.runnotes import PortNote
 
 OVER_LIMIT = codes.NVC762.code
@@ -58,7 +60,7 @@ def read_link_counter_log(
 
     Bound to its node by its begin line as a DCGM log is (NVC730 for another node's).
     """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=LINKCTR_MARK)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return {**base, "kind": KIND, "status": FOREIGN, "errors": (bound,)}
     block: LinkCountersParams | None = unit.test.linkcounters
@@ -208,3 +210,18 @@ def _reported(port: PortDeltas, block: LinkCountersParams) -> str:
             rate = f"{c.per_hour:.1f}/h" if c.per_hour is not None else "no rate"
             shown.append(f"{c.name} +{c.delta} ({rate})")
     return ", ".join(shown)
+
+
+class LinkCounterLogs:
+    """The link counters kind's log reader (`results/kindlogs.py`'s `LogReader`)."""
+
+    def read(
+        self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
+    ) -> KindRead:
+        """The record of one node's log (`read_link_counter_log`) and its ports' notes."""
+        fields = read_link_counter_log(text, base, unit, names_itself=names_itself, offset=offset)
+        notes = tuple(fields.pop("notes", ()))
+        return KindRead(LogRecord.model_validate(fields), notes)
+
+
+READER = LinkCounterLogs()

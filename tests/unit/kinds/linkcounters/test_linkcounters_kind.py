@@ -17,13 +17,13 @@ from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 from nvcregen.chain.pipeline import Options, compile_source
 from nvcregen.cli import main
 from nvcregen.compile.readiness.nodescript import node_script
-from nvcregen.ingest.linkcounters import parse_link_counters
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.linkcounters.kind import PORT_BASE
+from nvcregen.kinds.linkcounters.logs import read_link_counter_log
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
+from nvcregen.kinds.linkcounters.reader import parse_link_counters
 from nvcregen.plan.resolve import plan
-from nvcregen.results.linkcounterruns import read_link_counter_log
 from nvcregen.validate.kindtimeouts import kind_timeout_problems
 from nvcregen.validate.semantic import check_plan, check_references
 

@@ -37,13 +37,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from nvcregen.core import units
-from nvcregen.ingest.linkcounters import WIDTHS
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
+from nvcregen.kinds.linkcounters.reader import MARK, WIDTHS
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.printer import Output, Printer, Section, stamp
+from nvcregen.rehearse.printer import Maker, Output, Printer, Section, stamp
 
-MARK = "@@nvcregen-linkctr"
 SNAP = "@@linkctr"
 PORT = 1  # a ConnectX device is one port a PCI function
 ACTIVE = 4  # `state`: `4: ACTIVE`, the script keeps the number
@@ -209,3 +208,6 @@ def _failing(block: LinkCountersParams, seconds: int) -> dict[tuple[str, str], i
         ("counters", "link_error_recovery"): 1,
         ("counters", "symbol_error"): min(symbols, room),
     }
+
+
+MAKER: Maker = link_counters_output  # what `rehearse/makers/registry.py` finds by the kind's name

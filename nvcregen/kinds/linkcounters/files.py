@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.linkcounters import LinkCounterRun, parse_link_counters
 from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.kinds.linkcounters.reader import LinkCounterRun, parse_link_counters
 
 _HINT = (
     "give the log of nvcregen's link-counters script (its `@@linkctr snapshot before` and"
