@@ -205,7 +205,7 @@ class _IngestKind(click.Choice):  # type: ignore[type-arg]
 
 
 @click.command()
-@click.argument("kind", type=_IngestKind(["nccl", "dcgm", "node", "perftest"]))
+@click.argument("kind", type=_IngestKind(["nccl", "dcgm", "node"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -260,9 +260,6 @@ def ingest(
         return
     if site is not None or pool is not None or fmt == "markdown":
         raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
-    if kind == "perftest":  # read with no option but --format
-        _ingest_perftest(files, fmt)
-        return
     try:
         size = None if at is None else parse_size(at)
     except UnitError as exc:
@@ -314,19 +311,6 @@ def _ingest_own(
         click.echo(json.dumps(result.json, indent=2))
     else:
         click.echo(printable(result.text), nl=False)  # quoted from the files: escaped
-    _exit_for(result.diagnostics, result.failed, files)
-
-
-def _ingest_perftest(files: tuple[Path, ...], fmt: str) -> None:
-    import json
-
-    from nvcregen.ingest.perftest_files import ingest_perftest, render_perftest
-
-    result = ingest_perftest(files)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_perftest(result)), nl=False)  # names from the output
     _exit_for(result.diagnostics, result.failed, files)
 
 

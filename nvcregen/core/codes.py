@@ -382,10 +382,6 @@ NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)
 NVC773 = _code(773, "node drift that cannot be compared", doc=NOTE_0011_FABRIC)
-NVC774 = _code(
-    774, "an RDMA pair's client log without its server's, or the reverse", ERROR,
-    doc=NOTE_0022_RDMA_RAILS,
-)  # fmt: skip
 NVC780 = _code(780, "an inventory export refused", doc=NOTE_0011_FABRIC)
 NVC781 = _code(781, "an unknown node or leaf to fail", doc=NOTE_0011_FABRIC)
 NVC782 = _code(782, "a run of another site among a site's runs", doc=NOTE_0021_PERIODIC)
@@ -434,13 +430,6 @@ NVC824 = _code(
     824, "an NCCL network plugin failed to initialize", WARNING, doc=NOTE_0014_NODE_HEALTH
 )
 NVC825 = _code(825, "Xid events not judged", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC830 = _code(
-    830, "an RDMA rail measured above its NIC's line rate", ERROR, doc=NOTE_0022_RDMA_RAILS
-)
-NVC831 = _code(
-    831, "perftest JSON whose unit its figures do not tell", ERROR, doc=NOTE_0022_RDMA_RAILS
-)
-NVC832 = _code(832, "an RDMA rail below its floor", ERROR, doc=NOTE_0022_RDMA_RAILS)
 NVC833 = _code(
     833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0022_RDMA_RAILS
 )

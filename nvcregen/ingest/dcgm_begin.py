@@ -8,9 +8,8 @@ DCGM's JSON names no host and no time, so two healthy nodes' logs can be the sam
 the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 `metadata.name`, both through the downward API). A log from an older render has none.
 The node and the pod are checked as Kubernetes names before they name anything.
-The RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections),
-the pair form's server and client under `@@nvcregen-rdma-server` and `-client`; a kind
-holding its own reader names its own mark (`dcgm_begin(text, mark)`).
+Every other kind's script prints the same line under its own mark, named by the kind's
+reader (`dcgm_begin(text, mark)`).
 """
 
 from __future__ import annotations
@@ -23,9 +22,6 @@ from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 
 MARK = "@@nvcregen-dcgm"
-RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` lines are not it
-RDMA_SERVER_MARK = "@@nvcregen-rdma-server"  # the pair form's server and client scripts'
-RDMA_CLIENT_MARK = "@@nvcregen-rdma-client"
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _MARK_FORM = re.compile(r"@@nvcregen-[a-z]+(?:-[a-z]+)*")
 

@@ -25,7 +25,8 @@ if TYPE_CHECKING:  # the protocol (and pydantic under it) is imported when a kin
 KIND_MODULES: Final = (
     "nvcregen.kinds.nccl.kind", "nvcregen.kinds.dcgm.kind", "nvcregen.kinds.training.kind",
     "nvcregen.kinds.node.kind", "nvcregen.kinds.nvbandwidth.kind", "nvcregen.kinds.rdma.kind",
-    "nvcregen.kinds.linkcounters.kind", "nvcregen.kinds.rdma.pair", "nvcregen.kinds.burnin.kind",
+    "nvcregen.kinds.linkcounters.kind", "nvcregen.kinds.rdmapair.kind",
+    "nvcregen.kinds.burnin.kind",
 )  # fmt: skip
 
 T = TypeVar("T")

@@ -4,12 +4,14 @@ A kind whose package holds a `logs` module with a `READER` (`LogReader`) reads e
 of its runs itself: bound to its node, judged, and returned as the run's `LogRecord`
 (with the notes its run says once: `KindRead`).
 `logruns.py` asks `log_reader_of(kind)` for a kind its own table of formats does not read;
-this layer never imports a kind (`kindapi/registry.py` finds the module by name).
+this layer never imports a kind (`kindapi/registry.py` finds the module by name). A pair
+kind (`TestKind.pair`: a server on one node, its client on another) reads both sides'
+logs of a run together: its `logs.PAIR` (`PairReader`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
@@ -25,6 +27,36 @@ class KindRead:
 
     record: LogRecord
     notes: tuple[PortNote, ...] = ()  # `runnotes.py`: a note of many ports, said once
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's log of a pair run: its archive path, text, the node the API put its pod on."""
+
+    path: str
+    text: str
+    pod_node: str = ""
+
+
+@runtime_checkable
+class PairReader(Protocol):
+    """A pair kind's reader of a run's two logs, its server's and its client's."""
+
+    def role_of(self, name: str, run: str) -> str:
+        """Which side a log is, by its name: `server` or `client`."""
+        ...
+
+    def sides(
+        self, logs: Sequence[tuple[str, str, Side]], run: str
+    ) -> tuple[Side | None, Side | None, list[str]]:
+        """The client's and the server's log of one run (name, path, side), and problems."""
+        ...
+
+    def read(
+        self, client: Side | None, server: Side | None, base: Mapping[str, Any], unit: TestUnit
+    ) -> dict[str, Any]:
+        """A LogRecord's fields for one round of one pair (one side alone is no evidence)."""
+        ...
 
 
 @runtime_checkable
@@ -50,3 +82,13 @@ def reads_logs(found: object) -> TypeGuard[LogReader]:
 def log_reader_of(kind: str) -> LogReader | None:
     """The log reader of a registered kind, None when its package holds none."""
     return part_of(kind, "logs", "READER", reads_logs)
+
+
+def reads_pairs(found: object) -> TypeGuard[PairReader]:
+    """Whether a kind's `logs.PAIR` is a `PairReader`."""
+    return isinstance(found, PairReader)
+
+
+def pair_reader_of(kind: str) -> PairReader | None:
+    """The pair reader of a registered pair kind, None when its package holds none."""
+    return part_of(kind, "logs", "PAIR", reads_pairs)

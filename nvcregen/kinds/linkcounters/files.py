@@ -1,6 +1,6 @@
 """`nvcregen ingest link-counters`: snapshot logs read, each port's growth printed.
 
-As `perftest_files.py`: a file that parses gives its run; one that holds no snapshot, or
+As `ingest perftest`: a file that parses gives its run; one that holds no snapshot, or
 breaks a bound, is a diagnostic (NVC700, NVC713, NVC763) and the command exits 2 after
 printing the others. With no limits to hold them to (they are the catalog's, applied by
 `collect`), a run is failed (exit 1) only where its counters are no evidence: reset or

@@ -38,6 +38,9 @@ def perftest_values(rdma: RdmaParams, run: NodeRun) -> dict[str, object]:
     }
 
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the scripts
+
+
 class Rdma(TestKind):
     """RDMA rails, one HCA at a time."""
 
@@ -78,7 +81,7 @@ class Rdma(TestKind):
             # rail, still fails it; collect judges each rail again from the figures
             "floor_gbps": round(rdma.floor * run.nic_gbps, 3) if run.nic_gbps else None,
         }
-        return NodeScript("rdma-rails.sh.j2", values)
+        return NodeScript("rdma-rails.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""

@@ -30,6 +30,7 @@ class Moved:
     name: str
     catalog: str  # its file under catalog/tests/
     names: str  # a pattern of its module names, params classes, template and mark
+    builds_on_it: tuple[str, ...] = ()  # kind packages allowed to use it (the pair form)
 
 
 MOVED = (
@@ -60,16 +61,32 @@ MOVED = (
         r"|\b(ingest|makers)[./]linkcounters\b|\bLinkCountersParams\b|\bCounterLimit\b"
         r"|\blink-counters\.sh\.j2\b|@@nvcregen-linkctr\b|\bLINKCTR_MARK\b",
     ),
+    Moved(
+        "rdma",
+        "rdma-rails.yaml",
+        r"\bkinds[./]rdma\b|\bperftest_files\b|\brdmarails\b|\b(ingest|makers)[./](rdma|perftest)\b"
+        r"|\bRdmaParams\b|\brdma-rails\.sh\.j2\b|@@nvcregen-rdma\b(?!-)|\bRDMA_MARK\b",
+        builds_on_it=("rdmapair",),  # the pair form: the rails' params, reader and judge
+    ),
+    Moved(
+        "rdmapair",
+        "rdma-rails-pair.yaml",
+        r"\bkinds[./]rdmapair\b|\b(results|makers|readiness)[./]rdmapair\b|\brdmapair\.py\b"
+        r"|\brdma-pair-(server|client)\.sh\.j2\b|@@nvcregen-rdma-(server|client)\b"
+        r"|\bRDMA_(SERVER|CLIENT)_MARK\b",
+    ),
 )
 
 
 def naming(kind: Moved) -> dict[str, list[str]]:
-    """Each file outside the kind's package that names it, with the lines that do."""
-    own = PACKAGE / "kinds" / kind.name
+    """Each file outside the kind's package (and those built on it) naming it, and the lines."""
+    own = [PACKAGE / "kinds" / name for name in (kind.name, *kind.builds_on_it)]
     pattern = re.compile(kind.names)
     found: dict[str, list[str]] = {}
     for path in sorted(PACKAGE.rglob("*")):
-        if not path.is_file() or own in path.parents or "__pycache__" in path.parts:
+        if not path.is_file() or any(o in path.parents for o in own):
+            continue
+        if "__pycache__" in path.parts:
             continue
         where = path.relative_to(ROOT).as_posix()
         if pattern.search(path.name):
@@ -91,9 +108,10 @@ def test_only_the_registry_line_and_the_catalog_block_name_a_moved_kind(kind: Mo
     assert [m for m in KIND_MODULES if m.startswith(f"nvcregen.kinds.{kind.name}.")] == [
         f"nvcregen.kinds.{kind.name}.kind"
     ]
-    imported, block = found["nvcregen/catalog/models.py"]  # no third line names it
-    assert f"from nvcregen.kinds.{kind.name}.params import" in imported
-    assert block.partition(": ")[2].startswith(f"{kind.name}: ")  # its block on TestEntry
+    models = (PACKAGE / "catalog" / "models.py").read_text(encoding="utf-8")
+    assert re.search(rf"^    {kind.name}: \w+Params \| None = None", models, re.M)  # its block
+    imports = [line for line in found.get("nvcregen/catalog/models.py", []) if "import" in line]
+    assert all(".params import" in line for line in imports)  # its params model, nothing else
 
 
 @pytest.mark.parametrize("kind", MOVED, ids=lambda k: k.name)
@@ -103,16 +121,18 @@ def test_a_moved_kind_is_its_package_its_catalog_file_and_its_tests(kind: Moved)
     assert (ROOT / "catalog" / "tests" / kind.catalog).is_file()
     tests = ROOT / "tests" / "unit" / "kinds" / kind.name
     assert sorted(tests.glob("test_*.py")), "its tests sit beside the package's"
+    beside = [ROOT / "tests" / "unit" / "kinds" / name for name in (kind.name, *kind.builds_on_it)]
     elsewhere = [
         p.relative_to(ROOT).as_posix()
         for p in (ROOT / "tests").rglob(f"test_*{kind.name}*.py")
-        if tests not in p.parents and "_pair" not in p.name  # the shared burn-in/pair maker test
+        if not any(b in p.parents for b in beside)
+        and "_pair" not in p.name  # the shared burn-in/pair maker test
     ]
     assert not elsewhere
 
 
 def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
-    burnin, nvbandwidth, _, _ = MOVED
+    burnin, nvbandwidth, *_ = MOVED
     pattern = re.compile(burnin.names)
     for text in (
         "from nvcregen.results.burninruns import read_burnin",

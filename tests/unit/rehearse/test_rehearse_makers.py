@@ -35,7 +35,6 @@ from nvcregen.collect.collector import load_site_file
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
 from nvcregen.ingest.node_log import parse_node_health_log
-from nvcregen.ingest.perftest import parse_perftest
 from nvcregen.kindapi import registry as kindapi_registry
 from nvcregen.kindapi.registry import KINDS
 from nvcregen.kinds.linkcounters.logs import read_link_counter_log
@@ -47,6 +46,8 @@ from nvcregen.kinds.nvbandwidth.maker import nvbandwidth_output
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Direction, floor_of
 from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
+from nvcregen.kinds.rdma.logs import read_rails
+from nvcregen.kinds.rdma.reader import parse_perftest
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers import registry
 from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, refusal_of, unmade
@@ -55,7 +56,6 @@ from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
 from nvcregen.results.nodehealth import read_node_health
 from nvcregen.results.packlogs import sections
-from nvcregen.results.rdmarails import read_rails
 
 START = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 POD = "kinds-trainer-single-node-pack-0-r1-c0-0-abcde"
@@ -113,11 +113,13 @@ def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
     loaded: LoadedSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert unmade(loaded.units) == []
-    held = kindapi_registry.part_of  # nvbandwidth's package without its maker.py
-    monkeypatch.setattr(
-        registry, "part_of", lambda k, *a: None if k == "nvbandwidth" else held(k, *a)
-    )
-    monkeypatch.delitem(MAKERS, "rdma")
+    held = kindapi_registry.part_of  # nvbandwidth's package without its maker, rdma's MAKER
+
+    def part_of(kind: str, *asked: Any) -> Any:
+        gone = kind == "nvbandwidth" or (kind == "rdma" and asked[1] == "MAKER")
+        return None if gone else held(kind, *asked)
+
+    monkeypatch.setattr(registry, "part_of", part_of)
     monkeypatch.setitem(REFUSED, "rdma", "no rails here")
     assert unmade(loaded.units) == [
         "no rehearsal log is made for nvbandwidth tests (nvbandwidth): no log maker is"

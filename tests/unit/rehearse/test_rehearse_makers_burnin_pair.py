@@ -18,14 +18,15 @@ from test_rehearse_makers import POD, START, base, loaded, made, printer, projec
 
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
-from nvcregen.ingest.perftest import parse_perftest
 from nvcregen.kinds.burnin.logs import read_burnin
 from nvcregen.kinds.burnin.maker import burnin_output, gpu_uuid
 from nvcregen.kinds.burnin.reader import parse_burnin
+from nvcregen.kinds.rdma.reader import parse_perftest
+from nvcregen.kinds.rdmapair.logs import read_pair
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.podlogs import run_pod_log
 from nvcregen.rehearse.printer import PackPod, Section
-from nvcregen.results.rdmapair import Side, read_pair
+from nvcregen.results.kindlogs import Side
 
 __all__ = ["loaded", "project"]  # the fixtures, shared with the other makers' tests
 

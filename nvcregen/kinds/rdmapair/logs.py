@@ -1,6 +1,6 @@
 """An RDMA pair's two logs judged together: each HCA from the client to its server (pure).
 
-A pair run (`kinds/rdma/pair.py`) prints two logs: its server pod's (JobSet's worker,
+A pair run (`kind.py`) prints two logs: its server pod's (JobSet's worker,
 `<trainjob>-node-0-0-xxxxx`) and its client's (the launcher, named after the TrainJob or
 `<trainjob>-launcher-0-0-xxxxx`). Which is which is the pod's name, as the API gave it;
 each log's begin line must then be its role's (`@@nvcregen-rdma-server begin node=...`,
@@ -11,7 +11,7 @@ other's, is foreign (NVC730). A client's log without its server's, or the revers
 no evidence (NVC774): what one side printed cannot be told from what happened on the
 other, so the pair is not judged and neither node is cleared or failed by it.
 
-Each HCA's client section is judged as a loopback rail is (`rdmarails.judge_rail`:
+Each HCA's client section is judged as a loopback rail is (`kinds/rdma/logs.judge_rail`:
 floor NVC832, line rate NVC830, a failed or missing rail), and the server's section of
 the same HCA must be there and have exited 0. Every error names the client's node, the
 server's and the HCA (`node-a -> node-b mlx5_3: ...`): the pair's round fails as an NCCL
@@ -22,31 +22,25 @@ group does, so a node failing with more than one partner is the suspect
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, Literal
 
-from nvcregen.core import codes, units
+from nvcregen.core import units
 from nvcregen.fabric.railnames import pair_cabled
-from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK, DcgmBegin, dcgm_begin
+from nvcregen.ingest.dcgm_begin import DcgmBegin, dcgm_begin
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.rdma.logs import judge_rail, sections_of
 from nvcregen.kinds.rdma.params import RdmaParams
+from nvcregen.kinds.rdmapair import codes
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, UNBOUND, bind_dcgm_log
-from nvcregen.results.rdmarails import judge_rail, sections_of
+from nvcregen.results.kindlogs import Side
 
+SERVER_MARK = "@@nvcregen-rdma-server"  # the server's and the client's begin lines
+CLIENT_MARK = "@@nvcregen-rdma-client"
 ONE_SIDED = codes.NVC774.code
 SERVER_POD = "-node-"  # what follows a TrainJob's name in its server pod's name
 Role = Literal["server", "client"]
 KIND = "rdmapair"
-
-
-@dataclass(frozen=True)
-class Side:
-    """One side's log: its archive path, text, the node the API put its pod on, and offset."""
-
-    path: str
-    text: str
-    pod_node: str = ""
 
 
 def role_of(name: str, run: str) -> Role:
@@ -70,8 +64,8 @@ def read_pair(
     nodes = tuple(base.get("nodes") or ())
     bound: dict[Role, str] = {}
     both: tuple[tuple[Role, Side, str], ...] = (
-        ("client", client, RDMA_CLIENT_MARK),
-        ("server", server, RDMA_SERVER_MARK),
+        ("client", client, CLIENT_MARK),
+        ("server", server, SERVER_MARK),
     )
     for role, side, mark in both:
         found = bind_dcgm_log(side.text, {**base, "path": side.path, "pod_node": side.pod_node},
@@ -169,3 +163,26 @@ def sides(
     client = by_role["client"][0] if len(by_role["client"]) == 1 else None
     server = by_role["server"][0] if len(by_role["server"]) == 1 else None
     return client, server, problems
+
+
+class PairLogs:
+    """The RDMA pair kind's reader of a run's two logs (`results/kindlogs.py`'s `PairReader`)."""
+
+    def role_of(self, name: str, run: str) -> str:
+        """Which side a log is (`role_of`)."""
+        return role_of(name, run)
+
+    def sides(
+        self, logs: Sequence[tuple[str, str, Side]], run: str
+    ) -> tuple[Side | None, Side | None, list[str]]:
+        """The client's and the server's log of one run (`sides`)."""
+        return sides(logs, run)
+
+    def read(
+        self, client: Side | None, server: Side | None, base: Mapping[str, Any], unit: TestUnit
+    ) -> dict[str, Any]:
+        """A LogRecord's fields for one round of one pair (`read_pair`)."""
+        return read_pair(client, server, base, unit)
+
+
+PAIR = PairLogs()

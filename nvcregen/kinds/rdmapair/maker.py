@@ -24,12 +24,13 @@ same either way: what it printed does not say the rail was slow.
 
 from __future__ import annotations
 
-from nvcregen.ingest.dcgm_begin import RDMA_CLIENT_MARK, RDMA_SERVER_MARK
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.rdma.maker import perftest_lines, rails_of
 from nvcregen.kinds.rdma.params import RdmaParams
+from nvcregen.kinds.rdma.reader import MARK
+from nvcregen.kinds.rdmapair.logs import CLIENT_MARK, SERVER_MARK
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.rdma import MARK, perftest_lines, rails_of
-from nvcregen.rehearse.printer import FAILED_RC, Output, Printer, Section, stamp
+from nvcregen.rehearse.printer import FAILED_RC, Maker, Output, Printer, Section, stamp
 
 SERVER_POD = "node-0-0"  # JobSet's first pod of the `node` replicated job: the server
 
@@ -43,7 +44,7 @@ def rdma_pair_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     here = pair.index(own) + 1
     hosts = (here, len(pair) + 1 - here)  # the last octets of this node's and its partner's
     server = at.pack.role == "server"
-    mark = RDMA_SERVER_MARK if server else RDMA_CLIENT_MARK
+    mark = SERVER_MARK if server else CLIENT_MARK
     lines = [f"{mark} begin node={own} pod={at.pack.pod} start={stamp(at.start)}"]
     if not server:
         lines.append(f"{MARK} server host={at.pack.run}-{SERVER_POD}.{at.pack.run}")
@@ -59,3 +60,6 @@ def rdma_pair_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
             worst = FAILED_RC
     lines.append(f"{MARK} end rc={worst}")
     return Output("\n".join(lines) + "\n", worst, at.seconds, exit_line=False)
+
+
+MAKER: Maker = rdma_pair_output  # what `rehearse/makers/registry.py` finds by the kind's name

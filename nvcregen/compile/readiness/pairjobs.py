@@ -47,7 +47,7 @@ from nvcregen.compile.readiness.trainer import (
     resources_per_node,
     runtime_placement,
 )
-from nvcregen.compile.templating import render_template
+from nvcregen.compile.templating import render_packaged
 from nvcregen.core.labels import NODES, SERVER_LOG
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.kindapi.protocol import PairScripts
@@ -89,7 +89,8 @@ def pair_runtime(site: Site, unit: TestUnit, scripts: PairScripts) -> Manifest:
     resources = pod_resources(unit, resources_per_node(unit))
     _, mount = dev_shm()
     lock = {"capabilities": {"add": ["IPC_LOCK"]}}  # RDMA pins GPU and host memory
-    server_script = render_template(scripts.server.template, **scripts.server.values)
+    given = scripts.server
+    server_script = render_packaged(given.package, given.template, **given.values)
     server: Obj = {
         "name": NODE,
         "image": unit.image,
@@ -135,7 +136,8 @@ def pair_job(
 ) -> Manifest:
     """The TrainJob of one round of a pair test on one pair: the client's command."""
     round_, index, nodes = at
-    client_script = render_template(scripts.client.template, **scripts.client.values)
+    given = scripts.client
+    client_script = render_packaged(given.package, given.template, **given.values)
     spec: Obj = {
         "runtimeRef": runtime_ref(runtime),
         "activeDeadlineSeconds": window_seconds(site),

@@ -31,6 +31,9 @@ JOBSET_NAME = "jobset.sigs.k8s.io/jobset-name"  # JobSet's label on its pods: th
 SERVER_WAIT_S = 60  # how long the servers may take to listen before the pod is ready
 
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the scripts
+
+
 class RdmaPair(TestKind):
     """RDMA rails between the nodes of a pair, one HCA at a time."""
 
@@ -79,8 +82,8 @@ class RdmaPair(TestKind):
             "floor_gbps": round(rdma.floor * run.nic_gbps, 3) if run.nic_gbps else None,
         }
         return PairScripts(
-            NodeScript("rdma-pair-server.sh.j2", server),
-            NodeScript("rdma-pair-client.sh.j2", client),
+            NodeScript("rdma-pair-server.sh.j2", server, package=_HERE),
+            NodeScript("rdma-pair-client.sh.j2", client, package=_HERE),
             READY_FILE,
         )
 

@@ -15,16 +15,18 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from nvcregen.core import codes, units
+from nvcregen.core import units
 from nvcregen.fabric.railnames import cabled
-from nvcregen.ingest.dcgm_begin import RDMA_MARK
 from nvcregen.ingest.limits import InputLimitError, matched
 from nvcregen.ingest.lines import logical_lines
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.perftest import PerftestRun, parse_perftest
+from nvcregen.kinds.rdma import codes
 from nvcregen.kinds.rdma.params import RdmaParams
+from nvcregen.kinds.rdma.reader import MARK, PerftestRun, parse_perftest
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
+from nvcregen.results.kindlogs import KindRead
+from nvcregen.results.logrecords import LogRecord
 
 ABOVE_LINE_RATE = codes.NVC830.code
 BELOW_FLOOR = codes.NVC832.code
@@ -46,7 +48,7 @@ def read_rails(
     another node's log, or none where the run's Job prints one, is foreign evidence
     (NVC730); `hosts` is the node the log names, never the plan's guess.
     """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=RDMA_MARK)
+    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return {**base, "kind": "rdma", "status": FOREIGN, "errors": (bound,)}
     sections, problems = sections_of(text)
@@ -139,3 +141,17 @@ def _bounded(where: str, gbps: float, size: int, bounds: tuple[float, float, flo
         return [f"{BELOW_FLOOR}: {where}: {shown}, below the floor {floor:g} Gb/s "
                 f"({share:g} of {line_rate:g} Gb/s)"]  # fmt: skip
     return []
+
+
+class RailLogs:
+    """The RDMA rails kind's log reader (`results/kindlogs.py`'s `LogReader`)."""
+
+    def read(
+        self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
+    ) -> KindRead:
+        """The record of one node's rails log (`read_rails`), judged HCA by HCA."""
+        fields = read_rails(text, base, unit, names_itself=names_itself, offset=offset)
+        return KindRead(LogRecord.model_validate(fields))
+
+
+READER = RailLogs()

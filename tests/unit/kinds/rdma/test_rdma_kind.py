@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from rdmasamples import FAKE_TOOL, SAMPLE
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
@@ -16,17 +17,10 @@ from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.kind import PORT_BASE
+from nvcregen.kinds.rdma.logs import read_rails
 from nvcregen.plan.resolve import plan
-from nvcregen.results.rdmarails import read_rails
 from nvcregen.validate.semantic import check_references
 
-SAMPLE = (
-    Path(__file__).resolve().parents[2]
-    / "fixtures"
-    / "captures"
-    / "perftest"
-    / "write-bw-gbits-h200-cuda-dmabuf.txt"
-)
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 
 
@@ -151,24 +145,6 @@ def test_a_node_pack_holding_rdma_rails_locks_memory_and_joins_the_pod_network()
         tests = other["metadata"]["annotations"]["nvcregen.io/tests"]
         locks = "securityContext" in other["spec"]["template"]["spec"]["containers"][0]
         assert locks == ("nccl" in tests), tests  # NCCL ranks lock memory (test_packed.py)
-
-
-FAKE_TOOL = """#!/usr/bin/env python3
-# A stand-in for ib_write_bw in this test: the server listens on -p and takes one client;
-# the client connects to it (so it must be up first) and prints the real H200 sample.
-import socket, sys
-args = sys.argv[1:]
-port = int(args[args.index("-p") + 1])
-if args[-1] != "127.0.0.1":
-    server = socket.socket(); server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    server.bind(("127.0.0.1", port)); server.listen(1)
-    server.settimeout(20); conn, _ = server.accept(); conn.close()
-    sys.exit(0)
-socket.create_connection(("127.0.0.1", port), timeout=5).close()
-hca = args[args.index("-d") + 1]
-sys.stdout.write(open(sys.argv[0] + ".out").read().replace("mlx5_3", hca))
-print("args:", " ".join(args))
-"""
 
 
 @pytest.mark.parametrize(("speed", "exit_code"), [("200Gb/s", 1), ("145Gb/s", 0)])

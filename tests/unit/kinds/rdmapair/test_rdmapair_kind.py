@@ -8,19 +8,19 @@ import time
 from pathlib import Path
 
 import pytest
+from rdmasamples import FAKE_TOOL, SAMPLE
 from sitefactory import catalog, parse
-from test_rdma_kind import FAKE_TOOL, SAMPLE
 from trainerfactory import EXAMPLE, compiled, jobs_named, of_kind, pinned_nodes, without_packing
 
-from nvcregen.compile.readiness.rdmapair import pair_scripts
+from nvcregen.compile.readiness.pairjobs import pair_scripts
 from nvcregen.compile.readiness.trainer import node_groups
-from nvcregen.compile.templating import render_template
+from nvcregen.compile.templating import render_packaged
 from nvcregen.core import codes
 from nvcregen.fabric.groups import paired, plan_groups
 from nvcregen.fabric.placement import Placement
 from nvcregen.kindapi.protocol import FixedTime
 from nvcregen.kindapi.registry import kind_of
-from nvcregen.kinds.rdma.pair import READY_FILE
+from nvcregen.kinds.rdmapair.kind import READY_FILE
 from nvcregen.plan.resolve import plan
 from nvcregen.validate.semantic import check_references
 
@@ -153,8 +153,9 @@ def _scripts(tmp_path: Path, speed: str) -> tuple[str, str]:
     server_values = {**found.server.values, "ready_file": str(ready),
                      "hcas": ["mlx5_0", "mlx5_1"]}  # fmt: skip
     client_values = {**found.client.values, "hcas": ["mlx5_0", "mlx5_1"]}
-    server = render_template(found.server.template, **server_values)
-    client = render_template(found.client.template, **client_values)
+    assert found.server.package == found.client.package == "nvcregen.kinds.rdmapair"
+    server = render_packaged(found.server.package, found.server.template, **server_values)
+    client = render_packaged(found.client.package, found.client.template, **client_values)
     # the server's DNS name (JobSet's worker 0) is this machine's loopback here
     line = 'server="${JOBSET_NAME:?JOBSET_NAME is not set}-node-0-0.${JOBSET_NAME}"'
     assert line in client

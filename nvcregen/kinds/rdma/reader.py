@@ -20,12 +20,13 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from nvcregen.core import codes
 from nvcregen.ingest import limits
 from nvcregen.ingest.lines import logical_lines
 from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.rdma import codes
 
 Status = Literal["ok", "failed", "truncated"]
+MARK = "@@nvcregen-rdma"  # the rails script's begin line; its `rail begin/end` lines are not it
 UNKNOWN_UNIT = codes.NVC831.code
 MB_SEC = 1024 * 1024 * 8 / 1e9  # perftest's MB/sec (2^20 bytes a second) in Gb/s
 _UNITS = {"Gb/sec": 1.0, "MB/sec": MB_SEC}

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.perftest import PerftestRun, parse_perftest
 from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.kinds.rdma.reader import PerftestRun, parse_perftest
 
 SHOWN_AT = 8 * 1024 * 1024  # the size the summary line shows, if the run measured it
 _HINT = (

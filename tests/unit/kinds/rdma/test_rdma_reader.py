@@ -14,9 +14,9 @@ from click.testing import CliRunner, Result
 from nvcregen.cli import main
 from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.perftest import MB_SEC, json_unit, parse_perftest
+from nvcregen.kinds.rdma.reader import MB_SEC, json_unit, parse_perftest
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 SAMPLES = ROOT / "tests" / "fixtures" / "captures" / "perftest"
 H200 = SAMPLES / "write-bw-gbits-h200-cuda-dmabuf.txt"
 FAILED = SAMPLES / "write-bw-gbits-host-completion-error.txt"

@@ -8,19 +8,20 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from rdmasamples import FAILED, H200, HCAS
 from sitefactory import catalog, parse
-from test_rdma_rails import FAILED, H200, HCAS
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
-from nvcregen.core import codes
 from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
+from nvcregen.kinds.rdmapair import codes as pair_codes
+from nvcregen.kinds.rdmapair.logs import read_pair, role_of, sides
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
+from nvcregen.results.kindlogs import Side
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import Finality, RunState
 from nvcregen.results.nodes import judge_nodes
-from nvcregen.results.rdmapair import Side, read_pair, role_of, sides
 from nvcregen.retest.pairs import plan_retest
 
 TWO_NODE = "tests: [nccl-all-reduce, nccl-all-gather, nccl-alltoall, nccl-all-reduce-tcp]"
@@ -113,7 +114,7 @@ def test_one_side_without_the_other_is_no_evidence_nvc774() -> None:
     alone = judged(client_log(), None)
     assert alone["status"] == "no-data"
     assert alone["errors"] == (
-        f"{codes.NVC774.code}: {CLIENT}: the client's log of p-r1-g0 without its server's: "
+        f"{pair_codes.NVC774.code}: {CLIENT}: the client's log of p-r1-g0 without its server's: "
         "what one side printed is no evidence without the other's",
     )
     server_only = judged(None, server_log())
@@ -213,7 +214,7 @@ def test_collect_without_a_pairs_server_log_leaves_it_untested() -> None:
     results = assemble_log_runs(site.metadata.name, [unit], 1, kept, [])
     (run,) = results.runs.runs
     assert run.state == RunState.IN_PROGRESS
-    assert run.bandwidth[0].reason.startswith(f"OneSided: {codes.NVC774.code}: ")
+    assert run.bandwidth[0].reason.startswith(f"OneSided: {pair_codes.NVC774.code}: ")
     verdicts = {v.node: v for v in judge_nodes(site, results.runs, {}, 1)}
     assert verdicts["node-a"].status == "untested" and verdicts["node-c"].status == "cleared"
     passed = assemble_log_runs(site.metadata.name, [unit], 1, logs, []).runs.runs[0]

@@ -9,32 +9,23 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from rdmasamples import FAILED, H200, HCAS
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
+from nvcregen.kinds.rdma.logs import read_rails
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.logruns import assemble_log_runs
 from nvcregen.results.models import RunState
 from nvcregen.results.nodes import judge_nodes
-from nvcregen.results.rdmarails import read_rails
 from nvcregen.retest.pairs import plan_retest
 
-ROOT = Path(__file__).resolve().parents[3]
-H200 = ROOT / "tests" / "fixtures" / "captures" / "perftest" / "write-bw-gbits-h200-cuda-dmabuf.txt"
-FAILED = (
-    ROOT
-    / "tests"
-    / "fixtures"
-    / "captures"
-    / "perftest"
-    / "write-bw-gbits-host-completion-error.txt"
-)
+ROOT = Path(__file__).resolve().parents[4]
 STAGE = "      - name: single-node\n        scope: intra-node\n        tests: ["
 TEXT = without_packing(EXAMPLE.read_text()).replace(STAGE, STAGE + "rdma-rails, ", 1)
-HCAS = ("mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3", "mlx5_4", "mlx5_5", "mlx5_6", "mlx5_7")
 
 
 def rails_unit(speed: str = "145Gb/s", floor: float = 0.95) -> TestUnit:
