@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 
     from nvcregen.core.errors import Diagnostic
     from nvcregen.ingest.kindingest import KindIngest
-    from nvcregen.ingest.node_expect import NodeInventory
-    from nvcregen.ingest.node_health import Expectations
 
 
 @click.command()
@@ -255,11 +253,9 @@ def ingest(
         return
     if model is not None or order is not None:
         raise click.UsageError(f"--model and --order are not for `ingest {kind}`")
-    if kind == "node":
-        _ingest_node(files, site, pool, fmt)
-        return
     if site is not None or pool is not None or fmt == "markdown":
-        raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
+        takers = " or ".join(f"`ingest {n}`" for n, r in own.items() if "site" in r.options)
+        raise click.UsageError(f"--site, --pool and --format markdown are for {takers}")
     try:
         size = None if at is None else parse_size(at)
     except UnitError as exc:
@@ -288,7 +284,7 @@ def _ingest_own(
     order: Path | None,
     fmt: str,
     *,
-    given: Mapping[str, object],
+    given: Mapping[str, str | Path | None],
 ) -> None:
     """`ingest <name>` for a kind that reads its own output (`ingest/kindingest.py`).
 
@@ -296,22 +292,50 @@ def _ingest_own(
     """
     import json
 
-    from nvcregen.ingest.kindingest import IngestOptionError
+    from nvcregen.ingest.kindingest import (
+        IngestArgs,
+        IngestInputError,
+        IngestOptionError,
+        IngestUsageError,
+    )
 
     refused = [f"--{option}" for option in given if option not in reading.options]
-    if fmt == "markdown" or any(given[option[2:]] is not None for option in refused):
-        raise click.UsageError(f"{', '.join(refused)} and --format markdown are not for it")
+    markdown = "markdown" in reading.options
+    if (fmt == "markdown" and not markdown) or any(given[o[2:]] is not None for o in refused):
+        also = "" if markdown else " and --format markdown"
+        raise click.UsageError(f"{', '.join(refused)}{also} are not for it")
     if model is not None and "model" not in reading.options:
         raise click.UsageError(f"--model is not for `ingest {name}`")
+    site, pool = given.get("site"), given.get("pool")
+    args = IngestArgs(
+        model, order, None if site is None else str(site), None if pool is None else str(pool)
+    )
     try:
-        result = reading.ingest(files, model, order)
+        result = reading.ingest(files, args)
     except IngestOptionError as exc:
         raise click.BadParameter(str(exc), param_hint=exc.option) from exc
+    except IngestUsageError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except IngestInputError as exc:
+        if exc.diagnostics:
+            print_diagnostics(list(exc.diagnostics), "text", wrote="nothing read")
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
     if fmt == "json":
         click.echo(json.dumps(result.json, indent=2))
+    elif fmt == "markdown" and result.markdown is not None:
+        click.echo(printable(result.markdown), nl=False)  # quoted from the files: escaped
     else:
         click.echo(printable(result.text), nl=False)  # quoted from the files: escaped
-    _exit_for(result.diagnostics, result.failed, files)
+    if result.exit_code is None:
+        _exit_for(result.diagnostics, result.failed, files)
+        return
+    if result.diagnostics:
+        read = len(files) - len({d.span.file for d in result.diagnostics})
+        print_diagnostics(
+            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
+        )
+    sys.exit(result.exit_code)
 
 
 def _exit_for(diagnostics: Sequence[Diagnostic], failed: bool, files: tuple[Path, ...]) -> None:
@@ -322,62 +346,3 @@ def _exit_for(diagnostics: Sequence[Diagnostic], failed: bool, files: tuple[Path
         sys.exit(ExitCode.INVALID)
     if failed:
         sys.exit(ExitCode.DRIFT)  # a failed run is a result, not a success
-
-
-def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:
-    import json
-
-    from nvcregen.ingest.node_files import ingest_nodes
-    from nvcregen.ingest.node_render import render_node_markdown, render_node_text
-
-    if (site is None) != (pool is None):
-        raise click.UsageError("give --site and --pool together")
-    expected, inventory = (None, None) if site is None or pool is None else _pool(site, pool)
-    result = ingest_nodes(files, expected, inventory)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    elif fmt == "markdown":
-        click.echo(printable(render_node_markdown(result)), nl=False)  # text from the node
-    else:
-        click.echo(printable(render_node_text(result)), nl=False)
-    if result.diagnostics:
-        read = len(files) - len({d.span.file for d in result.diagnostics})
-        print_diagnostics(
-            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
-        )
-    sys.exit(result.exit_code)
-
-
-def _pool(site: str, pool: str) -> tuple[Expectations, NodeInventory | None]:
-    from nvcregen.collect.collector import load_site_file
-    from nvcregen.collect.model import CollectError
-    from nvcregen.ingest.node_expect import NodeInventory, expectations_for
-    from nvcregen.plan.resolve import resolve_pools
-
-    try:
-        loaded = load_site_file(Path.cwd(), site)
-    except CollectError as exc:
-        if exc.diagnostics:
-            print_diagnostics(exc.diagnostics, "text", wrote="nothing read")
-        click.echo(f"nvcregen: {exc}", err=True)
-        sys.exit(ExitCode.INVALID)
-    from nvcregen.catalog.load import load_catalog
-
-    pools = resolve_pools(loaded.site, load_catalog())
-    spec = next((p for p in loaded.site.spec.node_pools if p.name == pool), None)
-    if spec is None:
-        names = ", ".join(p.name for p in loaded.site.spec.node_pools)
-        raise click.BadParameter(
-            f"no pool {pool!r} in {loaded.file.path} (pools: {names})", param_hint="--pool"
-        )
-    resolved = pools.get(pool)
-    expected = expectations_for(
-        spec,
-        resolved.gpus_per_node if resolved else spec.gpus_per_node,
-        f"{loaded.file.path} pool {pool}",
-        (*resolved.product_labels, *resolved.hardware.product_labels) if resolved else (),
-    )
-    named = loaded.site.spec.inventory
-    if loaded.inventory is None or named is None:
-        return expected, None
-    return expected, NodeInventory(named, loaded.inventory, spec.gpus_per_node is not None)

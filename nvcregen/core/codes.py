@@ -394,42 +394,9 @@ NVC791 = _code(
     791, "a run timeout too short for a link-counters run", ERROR, doc=NOTE_0023_LINK_COUNTERS
 )
 NVC792 = _code(792, "an unknown rail to fail or retest", ERROR, doc=NOTE_0022_RDMA_RAILS)
-NVC800 = _code(800, "a node-health file or value not readable", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC801 = _code(801, "PCIe link width below its maximum", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC802 = _code(802, "PCIe generation below its maximum", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC803 = _code(803, "ECC disabled or a change pending", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC804 = _code(
-    804, "uncorrectable ECC errors since the last reset", ERROR, doc=NOTE_0014_NODE_HEALTH
-)
-NVC805 = _code(
-    805, "uncorrectable ECC errors over the GPU's life", WARNING, doc=NOTE_0014_NODE_HEALTH
-)
-NVC806 = _code(
-    806, "SRAM uncorrectable errors past NVIDIA's threshold", ERROR, doc=NOTE_0014_NODE_HEALTH
-)
-NVC807 = _code(807, "pages pending retirement", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC808 = _code(808, "a row remapping failed", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC809 = _code(809, "a row remapping pending", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC810 = _code(810, "memory banks low on spare rows", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC811 = _code(811, "hardware slowdown active", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC812 = _code(812, "software thermal slowdown active", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC813 = _code(813, "MIG on or pending", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC814 = _code(814, "near or past the thermal slowdown limit", doc=NOTE_0014_NODE_HEALTH)
-NVC815 = _code(
-    815, "an Xid that needs a reset, reboot or support", ERROR, doc=NOTE_0014_NODE_HEALTH
-)
-NVC816 = _code(816, "an Xid that ends only its application", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC817 = _code(817, "drift from the pool's statement", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC818 = _code(818, "a node unlike its pool's majority", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC819 = _code(819, "fewer GPUs reported than attached", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC820 = _code(820, "the driver asks for recovery", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC821 = _code(821, "an Xid nvcregen's catalogue does not know", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC822 = _code(822, "a node not in the site's inventory", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC823 = _code(823, "retired pages past NVIDIA's limits", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC824 = _code(
     824, "an NCCL network plugin failed to initialize", WARNING, doc=NOTE_0014_NODE_HEALTH
 )
-NVC825 = _code(825, "Xid events not judged", WARNING, doc=NOTE_0014_NODE_HEALTH)
 NVC833 = _code(
     833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0022_RDMA_RAILS
 )

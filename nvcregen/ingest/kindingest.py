@@ -19,6 +19,16 @@ from nvcregen.kindapi.registry import KINDS, part_of
 
 
 @dataclass(frozen=True)
+class IngestArgs:
+    """The options `ingest` was given besides the files and `--format`."""
+
+    model: str | None = None  # judge against this GPU model's figures
+    order: Path | None = None  # a file the kind reads to make sense of the others
+    site: str | None = None  # judge against this site's pool (with `pool`)
+    pool: str | None = None
+
+
+@dataclass(frozen=True)
 class Ingested:
     """What a kind read of the files: its text and JSON forms, what it could not read."""
 
@@ -26,6 +36,8 @@ class Ingested:
     json: Json
     diagnostics: tuple[Diagnostic, ...]
     failed: bool  # a run failed or was cut off, or a verdict did not pass
+    markdown: str | None = None  # `--format markdown`, for a kind that takes it
+    exit_code: int | None = None  # the kind's own exit code (else 2 on a diagnostic, 1 failed)
 
 
 class IngestOptionError(ValueError):
@@ -34,6 +46,18 @@ class IngestOptionError(ValueError):
     def __init__(self, message: str, option: str) -> None:
         super().__init__(message)
         self.option = option
+
+
+class IngestUsageError(ValueError):
+    """Options that do not go together (`--site` without `--pool`)."""
+
+
+class IngestInputError(ValueError):
+    """An input the options name that does not read (a site file): nothing was read."""
+
+    def __init__(self, message: str, diagnostics: tuple[Diagnostic, ...] = ()) -> None:
+        super().__init__(message)
+        self.diagnostics = diagnostics
 
 
 @runtime_checkable
@@ -47,16 +71,19 @@ class KindIngest(Protocol):
 
     @property
     def options(self) -> frozenset[str]:
-        """The options it takes besides `--format text|json` (`"model"`, `"order"`)."""
+        """The options it takes besides `--format text|json`.
+
+        Among `model`, `order`, `site`, `pool`, and `markdown` for that format.
+        """
         ...
 
-    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
-        """Read each file (and judge it against `model`'s figures when given).
-
-        `order` is a file the kind reads to make sense of the others (`--order`), if any.
+    def ingest(self, files: Sequence[Path], args: IngestArgs) -> Ingested:
+        """Read each file (and judge it against what `args` name, when they do).
 
         Raises:
-            IngestOptionError: `model` names no model the kind has figures for.
+            IngestOptionError: An option names nothing the kind can judge by.
+            IngestUsageError: Options that do not go together.
+            IngestInputError: A file an option names does not read.
 
         """
         ...

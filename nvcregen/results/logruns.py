@@ -57,7 +57,7 @@ from nvcregen.results.models import (
     RankRecord,
     RunState,
 )
-from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
+from nvcregen.results.nodekinds import unjudged_nodes
 from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
 from nvcregen.results.runnotes import PortNote, fold_notes
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
@@ -318,11 +318,6 @@ def _side(log: RunLog) -> Side:
     return Side(log.path, log.data.decode("utf-8", errors="replace"), log.node)
 
 
-def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A node-health log, judged node by node (`ingest/node_*`)."""
-    return _Read(placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None)
-
-
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A DCGM diagnostic's JSON, bound to the node its begin line names."""
     names_itself = prints_begin(placed.obj)
@@ -361,7 +356,6 @@ def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> 
 _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "nccl-tests": _read_nccl,
     "dcgm-diag": _read_dcgm_log,
-    "node-health": _read_node_health,
 }
 
 
@@ -555,7 +549,8 @@ def _unjudged_nodes(
     logged = {(r.placed.round, r.placed.index) for r in reads}
     absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
     if kind.node_health:
-        return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+        missing = dict.fromkeys(named[i] for i in absent)
+        return unjudged_nodes(kind.name, (r.record for r in reads), missing)
     rounds: dict[int, list[int]] = {}  # each node's missing rounds, found in one pass
     for round_, index in sorted((r, i) for r, i in expected - logged if i is not None):
         rounds.setdefault(index, []).append(round_)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from nvcregen.catalog.load import load_catalog
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.kindingest import Ingested, IngestOptionError
+from nvcregen.ingest.kindingest import IngestArgs, Ingested, IngestOptionError
 from nvcregen.ingest.models import Json
 from nvcregen.ingest.readlog import Hints, read_log
 from nvcregen.kinds.burnin.judge import Bounds, BurnInVerdict, judge
@@ -118,15 +118,14 @@ class BurnInCommand:
     name = "burnin"
     options = frozenset({"model"})
 
-    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
-        """Each file read; with `model`, each GPU judged against its catalog figures.
-
-        `order` is never given (`options` has none): the command refuses it first.
+    def ingest(self, files: Sequence[Path], args: IngestArgs) -> Ingested:
+        """Each file read; with `args.model`, each GPU judged against its catalog figures.
 
         Raises:
             IngestOptionError: The catalog's burn-in test has no figures for `model`.
 
         """
+        model = args.model
         bounds = None if model is None else bounds_of(model)
         if model is not None and bounds is None:
             raise IngestOptionError(

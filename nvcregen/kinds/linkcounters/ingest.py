@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from nvcregen.ingest.kindingest import Ingested
+from nvcregen.ingest.kindingest import IngestArgs, Ingested
 from nvcregen.kinds.linkcounters.files import ingest_link_counters, render_link_counters
 
 
@@ -19,8 +19,8 @@ class LinkCountersCommand:
     name = "link-counters"
     options: frozenset[str] = frozenset()
 
-    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
-        """Each snapshot log read (`model` and `order` are never given: it takes neither)."""
+    def ingest(self, files: Sequence[Path], args: IngestArgs) -> Ingested:
+        """Each snapshot log read (`args` holds nothing: it takes no option)."""
         result = ingest_link_counters(files)
         return Ingested(
             render_link_counters(result), result.to_json(), result.diagnostics, result.failed

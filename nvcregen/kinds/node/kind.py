@@ -11,6 +11,9 @@ from nvcregen.kinds.node.params import NodeHealthParams
 KERNEL_LINES = 2000  # the newest NVRM lines; a storm of one Xid does not need more
 
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
+
+
 class NodeHealth(TestKind):
     """Node health and configuration."""
 
@@ -49,7 +52,7 @@ class NodeHealth(TestKind):
             "deadline_s": max(1, min(60, seconds // 2)),
             "kernel_lines": KERNEL_LINES,
         }
-        return NodeScript("node-health.sh.j2", values)
+        return NodeScript("node-health.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node's name (downward API) and the driver capabilities that bring nvidia-smi.

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from nvcregen.ingest.kindingest import Ingested, IngestOptionError
+from nvcregen.ingest.kindingest import IngestArgs, Ingested, IngestOptionError
 from nvcregen.kinds.nvbandwidth.files import ingest_nvbandwidth, model_bounds
 from nvcregen.kinds.nvbandwidth.render import render_nvbw
 
@@ -20,19 +20,20 @@ class NvbandwidthCommand:
     name = "nvbandwidth"
     options = frozenset({"model", "order"})
 
-    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
-        """Each file read (waived testcases named by `order`); judged with `model`.
+    def ingest(self, files: Sequence[Path], args: IngestArgs) -> Ingested:
+        """Each file read (waived testcases named by `args.order`); judged with `args.model`.
 
         Raises:
             IngestOptionError: `model` is no GPU model of the catalog.
 
         """
+        model = args.model
         bounds = None if model is None else model_bounds(model)
         if model is not None and bounds is None:
             raise IngestOptionError(
                 f"{model!r} is no GPU model of the catalog (`nvcregen catalog list`)", "--model"
             )
-        result = ingest_nvbandwidth(files, order, bounds)
+        result = ingest_nvbandwidth(files, args.order, bounds)
         return Ingested(render_nvbw(result), result.to_json(), result.diagnostics, result.failed)
 
 

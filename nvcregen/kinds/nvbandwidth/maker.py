@@ -19,6 +19,7 @@ tenth of the floor, to and from the host and from every peer.
 from __future__ import annotations
 
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.node.logs import node_expectations
 from nvcregen.kinds.nvbandwidth.files import model_bounds
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, Direction, ceilings, direction, floor_of
@@ -35,7 +36,6 @@ from nvcregen.rehearse.printer import (
     gpu_name,
     stamp,
 )
-from nvcregen.results.nodehealth import node_expectations
 
 VERSION = "v0.8"
 DRIVER = "580.159.04"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from nvcregen.ingest.kindingest import Ingested
+from nvcregen.ingest.kindingest import IngestArgs, Ingested
 from nvcregen.kinds.rdma.files import ingest_perftest, render_perftest
 
 
@@ -19,8 +19,8 @@ class PerftestCommand:
     name = "perftest"
     options: frozenset[str] = frozenset()
 
-    def ingest(self, files: Sequence[Path], model: str | None, order: Path | None) -> Ingested:
-        """Each perftest output read (`model` and `order` are never given: it takes neither)."""
+    def ingest(self, files: Sequence[Path], args: IngestArgs) -> Ingested:
+        """Each perftest output read (`args` holds nothing: it takes no option)."""
         result = ingest_perftest(files)
         return Ingested(
             render_perftest(result), result.to_json(), result.diagnostics, result.failed

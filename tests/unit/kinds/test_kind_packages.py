@@ -31,6 +31,7 @@ class Moved:
     catalog: str  # its file under catalog/tests/
     names: str  # a pattern of its module names, params classes, template and mark
     builds_on_it: tuple[str, ...] = ()  # kind packages allowed to use it (the pair form)
+    test_names: tuple[str, ...] = ()  # its tests' names (else `test_*<name>*.py`)
 
 
 MOVED = (
@@ -74,6 +75,15 @@ MOVED = (
         r"\bkinds[./]rdmapair\b|\b(results|makers|readiness)[./]rdmapair\b|\brdmapair\.py\b"
         r"|\brdma-pair-(server|client)\.sh\.j2\b|@@nvcregen-rdma-(server|client)\b"
         r"|\bRDMA_(SERVER|CLIENT)_MARK\b",
+    ),
+    Moved(
+        "node",
+        "node-health.yaml",
+        r"\bkinds[./]node\b|\b(ingest|results|makers)[./](node_[a-z]+|nodehealth[a-z]*|node)\b"
+        r"|\bnodehealthruns\b|\bNodeHealthParams\b|\bnode-health\.sh\.j2\b"
+        r"|@@nvcregen-node-health\b",
+        builds_on_it=("nvbandwidth",),  # its maker asks a node's expected GPUs
+        test_names=("test_ingest_node*.py", "test_*nodehealth*.py"),  # collect's own stay
     ),
 )
 
@@ -124,7 +134,8 @@ def test_a_moved_kind_is_its_package_its_catalog_file_and_its_tests(kind: Moved)
     beside = [ROOT / "tests" / "unit" / "kinds" / name for name in (kind.name, *kind.builds_on_it)]
     elsewhere = [
         p.relative_to(ROOT).as_posix()
-        for p in (ROOT / "tests").rglob(f"test_*{kind.name}*.py")
+        for name in kind.test_names or (f"test_*{kind.name}*.py",)
+        for p in (ROOT / "tests").rglob(name)
         if not any(b in p.parents for b in beside)
         and "_pair" not in p.name  # the shared burn-in/pair maker test
     ]

@@ -128,19 +128,6 @@ def test_a_dcgm_level_names_the_sites_hostengine_only_when_it_needs_one() -> Non
     assert script.values["level"] == 1
 
 
-@pytest.mark.parametrize(
-    ("timeout_ms", "deadline_s"),
-    [(0, 1), (1_999, 1), (3_000, 1), (4_000, 2), (120_000, 60), (121_000, 60), (600_000, 60)],
-)
-def test_node_healths_nvidia_smi_deadline_is_half_the_timeout_at_most_a_minute(
-    timeout_ms: int, deadline_s: int
-) -> None:
-    health = entry("node-health")
-    assert kind_of(health).node_script(health, run(timeout_ms)) == NodeScript(
-        "node-health.sh.j2", {"gpus": 8, "deadline_s": deadline_s, "kernel_lines": 2000}
-    )
-
-
 def test_only_per_node_kinds_have_a_node_script_container_and_env() -> None:
     for name in ("nccl-all-reduce", "training-goodput"):
         test = entry(name)

@@ -4,7 +4,7 @@ Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's poo
 re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
 DCGM, nvbandwidth, RDMA rails, link counters, burn-in and NCCL in a node, NCCL and RDMA
 rails across the pair. Each maker's output is given to its kind's reader
-(`results/nodehealth.py`, `kinds/nvbandwidth/logs.py`, `rdmarails.py`,
+(`kinds/node/logs.py`, `kinds/nvbandwidth/logs.py`, `kinds/rdma/logs.py`,
 `kinds/linkcounters/logs.py`; burn-in and the pair in
 `test_rehearse_makers_burnin_pair.py`): a healthy node passes with margins to spare, a
 failing node fails in the kind's own terms. Then every pod's log of the rendered site,
@@ -34,12 +34,14 @@ from nvcregen.cli import main
 from nvcregen.collect.collector import load_site_file
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
-from nvcregen.ingest.node_log import parse_node_health_log
 from nvcregen.kindapi import registry as kindapi_registry
 from nvcregen.kindapi.registry import KINDS
 from nvcregen.kinds.linkcounters.logs import read_link_counter_log
 from nvcregen.kinds.linkcounters.maker import link_counters_output
 from nvcregen.kinds.linkcounters.reader import parse_link_counters
+from nvcregen.kinds.node.logs import read_node_health
+from nvcregen.kinds.node.maker import node_health_output
+from nvcregen.kinds.node.reader import parse_node_health_log
 from nvcregen.kinds.nvbandwidth.files import model_bounds
 from nvcregen.kinds.nvbandwidth.logs import read_nvbandwidth
 from nvcregen.kinds.nvbandwidth.maker import nvbandwidth_output
@@ -54,7 +56,6 @@ from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, refusal
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
-from nvcregen.results.nodehealth import read_node_health
 from nvcregen.results.packlogs import sections
 
 START = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
@@ -132,7 +133,8 @@ def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
 def test_rehearse_refuses_such_a_site_before_the_twin_with_exit_2(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(MAKERS, "node")
+    held = kindapi_registry.part_of  # node's package without its maker
+    monkeypatch.setattr(registry, "part_of", lambda k, *a: None if k == "node" else held(k, *a))
     site = project / "sites" / "kinds-trainer.yaml"
     with pytest.raises(NotRehearsableError, match=r"for node tests \(node-health\)"):
         prepare(site, project, tmp_path / "scratch")
@@ -236,7 +238,7 @@ def test_node_health_follows_what_the_pool_states(loaded: LoadedSite) -> None:
     spec = unit.pool.spec.model_copy(update={"expect": stated})
     other = replace(unit, pool=replace(unit.pool, spec=spec))
     pack = PackPod("single-node", ("node-health",), 1, ("node-b",), POD, START)
-    output = MAKERS["node"](printer(loaded), other, Section(pack, START, 60, False))
+    output = node_health_output(printer(loaded), other, Section(pack, START, 60, False))
     record = read_node_health(output.text, base("node-b"), other)
     assert (record["status"], record["versions"]) == ("ok", ("570.195.03",))
     assert "<current_link_width>8x</current_link_width>" in output.text
@@ -247,8 +249,8 @@ def test_two_rounds_of_a_node_never_print_the_same_node_health_log(loaded: Loade
     unit = unit_of(loaded, "node-health")
     first = PackPod("single-node", ("node-health",), 1, ("node-a",), POD, START)
     later = datetime(2026, 12, 6, 9, 30, tzinfo=UTC)
-    one = MAKERS["node"](printer(loaded), unit, Section(first, START, 60, False))
-    two = MAKERS["node"](printer(loaded), unit, Section(first, later, 60, False))
+    one = node_health_output(printer(loaded), unit, Section(first, START, 60, False))
+    two = node_health_output(printer(loaded), unit, Section(first, later, 60, False))
     assert one.text != two.text
     assert "<timestamp>Sun Dec  6 09:30:00 2026</timestamp>" in two.text
 
@@ -688,7 +690,9 @@ def test_a_run_of_one_test_prints_its_output_alone(loaded: LoadedSite) -> None:
     unit = unit_of(loaded, "node-health")
     pack = PackPod("single-node", ("node-health",), 2, ("node-a",), "j-x7k2p", START)
     seconds = round(unit.expected_ms / 1000)
-    assert text == MAKERS["node"](printer(loaded), unit, Section(pack, START, seconds, False)).text
+    assert (
+        text == node_health_output(printer(loaded), unit, Section(pack, START, seconds, False)).text
+    )
     assert "@@nvcregen-pack" not in text  # its own script's output: no pack sections
     trainjob = {"kind": "TrainJob", "metadata": {"name": "t", "labels": {**labels, TEST: NCCL}}}
     launched = run_pod_log(printer(loaded), trainjob, "t-l", ["node-a"], START, launcher=True)

@@ -18,10 +18,9 @@ from pathlib import Path
 from nvcregen.core.errors import Diagnostic, Severity, Span
 from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
 from nvcregen.ingest.models import IngestFormatError, Json
-from nvcregen.ingest.node_expect import NodeInventory, for_node
-from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
-from nvcregen.ingest.node_log import is_node_health_log, parse_node_health_log
-from nvcregen.ingest.node_models import (
+from nvcregen.kinds.node.expect import NodeInventory, for_node
+from nvcregen.kinds.node.health import Expectations, majority_findings, node_findings
+from nvcregen.kinds.node.models import (
     UNJUDGED_XID,
     UNREADABLE,
     GpuFacts,
@@ -29,9 +28,10 @@ from nvcregen.ingest.node_models import (
     NodeReport,
     Unjudged,
 )
-from nvcregen.ingest.node_text import BANNER, looks_like_csv, parse_node_csv, parse_node_text
-from nvcregen.ingest.node_xid import has_nvrm, parse_xids
-from nvcregen.ingest.node_xml import looks_like_xml, parse_node_xml
+from nvcregen.kinds.node.reader import is_node_health_log, parse_node_health_log
+from nvcregen.kinds.node.smitext import BANNER, looks_like_csv, parse_node_csv, parse_node_text
+from nvcregen.kinds.node.smixml import looks_like_xml, parse_node_xml
+from nvcregen.kinds.node.xid import has_nvrm, parse_xids
 
 CODE = UNREADABLE
 MAX_BYTES = 16 * 1024 * 1024  # an 8-GPU `-q -x` is about 250 KB; a kernel log excerpt less

@@ -10,13 +10,13 @@ import pytest
 from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
-from nvcregen.ingest.node_files import MAX_BYTES, ingest_nodes, read_node_file
-from nvcregen.ingest.node_health import Expectations
-from nvcregen.ingest.node_text import parse_node_csv, parse_node_text
-from nvcregen.ingest.node_xid import XIDS, parse_xids
-from nvcregen.ingest.node_xml import parse_node_xml
+from nvcregen.kinds.node.files import MAX_BYTES, ingest_nodes, read_node_file
+from nvcregen.kinds.node.health import Expectations
+from nvcregen.kinds.node.smitext import parse_node_csv, parse_node_text
+from nvcregen.kinds.node.smixml import parse_node_xml
+from nvcregen.kinds.node.xid import XIDS, parse_xids
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 NODE = ROOT / "tests" / "fixtures" / "node"
 REAL = NODE / "h200-vm"
 EIGHT = NODE / "h200-8gpu"

@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import zlib
 
+from nvcregen.kinds.node.logs import node_expectations
+from nvcregen.kinds.node.reader import MARK
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.printer import Output, Printer, Section, bus_ids, gpu_name
-from nvcregen.results.nodehealth import node_expectations
+from nvcregen.rehearse.printer import Maker, Output, Printer, Section, bus_ids, gpu_name
 
-MARK = "@@nvcregen-node-health"
 DRIVER = "580.159.04"  # the capture's, where neither the pool nor the inventory names one
 CUDA = "13.0"
 VBIOS = "96.00.A5.00.1A"
@@ -178,3 +178,6 @@ def node_health_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
         f"{MARK} section=kernel\n{KERNEL.format(driver=driver)}{MARK} end rc=0\n"
     )
     return Output(text, 0, at.seconds, exit_line=False)
+
+
+MAKER: Maker = node_health_output  # what `rehearse/makers/registry.py` finds by the kind's name

@@ -30,10 +30,10 @@ from nvcregen.core.terminal import one_line
 from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.node_models import UNJUDGED_XID, GpuFacts, NodeFacts, Unjudged
-from nvcregen.ingest.node_text import parse_node_csv, parse_node_text
-from nvcregen.ingest.node_xid import parse_xids
-from nvcregen.ingest.node_xml import parse_node_xml
+from nvcregen.kinds.node.models import UNJUDGED_XID, GpuFacts, NodeFacts, Unjudged
+from nvcregen.kinds.node.smitext import parse_node_csv, parse_node_text
+from nvcregen.kinds.node.smixml import parse_node_xml
+from nvcregen.kinds.node.xid import parse_xids
 
 MARK = "@@nvcregen-node-health"
 SECTIONS = ("xml", "text", "csv", "kernel")

@@ -22,7 +22,7 @@ The limits are NVIDIA's, as its own health check applies them (DCGM,
 
 from __future__ import annotations
 
-from nvcregen.ingest.node_models import GpuFacts
+from nvcregen.kinds.node.models import GpuFacts
 
 RETIRED_PAGES_LIMIT = 60  # SBE + DBE retired pages: at 60 the GPU fails (DCGM >= 60)
 RETIRED_DBE_LIMIT = 15  # DBE retired pages: past 15 the GPU fails (DCGM > 15)

@@ -15,9 +15,9 @@ from defusedxml.ElementTree import fromstring
 
 from nvcregen.core.errors import Span
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.node_fields import Path, gpu_facts
-from nvcregen.ingest.node_models import GpuFacts, NodeFacts
-from nvcregen.ingest.node_values import LineFinder, Refusals, integer, known
+from nvcregen.kinds.node.fields import Path, gpu_facts
+from nvcregen.kinds.node.models import GpuFacts, NodeFacts
+from nvcregen.kinds.node.values import LineFinder, Refusals, integer, known
 
 MAX_GPUS = 64
 

@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.node.logs import read_node_health, unjudged_nodes, with_pool_majority
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import FailedNode, RunState
-from nvcregen.results.nodehealth import read_node_health, unjudged_nodes, with_pool_majority
 from nvcregen.results.runs import RunResult, RunSet
 
 

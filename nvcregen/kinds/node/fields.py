@@ -12,8 +12,8 @@ from collections.abc import Callable
 from typing import Protocol, TypeVar
 
 from nvcregen.core.errors import Span
-from nvcregen.ingest.node_models import GpuFacts
-from nvcregen.ingest.node_values import Refusals, flag, integer, known
+from nvcregen.kinds.node.models import GpuFacts
+from nvcregen.kinds.node.values import Refusals, flag, integer, known
 
 Path = tuple[str, ...]
 T = TypeVar("T")

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from nvcregen.core.errors import Span
 from nvcregen.ingest.limits import InputLimitError, bounded_int
-from nvcregen.ingest.node_models import UNREADABLE, Unjudged
+from nvcregen.kinds.node.models import UNREADABLE, Unjudged
 
 _NUMBER = re.compile(r"^\s*(-?\d+)(?:\.\d+)?\s*(?:x|C|W|MHz|MiB|us|bank\(s\)|%)?\s*$")
 _HEX = re.compile(r"^\s*0x([0-9a-fA-F]+)\s*$")

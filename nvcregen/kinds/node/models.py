@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from nvcregen.core import codes
 from nvcregen.core.errors import Severity, Span
 from nvcregen.ingest.models import Json
+from nvcregen.kinds.node import codes
 
 
 @dataclass(frozen=True)

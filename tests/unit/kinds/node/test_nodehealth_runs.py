@@ -9,10 +9,10 @@ from __future__ import annotations
 from nodehealthlogs import EXAMPLES, health_log
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.kinds.node.nvcreruns import judge_node_health_logs
 from nvcregen.plan.model import TestUnit as PlannedUnit
 from nvcregen.results.logrecords import RunLog
 from nvcregen.results.models import RunState
-from nvcregen.results.nodehealthruns import judge_node_health_logs
 from nvcregen.results.runs import RunResult, RunSet
 from nvcregen.validate.site import load_site
 

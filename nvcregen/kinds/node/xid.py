@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from nvcregen.core.errors import Span
 from nvcregen.ingest.lines import strip_prefix
-from nvcregen.ingest.node_models import XidEvent
+from nvcregen.kinds.node.models import XidEvent
 
 MAX_EVENTS = 1000  # per file; a storm of one Xid is summarized by its first events
 _XID = re.compile(

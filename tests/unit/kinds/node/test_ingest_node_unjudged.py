@@ -21,9 +21,9 @@ from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
 from nvcregen.ingest.limits import MAX_DIGITS
-from nvcregen.ingest.node_files import ingest_nodes
+from nvcregen.kinds.node.files import ingest_nodes
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 REAL = ROOT / "tests" / "fixtures" / "node" / "h200-vm"
 XML = (REAL / "nvidia-smi-q.xml").read_text()
 TEXT = (REAL / "nvidia-smi-q.txt").read_text()

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from nvcregen.ingest.node_files import NodeIngest
-from nvcregen.ingest.node_models import GpuFacts, NodeReport
+from nvcregen.kinds.node.files import NodeIngest
+from nvcregen.kinds.node.models import GpuFacts, NodeReport
 
 
 def _value(value: object) -> str:

@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 
 from nvcregen.core.errors import Span
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.node_fields import Path, gpu_facts
-from nvcregen.ingest.node_models import GpuFacts, NodeFacts
-from nvcregen.ingest.node_values import Refusals, flag, integer, known
+from nvcregen.kinds.node.fields import Path, gpu_facts
+from nvcregen.kinds.node.models import GpuFacts, NodeFacts
+from nvcregen.kinds.node.values import Refusals, flag, integer, known
 
 BANNER = "==============NVSMI LOG=============="
 MAX_GPUS = 64

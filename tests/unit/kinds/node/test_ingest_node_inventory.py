@@ -16,11 +16,11 @@ from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
 from nvcregen.fabric.inventory import Inventory, InventoryNode, from_nodes
-from nvcregen.ingest.node_expect import NodeInventory, for_node
-from nvcregen.ingest.node_files import ingest_nodes
-from nvcregen.ingest.node_health import Expectations, same_version
+from nvcregen.kinds.node.expect import NodeInventory, for_node
+from nvcregen.kinds.node.files import ingest_nodes
+from nvcregen.kinds.node.health import Expectations, same_version
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[4]
 NODE = ROOT / "tests" / "fixtures" / "node"
 REAL = NODE / "h200-vm" / "nvidia-smi-q.xml"  # driver 580.159.04, CUDA 13.0, one H200
 OTHER = NODE / "faults" / "driver-other" / "nvidia-smi-q.xml"  # driver 570.195.03

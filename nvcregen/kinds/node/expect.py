@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.fabric.inventory import Inventory
-from nvcregen.ingest.node_health import Expectations
+from nvcregen.kinds.node.health import Expectations
 from nvcregen.spec.v1alpha1 import NodePool
 
 

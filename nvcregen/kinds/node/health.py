@@ -17,12 +17,12 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from nvcregen.core import codes
 from nvcregen.core.errors import Severity, Span
-from nvcregen.ingest.node_models import Finding, GpuFacts, NodeReport, XidEvent
-from nvcregen.ingest.node_retired import retired_past_limit
-from nvcregen.ingest.node_values import nonzero
-from nvcregen.ingest.node_xid import XIDS
+from nvcregen.kinds.node import codes
+from nvcregen.kinds.node.models import Finding, GpuFacts, NodeReport, XidEvent
+from nvcregen.kinds.node.retired import retired_past_limit
+from nvcregen.kinds.node.values import nonzero
+from nvcregen.kinds.node.xid import XIDS
 
 E, W = Severity.ERROR, Severity.WARNING
 _DOTTED = re.compile(r"^[0-9]{1,9}(\.[0-9]{1,9}){0,3}$")

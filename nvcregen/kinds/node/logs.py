@@ -14,20 +14,19 @@ from __future__ import annotations
 import functools
 import hashlib
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from nvcregen.ingest import IngestFormatError
-from nvcregen.ingest.node_expect import NodeInventory, expectations_for, for_node
-from nvcregen.ingest.node_files import merge
-from nvcregen.ingest.node_health import Expectations, majority_findings, node_findings
-from nvcregen.ingest.node_log import parse_node_health_log
-from nvcregen.ingest.node_models import NodeFacts, NodeReport
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.node.expect import NodeInventory, expectations_for, for_node
+from nvcregen.kinds.node.files import merge
+from nvcregen.kinds.node.health import Expectations, majority_findings, node_findings
+from nvcregen.kinds.node.models import NodeFacts, NodeReport
+from nvcregen.kinds.node.reader import parse_node_health_log
 from nvcregen.plan.model import TestUnit
+from nvcregen.results.kindlogs import KindRead
+from nvcregen.results.logrecords import LogRecord, RunLog
 from nvcregen.results.models import FailedNode
-
-if TYPE_CHECKING:
-    from nvcregen.results.logrecords import LogRecord, RunLog
 
 KIND = "node"
 
@@ -165,3 +164,16 @@ def with_pool_majority(
         else:
             updated.append(record)
     return tuple(updated)
+
+
+class NodeHealthLogs:
+    """The node-health kind's log reader (`results/kindlogs.py`'s `LogReader`)."""
+
+    def read(
+        self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
+    ) -> KindRead:
+        """The record of one node-health log, judged node by node (`read_node_health`)."""
+        return KindRead(LogRecord.model_validate(read_node_health(text, base, unit)))
+
+
+READER = NodeHealthLogs()
