@@ -302,8 +302,9 @@ def _ingest_own(
     refused = [f"--{option}" for option in given if option not in reading.options]
     markdown = "markdown" in reading.options
     if (fmt == "markdown" and not markdown) or any(given[o[2:]] is not None for o in refused):
-        also = "" if markdown else " and --format markdown"
-        raise click.UsageError(f"{', '.join(refused)}{also} are not for it")
+        parts = [*refused, *([] if markdown else ["--format markdown"])]
+        named = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+        raise click.UsageError(f"{named} are not for it")
     if model is not None and "model" not in reading.options:
         raise click.UsageError(f"--model is not for `ingest {name}`")
     site, pool = given.get("site"), given.get("pool")

@@ -538,3 +538,17 @@ def test_retired_pages_read_from_the_text_form_fail_too(tmp_path: Path) -> None:
     findings = ingest_nodes([path]).nodes[0].findings
     assert [f.code for f in findings] == ["NVC823"]
     assert findings[0].span.line == 171
+
+
+def test_the_kinds_ingest_refuses_what_it_cannot_use(tmp_path: Path) -> None:
+    """`ingest node` through the kind's KindIngest: each refusal exits 2 and says why."""
+    alone = run("ingest", "node", REAL / "nvidia-smi-q.xml", "--site", SITE)
+    assert alone.exit_code == 2 and "give --site and --pool together" in alone.output
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("apiVersion: nvcregen.io/v1alpha1\nkind: Site\nspec: [\n")
+    unread = run("ingest", "node", REAL / "nvidia-smi-q.xml", "--site", broken, "--pool", "p")
+    assert unread.exit_code == 2 and "nothing read" in unread.output, unread.output
+    sized = run("ingest", "node", REAL / "nvidia-smi-q.xml", "--at", "1GiB")
+    assert sized.exit_code == 2 and "--order and --at are not for it" in sized.output
+    nccl = run("ingest", "nccl", REAL / "nvidia-smi-q.xml", "--site", SITE, "--pool", "h200")
+    assert nccl.exit_code == 2 and "are for `ingest node`" in nccl.output
