@@ -4,7 +4,7 @@ One run a node, alone on it (as RDMA rails): the script snapshots every port of 
 pool's HCAs (`counters/`, `hw_counters/`, the netdev's pause counters from `ethtool -S`),
 runs perftest traffic on each HCA for `trafficDuration`, then snapshots them again
 (docs/design/0023-link-counters.md). `collect` judges each port's growth between the
-two snapshots against the catalog's limits (`results/linkcounterruns.py`).
+two snapshots against the catalog's limits (`logs.py`).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """A link counters log judged port by port: each HCA port's growth against its limits (pure).
 
-The script (`compile/templates/link-counters.sh.j2`) snapshots every port of the pool's
-HCAs before and after traffic on each; `ingest.linkcounters` makes the deltas. Here each
+The script (`templates/link-counters.sh.j2`) snapshots every port of the pool's
+HCAs before and after traffic on each; `reader.py` makes the deltas. Here each
 port of each HCA of the pool's `nics.hcas` is held to the catalog's limits
 (`linkcounters.limits`): a counter that grew past its limit fails the port (NVC762); a
 counter reset, wrapped or saturated (NVC760) is no evidence and fails it too, unless what

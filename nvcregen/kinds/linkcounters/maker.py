@@ -1,7 +1,7 @@
 """The linkcounters kind's log: every HCA port's counters around loopback traffic (pure).
 
-What `compile/templates/link-counters.sh.j2` prints on a node, read back by `collect`
-with `results/linkcounterruns.py` (`ingest/linkcounters.py`): the begin line naming
+What `templates/link-counters.sh.j2` prints on a node, read back by `collect`
+with `logs.py` (`reader.py`): the begin line naming
 node, pod and start; the before-snapshot of port 1 of each HCA of the pool's
 `nics.hcas` (its link layer, state 4, ACTIVE); a traffic line per HCA; the
 after-snapshot; the end line. Each port shows what an mlx5 port shows, in the order the

@@ -1,6 +1,6 @@
 """Link counter snapshots: the log the link-counters script prints, read (pure, bounded).
 
-The script (`compile/templates/link-counters.sh.j2`, docs/design/0023-link-counters.md)
+The script (`templates/link-counters.sh.j2`, docs/design/0023-link-counters.md)
 prints, after its `@@nvcregen-linkctr begin node=... pod=... start=...` line:
 
 ```

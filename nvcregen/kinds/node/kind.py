@@ -41,7 +41,7 @@ class NodeHealth(TestKind):
         return FixedTime(ms / 1000, why)
 
     def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
-        """nvidia-smi and the kernel's NVRM lines between the markers `ingest.node_log` reads.
+        """nvidia-smi and the kernel's NVRM lines between the markers `reader.py` reads.
 
         Its nvidia-smi call runs well inside the job's timeout: half of it, at most a minute.
         """

@@ -1,7 +1,7 @@
 """The node kind's log: `nvidia-smi -q -x` and the kernel's NVRM lines between markers (pure).
 
-What `compile/templates/node-health.sh.j2` prints on a node, read back by `collect` with
-`results/nodehealth.py` (`ingest/node_log.py`): the node's GPUs as the driver would show
+What `templates/node-health.sh.j2` prints on a node, read back by `collect` with
+`logs.py` (`reader.py`): the node's GPUs as the driver would show
 them to nvidia-smi, in the layout of the real capture (tests/fixtures/node/h200-vm/, its
 elements that node-health reads), every fact what the node's pool (and its inventory
 entry) says it must run: driver, CUDA, VBIOS, GPU count, product, PCIe generation and

@@ -1,8 +1,8 @@
 """An RDMA rails log judged rail by rail: each HCA of the node against its floor (pure).
 
-The script (`compile/templates/rdma-rails.sh.j2`) prints each HCA's client output between
+The script (`templates/rdma-rails.sh.j2`) prints each HCA's client output between
 `@@nvcregen-rdma rail begin hca=...` and `rail end hca=... rc=N server_rc=N`. Each section
-is read with `ingest.perftest`; at the test's message size its average must reach the
+is read with `reader.py`; at the test's message size its average must reach the
 floor (`rdma.floor` of the pool's `nics.speed`, NVC832) and may not pass the line rate
 (NVC830: not evidence, never a pass). A rail that printed no section, no row at that
 size, failed or exited non-zero fails too. Every error names the node and the HCA, so

@@ -1,7 +1,7 @@
 """The rdma kind's log: each HCA's perftest client between the rails script's markers (pure).
 
-What `compile/templates/rdma-rails.sh.j2` prints on a node, read back by `collect` with
-`results/rdmarails.py`: the begin line naming node, pod and start; for each HCA of the
+What `templates/rdma-rails.sh.j2` prints on a node, read back by `collect` with
+`logs.py`: the begin line naming node, pod and start; for each HCA of the
 pool's `nics.hcas` a section holding the client's output as perftest prints it with
 `--report_gbits -s SIZE -F` (the form of the public sample in
 tests/fixtures/captures/perftest/: its CUDA lines when the buffers are in a GPU, the

@@ -1,8 +1,8 @@
 """The rdmapair kind's logs: a pair run's server and client, each on its own node (pure).
 
-What `compile/templates/rdma-pair-server.sh.j2` (the TrainJob's worker) and
+What `templates/rdma-pair-server.sh.j2` (the TrainJob's worker) and
 `rdma-pair-client.sh.j2` (its launcher) print, read back together by `collect` with
-`results/rdmapair.py`. The pod's side is the section's `role`, its node `nodes[0]` and
+`logs.py`. The pod's side is the section's `role`, its node `nodes[0]` and
 its partner `nodes[1]`:
 
 - the server: its begin line (`@@nvcregen-rdma-server begin node=... pod=...
@@ -11,7 +11,7 @@ its partner `nodes[1]`:
   banner it waited under, the header and both addresses; a write test's server prints
   no table) and `rail end ... rc=0`; its end line, `rc=0` (the script always exits 0);
 - the client: its begin line, the server's DNS name (`<trainjob>-node-0-0.<trainjob>`),
-  each HCA's client output as the loopback form prints it (`makers/rdma.py`), the
+  each HCA's client output as the loopback form prints it (`kinds/rdma/maker.py`), the
   addresses the two nodes' (10.0.<rail>.1 and .2, by the pair's names in order); a
   rail below the floor is said so and fails the script, as it would.
 

@@ -5,7 +5,7 @@ stage and `rdma-rails-pair` in its two-node stage. A burn-in log is read by
 `kinds/burnin/logs.py` (DCGM's reader, each GPU judged against the model's floor and
 datasheet peak); a pair run's two logs, its worker's (the servers) and its launcher's
 (the client), both made through `run_pod_log` as the twin serves them, by
-`results/rdmapair.py`. Healthy passes; a failing node fails in the kind's own terms.
+`kinds/rdmapair/logs.py`. Healthy passes; a failing node fails in the kind's own terms.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What an nvbandwidth verdict may rest on (found by review; nvcregen.kinds.nvbandwidth.judge,
-nvw_files.model_bounds, results.nvbwruns).
+kinds/nvbandwidth/files.model_bounds, logs.py).
 
 - A testcase asked for that shows no figure in GB/s (every cell N/A, no matrix) fails the
   run: it passed before, having judged nothing.
