@@ -22,8 +22,9 @@ import pytest
 from click.testing import CliRunner, Result
 
 from nvcregen.cli import main
-from nvcregen.ingest import limits, node_files
+from nvcregen.ingest import limits
 from nvcregen.ingest.capped import TooLargeError, read_capped, too_large
+from nvcregen.kinds.node import files as node_files
 
 ROOT = Path(__file__).resolve().parent.parent
 LOGS = ROOT / "tests" / "fixtures" / "real-logs"

@@ -13,6 +13,7 @@ import sys
 from itertools import groupby
 
 from nvcregen.core.codes import FAMILIES, REGISTRY, Code
+from nvcregen.kindapi.registry import load_codes
 
 HEADER = """\
 # NVC codes
@@ -25,7 +26,8 @@ design note or README section that explains the code.
 
 
 def render() -> str:
-    """The whole of `docs/codes.md`."""
+    """The whole of `docs/codes.md`: the core's codes and every kind's (`load_codes`)."""
+    load_codes()
     parts = [HEADER]
     entries = sorted(REGISTRY.values(), key=lambda c: c.number)
     for hundreds, family in groupby(entries, key=lambda c: c.number // 100):

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 from nvcregen.catalog.load import Catalog, load_catalog, model_key
 from nvcregen.catalog.models import Baseline, HardwareEntry, TestEntry
 from nvcregen.core.units import format_gbs
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 
 Kind = Literal["hardware", "tests", "baselines"]
 KINDS: tuple[Kind, ...] = get_args(Kind)

@@ -6,19 +6,22 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import Field, model_validator
 
+from nvcregen.kindapi.protocol import PodSizeName
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.dcgm.params import DcgmParams
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.kinds.node.params import NodeHealthParams
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
-from nvcregen.kinds.protocol import PodSizeName
 from nvcregen.kinds.rdma.params import RdmaParams
-from nvcregen.kinds.registry import KindName
 from nvcregen.kinds.training.params import TrainingParams
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
 
 ImageRole = Literal["nccl", "dcgm", "training"]
+# a test's `kind`: the name of its block below and of a registered kind (`kindapi/registry.py`)
+KindName = Literal[
+    "nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters", "rdmapair", "burnin"
+]
 
 
 class NvcreDefaults(StrictModel):

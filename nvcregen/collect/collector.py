@@ -52,7 +52,7 @@ from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
 from nvcregen.engines.registry import readiness_of
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.results.archive import (
     Archive,
     Written,
@@ -67,7 +67,7 @@ from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, content_digest, metadata
 from nvcregen.results.logruns import LogRecord, RunLog
 from nvcregen.results.models import RunState
-from nvcregen.results.nodehealthruns import judge_node_health_logs
+from nvcregen.results.nodekinds import judge_nvcre_logs
 from nvcregen.results.runs import RunSet, assemble_runs
 from nvcregen.results.select import (
     SiteObjects,
@@ -119,7 +119,7 @@ def collect(options: CollectOptions) -> CollectOutcome:
         logs = saved_node_health_logs(options.from_dir, namespace)
     elif cluster is not None:
         logs, log_notes = _cluster_node_health_logs(loaded, cluster, objects, options)
-    runs, health = judge_node_health_logs(loaded.plan.units, runs, logs)  # nvidia-smi, per node
+    runs, health = judge_nvcre_logs(loaded.plan.units, runs, logs)  # nvidia-smi, per node
     verdicts = judge(
         loaded.plan.site, runs, examine(loaded.plan.units, loaded.plan.catalog, runs, health)
     )
@@ -254,7 +254,7 @@ def _archive(
 ) -> Archive:
     logs, records = health
     run = run_id(objects, site.sha256 + "".join(f":{r.path}:{r.sha256}" for r in records))
-    # node-health logs, judged per node (results/nodehealthruns.py), are listed when read
+    # node-health logs, judged per node (`results/nodekinds.py`), are listed when read
     about = summary(site, run, snapshot, objects, runs, verdicts, records or None)
     files = texts(about, runs, verdicts, provenance(site, snapshot, objects))
     return build_archive(run, objects, files, {log.path: log.data for log in logs})

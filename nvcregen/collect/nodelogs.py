@@ -13,8 +13,8 @@ from pathlib import Path
 from nvcregen.collect.model import CollectError
 from nvcregen.collect.source import NOT_REGULAR, SAME_RUN, read_regular, regular_files
 from nvcregen.core.kube import name_problem
-from nvcregen.ingest.node_log import MARK
 from nvcregen.results.logruns import LOGS, RunLog
+from nvcregen.results.nodekinds import is_node_log
 
 SUFFIXES = frozenset({".log", ".txt"})
 MAX_BYTES = 16 * 1024 * 1024  # as `ingest node` reads at most
@@ -61,13 +61,8 @@ def saved_node_health_logs(folder: Path, namespace: str) -> list[RunLog]:
         except OSError as exc:
             problems.append(f"{shown}: cannot be read: {exc.strerror or exc}")
             continue
-        if is_node_health_log(log.data):
+        if is_node_log(log.data):
             found.append(log)
     if problems:
         raise CollectError("\n".join(sorted(set(problems))))
     return found
-
-
-def is_node_health_log(data: bytes) -> bool:
-    """Whether a log holds node-health output (the node-health script's begin marker)."""
-    return f"{MARK} begin".encode() in data

@@ -22,13 +22,14 @@ from urllib.parse import quote
 from nvcregen.cluster.client import Cluster
 from nvcregen.collect.client import Listing, list_objects, read_text, unserved
 from nvcregen.collect.model import CollectOptions
-from nvcregen.collect.nodelogs import MAX_BYTES, is_node_health_log
+from nvcregen.collect.nodelogs import MAX_BYTES
 from nvcregen.collect.podlogs import JOBSET_NAME, PodIndex, node_of
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.mpi import NODE
 from nvcregen.core.labels import TEST
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 from nvcregen.results.logruns import RunLog
+from nvcregen.results.nodekinds import is_node_log
 from nvcregen.spec.v1alpha1 import Site
 
 
@@ -145,7 +146,7 @@ def _read(
     if len(data) > MAX_BYTES:
         limit = f"{MAX_BYTES // (1 << 20)} MiB"
         return None, f"TrainJob {name}: the log of pod {pod_name} is over {limit}, not judged"
-    if not is_node_health_log(data):
+    if not is_node_log(data):
         return None, f"TrainJob {name}: the log of pod {pod_name} holds no node-health output"
     return RunLog(namespace, name, data, node_of(pod)), ""
 

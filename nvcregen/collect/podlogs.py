@@ -38,7 +38,7 @@ from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
 from nvcregen.compile.readiness.packed import CONTAINER as PACK_CONTAINER
 from nvcregen.core.labels import SERVER_LOG, TESTS
 from nvcregen.ingest.limits import MAX_LOG_BYTES
-from nvcregen.kinds.registry import KINDS as TEST_KINDS
+from nvcregen.kindapi.registry import KINDS as TEST_KINDS
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of, metadata
 from nvcregen.results.logruns import RunLog
 from nvcregen.spec.v1alpha1 import Site

@@ -56,7 +56,7 @@ from nvcregen.results.archivefiles import latest, log_provenance, provenance, su
 from nvcregen.results.examine import examine
 from nvcregen.results.liveobjects import Obj, Snapshot, labels_of
 from nvcregen.results.logruns import LOGS, LogResults, RunLog, assemble_log_runs
-from nvcregen.results.nodehealth import with_pool_majority
+from nvcregen.results.nodekinds import with_pool_majority
 from nvcregen.results.verdicts import Verdicts, judge
 
 if TYPE_CHECKING:

@@ -13,11 +13,10 @@ from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line, printable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from nvcregen.core.errors import Diagnostic
-    from nvcregen.ingest.node_expect import NodeInventory
-    from nvcregen.ingest.node_health import Expectations
+    from nvcregen.ingest.kindingest import KindIngest
 
 
 @click.command()
@@ -185,13 +184,26 @@ def verify(results_dir: Path, key_file: Path) -> None:
     click.echo(printable(f"{run}: verified, every file as signed by key {keyid}"))
 
 
+class _IngestKind(click.Choice):  # type: ignore[type-arg]
+    """`ingest`'s kinds: its own readers' and each kind's that reads its own output.
+
+    The kinds' names are asked only when `ingest` runs or prints its help
+    (`ingest/kindingest.py`), so that the command line starts without loading a kind.
+    """
+
+    def __init__(self, fixed: Sequence[str]) -> None:
+        self._fixed = tuple(fixed)
+        self.case_sensitive = True
+
+    @property
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
+        from nvcregen.ingest.kindingest import ingest_names
+
+        return (*self._fixed, *ingest_names())
+
+
 @click.command()
-@click.argument(
-    "kind",
-    type=click.Choice(
-        ["nccl", "dcgm", "node", "nvbandwidth", "perftest", "link-counters", "burnin"]
-    ),
-)
+@click.argument("kind", type=_IngestKind(["nccl", "dcgm", "node"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -231,28 +243,19 @@ def ingest(
 
     from nvcregen.core.units import UnitError, parse_size
     from nvcregen.ingest.files import ingest_files
+    from nvcregen.ingest.kindingest import ingest_names
     from nvcregen.ingest.render import render_text
 
-    if kind == "burnin":
-        others = (order, site, pool, at)
-        _ingest_burnin(files, model, fmt, named_others=any(o is not None for o in others))
+    own = ingest_names()
+    if kind in own:
+        given = {"order": order, "site": site, "pool": pool, "at": at}
+        _ingest_own(kind, own[kind], files, model, order, fmt, given=given)
         return
-    if (model is not None or order is not None) and kind != "nvbandwidth":
-        raise click.UsageError("--model and --order are for `ingest nvbandwidth`")
-    if kind == "nvbandwidth":
-        if site is not None or pool is not None or at is not None or fmt == "markdown":
-            raise click.UsageError("--site, --pool, --at and --format markdown are not for it")
-        _ingest_nvbandwidth(files, model, order, fmt)
-        return
-    if kind == "node":
-        _ingest_node(files, site, pool, fmt)
-        return
+    if model is not None or order is not None:
+        raise click.UsageError(f"--model and --order are not for `ingest {kind}`")
     if site is not None or pool is not None or fmt == "markdown":
-        raise click.UsageError("--site, --pool and --format markdown are for `ingest node`")
-    read_alone = {"perftest": _ingest_perftest, "link-counters": _ingest_link_counters}
-    if kind in read_alone:  # kinds read with no option but --format
-        read_alone[kind](files, fmt)
-        return
+        takers = " or ".join(f"`ingest {n}`" for n, r in own.items() if "site" in r.options)
+        raise click.UsageError(f"--site, --pool and --format markdown are for {takers}")
     try:
         size = None if at is None else parse_size(at)
     except UnitError as exc:
@@ -273,75 +276,67 @@ def ingest(
         sys.exit(ExitCode.DRIFT)  # a failed run or diagnostic is a result, not a success
 
 
-def _ingest_nvbandwidth(
-    files: tuple[Path, ...], model: str | None, order: Path | None, fmt: str
+def _ingest_own(
+    name: str,
+    reading: KindIngest,
+    files: tuple[Path, ...],
+    model: str | None,
+    order: Path | None,
+    fmt: str,
+    *,
+    given: Mapping[str, str | Path | None],
 ) -> None:
+    """`ingest <name>` for a kind that reads its own output (`ingest/kindingest.py`).
+
+    `given`: the other options by name, refused unless the kind takes them.
+    """
     import json
 
-    from nvcregen.ingest.nvbw_files import ingest_nvbandwidth, model_bounds
-    from nvcregen.ingest.nvbw_render import render_nvbw
+    from nvcregen.ingest.kindingest import (
+        IngestArgs,
+        IngestInputError,
+        IngestOptionError,
+        IngestUsageError,
+    )
 
-    bounds = None if model is None else model_bounds(model)
-    if model is not None and bounds is None:
-        raise click.BadParameter(
-            f"{model!r} is no GPU model of the catalog (`nvcregen catalog list`)",
-            param_hint="--model",
+    refused = [f"--{option}" for option in given if option not in reading.options]
+    markdown = "markdown" in reading.options
+    if (fmt == "markdown" and not markdown) or any(given[o[2:]] is not None for o in refused):
+        parts = [*refused, *([] if markdown else ["--format markdown"])]
+        named = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+        raise click.UsageError(f"{named} are not for it")
+    if model is not None and "model" not in reading.options:
+        raise click.UsageError(f"--model is not for `ingest {name}`")
+    site, pool = given.get("site"), given.get("pool")
+    args = IngestArgs(
+        model, order, None if site is None else str(site), None if pool is None else str(pool)
+    )
+    try:
+        result = reading.ingest(files, args)
+    except IngestOptionError as exc:
+        raise click.BadParameter(str(exc), param_hint=exc.option) from exc
+    except IngestUsageError as exc:
+        raise click.UsageError(str(exc)) from exc
+    except IngestInputError as exc:
+        if exc.diagnostics:
+            print_diagnostics(list(exc.diagnostics), "text", wrote="nothing read")
+        click.echo(f"nvcregen: {exc}", err=True)
+        sys.exit(ExitCode.INVALID)
+    if fmt == "json":
+        click.echo(json.dumps(result.json, indent=2))
+    elif fmt == "markdown" and result.markdown is not None:
+        click.echo(printable(result.markdown), nl=False)  # quoted from the files: escaped
+    else:
+        click.echo(printable(result.text), nl=False)  # quoted from the files: escaped
+    if result.exit_code is None:
+        _exit_for(result.diagnostics, result.failed, files)
+        return
+    if result.diagnostics:
+        read = len(files) - len({d.span.file for d in result.diagnostics})
+        print_diagnostics(
+            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
         )
-    result = ingest_nvbandwidth(files, order, bounds)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_nvbw(result)), nl=False)  # names as the files print them
-    _exit_for(result.diagnostics, result.failed, files)
-
-
-def _ingest_burnin(
-    files: tuple[Path, ...], model: str | None, fmt: str, *, named_others: bool
-) -> None:
-    import json
-
-    if named_others or fmt == "markdown":
-        raise click.UsageError("--order, --site, --pool, --at and --format markdown are not for it")
-    from nvcregen.ingest.burnin_files import bounds_of, ingest_burnin, render_burnin
-
-    bounds = None if model is None else bounds_of(model)
-    if model is not None and bounds is None:
-        raise click.BadParameter(
-            f"{model!r} has no burn-in expectation in the catalog (catalog/tests/burn-in.yaml)",
-            param_hint="--model",
-        )
-    result = ingest_burnin(files, bounds)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_burnin(result)), nl=False)  # DCGM's messages, escaped
-    _exit_for(result.diagnostics, result.failed, files)
-
-
-def _ingest_perftest(files: tuple[Path, ...], fmt: str) -> None:
-    import json
-
-    from nvcregen.ingest.perftest_files import ingest_perftest, render_perftest
-
-    result = ingest_perftest(files)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_perftest(result)), nl=False)  # names from the output
-    _exit_for(result.diagnostics, result.failed, files)
-
-
-def _ingest_link_counters(files: tuple[Path, ...], fmt: str) -> None:
-    import json
-
-    from nvcregen.ingest.linkcounter_files import ingest_link_counters, render_link_counters
-
-    result = ingest_link_counters(files)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_link_counters(result)), nl=False)  # names from the log
-    _exit_for(result.diagnostics, result.failed, files)
+    sys.exit(result.exit_code)
 
 
 def _exit_for(diagnostics: Sequence[Diagnostic], failed: bool, files: tuple[Path, ...]) -> None:
@@ -352,61 +347,3 @@ def _exit_for(diagnostics: Sequence[Diagnostic], failed: bool, files: tuple[Path
         sys.exit(ExitCode.INVALID)
     if failed:
         sys.exit(ExitCode.DRIFT)  # a failed run is a result, not a success
-
-
-def _ingest_node(files: tuple[Path, ...], site: str | None, pool: str | None, fmt: str) -> None:
-    import json
-
-    from nvcregen.ingest.node_files import ingest_nodes
-    from nvcregen.ingest.node_render import render_node_markdown, render_node_text
-
-    if (site is None) != (pool is None):
-        raise click.UsageError("give --site and --pool together")
-    expected, inventory = (None, None) if site is None or pool is None else _pool(site, pool)
-    result = ingest_nodes(files, expected, inventory)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    elif fmt == "markdown":
-        click.echo(printable(render_node_markdown(result)), nl=False)  # text from the node
-    else:
-        click.echo(printable(render_node_text(result)), nl=False)
-    if result.diagnostics:
-        read = len(files) - len({d.span.file for d in result.diagnostics})
-        print_diagnostics(
-            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
-        )
-    sys.exit(result.exit_code)
-
-
-def _pool(site: str, pool: str) -> tuple[Expectations, NodeInventory | None]:
-    from nvcregen.collect.collector import load_site_file
-    from nvcregen.collect.model import CollectError
-    from nvcregen.ingest.node_expect import NodeInventory, expectations_for
-    from nvcregen.plan.resolve import resolve_pools
-
-    try:
-        loaded = load_site_file(Path.cwd(), site)
-    except CollectError as exc:
-        if exc.diagnostics:
-            print_diagnostics(exc.diagnostics, "text", wrote="nothing read")
-        click.echo(f"nvcregen: {exc}", err=True)
-        sys.exit(ExitCode.INVALID)
-
-    pools = resolve_pools(loaded.plan.site, loaded.plan.catalog)
-    spec = next((p for p in loaded.plan.site.spec.node_pools if p.name == pool), None)
-    if spec is None:
-        names = ", ".join(p.name for p in loaded.plan.site.spec.node_pools)
-        raise click.BadParameter(
-            f"no pool {pool!r} in {loaded.file.path} (pools: {names})", param_hint="--pool"
-        )
-    resolved = pools.get(pool)
-    expected = expectations_for(
-        spec,
-        resolved.gpus_per_node if resolved else spec.gpus_per_node,
-        f"{loaded.file.path} pool {pool}",
-        (*resolved.product_labels, *resolved.hardware.product_labels) if resolved else (),
-    )
-    named = loaded.plan.site.spec.inventory
-    if loaded.plan.inventory is None or named is None:
-        return expected, None
-    return expected, NodeInventory(named, loaded.plan.inventory, spec.gpus_per_node is not None)

@@ -1,4 +1,4 @@
-"""The jinja2 environment for generated scripts: thin templates, strict variables."""
+"""The jinja2 environments for generated scripts: thin templates, strict variables."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from functools import cache
 
 import jinja2
 
+COMPILE = "nvcregen.compile"  # the package whose `templates/` the compiler's own scripts are in
+
 
 @cache
-def _environment() -> jinja2.Environment:
+def _environment(package: str) -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("nvcregen.compile", "templates"),
+        loader=jinja2.PackageLoader(package, "templates"),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -21,4 +23,9 @@ def _environment() -> jinja2.Environment:
 
 def render_template(name: str, **context: object) -> str:
     """Render a template from `nvcregen/compile/templates/`; a missing variable is an error."""
-    return _environment().get_template(name).render(**context)
+    return render_packaged(COMPILE, name, **context)
+
+
+def render_packaged(package: str, name: str, **context: object) -> str:
+    """Render a template of `package`'s `templates/` folder (a kind's own, package data)."""
+    return _environment(package).get_template(name).render(**context)

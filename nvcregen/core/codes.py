@@ -7,6 +7,8 @@ section that documents it ("" where only `docs/codes.md` does). Modules report
 `codes.NVC309.code`; `docs/codes.md` is generated from `REGISTRY` (`python -m tools.codes`),
 and `tests/unit/core/test_codes.py` fails when a code is reported but not registered,
 registered but reported nowhere (unless `reserved` says why), or documented nowhere.
+A test kind declares its own codes in its package (`kinds/<kind>/codes.py`, registered
+here by `kindapi.registry.load_codes()`).
 """
 
 from __future__ import annotations
@@ -93,7 +95,10 @@ def register(registry: dict[str, Code], entry: Code) -> Code:
         raise ValueError(f"{entry.code}: no family holds this number")
     if entry.code in registry:
         raise ValueError(f"{entry.code} is registered twice")
+    later = [code for code, known in registry.items() if known.number > entry.number]
     registry[entry.code] = entry
+    for code in later:  # a kind's codes, registered after these: the registry stays ascending
+        registry[code] = registry.pop(code)
     return entry
 
 
@@ -373,27 +378,10 @@ NVC756 = _code(756, "one run in two folders", doc=ARCHITECTURE)
 NVC757 = _code(757, "a signed run in another run's or site's folder", doc=NOTE_0010_SIGNED_ARCHIVES)
 NVC758 = _code(758, "a file nvcregen may not write", doc=NOTE_0009_ATOMIC_OUT)
 NVC759 = _code(759, "an archive file over its size limit", doc=NOTE_0013_HOSTILE_RESULTS)
-NVC760 = _code(
-    760, "a link counter reset, wrapped or saturated", ERROR, doc=NOTE_0023_LINK_COUNTERS
-)
-NVC761 = _code(761, "a port with no after-snapshot", ERROR, doc=NOTE_0023_LINK_COUNTERS)
-NVC762 = _code(762, "a link counter over its limit", ERROR, doc=NOTE_0023_LINK_COUNTERS)
-NVC763 = _code(763, "a link counter snapshot over its bounds", ERROR, doc=NOTE_0023_LINK_COUNTERS)
-NVC764 = _code(
-    764, "link counter snapshots further apart than their run", ERROR, doc=NOTE_0023_LINK_COUNTERS
-)
-NVC765 = _code(765, "a burn-in figure above the GPU's datasheet peak", doc=NOTE_0024_BURN_IN)
-NVC766 = _code(766, "a GPU whose clocks slowed under burn-in", doc=NOTE_0024_BURN_IN)
-NVC767 = _code(767, "a burn-in log without a figure for every GPU", doc=NOTE_0024_BURN_IN)
-NVC768 = _code(768, "a GPU under its model's burn-in floor", doc=NOTE_0024_BURN_IN)
 NVC770 = _code(770, "a node gone from the cluster", doc=NOTE_0011_FABRIC)
 NVC771 = _code(771, "a node with fewer GPUs or NICs", doc=README)
 NVC772 = _code(772, "a node whose product, fabric, driver or CUDA changed", doc=README)
 NVC773 = _code(773, "node drift that cannot be compared", doc=NOTE_0011_FABRIC)
-NVC774 = _code(
-    774, "an RDMA pair's client log without its server's, or the reverse", ERROR,
-    doc=NOTE_0022_RDMA_RAILS,
-)  # fmt: skip
 NVC780 = _code(780, "an inventory export refused", doc=NOTE_0011_FABRIC)
 NVC781 = _code(781, "an unknown node or leaf to fail", doc=NOTE_0011_FABRIC)
 NVC782 = _code(782, "a run of another site among a site's runs", doc=NOTE_0021_PERIODIC)
@@ -406,49 +394,9 @@ NVC791 = _code(
     791, "a run timeout too short for a link-counters run", ERROR, doc=NOTE_0023_LINK_COUNTERS
 )
 NVC792 = _code(792, "an unknown rail to fail or retest", ERROR, doc=NOTE_0022_RDMA_RAILS)
-NVC800 = _code(800, "a node-health file or value not readable", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC801 = _code(801, "PCIe link width below its maximum", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC802 = _code(802, "PCIe generation below its maximum", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC803 = _code(803, "ECC disabled or a change pending", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC804 = _code(
-    804, "uncorrectable ECC errors since the last reset", ERROR, doc=NOTE_0014_NODE_HEALTH
-)
-NVC805 = _code(
-    805, "uncorrectable ECC errors over the GPU's life", WARNING, doc=NOTE_0014_NODE_HEALTH
-)
-NVC806 = _code(
-    806, "SRAM uncorrectable errors past NVIDIA's threshold", ERROR, doc=NOTE_0014_NODE_HEALTH
-)
-NVC807 = _code(807, "pages pending retirement", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC808 = _code(808, "a row remapping failed", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC809 = _code(809, "a row remapping pending", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC810 = _code(810, "memory banks low on spare rows", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC811 = _code(811, "hardware slowdown active", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC812 = _code(812, "software thermal slowdown active", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC813 = _code(813, "MIG on or pending", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC814 = _code(814, "near or past the thermal slowdown limit", doc=NOTE_0014_NODE_HEALTH)
-NVC815 = _code(
-    815, "an Xid that needs a reset, reboot or support", ERROR, doc=NOTE_0014_NODE_HEALTH
-)
-NVC816 = _code(816, "an Xid that ends only its application", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC817 = _code(817, "drift from the pool's statement", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC818 = _code(818, "a node unlike its pool's majority", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC819 = _code(819, "fewer GPUs reported than attached", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC820 = _code(820, "the driver asks for recovery", ERROR, doc=NOTE_0014_NODE_HEALTH)
-NVC821 = _code(821, "an Xid nvcregen's catalogue does not know", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC822 = _code(822, "a node not in the site's inventory", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC823 = _code(823, "retired pages past NVIDIA's limits", ERROR, doc=NOTE_0014_NODE_HEALTH)
 NVC824 = _code(
     824, "an NCCL network plugin failed to initialize", WARNING, doc=NOTE_0014_NODE_HEALTH
 )
-NVC825 = _code(825, "Xid events not judged", WARNING, doc=NOTE_0014_NODE_HEALTH)
-NVC830 = _code(
-    830, "an RDMA rail measured above its NIC's line rate", ERROR, doc=NOTE_0022_RDMA_RAILS
-)
-NVC831 = _code(
-    831, "perftest JSON whose unit its figures do not tell", ERROR, doc=NOTE_0022_RDMA_RAILS
-)
-NVC832 = _code(832, "an RDMA rail below its floor", ERROR, doc=NOTE_0022_RDMA_RAILS)
 NVC833 = _code(
     833, "an RDMA rails test on a pool naming no RDMA NICs", ERROR, doc=NOTE_0022_RDMA_RAILS
 )

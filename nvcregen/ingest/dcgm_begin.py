@@ -8,11 +8,8 @@ DCGM's JSON names no host and no time, so two healthy nodes' logs can be the sam
 the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
 `metadata.name`, both through the downward API). A log from an older render has none.
 The node and the pod are checked as Kubernetes names before they name anything.
-nvbandwidth's script prints the same line under `@@nvcregen-nvbandwidth` (`NVBW_MARK`),
-the RDMA rails script under `@@nvcregen-rdma` (`RDMA_MARK`; its `rail` lines are sections),
-the pair form's server and client under `@@nvcregen-rdma-server` and `-client`, the
-link counters script under `@@nvcregen-linkctr`, the burn-in script under
-`@@nvcregen-burnin` (`BURNIN_MARK`).
+Every other kind's script prints the same line under its own mark, named by the kind's
+reader (`dcgm_begin(text, mark)`).
 """
 
 from __future__ import annotations
@@ -25,12 +22,6 @@ from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 
 MARK = "@@nvcregen-dcgm"
-NVBW_MARK = "@@nvcregen-nvbandwidth"  # the nvbandwidth script's line, of the same form
-RDMA_MARK = "@@nvcregen-rdma"  # the RDMA rails script's; its `rail begin/end` lines are not it
-LINKCTR_MARK = "@@nvcregen-linkctr"  # the link counters script's (its snapshots: `@@linkctr`)
-RDMA_SERVER_MARK = "@@nvcregen-rdma-server"  # the pair form's server and client scripts'
-RDMA_CLIENT_MARK = "@@nvcregen-rdma-client"
-BURNIN_MARK = "@@nvcregen-burnin"  # the burn-in script's (`dcgmi diag -r targeted_stress`)
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _MARK_FORM = re.compile(r"@@nvcregen-[a-z]+(?:-[a-z]+)*")
 

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from nvcregen.fabric.drill import PlanRound
 from nvcregen.fabric.groups import Coverage, Group, coverage
 from nvcregen.fabric.placement import Placement
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 
 

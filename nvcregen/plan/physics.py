@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from nvcregen.catalog.physics_data import PathKind
 from nvcregen.core import units
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan import bandwidth, evidence, sweep
 from nvcregen.plan.run import Run, run_of
 

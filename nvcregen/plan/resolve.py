@@ -9,7 +9,7 @@ from nvcregen.core.metrics import METRICS
 from nvcregen.fabric.groups import Grouping, paired, plan_groups
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.placement import place
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan import physics
 from nvcregen.plan.images import resolve_image
 from nvcregen.plan.model import CompiledThreshold, Mode, Network, Pool, TestUnit

@@ -37,7 +37,7 @@ from typing import Any
 
 from nvcregen.compile.readiness.mpi import NODE
 from nvcregen.core.labels import ROUND, SERVER_LOG, STAGE, TEST, TESTS
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.rehearse.makers.registry import maker_of
 from nvcregen.rehearse.printer import FAILED_RC, Output, PackPod, Printer, Role, Section, stamp
 

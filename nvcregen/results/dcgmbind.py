@@ -6,8 +6,8 @@ log was read from a cluster, the pod's `spec.nodeName`): a log naming another no
 not produced by this run. It is foreign evidence, NVC730 (fail, as an NCCL log whose
 ranks ran on another host): its run fails, its node is neither cleared nor failed by its
 diagnostics, and quarantine leaves the node to be retested (its failure is not its own).
-A begin line that does not read is the same: the log names no run. nvbandwidth's script
-prints the same line under its own mark (`@@nvcregen-nvbandwidth`), bound the same way.
+A begin line that does not read is the same: the log names no run. Another kind's script
+prints the same line under its own mark (`@@nvcregen-<kind>`), bound the same way.
 
 A log with no begin line (rendered before the line was printed) is read as before, bound
 to its slot by its Job's name alone: a note says so (NVC739, never a failure). Its
@@ -22,7 +22,7 @@ from typing import Any
 
 from nvcregen.core import codes
 from nvcregen.ingest.dcgm_begin import MARK, dcgm_begin
-from nvcregen.kinds.registry import KINDS
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.words import Word

@@ -31,7 +31,7 @@ from typing import TypeVar
 
 from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import PACK_PREFIX, Pack, pack_of
 from nvcregen.plan.periodic import PERIODIC_PREFIX

@@ -33,12 +33,11 @@ from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
-from nvcregen.kinds.registry import KINDS, kind_of
+from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
-from nvcregen.results.burninruns import read_burnin
 from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
-from nvcregen.results.linkcounterruns import read_link_counter_log
+from nvcregen.results.kindlogs import PairReader, Side, log_reader_of, pair_reader_of
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import (
     PackIndex,
@@ -58,11 +57,8 @@ from nvcregen.results.models import (
     RankRecord,
     RunState,
 )
-from nvcregen.results.nodehealth import read_node_health, unjudged_nodes
-from nvcregen.results.nvbwruns import read_nvbandwidth
+from nvcregen.results.nodekinds import unjudged_nodes
 from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
-from nvcregen.results.rdmapair import Side, read_pair, role_of, sides
-from nvcregen.results.rdmarails import read_rails
 from nvcregen.results.runnotes import PortNote, fold_notes
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
@@ -248,7 +244,14 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         record = LogRecord(**base, kind=kind.name, status="disordered", errors=(why,))
         measured = _bandwidth(placed, record, None) if kind.collective else None
         return _Read(placed, record, measured)
+    if kind.pair:  # its sides are read together (`_read_pair`); one alone is no evidence
+        return _read_one_side(log, placed, text, base)
     reader = _READERS.get(kind.log_format or "")
+    own = None if reader is not None else log_reader_of(kind.name)
+    if own is not None:  # a kind that reads its own logs (`kindlogs.py`)
+        names_itself = prints_begin(placed.obj)
+        got = own.read(text, base, placed.unit, names_itself=names_itself, offset=log.line)
+        return _Read(placed, got.record, None, got.notes)
     if reader is None:  # the plan runs no such test where logs are read; never a guess
         why = f"test {placed.unit.test.name} prints no log nvcregen reads"
         record = LogRecord(**base, kind=kind.name, status="no-data", errors=(why,))
@@ -259,14 +262,15 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
 def _read_pair(
     found: Sequence[tuple[RunLog, Placed]], problems: list[str]
 ) -> tuple[_Read, RunLog] | None:
-    """One pair run's server and client logs read together (`rdmapair.py`).
+    """One pair run's server and client logs read together (the kind's `logs.PAIR`).
 
     The record is the client's log's (the TrainJob's launcher); its round fails or stays
     incomplete with the reason and every rail's error, which name both nodes and the HCA.
     """
     placed = found[0][1]
+    pair = _pair_reader(placed)
     named = [(log.name, log.path, _side(log)) for log, _ in found]
-    client, server, more = sides(named, placed.run)
+    client, server, more = pair.sides(named, placed.run)
     problems += more
     log = next((g for g, _ in found if client is not None and g.path == client.path), None)
     log = log or next((g for g, _ in found if server is not None and g.path == server.path), None)
@@ -274,7 +278,7 @@ def _read_pair(
         return None
     text = log.data.decode("utf-8", errors="replace")
     base = _base(log, placed, text, failed=_job_failed(placed.obj))
-    record = LogRecord.model_validate(read_pair(client, server, base, placed.unit))
+    record = LogRecord.model_validate(pair.read(client, server, base, placed.unit))
     measured = _bandwidth(placed, record, None)
     if record.errors:  # the round's reason names the nodes and the HCA of every error
         why = _PAIR_REASONS.get(record.status, "RailFailed")
@@ -288,59 +292,36 @@ _PAIR_REASONS = {"no-data": "OneSided", FOREIGN: "Foreign"}
 
 def _read_one_side(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A pair run's log read on its own: one side without the other, no evidence (NVC774)."""
+    pair = _pair_reader(placed)
     side = Side(log.path, text, log.node)
-    server = role_of(log.name, placed.run) == "server"
-    fields = read_pair(None if server else side, side if server else None, base, placed.unit)
+    server = pair.role_of(log.name, placed.run) == "server"
+    fields = pair.read(None if server else side, side if server else None, base, placed.unit)
     record = LogRecord.model_validate(fields)
     return _Read(placed, record, None)
+
+
+def _pair_reader(placed: Placed) -> PairReader:
+    """The pair reader of a pair kind's run (`kindlogs.py`).
+
+    Raises:
+        ValueError: The kind says it is a pair and holds no pair reader (a bug of the kind).
+
+    """
+    kind = kind_of(placed.unit.test)
+    found = pair_reader_of(kind.name)
+    if found is None:
+        raise ValueError(f"the pair kind {kind.name} holds no pair reader (its logs.PAIR)")
+    return found
 
 
 def _side(log: RunLog) -> Side:
     return Side(log.path, log.data.decode("utf-8", errors="replace"), log.node)
 
 
-def _read_node_health(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A node-health log, judged node by node (`ingest/node_*`)."""
-    return _Read(placed, LogRecord.model_validate(read_node_health(text, base, placed.unit)), None)
-
-
-def _read_rails(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """An RDMA rails log, judged HCA by HCA (`rdmarails.py`)."""
-    fields = read_rails(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    return _Read(placed, LogRecord.model_validate(fields), None)
-
-
-def _read_link_counters(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A link counters log, judged port by port (`linkcounterruns.py`)."""
-    fields = read_link_counter_log(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    notes = tuple(fields.pop("notes", ()))
-    return _Read(placed, LogRecord.model_validate(fields), None, notes)
-
-
 def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """A DCGM diagnostic's JSON, bound to the node its begin line names."""
     names_itself = prints_begin(placed.obj)
     return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
-
-
-def _read_nvbandwidth_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """An nvbandwidth log, bound to its node and judged per GPU and pair (`nvbwruns.py`)."""
-    record = read_nvbandwidth(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    return _Read(placed, record, None)
-
-
-def _read_burnin_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A burn-in log, bound to its node and judged GPU by GPU (`burninruns.py`)."""
-    record = read_burnin(
-        text, base, placed.unit, names_itself=prints_begin(placed.obj), offset=log.line
-    )
-    return _Read(placed, record, None)
 
 
 def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
@@ -370,16 +351,11 @@ def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> 
     return _Read(placed, record, _bandwidth(placed, record, run))
 
 
-# Each log format a kind declares (`TestKind.log_format`) and the reader of it.
+# Each log format a kind declares (`TestKind.log_format`) and the reader of it; a kind
+# holding its own reader (`kindlogs.py`) is in none.
 _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "nccl-tests": _read_nccl,
     "dcgm-diag": _read_dcgm_log,
-    "node-health": _read_node_health,
-    "nvbandwidth": _read_nvbandwidth_log,
-    "perftest": _read_rails,
-    "link-counters": _read_link_counters,
-    "perftest-pair": _read_one_side,  # both sides of a run are read together (`_read_pair`)
-    "dcgm-burnin": _read_burnin_log,
 }
 
 
@@ -573,7 +549,8 @@ def _unjudged_nodes(
     logged = {(r.placed.round, r.placed.index) for r in reads}
     absent = sorted({i for _, i in expected - logged if i is not None and i < len(named)})
     if kind.node_health:
-        return unjudged_nodes((r.record for r in reads), dict.fromkeys(named[i] for i in absent))
+        missing = dict.fromkeys(named[i] for i in absent)
+        return unjudged_nodes(kind.name, (r.record for r in reads), missing)
     rounds: dict[int, list[int]] = {}  # each node's missing rounds, found in one pass
     for round_, index in sorted((r, i) for r, i in expected - logged if i is not None):
         rounds.setdefault(index, []).append(round_)

@@ -31,7 +31,7 @@ from nvcregen.fabric.inventory import MAX_BYTES, Inventory
 from nvcregen.fabric.inventoryfile import read_inventory
 from nvcregen.fabric.localise import Group, learn, next_round
 from nvcregen.fabric.names import shown
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.report.archive import ReadArchive
 from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.sitefile import (

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 

@@ -11,7 +11,7 @@ from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.metrics import BANDWIDTH_FIELDS, METRICS
 from nvcregen.core.secrets import shown
 from nvcregen.core.units import check_unit
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.budget import hours, worst_case
 from nvcregen.plan.images import is_pinned, source_image
 from nvcregen.plan.resolve import network_for, stage_pool_name

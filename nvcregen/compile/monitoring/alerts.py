@@ -29,7 +29,7 @@ from nvcregen.compile.readiness.nvcre import CERTIFICATION_NAME_MAX, WORKLOADRUN
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj, hashed_name
 from nvcregen.core.metrics import METRICS, Metric
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site, Threshold
 

@@ -23,7 +23,7 @@ from nvcregen.compile.monitoring.promql import (
 )
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 

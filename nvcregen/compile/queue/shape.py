@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from nvcregen.core.quantity import whole_units
 from nvcregen.engines.registry import readiness_of
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.spec.v1alpha1 import Site

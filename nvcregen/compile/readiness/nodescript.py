@@ -2,16 +2,16 @@
 
 The kind (`nvcregen/kinds/`) says which template its run renders and with what; this
 module renders it against the unit and the site, with the outer deadline of every run
-(`kinds.protocol.outer_deadline_s`: kinds check their own steps fit inside it).
+(`kindapi.protocol.outer_deadline_s`: kinds check their own steps fit inside it).
 """
 
 from __future__ import annotations
 
-from nvcregen.compile.templating import render_template
+from nvcregen.compile.templating import render_packaged
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
-from nvcregen.kinds.protocol import NodeRun, outer_deadline_s
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.protocol import NodeRun, outer_deadline_s
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -42,7 +42,7 @@ def node_script(site: Site, unit: TestUnit) -> str:
     found = kind_of(unit.test).node_script(unit.test, node_run(site, unit))
     if found is None:
         raise ValueError(f"test {unit.test.name} has no script to run on a node")
-    return render_template(found.template, **found.values)
+    return render_packaged(found.package, found.template, **found.values)
 
 
 def node_env(unit: TestUnit) -> list[Obj]:

@@ -14,8 +14,8 @@ from nvcregen.core import units
 from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.core.nvcre import NVCRE_API
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.nccl.params import NcclParams
-from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.plan.resolve import nvcre_runs_groups
 from nvcregen.spec.v1alpha1 import Site

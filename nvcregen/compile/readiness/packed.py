@@ -64,8 +64,8 @@ from nvcregen.compile.readiness.trainer import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import NODES, ROUND, SITE, STAGE, TEST, TESTS
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.kinds.protocol import begin_env
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.protocol import begin_env
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
 from nvcregen.spec.v1alpha1 import Site

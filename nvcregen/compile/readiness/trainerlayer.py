@@ -4,7 +4,7 @@ With `readiness.engine: trainer` NVCRE is not installed. With `readiness.packing
 each NCCL test of a stage gets a TrainingRuntime and a TrainJob per round and node group
 (`trainer.py`), each DCGM or node-health test a batch/v1 Job per round and node
 (`dcgmjob.py`), each pair test (RDMA rails between two nodes) a TrainJob per round and
-pair (`rdmapair.py`). With `packed`, a stage's tests that share nodes and an image run one
+pair (`pairjobs.py`). With `packed`, a stage's tests that share nodes and an image run one
 after the other in one run per round: a Job per chunk of nodes, a TrainJob per node group
 (`packed.py`, `nvcregen.plan.packs`); a test that shares with none keeps runs of its own.
 """
@@ -15,10 +15,10 @@ from collections.abc import Sequence
 
 from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
 from nvcregen.compile.readiness.packed import packed_manifests
-from nvcregen.compile.readiness.rdmapair import pair_manifests
+from nvcregen.compile.readiness.pairjobs import pair_manifests
 from nvcregen.compile.readiness.trainer import nccl_manifests
 from nvcregen.core.manifest import Manifest
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import site_packs
 from nvcregen.spec.v1alpha1 import Site

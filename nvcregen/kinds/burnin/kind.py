@@ -5,8 +5,10 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.burnin.params import BurnInParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
+
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 
 
 class BurnIn(TestKind):
@@ -76,8 +78,11 @@ class BurnIn(TestKind):
             "gpus": run.gpus,
             "deadline_s": run.outer_deadline_s,
         }
-        return NodeScript("burn-in.sh.j2", values)
+        return NodeScript("burn-in.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script names in its first line (downward API)."""
         return begin_env()
+
+
+KIND = BurnIn()  # registered in `kindapi/registry.py` by this module's name

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.dcgm.params import DcgmParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 
 
 class Dcgm(TestKind):
@@ -58,3 +58,6 @@ class Dcgm(TestKind):
         Job's do; the log is then bound to its node by `nvcregen collect`.
         """
         return begin_env()
+
+
+KIND = Dcgm()  # registered in `kindapi/registry.py` by this module's name

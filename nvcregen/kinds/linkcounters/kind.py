@@ -4,7 +4,7 @@ One run a node, alone on it (as RDMA rails): the script snapshots every port of 
 pool's HCAs (`counters/`, `hw_counters/`, the netdev's pause counters from `ethtool -S`),
 runs perftest traffic on each HCA for `trafficDuration`, then snapshots them again
 (docs/design/0023-link-counters.md). `collect` judges each port's growth between the
-two snapshots against the catalog's limits (`results/linkcounterruns.py`).
+two snapshots against the catalog's limits (`logs.py`).
 """
 
 from __future__ import annotations
@@ -12,8 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
-from nvcregen.kinds.linkcounters.params import LinkCountersParams
-from nvcregen.kinds.protocol import (
+from nvcregen.kindapi.protocol import (
     OUTER_MARGIN_S,
     FixedTime,
     KindTest,
@@ -23,7 +22,9 @@ from nvcregen.kinds.protocol import (
     begin_env,
     outer_deadline_s,
 )
+from nvcregen.kinds.linkcounters.params import LinkCountersParams
 
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 PORT_BASE = 18615  # the traffic's perftest servers: HCA i listens on PORT_BASE + i
 CONNECT_S = 30  # the traffic's deadline beyond its -D seconds: perftest connects, warms up
 SNAPSHOT_S = 30  # what the outer deadline keeps after the traffic, for the after-snapshot
@@ -97,8 +98,11 @@ class LinkCounters(TestKind):
             # still has its time (a timeout too short for both is NVC791 at validate)
             "traffic_deadline_s": traffic_deadline_s(traffic_s, run.outer_deadline_s),
         }
-        return NodeScript("link-counters.sh.j2", values)
+        return NodeScript("link-counters.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""
         return begin_env()
+
+
+KIND = LinkCounters()  # registered in `kindapi/registry.py` by this module's name

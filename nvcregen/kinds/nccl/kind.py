@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, TestKind
 from nvcregen.kinds.nccl.params import NcclParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, TestKind
 
 
 class Nccl(TestKind):
@@ -38,3 +38,6 @@ class Nccl(TestKind):
             "numIterations": nccl.iterations,
             "numCycles": nccl.cycles,
         }
+
+
+KIND = Nccl()  # registered in `kindapi/registry.py` by this module's name

@@ -5,10 +5,13 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
 from nvcregen.kinds.node.params import NodeHealthParams
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind
 
 KERNEL_LINES = 2000  # the newest NVRM lines; a storm of one Xid does not need more
+
+
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 
 
 class NodeHealth(TestKind):
@@ -38,7 +41,7 @@ class NodeHealth(TestKind):
         return FixedTime(ms / 1000, why)
 
     def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
-        """nvidia-smi and the kernel's NVRM lines between the markers `ingest.node_log` reads.
+        """nvidia-smi and the kernel's NVRM lines between the markers `reader.py` reads.
 
         Its nvidia-smi call runs well inside the job's timeout: half of it, at most a minute.
         """
@@ -49,7 +52,7 @@ class NodeHealth(TestKind):
             "deadline_s": max(1, min(60, seconds // 2)),
             "kernel_lines": KERNEL_LINES,
         }
-        return NodeScript("node-health.sh.j2", values)
+        return NodeScript("node-health.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node's name (downward API) and the driver capabilities that bring nvidia-smi.
@@ -62,3 +65,6 @@ class NodeHealth(TestKind):
             {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
             {"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "compute,utility"},
         ]
+
+
+KIND = NodeHealth()  # registered in `kindapi/registry.py` by this module's name

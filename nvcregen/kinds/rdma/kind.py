@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from nvcregen.core import units
-from nvcregen.kinds.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
+from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.rdma.params import RdmaParams
 
 PORT_BASE = 18515  # perftest's default port; rail i listens on PORT_BASE + i
@@ -36,6 +36,9 @@ def perftest_values(rdma: RdmaParams, run: NodeRun) -> dict[str, object]:
         "port_base": PORT_BASE,
         "rail_deadline_s": max(1, run.outer_deadline_s // rails),
     }
+
+
+_HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the scripts
 
 
 class Rdma(TestKind):
@@ -78,8 +81,11 @@ class Rdma(TestKind):
             # rail, still fails it; collect judges each rail again from the figures
             "floor_gbps": round(rdma.floor * run.nic_gbps, 3) if run.nic_gbps else None,
         }
-        return NodeScript("rdma-rails.sh.j2", values)
+        return NodeScript("rdma-rails.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the script's begin line names (downward API)."""
         return begin_env()
+
+
+KIND = Rdma()  # registered in `kindapi/registry.py` by this module's name

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from nvcregen.core import units
-from nvcregen.kinds.protocol import FixedTime, KindTest, TestKind
+from nvcregen.kindapi.protocol import FixedTime, KindTest, TestKind
 from nvcregen.kinds.training.params import TrainingParams
 
 
@@ -48,3 +48,6 @@ class Training(TestKind):
             "saveInterval": t.save_interval,
             "storageSize": t.storage_size,
         }
+
+
+KIND = Training()  # registered in `kindapi/registry.py` by this module's name

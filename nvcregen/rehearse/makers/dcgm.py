@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.dcgmprint import dcgm_version, diag_json
 from nvcregen.rehearse.printer import FAILED_RC, Output, Printer, Section, stamp

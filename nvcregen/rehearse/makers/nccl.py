@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import zlib
 
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.physics import busbw_at, measured_sizes
 from nvcregen.rehearse import ncclprint

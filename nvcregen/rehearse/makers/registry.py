@@ -1,51 +1,52 @@
-"""Every test kind's rehearsal log maker, keyed by the kind's registered name (pure).
+"""Every test kind's rehearsal log maker, found by the kind's registered name (pure).
 
-`kinds/` sits below `rehearse/` (pyproject's import contract), so a kind cannot name its
-maker: a new kind adds its module here (`makers/<kind>.py`, a `printer.Maker`) and one
-line to `MAKERS`, or, when the twin can make no log of it, a line to `REFUSED` saying
-why. `tests/unit/rehearse/test_rehearse_makers.py` holds every kind of
-`kinds/registry.py` to one of the two. A site naming a test of a kind in neither is
-refused before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that
-could only say its logs are missing.
+A kind that holds its own maker has a module `maker.py` in its package whose `MAKER` is
+a `printer.Maker` (found by name through `kindapi.registry.part_of`; this layer never
+imports a kind). The kinds not yet moved into their packages have theirs here
+(`makers/<kind>.py`, one line of `MAKERS`). A kind the twin can make no log of says why
+in its package's `maker.py` (`REFUSED`, a reason; `refusal_of`), or a line of `REFUSED`
+here does. `tests/unit/rehearse/test_rehearse_makers.py` holds every
+registered kind to one of the two. A site naming a test of a kind in neither is refused
+before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that could only
+say its logs are missing.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TypeGuard
 
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of, part_of
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.burnin import burnin_output
 from nvcregen.rehearse.makers.dcgm import dcgm_output
-from nvcregen.rehearse.makers.linkcounters import link_counters_output
 from nvcregen.rehearse.makers.nccl import nccl_output
-from nvcregen.rehearse.makers.node import node_health_output
-from nvcregen.rehearse.makers.nvbandwidth import nvbandwidth_output
-from nvcregen.rehearse.makers.rdma import rails_output
-from nvcregen.rehearse.makers.rdmapair import rdma_pair_output
 from nvcregen.rehearse.printer import Maker
 
 MAKERS: dict[str, Maker] = {
-    "burnin": burnin_output,
     "dcgm": dcgm_output,
-    "linkcounters": link_counters_output,
     "nccl": nccl_output,
-    "node": node_health_output,
-    "nvbandwidth": nvbandwidth_output,
-    "rdma": rails_output,
-    "rdmapair": rdma_pair_output,
 }
-REFUSED: dict[str, str] = {
-    "training": (
-        "checkpointed training has no trainer-mode form (NVC322) and its goodput is read"
-        " from NVCRE's GoodputMeasurement, not from a log the twin's pods could serve"
-    ),
-}
+REFUSED: dict[str, str] = {}  # a kind's reason, where its package cannot say it (`maker.REFUSED`)
+
+
+def makes_logs(found: object) -> TypeGuard[Maker]:
+    """Whether a kind's `maker.MAKER` is a maker (a callable; its types are mypy's to hold)."""
+    return callable(found)
+
+
+def is_reason(found: object) -> TypeGuard[str]:
+    """Whether a kind's `maker.REFUSED` is a reason (text, not blank)."""
+    return isinstance(found, str) and bool(found.strip())
+
+
+def refusal_of(kind: str) -> str | None:
+    """Why the twin makes no log of a kind: its package's `maker.REFUSED`, else `REFUSED`'s."""
+    return REFUSED.get(kind) or part_of(kind, "maker", "REFUSED", is_reason)
 
 
 def maker_of(kind: str) -> Maker | None:
-    """The log maker of a kind (its registered name), None for a kind without one."""
-    return MAKERS.get(kind)
+    """The log maker of a kind (its registered name): its package's, else `MAKERS`' or None."""
+    return MAKERS.get(kind) or part_of(kind, "maker", "MAKER", makes_logs)
 
 
 def unmade(units: Iterable[TestUnit]) -> list[str]:
@@ -57,13 +58,16 @@ def unmade(units: Iterable[TestUnit]) -> list[str]:
     tests: dict[str, list[str]] = {}
     for unit in units:
         kind = kind_of(unit.test).name
-        if kind not in MAKERS:
+        if maker_of(kind) is None:
             named = tests.setdefault(kind, [])
             if unit.test.name not in named:
                 named.append(unit.test.name)
+    unregistered = (
+        "no log maker is registered for the kind '{}' (a `MAKER` in its package's"
+        " maker.py, or nvcregen/rehearse/makers/registry.py)"
+    )
     return [
         f"no rehearsal log is made for {kind} tests ({', '.join(names)}): "
-        + REFUSED.get(kind, f"no log maker is registered for the kind '{kind}'"
-                      " (nvcregen/rehearse/makers/registry.py)")
+        + (refusal_of(kind) or unregistered.format(kind))
         for kind, names in tests.items()
-    ]  # fmt: skip
+    ]

@@ -12,7 +12,7 @@ from sitefactory import catalog, line_of
 from nvcregen.catalog.load import load_catalog, model_key
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import NvcregenError, Severity
-from nvcregen.kinds.registry import kind_of
+from nvcregen.kindapi.registry import kind_of
 
 KNOWN = ["H100", "H200", "A100", "L40S", "L40", "B200", "B300", "GB200", "GB300", "RTX PRO 6000"]
 UNKNOWN = ["H20", "H20-3e", "L20"]

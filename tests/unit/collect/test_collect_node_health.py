@@ -28,7 +28,7 @@ from nvcregen.cluster.retry import RetryPolicy
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions
 from nvcregen.collect.podlogs import PodIndex
-from nvcregen.ingest.node_log import REFUSED
+from nvcregen.kinds.node.reader import REFUSED
 from nvcregen.report.writer import write_report
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -12,7 +12,10 @@ import pytest
 
 from nvcregen.core import codes
 from nvcregen.core.codes import REGISTRY, Code, register
+from nvcregen.kindapi.registry import load_codes
 from tools.codes import render
+
+KIND_CODES = load_codes()  # each kind's codes module, its codes registered with the core's
 
 ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "nvcregen"
@@ -189,8 +192,30 @@ def test_the_registry_is_in_ascending_order_and_every_title_is_short() -> None:
 
 
 def test_module_constants_are_the_registry_entries() -> None:
+    """Each code is the constant of one module: the core's registry or one kind's codes."""
     for code, entry in REGISTRY.items():
-        assert getattr(codes, code) is entry
+        holders = [m for m in (codes, *KIND_CODES) if getattr(m, code, None) is entry]
+        assert len(holders) == 1, code
+
+
+def test_a_kinds_codes_are_registered_in_order_and_documented() -> None:
+    """The burn-in kind's codes come from its package, and sit between their neighbours."""
+    from nvcregen.kinds.burnin import codes as burnin
+
+    assert burnin in KIND_CODES and not hasattr(codes, "NVC765")
+    assert REGISTRY["NVC765"] is burnin.NVC765
+    order = list(REGISTRY)
+    assert order[order.index("NVC764") + 1 : order.index("NVC770")] == [
+        "NVC765", "NVC766", "NVC767", "NVC768"
+    ]  # fmt: skip
+    assert "| NVC768 |  | a GPU under its model's burn-in floor |" in render()
+
+
+def test_registering_keeps_the_registry_ascending() -> None:
+    registry: dict[str, Code] = {}
+    for number in (300, 100, 500, 200):
+        register(registry, Code(number, f"code {number}"))
+    assert list(registry) == ["NVC100", "NVC200", "NVC300", "NVC500"]
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """No module outside `nvcregen/kinds/` asks which kind a test is (issue 35, item 2).
 
-Kinds are found through `kinds.registry.kind_of(test)`; a test's block (`test.nccl`, ...)
+Kinds are found through `kindapi.registry.kind_of(test)`; a test's block (`test.nccl`, ...)
 read to tell kinds apart, or `test.per_node`, is the old dispatch this test keeps out.
 """
 
@@ -36,7 +36,7 @@ def dispatching() -> dict[str, list[str]]:
 
 def test_no_module_outside_the_kinds_asks_which_kind_a_test_is() -> None:
     found = dispatching()
-    assert not found, "ask kinds.registry.kind_of(test) instead:\n" + "\n".join(
+    assert not found, "ask kindapi.registry.kind_of(test) instead:\n" + "\n".join(
         f"{f}:{h}" for f, hits in found.items() for h in hits
     )
 

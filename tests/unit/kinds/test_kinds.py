@@ -7,9 +7,10 @@ from typing import get_args
 import pytest
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.catalog.models import KindName
 from nvcregen.catalog.models import TestEntry as Entry
-from nvcregen.kinds.protocol import FixedTime, NodeRun, NodeScript
-from nvcregen.kinds.registry import KINDS, KindName, kind_of
+from nvcregen.kindapi.protocol import FixedTime, NodeRun, NodeScript
+from nvcregen.kindapi.registry import KINDS, kind_of
 
 
 def entry(name: str) -> Entry:
@@ -72,24 +73,6 @@ def test_fixed_times_are_a_pod_start_plus_the_catalogs_duration() -> None:
     )
 
 
-def test_training_time_counts_every_step_and_each_whole_checkpoint_interval() -> None:
-    base = entry("training-goodput")
-    assert base.training is not None
-    params = base.training.model_copy(
-        update={
-            "max_steps": 10,
-            "save_interval": 4,
-            "startup": "1m",
-            "step_time": "2s",
-            "checkpoint_save": "5s",
-        }
-    )
-    test = base.model_copy(update={"training": params})
-    assert kind_of(test).fixed_time(test, "15s") == FixedTime(
-        60 + 10 * 2 + 2 * 5, "1m start-up + 10 steps x 2s + 2 checkpoints x 5s"
-    )
-
-
 def test_nccl_is_timed_by_the_sweep_model_not_a_fixed_time() -> None:
     test = entry("nccl-all-reduce")
     assert kind_of(test).fixed_time(test, "15s") is None
@@ -143,19 +126,6 @@ def test_a_dcgm_level_names_the_sites_hostengine_only_when_it_needs_one() -> Non
     assert script is not None
     assert script.values["hostengine"] is None
     assert script.values["level"] == 1
-
-
-@pytest.mark.parametrize(
-    ("timeout_ms", "deadline_s"),
-    [(0, 1), (1_999, 1), (3_000, 1), (4_000, 2), (120_000, 60), (121_000, 60), (600_000, 60)],
-)
-def test_node_healths_nvidia_smi_deadline_is_half_the_timeout_at_most_a_minute(
-    timeout_ms: int, deadline_s: int
-) -> None:
-    health = entry("node-health")
-    assert kind_of(health).node_script(health, run(timeout_ms)) == NodeScript(
-        "node-health.sh.j2", {"gpus": 8, "deadline_s": deadline_s, "kernel_lines": 2000}
-    )
 
 
 def test_only_per_node_kinds_have_a_node_script_container_and_env() -> None:

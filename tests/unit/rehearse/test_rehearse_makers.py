@@ -4,13 +4,14 @@ Pure: no twin. An H100 site (`tests/kindsite.py`: the shipped trainer site's poo
 re-modelled with 400 Gb/s NICs and the catalog's nvbandwidth floors) runs node-health,
 DCGM, nvbandwidth, RDMA rails, link counters, burn-in and NCCL in a node, NCCL and RDMA
 rails across the pair. Each maker's output is given to its kind's reader
-(`results/nodehealth.py`, `nvbwruns.py`, `rdmarails.py`, `linkcounterruns.py`; burn-in
-and the pair in `test_rehearse_makers_burnin_pair.py`): a healthy node passes with
-margins to spare, a failing node fails in the kind's own terms. Then every pod's log of
-the rendered site, packed and per run, the pair runs' servers' included, is collected
-with `collect --from`: pass, and with node-a failing, node-a failed by every kind of the
-single-node stage and node-b suspect. The registry holds every registered kind to a
-maker or a refusal.
+(`kinds/node/logs.py`, `kinds/nvbandwidth/logs.py`, `kinds/rdma/logs.py`,
+`kinds/linkcounters/logs.py`; burn-in and the pair in
+`test_rehearse_makers_burnin_pair.py`): a healthy node passes with margins to spare, a
+failing node fails in the kind's own terms. Then every pod's log of the rendered site,
+packed and per run, the pair runs' servers' included, is collected with `collect
+--from`: pass, and with node-a failing, node-a failed by every kind of the single-node
+stage and node-b suspect. The registry holds every registered kind to a maker or a
+refusal.
 """
 
 from __future__ import annotations
@@ -33,24 +34,29 @@ from nvcregen.cli import main
 from nvcregen.collect.collector import load_site_file
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
-from nvcregen.ingest.linkcounters import parse_link_counters
-from nvcregen.ingest.node_log import parse_node_health_log
-from nvcregen.ingest.nvbw import parse_nvbandwidth
-from nvcregen.ingest.nvbw_files import model_bounds
-from nvcregen.ingest.perftest import parse_perftest
+from nvcregen.kindapi import registry as kindapi_registry
+from nvcregen.kindapi.registry import KINDS
+from nvcregen.kinds.linkcounters.logs import read_link_counter_log
+from nvcregen.kinds.linkcounters.maker import link_counters_output
+from nvcregen.kinds.linkcounters.reader import parse_link_counters
+from nvcregen.kinds.node.logs import read_node_health
+from nvcregen.kinds.node.maker import node_health_output
+from nvcregen.kinds.node.reader import parse_node_health_log
+from nvcregen.kinds.nvbandwidth.files import model_bounds
+from nvcregen.kinds.nvbandwidth.logs import read_nvbandwidth
+from nvcregen.kinds.nvbandwidth.maker import nvbandwidth_output
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Direction, floor_of
-from nvcregen.kinds.registry import KINDS
+from nvcregen.kinds.nvbandwidth.reader import parse_nvbandwidth
+from nvcregen.kinds.rdma.logs import read_rails
+from nvcregen.kinds.rdma.reader import parse_perftest
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, unmade
+from nvcregen.rehearse.makers import registry
+from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, refusal_of, unmade
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
-from nvcregen.results.linkcounterruns import read_link_counter_log
-from nvcregen.results.nodehealth import read_node_health
-from nvcregen.results.nvbwruns import read_nvbandwidth
 from nvcregen.results.packlogs import sections
-from nvcregen.results.rdmarails import read_rails
 
 START = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 POD = "kinds-trainer-single-node-pack-0-r1-c0-0-abcde"
@@ -95,21 +101,31 @@ def base(node: str = "node-a") -> dict[str, Any]:
 
 def test_every_registered_kind_has_a_maker_or_is_refused_with_a_reason() -> None:
     for kind in KINDS:
-        assert (kind in MAKERS) != (kind in REFUSED), kind
+        assert (maker_of(kind) is not None) != (refusal_of(kind) is not None), kind
     assert set(MAKERS) | set(REFUSED) <= set(KINDS)  # nothing registered for no kind
+    own = [k for k in KINDS if k not in MAKERS and maker_of(k) is not None]
+    assert "burnin" in own  # a kind that holds its maker in its package (`maker.MAKER`)
     assert all(reason.strip() for reason in REFUSED.values())
+    assert "goodput is read from NVCRE's GoodputMeasurement" in (refusal_of("training") or "")
+    assert "training" not in REFUSED  # said by its package (`kinds/training/maker.py`)
 
 
 def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
     loaded: LoadedSite, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     assert unmade(loaded.plan.units) == []
-    monkeypatch.delitem(MAKERS, "nvbandwidth")
-    monkeypatch.delitem(MAKERS, "rdma")
+    held = kindapi_registry.part_of  # nvbandwidth's package without its maker, rdma's MAKER
+
+    def part_of(kind: str, *asked: Any) -> Any:
+        gone = kind == "nvbandwidth" or (kind == "rdma" and asked[1] == "MAKER")
+        return None if gone else held(kind, *asked)
+
+    monkeypatch.setattr(registry, "part_of", part_of)
     monkeypatch.setitem(REFUSED, "rdma", "no rails here")
     assert unmade(loaded.plan.units) == [
         "no rehearsal log is made for nvbandwidth tests (nvbandwidth): no log maker is"
-        " registered for the kind 'nvbandwidth' (nvcregen/rehearse/makers/registry.py)",
+        " registered for the kind 'nvbandwidth' (a `MAKER` in its package's maker.py, or"
+        " nvcregen/rehearse/makers/registry.py)",
         "no rehearsal log is made for rdma tests (rdma-rails): no rails here",
     ]
 
@@ -117,7 +133,8 @@ def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
 def test_rehearse_refuses_such_a_site_before_the_twin_with_exit_2(
     project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.delitem(MAKERS, "node")
+    held = kindapi_registry.part_of  # node's package without its maker
+    monkeypatch.setattr(registry, "part_of", lambda k, *a: None if k == "node" else held(k, *a))
     site = project / "sites" / "kinds-trainer.yaml"
     with pytest.raises(NotRehearsableError, match=r"for node tests \(node-health\)"):
         prepare(site, project, tmp_path / "scratch")
@@ -127,7 +144,8 @@ def test_rehearse_refuses_such_a_site_before_the_twin_with_exit_2(
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (
         "nvcregen: kinds-trainer: no rehearsal log is made for node tests (node-health): no log"
-        " maker is registered for the kind 'node' (nvcregen/rehearse/makers/registry.py)\n"
+        " maker is registered for the kind 'node' (a `MAKER` in its package's maker.py, or"
+        " nvcregen/rehearse/makers/registry.py)\n"
     )
 
 
@@ -220,7 +238,7 @@ def test_node_health_follows_what_the_pool_states(loaded: LoadedSite) -> None:
     spec = unit.pool.spec.model_copy(update={"expect": stated})
     other = replace(unit, pool=replace(unit.pool, spec=spec))
     pack = PackPod("single-node", ("node-health",), 1, ("node-b",), POD, START)
-    output = MAKERS["node"](printer(loaded), other, Section(pack, START, 60, False))
+    output = node_health_output(printer(loaded), other, Section(pack, START, 60, False))
     record = read_node_health(output.text, base("node-b"), other)
     assert (record["status"], record["versions"]) == ("ok", ("570.195.03",))
     assert "<current_link_width>8x</current_link_width>" in output.text
@@ -231,8 +249,8 @@ def test_two_rounds_of_a_node_never_print_the_same_node_health_log(loaded: Loade
     unit = unit_of(loaded, "node-health")
     first = PackPod("single-node", ("node-health",), 1, ("node-a",), POD, START)
     later = datetime(2026, 12, 6, 9, 30, tzinfo=UTC)
-    one = MAKERS["node"](printer(loaded), unit, Section(first, START, 60, False))
-    two = MAKERS["node"](printer(loaded), unit, Section(first, later, 60, False))
+    one = node_health_output(printer(loaded), unit, Section(first, START, 60, False))
+    two = node_health_output(printer(loaded), unit, Section(first, later, 60, False))
     assert one.text != two.text
     assert "<timestamp>Sun Dec  6 09:30:00 2026</timestamp>" in two.text
 
@@ -310,7 +328,7 @@ def test_a_testcase_held_to_no_floor_is_printed_and_passes(loaded: LoadedSite) -
     params = nvbw_params(unit).model_copy(update={"testcases": asked})
     other = replace(unit, test=unit.test.model_copy(update={"nvbandwidth": params}))
     pack = PackPod("single-node", ("nvbandwidth",), 1, ("node-a",), POD, START)
-    output = MAKERS["nvbandwidth"](printer(loaded), other, Section(pack, START, 60, False))
+    output = nvbandwidth_output(printer(loaded), other, Section(pack, START, 60, False))
     record = read_nvbandwidth(output.text, base(), other, names_itself=True)
     assert (record.status, record.errors) == ("ok", ())
     run = parse_nvbandwidth(output.text, "log", asked)
@@ -357,7 +375,10 @@ def test_a_failing_nodes_first_rail_is_a_tenth_of_its_floor(loaded: LoadedSite) 
 
 # --- link counters ---
 
-TEMPLATE = Path(__file__).resolve().parents[3] / "nvcregen/compile/templates/link-counters.sh.j2"
+TEMPLATE = (
+    Path(__file__).resolve().parents[3]
+    / "nvcregen/kinds/linkcounters/templates/link-counters.sh.j2"
+)
 LOOPBACK = int(400e9 / 8 * 0.9 * 60)  # bytes: 0.9 of a 400 Gb/s line rate for 60 s
 INTERVAL = 5 + 8 + 60 + 2  # the before-snapshot, each HCA's set-up, the traffic, the reaping
 
@@ -383,7 +404,7 @@ def link_unit(
 def link_log(loaded: LoadedSite, unit: TestUnit, failing: bool = False, round_: int = 1,
              start: datetime = START) -> Output:  # fmt: skip
     pack = PackPod("single-node", ("link-counters",), round_, ("node-a",), POD, start)
-    return MAKERS["linkcounters"](printer(loaded), unit, Section(pack, start, 150, failing))
+    return link_counters_output(printer(loaded), unit, Section(pack, start, 150, failing))
 
 
 def ctr_names(text: str, group: str) -> dict[str, list[str]]:
@@ -669,7 +690,9 @@ def test_a_run_of_one_test_prints_its_output_alone(loaded: LoadedSite) -> None:
     unit = unit_of(loaded, "node-health")
     pack = PackPod("single-node", ("node-health",), 2, ("node-a",), "j-x7k2p", START)
     seconds = round(unit.expected_ms / 1000)
-    assert text == MAKERS["node"](printer(loaded), unit, Section(pack, START, seconds, False)).text
+    assert (
+        text == node_health_output(printer(loaded), unit, Section(pack, START, seconds, False)).text
+    )
     assert "@@nvcregen-pack" not in text  # its own script's output: no pack sections
     trainjob = {"kind": "TrainJob", "metadata": {"name": "t", "labels": {**labels, TEST: NCCL}}}
     launched = run_pod_log(printer(loaded), trainjob, "t-l", ["node-a"], START, launcher=True)

@@ -2,10 +2,10 @@
 
 Pure: no twin. The H100 site of `tests/kindsite.py` runs `burn-in` in its single-node
 stage and `rdma-rails-pair` in its two-node stage. A burn-in log is read by
-`results/burninruns.py` (DCGM's reader, each GPU judged against the model's floor and
+`kinds/burnin/logs.py` (DCGM's reader, each GPU judged against the model's floor and
 datasheet peak); a pair run's two logs, its worker's (the servers) and its launcher's
 (the client), both made through `run_pod_log` as the twin serves them, by
-`results/rdmapair.py`. Healthy passes; a failing node fails in the kind's own terms.
+`kinds/rdmapair/logs.py`. Healthy passes; a failing node fails in the kind's own terms.
 """
 
 from __future__ import annotations
@@ -18,15 +18,15 @@ from test_rehearse_makers import POD, START, base, loaded, made, printer, projec
 
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
-from nvcregen.ingest.burnin import parse_burnin
-from nvcregen.ingest.perftest import parse_perftest
+from nvcregen.kinds.burnin.logs import read_burnin
+from nvcregen.kinds.burnin.maker import burnin_output, gpu_uuid
+from nvcregen.kinds.burnin.reader import parse_burnin
+from nvcregen.kinds.rdma.reader import parse_perftest
+from nvcregen.kinds.rdmapair.logs import read_pair
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.burnin import gpu_uuid
-from nvcregen.rehearse.makers.registry import MAKERS
 from nvcregen.rehearse.podlogs import run_pod_log
 from nvcregen.rehearse.printer import PackPod, Section
-from nvcregen.results.burninruns import read_burnin
-from nvcregen.results.rdmapair import Side, read_pair
+from nvcregen.results.kindlogs import Side
 
 __all__ = ["loaded", "project"]  # the fixtures, shared with the other makers' tests
 
@@ -57,7 +57,7 @@ def burnin_unit(loaded: LoadedSite, peak: float | None = None, model: str = "") 
 def burnin_log(loaded: LoadedSite, unit: TestUnit, failing: bool = False, round_: int = 1,
                start: datetime = START, pod: str = POD) -> Any:  # fmt: skip
     pack = PackPod("single-node", ("burn-in",), round_, ("node-a",), pod, start)
-    return MAKERS["burnin"](printer(loaded), unit, Section(pack, start, 720, failing))
+    return burnin_output(printer(loaded), unit, Section(pack, start, 720, failing))
 
 
 def test_a_healthy_nodes_burn_in_holds_every_gpu_between_its_floor_and_peak(

@@ -105,7 +105,7 @@ def test_a_foreign_log_fails_its_slots_node_and_unnamed_logs_are_one_note() -> N
 
 
 def test_the_nvbandwidth_begin_line_binds_by_its_own_mark_only() -> None:
-    from nvcregen.ingest.dcgm_begin import NVBW_MARK
+    from nvcregen.kinds.nvbandwidth.reader import MARK as NVBW_MARK
 
     line = BEGIN.replace("@@nvcregen-dcgm", NVBW_MARK)
     assert dcgm_begin(f"{line}\n{JSON}", NVBW_MARK) == DcgmBegin(

@@ -1,0 +1,177 @@
+"""The one protocol every test kind implements (`registry.py` holds them)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol
+
+from nvcregen.spec.v1alpha1 import StrictModel
+
+PodSizeName = Literal["nccl", "dcgm"]  # the pod sizes of catalog/pods.yaml
+OUTER_MARGIN_S = 60  # what a run's outer deadline keeps before its timeout
+
+
+def outer_deadline_s(timeout_ms: int) -> int:
+    """The outer deadline of a run, in seconds: well inside the job's timeout.
+
+    A minute before the timeout, or half of a timeout under two minutes, so that with
+    `--kill-after=10s` a hung run is stopped (and its output logged) before NVCRE gives
+    up on the job (or, in trainer mode, the test has had its time); for any timeout over
+    20 s. Never 0, which `timeout` reads as none.
+    """
+    seconds = timeout_ms // 1000
+    return max(1, min(OUTER_MARGIN_S, seconds // 2), seconds - OUTER_MARGIN_S)
+
+
+class KindTest(Protocol):
+    """What a kind reads of a catalog test: its name, its kind, its blocks by name."""
+
+    @property
+    def name(self) -> str:
+        """The test's catalog name."""
+        ...
+
+    @property
+    def kind(self) -> str:
+        """Its kind: the name of its block, and of a registered `TestKind`."""
+        ...
+
+
+@dataclass(frozen=True)
+class FixedTime:
+    """A run's expected time when it does not follow from a sweep: seconds, and why."""
+
+    seconds: float
+    explanation: str
+
+
+@dataclass(frozen=True)
+class NodeRun:
+    """What the compiler tells a per-node kind of one run when it asks for its script."""
+
+    gpus: int  # every GPU of the node
+    timeout_ms: int  # the run's timeout
+    outer_deadline_s: int  # the deadline of its command, well inside the timeout
+    hostengine: str | None  # the site's DCGM hostengine, if it names one
+    hcas: tuple[str, ...] = ()  # the pool's RDMA devices (`nics.hcas`), in NIC order
+    nic_gbps: float = 0.0  # one NIC's line rate (`nics.speed`) in Gb/s; 0 without NICs
+    model: str = ""  # the pool's GPU model (`catalog/hardware/`)
+
+
+@dataclass(frozen=True)
+class NodeScript:
+    """The script a per-node kind runs: a template, its values, the package holding it.
+
+    The template is a file of `package`'s `templates/` folder: a kind's own package for a
+    kind that holds its template (`nvcregen.kinds.<kind>`), else `nvcregen.compile`'s.
+    """
+
+    template: str
+    values: dict[str, object]
+    package: str = "nvcregen.compile"
+
+
+@dataclass(frozen=True)
+class PairScripts:
+    """The two scripts of a pair kind's run: the server's node, then its client's."""
+
+    server: NodeScript
+    client: NodeScript
+    ready_file: str  # the server's script creates it once every server listens
+
+
+class TestKind(ABC):
+    """One kind of readiness test; one instance of each in the registry.
+
+    Class attributes say how its runs are laid out; methods are the hooks the layers call.
+    """
+
+    name: ClassVar[str]
+    params: ClassVar[type[StrictModel]]  # the catalog block named `name`
+    per_node: ClassVar[bool]  # once on each node, alone on it (a Job per node in trainer mode)
+    one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
+    collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
+    node_health: ClassVar[bool]  # its logs are judged node by node (NVC800-NVC825)
+    # a run is a pair of nodes: a server on one, its client on the other, started once
+    # the server listens (a TrainJob of two pods in trainer mode; no MPI ranks)
+    pair: ClassVar[bool] = False
+    # cpu (millicores) and memory (bytes) a node's pod requests when NVCRE's own catalog
+    # entry sizes it (not catalog/pods.yaml); None when nvcregen sizes its pods
+    nvcre_pod: ClassVar[tuple[int, int] | None] = None
+    node_container: ClassVar[str | None] = None  # its container on a node, if per node
+    # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
+    # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
+    log_format: ClassVar[str | None] = None
+    pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
+    # whether NVCRE mode can judge it: False for a kind only `collect`'s reading of its log
+    # judges, since NVCRE mode reads its WorkloadRun's outcome and no log (NVC333)
+    nvcre_judged: ClassVar[bool] = True
+    # its script's log opens with a `@@nvcregen-<kind> begin node= pod= start=` line that
+    # binds it to its node and pod (`ingest/dcgm_begin.py`; a foreign log is NVC730)
+    begin_line: ClassVar[bool] = False
+    # the reason a failed node entry gives when a run of this kind failed the node
+    failed_reason: ClassVar[str] = "DiagnosticFailed"
+
+    def block(self, test: KindTest) -> Any:
+        """The test's catalog block of this kind (`params`).
+
+        Raises:
+            ValueError: The test has no such block.
+
+        """
+        found = getattr(test, self.name, None)
+        if isinstance(found, self.params):
+            return found
+        raise ValueError(f"test {test.name} has no {self.name} parameters")
+
+    @abstractmethod
+    def duration_basis(self, test: KindTest) -> str:
+        """What a run's duration follows from, for `catalog list`."""
+
+    @abstractmethod
+    def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
+        """The expected time of one run, or None when the sweep model times it.
+
+        `pod_start` is the catalog's start of a pod running one command on a node.
+        """
+
+    def nvcre_options(self, test: KindTest) -> dict[str, object]:
+        """The kind's own options of an NVCRE Certification category."""
+        return {}
+
+    def model_gap(self, test: KindTest, model: str) -> str | None:
+        """Why the kind cannot judge runs on a GPU model (None: it can, or needs nothing)."""
+        return None
+
+    def timeout_gap(self, test: KindTest, timeout_ms: int) -> str | None:
+        """Why a run given `timeout_ms` cannot do what it is for (None: it can).
+
+        For a kind whose script budgets its own steps inside the outer deadline: a timeout
+        that cuts one short fails every node for the site's configuration, not theirs.
+        """
+        return None
+
+    def needs_hostengine(self, test: KindTest) -> bool:
+        """Whether a run needs the site's DCGM hostengine."""
+        return False
+
+    def node_script(self, test: KindTest, run: NodeRun) -> NodeScript | None:
+        """The script of one run on one node, for a kind that runs per node."""
+        return None
+
+    def node_env(self) -> list[dict[str, Any]]:
+        """The environment that script reads (downward API and the like)."""
+        return []
+
+    def pair_scripts(self, test: KindTest, run: NodeRun) -> PairScripts | None:
+        """The server's and the client's scripts of one run of a pair kind."""
+        return None
+
+
+def begin_env() -> list[dict[str, Any]]:
+    """The node and the pod a script's begin line names, from the downward API (fresh)."""
+    return [
+        {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+    ]

@@ -1,0 +1,1 @@
+"""The RDMA pair kind: RDMA rails between two nodes, a server on one and its client on the other."""

@@ -1,0 +1,94 @@
+"""What `results` asks of a kind that reads its own trainer-mode logs (a part of its package).
+
+A kind whose package holds a `logs` module with a `READER` (`LogReader`) reads each log
+of its runs itself: bound to its node, judged, and returned as the run's `LogRecord`
+(with the notes its run says once: `KindRead`).
+`logruns.py` asks `log_reader_of(kind)` for a kind its own table of formats does not read;
+this layer never imports a kind (`kindapi/registry.py` finds the module by name). A pair
+kind (`TestKind.pair`: a server on one node, its client on another) reads both sides'
+logs of a run together: its `logs.PAIR` (`PairReader`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeGuard, runtime_checkable
+
+from nvcregen.kindapi.registry import part_of
+from nvcregen.plan.model import TestUnit
+from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.runnotes import PortNote
+
+
+@dataclass(frozen=True)
+class KindRead:
+    """What a kind read of one log: the run's record, and notes its run says once."""
+
+    record: LogRecord
+    notes: tuple[PortNote, ...] = ()  # `runnotes.py`: a note of many ports, said once
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side's log of a pair run: its archive path, text, the node the API put its pod on."""
+
+    path: str
+    text: str
+    pod_node: str = ""
+
+
+@runtime_checkable
+class PairReader(Protocol):
+    """A pair kind's reader of a run's two logs, its server's and its client's."""
+
+    def role_of(self, name: str, run: str) -> str:
+        """Which side a log is, by its name: `server` or `client`."""
+        ...
+
+    def sides(
+        self, logs: Sequence[tuple[str, str, Side]], run: str
+    ) -> tuple[Side | None, Side | None, list[str]]:
+        """The client's and the server's log of one run (name, path, side), and problems."""
+        ...
+
+    def read(
+        self, client: Side | None, server: Side | None, base: Mapping[str, Any], unit: TestUnit
+    ) -> dict[str, Any]:
+        """A LogRecord's fields for one round of one pair (one side alone is no evidence)."""
+        ...
+
+
+@runtime_checkable
+class LogReader(Protocol):
+    """A kind's reader of one log of one of its runs."""
+
+    def read(
+        self, text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int
+    ) -> KindRead:
+        """The run's record: `base` (path, run, nodes...) with the kind, status and errors.
+
+        `names_itself`: the run's script prints a begin line naming its node (a log
+        without one is then foreign); `offset`: the line the log starts at in its file.
+        """
+        ...
+
+
+def reads_logs(found: object) -> TypeGuard[LogReader]:
+    """Whether a kind's `logs.READER` is a `LogReader`."""
+    return isinstance(found, LogReader)
+
+
+def log_reader_of(kind: str) -> LogReader | None:
+    """The log reader of a registered kind, None when its package holds none."""
+    return part_of(kind, "logs", "READER", reads_logs)
+
+
+def reads_pairs(found: object) -> TypeGuard[PairReader]:
+    """Whether a kind's `logs.PAIR` is a `PairReader`."""
+    return isinstance(found, PairReader)
+
+
+def pair_reader_of(kind: str) -> PairReader | None:
+    """The pair reader of a registered pair kind, None when its package holds none."""
+    return part_of(kind, "logs", "PAIR", reads_pairs)
