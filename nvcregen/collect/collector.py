@@ -51,7 +51,7 @@ from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.results.archive import (
     Archive,

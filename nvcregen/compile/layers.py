@@ -26,7 +26,7 @@ from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolved import Plan
 from nvcregen.spec.positions import Document

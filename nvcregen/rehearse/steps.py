@@ -23,8 +23,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcregen.compile.gitops.health.checks import ARGOCD_KEY_PREFIX, argocd_health_keys
-from nvcregen.engines.protocol import GitOpsEngine
-from nvcregen.engines.registry import ARGOCD, FLUX
+from nvcregen.engineapi.protocol import GitOpsEngine
+from nvcregen.engineapi.registry import GITOPS
 from nvcregen.replay.argocd import applications
 from nvcregen.replay.flux import kustomizations
 from nvcregen.replay.gating import under, wave_of
@@ -116,9 +116,9 @@ def read_order(
     apps = applications(objects, root)
     health = installed_health() if checks_elsewhere else argocd_health(objects)
     if apps:
-        return _argocd(objects, apps, health)
+        return _argocd(objects, apps, health, _engine(kustomizations=False))
     whole = [(TreeObject("", "", {"metadata": {"name": "waves"}}), "", True)]
-    return _argocd(objects, whole, health, gitops=None)
+    return _argocd(objects, whole, health, None)
 
 
 def installed_health() -> dict[str, str]:
@@ -154,7 +154,7 @@ def _argocd(
     objects: Sequence[TreeObject],
     apps: Sequence[tuple[TreeObject, str, bool]],
     health: Mapping[str, str],
-    gitops: GitOpsEngine | None = ARGOCD,
+    gitops: GitOpsEngine | None,
 ) -> Order:
     steps: list[ApplyStep] = []
     skipped: list[tuple[str, str]] = []
@@ -195,7 +195,12 @@ def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]
         runs = tuple(o.path for o in kept if is_run(o))
         label = f"Kustomization {unit.name}"
         steps.append(ApplyStep(_key(unit), label, unit, tuple(kept), runs, waits))
-    return Order(FLUX, tuple(steps), tuple(skipped))
+    return Order(_engine(kustomizations=True), tuple(steps), tuple(skipped))
+
+
+def _engine(*, kustomizations: bool) -> GitOpsEngine:
+    """The registered GitOps engine that applies Kustomizations, or the one that does not."""
+    return next(e for e in GITOPS.values() if e.kustomizations is kustomizations)
 
 
 def _key(item: TreeObject) -> str:

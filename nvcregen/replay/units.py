@@ -26,8 +26,8 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.engines import EngineFacts
 from nvcregen.core import codes
-from nvcregen.engines.protocol import GitOpsEngine
-from nvcregen.engines.registry import ARGOCD, FLUX
+from nvcregen.engineapi.protocol import GitOpsEngine
+from nvcregen.engineapi.registry import GITOPS
 from nvcregen.replay.argocd import applications
 from nvcregen.replay.flux import kustomizations
 from nvcregen.replay.gating import under
@@ -77,14 +77,19 @@ def gitops_units(objects: Sequence[TreeObject], root: str, facts: EngineFacts) -
     """
     folders = _folders(objects, facts)
     found = [
-        _unit(FLUX, owner, base, True, folders, facts)
+        _unit(_engine(kustomizations=True), owner, base, True, folders, facts)
         for owner, base in kustomizations(objects, root)
     ]
     found += [
-        _unit(ARGOCD, owner, base, recurse, folders, facts)
+        _unit(_engine(kustomizations=False), owner, base, recurse, folders, facts)
         for owner, base, recurse in applications(objects, root)
     ]
     return found
+
+
+def _engine(*, kustomizations: bool) -> GitOpsEngine:
+    """The registered GitOps engine that applies Kustomizations, or the one that does not."""
+    return next(e for e in GITOPS.values() if e.kustomizations is kustomizations)
 
 
 def _folders(objects: Iterable[TreeObject], facts: EngineFacts) -> dict[str, _Folder]:

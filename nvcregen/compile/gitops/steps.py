@@ -36,7 +36,7 @@ from nvcregen.compile.queue.prebuilt import uses_prebuilt
 from nvcregen.core import units
 from nvcregen.core.labels import TEST as TEST_LABEL
 from nvcregen.core.manifest import Manifest, Obj, content_hash
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.kinds.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
 from nvcregen.core.manifest import Obj
-from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engineapi.protocol import GitOpsEngine
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
 FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"

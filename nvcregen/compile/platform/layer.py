@@ -22,7 +22,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.labels import REQUIRES
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site

@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from nvcregen.catalog.engines import engine_facts
-from nvcregen.engines.registry import (
-    ARGOCD,
+from nvcregen.engineapi.registry import (
     DEFAULT_GITOPS,
     DEFAULT_READINESS,
-    FLUX,
     gitops_engine,
     readiness_engine,
 )
 from nvcregen.spec.v1alpha1 import GitOps, Readiness
+
+ARGOCD = gitops_engine("argocd")
+FLUX = gitops_engine("flux")
 
 
 def test_argo_cd_writes_a_status_entry_per_resource_flux_its_inventory() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvcregen.engines.protocol import ReadinessEngine
+from nvcregen.engineapi.protocol import ReadinessEngine
 
 
 class Nvcre(ReadinessEngine):
@@ -16,3 +16,6 @@ class Nvcre(ReadinessEngine):
     attaches_pod_network = False
     gang_scheduler = True
     diagnose_groups = True
+
+
+ENGINE = Nvcre()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvcregen.engines.protocol import ReadinessEngine
+from nvcregen.engineapi.protocol import ReadinessEngine
 
 
 class Trainer(ReadinessEngine):
@@ -16,3 +16,6 @@ class Trainer(ReadinessEngine):
     attaches_pod_network = True
     gang_scheduler = False
     diagnose_groups = False
+
+
+ENGINE = Trainer()
