@@ -2,12 +2,14 @@
 
 What the tree holds decides it, never one object per test, node or round:
 
-- **Argo CD**: the tree's Applications reading the site's folder (`replay/argocd.py`),
-  in the order the parent applies them (their own sync wave, then name); each
-  Application's objects wave by wave (`argocd.argoproj.io/sync-wave`), a step per wave.
-- **Flux**: the tree's Kustomizations reading the site's folder (`replay/flux.py`, an
-  ExternalArtifact's folder included), in `dependsOn` order (ties by name); a file under
-  several is applied by the one with the fewest dependencies, as the replay takes it.
+- **Argo CD**: the tree's Applications reading the site's folder (its replay model,
+  `engines/gitops/argocd/`), in the order the parent applies them (their own sync wave,
+  then name); each Application's objects wave by wave (`argocd.argoproj.io/sync-wave`), a
+  step per wave.
+- **Flux**: the tree's Kustomizations reading the site's folder (its replay model,
+  `engines/gitops/flux/`, an ExternalArtifact's folder included), in `dependsOn` order
+  (ties by name); a file under several is applied by the one with the fewest
+  dependencies, as the replay takes it.
 - **No GitOps objects**: the whole tree wave by wave.
 
 Each step keeps only what the twin can take without images or charts (`skip_reason`):
@@ -24,10 +26,8 @@ from dataclasses import dataclass, field
 
 from nvcregen.compile.gitops.health.checks import ARGOCD_KEY_PREFIX, argocd_health_keys
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engineapi.registry import GITOPS
-from nvcregen.replay.argocd import applications
-from nvcregen.replay.flux import kustomizations
 from nvcregen.replay.gating import under, wave_of
+from nvcregen.replay.gitopsmodel import read_units
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 
@@ -110,13 +110,12 @@ def read_order(
     (`gitops.healthChecks: existing`, the replay's `external_health_checks`); the
     rehearsal then runs nvcregen's own, as the replay takes every kind to be checked.
     """
-    found = kustomizations(objects, root)
-    if found:
-        return _flux(objects, found)
-    apps = applications(objects, root)
+    found = read_units(objects, root)
+    if found and found[0].kustomizations:
+        return _flux(objects, found[0], [(unit, base) for unit, base, _ in found[2]])
     health = installed_health() if checks_elsewhere else argocd_health(objects)
-    if apps:
-        return _argocd(objects, apps, health, _engine(kustomizations=False))
+    if found:
+        return _argocd(objects, found[2], health, found[0])
     whole = [(TreeObject("", "", {"metadata": {"name": "waves"}}), "", True)]
     return _argocd(objects, whole, health, None)
 
@@ -176,7 +175,9 @@ def _argocd(
     return Order(gitops, tuple(steps), tuple(skipped), dict(health))
 
 
-def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]) -> Order:
+def _flux(
+    objects: Sequence[TreeObject], engine: GitOpsEngine, found: Sequence[tuple[TreeObject, str]]
+) -> Order:
     after = {_key(k): tuple(_depends(k)) for k, _ in found}
     depth = {key: len(_ancestors(key, after, set())) for key in after}
     owner: dict[str, TreeObject] = {}
@@ -195,12 +196,7 @@ def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]
         runs = tuple(o.path for o in kept if is_run(o))
         label = f"Kustomization {unit.name}"
         steps.append(ApplyStep(_key(unit), label, unit, tuple(kept), runs, waits))
-    return Order(_engine(kustomizations=True), tuple(steps), tuple(skipped))
-
-
-def _engine(*, kustomizations: bool) -> GitOpsEngine:
-    """The registered GitOps engine that applies Kustomizations, or the one that does not."""
-    return next(e for e in GITOPS.values() if e.kustomizations is kustomizations)
+    return Order(engine, tuple(steps), tuple(skipped))
 
 
 def _key(item: TreeObject) -> str:
