@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.engines import engine_facts
 from nvcregen.plan.facts import PlanFacts
-from nvcregen.replay.argocd import waves_only
 from nvcregen.replay.checks import judge
 from nvcregen.replay.context import Context, Key
 from nvcregen.replay.gating import Gating, Step
-from nvcregen.replay.gitopsmodel import read_units
+from nvcregen.replay.gitopsmodel import bare_gating, read_units
 from nvcregen.replay.kueue import Admission, Queues, admit, read_queues
 from nvcregen.replay.model import Problem, Run, TreeObject
 from nvcregen.replay.placement import Cluster
@@ -101,7 +100,7 @@ def read_gating(objects: Sequence[TreeObject], runs: Sequence[Run], facts: PlanF
         _, model, held = found
         gating = model.gating(objects, runs, held, facts)
     else:
-        return waves_only(objects, runs)
+        return bare_gating(objects, runs)
     loose = [r for r in runs if r.source.path not in gating.step_of]
     if not loose:
         return gating
