@@ -34,6 +34,7 @@ from nvcregen.collect.client import (
     unserved,
 )
 from nvcregen.collect.completeness import missing_objects
+from nvcregen.collect.engineparts import own_collector
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodedrift import drift_notes, saved_drift_notes
 from nvcregen.collect.nodelogs import saved_node_health_logs
@@ -47,7 +48,6 @@ from nvcregen.collect.requests import (
 )
 from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
-from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
@@ -96,8 +96,9 @@ def collect(options: CollectOptions) -> CollectOutcome:
     loaded = load_site_file(options.root, options.site)
     # the live nodes against the site's inventory (saved nodes: once the folder is read)
     drift = drift_notes(loaded, options, lambda: _connect(options))
-    if readiness_of(loaded.plan.site).writes_runs:  # results are pod logs, not NVCRE's
-        found = collect_trainer(loaded, options, key)
+    own = own_collector(readiness_of(loaded.plan.site))
+    if own is not None:  # results the engine collects itself (trainer mode: pod logs)
+        found = own.collect(loaded, options, key)
         return replace(found, notes=found.notes + drift)
     if options.period is not None:
         raise CollectError("--period: NVCRE mode has no periodic runs (readiness.periodic)")
