@@ -34,11 +34,10 @@ from nvcregen.collect.client import (
     unserved,
 )
 from nvcregen.collect.completeness import missing_objects
-from nvcregen.collect.engineparts import own_collector
+from nvcregen.collect.engineparts import node_logs, own_collector
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodedrift import drift_notes, saved_drift_notes
 from nvcregen.collect.nodelogs import saved_node_health_logs
-from nvcregen.collect.nvcrelogs import read_nvcre_node_health_logs, runs_created
 from nvcregen.collect.requests import (
     export_requests,
     owner_requests,
@@ -192,17 +191,21 @@ def _connect(options: CollectOptions) -> Cluster:
 def _cluster_node_health_logs(
     loaded: LoadedSite, cluster: Cluster, objects: SiteObjects, options: CollectOptions
 ) -> tuple[list[RunLog], list[str]]:
-    """NVCRE mode's node-health logs, read from the pods of the TrainJobs NVCRE made.
+    """NVCRE mode's node-health logs, read by its engine from the pods of the runs it made.
 
-    Only in the namespaces of the site's own Workflows, and only TrainJobs made since the
-    site's WorkloadRun of their test was: a reclaim leaves earlier runs' TrainJobs behind.
+    Only in the namespaces of the site's own Workflows, and only runs made since the
+    site's WorkloadRun of their test was: a reclaim leaves earlier runs behind. None for
+    an engine that makes no node-health runs of its own.
     """
     site = loaded.plan.site
+    reader = node_logs(readiness_of(site))
+    if reader is None:
+        return [], []
     tests = {u.test.name for u in loaded.plan.units if kind_of(u.test).node_health}
     namespaces = site_namespaces(site, objects.workflows)
-    since = runs_created(site, objects.owners, tests)
+    since = reader.runs_created(site, objects.owners, tests)
     try:
-        return read_nvcre_node_health_logs(site, since, namespaces, cluster, options)
+        return reader.read(site, since, namespaces, cluster, options)
     except ApiCallError as exc:
         raise CollectError(
             f"could not read the node-health logs completely, nothing archived: {exc}"

@@ -129,7 +129,8 @@ def collector_rbac(site: Site) -> list[Manifest]:
     namespace_rules = [
         {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": READ},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
-        # trainer mode's runs, and the TrainJobs NVCRE makes (node-health logs: nvcrelogs.py)
+        # trainer mode's runs, and the TrainJobs NVCRE makes (node-health logs:
+        # engines/readiness/nvcre/collect.py)
         {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
     ]
     if readiness_of(site).writes_runs:  # the DCGM and node-health runs are Jobs

@@ -3,8 +3,19 @@ collects its pod logs itself, NVCRE's results are its objects."""
 
 from __future__ import annotations
 
-from nvcregen.collect.engineparts import is_own_collector, own_collector
+from pathlib import Path
+from typing import cast
+
+import pytest
+
+from nvcregen.cluster.client import Cluster
+from nvcregen.collect import collector
+from nvcregen.collect.engineparts import is_node_logs, is_own_collector, node_logs, own_collector
+from nvcregen.collect.model import CollectOptions
 from nvcregen.engineapi.registry import READINESS
+from nvcregen.results.select import SiteObjects
+
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_trainer_mode_collects_itself_and_nvcre_mode_leaves_it_to_collect() -> None:
@@ -23,3 +34,21 @@ def test_only_an_object_with_a_collect_method_is_a_collector() -> None:
 
     assert is_own_collector(Collects())
     assert not is_own_collector(object())
+
+
+def test_nvcre_reads_the_node_health_logs_of_the_runs_it_makes_trainer_mode_none() -> None:
+    readers = {name: node_logs(engine) for name, engine in READINESS.items()}
+    assert readers["trainer"] is None
+    found = readers["nvcre"]
+    assert found is not None and is_node_logs(found)
+    assert type(found).__module__ == "nvcregen.engines.readiness.nvcre.collect"
+    assert not is_node_logs(object())
+
+
+def test_an_engine_without_node_health_runs_reads_no_log(monkeypatch: pytest.MonkeyPatch) -> None:
+    loaded = collector.load_site_file(ROOT, "h20-3e-lab")
+    monkeypatch.setattr(collector, "node_logs", lambda _: None)
+    unused = cast("Cluster", None)  # never reached: nothing is read
+    options = CollectOptions("h20-3e-lab", root=ROOT)
+    found = collector._cluster_node_health_logs(loaded, unused, SiteObjects(), options)
+    assert found == ([], [])

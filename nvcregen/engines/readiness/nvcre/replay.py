@@ -1,4 +1,4 @@
-"""Certifications and WorkloadRuns expanded as NVCRE 0.7.0 runs them (pure).
+"""Certifications and WorkloadRuns expanded as NVCRE 0.7.0 runs them: its replay (pure).
 
 A Certification runs one Workflow per category, one after another; a WorkloadRun one
 Workflow. A Workflow splits the nodes its target matches (sorted by name) into groups of
@@ -22,6 +22,7 @@ from nvcregen.plan.facts import GPU, Node, PlanFacts
 from nvcregen.replay.model import Admitter, Batch, PodSet, Problem, Run, TreeObject, Workload
 from nvcregen.replay.selectors import Constraint, target_constraint
 
+NVCRE_GROUP = "nvcre.nvidia.com"
 LAUNCHER = {"cpu": 2000, "memory": 2**30}
 DEFAULT_TIMEOUT_MS = 3_600_000  # timeoutPerJob's default, "1h"
 NEVER_RUNS = codes.NVC670.code
@@ -165,3 +166,17 @@ def _timeout(value: Any) -> int:
 
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class NvcreRuns:
+    """NVCRE's objects as the replay expands them (`replay.runmodels.RunModel`)."""
+
+    run_kinds = frozenset({(NVCRE_GROUP, "Certification"), (NVCRE_GROUP, "WorkloadRun")})
+    queue_pointer = "/spec/workloadMetadata"  # its labels reach the TrainJobs NVCRE makes
+
+    def run(self, item: TreeObject, facts: PlanFacts, stage: str) -> Run:
+        """A Certification or a WorkloadRun, expanded into the batches NVCRE runs."""
+        return nvcre_run(item, facts, stage)
+
+
+RUNS = NvcreRuns()
