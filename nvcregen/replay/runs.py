@@ -11,26 +11,39 @@ WorkloadRuns) are expanded by its run model (`runmodels.py`).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, get_args
 
 from nvcregen.core import labels
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
+from nvcregen.engineapi.registry import READINESS
 from nvcregen.plan.facts import PlanFacts, Timing
+from nvcregen.plan.model import Mode
 from nvcregen.replay.model import Admitter, Batch, PodSet, Run, TreeObject, Workload
 from nvcregen.replay.runmodels import run_models
 from nvcregen.replay.selectors import Constraint, add, pod_constraint, requests_of
 
-TRAINER = "trainer.kubeflow.org"
-WRITTEN_KINDS = frozenset({("batch", "Job"), (TRAINER, "TrainJob")})  # nvcregen's own runs
 _RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
 _SECOND_MS = 1000
+
+
+@functools.cache
+def written_kinds() -> frozenset[tuple[str, str]]:
+    """The (group, kind) of the runs nvcregen writes itself: each engine's that writes them."""
+    return frozenset(
+        engine.run_object(mode, gang)
+        for engine in READINESS.values()
+        if engine.writes_runs
+        for mode in get_args(Mode)
+        for gang in (False, True)
+    )
 
 
 def is_run(item: TreeObject) -> bool:
     """Whether an object is a run (a kind readiness steps wait for)."""
     kind = (item.group, item.kind)
-    return kind in WRITTEN_KINDS or kind in run_models()
+    return kind in written_kinds() or kind in run_models()
 
 
 def read_runs(objects: Iterable[TreeObject], facts: PlanFacts) -> list[Run]:
@@ -43,7 +56,7 @@ def read_runs(objects: Iterable[TreeObject], facts: PlanFacts) -> list[Run]:
         model = models.get((item.group, item.kind))
         if model is not None:
             runs.append(model.run(item, facts, stage_of(item)))
-        elif (item.group, item.kind) not in WRITTEN_KINDS:
+        elif (item.group, item.kind) not in written_kinds():
             continue
         elif item.kind == "Job":
             runs.append(_single(item, _job_podsets(item), facts))

@@ -3,10 +3,11 @@ item 3): NVCRE's Certifications and WorkloadRuns, from NVCRE's package."""
 
 from __future__ import annotations
 
+from nvcregen.engineapi.registry import READINESS
 from nvcregen.replay.context import queue_pointer
 from nvcregen.replay.model import Run, TreeObject
 from nvcregen.replay.runmodels import is_run_model, run_models
-from nvcregen.replay.runs import is_run
+from nvcregen.replay.runs import is_run, written_kinds
 
 
 def _object(api: str, kind: str) -> TreeObject:
@@ -39,3 +40,10 @@ def test_a_run_names_its_queue_where_its_engine_puts_its_labels() -> None:
     job = Run(_object("batch/v1", "Job"), "01-a", "t", None, ())
     assert queue_pointer(nvcre) == "/spec/workloadMetadata"
     assert queue_pointer(job) == "/metadata/labels"
+
+
+def test_the_runs_nvcregen_writes_are_those_of_the_engine_that_writes_them() -> None:
+    assert written_kinds() == {("batch", "Job"), ("trainer.kubeflow.org", "TrainJob")}
+    nvcre = READINESS["nvcre"]
+    objects = {nvcre.run_object(mode, False) for mode in ("category", "workloadrun")}
+    assert set(run_models()) == objects  # the replay expands what the steps wait on

@@ -18,11 +18,11 @@ from typing import Any
 
 from nvcregen.core import codes, units
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
+from nvcregen.engines.readiness.nvcre.engine import RUN_OBJECTS
 from nvcregen.plan.facts import GPU, Node, PlanFacts
 from nvcregen.replay.model import Admitter, Batch, PodSet, Problem, Run, TreeObject, Workload
 from nvcregen.replay.selectors import Constraint, target_constraint
 
-NVCRE_GROUP = "nvcre.nvidia.com"
 LAUNCHER = {"cpu": 2000, "memory": 2**30}
 DEFAULT_TIMEOUT_MS = 3_600_000  # timeoutPerJob's default, "1h"
 NEVER_RUNS = codes.NVC670.code
@@ -171,7 +171,7 @@ def _int(value: Any, default: int) -> int:
 class NvcreRuns:
     """NVCRE's objects as the replay expands them (`replay.runmodels.RunModel`)."""
 
-    run_kinds = frozenset({(NVCRE_GROUP, "Certification"), (NVCRE_GROUP, "WorkloadRun")})
+    run_kinds = frozenset(RUN_OBJECTS.values())
     queue_pointer = "/spec/workloadMetadata"  # its labels reach the TrainJobs NVCRE makes
 
     def run(self, item: TreeObject, facts: PlanFacts, stage: str) -> Run:

@@ -17,5 +17,9 @@ class Trainer(ReadinessEngine):
     gang_scheduler = False
     diagnose_groups = False
 
+    def run_object(self, mode: str, gang: bool) -> tuple[str, str]:
+        """A TrainJob when the pods start together (JobSet gangs them), else a Job."""
+        return ("trainer.kubeflow.org", "TrainJob") if gang else ("batch", "Job")
+
 
 ENGINE = Trainer()
