@@ -41,40 +41,64 @@ E = TypeVar("E", GitOpsEngine, ReadinessEngine)
 T = TypeVar("T")
 
 
-def _load(modules: tuple[str, ...], family: type[E]) -> dict[str, tuple[E, str]]:
-    """Each engine of a family by name, with its package.
+def _defined(path: str) -> object:
+    """The `ENGINE` a registered module defines (its family checked by the caller)."""
+    return getattr(importlib.import_module(path), "ENGINE", None)
+
+
+def _add(found: dict[str, tuple[E, str]], engine: E, path: str) -> None:
+    """Register one engine by its name, with its package.
 
     Raises:
-        TypeError: A registered module defines no engine of the family as `ENGINE`.
-        ValueError: Two modules register one name.
+        ValueError: Another module registered that name.
 
     """
-    found: dict[str, tuple[E, str]] = {}
-    for path in modules:
-        engine = getattr(importlib.import_module(path), "ENGINE", None)
-        if not isinstance(engine, family):
-            raise TypeError(f"{path} defines no {family.__name__} as ENGINE")
-        if engine.name in found:
-            raise ValueError(f"engine {engine.name!r} is registered twice ({path})")
-        found[engine.name] = (engine, path.rpartition(".")[0])
-    return found
+    if engine.name in found:
+        raise ValueError(f"engine {engine.name!r} is registered twice ({path})")
+    found[engine.name] = (engine, path.rpartition(".")[0])
 
 
 @functools.cache
 def _gitops() -> dict[str, tuple[GitOpsEngine, str]]:
-    return _load(GITOPS_MODULES, GitOpsEngine)
+    """Each GitOps engine by name, with its package; imported once, on first use.
+
+    Raises:
+        TypeError: A registered module defines no `GitOpsEngine` as `ENGINE`.
+        ValueError: Two modules register one name.
+
+    """
+    found: dict[str, tuple[GitOpsEngine, str]] = {}
+    for path in GITOPS_MODULES:
+        engine = _defined(path)
+        if not isinstance(engine, GitOpsEngine):
+            raise TypeError(f"{path} defines no GitOpsEngine as ENGINE")
+        _add(found, engine, path)
+    return found
 
 
 @functools.cache
 def _readiness() -> dict[str, tuple[ReadinessEngine, str]]:
-    return _load(READINESS_MODULES, ReadinessEngine)
+    """Each readiness engine by name, with its package; imported once, on first use.
+
+    Raises:
+        TypeError: A registered module defines no `ReadinessEngine` as `ENGINE`.
+        ValueError: Two modules register one name.
+
+    """
+    found: dict[str, tuple[ReadinessEngine, str]] = {}
+    for path in READINESS_MODULES:
+        engine = _defined(path)
+        if not isinstance(engine, ReadinessEngine):
+            raise TypeError(f"{path} defines no ReadinessEngine as ENGINE")
+        _add(found, engine, path)
+    return found
 
 
 class _Engines(Mapping[str, E], Generic[E]):
     """Every registered engine of a family by its name, loaded the first time it is read."""
 
     def __init__(self, loaded: Callable[[], dict[str, tuple[E, str]]]) -> None:
-        self._loaded = loaded
+        self._loaded: Callable[[], dict[str, tuple[E, str]]] = loaded
 
     def __getitem__(self, name: str) -> E:
         return self._loaded()[name][0]

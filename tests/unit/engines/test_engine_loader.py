@@ -59,8 +59,10 @@ def fake_engines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Pa
     """An empty root for engine packages on sys.path; the registry's caches emptied around it."""
     monkeypatch.syspath_prepend(str(tmp_path))
     registry._gitops.cache_clear()
+    registry._readiness.cache_clear()
     yield tmp_path
     registry._gitops.cache_clear()
+    registry._readiness.cache_clear()
     for name in [m for m in sys.modules if m == "fakeengines" or m.startswith("fakeengines.")]:
         del sys.modules[name]
 
@@ -92,6 +94,15 @@ def test_a_module_without_an_engine_or_a_name_twice_is_a_bug_named(
     monkeypatch.setattr(registry, "GITOPS_MODULES", both)
     with pytest.raises(ValueError, match=r"'same' is registered twice \(fakeengines.gamma"):
         list(registry.GITOPS)
+
+
+def test_a_gitops_engine_registered_as_a_readiness_engine_is_named(
+    fake_engines: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _package(fake_engines, "alpha", "alpha")
+    monkeypatch.setattr(registry, "READINESS_MODULES", ("fakeengines.alpha.engine",))
+    with pytest.raises(TypeError, match=r"fakeengines\.alpha\.engine defines no ReadinessEngine"):
+        list(registry.READINESS)
 
 
 def test_a_part_is_the_engines_own_module_checked_by_the_layers_protocol(

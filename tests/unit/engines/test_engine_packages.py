@@ -64,11 +64,13 @@ def engine_imports(source: str) -> list[str]:
     """Each import of an engine's package in a module's source, as `line: module`."""
     found = []
     for node in ast.walk(ast.parse(source)):
-        names = []
-        if isinstance(node, ast.ImportFrom) and node.module:
-            names = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
+        if isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            names = [module, *(f"{module}.{a.name}" for a in node.names)]
         elif isinstance(node, ast.Import):
             names = [a.name for a in node.names]
+        else:
+            continue
         hits = [n for n in names if n == "nvcregen.engines" or n.startswith("nvcregen.engines.")]
         if hits:
             found.append(f"{node.lineno}: {hits[0]}")
