@@ -4,8 +4,10 @@ No module outside `nvcregen/engines/` imports an engine's package (the layers fi
 engine through `engineapi.registry` and ask for its parts through their own protocols),
 and the layers that held the engines' models name none of an engine's objects in their
 logic: the replay (`nvcregen/replay/`) neither a GitOps engine's units (an Application,
-a Kustomization, their API groups) nor the objects NVCRE expands into runs, and
-`nvcregen/collect/` no GitOps unit. Messages and docstrings may still name them.
+a Kustomization, their API groups) nor the objects NVCRE expands into runs,
+`nvcregen/collect/` no GitOps unit, and `nvcregen/compile/platform/` neither a unit nor
+the objects a GitOps engine installs a chart with (a HelmRelease and its OCIRepository).
+Messages and docstrings may still name them.
 """
 
 from __future__ import annotations
@@ -22,6 +24,10 @@ ENGINES = PACKAGE / "engines"
 # the API groups of the GitOps engines' own objects (their units and sources)
 GITOPS_GROUPS = frozenset(
     {"argoproj.io", "kustomize.toolkit.fluxcd.io", "source.extensions.fluxcd.io"}
+)
+# what Flux installs a chart by reference with (`engines/gitops/flux/chartref.py`)
+CHART_NAMES = frozenset(
+    {"HelmRelease", "OCIRepository", "helm.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"}
 )
 # the modules the engines' models and collectors moved out of
 MOVED = (
@@ -110,10 +116,11 @@ def test_no_module_outside_the_engines_imports_an_engines_package() -> None:
     )
 
 
-def test_the_replay_and_collect_name_no_engines_objects_in_their_logic() -> None:
+def test_the_replay_collect_and_platform_name_no_engines_objects_in_their_logic() -> None:
     layers = {
         PACKAGE / "replay": gitops_names() | expanded_names(),
         PACKAGE / "collect": gitops_names(),
+        PACKAGE / "compile" / "platform": gitops_names() | CHART_NAMES,
     }
     found = {
         path.relative_to(ROOT).as_posix(): hits
@@ -135,6 +142,8 @@ def test_the_moved_modules_are_gone_and_each_engine_holds_its_parts() -> None:
         "readiness/nvcre/replay.py",
         "readiness/nvcre/collect.py",
         "readiness/trainer/collect.py",
+        "gitops/argocd/chartref.py",
+        "gitops/flux/chartref.py",
     ):
         assert part in held, part
 
