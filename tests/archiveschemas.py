@@ -1,11 +1,11 @@
 """Every archive a test collects fits the published schema (schemas/archive.v1alpha1.json).
 
 A pytest plugin (`conftest.py` names it): while each test runs, `collect`'s two engines
-(`collect/collector.py`, `collect/trainer.py`) build their archives through a wrapper
-that keeps the JSON files; when the test ends, each is validated against its definition
-in the shipped schema, and a file that does not fit fails the test. Archives a test
-builds by hand (`build_archive` called with texts of its own) are not collect's and are
-not checked here.
+(`collect/collector.py`, trainer mode's `engines/readiness/trainer/collect.py`) build
+their archives through a wrapper that keeps the JSON files; when the test ends, each is
+validated against its definition in the shipped schema, and a file that does not fit
+fails the test. Archives a test builds by hand (`build_archive` called with texts of its
+own) are not collect's and are not checked here.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 SHIPPED = Path(__file__).resolve().parent.parent / "schemas" / "archive.v1alpha1.json"
-ENGINES = ("nvcregen.collect.collector", "nvcregen.collect.trainer")
+ENGINES = ("nvcregen.collect.collector", "nvcregen.engines.readiness.trainer.collect")
 
 
 @cache

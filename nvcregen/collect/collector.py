@@ -34,10 +34,10 @@ from nvcregen.collect.client import (
     unserved,
 )
 from nvcregen.collect.completeness import missing_objects
+from nvcregen.collect.engineparts import node_logs, own_collector
 from nvcregen.collect.model import CollectError, CollectOptions, CollectOutcome, LoadedSite
 from nvcregen.collect.nodedrift import drift_notes, saved_drift_notes
 from nvcregen.collect.nodelogs import saved_node_health_logs
-from nvcregen.collect.nvcrelogs import read_nvcre_node_health_logs, runs_created
 from nvcregen.collect.requests import (
     export_requests,
     owner_requests,
@@ -47,11 +47,10 @@ from nvcregen.collect.requests import (
 )
 from nvcregen.collect.signing import sign_archive, signature_note, signing_key
 from nvcregen.collect.source import SourceError, read_folder
-from nvcregen.collect.trainer import collect_trainer
 from nvcregen.core import codes
 from nvcregen.core.atomicfile import FileWriteError
 from nvcregen.core.errors import NvcregenError
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.results.archive import (
     Archive,
@@ -96,8 +95,9 @@ def collect(options: CollectOptions) -> CollectOutcome:
     loaded = load_site_file(options.root, options.site)
     # the live nodes against the site's inventory (saved nodes: once the folder is read)
     drift = drift_notes(loaded, options, lambda: _connect(options))
-    if readiness_of(loaded.plan.site).writes_runs:  # results are pod logs, not NVCRE's
-        found = collect_trainer(loaded, options, key)
+    own = own_collector(readiness_of(loaded.plan.site))
+    if own is not None:  # results the engine collects itself (trainer mode: pod logs)
+        found = own.collect(loaded, options, key)
         return replace(found, notes=found.notes + drift)
     if options.period is not None:
         raise CollectError("--period: NVCRE mode has no periodic runs (readiness.periodic)")
@@ -191,17 +191,21 @@ def _connect(options: CollectOptions) -> Cluster:
 def _cluster_node_health_logs(
     loaded: LoadedSite, cluster: Cluster, objects: SiteObjects, options: CollectOptions
 ) -> tuple[list[RunLog], list[str]]:
-    """NVCRE mode's node-health logs, read from the pods of the TrainJobs NVCRE made.
+    """NVCRE mode's node-health logs, read by its engine from the pods of the runs it made.
 
-    Only in the namespaces of the site's own Workflows, and only TrainJobs made since the
-    site's WorkloadRun of their test was: a reclaim leaves earlier runs' TrainJobs behind.
+    Only in the namespaces of the site's own Workflows, and only runs made since the
+    site's WorkloadRun of their test was: a reclaim leaves earlier runs behind. None for
+    an engine that makes no node-health runs of its own.
     """
     site = loaded.plan.site
+    reader = node_logs(readiness_of(site))
+    if reader is None:
+        return [], []
     tests = {u.test.name for u in loaded.plan.units if kind_of(u.test).node_health}
     namespaces = site_namespaces(site, objects.workflows)
-    since = runs_created(site, objects.owners, tests)
+    since = reader.runs_created(site, objects.owners, tests)
     try:
-        return read_nvcre_node_health_logs(site, since, namespaces, cluster, options)
+        return reader.read(site, since, namespaces, cluster, options)
     except ApiCallError as exc:
         raise CollectError(
             f"could not read the node-health logs completely, nothing archived: {exc}"

@@ -1,9 +1,10 @@
 """NVCRE mode's saved node-health logs: `--from DIR/logs/<namespace>/<name>.log`.
 
-The same layout as trainer mode's saved logs (`collect/trainer.py`); only logs holding a
-node-health begin marker are read, every name checked before it becomes an archive path.
+The same layout as trainer mode's saved logs (`engines/readiness/trainer/collect.py`);
+only logs holding a node-health begin marker are read, every name checked before it
+becomes an archive path.
 From a cluster, `collect --context` reads them from the pods of NVCRE's TrainJobs
-(`collect/nvcrelogs.py`).
+(`engines/readiness/nvcre/collect.py`).
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import click
 from nvcregen.commands.common import FORMATS
 from nvcregen.commands.completion import complete_catalog_names, complete_models
 from nvcregen.core.errors import ExitCode
-from nvcregen.engines.names import DEFAULT_GITOPS_NAME, GITOPS_NAMES
+from nvcregen.engineapi.names import DEFAULT_GITOPS_NAME, GITOPS_NAMES
 
 
 @click.command()

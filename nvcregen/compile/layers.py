@@ -7,6 +7,7 @@ from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
 from nvcregen.compile.gitops.chain import argocd_health_config, chain_readiness
+from nvcregen.compile.gitops.common import LAYERS
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.gitops.steps import gate_readiness, place_runs, plan_steps
 from nvcregen.compile.gitops.timing import timed_steps
@@ -26,16 +27,12 @@ from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolved import Plan
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.admission import workflow_namespace_gap
-
-# The layers GitOps applies. "preview" (NVCRE mode: what NVCRE will create, for review)
-# is written to out/<site>/preview/ but is deliberately not one of them.
-LAYER_ORDER = ("crds", "platform", "queues", "monitoring", "readiness", "periodic")
 
 
 def check_layers(
@@ -67,7 +64,7 @@ def check_layers(
 
 
 def site_manifests(plan: Plan, root: Path) -> list[Manifest]:
-    """Build every layer of a plan; the GitOps layer applies the others in `LAYER_ORDER`.
+    """Build every layer of a plan; the GitOps layer applies the others in `LAYERS`.
 
     Readiness runs are applied stage by stage (trainer mode: round by round), each step
     only after the one before it passed (`nvcregen.compile.gitops.steps`).
@@ -100,7 +97,7 @@ def site_manifests(plan: Plan, root: Path) -> list[Manifest]:
     if gitops_of(site).health_config and site.spec.gitops.health_checks == "install":
         manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need
-    present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in manifests)]
+    present = [layer for layer in LAYERS if any(m.component == layer for m in manifests)]
     gitops = gitops_manifests(site, present, manifests, plan.catalog.charts)
     return manifests + chain_readiness(site, gitops, steps)
 

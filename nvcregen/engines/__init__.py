@@ -1,7 +1,7 @@
-"""Readiness and GitOps engines as plug-ins: one package an engine, a protocol, a registry.
+"""Each readiness and GitOps engine as one package, above every layer it implements.
 
-A readiness engine (`readiness/nvcre/`, `readiness/trainer/`: `spec.readiness.engine`)
-and a GitOps engine (`gitops/argocd/`, `gitops/flux/`: `spec.gitops.engine`) each say
-what the layers ask of them; every other module asks `registry.readiness_of(site)` or
-`registry.gitops_of(site)` and reads a trait, never compares an engine's name.
+`readiness/nvcre/`, `readiness/trainer/` (`spec.readiness.engine`) and `gitops/argocd/`,
+`gitops/flux/` (`spec.gitops.engine`) each hold the engine's traits (`engine.py`) and its
+own behaviour at every layer. Nothing below imports them: the layers find an engine
+through `nvcregen.engineapi.registry` and ask for a part through a protocol they define.
 """

@@ -10,8 +10,9 @@ only reads what happened.
 
 What differs from a cluster, and why:
 - Each Kustomization reads the rehearsal's GitRepository at the folder its source would
-  have given it (`replay/flux.py::kustomizations`): source-watcher, which turns the
-  site's ArtifactGenerator into an ExternalArtifact, is not run.
+  have given it (its replay model's units, `engines/gitops/flux/replay.py`):
+  source-watcher, which turns the site's ArtifactGenerator into an ExternalArtifact, is
+  not run.
 - `dependsOn` keeps only Kustomizations the rehearsal runs; the others (the platform's
   Helm charts, monitoring: the twin runs Kueue, JobSet and Trainer itself) are taken as
   Ready, as the replay takes them.
@@ -38,7 +39,7 @@ from nvcregen.rehearse.report import StepOutcome
 from nvcregen.rehearse.steps import ApplyStep, Order
 from nvcregen.rehearse.twin import FLUX_NAMESPACE, Twin
 from nvcregen.rehearse.watch import Watch
-from nvcregen.replay.flux import kustomizations
+from nvcregen.replay.gitopsmodel import model_of
 from nvcregen.replay.model import TreeObject
 
 REPOSITORY = "nvcregen-rehearsal"
@@ -77,7 +78,8 @@ def rehearsed_kustomizations(
     objects: Sequence[TreeObject], root: str, order: Order
 ) -> list[dict[str, Any]]:
     """The site's Kustomizations of the steps, as the rehearsal applies them (module doc)."""
-    folders = {_key(item): folder for item, folder in kustomizations(objects, root)}
+    held = model_of(order.gitops).units(objects, root) if order.gitops is not None else []
+    folders = {_key(item): folder for item, folder, _ in held}
     found = []
     for step in order.steps:
         unit = step.unit

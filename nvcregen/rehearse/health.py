@@ -10,7 +10,7 @@
   `metadata.generation` is InProgress; then `inProgress`, `failed`, `current`: the first
   true wins, none InProgress; an evaluation error Unknown), on cel-expr-python, the CEL
   engine nvcregen's checks use; without one, a batch/v1 Job by Flux's own Job reader
-  (Failed, Complete, and a suspended Job Current, as `replay/flux.py` says), and anything
+  (Failed, Complete, and a suspended Job Current, as Flux's replay model says), and anything
   else Current (kstatus calls a kind without conditions Current at once).
 
 Each verdict is one of `HEALTHY`, `FAILED` or `WAITING` (with the engine's own words).

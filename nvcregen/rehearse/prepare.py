@@ -20,7 +20,7 @@ from nvcregen.chain.model import Options
 from nvcregen.chain.pipeline import CompileResult, build_site
 from nvcregen.chain.sites import display_path, render, site_root
 from nvcregen.core.errors import Diagnostic, has_errors
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.plan.model import Pool
 from nvcregen.plan.resolved import Plan
 from nvcregen.rehearse.makers.registry import unmade

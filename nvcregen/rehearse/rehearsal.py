@@ -19,7 +19,6 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from nvcregen.engines.registry import FLUX
 from nvcregen.plan.facts import PlanFacts
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
@@ -99,7 +98,7 @@ def rehearse(
             started(twin)
         twin_s = time.monotonic() - began
         watch = Watch(twin.plane, states)
-        flux = order.engine == FLUX.name and settings.real_flux
+        flux = order.gitops is not None and order.gitops.kustomizations and settings.real_flux
         if flux:
             outcomes = play_flux(
                 twin,

@@ -22,7 +22,7 @@ from typing import Any
 
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line
-from nvcregen.engines.registry import GITOPS
+from nvcregen.engineapi.registry import GITOPS
 from nvcregen.rehearse.watch import RunState
 from nvcregen.replay.timeline import PlanView, StepRow
 

@@ -2,12 +2,14 @@
 
 What the tree holds decides it, never one object per test, node or round:
 
-- **Argo CD**: the tree's Applications reading the site's folder (`replay/argocd.py`),
-  in the order the parent applies them (their own sync wave, then name); each
-  Application's objects wave by wave (`argocd.argoproj.io/sync-wave`), a step per wave.
-- **Flux**: the tree's Kustomizations reading the site's folder (`replay/flux.py`, an
-  ExternalArtifact's folder included), in `dependsOn` order (ties by name); a file under
-  several is applied by the one with the fewest dependencies, as the replay takes it.
+- **Argo CD**: the tree's Applications reading the site's folder (its replay model,
+  `engines/gitops/argocd/`), in the order the parent applies them (their own sync wave,
+  then name); each Application's objects wave by wave (`argocd.argoproj.io/sync-wave`), a
+  step per wave.
+- **Flux**: the tree's Kustomizations reading the site's folder (its replay model,
+  `engines/gitops/flux/`, an ExternalArtifact's folder included), in `dependsOn` order
+  (ties by name); a file under several is applied by the one with the fewest
+  dependencies, as the replay takes it.
 - **No GitOps objects**: the whole tree wave by wave.
 
 Each step keeps only what the twin can take without images or charts (`skip_reason`):
@@ -23,11 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from nvcregen.compile.gitops.health.checks import ARGOCD_KEY_PREFIX, argocd_health_keys
-from nvcregen.engines.protocol import GitOpsEngine
-from nvcregen.engines.registry import ARGOCD, FLUX
-from nvcregen.replay.argocd import applications
-from nvcregen.replay.flux import kustomizations
+from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.replay.gating import under, wave_of
+from nvcregen.replay.gitopsmodel import read_units
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 
@@ -110,15 +110,14 @@ def read_order(
     (`gitops.healthChecks: existing`, the replay's `external_health_checks`); the
     rehearsal then runs nvcregen's own, as the replay takes every kind to be checked.
     """
-    found = kustomizations(objects, root)
-    if found:
-        return _flux(objects, found)
-    apps = applications(objects, root)
+    found = read_units(objects, root)
+    if found and found[0].kustomizations:
+        return _flux(objects, found[0], [(unit, base) for unit, base, _ in found[2]])
     health = installed_health() if checks_elsewhere else argocd_health(objects)
-    if apps:
-        return _argocd(objects, apps, health)
+    if found:
+        return _argocd(objects, found[2], health, found[0])
     whole = [(TreeObject("", "", {"metadata": {"name": "waves"}}), "", True)]
-    return _argocd(objects, whole, health, gitops=None)
+    return _argocd(objects, whole, health, None)
 
 
 def installed_health() -> dict[str, str]:
@@ -154,7 +153,7 @@ def _argocd(
     objects: Sequence[TreeObject],
     apps: Sequence[tuple[TreeObject, str, bool]],
     health: Mapping[str, str],
-    gitops: GitOpsEngine | None = ARGOCD,
+    gitops: GitOpsEngine | None,
 ) -> Order:
     steps: list[ApplyStep] = []
     skipped: list[tuple[str, str]] = []
@@ -176,7 +175,9 @@ def _argocd(
     return Order(gitops, tuple(steps), tuple(skipped), dict(health))
 
 
-def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]) -> Order:
+def _flux(
+    objects: Sequence[TreeObject], engine: GitOpsEngine, found: Sequence[tuple[TreeObject, str]]
+) -> Order:
     after = {_key(k): tuple(_depends(k)) for k, _ in found}
     depth = {key: len(_ancestors(key, after, set())) for key in after}
     owner: dict[str, TreeObject] = {}
@@ -195,7 +196,7 @@ def _flux(objects: Sequence[TreeObject], found: Sequence[tuple[TreeObject, str]]
         runs = tuple(o.path for o in kept if is_run(o))
         label = f"Kustomization {unit.name}"
         steps.append(ApplyStep(_key(unit), label, unit, tuple(kept), runs, waits))
-    return Order(FLUX, tuple(steps), tuple(skipped))
+    return Order(engine, tuple(steps), tuple(skipped))
 
 
 def _key(item: TreeObject) -> str:

@@ -12,7 +12,7 @@ from nvcregen.replay.gating import Gating
 from nvcregen.replay.kueue import Admission, Queues
 from nvcregen.replay.model import Run, Workload
 from nvcregen.replay.placement import Cluster
-from nvcregen.replay.runs import NVCRE
+from nvcregen.replay.runmodels import run_models
 from nvcregen.replay.simulate import Case, Timeline, simulate
 
 Key = tuple[int, int, int]  # (run, batch, workload)
@@ -125,8 +125,9 @@ class Context:
 
 
 def queue_pointer(run: Run) -> str:
-    """Where a run names its queue: its labels, or NVCRE's `workloadMetadata`."""
-    return "/spec/workloadMetadata" if run.source.group == NVCRE else "/metadata/labels"
+    """Where a run names its queue: its labels, or where its engine's run model says."""
+    model = run_models().get((run.source.group, run.source.kind))
+    return model.queue_pointer if model is not None else "/metadata/labels"
 
 
 def shown(ms: int) -> str:

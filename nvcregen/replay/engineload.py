@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from nvcregen.catalog.engines import EngineFacts
-from nvcregen.replay.flux import STEP_LABEL
+from nvcregen.replay.gitopsmodel import models
 from nvcregen.replay.site import Replay
 
 
@@ -109,20 +109,21 @@ def engine_load(replay: Replay, rows: Sequence[StepRow], facts: EngineFacts) -> 
             )
             for cluster, n in sorted(queued.items())
         ]
-    flux = [r for r in rows if r.applied_by.startswith(STEP_LABEL)]
-    holds = [r.step_timeout_ms for r in flux if r.step_timeout_ms is not None]
+    workers = tuple(m.worker_steps for _, m in models() if m.worker_steps is not None)
+    holding = [r for r in rows if r.applied_by.startswith(workers)]
+    holds = [r.step_timeout_ms for r in holding if r.step_timeout_ms is not None]
     # a Kustomization holds its worker from when it is applied, its runs queued or not:
     # the shards of one step are applied together
     held = [
         replay.expected.steps.get(key, (None, None))
         for key, step in replay.gating.steps.items()
-        if step.label.startswith(STEP_LABEL) and members.get(key)
+        if step.label.startswith(workers) and members.get(key)
     ]
     return EngineLoad(
         tuple(admissions),
         sum(a.expected_ms for a in admissions),
         sum(a.worst_ms for a in admissions),
-        _widest(held) if flux else None,
+        _widest(held) if holding else None,
         facts.flux.workers,
         max(holds, default=None),
     )

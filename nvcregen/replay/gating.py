@@ -6,9 +6,9 @@ is done; a step is done when each run it applied that the controller waits on (a
 **waited** run) has finished. A run the controller does not wait on (no health check
 for its kind, no `wait`) counts as done the moment it is applied, while it still runs.
 A run no step waits on at the end of the plan is **unreported**: the sync or the chain
-reports success before it finished (Argo CD's last wave). The two engines' rules are in
-`argocd.py` and `flux.py`; a tree without GitOps objects is taken as applied wave by
-wave, each run waited on, as nvcregen's Argo CD Application would.
+reports success before it finished (Argo CD's last wave). Each engine's rules are its
+replay model's (`engines/gitops/<engine>/replay.py`); a tree without GitOps objects is
+taken as applied wave by wave, each run waited on, as nvcregen's Argo CD Application would.
 """
 
 from __future__ import annotations

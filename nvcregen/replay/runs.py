@@ -1,49 +1,63 @@
-"""Runs read from a tree: trainer mode's Jobs and TrainJobs, and NVCRE's objects (pure).
+"""Runs read from a tree: the Jobs and TrainJobs nvcregen writes, and an engine's own (pure).
 
 A batch/v1 Job is one workload of `parallelism` pods. A TrainJob is one workload whose
 pods follow its runtime (read from the tree): with an MPI runtime that runs the launcher
 as a node, `numNodes` pods holding `resourcesPerNode`, the launcher one of them; with
 another MPI runtime, a launcher without GPUs besides; otherwise `numNodes` pods. Node
 rules come from the runtime's pod templates and the TrainJob's `runtimePatches`.
-Certifications and WorkloadRuns are expanded as NVCRE would (`nvcregen.replay.nvcre`).
+The objects a readiness engine expands into runs itself (NVCRE's Certifications and
+WorkloadRuns) are expanded by its run model (`runmodels.py`).
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, get_args
 
 from nvcregen.core import labels
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
+from nvcregen.engineapi.registry import READINESS
 from nvcregen.plan.facts import PlanFacts, Timing
+from nvcregen.plan.model import Mode
 from nvcregen.replay.model import Admitter, Batch, PodSet, Run, TreeObject, Workload
-from nvcregen.replay.nvcre import nvcre_run
+from nvcregen.replay.runmodels import run_models
 from nvcregen.replay.selectors import Constraint, add, pod_constraint, requests_of
 
-TRAINER = "trainer.kubeflow.org"
-NVCRE = "nvcre.nvidia.com"
-RUN_KINDS = frozenset(
-    {("batch", "Job"), (TRAINER, "TrainJob"), (NVCRE, "Certification"), (NVCRE, "WorkloadRun")}
-)
 _RUNTIME_KINDS = frozenset({"TrainingRuntime", "ClusterTrainingRuntime"})
 _SECOND_MS = 1000
 
 
+@functools.cache
+def written_kinds() -> frozenset[tuple[str, str]]:
+    """The (group, kind) of the runs nvcregen writes itself: each engine's that writes them."""
+    return frozenset(
+        engine.run_object(mode, gang)
+        for engine in READINESS.values()
+        if engine.writes_runs
+        for mode in get_args(Mode)
+        for gang in (False, True)
+    )
+
+
 def is_run(item: TreeObject) -> bool:
     """Whether an object is a run (a kind readiness steps wait for)."""
-    return (item.group, item.kind) in RUN_KINDS
+    kind = (item.group, item.kind)
+    return kind in written_kinds() or kind in run_models()
 
 
 def read_runs(objects: Iterable[TreeObject], facts: PlanFacts) -> list[Run]:
     """Every run of a tree, in file order, expanded into its workloads."""
     items = list(objects)
     runtimes = {(o.kind, o.namespace, o.name): o for o in items if o.kind in _RUNTIME_KINDS}
+    models = run_models()
     runs = []
     for item in sorted(items, key=lambda o: o.path):
-        if not is_run(item):
+        model = models.get((item.group, item.kind))
+        if model is not None:
+            runs.append(model.run(item, facts, stage_of(item)))
+        elif (item.group, item.kind) not in written_kinds():
             continue
-        if item.group == NVCRE:
-            runs.append(nvcre_run(item, facts, stage_of(item)))
         elif item.kind == "Job":
             runs.append(_single(item, _job_podsets(item), facts))
         else:

@@ -14,11 +14,10 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.engines import engine_facts
 from nvcregen.plan.facts import PlanFacts
-from nvcregen.replay.argocd import applications, argocd_gating, health_checks, waves_only
 from nvcregen.replay.checks import judge
 from nvcregen.replay.context import Context, Key
-from nvcregen.replay.flux import flux_gating, kustomizations
 from nvcregen.replay.gating import Gating, Step
+from nvcregen.replay.gitopsmodel import bare_gating, read_units
 from nvcregen.replay.kueue import Admission, Queues, admit, read_queues
 from nvcregen.replay.model import Problem, Run, TreeObject
 from nvcregen.replay.placement import Cluster
@@ -90,19 +89,18 @@ def _fits(runs: Sequence[Run], key: Key, admission: Admission, cluster: Cluster)
 
 
 def read_gating(objects: Sequence[TreeObject], runs: Sequence[Run], facts: PlanFacts) -> Gating:
-    """The steps of a tree: its Kustomizations, else its Applications, else its waves.
+    """The steps of a tree: the first engine's units reading the site, else its waves.
 
+    Engines are tried in registry order (`gitopsmodel.read_units`): Flux's Kustomizations,
+    else Argo CD's Applications.
     A run no GitOps object of the tree applies is a step of its own, after nothing.
     """
-    found = kustomizations(objects, facts.root)
-    apps = applications(objects, facts.root)
+    found = read_units(objects, facts.root)
     if found:
-        gating = flux_gating(objects, runs, found)
-    elif apps:
-        checks = None if facts.external_health_checks else health_checks(objects)
-        gating = argocd_gating(objects, runs, apps, checks)
+        _, model, held = found
+        gating = model.gating(objects, runs, held, facts)
     else:
-        return waves_only(objects, runs)
+        return bare_gating(objects, runs)
     loose = [r for r in runs if r.source.path not in gating.step_of]
     if not loose:
         return gating

@@ -26,11 +26,9 @@ from dataclasses import dataclass
 
 from nvcregen.catalog.engines import EngineFacts
 from nvcregen.core import codes
-from nvcregen.engines.protocol import GitOpsEngine
-from nvcregen.engines.registry import ARGOCD, FLUX
-from nvcregen.replay.argocd import applications
-from nvcregen.replay.flux import kustomizations
+from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.replay.gating import under
+from nvcregen.replay.gitopsmodel import models
 from nvcregen.replay.model import Problem, TreeObject
 
 CODE = codes.NVC677.code
@@ -76,15 +74,11 @@ def gitops_units(objects: Sequence[TreeObject], root: str, facts: EngineFacts) -
     (a few dozen), never walks the objects again.
     """
     folders = _folders(objects, facts)
-    found = [
-        _unit(FLUX, owner, base, True, folders, facts)
-        for owner, base in kustomizations(objects, root)
+    return [
+        _unit(engine, owner, base, recurse, folders, facts)
+        for engine, model in models()
+        for owner, base, recurse in model.units(objects, root)
     ]
-    found += [
-        _unit(ARGOCD, owner, base, recurse, folders, facts)
-        for owner, base, recurse in applications(objects, root)
-    ]
-    return found
 
 
 def _folders(objects: Iterable[TreeObject], facts: EngineFacts) -> dict[str, _Folder]:

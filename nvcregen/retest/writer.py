@@ -20,7 +20,7 @@ from typing import Any
 
 from nvcregen.chain.sites import SITES_DIR
 from nvcregen.core.terminal import one_line
-from nvcregen.engines.registry import DEFAULT_READINESS, READINESS
+from nvcregen.engineapi.registry import DEFAULT_READINESS, READINESS
 from nvcregen.report.archive import ReadArchive, read_archive
 from nvcregen.report.folder import ReportError, verified_run
 from nvcregen.report.judgedsite import judged_site

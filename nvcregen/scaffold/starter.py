@@ -16,7 +16,7 @@ from typing import Literal, cast, get_args
 from nvcregen.catalog.load import Catalog, model_key
 from nvcregen.catalog.models import HardwareEntry, ImageRole, TestEntry, TypicalNics
 from nvcregen.core import units
-from nvcregen.engines.registry import DEFAULT_GITOPS, GITOPS
+from nvcregen.engineapi.registry import DEFAULT_GITOPS, GITOPS
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.budget import Budget, plan_budget
 from nvcregen.plan.resolve import plan

@@ -28,7 +28,7 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import QUEUE_LABEL
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.plan.resolve import (
     mode_for,
     network_for,

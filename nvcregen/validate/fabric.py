@@ -13,7 +13,7 @@ from pathlib import Path
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, Span
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.fabric.groups import plan_groups
 from nvcregen.fabric.inventory import MAX_BYTES, Inventory, Taint
 from nvcregen.fabric.inventoryfile import BAD_INVENTORY, read_inventory

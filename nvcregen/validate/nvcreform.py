@@ -12,7 +12,7 @@ from __future__ import annotations
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site

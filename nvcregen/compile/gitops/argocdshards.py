@@ -27,7 +27,7 @@ from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
 from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.engines.registry import ARGOCD
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
 # The parent Application's children sync themselves (trigger: on-sync prunes and heals as
@@ -57,8 +57,9 @@ def argocd_shards(
         None,
     )
     grouped = {folder: sized_groups(items, facts) for folder, items in folders.items()}
+    engine = gitops_of(site)
     every = [g for groups in grouped.values() for g in groups]
-    if parent is None or fits(ARGOCD, every, facts):
+    if parent is None or fits(engine, every, facts):
         return list(manifests)
     moved: dict[int, Manifest] = {}
     children: list[Manifest] = []
@@ -68,10 +69,10 @@ def argocd_shards(
         if folder == COMMON_FOLDER:  # what every step uses: the readiness section's
             children.append(_child(site, parent, folder, wave, READINESS_SOURCE))
             continue
-        if fits(ARGOCD, groups, facts):
+        if fits(engine, groups, facts):
             children.append(_child(site, parent, folder, wave, stage_source(items)))
             continue
-        names, in_shards = split(folder, pack(ARGOCD, groups, facts))
+        names, in_shards = split(folder, pack(engine, groups, facts))
         moved |= in_shards
         children += [_child(site, parent, f, wave, stage_source(items)) for f in names]
     kept = [m for m in replace_moved(manifests, moved) if m is not parent]

@@ -30,7 +30,7 @@ from nvcregen.compile.gitops.flux import (
 from nvcregen.compile.gitops.health.checks import argocd_health_keys
 from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.engines.registry import gitops_of
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "gitops"

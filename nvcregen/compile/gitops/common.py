@@ -6,6 +6,9 @@ from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.spec.v1alpha1 import Site
 
 COMPONENT = "gitops"
+# The layers GitOps applies, in order: the one list (`compile/layers.py` builds them).
+# "preview" (NVCRE mode: what NVCRE will create, for review) is written to
+# out/<site>/preview/ but is deliberately not one of them.
 LAYERS = ("crds", "platform", "queues", "monitoring", "readiness", "periodic")
 SOURCE = "/spec/gitops"
 STARTS_GPU_WORK = frozenset({"readiness", "periodic"})

@@ -22,7 +22,7 @@ from nvcregen.compile.gitops.common import (
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.engines.registry import gitops_of
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

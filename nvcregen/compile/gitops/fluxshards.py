@@ -25,7 +25,7 @@ from nvcregen.compile.gitops.steps import COMMON_FOLDER
 from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
 from nvcregen.core.manifest import Manifest
-from nvcregen.engines.registry import FLUX
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
 
@@ -45,14 +45,15 @@ def flux_shards(
         for m in manifests
         if m.kind == "Kustomization" and m.obj.get("apiVersion") == FLUX_KUSTOMIZE_API
     }
+    engine = gitops_of(site)
     moved: dict[int, Manifest] = {}
     replaced: dict[str, list[Manifest]] = {}  # step Kustomization name -> its shards'
     for folder, items in folders.items():
         owner = by_path.get(flux_path(site, f"{layer_path(site, READINESS)}/{folder}"))
         groups = sized_groups(items, facts)
-        if owner is None or folder == COMMON_FOLDER or fits(FLUX, groups, facts):
+        if owner is None or folder == COMMON_FOLDER or fits(engine, groups, facts):
             continue
-        names, in_shards = split(folder, pack(FLUX, groups, facts))
+        names, in_shards = split(folder, pack(engine, groups, facts))
         moved |= in_shards
         replaced[owner.name] = _shard_kustomizations(site, owner, names, stage_source(items))
     if not replaced:

@@ -23,7 +23,7 @@ from nvcregen.compile.gitops.flux import flux_layer, flux_problems
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
-from nvcregen.engines.registry import gitops_of
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 

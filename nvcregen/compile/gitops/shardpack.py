@@ -16,7 +16,7 @@ from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
 from nvcregen.core.manifest import Manifest, content_hash, hashed_name
 from nvcregen.emit.naming import manifest_path
-from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.units import object_bytes, over_limits
 

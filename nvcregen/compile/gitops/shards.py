@@ -33,7 +33,7 @@ from nvcregen.compile.gitops.argocdshards import argocd_shards
 from nvcregen.compile.gitops.fluxshards import flux_shards
 from nvcregen.compile.gitops.shardpack import readiness_folders
 from nvcregen.core.manifest import Manifest
-from nvcregen.engines.registry import gitops_of
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
 

@@ -36,7 +36,7 @@ from nvcregen.compile.queue.prebuilt import uses_prebuilt
 from nvcregen.core import units
 from nvcregen.core.labels import TEST as TEST_LABEL
 from nvcregen.core.manifest import Manifest, Obj, content_hash
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
@@ -46,8 +46,6 @@ COMMON_FOLDER = "00-common"
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 ROUND_LABEL = "nvcregen.io/round"
 _STAGE_SOURCE = re.compile(r"^/spec/readiness/stages/(\d+)(?:/|$)")
-# The readiness kinds of each engine, by what a test runs.
-_NVCRE_KINDS = {"category": "Certification", "workloadrun": "WorkloadRun"}
 
 
 @dataclass(frozen=True)
@@ -101,7 +99,7 @@ def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
     steps: list[Step] = []
     for index, group in groupby(test_units, key=lambda u: u.stage_index):
         stage_units = list(group)
-        checks = _checks(stage_units, trainer=trainer)
+        checks = _checks(site, stage_units)
         if prebuilt:  # each run's Workload fails the step once Kueue gives up on it
             checks = (*checks, WORKLOAD)
         name = stage_units[0].stage.name
@@ -111,14 +109,13 @@ def plan_steps(site: Site, test_units: Sequence[TestUnit]) -> tuple[Step, ...]:
     return tuple(steps)
 
 
-def _checks(stage_units: Sequence[TestUnit], *, trainer: bool) -> tuple[HealthCheck, ...]:
-    if trainer:
-        kinds = {
-            "TrainJob" if kind_of(u.test).collective or kind_of(u.test).pair else "Job"
-            for u in stage_units
-        }
-    else:
-        kinds = {_NVCRE_KINDS[u.mode] for u in stage_units}
+def _checks(site: Site, stage_units: Sequence[TestUnit]) -> tuple[HealthCheck, ...]:
+    """The health checks of the objects the site's engine runs the stage's tests as."""
+    engine = readiness_of(site)
+    kinds = {
+        engine.run_object(u.mode, kind_of(u.test).collective or kind_of(u.test).pair)[1]
+        for u in stage_units
+    }
     return tuple(c for c in HEALTH_CHECKS if c.kind in kinds)
 
 

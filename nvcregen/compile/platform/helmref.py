@@ -1,28 +1,20 @@
-"""GitOps references to a Helm chart in an OCI registry: Flux or Argo CD objects.
+"""GitOps references to a Helm chart in an OCI registry, written by the site's engine.
 
 When nvcregen does not render a chart itself, it writes the objects that make the GitOps
-engine install it: for Flux an `OCIRepository` plus a `HelmRelease` (chart CRDs created on
-install and replaced on upgrade, since Helm alone never upgrades `crds/`); for Argo CD an
-`Application` with a Helm source, applied server-side because the Trainer and JobSet CRDs
-are too large for client-side apply. A chart pinned by digest is pulled by that digest:
-Flux's `OCIRepository.ref.digest`, Argo CD's OCI source (`nvcregen.core.helmsource`).
+engine install it; each engine's package holds them (`engines/gitops/<engine>/
+chartref.py`, `CHART_REF`: for Flux an `OCIRepository` plus a `HelmRelease`, for Argo CD
+an `Application` with a Helm source), found through the registry and asked through
+`ChartReference`. A chart pinned by digest is pulled by that digest.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Protocol, TypeGuard, runtime_checkable
 
-from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
 from nvcregen.core.manifest import Obj
-from nvcregen.engines.protocol import GitOpsEngine
-
-FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
-FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"
-ARGO_API = "argoproj.io/v1alpha1"
-ARGOCD_NAMESPACE = "argocd"
-IN_CLUSTER = "https://kubernetes.default.svc"
-HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
-FLUX_INTERVAL = "1h"
+from nvcregen.engineapi.protocol import GitOpsEngine
+from nvcregen.engineapi.registry import part_of
 
 
 @dataclass(frozen=True)
@@ -57,74 +49,31 @@ class ChartRelease:
         return self.ref.rsplit("/", 1)[-1]
 
 
-def flux_objects(release: ChartRelease) -> list[Obj]:
-    """An OCIRepository for the chart and the HelmRelease that installs it, in its namespace.
+@runtime_checkable
+class ChartReference(Protocol):
+    """A GitOps engine's objects installing a chart from an OCI registry."""
 
-    The digest, when pinned, takes precedence over the tag, which stays to name the version.
+    def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
+        """The objects that make the engine install `release` (module doc)."""
+        ...
+
+
+def is_chart_reference(found: object) -> TypeGuard[ChartReference]:
+    """Whether an engine's `CHART_REF` writes chart references."""
+    return isinstance(found, ChartReference)
+
+
+def chart_reference(engine: GitOpsEngine) -> ChartReference:
+    """The engine's writer of chart references.
+
+    Raises:
+        LookupError: The engine's package holds none (every registered engine has one).
+
     """
-    ref: Obj = {"tag": release.version}
-    if release.digest:
-        ref["digest"] = release.digest
-    source: Obj = {
-        "apiVersion": FLUX_SOURCE_API,
-        "kind": "OCIRepository",
-        "metadata": {"name": release.name, "namespace": release.namespace},
-        "spec": {
-            "interval": FLUX_INTERVAL,
-            "url": release.ref,
-            "ref": ref,
-            "layerSelector": {"mediaType": HELM_CHART_LAYER, "operation": "copy"},
-        },
-    }
-    helm_release: Obj = {
-        "apiVersion": FLUX_HELM_API,
-        "kind": "HelmRelease",
-        "metadata": {"name": release.name, "namespace": release.namespace},
-        "spec": {
-            "interval": FLUX_INTERVAL,
-            "releaseName": release.name,
-            "chartRef": {"kind": "OCIRepository", "name": release.name},
-            "install": {"crds": "Create"},
-            "upgrade": {"crds": "CreateReplace"},
-            "values": release.values,
-        },
-    }
-    return [source, helm_release]
-
-
-def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
-    """An Argo CD Application `name` in `project`, installing the chart from its registry.
-
-    A chart pinned by digest is Argo CD's OCI source (`oci://<registry>/<chart>`, `path: .`,
-    the digest as `targetRevision`; Argo CD 3.1 or later), so Argo CD pulls exactly that
-    artifact; the version is kept in `nvcregen.io/chart-version`. Without a digest it is a
-    Helm repository over OCI (written without `oci://`, as Argo CD's Helm sources want it)
-    and the version.
-    """
-    metadata: Obj = {"name": name, "namespace": ARGOCD_NAMESPACE}
-    helm: Obj = {"releaseName": release.name, "valuesObject": release.values}
-    source: Obj
-    if release.digest:
-        metadata["annotations"] = {CHART_DIGEST: release.digest, CHART_VERSION: release.version}
-        source = {"repoURL": f"{OCI}{release.ref.removeprefix(OCI)}", "path": "."}
-        source |= {"targetRevision": release.digest, "helm": helm}
-    else:
-        source = {"repoURL": release.repository, "chart": release.chart}
-        source |= {"targetRevision": release.version, "helm": helm}
-    return {
-        "apiVersion": ARGO_API,
-        "kind": "Application",
-        "metadata": metadata,
-        "spec": {
-            "project": project,
-            "destination": {"server": IN_CLUSTER, "namespace": release.namespace},
-            "source": source,
-            "syncPolicy": {
-                "automated": {"prune": True, "selfHeal": True},
-                "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
-            },
-        },
-    }
+    found = part_of(engine, "chartref", "CHART_REF", is_chart_reference)
+    if found is None:
+        raise LookupError(f"GitOps engine {engine.name} writes no chart reference")
+    return found
 
 
 def reference_objects(
@@ -135,9 +84,7 @@ def reference_objects(
     `app_name` and `project` name the Argo CD Application and its AppProject; Flux objects
     are named after the release and live in its namespace.
     """
-    if engine.kustomizations:
-        return flux_objects(release)
-    return [argo_application(release, app_name, project)]
+    return chart_reference(engine).objects(release, app_name, project)
 
 
 def reference_notes(release: ChartRelease, engine: GitOpsEngine) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.labels import REQUIRES
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
@@ -129,7 +129,8 @@ def collector_rbac(site: Site) -> list[Manifest]:
     namespace_rules = [
         {"apiGroups": [""], "resources": ["configmaps", "pods"], "verbs": READ},
         {"apiGroups": [""], "resources": ["pods/log"], "verbs": ["get"]},
-        # trainer mode's runs, and the TrainJobs NVCRE makes (node-health logs: nvcrelogs.py)
+        # trainer mode's runs, and the TrainJobs NVCRE makes (node-health logs:
+        # engines/readiness/nvcre/collect.py)
         {"apiGroups": ["trainer.kubeflow.org"], "resources": ["trainjobs"], "verbs": READ},
     ]
     if readiness_of(site).writes_runs:  # the DCGM and node-health runs are Jobs

@@ -22,7 +22,7 @@ from nvcregen.catalog.models import ExampleDigests
 from nvcregen.compile.queue.workloads import manages_queues
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document

@@ -17,7 +17,7 @@ from nvcregen.compile.queue.workloads import manages_queues
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.engines.registry import gitops_of
+from nvcregen.engineapi.registry import gitops_of
 from nvcregen.plan.images import mirrored, mirrored_chart
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.requeue import BACKOFF_BASE_S, BACKOFF_MAX_S, pods_ready_timeout_ms

@@ -57,7 +57,7 @@ from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.manifest import Manifest, Obj
-from nvcregen.engines.registry import gitops_of, readiness_of
+from nvcregen.engineapi.registry import gitops_of, readiness_of
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from nvcregen.core.quantity import whole_units
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.admitted import admitted_nodes
 from nvcregen.plan.model import Pool, TestUnit

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
-from nvcregen.engines.registry import readiness_of
+from nvcregen.engineapi.registry import readiness_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from nvcregen.compile.platform.helmref import ChartRelease, argo_application
+from nvcregen.compile.platform.helmref import ChartRelease
 from nvcregen.core.helmsource import app_annotations, chart_source
+from nvcregen.engines.gitops.argocd.chartref import argo_application
 
 DIGEST = "sha256:" + "e" * 64
 RELEASE = ChartRelease("kueue", "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None, "ns")

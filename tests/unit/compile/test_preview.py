@@ -20,10 +20,11 @@ from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.cli import main
 from nvcregen.compile.gitops.chain import chain_readiness
+from nvcregen.compile.gitops.common import LAYERS
 from nvcregen.compile.gitops.layer import gitops_manifests
 from nvcregen.compile.gitops.steps import plan_steps
 from nvcregen.compile.gitops.timing import timed_steps
-from nvcregen.compile.layers import LAYER_ORDER, site_manifests
+from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import COMPONENT, preview_manifests
@@ -216,11 +217,11 @@ def test_preview_is_never_applied_by_gitops() -> None:
         assert paths and not [p for p in paths if "preview" in p]
         # The AppProject is the same with or without the preview among the layers.
         without = [m for m in found if m.component not in {COMPONENT, "gitops"}]
-        present = [layer for layer in LAYER_ORDER if any(m.component == layer for m in without)]
+        present = [layer for layer in LAYERS if any(m.component == layer for m in without)]
         placed = [m for m in found if m.component in {"readiness", "queues"}]
         steps = timed_steps(planned, plan_steps(site, planned.units), placed)
         assert chain_readiness(site, gitops_manifests(site, present, without), steps) == gitops
-    assert COMPONENT not in LAYER_ORDER
+    assert COMPONENT not in LAYERS
 
 
 def test_trainer_mode_has_no_preview() -> None:

@@ -6,7 +6,8 @@ import pytest
 from sitefactory import edit, parse, plan_of, site_yaml
 from trainerfactory import ROOT, example_text, trainer_text
 
-from nvcregen.compile.layers import LAYER_ORDER, check_layers, site_manifests
+from nvcregen.compile.gitops.common import LAYERS
+from nvcregen.compile.layers import check_layers, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.core.manifest import Manifest
 
@@ -38,7 +39,7 @@ def test_trainer_mode_installs_trainer_but_not_nvcre_and_monitors_nothing() -> N
     (role,) = [m.obj for m in found if m.kind == "Role"]
     readable = {(r["apiGroups"][0], r["resources"][0]) for r in role["rules"]}
     assert {("trainer.kubeflow.org", "trainjobs"), ("batch", "jobs")} <= readable
-    assert "preview" not in LAYER_ORDER
+    assert "preview" not in LAYERS
 
 
 def test_nvcre_mode_is_unchanged_by_the_engine_default() -> None:

@@ -5,15 +5,16 @@ from __future__ import annotations
 import pytest
 
 from nvcregen.catalog.engines import engine_facts
-from nvcregen.engines.registry import (
-    ARGOCD,
+from nvcregen.engineapi.registry import (
     DEFAULT_GITOPS,
     DEFAULT_READINESS,
-    FLUX,
     gitops_engine,
     readiness_engine,
 )
 from nvcregen.spec.v1alpha1 import GitOps, Readiness
+
+ARGOCD = gitops_engine("argocd")
+FLUX = gitops_engine("flux")
 
 
 def test_argo_cd_writes_a_status_entry_per_resource_flux_its_inventory() -> None:
@@ -57,3 +58,13 @@ def test_an_unknown_name_is_refused_naming_the_known_ones() -> None:
     with pytest.raises(ValueError, match=r"'kubeflow' is not one of \['nvcre', 'trainer'\]"):
         readiness_engine("kubeflow")
     assert gitops_engine("flux") is FLUX
+
+
+def test_each_readiness_engine_names_the_object_that_runs_a_test() -> None:
+    nvcre, trainer = readiness_engine("nvcre"), readiness_engine("trainer")
+    for gang in (False, True):  # NVCRE's own objects, whatever the pods
+        assert nvcre.run_object("category", gang) == ("nvcre.nvidia.com", "Certification")
+        assert nvcre.run_object("workloadrun", gang) == ("nvcre.nvidia.com", "WorkloadRun")
+    for mode in ("category", "workloadrun"):  # trainer mode's by how its pods start
+        assert trainer.run_object(mode, True) == ("trainer.kubeflow.org", "TrainJob")
+        assert trainer.run_object(mode, False) == ("batch", "Job")

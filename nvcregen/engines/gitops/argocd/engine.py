@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from nvcregen.catalog.engines import EngineFacts
-from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engineapi.protocol import GitOpsEngine
 
 
 class ArgoCd(GitOpsEngine):
@@ -31,3 +31,6 @@ class ArgoCd(GitOpsEngine):
             f"Argo CD resolves {repository} as a Helm OCI repository and pulls by "
             "version; register it (enableOCI) if your Argo CD requires that",
         )
+
+
+ENGINE = ArgoCd()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from nvcregen.catalog.engines import EngineFacts
-from nvcregen.engines.protocol import GitOpsEngine
+from nvcregen.engineapi.protocol import GitOpsEngine
 
 
 class Flux(GitOpsEngine):
@@ -24,3 +24,6 @@ class Flux(GitOpsEngine):
     def status_bytes(self, objects: int, inventory_bytes: int, facts: EngineFacts) -> int:
         """A Kustomization's status is its inventory, an entry per object it applies."""
         return inventory_bytes
+
+
+ENGINE = Flux()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvcregen.engines.protocol import ReadinessEngine
+from nvcregen.engineapi.protocol import ReadinessEngine
 
 
 class Trainer(ReadinessEngine):
@@ -16,3 +16,10 @@ class Trainer(ReadinessEngine):
     attaches_pod_network = True
     gang_scheduler = False
     diagnose_groups = False
+
+    def run_object(self, mode: str, gang: bool) -> tuple[str, str]:
+        """A TrainJob when the pods start together (JobSet gangs them), else a Job."""
+        return ("trainer.kubeflow.org", "TrainJob") if gang else ("batch", "Job")
+
+
+ENGINE = Trainer()

@@ -204,3 +204,16 @@ def _texts(
     about = about.model_copy(update={"finished_at": finished})
     origin = log_provenance(provenance(loaded.file, snapshot, objects), records, digests)
     return texts(about, results.runs, verdicts, origin)
+
+
+class TrainerCollector:
+    """Trainer mode collects its runs' pod logs itself (`collect.engineparts.OwnCollector`)."""
+
+    def collect(
+        self, loaded: LoadedSite, options: CollectOptions, key: Ed25519PrivateKey | None
+    ) -> CollectOutcome:
+        """Collect, judge and archive a trainer-mode site's results from its logs."""
+        return collect_trainer(loaded, options, key)
+
+
+COLLECTOR = TrainerCollector()

@@ -1,4 +1,4 @@
-"""NVCRE mode from a cluster: the node-health logs of the TrainJobs NVCRE created.
+"""NVCRE mode from a cluster: the node-health logs of the TrainJobs NVCRE created (collect).
 
 NVCRE copies a WorkloadRun's `workloadMetadata.labels` onto the TrainJob it creates and
 onto nothing else (nvcre-api.md 1.1), and nvcregen puts the site and test labels there.
@@ -160,3 +160,27 @@ def log_container(pod: Obj) -> str | None:
     if len(names) == 1:
         return names[0]
     return NODE if NODE in names else None
+
+
+class NvcreNodeLogs:
+    """The node-health logs of the TrainJobs NVCRE creates (`collect.engineparts.NodeLogs`)."""
+
+    def runs_created(
+        self, site: Site, owners: Iterable[Obj], tests: Iterable[str]
+    ) -> dict[str, datetime]:
+        """When the oldest of the site's WorkloadRuns of each node-health test was created."""
+        return runs_created(site, owners, tests)
+
+    def read(
+        self,
+        site: Site,
+        since: Mapping[str, datetime],
+        namespaces: Iterable[str],
+        cluster: Cluster,
+        options: CollectOptions,
+    ) -> tuple[list[RunLog], list[str]]:
+        """The node-health logs of the site's runs made since then, and notes."""
+        return read_nvcre_node_health_logs(site, since, namespaces, cluster, options)
+
+
+NODE_LOGS = NvcreNodeLogs()

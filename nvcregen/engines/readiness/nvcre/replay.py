@@ -1,4 +1,4 @@
-"""Certifications and WorkloadRuns expanded as NVCRE 0.7.0 runs them (pure).
+"""Certifications and WorkloadRuns expanded as NVCRE 0.7.0 runs them: its replay (pure).
 
 A Certification runs one Workflow per category, one after another; a WorkloadRun one
 Workflow. A Workflow splits the nodes its target matches (sorted by name) into groups of
@@ -18,6 +18,7 @@ from typing import Any
 
 from nvcregen.core import codes, units
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
+from nvcregen.engines.readiness.nvcre.engine import RUN_OBJECTS
 from nvcregen.plan.facts import GPU, Node, PlanFacts
 from nvcregen.replay.model import Admitter, Batch, PodSet, Problem, Run, TreeObject, Workload
 from nvcregen.replay.selectors import Constraint, target_constraint
@@ -165,3 +166,17 @@ def _timeout(value: Any) -> int:
 
 def _int(value: Any, default: int) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+class NvcreRuns:
+    """NVCRE's objects as the replay expands them (`replay.runmodels.RunModel`)."""
+
+    run_kinds = frozenset(RUN_OBJECTS.values())
+    queue_pointer = "/spec/workloadMetadata"  # its labels reach the TrainJobs NVCRE makes
+
+    def run(self, item: TreeObject, facts: PlanFacts, stage: str) -> Run:
+        """A Certification or a WorkloadRun, expanded into the batches NVCRE runs."""
+        return nvcre_run(item, facts, stage)
+
+
+RUNS = NvcreRuns()

@@ -57,3 +57,12 @@ class ReadinessEngine(ABC):
     attaches_pod_network: ClassVar[bool]  # its RDMA pods get the site's pod network
     gang_scheduler: ClassVar[bool]  # it can hand its runs to a gang scheduler (KAI)
     diagnose_groups: ClassVar[bool]  # it narrows a fault itself (`groups: diagnose`)
+
+    @abstractmethod
+    def run_object(self, mode: str, gang: bool) -> tuple[str, str]:
+        """The (API group, kind) of the object that runs one test of a step.
+
+        `mode` is how the plan runs the test (`category` of a Certification, or its own
+        `workloadrun`: NVCRE's); `gang` whether its pods must start together (a collective
+        or a pair). The compiler's steps wait on these kinds, the replay expands them.
+        """

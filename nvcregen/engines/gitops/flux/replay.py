@@ -1,4 +1,4 @@
-"""Flux Kustomizations as steps (pure; shared/reference/execution.md section 4).
+"""Flux Kustomizations as the replay's steps (pure; shared/reference/execution.md section 4).
 
 A Kustomization applies every file under its `path`, subfolders included, once each
 Kustomization in its `dependsOn` is Ready; with `wait: true` (or the run listed in
@@ -23,7 +23,9 @@ from collections.abc import Mapping, Sequence
 
 from nvcregen.core import units
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.gating import Gating, Step, relative, under
+from nvcregen.replay.gitopsmodel import Held
 from nvcregen.replay.model import Run, TreeObject
 
 FLUX = "kustomize.toolkit.fluxcd.io"
@@ -187,3 +189,30 @@ def _job_unwaited(
         "(spec.suspend) Current, and no prebuilt Workload of the Job with a check that waits "
         "for it to finish holds the step"
     )
+
+
+class FluxModel:
+    """Flux as the replay models it (`replay.gitopsmodel.GitOpsModel`)."""
+
+    worker_steps = STEP_LABEL  # a Kustomization waiting holds a kustomize-controller worker
+
+    def units(self, objects: Sequence[TreeObject], root: str) -> list[Held]:
+        """Each Kustomization reading the site's folder, with every subfolder of it."""
+        return [(item, base, True) for item, base in kustomizations(objects, root)]
+
+    def gating(
+        self,
+        objects: Sequence[TreeObject],
+        runs: Sequence[Run],
+        units: Sequence[Held],
+        facts: PlanFacts,
+    ) -> Gating:
+        """A step per Kustomization, after the ones it depends on."""
+        return flux_gating(objects, runs, [(item, base) for item, base, _ in units])
+
+    def bare(self, objects: Sequence[TreeObject], runs: Sequence[Run]) -> Gating | None:
+        """Flux applies nothing a Kustomization does not read."""
+        return None
+
+
+MODEL = FluxModel()

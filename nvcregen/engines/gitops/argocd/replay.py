@@ -1,4 +1,4 @@
-"""Argo CD's sync waves as steps (pure; shared/reference/execution.md section 3).
+"""Argo CD's sync waves as the replay's steps (pure; shared/reference/execution.md section 3).
 
 An Application applies the files under its `source.path` (subfolders with
 `directory.recurse`) wave by wave: a wave starts when every resource of the earlier waves
@@ -15,7 +15,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, QUEUE_LABEL
+from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.gating import Gating, Step, folder, relative, under, wave_of
+from nvcregen.replay.gitopsmodel import Held
 from nvcregen.replay.model import Run, TreeObject
 
 HEALTH_KEY = "resource.customizations.health."
@@ -255,3 +257,31 @@ def waves_only(objects: Sequence[TreeObject], runs: Sequence[Run]) -> Gating:
     """No GitOps objects in the tree: waves as one Application with every check would run."""
     item = TreeObject("", "", {"metadata": {"name": "waves"}})
     return argocd_gating(objects, runs, [(item, "", True)], None, last_wave_waits=True)
+
+
+class ArgoCdModel:
+    """Argo CD as the replay models it (`replay.gitopsmodel.GitOpsModel`)."""
+
+    worker_steps = None  # an Application's wave holds no worker of a limited pool
+
+    def units(self, objects: Sequence[TreeObject], root: str) -> list[Held]:
+        """Each Application reading the site's folder, with its subfolders if it recurses."""
+        return applications(objects, root)
+
+    def gating(
+        self,
+        objects: Sequence[TreeObject],
+        runs: Sequence[Run],
+        units: Sequence[Held],
+        facts: PlanFacts,
+    ) -> Gating:
+        """Steps per Application and wave, held to the tree's health checks."""
+        checks = None if facts.external_health_checks else health_checks(objects)
+        return argocd_gating(objects, runs, units, checks)
+
+    def bare(self, objects: Sequence[TreeObject], runs: Sequence[Run]) -> Gating | None:
+        """Waves as one Application with every check would run them."""
+        return waves_only(objects, runs)
+
+
+MODEL = ArgoCdModel()

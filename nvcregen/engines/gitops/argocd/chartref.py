@@ -1,0 +1,62 @@
+"""Argo CD installing a chart nvcregen does not render: an Application with a Helm source.
+
+Applied server-side, because the Trainer and JobSet CRDs are too large for client-side
+apply; a chart pinned by digest is Argo CD's OCI source (`nvcregen.core.helmsource`). The
+compiler asks for it through its `helmref.ChartReference` protocol (`CHART_REF`).
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.platform.helmref import ChartRelease
+from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
+from nvcregen.core.manifest import Obj
+
+ARGO_API = "argoproj.io/v1alpha1"
+ARGOCD_NAMESPACE = "argocd"
+IN_CLUSTER = "https://kubernetes.default.svc"
+
+
+def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
+    """An Argo CD Application `name` in `project`, installing the chart from its registry.
+
+    A chart pinned by digest is Argo CD's OCI source (`oci://<registry>/<chart>`, `path: .`,
+    the digest as `targetRevision`; Argo CD 3.1 or later), so Argo CD pulls exactly that
+    artifact; the version is kept in `nvcregen.io/chart-version`. Without a digest it is a
+    Helm repository over OCI (written without `oci://`, as Argo CD's Helm sources want it)
+    and the version.
+    """
+    metadata: Obj = {"name": name, "namespace": ARGOCD_NAMESPACE}
+    helm: Obj = {"releaseName": release.name, "valuesObject": release.values}
+    source: Obj
+    if release.digest:
+        metadata["annotations"] = {CHART_DIGEST: release.digest, CHART_VERSION: release.version}
+        source = {"repoURL": f"{OCI}{release.ref.removeprefix(OCI)}", "path": "."}
+        source |= {"targetRevision": release.digest, "helm": helm}
+    else:
+        source = {"repoURL": release.repository, "chart": release.chart}
+        source |= {"targetRevision": release.version, "helm": helm}
+    return {
+        "apiVersion": ARGO_API,
+        "kind": "Application",
+        "metadata": metadata,
+        "spec": {
+            "project": project,
+            "destination": {"server": IN_CLUSTER, "namespace": release.namespace},
+            "source": source,
+            "syncPolicy": {
+                "automated": {"prune": True, "selfHeal": True},
+                "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+            },
+        },
+    }
+
+
+class ArgoCdChartRef:
+    """Argo CD's Application installing a chart (`compile.platform.helmref.ChartReference`)."""
+
+    def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
+        """One Application `app_name` in the site's AppProject `project`."""
+        return [argo_application(release, app_name, project)]
+
+
+CHART_REF = ArgoCdChartRef()

@@ -1,0 +1,62 @@
+"""Flux installing a chart nvcregen does not render: an OCIRepository and a HelmRelease.
+
+Chart CRDs are created on install and replaced on upgrade, since Helm alone never upgrades
+`crds/`; a chart pinned by digest is pulled by it (`OCIRepository.ref.digest`). The
+compiler asks for them through its `helmref.ChartReference` protocol (`CHART_REF`).
+"""
+
+from __future__ import annotations
+
+from nvcregen.compile.platform.helmref import ChartRelease
+from nvcregen.core.manifest import Obj
+
+FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
+FLUX_HELM_API = "helm.toolkit.fluxcd.io/v2"
+HELM_CHART_LAYER = "application/vnd.cncf.helm.chart.content.v1.tar+gzip"
+FLUX_INTERVAL = "1h"
+
+
+def flux_objects(release: ChartRelease) -> list[Obj]:
+    """An OCIRepository for the chart and the HelmRelease that installs it, in its namespace.
+
+    The digest, when pinned, takes precedence over the tag, which stays to name the version.
+    """
+    ref: Obj = {"tag": release.version}
+    if release.digest:
+        ref["digest"] = release.digest
+    source: Obj = {
+        "apiVersion": FLUX_SOURCE_API,
+        "kind": "OCIRepository",
+        "metadata": {"name": release.name, "namespace": release.namespace},
+        "spec": {
+            "interval": FLUX_INTERVAL,
+            "url": release.ref,
+            "ref": ref,
+            "layerSelector": {"mediaType": HELM_CHART_LAYER, "operation": "copy"},
+        },
+    }
+    helm_release: Obj = {
+        "apiVersion": FLUX_HELM_API,
+        "kind": "HelmRelease",
+        "metadata": {"name": release.name, "namespace": release.namespace},
+        "spec": {
+            "interval": FLUX_INTERVAL,
+            "releaseName": release.name,
+            "chartRef": {"kind": "OCIRepository", "name": release.name},
+            "install": {"crds": "Create"},
+            "upgrade": {"crds": "CreateReplace"},
+            "values": release.values,
+        },
+    }
+    return [source, helm_release]
+
+
+class FluxChartRef:
+    """Flux's objects installing a chart (`compile.platform.helmref.ChartReference`)."""
+
+    def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
+        """Named after the release, in its namespace (no Application, no project)."""
+        return flux_objects(release)
+
+
+CHART_REF = FluxChartRef()
