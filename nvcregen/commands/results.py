@@ -203,7 +203,7 @@ class _IngestKind(click.Choice):  # type: ignore[type-arg]
 
 
 @click.command()
-@click.argument("kind", type=_IngestKind(["nccl", "dcgm", "node"]))
+@click.argument("kind", type=_IngestKind(["nccl"]))
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -261,7 +261,7 @@ def ingest(
     except UnitError as exc:
         hint = f" ({exc.hint})" if exc.hint else ""
         raise click.BadParameter(exc.message + hint, param_hint="--at") from exc
-    result = ingest_files("nccl" if kind == "nccl" else "dcgm", files, size)
+    result = ingest_files("nccl", files, size)
     if fmt == "json":
         click.echo(json.dumps(result.to_json(), indent=2))
     else:

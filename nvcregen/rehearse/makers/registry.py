@@ -18,12 +18,10 @@ from typing import TypeGuard
 
 from nvcregen.kindapi.registry import kind_of, part_of
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.dcgm import dcgm_output
 from nvcregen.rehearse.makers.nccl import nccl_output
 from nvcregen.rehearse.printer import Maker
 
 MAKERS: dict[str, Maker] = {
-    "dcgm": dcgm_output,
     "nccl": nccl_output,
 }
 REFUSED: dict[str, str] = {}  # a kind's reason, where its package cannot say it (`maker.REFUSED`)
