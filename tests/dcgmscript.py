@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import subprocess
 
-from nvcregen.ingest.dcgm_begin import DcgmBegin, dcgm_begin
+from nvcregen.ingest.beginline import BeginLine
+from nvcregen.ingest.beginline import begin_line as read_begin_line
+from nvcregen.kinds.dcgm.kind import MARK
 
 DOWNWARD = [
     {"name": "NODE_NAME", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
@@ -21,8 +23,8 @@ def begin_line(script: str, node: str) -> tuple[str, str]:
     head = script[: script.index("\n", script.index("start=$(date -u"))]
     env = {"PATH": "/usr/bin:/bin", "NODE_NAME": node, "POD_NAME": "pod-1"}
     done = subprocess.run(["bash", "-c", head], env=env, capture_output=True, text=True, check=True)
-    found = dcgm_begin(done.stdout)
-    assert isinstance(found, DcgmBegin), done.stdout
+    found = read_begin_line(done.stdout, MARK)
+    assert isinstance(found, BeginLine), done.stdout
     assert subprocess.run(["bash", "-c", head], env={"PATH": "/usr/bin:/bin"},
                           capture_output=True, check=False).returncode != 0  # fmt: skip
     return found.node, found.pod

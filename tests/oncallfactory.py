@@ -24,7 +24,7 @@ from typing import Any
 from trainerfactory import compiled, example_text
 
 from nvcregen.emit.canonical import dump_yaml
-from nvcregen.rehearse import ncclprint
+from nvcregen.kinds.nccl import printer as ncclprint
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = ROOT / "tests" / "fixtures" / "real-logs"

@@ -17,7 +17,7 @@ import functools
 import time
 from collections.abc import Callable
 
-from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.ingest.nccl import parse_nccl
 

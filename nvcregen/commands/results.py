@@ -185,25 +185,24 @@ def verify(results_dir: Path, key_file: Path) -> None:
 
 
 class _IngestKind(click.Choice):  # type: ignore[type-arg]
-    """`ingest`'s kinds: its own readers' and each kind's that reads its own output.
+    """`ingest`'s kinds: each kind's that reads its own output (its package's `INGEST`).
 
     The kinds' names are asked only when `ingest` runs or prints its help
     (`ingest/kindingest.py`), so that the command line starts without loading a kind.
     """
 
-    def __init__(self, fixed: Sequence[str]) -> None:
-        self._fixed = tuple(fixed)
+    def __init__(self) -> None:
         self.case_sensitive = True
 
     @property
     def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         from nvcregen.ingest.kindingest import ingest_names
 
-        return (*self._fixed, *ingest_names())
+        return tuple(ingest_names())
 
 
 @click.command()
-@click.argument("kind", type=_IngestKind(["nccl", "dcgm", "node"]))
+@click.argument("kind", type=_IngestKind())
 @click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--at", metavar="SIZE", help="Summarize only this message size, e.g. 1GiB.")
 @click.option("--site", metavar="SITE", help="node: judge drift against this site's pool.")
@@ -239,41 +238,14 @@ def ingest(
     fmt: str,
 ) -> None:
     """Read nccl-tests, dcgmi diag, nvidia-smi, nvbandwidth, perftest, link counters, burn-in."""
-    import json
-
-    from nvcregen.core.units import UnitError, parse_size
-    from nvcregen.ingest.files import ingest_files
     from nvcregen.ingest.kindingest import ingest_names
-    from nvcregen.ingest.render import render_text
 
     own = ingest_names()
-    if kind in own:
-        given = {"order": order, "site": site, "pool": pool, "at": at}
-        _ingest_own(kind, own[kind], files, model, order, fmt, given=given)
-        return
-    if model is not None or order is not None:
-        raise click.UsageError(f"--model and --order are not for `ingest {kind}`")
-    if site is not None or pool is not None or fmt == "markdown":
-        takers = " or ".join(f"`ingest {n}`" for n, r in own.items() if "site" in r.options)
-        raise click.UsageError(f"--site, --pool and --format markdown are for {takers}")
-    try:
-        size = None if at is None else parse_size(at)
-    except UnitError as exc:
-        hint = f" ({exc.hint})" if exc.hint else ""
-        raise click.BadParameter(exc.message + hint, param_hint="--at") from exc
-    result = ingest_files("nccl" if kind == "nccl" else "dcgm", files, size)
-    if fmt == "json":
-        click.echo(json.dumps(result.to_json(), indent=2))
-    else:
-        click.echo(printable(render_text(result)), nl=False)  # log text, as the log holds it
-    if result.diagnostics:
-        read = len(files) - len({d.span.file for d in result.diagnostics})
-        print_diagnostics(
-            list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
-        )
-        sys.exit(ExitCode.INVALID)
-    if result.failed:
-        sys.exit(ExitCode.DRIFT)  # a failed run or diagnostic is a result, not a success
+    reading = own.get(kind)
+    if reading is None:  # the choice was checked against the same kinds: a kind gone since
+        raise click.UsageError(f"no kind reads `ingest {kind}` output")
+    given = {"order": order, "site": site, "pool": pool, "at": at}
+    _ingest_own(kind, reading, files, model, order, fmt, given=given, others=own)
 
 
 def _ingest_own(
@@ -285,10 +257,12 @@ def _ingest_own(
     fmt: str,
     *,
     given: Mapping[str, str | Path | None],
+    others: Mapping[str, KindIngest],
 ) -> None:
     """`ingest <name>` for a kind that reads its own output (`ingest/kindingest.py`).
 
-    `given`: the other options by name, refused unless the kind takes them.
+    `given`: the other options by name, refused unless the kind takes them (the refusal
+    names the kinds that take them, of `others`).
     """
     import json
 
@@ -303,13 +277,17 @@ def _ingest_own(
     markdown = "markdown" in reading.options
     if (fmt == "markdown" and not markdown) or any(given[o[2:]] is not None for o in refused):
         parts = [*refused, *([] if markdown else ["--format markdown"])]
-        named = " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
-        raise click.UsageError(f"{named} are not for it")
+        named = _listed(parts)
+        raise click.UsageError(f"{named} are not for it{_takers(refused, given, others)}")
     if model is not None and "model" not in reading.options:
         raise click.UsageError(f"--model is not for `ingest {name}`")
-    site, pool = given.get("site"), given.get("pool")
+    site, pool, at = given.get("site"), given.get("pool"), given.get("at")
     args = IngestArgs(
-        model, order, None if site is None else str(site), None if pool is None else str(pool)
+        model,
+        order,
+        None if site is None else str(site),
+        None if pool is None else str(pool),
+        None if at is None else str(at),
     )
     try:
         result = reading.ingest(files, args)
@@ -337,6 +315,32 @@ def _ingest_own(
             list(result.diagnostics), "text", wrote=f"read {read} of {len(files)} files"
         )
     sys.exit(result.exit_code)
+
+
+def _listed(parts: Sequence[str]) -> str:
+    """`a`, `a and b`, `a, b and c`."""
+    return " and ".join([", ".join(parts[:-1]), parts[-1]] if len(parts) > 1 else parts)
+
+
+def _takers(
+    refused: Sequence[str],
+    given: Mapping[str, str | Path | None],
+    others: Mapping[str, KindIngest],
+) -> str:
+    """`: --site and --pool are for `ingest node``, for the refused options that were given."""
+    by_takers: dict[tuple[str, ...], list[str]] = {}
+    for option in refused:
+        if given.get(option[2:]) is None:
+            continue
+        takers = tuple(n for n, r in others.items() if option[2:] in r.options)
+        if takers:
+            by_takers.setdefault(takers, []).append(option)
+    said = [
+        f"{_listed(options)} {'are' if len(options) > 1 else 'is'} for "
+        + " or ".join(f"`ingest {n}`" for n in takers)
+        for takers, options in by_takers.items()
+    ]
+    return f": {'; '.join(said)}" if said else ""
 
 
 def _exit_for(diagnostics: Sequence[Diagnostic], failed: bool, files: tuple[Path, ...]) -> None:

@@ -11,7 +11,7 @@ All records are frozen dataclasses with a `to_json()` giving the `--format json`
 
 from __future__ import annotations
 
-from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import (
     DcgmGpuResult,

@@ -18,7 +18,7 @@ from typing import Literal
 
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import DcgmRun, Json, NcclRun, SummaryRow
 from nvcregen.ingest.nccl import parse_nccl

@@ -26,6 +26,7 @@ class IngestArgs:
     order: Path | None = None  # a file the kind reads to make sense of the others
     site: str | None = None  # judge against this site's pool (with `pool`)
     pool: str | None = None
+    at: str | None = None  # summarize only this message size (`1GiB`), as given
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ class KindIngest(Protocol):
     def options(self) -> frozenset[str]:
         """The options it takes besides `--format text|json`.
 
-        Among `model`, `order`, `site`, `pool`, and `markdown` for that format.
+        Among `model`, `order`, `site`, `pool`, `at`, and `markdown` for that format.
         """
         ...
 

@@ -108,8 +108,12 @@ class TestKind(ABC):
     # judges, since NVCRE mode reads its WorkloadRun's outcome and no log (NVC333)
     nvcre_judged: ClassVar[bool] = True
     # its script's log opens with a `@@nvcregen-<kind> begin node= pod= start=` line that
-    # binds it to its node and pod (`ingest/dcgm_begin.py`; a foreign log is NVC730)
+    # binds it to its node and pod (`ingest/beginline.py`; a foreign log is NVC730)
     begin_line: ClassVar[bool] = False
+    # its begin mark, where logs of renders older than the begin line print none: such a
+    # log is read bound to its slot by its Job's name, with a note (`results/nodebind.py`,
+    # NVC739); None: a log without the line names no node (DCGM's alone predates it)
+    unmarked_before: ClassVar[str | None] = None
     # the reason a failed node entry gives when a run of this kind failed the node
     failed_reason: ClassVar[str] = "DiagnosticFailed"
 

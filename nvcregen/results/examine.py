@@ -9,11 +9,11 @@ from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.binding import bind
 from nvcregen.results.copies import copies
-from nvcregen.results.dcgmbind import dcgm_findings
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.measured import unmeasured
 from nvcregen.results.missing import missing, refused
+from nvcregen.results.nodebind import begin_findings
 from nvcregen.results.packlogs import pack_findings
 from nvcregen.results.runs import RunSet
 from nvcregen.results.shapes import shapes
@@ -34,7 +34,7 @@ def examine(
     at all. Then the evidence is compared: final rounds and finished logs (`records`:
     what each log read held, its sha256 among it) found for two runs, or repeated in
     one (`copies.py`). A DCGM log is bound to its node by the node it names
-    (`dcgmbind.py`); a packed run's section refused as evidence is named with its code
+    (`nodebind.py`); a packed run's section refused as evidence is named with its code
     (`packlogs.py`).
     """
     planned = {(u.stage.name, u.test.name): u for u in units}
@@ -50,7 +50,7 @@ def examine(
         found += bind(run, unit, catalog)
         found += shapes(run)
         found += unmeasured(run)
-    found += dcgm_findings(records)
+    found += begin_findings(records)
     found += pack_findings(records)
     found += copies(runs, records)
     return tuple(found)

@@ -1,10 +1,11 @@
-"""Trainer-mode results: launcher and DCGM logs read back as the runs NVCRE mode judges (pure).
+"""Trainer-mode results: each run's logs read back as the runs NVCRE mode judges (pure).
 
-Each log is placed (`logplace.py`), then parsed with the `ingest` parsers: an NCCL
-launcher log with `parse_nccl` (the transport from its NCCL_DEBUG lines), a DCGM log with
-`parse_dcgm`. An NCCL log becomes one round of its group, a `BandwidthMeasurement` like
-the ones NVCRE writes: per message size the out-of-place algbw and busbw (averaged over
-that size's rows, as `ingest` and NVCRE do), `samples` the number of rows. Finality:
+Each log is placed (`logplace.py`), then parsed: an NCCL launcher log with the `ingest`
+parser `parse_nccl` (the transport from its NCCL_DEBUG lines), any other kind's log by
+the kind's own reader (`kindlogs.py`: a DCGM log by the dcgm package's). An NCCL log
+becomes one round of its group, a `BandwidthMeasurement` like the ones NVCRE writes: per
+message size the out-of-place algbw and busbw (averaged over that size's rows, as
+`ingest` and NVCRE do), `samples` the number of rows. Finality:
 
 - a run that finished (`ok`) is final (`JobSucceeded`);
 - a failed run, or a TrainJob/Job whose exported status has `Failed=True`, is not
@@ -24,19 +25,18 @@ unjudged (its node an unjudged node of the run), and not found without any log.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
 from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.core import codes
-from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_dcgm, parse_nccl
+from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, prints_begin
 from nvcregen.results.kindlogs import PairReader, Side, log_reader_of, pair_reader_of
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import (
@@ -57,6 +57,7 @@ from nvcregen.results.models import (
     RankRecord,
     RunState,
 )
+from nvcregen.results.nodebind import FOREIGN, prints_begin
 from nvcregen.results.nodekinds import unjudged_nodes
 from nvcregen.results.packlogs import REFUSED, Refusal, Split, on_its_node, same_node, split
 from nvcregen.results.runnotes import PortNote, fold_notes
@@ -318,12 +319,6 @@ def _side(log: RunLog) -> Side:
     return Side(log.path, log.data.decode("utf-8", errors="replace"), log.node)
 
 
-def _read_dcgm_log(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """A DCGM diagnostic's JSON, bound to the node its begin line names."""
-    names_itself = prints_begin(placed.obj)
-    return _Read(placed, _read_dcgm(text, base, names_itself, log.line), None)
-
-
 def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
     """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
     try:
@@ -355,7 +350,6 @@ def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> 
 # holding its own reader (`kindlogs.py`) is in none.
 _READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
     "nccl-tests": _read_nccl,
-    "dcgm-diag": _read_dcgm_log,
 }
 
 
@@ -373,43 +367,6 @@ def _finished(text: str, obj: Obj | None) -> str | None:
              if isinstance(c, Mapping) and c.get("status") == "True"]  # fmt: skip
     found = [t for t in (str(status.get("completionTime") or ""), *times) if t]
     return max(found, default=None)
-
-
-def _read_dcgm(
-    text: str, base: Mapping[str, Any], names_itself: bool = False, offset: int = 0
-) -> LogRecord:
-    """A DCGM log's status (the worst of its diagnostics) and its failed tests.
-
-    A log whose begin line names another node than its run's (`dcgmbind.py`) is
-    `foreign`: none of its diagnostics is read, and its node is neither failed nor cleared.
-    """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset)
-    if isinstance(bound, str):
-        return LogRecord.model_validate({**base, "kind": "dcgm", "status": FOREIGN,
-                                         "errors": (bound,)})  # fmt: skip
-    base = {**base, "hosts": bound}
-    try:
-        dcgm = parse_dcgm(text, str(base["path"]))
-    except IngestFormatError as exc:
-        return LogRecord.model_validate({**base, "kind": "dcgm", "status": "no-data",
-                                         "errors": (str(exc),)})  # fmt: skip
-    errors = [f"{t.name}: {t.result}" for d in dcgm for t in d.tests if t.result == "Fail"]
-    errors += [e for d in dcgm for e in d.errors]
-    versions = [d.dcgm_version for d in dcgm if d.dcgm_version]
-    return LogRecord.model_validate(
-        {
-            **base,
-            "kind": "dcgm",
-            "status": _worst_status(d.status for d in dcgm),
-            "errors": tuple(errors),
-            "versions": tuple(versions),
-        }
-    )
-
-
-def _worst_status(statuses: Iterable[str]) -> str:
-    found = set(statuses)
-    return next((s for s in ("failed", "truncated", "ok") if s in found), "no-data")
 
 
 def _job_failed(obj: Obj | None) -> bool:

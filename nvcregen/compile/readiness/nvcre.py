@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Any
+from typing import Any, Protocol
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
@@ -15,7 +15,6 @@ from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.kindapi.registry import kind_of
-from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.plan.resolve import nvcre_runs_groups
 from nvcregen.spec.v1alpha1 import Site
@@ -181,10 +180,19 @@ def workload_run(
     return Manifest(obj, COMPONENT, source, _catalog_files([unit]), notes)
 
 
+class _Measured(Protocol):
+    """What a collective test's catalog block gives its WorkloadRun's measurement."""
+
+    @property
+    def test_type(self) -> str:
+        """The nccl-tests binary's test, as NVCRE names it (`all_reduce_perf`...)."""
+        ...
+
+
 def _workload(site: Site, unit: TestUnit) -> Obj:
     kind = kind_of(unit.test)
     if kind.collective:
-        nccl: NcclParams = kind.block(unit.test)
+        nccl: _Measured = kind.block(unit.test)
         env = nccl_env(unit)
         return {
             "framework": {"mpi": mpi_framework(unit, env)},

@@ -2,7 +2,7 @@
 
 With `readiness.engine: trainer` NVCRE is not installed. Each NCCL test of a stage gets a
 namespaced TrainingRuntime with an MPI policy, and each round and node group a TrainJob
-on it; each DCGM test gets a batch/v1 Job per round and node (`nvcregen.compile.readiness.dcgmjob`).
+on it; each per-node test gets a batch/v1 Job per round and node (`nodejob.py`).
 Why the runtime runs the launcher as a node, and why deadlines are what they are:
 docs/design/0003-trainer-mode.md.
 

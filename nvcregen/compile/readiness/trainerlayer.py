@@ -2,8 +2,8 @@
 
 With `readiness.engine: trainer` NVCRE is not installed. With `readiness.packing: perRun`
 each NCCL test of a stage gets a TrainingRuntime and a TrainJob per round and node group
-(`trainer.py`), each DCGM or node-health test a batch/v1 Job per round and node
-(`dcgmjob.py`), each pair test (RDMA rails between two nodes) a TrainJob per round and
+(`trainer.py`), each per-node test (`TestKind.per_node`) a batch/v1 Job per round and node
+(`nodejob.py`), each pair test (RDMA rails between two nodes) a TrainJob per round and
 pair (`pairjobs.py`). With `packed`, a stage's tests that share nodes and an image run one
 after the other in one run per round: a Job per chunk of nodes, a TrainJob per node group
 (`packed.py`, `nvcregen.plan.packs`); a test that shares with none keeps runs of its own.
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nvcregen.compile.readiness.dcgmjob import dcgm_jobs
+from nvcregen.compile.readiness.nodejob import node_jobs
 from nvcregen.compile.readiness.packed import packed_manifests
 from nvcregen.compile.readiness.pairjobs import pair_manifests
 from nvcregen.compile.readiness.trainer import nccl_manifests
@@ -45,7 +45,7 @@ def trainer_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Manife
         elif kind_of(unit.test).pair:
             manifests += pair_manifests(site, unit)
         elif kind_of(unit.test).per_node:
-            manifests += dcgm_jobs(site, unit)
+            manifests += node_jobs(site, unit)
         else:
             raise ValueError(f"test {unit.test.name} has no trainer-mode form")
     return manifests

@@ -2,7 +2,7 @@
 
 The script (`templates/burn-in.sh.j2`) prints `@@nvcregen-burnin begin node=N
 pod=P start=T` and then `dcgmi diag -r targeted_stress --json --verbose`. The log is bound
-to its node as a DCGM log is (`dcgmbind.py`: another node's is foreign, NVC730), read as
+to its node as a DCGM log is (`nodebind.py`: another node's is foreign, NVC730), read as
 `nvcregen ingest burnin` reads it, and each GPU of the node judged against the test's
 expectation of the pool's GPU model (`judge.py`). Each GPU that did not pass
 is one error naming the node and the GPU (`gpu-07 GPU 3: NVC768: ...`), so the run's
@@ -20,9 +20,9 @@ from nvcregen.kinds.burnin.judge import Bounds, judge
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import MARK, parse_burnin
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.kindlogs import KindRead
 from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.nodebind import FOREIGN, bind_node_log
 
 KIND = "burnin"
 MAX_ERRORS = 64  # a node's record names at most this many GPUs, then counts the rest
@@ -32,7 +32,7 @@ def read_burnin(
     text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int = 0
 ) -> LogRecord:
     """The record of one burn-in log of `unit`: its status and each GPU that did not pass."""
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
+    bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return _record(base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}

@@ -5,7 +5,7 @@ What `templates/burn-in.sh.j2` prints on a node, read back by `collect` with
 begin line naming node, pod and start (`reader.MARK`); one `@@nvcregen-gpu index=N
 uuid=GPU-...` line a GPU, as the script makes them from `nvidia-smi`, each UUID a hash of
 the node and the index (a GPU keeps its UUID from round to round); `dcgmi diag --run
-targeted_stress --json --verbose` in DCGM's JSON layout (`dcgmprint.py`'s: the deployment
+targeted_stress --json --verbose` in DCGM's JSON layout (`dcgmdiagprint.py`'s: the deployment
 checks, then the stress test, one result a GPU); the script's exit line.
 
 A healthy GPU holds the catalog's target for the pool's model: its result passes with
@@ -28,7 +28,7 @@ from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import MARK, UUID_MARK
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.dcgmprint import DEPLOYMENT, dcgm_version
+from nvcregen.rehearse.dcgmdiagprint import DEPLOYMENT, dcgm_version
 from nvcregen.rehearse.printer import (
     FAILED_RC,
     FAILING_SHARE,

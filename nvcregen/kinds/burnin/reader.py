@@ -1,6 +1,6 @@
 """Read a burn-in: DCGM's targeted (or SM) stress result, GPU by GPU (pure, bounded).
 
-The log is `dcgmi diag` output (JSON of `--json`, or the text table), read by `ingest/dcgm.py`;
+The log is `dcgmi diag` output (JSON of `--json`, or the text table), read by `ingest/dcgmdiag.py`;
 this module takes its stress test apart by GPU. DCGM names each GPU in its messages
 (NVIDIA/DCGM `nvvs/plugin_src/targetedstress/TargetedStress_wrapper.cpp`,
 `dcgmlib/dcgm_errors.h`, `nvvs/src/DcgmRecorder.cpp`):
@@ -30,12 +30,12 @@ import re
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.limits import MAX_DIGITS, finite, matched
 from nvcregen.ingest.lines import strip_prefix
 from nvcregen.ingest.models import DcgmRun, DcgmTest, IngestFormatError, Json, RunStatus
 
-MARK = "@@nvcregen-burnin"  # the script's begin line (`ingest/dcgm_begin.py`'s form)
+MARK = "@@nvcregen-burnin"  # the script's begin line (`ingest/beginline.py`'s form)
 Basis = Literal["average", "best"]  # what DCGM's figure is: a pass's mean, a failure's max
 STRESS_TESTS = ("targeted_stress", "sm_stress")  # names as `_key` writes them
 _NUMBER = rf"\d{{1,{MAX_DIGITS}}}(?:\.\d{{1,12}})?"

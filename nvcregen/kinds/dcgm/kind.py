@@ -8,12 +8,16 @@ from nvcregen.core import units
 from nvcregen.kindapi.protocol import FixedTime, KindTest, NodeRun, NodeScript, TestKind, begin_env
 from nvcregen.kinds.dcgm.params import DcgmParams
 
+MARK = "@@nvcregen-dcgm"  # the script's begin line (`ingest/beginline.py`'s form)
+_HERE = __name__.rpartition(".")[0]  # this package: its templates/ holds the script
+
 
 class Dcgm(TestKind):
     """DCGM diagnostics."""
 
     name: ClassVar[str] = "dcgm"
     begin_line: ClassVar[bool] = True
+    unmarked_before: ClassVar[str | None] = MARK  # renders before the line printed none
     params = DcgmParams
     per_node = True
     one_node = False
@@ -49,7 +53,7 @@ class Dcgm(TestKind):
             "hostengine": run.hostengine if dcgm.needs_hostengine else None,
             "deadline_s": run.outer_deadline_s,
         }
-        return NodeScript("dcgm-diag.sh.j2", values)
+        return NodeScript("dcgm-diag.sh.j2", values, package=_HERE)
 
     def node_env(self) -> list[dict[str, Any]]:
         """The node and the pod the DCGM script names in its first line (downward API).

@@ -38,9 +38,9 @@ from nvcregen.kinds.linkcounters.reader import (
     parse_link_counters,
 )
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.kindlogs import KindRead
 from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.nodebind import FOREIGN, bind_node_log
 from nvcregen.results.runnotes import PortNote
 
 OVER_LIMIT = codes.NVC762.code
@@ -60,7 +60,7 @@ def read_link_counter_log(
 
     Bound to its node by its begin line as a DCGM log is (NVC730 for another node's).
     """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
+    bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return {**base, "kind": KIND, "status": FOREIGN, "errors": (bound,)}
     block: LinkCountersParams | None = unit.test.linkcounters

@@ -45,7 +45,7 @@ from nvcregen.kinds.linkcounters import codes
 MAX_PORTS = 256  # ports of one snapshot: 8 dual-port HCAs is 16
 MAX_COUNTERS = 512  # counters of one port: mlx5 shows about 60 with hw_counters
 MAX_VALUE = 2**64 - 1
-MARK = "@@nvcregen-linkctr"  # the script's begin line (`ingest/dcgm_begin.py`'s form)
+MARK = "@@nvcregen-linkctr"  # the script's begin line (`ingest/beginline.py`'s form)
 WRAPPED = codes.NVC760.code
 NO_EVIDENCE = codes.NVC761.code
 OVER_BOUNDS = codes.NVC763.code

@@ -2,7 +2,7 @@
 
 The script (`templates/nvbandwidth.sh.j2`) prints `@@nvcregen-nvbandwidth begin node=N pod=P
 start=T` and then nvbandwidth's JSON or text. The log is bound to its node as a DCGM log
-is (`dcgmbind.py`: another node's is foreign, NVC730), read as `nvcregen ingest
+is (`nodebind.py`: another node's is foreign, NVC730), read as `nvcregen ingest
 nvbandwidth` reads it, unnamed waived testcases named by the test's own testcase order
 (the `-t` order the script ran them in), and judged against the floor and ceilings of the
 pool's GPU model (`judge.py`). Each failed GPU or pair is one error of the
@@ -21,9 +21,9 @@ from nvcregen.kinds.nvbandwidth.judge import judge
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.reader import MARK, parse_nvbandwidth
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.kindlogs import KindRead
 from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.nodebind import FOREIGN, bind_node_log
 
 KIND = "nvbandwidth"
 MAX_ERRORS = 64  # a node's record names at most this many failed GPUs and pairs, then counts
@@ -33,7 +33,7 @@ def read_nvbandwidth(
     text: str, base: Mapping[str, Any], unit: TestUnit, *, names_itself: bool, offset: int = 0
 ) -> LogRecord:
     """The record of one nvbandwidth log of `unit`: its status, its failed GPUs and pairs."""
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
+    bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return _record(base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}

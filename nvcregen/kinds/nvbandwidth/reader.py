@@ -20,7 +20,7 @@ from nvcregen.kinds.nvbandwidth.models import NvbwRun
 from nvcregen.kinds.nvbandwidth.order import name_waived
 from nvcregen.kinds.nvbandwidth.text import VERSION, parse_text
 
-MARK = "@@nvcregen-nvbandwidth"  # the script's begin line (`ingest/dcgm_begin.py`'s form)
+MARK = "@@nvcregen-nvbandwidth"  # the script's begin line (`ingest/beginline.py`'s form)
 
 
 def parse_nvbandwidth(text: str, file: str, order: Sequence[str] | None = None) -> NvbwRun:

@@ -24,9 +24,9 @@ from nvcregen.kinds.rdma import codes
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import MARK, PerftestRun, parse_perftest
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log
 from nvcregen.results.kindlogs import KindRead
 from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.nodebind import FOREIGN, bind_node_log
 
 ABOVE_LINE_RATE = codes.NVC830.code
 BELOW_FLOOR = codes.NVC832.code
@@ -44,11 +44,11 @@ def read_rails(
 ) -> dict[str, Any]:
     """A LogRecord's fields for one node's rails log: `ok` only when every rail passed.
 
-    The log is bound to its node by its begin line as a DCGM log is (`dcgmbind.py`):
+    The log is bound to its node by its begin line as a DCGM log is (`nodebind.py`):
     another node's log, or none where the run's Job prints one, is foreign evidence
     (NVC730); `hosts` is the node the log names, never the plan's guess.
     """
-    bound = bind_dcgm_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
+    bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return {**base, "kind": "rdma", "status": FOREIGN, "errors": (bound,)}
     sections, problems = sections_of(text)

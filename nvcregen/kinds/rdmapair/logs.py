@@ -26,14 +26,14 @@ from typing import Any, Literal
 
 from nvcregen.core import units
 from nvcregen.fabric.railnames import pair_cabled
-from nvcregen.ingest.dcgm_begin import DcgmBegin, dcgm_begin
+from nvcregen.ingest.beginline import BeginLine, begin_line
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.logs import judge_rail, sections_of
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdmapair import codes
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.dcgmbind import FOREIGN, UNBOUND, bind_dcgm_log
 from nvcregen.results.kindlogs import Side
+from nvcregen.results.nodebind import FOREIGN, UNBOUND, bind_node_log
 
 SERVER_MARK = "@@nvcregen-rdma-server"  # the server's and the client's begin lines
 CLIENT_MARK = "@@nvcregen-rdma-client"
@@ -68,7 +68,7 @@ def read_pair(
         ("server", server, SERVER_MARK),
     )
     for role, side, mark in both:
-        found = bind_dcgm_log(side.text, {**base, "path": side.path, "pod_node": side.pod_node},
+        found = bind_node_log(side.text, {**base, "path": side.path, "pod_node": side.pod_node},
                               names_itself=True, mark=mark)  # fmt: skip
         if isinstance(found, str):
             return {**base, "kind": KIND, "status": FOREIGN, "errors": (found,)}
@@ -92,8 +92,8 @@ def _other_pod(side: Side, mark: str, role: Role, run: str) -> str | None:
     The rounds of one pair run on the same two nodes: the pod (`<trainjob>-node-...` for
     the server, any other pod of the TrainJob for the client) ties a log to its round.
     """
-    begin = dcgm_begin(side.text, mark)
-    if not run or not isinstance(begin, DcgmBegin):
+    begin = begin_line(side.text, mark)
+    if not run or not isinstance(begin, BeginLine):
         return None
     if begin.pod.startswith(run + "-") and (role_of(begin.pod, run) == role):
         return None

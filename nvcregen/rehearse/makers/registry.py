@@ -2,10 +2,9 @@
 
 A kind that holds its own maker has a module `maker.py` in its package whose `MAKER` is
 a `printer.Maker` (found by name through `kindapi.registry.part_of`; this layer never
-imports a kind). The kinds not yet moved into their packages have theirs here
-(`makers/<kind>.py`, one line of `MAKERS`). A kind the twin can make no log of says why
-in its package's `maker.py` (`REFUSED`, a reason; `refusal_of`), or a line of `REFUSED`
-here does. `tests/unit/rehearse/test_rehearse_makers.py` holds every
+imports a kind); every kind's maker is in its package. A kind the twin can make no log
+of says why in its package's `maker.py` (`REFUSED`, a reason; `refusal_of`), or a line
+of `REFUSED` here does. `tests/unit/rehearse/test_rehearse_makers.py` holds every
 registered kind to one of the two. A site naming a test of a kind in neither is refused
 before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that could only
 say its logs are missing.
@@ -18,14 +17,8 @@ from typing import TypeGuard
 
 from nvcregen.kindapi.registry import kind_of, part_of
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.makers.dcgm import dcgm_output
-from nvcregen.rehearse.makers.nccl import nccl_output
 from nvcregen.rehearse.printer import Maker
 
-MAKERS: dict[str, Maker] = {
-    "dcgm": dcgm_output,
-    "nccl": nccl_output,
-}
 REFUSED: dict[str, str] = {}  # a kind's reason, where its package cannot say it (`maker.REFUSED`)
 
 
@@ -45,8 +38,8 @@ def refusal_of(kind: str) -> str | None:
 
 
 def maker_of(kind: str) -> Maker | None:
-    """The log maker of a kind (its registered name): its package's, else `MAKERS`' or None."""
-    return MAKERS.get(kind) or part_of(kind, "maker", "MAKER", makes_logs)
+    """The log maker of a kind (its registered name): its package's `maker.MAKER`, or None."""
+    return part_of(kind, "maker", "MAKER", makes_logs)
 
 
 def unmade(units: Iterable[TestUnit]) -> list[str]:
@@ -63,8 +56,7 @@ def unmade(units: Iterable[TestUnit]) -> list[str]:
             if unit.test.name not in named:
                 named.append(unit.test.name)
     unregistered = (
-        "no log maker is registered for the kind '{}' (a `MAKER` in its package's"
-        " maker.py, or nvcregen/rehearse/makers/registry.py)"
+        "no log maker is registered for the kind '{}' (a `MAKER` in its package's maker.py)"
     )
     return [
         f"no rehearsal log is made for {kind} tests ({', '.join(names)}): "

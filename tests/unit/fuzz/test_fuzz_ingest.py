@@ -17,7 +17,7 @@ from fuzzing import BUDGET, HUGE, hostile_token, lines_of, mutated, real_logs
 from hypothesis import given
 from hypothesis import strategies as st
 
-from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.files import ingest_files
 from nvcregen.ingest.limits import MAX_DIGITS, InputLimitError, bounded_int
 from nvcregen.ingest.models import IngestFormatError

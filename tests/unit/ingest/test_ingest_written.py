@@ -10,7 +10,7 @@ from nvcregen.ingest import IngestFormatError, NcclRun, parse_dcgm, parse_nccl, 
 from nvcregen.ingest.files import ingest_files
 from nvcregen.ingest.render import render_text
 from nvcregen.ingest.transport import detect_transports
-from nvcregen.rehearse import ncclprint
+from nvcregen.kinds.nccl import printer as ncclprint
 
 ROOT = Path(__file__).resolve().parents[3]
 WRITTEN = ROOT / "tests" / "fixtures" / "written-logs"

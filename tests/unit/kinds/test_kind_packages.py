@@ -77,6 +77,13 @@ MOVED = (
         r"|\bRDMA_(SERVER|CLIENT)_MARK\b",
     ),
     Moved(
+        "dcgm",
+        "dcgm-l1.yaml",
+        r"\bkinds[./]dcgm\b|\bmakers[./]dcgm\b|\bDcgmParams\b|\bdcgm-diag\.sh\.j2\b"
+        r"|@@nvcregen-dcgm\b|\bdcgm(bind|job|_begin)\b|\b(bind_dcgm_log|dcgm_output|_read_dcgm)\b",
+        test_names=("test_dcgm_*.py",),  # the `dcgmi diag` reader's (ingest's) stay
+    ),
+    Moved(
         "node",
         "node-health.yaml",
         r"\bkinds[./]node\b|\b(ingest|results|makers)[./](node_[a-z]+|nodehealth[a-z]*|node)\b"
@@ -168,3 +175,20 @@ def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
     ):
         assert pattern.search(text), text
     assert not pattern.search("Read nccl-tests, dcgmi diag, nvidia-smi, nvbandwidth, perftest")
+    pattern = re.compile(next(k for k in MOVED if k.name == "dcgm").names)
+    for text in (
+        "from nvcregen.results.dcgmbind import bind_dcgm_log",
+        "from nvcregen.ingest.dcgm_begin import MARK",
+        "from nvcregen.compile.readiness.dcgmjob import dcgm_jobs",
+        "from nvcregen.rehearse.makers.dcgm import dcgm_output",
+        'MARK = "@@nvcregen-dcgm"',
+        'NodeScript("dcgm-diag.sh.j2", values)',
+    ):
+        assert pattern.search(text), text
+    for text in (  # what every kind shares, and the `dcgmi diag` reader burn-in reads too
+        "from nvcregen.results.nodebind import bind_node_log",
+        "from nvcregen.ingest.dcgmdiag import parse_dcgm",
+        "from nvcregen.rehearse.dcgmdiagprint import diag_json",
+        "pool: spec.dependencies.dcgm.hostengine",
+    ):
+        assert not pattern.search(text), text

@@ -121,6 +121,7 @@ def test_a_dcgm_level_names_the_sites_hostengine_only_when_it_needs_one() -> Non
     assert kind_of(l4).node_script(l4, run()) == NodeScript(
         "dcgm-diag.sh.j2",
         {"level": 4, "gpus": 8, "hostengine": "nv-hostengine.dcgm:5555", "deadline_s": 540},
+        package="nvcregen.kinds.dcgm",
     )
     script = kind_of(l1).node_script(l1, run())
     assert script is not None

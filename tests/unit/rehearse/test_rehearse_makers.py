@@ -52,7 +52,7 @@ from nvcregen.kinds.rdma.logs import read_rails
 from nvcregen.kinds.rdma.reader import parse_perftest
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.makers import registry
-from nvcregen.rehearse.makers.registry import MAKERS, REFUSED, maker_of, refusal_of, unmade
+from nvcregen.rehearse.makers.registry import REFUSED, maker_of, refusal_of, unmade
 from nvcregen.rehearse.podlogs import node_pack_log, run_pod_log
 from nvcregen.rehearse.prepare import NotRehearsableError, prepare
 from nvcregen.rehearse.printer import FAILING_SHARE, Output, PackPod, Printer, Section, bus_ids
@@ -102,9 +102,9 @@ def base(node: str = "node-a") -> dict[str, Any]:
 def test_every_registered_kind_has_a_maker_or_is_refused_with_a_reason() -> None:
     for kind in KINDS:
         assert (maker_of(kind) is not None) != (refusal_of(kind) is not None), kind
-    assert set(MAKERS) | set(REFUSED) <= set(KINDS)  # nothing registered for no kind
-    own = [k for k in KINDS if k not in MAKERS and maker_of(k) is not None]
-    assert "burnin" in own  # a kind that holds its maker in its package (`maker.MAKER`)
+    assert set(REFUSED) <= set(KINDS)  # nothing refused for no kind
+    own = [k for k in KINDS if maker_of(k) is not None]
+    assert set(own) == set(KINDS) - {"training"}  # each holds its own (`maker.MAKER`)
     assert all(reason.strip() for reason in REFUSED.values())
     assert "goodput is read from NVCRE's GoodputMeasurement" in (refusal_of("training") or "")
     assert "training" not in REFUSED  # said by its package (`kinds/training/maker.py`)
@@ -124,8 +124,7 @@ def test_a_plan_with_a_kind_without_a_maker_is_named_kind_by_kind(
     monkeypatch.setitem(REFUSED, "rdma", "no rails here")
     assert unmade(loaded.plan.units) == [
         "no rehearsal log is made for nvbandwidth tests (nvbandwidth): no log maker is"
-        " registered for the kind 'nvbandwidth' (a `MAKER` in its package's maker.py, or"
-        " nvcregen/rehearse/makers/registry.py)",
+        " registered for the kind 'nvbandwidth' (a `MAKER` in its package's maker.py)",
         "no rehearsal log is made for rdma tests (rdma-rails): no rails here",
     ]
 
@@ -144,8 +143,7 @@ def test_rehearse_refuses_such_a_site_before_the_twin_with_exit_2(
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == (
         "nvcregen: kinds-trainer: no rehearsal log is made for node tests (node-health): no log"
-        " maker is registered for the kind 'node' (a `MAKER` in its package's maker.py, or"
-        " nvcregen/rehearse/makers/registry.py)\n"
+        " maker is registered for the kind 'node' (a `MAKER` in its package's maker.py)\n"
     )
 
 

@@ -26,10 +26,10 @@ from nvcregen.collect.collector import load_site_file
 from nvcregen.collect.model import LoadedSite
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.fabric.placement import Placement
-from nvcregen.ingest.dcgm import parse_dcgm
+from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.nccl import parse_nccl
 from nvcregen.plan.physics import busbw_at, measured_sizes
-from nvcregen.rehearse.dcgmprint import dcgm_version, diag_json
+from nvcregen.rehearse.dcgmdiagprint import dcgm_version, diag_json
 from nvcregen.rehearse.failing import Failing, failing
 from nvcregen.rehearse.kwoklogs import cri_text, logs_object
 from nvcregen.rehearse.podlogs import launcher_log, node_pack_log, run_pod_log

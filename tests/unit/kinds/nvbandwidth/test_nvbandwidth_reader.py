@@ -362,4 +362,4 @@ def test_ingest_json_and_the_order_file(tmp_path: Path) -> None:
     assert first["matrix"] == {"rows": [0], "columns": [0], "cells": [[55.3]]}
     assert data["runs"][0]["verdict"] is None
     bad = CliRunner().invoke(main, ["ingest", "nccl", "x", "--model", "H100"])
-    assert bad.exit_code == 2 and "--model and --order are not for `ingest nccl`" in bad.output
+    assert bad.exit_code == 2 and "--model is not for `ingest nccl`" in bad.output

@@ -6,7 +6,7 @@ under `"DCGM Diagnostic"` with results keyed by `entity_id`, a `test_summary` pe
 the version in `metadata`. Log noise before the JSON, `null` entries between tests and
 mixed-case statuses are all allowed. JSON that does not decode (an excerpt cut mid-key,
 an elided `{"..."}`) is salvaged test by test and the run marked truncated. Text tables are
-read by `dcgm_text.py`.
+read by `dcgmdiag_text.py`.
 
 When DCGM gives up before it runs a test, `dcgmi diag` prints no table, only its reason:
 
@@ -24,7 +24,7 @@ import bisect
 import json
 import re
 
-from nvcregen.ingest.dcgm_results import (
+from nvcregen.ingest.dcgmdiag_results import (
     find_level,
     find_level_at,
     result_word,
@@ -32,7 +32,7 @@ from nvcregen.ingest.dcgm_results import (
     unique,
     worst,
 )
-from nvcregen.ingest.dcgm_text import looks_like_table, parse_dcgm_text
+from nvcregen.ingest.dcgmdiag_text import looks_like_table, parse_dcgm_text
 from nvcregen.ingest.limits import MAX_DIGITS, TOO_LONG, InputLimitError, bounded_int, matched
 from nvcregen.ingest.limits import raw_decode as bounded_decode
 from nvcregen.ingest.lines import strip_prefix, without_timestamps

@@ -1,18 +1,20 @@
-"""A trainer-mode DCGM log bound to its run by the node its begin line names (pure).
+"""A trainer-mode log bound to its run by the node its begin line names (pure).
 
-nvcregen's DCGM script prints `@@nvcregen-dcgm begin node=N pod=P start=T` before the
-JSON (`ingest.dcgm_begin`). The node must be the one the Job is pinned to (and, when the
-log was read from a cluster, the pod's `spec.nodeName`): a log naming another node was
-not produced by this run. It is foreign evidence, NVC730 (fail, as an NCCL log whose
-ranks ran on another host): its run fails, its node is neither cleared nor failed by its
-diagnostics, and quarantine leaves the node to be retested (its failure is not its own).
-A begin line that does not read is the same: the log names no run. Another kind's script
-prints the same line under its own mark (`@@nvcregen-<kind>`), bound the same way.
+The script of every kind that says so (`TestKind.begin_line`) prints `@@nvcregen-<name>
+begin node=N pod=P start=T` before its tool's output (`ingest.beginline`; DCGM's,
+burn-in's, nvbandwidth's, the rails' and link counters' scripts, each under its own
+mark). The node must be the one the Job is pinned to (and, when the log was read from a
+cluster, the pod's `spec.nodeName`): a log naming another node was not produced by this
+run. It is foreign evidence, NVC730 (fail, as an NCCL log whose ranks ran on another
+host): its run fails, its node is neither cleared nor failed by its diagnostics, and
+quarantine leaves the node to be retested (its failure is not its own). A begin line
+that does not read is the same: the log names no run.
 
-A log with no begin line (rendered before the line was printed) is read as before, bound
-to its slot by its Job's name alone: a note says so (NVC739, never a failure). Its
-healthy JSON names neither host nor time, so two nodes can print the same bytes; each is
-then incomplete by NVC740 (`copies.py`), as before.
+A log with no begin line, of a kind whose older renders printed none
+(`TestKind.unmarked_before`: DCGM's), is read as before, bound to its slot by its Job's
+name alone: a note says so (NVC739, never a failure). Its healthy JSON names neither
+host nor time, so two nodes can print the same bytes; each is then incomplete by NVC740
+(`copies.py`), as before.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from nvcregen.core import codes
-from nvcregen.ingest.dcgm_begin import MARK, dcgm_begin
+from nvcregen.ingest.beginline import begin_line
 from nvcregen.kindapi.registry import KINDS
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
@@ -30,24 +32,25 @@ from nvcregen.results.words import Word
 FOREIGN = "foreign"
 UNBOUND = codes.NVC730.code
 UNNAMED = codes.NVC739.code
+_UNREAD = ("no-data", "disordered")  # a log not read names no node for want of a line
 
 
-def bind_dcgm_log(
+def bind_node_log(
     text: str,
     base: Mapping[str, Any],
     *,
     names_itself: bool = False,
     offset: int = 0,
-    mark: str = MARK,
+    mark: str,
 ) -> tuple[str, ...] | str:
-    """The node a DCGM log names (none for an older log), or why it is not its run's.
+    """The node a log names under `mark` (none for an older log), or why it is not its run's.
 
     `names_itself`: the run's exported Job gives its pod `NODE_NAME` and `POD_NAME`, so its
     script prints the begin line; a log without it is not that Job's (a line deleted to
     pass another node's log off as this one's: found by review). `offset` is the line of
     the log `text` starts after (a packed run's section), so a line is named in the log.
     """
-    begin = dcgm_begin(text, mark)
+    begin = begin_line(text, mark)
     if begin is None and names_itself:
         return (
             f"{UNBOUND}: {base['path']}: no `{mark} begin node=...` line, which this run's Job"
@@ -84,8 +87,8 @@ def prints_begin(job: Mapping[str, Any] | None) -> bool:
     )
 
 
-def dcgm_findings(records: Iterable[LogRecord]) -> list[Finding]:
-    """NVC730 for each foreign DCGM log, naming its slot's node; NVC739 once a test.
+def begin_findings(records: Iterable[LogRecord]) -> list[Finding]:
+    """NVC730 for each foreign log, naming its slot's node; NVC739 once a test.
 
     The note is one per test for all its logs that name no node, not one per log.
     """
@@ -97,13 +100,15 @@ def dcgm_findings(records: Iterable[LogRecord]) -> list[Finding]:
         if r.status == FOREIGN:
             message = r.errors[0].removeprefix(f"{UNBOUND}: ") if r.errors else FOREIGN
             found.append(_finding(r, UNBOUND, "unbound", Word.FAIL, message, per_log=True))
-        elif r.kind == "dcgm" and not r.hosts and r.status not in ("no-data", "disordered"):
+        elif _unmarked_before(r.kind) and not r.hosts and r.status not in _UNREAD:
             unnamed.setdefault((r.stage, r.test), []).append(r)
     for logs in unnamed.values():
         first = logs[0].path + (f" and {len(logs) - 1} more" if len(logs) > 1 else "")
+        mark = _unmarked_before(logs[0].kind)
         message = (
-            f"{len(logs)} DCGM log(s) ({first}) have no `{MARK} begin node=...` line (an older"
-            " render's script): each is bound to its node by its Job's name only;"
+            f"{len(logs)} {logs[0].kind.upper()} log(s) ({first}) have no `{mark} begin"
+            " node=...` line (an older render's script): each is bound to its node by its"
+            " Job's name only;"
             " render, apply and run again to bind them by node"
         )
         found.append(_finding(logs[0], UNNAMED, "bound", Word.PASS, message, per_log=False))
@@ -125,6 +130,12 @@ def _finding(
             **(where if per_log else {}),
         }
     )
+
+
+def _unmarked_before(kind: str) -> str | None:
+    """The begin mark of a kind whose older renders' logs print none (NVC739), else None."""
+    known = KINDS.get(kind)
+    return None if known is None else known.unmarked_before
 
 
 def _bound(kind: str) -> bool:

@@ -1,15 +1,16 @@
-"""The line nvcregen's DCGM script prints before `dcgmi diag`: whose run the log is.
+"""The line a kind's script prints before its tool runs: whose run the log is.
 
 ```
-@@nvcregen-dcgm begin node=gpu-node-07 pod=lab-node-dcgm-l1-r1-n0-x7k2p start=2026-12-06T07:00:00Z
+@@nvcregen-<name> begin node=gpu-node-07 pod=lab-node-l1-r1-n0-x7k2p start=2026-12-06T07:00:00Z
 ```
 
-DCGM's JSON names no host and no time, so two healthy nodes' logs can be the same bytes;
-the line makes each log its own run's (`node` from `spec.nodeName`, `pod` from
-`metadata.name`, both through the downward API). A log from an older render has none.
-The node and the pod are checked as Kubernetes names before they name anything.
-Every other kind's script prints the same line under its own mark, named by the kind's
-reader (`dcgm_begin(text, mark)`).
+A tool's output often names no host and no time (DCGM's JSON), so two healthy nodes'
+logs can be the same bytes; the line makes each log its own run's (`node` from
+`spec.nodeName`, `pod` from `metadata.name`, both through the downward API). A log from
+an older render has none. The node and the pod are checked as Kubernetes names before
+they name anything. Every kind whose script prints it (`TestKind.begin_line`) has its
+own mark (`@@nvcregen-<name>`), which its reader names (`begin_line(text, mark)`);
+`results/nodebind.py` binds a log to its node by it.
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from dataclasses import dataclass
 from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
 
-MARK = "@@nvcregen-dcgm"
 _NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"
 _MARK_FORM = re.compile(r"@@nvcregen-[a-z]+(?:-[a-z]+)*")
 
@@ -38,8 +38,8 @@ def _begin(mark: str) -> re.Pattern[str]:
 
 
 @dataclass(frozen=True)
-class DcgmBegin:
-    """The node, the pod and the start time a DCGM log names, and the line it is on."""
+class BeginLine:
+    """The node, the pod and the start time a log names, and the line it is on."""
 
     node: str
     pod: str
@@ -47,13 +47,13 @@ class DcgmBegin:
     line: int
 
 
-def dcgm_begin(text: str, mark: str = MARK) -> DcgmBegin | str | None:
-    """The log's begin line (`mark`: DCGM's, or nvbandwidth's); None, or why it does not read.
+def begin_line(text: str, mark: str) -> BeginLine | str | None:
+    """The log's begin line under `mark` (its kind's); None, or why it does not read.
 
     A marker line that does not read (a name that is no Kubernetes name, no time) and a
     second begin line (two runs in one log) are errors: such a log names no one run.
     """
-    found: DcgmBegin | None = None
+    found: BeginLine | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
         if mark not in raw[:MAX_LINE]:
             continue
@@ -65,5 +65,5 @@ def dcgm_begin(text: str, mark: str = MARK) -> DcgmBegin | str | None:
             return f"line {number}: an unreadable {mark} line (no valid node, pod or start time)"
         if found is not None:
             return f"line {number}: a second {mark} begin line; one log holds one run"
-        found = DcgmBegin(match["node"], match["pod"], match["start"], number)
+        found = BeginLine(match["node"], match["pod"], match["start"], number)
     return found

@@ -11,10 +11,10 @@ from __future__ import annotations
 import zlib
 
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.nccl import printer as ncclprint
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.physics import busbw_at, measured_sizes
-from nvcregen.rehearse import ncclprint
-from nvcregen.rehearse.printer import FAILING_SHARE, Output, Printer, Section, gpu_name
+from nvcregen.rehearse.printer import FAILING_SHARE, Maker, Output, Printer, Section, gpu_name
 from nvcregen.results.runs import expected_transport
 
 JITTER = 0.001  # a row's step below the expected figure: 0.1% of it
@@ -79,3 +79,6 @@ def nccl_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     debug = [line.format(host=hosts[0]) for line in NCCL_DEBUG.get(network or "", ())]
     table = ncclprint.table(collective, ranks, rows)
     return Output("\n".join([*head, *debug, *table]) + "\n", 0, at.seconds)
+
+
+MAKER: Maker = nccl_output  # what `rehearse/makers/registry.py` finds by the kind's name

@@ -44,7 +44,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nvcregen.ingest.dcgm_results import (
+from nvcregen.ingest.dcgmdiag_results import (
     UNKNOWN,
     find_level,
     result_word,

@@ -8,9 +8,10 @@ from typing import Any
 import pytest
 
 from nvcregen.ingest import parse_dcgm
-from nvcregen.ingest.dcgm_begin import DcgmBegin, dcgm_begin
-from nvcregen.results.dcgmbind import FOREIGN, bind_dcgm_log, dcgm_findings, prints_begin
+from nvcregen.ingest.beginline import BeginLine, begin_line
+from nvcregen.kinds.dcgm.kind import MARK
 from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.nodebind import FOREIGN, begin_findings, bind_node_log, prints_begin
 from nvcregen.results.words import Word
 
 DCGM = Path(__file__).resolve().parents[2] / "fixtures" / "real-logs" / "dcgm"
@@ -22,8 +23,8 @@ BASE: dict[str, Any] = {"path": "logs/nvcre/d-r1-n7.log", "nodes": ("gpu-07",), 
 
 def test_the_begin_line_names_node_pod_and_start_under_kubectl_timestamps() -> None:
     text = f"2026-12-06T07:00:00.123456789Z {BEGIN}\n{JSON}"
-    assert dcgm_begin(text) == DcgmBegin("gpu-07", "d-r1-n7-x7k2p", "2026-12-06T07:00:00Z", 1)
-    assert dcgm_begin(JSON) is None  # an older render's log
+    assert begin_line(text, MARK) == BeginLine("gpu-07", "d-r1-n7-x7k2p", "2026-12-06T07:00:00Z", 1)
+    assert begin_line(JSON, MARK) is None  # an older render's log
 
 
 @pytest.mark.parametrize(
@@ -36,7 +37,7 @@ def test_the_begin_line_names_node_pod_and_start_under_kubectl_timestamps() -> N
     ],
 )
 def test_an_unreadable_or_second_begin_line_names_no_run(line: str, why: str) -> None:
-    found = dcgm_begin(f"{line}\n{JSON}")
+    found = begin_line(f"{line}\n{JSON}", MARK)
     assert isinstance(found, str)
     assert found.startswith(why)
 
@@ -48,25 +49,25 @@ def test_dcgm_output_reads_the_same_after_the_begin_line(body: str) -> None:
 
 def test_a_log_binds_to_the_pinned_node_and_the_pods_node() -> None:
     text = f"{BEGIN}\n{JSON}"
-    assert bind_dcgm_log(text, BASE) == ("gpu-07",)
-    assert bind_dcgm_log(text, BASE | {"pod_node": "gpu-07"}) == ("gpu-07",)
-    assert bind_dcgm_log(JSON, BASE) == ()
-    assert bind_dcgm_log(text, BASE | {"nodes": ("gpu-08",)}) == (
+    assert bind_node_log(text, BASE, mark=MARK) == ("gpu-07",)
+    assert bind_node_log(text, BASE | {"pod_node": "gpu-07"}, mark=MARK) == ("gpu-07",)
+    assert bind_node_log(JSON, BASE, mark=MARK) == ()
+    assert bind_node_log(text, BASE | {"nodes": ("gpu-08",)}, mark=MARK) == (
         "NVC730: logs/nvcre/d-r1-n7.log:1: the log is from node gpu-07 (pod d-r1-n7-x7k2p,"
         " started 2026-12-06T07:00:00Z), but the Job is pinned to gpu-08: another run's evidence"
     )
-    scheduled = bind_dcgm_log(text, BASE | {"pod_node": "gpu-09"})
+    scheduled = bind_node_log(text, BASE | {"pod_node": "gpu-09"}, mark=MARK)
     assert isinstance(scheduled, str)
     assert scheduled.endswith("but the API scheduled its pod on gpu-09: another run's evidence")
-    unread = bind_dcgm_log(f"{BEGIN} extra\n{JSON}", BASE)
+    unread = bind_node_log(f"{BEGIN} extra\n{JSON}", BASE, mark=MARK)
     assert isinstance(unread, str)
     assert unread.endswith("(no valid node, pod or start time): the log names no run")
 
 
 def test_a_log_without_the_line_its_job_prints_is_not_its_own() -> None:
     """Found by review: another node's log with its begin line deleted passed as older."""
-    assert bind_dcgm_log(JSON, BASE, names_itself=False) == ()  # an older render's Job
-    refused = bind_dcgm_log(JSON, BASE, names_itself=True)
+    assert bind_node_log(JSON, BASE, names_itself=False, mark=MARK) == ()  # an older render's Job
+    refused = bind_node_log(JSON, BASE, names_itself=True, mark=MARK)
     assert isinstance(refused, str) and refused.startswith("NVC730: logs/nvcre/d-r1-n7.log:")
     assert "which this run's Job prints: the log is not its own" in refused
     assert prints_begin({"spec": {"template": {"spec": {"containers": [
@@ -92,7 +93,7 @@ def test_a_foreign_log_fails_its_slots_node_and_unnamed_logs_are_one_note() -> N
         record("no-data", "gpu-4"),
         record("ok", "gpu-5", kind="nccl"),
     ]
-    found = dcgm_findings(records)
+    found = begin_findings(records)
     assert [(f.code, f.kind, f.word, f.nodes, f.round, f.source) for f in found] == [
         ("NVC730", "unbound", Word.FAIL, ("gpu-1",), 1, "d-r1-n1"),
         ("NVC739", "bound", Word.PASS, (), None, ""),
@@ -101,18 +102,20 @@ def test_a_foreign_log_fails_its_slots_node_and_unnamed_logs_are_one_note() -> N
     assert found[1].message.startswith(
         "2 DCGM log(s) (logs/nvcre/d-r1-n3.log and 1 more) have no `@@nvcregen-dcgm begin"
     )
-    assert dcgm_findings(records[1:2]) == []  # every log names its node: no note
+    assert begin_findings(records[1:2]) == []  # every log names its node: no note
+    unmarked = [record("ok", "gpu-3", kind="burnin"), record("ok", "gpu-6", kind="burnin")]
+    assert begin_findings(unmarked) == []  # burn-in's script always printed its line
 
 
 def test_the_nvbandwidth_begin_line_binds_by_its_own_mark_only() -> None:
     from nvcregen.kinds.nvbandwidth.reader import MARK as NVBW_MARK
 
     line = BEGIN.replace("@@nvcregen-dcgm", NVBW_MARK)
-    assert dcgm_begin(f"{line}\n{JSON}", NVBW_MARK) == DcgmBegin(
+    assert begin_line(f"{line}\n{JSON}", NVBW_MARK) == BeginLine(
         "gpu-07", "d-r1-n7-x7k2p", "2026-12-06T07:00:00Z", 1
     )
-    assert dcgm_begin(f"{line}\n{JSON}") is None  # not a DCGM log's line
-    assert dcgm_begin(f"{BEGIN}\n{JSON}", NVBW_MARK) is None
-    assert bind_dcgm_log(f"{line}\n", BASE, mark=NVBW_MARK) == ("gpu-07",)
-    refused = bind_dcgm_log("", BASE, names_itself=True, mark=NVBW_MARK)
+    assert begin_line(f"{line}\n{JSON}", MARK) is None  # not a DCGM log's line
+    assert begin_line(f"{BEGIN}\n{JSON}", NVBW_MARK) is None
+    assert bind_node_log(f"{line}\n", BASE, mark=NVBW_MARK) == ("gpu-07",)
+    refused = bind_node_log("", BASE, names_itself=True, mark=NVBW_MARK)
     assert isinstance(refused, str) and f"no `{NVBW_MARK} begin node=...` line" in refused

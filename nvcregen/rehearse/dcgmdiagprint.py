@@ -6,7 +6,7 @@ GPUs they cover (`gpu_ids`) and a status; a failed result carries DCGM's `warnin
 Level 1 runs the deployment checks; level 2 adds the integration (PCIe) and hardware
 (GPU memory) plugins; level 3 adds the stress plugins (targeted stress, power, memory
 bandwidth); level 4 adds pulse and EUD-like memory tests, as `dcgmi diag` documents them.
-`nvcregen/ingest/dcgm.py` reads it back.
+`nvcregen/ingest/dcgmdiag.py` reads it back.
 """
 
 from __future__ import annotations

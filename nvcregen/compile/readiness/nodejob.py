@@ -1,17 +1,18 @@
 """Trainer mode's per-node tests: a batch/v1 Job per test, round and node (pure).
 
-DCGM diagnostics and `node-health` run this way (`nodescript.py`: the script its kind
-names); what follows is DCGM's.
+Every kind that runs once on each node (`TestKind.per_node`: DCGM diagnostics, node
+health, burn-in, nvbandwidth, the RDMA rails, link counters) runs this way, its script
+the one its kind names (`nodescript.py`).
 
-As the field report ran them before NVCRE: an ordinary Job holding every GPU of one
-node, running `dcgmi diag --run <level> --json` against a hostengine started inside the
-pod (or the site's hostengine, for level 4) under an outer `timeout` with a 10 s kill
-grace, so a hung level still prints its exit code and whatever JSON it produced to the
-pod's log; before it, a line naming the node and the pod (downward API) and the start
-time, by which `nvcregen collect` binds the log to its node (`results/dcgmbind.py`).
-Each Job is pinned to its node by name and still scheduled, so it waits for the node's
-GPUs instead of failing admission; it names the site's LocalQueue, and Kueue admits it
-only when that node has its GPUs free (docs/design/0007-admission.md).
+As the field report ran DCGM before NVCRE: an ordinary Job holding every GPU of one node
+(its RDMA NICs too, for a test over them), running the kind's script under an outer
+`timeout` with a 10 s kill grace, so a hung run still prints its exit code and whatever
+it produced to the pod's log; a kind whose script binds its log to its node prints a
+first line naming the node and the pod (downward API) and the start time, by which
+`nvcregen collect` binds the log to its node (`results/nodebind.py`). Each Job is pinned
+to its node by name and still scheduled, so it waits for the node's GPUs instead of
+failing admission; it names the site's LocalQueue, and Kueue admits it only when that
+node has its GPUs free (docs/design/0007-admission.md).
 """
 
 from __future__ import annotations
@@ -36,21 +37,21 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
 
-def dcgm_jobs(site: Site, unit: TestUnit) -> list[Manifest]:
+def node_jobs(site: Site, unit: TestUnit) -> list[Manifest]:
     """One Job per round and node of the pool; the pool must name its nodes (NVC321)."""
     nodes = unit.pool.spec.nodes
     if nodes is None:
         raise ValueError(f"{unit.test.name}: trainer mode pins per-node Jobs to named nodes")
     jobs = [
-        dcgm_job(site, unit, round_, (index, node))
+        node_job(site, unit, round_, (index, node))
         for round_ in range(1, site.spec.readiness.rounds + 1)
         for index, node in enumerate(nodes)
     ]
     return with_prebuilt(site, unit.stage_index, jobs)
 
 
-def dcgm_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> Manifest:
-    """The Job of one round of a DCGM level on one node."""
+def node_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> Manifest:
+    """The Job of one round of a per-node test on one node."""
     index, name = node
     labels = run_labels(site, unit, round_)
     container = node_container(site, unit)
