@@ -11,12 +11,10 @@ the engine's package, holding one object under a name the layer gives.
 
 from __future__ import annotations
 
-import functools
-import importlib
-import importlib.util
-from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Final, Generic, TypeGuard, TypeVar
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Final, TypeGuard, TypeVar
 
+from nvcregen.core.plugins import Plugins
 from nvcregen.engineapi.names import DEFAULT_GITOPS_NAME, DEFAULT_READINESS_NAME
 from nvcregen.engineapi.protocol import GitOpsEngine, ReadinessEngine
 
@@ -37,81 +35,24 @@ READINESS_MODULES: Final = (
 DEFAULT_GITOPS: Final = DEFAULT_GITOPS_NAME  # what `init` writes unless told
 DEFAULT_READINESS: Final = DEFAULT_READINESS_NAME  # a site that names no readiness engine
 
-E = TypeVar("E", GitOpsEngine, ReadinessEngine)
 T = TypeVar("T")
 
 
-def _defined(path: str) -> object:
-    """The `ENGINE` a registered module defines (its family checked by the caller)."""
-    return getattr(importlib.import_module(path), "ENGINE", None)
+def _is_gitops(found: object) -> TypeGuard[GitOpsEngine]:
+    return isinstance(found, GitOpsEngine)
 
 
-def _add(found: dict[str, tuple[E, str]], engine: E, path: str) -> None:
-    """Register one engine by its name, with its package.
-
-    Raises:
-        ValueError: Another module registered that name.
-
-    """
-    if engine.name in found:
-        raise ValueError(f"engine {engine.name!r} is registered twice ({path})")
-    found[engine.name] = (engine, path.rpartition(".")[0])
+def _is_readiness(found: object) -> TypeGuard[ReadinessEngine]:
+    return isinstance(found, ReadinessEngine)
 
 
-@functools.cache
-def _gitops() -> dict[str, tuple[GitOpsEngine, str]]:
-    """Each GitOps engine by name, with its package; imported once, on first use.
-
-    Raises:
-        TypeError: A registered module defines no `GitOpsEngine` as `ENGINE`.
-        ValueError: Two modules register one name.
-
-    """
-    found: dict[str, tuple[GitOpsEngine, str]] = {}
-    for path in GITOPS_MODULES:
-        engine = _defined(path)
-        if not isinstance(engine, GitOpsEngine):
-            raise TypeError(f"{path} defines no GitOpsEngine as ENGINE")
-        _add(found, engine, path)
-    return found
-
-
-@functools.cache
-def _readiness() -> dict[str, tuple[ReadinessEngine, str]]:
-    """Each readiness engine by name, with its package; imported once, on first use.
-
-    Raises:
-        TypeError: A registered module defines no `ReadinessEngine` as `ENGINE`.
-        ValueError: Two modules register one name.
-
-    """
-    found: dict[str, tuple[ReadinessEngine, str]] = {}
-    for path in READINESS_MODULES:
-        engine = _defined(path)
-        if not isinstance(engine, ReadinessEngine):
-            raise TypeError(f"{path} defines no ReadinessEngine as ENGINE")
-        _add(found, engine, path)
-    return found
-
-
-class _Engines(Mapping[str, E], Generic[E]):
-    """Every registered engine of a family by its name, loaded the first time it is read."""
-
-    def __init__(self, loaded: Callable[[], dict[str, tuple[E, str]]]) -> None:
-        self._loaded: Callable[[], dict[str, tuple[E, str]]] = loaded
-
-    def __getitem__(self, name: str) -> E:
-        return self._loaded()[name][0]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._loaded())
-
-    def __len__(self) -> int:
-        return len(self._loaded())
-
-
-GITOPS: Final[Mapping[str, GitOpsEngine]] = _Engines(_gitops)
-READINESS: Final[Mapping[str, ReadinessEngine]] = _Engines(_readiness)
+# Every registered engine of a family by its name, loaded the first time it is read.
+GITOPS: Final[Plugins[GitOpsEngine]] = Plugins(
+    lambda: GITOPS_MODULES, "ENGINE", _is_gitops, "GitOpsEngine", "engine"
+)
+READINESS: Final[Plugins[ReadinessEngine]] = Plugins(
+    lambda: READINESS_MODULES, "ENGINE", _is_readiness, "ReadinessEngine", "engine"
+)
 
 
 def gitops_engine(name: str) -> GitOpsEngine:
@@ -157,11 +98,10 @@ def package_of(engine: GitOpsEngine | ReadinessEngine) -> str:
         KeyError: The engine is not the registered one of its name.
 
     """
-    loaded = _gitops() if isinstance(engine, GitOpsEngine) else _readiness()
-    registered, package = loaded[engine.name]
-    if registered is not engine:
+    family = _family(engine)
+    if family.get(engine.name) is not engine:
         raise KeyError(f"engine {engine.name!r} is not the registered one")
-    return package
+    return family.package_of(engine.name)
 
 
 def part_of(
@@ -170,11 +110,7 @@ def part_of(
     attribute: str,
     fits: Callable[[object], TypeGuard[T]],
 ) -> T | None:
-    """What an engine implements of a layer's protocol: `attribute` of its module `part`.
-
-    `fits` is the layer's check that the object implements its protocol (an `isinstance`
-    of a runtime-checkable `Protocol`). None when the engine's package has no such module,
-    or the module nothing under `attribute` (the engine has no such part).
+    """What an engine implements of a layer's protocol (`Plugins.part_of`).
 
     Raises:
         KeyError: The engine is not registered.
@@ -182,16 +118,8 @@ def part_of(
             of the engine).
 
     """
-    name = f"{package_of(engine)}.{part}"
-    if importlib.util.find_spec(name) is None:
-        return None
-    module = importlib.import_module(name)
-    if not hasattr(module, attribute):
-        return None
-    found = getattr(module, attribute)
-    if not fits(found):
-        raise TypeError(f"{name}.{attribute} does not fit {fits.__name__}")
-    return found
+    package_of(engine)  # the registered engine, not one of its name
+    return _family(engine).part_of(engine.name, part, attribute, fits)
 
 
 def parts(
@@ -203,3 +131,9 @@ def parts(
     """What each engine of a family implements of a layer's protocol, in registry order."""
     found = (part_of(engine, part, attribute, fits) for engine in engines.values())
     return tuple(item for item in found if item is not None)
+
+
+def _family(
+    engine: GitOpsEngine | ReadinessEngine,
+) -> Plugins[GitOpsEngine] | Plugins[ReadinessEngine]:
+    return GITOPS if isinstance(engine, GitOpsEngine) else READINESS

@@ -58,11 +58,11 @@ def _package(root: Path, package: str, name: str, made: str = "Plain()") -> None
 def fake_engines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty root for engine packages on sys.path; the registry's caches emptied around it."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry._gitops.cache_clear()
-    registry._readiness.cache_clear()
+    registry.GITOPS.reset()
+    registry.READINESS.reset()
     yield tmp_path
-    registry._gitops.cache_clear()
-    registry._readiness.cache_clear()
+    registry.GITOPS.reset()
+    registry.READINESS.reset()
     for name in [m for m in sys.modules if m == "fakeengines" or m.startswith("fakeengines.")]:
         del sys.modules[name]
 
@@ -87,7 +87,7 @@ def test_a_module_without_an_engine_or_a_name_twice_is_a_bug_named(
     monkeypatch.setattr(registry, "GITOPS_MODULES", ("fakeengines.alpha.engine",))
     with pytest.raises(TypeError, match=r"fakeengines\.alpha\.engine defines no GitOpsEngine"):
         list(registry.GITOPS)
-    registry._gitops.cache_clear()
+    registry.GITOPS.reset()
     _package(fake_engines, "beta", "same")
     _package(fake_engines, "gamma", "same")
     both = ("fakeengines.beta.engine", "fakeengines.gamma.engine")

@@ -58,9 +58,9 @@ def _package(root: Path, package: str, name: str, made: str = "Plain()") -> None
 def fake_kinds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """An empty root for kind packages on sys.path; the registry's caches emptied around it."""
     monkeypatch.syspath_prepend(str(tmp_path))
-    registry._loaded.cache_clear()
+    registry.KINDS.reset()
     yield tmp_path
-    registry._loaded.cache_clear()
+    registry.KINDS.reset()
     for name in [m for m in sys.modules if m == "fakekinds" or m.startswith("fakekinds.")]:
         del sys.modules[name]
 
@@ -86,7 +86,7 @@ def test_a_module_without_a_kind_or_a_name_twice_is_a_bug_named(
     monkeypatch.setattr(registry, "KIND_MODULES", ("fakekinds.alpha.kind", "fakekinds.beta.kind"))
     with pytest.raises(ValueError, match=r"'alpha' is registered twice \(fakekinds.beta.kind\)"):
         registry.kind_of(type("T", (), {"name": "t", "kind": "alpha"})())
-    registry._loaded.cache_clear()
+    registry.KINDS.reset()
     monkeypatch.setattr(registry, "KIND_MODULES", ("fakekinds.gamma.kind",))
     with pytest.raises(TypeError, match=r"fakekinds\.gamma\.kind defines no TestKind as KIND"):
         list(registry.KINDS)
