@@ -147,7 +147,7 @@ def _row(entry: Entry) -> list[str]:
         return [entry.name, e.model, gpus, memory, e.form_factor, e.nvlink or "-", typical, nvcre]
     if isinstance(e, TestEntry):
         becomes = f"{e.nvcre.domain}/{e.nvcre.variant}" if e.nvcre else "WorkloadRun"
-        if not kind_of(e).nvcre_judged:  # NVCRE mode reads no log of it (NVC333)
+        if kind_of(e).nvcre_refusal is not None:  # NVCRE mode cannot run it (NVC333, NVC344)
             becomes = "trainer only"
         scopes = ",".join(e.scopes)
         return [entry.name, e.kind, scopes, e.transport, _duration(e), becomes, e.title]

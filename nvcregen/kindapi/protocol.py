@@ -81,6 +81,18 @@ class PairScripts:
     ready_file: str  # the server's script creates it once every server listens
 
 
+@dataclass(frozen=True)
+class NvcreRefusal:
+    """Why NVCRE mode cannot run a kind's tests: the error of a stage that names one.
+
+    `message` names the test as `{name}`; `code` is registered in `core/codes.py`.
+    """
+
+    code: str
+    message: str
+    hint: str
+
+
 class TestKind(ABC):
     """One kind of readiness test; one instance of each in the registry.
 
@@ -104,9 +116,8 @@ class TestKind(ABC):
     # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
     log_format: ClassVar[str | None] = None
     pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
-    # whether NVCRE mode can judge it: False for a kind only `collect`'s reading of its log
-    # judges, since NVCRE mode reads its WorkloadRun's outcome and no log (NVC333)
-    nvcre_judged: ClassVar[bool] = True
+    # why NVCRE mode cannot run it (`validate/nvcreform.py`); None when it can
+    nvcre_refusal: ClassVar[NvcreRefusal | None] = None
     # its script's log opens with a `@@nvcregen-<kind> begin node= pod= start=` line that
     # binds it to its node and pod (`ingest/beginline.py`; a foreign log is NVC730)
     begin_line: ClassVar[bool] = False

@@ -8,8 +8,6 @@
   whichever nodes the scheduler picks, not on every node (group) of the pool.
 - NVC324 (warning): `readiness.packing: packed` outside trainer mode, where NVCRE's
   controller expands the plan and nothing is packed.
-- NVC344 (error): a pair test (RDMA rails between two nodes) in NVCRE mode: NVCRE starts
-  no server before its client (docs/design/0022-rdma-rails.md).
 - NVC345 (error): a pair test on a selector pool in trainer mode: its pairs are named.
 
 Tests and pools that other checks already reject (unknown names) are skipped here.
@@ -32,16 +30,12 @@ PACKING = "/spec/readiness/packing"
 
 def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[Diagnostic]:
     """Every trainer-mode problem of a site; in NVCRE mode, only a packing it ignores."""
-    if not readiness_of(site).writes_runs:
-        refused = _pairs_refused(site, catalog, doc)
+    if not readiness_of(site).writes_runs:  # tests it cannot run: validate/nvcreform.py
         if site.spec.readiness.packing == "perRun":
-            return refused
+            return []
         message = "readiness.packing applies to trainer mode: NVCRE expands the plan itself"
         hint = "remove packing, or set readiness.engine: trainer"
-        return [
-            *refused,
-            _diagnostic(doc, PACKING, codes.NVC324.code, message, hint, Severity.WARNING),
-        ]
+        return [_diagnostic(doc, PACKING, codes.NVC324.code, message, hint, Severity.WARNING)]
     pools = {p.name: p for p in site.spec.node_pools}
     found: list[Diagnostic] = []
     for i, stage in enumerate(site.spec.readiness.stages):
@@ -81,34 +75,6 @@ def trainer_mode_problems(site: Site, catalog: Catalog, doc: Document) -> list[D
                 found.append(
                     _diagnostic(doc, where, codes.NVC323.code, message, hint, Severity.WARNING)
                 )
-    return found
-
-
-def _pairs_refused(site: Site, catalog: Catalog, doc: Document) -> list[Diagnostic]:
-    """NVC344 for each pair test of an NVCRE-mode site: NVCRE cannot run a server first.
-
-    A WorkloadRun's `exec` framework runs one command on every node of a group, with no
-    role for either node and nothing that starts one before the other; its `mpi`
-    framework runs both sides through one launcher, in one log naming neither node
-    (nvcre-api.md 1.4). A Certification category has no such test.
-    """
-    found: list[Diagnostic] = []
-    for i, stage in enumerate(site.spec.readiness.stages):
-        for j, name in enumerate(stage.tests):
-            test = catalog.tests.get(name)
-            if test is None or not kind_of(test).pair:
-                continue
-            message = (
-                f"{name} needs a server listening on one node before its client starts on "
-                "the other, which NVCRE cannot run: its WorkloadRuns start every node alike"
-            )
-            hint = "set readiness.engine: trainer, or use rdma-rails (the loopback, intra-node)"
-            where = f"/spec/readiness/stages/{i}/tests/{j}"
-            notes = (f"readiness.engine is nvcre ({ENGINE})",)
-            span = doc.span(where)
-            found.append(
-                Diagnostic(span, Severity.ERROR, codes.NVC344.code, message, where, hint, notes)
-            )
     return found
 
 

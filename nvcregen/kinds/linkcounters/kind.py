@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.kindapi.protocol import (
     OUTER_MARGIN_S,
     FixedTime,
     KindTest,
     NodeRun,
     NodeScript,
+    NvcreRefusal,
     TestKind,
     begin_env,
     outer_deadline_s,
@@ -52,7 +53,14 @@ class LinkCounters(TestKind):
     pod_size = "nccl"
     node_health = False
     node_container = "link-counters"
-    nvcre_judged = False  # the limits are applied by collect to the log, never by the node
+    # the limits are applied by collect to the log, never by the node: NVCRE mode reads a
+    # WorkloadRun's outcome and no log, so every port would pass unjudged
+    nvcre_refusal = NvcreRefusal(
+        codes.NVC333.code,
+        "{name} is judged only from its log, which NVCRE mode never reads: its"
+        " WorkloadRun would pass whatever the counters did",
+        "run it with readiness.engine: trainer, or remove it from this stage",
+    )
 
     def duration_basis(self, test: KindTest) -> str:
         """Traffic on every HCA at once, between two snapshots."""

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from nvcregen.core import units
+from nvcregen.core import codes, units
 from nvcregen.kindapi.protocol import (
     FixedTime,
     KindTest,
     NodeRun,
     NodeScript,
+    NvcreRefusal,
     PairScripts,
     TestKind,
     begin_env,
@@ -44,6 +45,16 @@ class RdmaPair(TestKind):
     one_node = False
     collective = False
     pair = True
+    # a WorkloadRun's `exec` framework runs one command on every node of a group, with no
+    # role for either and nothing that starts one before the other; its `mpi` framework
+    # runs both sides through one launcher, in one log naming neither node (nvcre-api.md
+    # 1.4); a Certification category has no such test
+    nvcre_refusal = NvcreRefusal(
+        codes.NVC344.code,
+        "{name} needs a server listening on one node before its client starts on the"
+        " other, which NVCRE cannot run: its WorkloadRuns start every node alike",
+        "set readiness.engine: trainer, or use rdma-rails (the loopback, intra-node)",
+    )
     log_format = "perftest-pair"
     pod_size = "nccl"
     node_health = False

@@ -56,7 +56,7 @@ def test_catalog_entry_limits_and_fixed_time() -> None:
         135.0, "15s start-up + counters around traffic 2m"
     )
     assert kind.duration_basis(test) == "counters around 60s of traffic, 2m"
-    assert not kind.nvcre_judged
+    assert kind.nvcre_refusal is not None and kind.nvcre_refusal.code == "NVC333"
 
 
 def test_a_limit_states_one_bound_and_a_counter_one_limit() -> None:
@@ -267,6 +267,8 @@ def test_catalog_list_says_it_runs_in_trainer_mode_only() -> None:
     assert result.exit_code == 0, result.output
     (row,) = [line for line in result.stdout.splitlines() if line.startswith("link-counters ")]
     assert "trainer only" in row
+    (pair,) = [line for line in result.stdout.splitlines() if line.startswith("rdma-rails-pair ")]
+    assert "trainer only" in pair  # NVCRE mode refuses it too (NVC344)
     (rails,) = [line for line in result.stdout.splitlines() if line.startswith("rdma-rails ")]
     assert "WorkloadRun" in rails  # a kind NVCRE mode judges keeps its WorkloadRun form
 
