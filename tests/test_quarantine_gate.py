@@ -308,3 +308,31 @@ def test_stage_and_test_names_read_from_an_archive_are_printed_escaped(tmp_path:
         result = CliRunner().invoke(main, [*args, *extra])
         assert "\x1b" not in result.output and "\x07" not in result.output, result.output
         assert "burn\\x1b[2J\\x07" in result.output
+
+
+def test_a_node_no_test_is_known_to_have_failed_is_not_released_on_its_status_alone(
+    tmp_path: Path,
+) -> None:
+    """A failed node whose run records no failing group, in a pool no stage runs on: neither
+    the run nor the site says what a newer run must pass, so a `cleared` status alone is no
+    evidence and the node stays held."""
+    text = SITE_TEXT.replace(
+        "    - {name: gpu, nodes: [node-a, node-b, node-c]}\n",
+        "    - {name: gpu, nodes: [node-a, node-b, node-c]}\n"
+        "    - {name: spare, nodes: [node-d]}\n",
+    ).replace("scope: intra-node,", "scope: intra-node, pool: gpu,")
+    folder = tmp_path / "results" / SITE
+    folder.mkdir(parents=True)
+    (folder.parent / "site.yaml").write_text(text, encoding="utf-8")
+    sha = hashlib.sha256(text.encode()).hexdigest()
+    nodes = words({})
+    nodes["node-d"] = []
+    failing = run_at(folder, 10, nodes, site_sha256=sha, statuses={"node-d": "failed"})
+    (mark,) = dry(failing)["nodes"]
+    assert (mark["node"], mark["testsFrom"], mark["tests"]) == ("node-d", "plan", [])
+    later = words({}, nodes=("node-a", "node-b", "node-c"))
+    later["node-d"] = []
+    run_at(folder, 11, later, site_sha256=sha, statuses={"node-d": "cleared"})
+    code, data = release(failing)
+    assert (code, released(data)) == (1, [])
+    assert "names a test that ran on it" in refusal(data, "node-d")

@@ -199,6 +199,12 @@ def _missing(mark: Mark, marks: Marks, evidence: Evidence) -> str | None:
     run_id, status = judged
     if status != "cleared":
         return f"the newest run that judges it, {run_id}, holds it {status}: it stays held"
+    if not mark.tests:  # nothing says what failed it, nor what the site runs on it
+        return (
+            f"the newest run that judges it, {run_id}, clears it, but neither {marks.run} nor"
+            " the site names a test that ran on it: nothing shows what a newer run must"
+            " pass; release it by hand once it is checked (remove the mark)"
+        )
     wanted = [*mark.tests, *(t for t in evidence.failed_since(mark.node) if t not in mark.tests)]
     lacking = [
         (test, found)
