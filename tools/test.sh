@@ -9,7 +9,8 @@
 # Both must pass. The twin's output is kept in a log and printed once the suite is done, so
 # the two never interleave (followed live from then on). Interrupted, the twin's build and tests are stopped with it.
 # The twin's pytest gets its own --basetemp and no cache, so the two sessions share no
-# folder. Arguments go to both pytest runs (e.g. -x).
+# folder. Arguments go to both pytest runs (options such as -x; not -k, which would
+# replace the split between the two).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 pytest=.venv/bin/pytest
@@ -22,7 +23,13 @@ set -m # the twin's job gets a process group of its own, so it can be stopped wh
   nice -n 10 tools/twin/build.sh || exit $?
   echo "twin: ready after $((SECONDS - started)) s"
   "$pytest" -q -p no:cacheprovider --basetemp "$scratch/pytest" --durations=10 \
-    tests/realserver -k test_twin_ "$@"
+    tests/realserver -k test_twin_ "$@" || exit $?
+  # the twin tests skip where the twin is not built; here it was, so a skip (which -ra
+  # lists as SKIPPED) means they did not run: no pass
+  if grep -q '^SKIPPED' "$log"; then
+    echo "twin: built, yet twin tests were skipped (above): they must run here" >&2
+    exit 1
+  fi
 ) >"$log" 2>&1 &
 twin=$!
 set +m
