@@ -3,9 +3,9 @@
 A kind that holds its own maker has a module `maker.py` in its package whose `MAKER` is
 a `printer.Maker` (found by name through `kindapi.registry.part_of`; this layer never
 imports a kind); every kind's maker is in its package. A kind the twin can make no log
-of says why in its package's `maker.py` (`REFUSED`, a reason; `refusal_of`), or a line
-of `REFUSED` here does. `tests/unit/rehearse/test_rehearse_makers.py` holds every
-registered kind to one of the two. A site naming a test of a kind in neither is refused
+of says why in its package's `maker.py` (`REFUSED`, a reason; `refusal_of`).
+`tests/unit/rehearse/test_rehearse_makers.py` holds every registered kind to one of the
+two. A site naming a test of a kind in neither is refused
 before the twin starts (`unmade`, exit 2), never rehearsed to a verdict that could only
 say its logs are missing.
 """
@@ -19,8 +19,6 @@ from nvcregen.kindapi.registry import kind_of, part_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.printer import Maker
 
-REFUSED: dict[str, str] = {}  # a kind's reason, where its package cannot say it (`maker.REFUSED`)
-
 
 def makes_logs(found: object) -> TypeGuard[Maker]:
     """Whether a kind's `maker.MAKER` is a maker (a callable; its types are mypy's to hold)."""
@@ -33,8 +31,8 @@ def is_reason(found: object) -> TypeGuard[str]:
 
 
 def refusal_of(kind: str) -> str | None:
-    """Why the twin makes no log of a kind: its package's `maker.REFUSED`, else `REFUSED`'s."""
-    return REFUSED.get(kind) or part_of(kind, "maker", "REFUSED", is_reason)
+    """Why the twin makes no log of a kind: its package's `maker.REFUSED`."""
+    return part_of(kind, "maker", "REFUSED", is_reason)
 
 
 def maker_of(kind: str) -> Maker | None:
@@ -45,8 +43,8 @@ def maker_of(kind: str) -> Maker | None:
 def unmade(units: Iterable[TestUnit]) -> list[str]:
     """Why the plan cannot be rehearsed to verdicts: one line per kind without a maker.
 
-    Each names the kind, its tests in the plan, and why (REFUSED's reason, or that no
-    maker is registered); [] when every test's kind has one.
+    Each names the kind, its tests in the plan, and why (its package's `maker.REFUSED`, or
+    that no maker is registered); [] when every test's kind has one.
     """
     tests: dict[str, list[str]] = {}
     for unit in units:
