@@ -89,6 +89,7 @@ def inventory(
 def _secret_in(value: object, where: str) -> tuple[str, str] | None:
     """The first string (key or value) under `value` that holds a secret: (pointer, what)."""
     from nvcregen.core.secrets import URL_CREDENTIALS, find_secret
+    from nvcregen.spec.positions import escape
 
     if isinstance(value, str):
         what = find_secret(value)
@@ -105,7 +106,7 @@ def _secret_in(value: object, where: str) -> tuple[str, str] | None:
         else ()
     )
     for key, item in items:
-        pointer = f"{where}/{str(key).replace('~', '~0').replace('/', '~1')}"
+        pointer = f"{where}/{escape(str(key))}"
         found = _secret_in(key, pointer) if isinstance(key, str) else None
         found = found or _secret_in(item, pointer)
         if found is not None:

@@ -18,7 +18,7 @@ from nvcregen.fabric.inventory import (
     SwitchPort,
     Taint,
 )
-from nvcregen.spec.positions import Document
+from nvcregen.spec.positions import Document, escape
 
 BAD_INVENTORY = codes.NVC390.code
 _HINT = "write it with `nvcregen inventory --from nodes.yaml` (or --context) and review the diff"
@@ -49,6 +49,7 @@ def read_inventory(doc: Document) -> tuple[Inventory | None, list[Diagnostic]]:
         problems.add("/nodes", f"nodes must be a list of at most {MAX_NODES} nodes")
         return None, problems.found
     nodes: dict[str, InventoryNode] = {}
+    taken: dict[SwitchPort, str] = {}  # a switch port holds one cable, as --cabling checks
     for index, item in enumerate(items):
         node = _node(item, f"/nodes/{index}", problems)
         if node is None:
@@ -56,6 +57,11 @@ def read_inventory(doc: Document) -> tuple[Inventory | None, list[Diagnostic]]:
         if node.name in nodes:
             problems.add(f"/nodes/{index}/name", f"node {node.name} is listed twice")
         nodes[node.name] = node
+        for hca, end in node.cabling.items():
+            if end in taken:
+                at = f"/nodes/{index}/cabling/{escape(hca)}"
+                problems.add(at, f"{end} is cabled to {taken[end]} already: a port holds one cable")
+            taken.setdefault(end, f"{node.name} {hca}")
     if problems.found:
         return None, problems.found
     return Inventory(str(data.get("source", "")), dict(sorted(nodes.items()))), []
@@ -98,7 +104,7 @@ def _cabling(value: Any, where: str, problems: _Problems) -> dict[str, SwitchPor
         return {}
     found: dict[str, SwitchPort] = {}
     for hca, end in value.items():
-        at = f"{where}/{str(hca).replace('~', '~0').replace('/', '~1')}"
+        at = f"{where}/{escape(str(hca))}"
         if (problem := name_problem("hca", hca)) is not None:
             problems.add(at, problem)
             continue

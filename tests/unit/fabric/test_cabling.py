@@ -116,3 +116,22 @@ def test_a_bad_cabling_entry_in_an_inventory_file_is_nvc390(
     assert inventory is None
     assert [(p.code, p.span.line) for p in found] == [("NVC390", line)]
     assert message in found[0].message
+
+
+def test_one_switch_port_cabled_twice_in_an_inventory_file_is_nvc390() -> None:
+    """As `--cabling` refuses it: a hand-edited inventory putting two HCAs on one port would
+    name a failing rail by the wrong cable. Another port of the same switch is fine."""
+    text = "apiVersion: nvcregen.io/v1alpha1\nkind: Inventory\nnodes:\n"
+    text += "  - name: gpu-1\n    cabling: {mlx5_0: {switch: leaf-1, port: E1}}\n"
+    text += "  - name: gpu-2\n    cabling: {mlx5_0: {switch: leaf-1, port: E2}}\n"
+    doc, _ = load_document(text.encode(), "inventory.yaml")
+    assert doc is not None
+    inventory, found = read_inventory(doc)
+    assert inventory is not None and not found
+    twice = text.replace("port: E2", "port: E1")
+    doc, _ = load_document(twice.encode(), "inventory.yaml")
+    assert doc is not None
+    inventory, found = read_inventory(doc)
+    assert inventory is None
+    assert [(p.code, p.span.line) for p in found] == [("NVC390", 7)]
+    assert "is cabled to gpu-1 mlx5_0 already" in found[0].message
