@@ -16,7 +16,7 @@ import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from types import ModuleType
-from typing import Generic, Protocol, TypeGuard, TypeVar
+from typing import Generic, Protocol, TypeGuard, TypeVar, cast
 
 
 class Named(Protocol):
@@ -53,6 +53,9 @@ class Plugins(Mapping[str, P], Generic[P]):
         self._what = what
         self._noun = noun
         self._found: dict[str, tuple[P, str]] | None = None
+        # each part asked for, once: a layer asks per log or per object (thousands of
+        # times at 1,024 nodes), and the answer cannot change until `reset`
+        self._parts: dict[tuple[str, str, str, object], object] = {}
 
     def _loaded(self) -> dict[str, tuple[P, str]]:
         """Each plug-in by name, with its package; imported once.
@@ -77,6 +80,7 @@ class Plugins(Mapping[str, P], Generic[P]):
     def reset(self) -> None:
         """Forget what was loaded: the next read imports the registration lines again."""
         self._found = None
+        self._parts.clear()
 
     def __getitem__(self, name: str) -> P:
         return self._loaded()[name][0]
@@ -115,13 +119,15 @@ class Plugins(Mapping[str, P], Generic[P]):
                 bug of the plug-in).
 
         """
-        module = part_module(self.package_of(name), part)
-        if module is None or not hasattr(module, attribute):
-            return None
-        found = getattr(module, attribute)
-        if not fits(found):
-            raise TypeError(f"{module.__name__}.{attribute} does not fit {fits.__name__}")
-        return found
+        key = (name, part, attribute, fits)
+        if key not in self._parts:
+            module = part_module(self.package_of(name), part)
+            found = getattr(module, attribute, None) if module is not None else None
+            if found is not None and not fits(found):
+                where = f"{self.package_of(name)}.{part}.{attribute}"
+                raise TypeError(f"{where} does not fit {fits.__name__}")
+            self._parts[key] = found
+        return cast("T | None", self._parts[key])
 
 
 def part_module(package: str, part: str) -> ModuleType | None:

@@ -9,7 +9,6 @@ engine's kinds itself.
 
 from __future__ import annotations
 
-import functools
 from typing import Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.engineapi.registry import READINESS, parts
@@ -41,7 +40,6 @@ def is_run_model(found: object) -> TypeGuard[RunModel]:
     return isinstance(found, RunModel)
 
 
-@functools.cache
 def run_models() -> dict[tuple[str, str], RunModel]:
     """Each registered readiness engine's run model, by the (group, kind) it expands."""
     return {

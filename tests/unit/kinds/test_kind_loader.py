@@ -6,10 +6,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from typing import Protocol, TypeGuard, runtime_checkable
 
 import pytest
 
+from nvcregen.core import plugins
 from nvcregen.kindapi import registry
 from nvcregen.kindapi.protocol import TestKind
 
@@ -108,6 +110,23 @@ def test_a_part_is_the_named_object_of_the_kinds_own_module(
         registry.part_of("alpha", "greeting", "OTHER", greets)
     with pytest.raises(KeyError):
         registry.part_of("gamma", "greeting", "GREETER", greets)
+    # each part is looked up once (a layer asks per log), again only after a reset
+    looked: list[str] = []
+    real = plugins.part_module
+
+    def counted(package: str, part: str) -> ModuleType | None:
+        looked.append(part)
+        return real(package, part)
+
+    monkeypatch.setattr(plugins, "part_module", counted)
+    for _ in range(3):
+        assert registry.part_of("alpha", "greeting", "GREETER", greets) is found
+        assert registry.part_of("beta", "greeting", "GREETER", greets) is None
+    assert looked == []  # both answered above, before the count began
+    registry.KINDS.reset()
+    registry.part_of("alpha", "greeting", "GREETER", greets)
+    registry.part_of("alpha", "greeting", "GREETER", greets)
+    assert looked == ["greeting"]
 
 
 def test_every_registered_module_is_a_kind_named_as_its_catalog_block() -> None:
