@@ -18,8 +18,8 @@ from nvcregen.cli import main
 from nvcregen.compile.platform.helm import archive_sha256, select_renderer
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan as resolve_plan
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate import site as validate_site
 
 pytestmark = pytest.mark.slow  # Git repositories and nvcregen processes: seconds each
 
@@ -159,13 +159,12 @@ def test_each_side_plans_each_site_once(repo: Path, monkeypatch: pytest.MonkeyPa
     """The facts come from the Plan the side compiled from (`CompileResult.plan`): the site
     is not loaded and planned again for them (it was, once per side, until the review)."""
     planned: list[str] = []
-    real = validate_site.plan
 
     def counted(site: Site, catalog: Catalog, inventory: Inventory | None) -> list[TestUnit]:
         planned.append(site.metadata.name)
-        return real(site, catalog, inventory)
+        return resolve_plan(site, catalog, inventory)
 
-    monkeypatch.setattr(validate_site, "plan", counted)
+    monkeypatch.setattr("nvcregen.validate.site.plan", counted)
     data = json.loads(run("--base", "HEAD~1", "--format", "json").stdout)
     assert data["counts"] == {"changed": 1, "added": 0, "removed": 0, "invalid": 0, "unchanged": 1}
     assert Counter(planned) == {"h20-3e-lab": 2, "l20-pool": 2}  # one a side

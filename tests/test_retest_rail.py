@@ -21,12 +21,12 @@ from nvcregen.catalog.load import Catalog
 from nvcregen.cli import main
 from nvcregen.fabric.inventory import Inventory
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan as resolve_plan
 from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.pairs import plan_retest
 from nvcregen.retest.rails import failing_rails, rail_lines, rail_target
 from nvcregen.retest.railsite import switch_ports
 from nvcregen.spec.v1alpha1 import Site
-from nvcregen.validate import site as validate_site
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "tests" / "fixtures" / "captures" / "perftest"
@@ -158,13 +158,12 @@ def test_retest_rail_reads_the_sites_inventory_for_switch_ports_without_planning
     (tmp_path / "inventory.yaml").write_text(inventory.replace("  - cuda:", cable + "    cuda:", 1))
     data["spec"]["inventory"] = "inventory.yaml"
     planned: list[str] = []
-    real = validate_site.plan
 
     def counted(site: Site, catalog: Catalog, found: Inventory | None) -> list[TestUnit]:
         planned.append(site.metadata.name)
-        return real(site, catalog, found)
+        return resolve_plan(site, catalog, found)
 
-    monkeypatch.setattr(validate_site, "plan", counted)
+    monkeypatch.setattr("nvcregen.validate.site.plan", counted)
     ports = switch_ports(data, tmp_path)
     assert ports("gpu-0000", "mlx5_0") == " (leaf-00 Ethernet1/12)"
     assert ports("gpu-0000", "mlx5_1") == ports("gpu-0001", "mlx5_0") == ""
