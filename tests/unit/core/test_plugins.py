@@ -10,9 +10,10 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import TypeGuard
 
 import pytest
+from pluginparts import greets
 
 from nvcregen.core import plugins
 from nvcregen.core.plugins import Named, Plugins
@@ -25,17 +26,6 @@ class Plain:
 
 THING = {made}
 """
-
-
-@runtime_checkable
-class Greeter(Protocol):
-    """A layer's small protocol, as a layer below the plug-ins would define it."""
-
-    def greet(self) -> str: ...
-
-
-def greets(found: object) -> TypeGuard[Greeter]:
-    return isinstance(found, Greeter)
 
 
 def is_plain(found: object) -> TypeGuard[Named]:

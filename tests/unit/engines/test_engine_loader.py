@@ -11,9 +11,9 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, TypeGuard, runtime_checkable
 
 import pytest
+from pluginparts import greets
 
 from nvcregen.engineapi import registry
 from nvcregen.engineapi.protocol import GitOpsEngine, ReadinessEngine
@@ -37,17 +37,6 @@ class Plain(GitOpsEngine):
 
 ENGINE = {made}
 """
-
-
-@runtime_checkable
-class Greeter(Protocol):
-    """A layer's small protocol, as a layer below the engines would define it."""
-
-    def greet(self) -> str: ...
-
-
-def greets(found: object) -> TypeGuard[Greeter]:
-    return isinstance(found, Greeter)
 
 
 def _package(root: Path, package: str, name: str, made: str = "Plain()") -> None:

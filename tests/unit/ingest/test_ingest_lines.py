@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import tracemalloc
-
 import pytest
+from memorypeak import peak_of
 
 from nvcregen.ingest.lines import (
     KUBECTL_TIME,
@@ -181,11 +180,6 @@ def test_last_lines_are_the_last_lines_of_a_whole_split(text: str) -> None:
 def test_a_logs_last_time_splits_only_its_end() -> None:
     """Splitting all 200,000 lines of a log would allocate 16 MiB; its last 64 need ~ 8 KiB."""
     text = "\n".join(_stamped(n) for n in range(200_000)) + "\n"
-    tracemalloc.start()
-    try:
-        stamp = last_timestamp(text)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    stamp, peak = peak_of(lambda: last_timestamp(text))
     assert stamp == "20261014T123319Z"
     assert peak < 64 << 10, f"{peak / 1024:.0f} KiB"

@@ -10,9 +10,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Protocol, TypeGuard, runtime_checkable
 
 import pytest
+from pluginparts import greets
 
 from nvcregen.kindapi import registry
 from nvcregen.kindapi.protocol import TestKind
@@ -37,17 +37,6 @@ class Plain(TestKind):
 
 KIND = {made}
 """
-
-
-@runtime_checkable
-class Greeter(Protocol):
-    """A layer's small protocol, as a layer below the kinds would define it."""
-
-    def greet(self) -> str: ...
-
-
-def greets(found: object) -> TypeGuard[Greeter]:
-    return isinstance(found, Greeter)
 
 
 def _package(root: Path, package: str, name: str, made: str = "Plain()") -> None:

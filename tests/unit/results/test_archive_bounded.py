@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import resource
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from memorypeak import peak_of
 from reportfactory import sample_run, sample_summary
 
 from nvcregen.cli import main
@@ -198,12 +198,7 @@ def test_export_metrics_keeps_no_log_text_once_read(tmp_path: Path) -> None:
     for n in range(1, 31):
         (run / "logs" / "nvcre" / f"r{n}.log").write_text(line * 1024)
     archive = read_archive(run)
-    tracemalloc.start()
-    try:
-        stamped = stamped_logs(archive)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    stamped, peak = peak_of(lambda: stamped_logs(archive))
     assert stamped == {("r", n) for n in range(1, 31)}
     assert peak < 8 << 20, f"{peak / (1 << 20):.1f} MiB"
 
