@@ -6,14 +6,20 @@ import json
 import re
 import shutil
 import subprocess
+from collections import Counter
 from pathlib import Path
 
 import pytest
 from chartfactory import package, platform_text
 from click.testing import CliRunner, Result
 
+from nvcregen.catalog.load import Catalog
 from nvcregen.cli import main
 from nvcregen.compile.platform.helm import archive_sha256, select_renderer
+from nvcregen.fabric.inventory import Inventory
+from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan as resolve_plan
+from nvcregen.spec.v1alpha1 import Site
 
 pytestmark = pytest.mark.slow  # Git repositories and nvcregen processes: seconds each
 
@@ -147,6 +153,21 @@ def test_json_structure(repo: Path) -> None:
     assert cert["recreated"] is True
     assert {"path": "/spec/repeatCount", "change": "changed", "old": 3, "new": 5} in cert["fields"]
     assert {r["newName"] for r in h20["summary"]["recreated"]} >= {cert["newName"]}
+
+
+def test_each_side_plans_each_site_once(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The facts come from the Plan the side compiled from (`CompileResult.plan`): the site
+    is not loaded and planned again for them (it was, once per side, until the review)."""
+    planned: list[str] = []
+
+    def counted(site: Site, catalog: Catalog, inventory: Inventory | None) -> list[TestUnit]:
+        planned.append(site.metadata.name)
+        return resolve_plan(site, catalog, inventory)
+
+    monkeypatch.setattr("nvcregen.validate.site.plan", counted)
+    data = json.loads(run("--base", "HEAD~1", "--format", "json").stdout)
+    assert data["counts"] == {"changed": 1, "added": 0, "removed": 0, "invalid": 0, "unchanged": 1}
+    assert Counter(planned) == {"h20-3e-lab": 2, "l20-pool": 2}  # one a side
 
 
 def test_default_base_is_head_and_reports_sites_added_and_removed(repo: Path) -> None:

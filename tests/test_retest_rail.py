@@ -12,14 +12,21 @@ from __future__ import annotations
 import zlib
 from pathlib import Path
 
+import pytest
 import yaml
 from click.testing import CliRunner
 from oncallfactory import site_text, write_logs
 
+from nvcregen.catalog.load import Catalog
 from nvcregen.cli import main
+from nvcregen.fabric.inventory import Inventory
+from nvcregen.plan.model import TestUnit
+from nvcregen.plan.resolve import plan as resolve_plan
 from nvcregen.results.nodes import NodeRun, NodeVerdict
 from nvcregen.retest.pairs import plan_retest
 from nvcregen.retest.rails import failing_rails, rail_lines, rail_target
+from nvcregen.retest.railsite import switch_ports
+from nvcregen.spec.v1alpha1 import Site
 
 ROOT = Path(__file__).resolve().parent.parent
 CAPTURES = ROOT / "tests" / "fixtures" / "captures" / "perftest"
@@ -140,3 +147,29 @@ def test_retest_rail_of_a_pairs_suspect_and_the_lines_naming_it() -> None:
         "rail node-b mlx5_3 (leaf-b 1/3): re-run beside node-c (two-node / rdma-rails-pair:"
         " every rail of the pair)"
     ]
+
+
+def test_retest_rail_reads_the_sites_inventory_for_switch_ports_without_planning_the_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = yaml.safe_load((ROOT / "examples" / "fabric" / "fleet.yaml").read_text())
+    inventory = (ROOT / "examples" / "fabric" / "inventory.yaml").read_text()
+    cable = "  - cabling:\n      mlx5_0:\n        port: Ethernet1/12\n        switch: leaf-00\n"
+    (tmp_path / "inventory.yaml").write_text(inventory.replace("  - cuda:", cable + "    cuda:", 1))
+    data["spec"]["inventory"] = "inventory.yaml"
+    planned: list[str] = []
+
+    def counted(site: Site, catalog: Catalog, found: Inventory | None) -> list[TestUnit]:
+        planned.append(site.metadata.name)
+        return resolve_plan(site, catalog, found)
+
+    monkeypatch.setattr("nvcregen.validate.site.plan", counted)
+    ports = switch_ports(data, tmp_path)
+    assert ports("gpu-0000", "mlx5_0") == " (leaf-00 Ethernet1/12)"
+    assert ports("gpu-0000", "mlx5_1") == ports("gpu-0001", "mlx5_0") == ""
+    assert planned == []  # the inventory alone is read, the site not loaded or planned
+    # an inventory its loader refuses names no port: a missing file, a port cabled twice (NVC390)
+    assert switch_ports(data, tmp_path / "elsewhere")("gpu-0000", "mlx5_0") == ""
+    twice = inventory.replace("  - cuda:", cable + "    cuda:", 2)  # gpu-0000's and gpu-0001's
+    (tmp_path / "inventory.yaml").write_text(twice)
+    assert switch_ports(data, tmp_path)("gpu-0000", "mlx5_0") == ""

@@ -18,6 +18,7 @@ DEFAULT_OUT = "out"
 if TYPE_CHECKING:
     from nvcregen.check.crossref import Located
     from nvcregen.emit.tree import Tree
+    from nvcregen.plan.resolved import Plan
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,8 @@ class CompileResult:
 
     `cluster`, `cluster_span` and `objects` (each object at its path in the tree) let the
     multi-site driver check sites that share a cluster against each other (NVC690).
+    `plan` is the Plan the tree was compiled from (None without a tree): `diff` reads its
+    facts from it instead of planning the site again.
     """
 
     source: str
@@ -62,3 +65,4 @@ class CompileResult:
     cluster: str | None = None
     cluster_span: Span | None = None
     objects: tuple[Located, ...] = ()
+    plan: Plan | None = None

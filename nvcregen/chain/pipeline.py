@@ -123,6 +123,7 @@ def compile_source(raw: bytes, display: str, catalog: Catalog, options: Options)
         doc.span("/spec/cluster"),
         # what is applied, for NVC690 across sites: previews never are (check leaves them too)
         tuple(Located(manifest_path(m), m.obj) for m in manifests if m.component != PREVIEW),
+        plan,
     )
 
 

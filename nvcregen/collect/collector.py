@@ -203,7 +203,7 @@ def _cluster_node_health_logs(
         return [], []
     tests = {u.test.name for u in loaded.plan.units if kind_of(u.test).node_health}
     namespaces = site_namespaces(site, objects.workflows)
-    since = reader.runs_created(site, objects.owners, tests)
+    since = reader.runs_created(objects.owners, tests)
     try:
         return reader.read(site, since, namespaces, cluster, options)
     except ApiCallError as exc:

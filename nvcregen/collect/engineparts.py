@@ -52,9 +52,7 @@ def own_collector(engine: ReadinessEngine) -> OwnCollector | None:
 class NodeLogs(Protocol):
     """The reader of the logs of the node-health runs an engine makes itself."""
 
-    def runs_created(
-        self, site: Site, owners: Iterable[Obj], tests: Iterable[str]
-    ) -> dict[str, datetime]:
+    def runs_created(self, owners: Iterable[Obj], tests: Iterable[str]) -> dict[str, datetime]:
         """When each node-health test's oldest run of the site's objects `owners` was made.
 
         A run made before it belongs to an earlier collection: its log is no evidence.

@@ -11,8 +11,15 @@ COMPILE = "nvcregen.compile"  # the package whose `templates/` the compiler's ow
 
 @cache
 def _environment(package: str) -> jinja2.Environment:
+    """A package's templates: a kind's own first, then the compiler's.
+
+    A kind's script may import the compiler's shared macros (`rail-helpers.sh.j2`: the
+    shell functions several kinds' scripts print, written once).
+    """
+    own = jinja2.PackageLoader(package, "templates")
+    shared = jinja2.PackageLoader(COMPILE, "templates")
     return jinja2.Environment(
-        loader=jinja2.PackageLoader(package, "templates"),
+        loader=own if package == COMPILE else jinja2.ChoiceLoader([own, shared]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from nvcregen.catalog.load import Catalog
 from nvcregen.check.replayed import replay_texts
 from nvcregen.core.metrics import THRESHOLD_FIELDS
 from nvcregen.emit.naming import IMAGES_FILE
@@ -20,7 +19,6 @@ from nvcregen.replay.context import shown
 from nvcregen.replay.report import worst_gpu_hours, worst_wall
 from nvcregen.replay.timeline import plan_view
 from nvcregen.spec.v1alpha1 import JobSetDependency, Threshold, TrainerDependency
-from nvcregen.validate.site import load_site
 
 Tree = dict[str, str]
 
@@ -78,11 +76,8 @@ class Summary:
         return bool(moved) or any(c.changed for c in self.facts)
 
 
-def site_facts(raw: bytes, display: str, catalog: Catalog, tree: Tree) -> Facts | None:
-    """Facts of a site that compiled to `tree`; None if it no longer plans (it did)."""
-    plan = load_site(raw, display, catalog).plan
-    if plan is None:
-        return None
+def site_facts(plan: Plan, tree: Tree) -> Facts:
+    """Facts of a site compiled to `tree` from `plan` (`CompileResult.plan`: planned once)."""
     site, budget = plan.site, plan.budget
     pools = {u.pool.spec.name: u.pool for u in plan.units}
     window = site.spec.readiness.window

@@ -12,11 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from nvcregen.catalog.load import Catalog, load_catalog
 from nvcregen.chain.pipeline import CompileResult, Options
 from nvcregen.chain.sites import compile_sites, discover_sites
 from nvcregen.core.errors import NvcregenError, Severity
-from nvcregen.diff.domain import Summary, site_facts, summarize
+from nvcregen.diff.domain import Facts, Summary, Tree, site_facts, summarize
 from nvcregen.diff.objectdiff import ObjectDiff, diff_trees
 from nvcregen.gitrev import export_sites
 
@@ -27,10 +26,9 @@ MAX_ERRORS = 5  # per side of an invalid site; `nvcregen validate` shows them al
 
 @dataclass(frozen=True)
 class Side:
-    """One site compiled on one side: its file, bytes and result."""
+    """One site compiled on one side: its file and result (with the Plan it compiled)."""
 
     source: str
-    raw: bytes
     result: CompileResult
 
 
@@ -69,13 +67,12 @@ def diff_project(root: Path, base: str) -> DiffReport:
         NvcregenError: nvcregen's catalog is invalid.
 
     """
-    catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="nvcregen-diff-") as tmp:
         commit = export_sites(root, base, Path(tmp))
         before = compile_side(Path(tmp))
     after = compile_side(root)
     pairs = pair_sites(before, after)
-    sites = tuple(site_diff(name, old, new, catalog) for name, old, new in pairs)
+    sites = tuple(site_diff(name, old, new) for name, old, new in pairs)
     return DiffReport(base, commit, sites)
 
 
@@ -86,7 +83,7 @@ def compile_side(root: Path) -> list[Side]:
     results = compile_sites(root, [], Options(root=root))
     if any(r.source == "catalog" for r in results):
         raise NvcregenError([d for r in results for d in r.diagnostics])
-    return [Side(r.source, (root / r.source).read_bytes(), r) for r in results]
+    return [Side(r.source, r) for r in results]
 
 
 def pair_sites(before: list[Side], after: list[Side]) -> list[tuple[str, Side | None, Side | None]]:
@@ -118,7 +115,7 @@ def _twins(old: Side, new: Side) -> bool:
     return old.source == new.source and nameless
 
 
-def site_diff(name: str, old: Side | None, new: Side | None, catalog: Catalog) -> SiteDiff:
+def site_diff(name: str, old: Side | None, new: Side | None) -> SiteDiff:
     """The summary and object diff of one site (errors instead, when a side is invalid)."""
     files = (old.source if old else None, new.source if new else None)
     errors = {
@@ -130,14 +127,21 @@ def site_diff(name: str, old: Side | None, new: Side | None, catalog: Catalog) -
         return SiteDiff(name, "invalid", *files, errors=errors)
     old_tree = old.result.tree if old and old.result.tree else {}
     new_tree = new.result.tree if new and new.result.tree else {}
-    old_facts = site_facts(old.raw, old.source, catalog, old_tree) if old else None
-    new_facts = site_facts(new.raw, new.source, catalog, new_tree) if new else None
+    old_facts = _facts(old, old_tree)
+    new_facts = _facts(new, new_tree)
     summary = summarize(old_facts, new_facts)
     objects = diff_trees(old_tree, new_tree)
     status: Status = "added" if old is None else "removed" if new is None else "changed"
     if status == "changed" and not objects and not summary.changed:
         status = "unchanged"
     return SiteDiff(name, status, *files, summary=summary, objects=objects)
+
+
+def _facts(side: Side | None, tree: Tree) -> Facts | None:
+    """A compiled side's facts, from the Plan its tree was compiled from (none: no side)."""
+    if side is None or side.result.plan is None:
+        return None
+    return site_facts(side.result.plan, tree)
 
 
 def _errors(result: CompileResult) -> tuple[str, ...]:

@@ -22,7 +22,7 @@ from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import DcgmRun, Json, NcclRun, SummaryRow
 from nvcregen.ingest.nccl import parse_nccl
-from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.ingest.readlog import Hints, read_logs
 
 Kind = Literal["nccl", "dcgm"]
 CODE = codes.NVC700.code
@@ -78,16 +78,12 @@ def ingest_files(kind: Kind, paths: Sequence[Path], at: int | None = None) -> In
     """
     nccl: list[NcclRun] = []
     dcgm: list[DcgmRun] = []
-    diagnostics: list[Diagnostic] = []
     hints = Hints(_HINTS[kind], too_large=_TOO_LARGE, limit=_LIMIT)
-    for path in paths:
-        if kind == "nccl":
-            runs, problem = read_log(path, parse_nccl, hints)
-            nccl += runs or []
-        else:
-            found, problem = read_log(path, parse_dcgm, hints)
-            dcgm += found or []
-        if problem is not None:
-            diagnostics.append(problem)
+    if kind == "nccl":
+        found, diagnostics = read_logs(paths, parse_nccl, hints)
+        nccl = [run for runs in found for run in runs]
+    else:
+        read, diagnostics = read_logs(paths, parse_dcgm, hints)
+        dcgm = [run for runs in read for run in runs]
     summary = tuple(summarize(nccl, at)) if kind == "nccl" else ()
     return IngestResult(kind, tuple(nccl), tuple(dcgm), summary, tuple(diagnostics))

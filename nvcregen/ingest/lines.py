@@ -64,12 +64,31 @@ def logical_lines(text: str) -> list[str]:
     return [strip_prefix(line) for line in text.splitlines()]
 
 
+_LAST_LINES = 64
+_TAIL = 4096  # characters split first; four times more each time they hold too few lines
+
+
+def last_lines(text: str, count: int) -> list[str]:
+    """The last `count` lines of `text`, as `text.splitlines()[-count:]` has them.
+
+    Only the end of the text is split: a tail four times longer each time, until it holds
+    a line more than `count` (its first may be cut) or it is the whole text. A log of a
+    1,024-node run is split in no more lines than its last ones.
+    """
+    size = _TAIL
+    while True:
+        lines = text[-size:].splitlines()
+        if size >= len(text) or len(lines) > count:
+            return lines[-count:] if count else []
+        size *= 4
+
+
 def last_timestamp(text: str) -> str | None:
     """The last `kubectl logs --timestamps` time of a log, as `YYYYMMDDTHHMMSSZ`, if any.
 
     Only the last 64 lines are looked at: the end of a log is when its run finished.
     """
-    for line in reversed(text.splitlines()[-64:]):
+    for line in reversed(last_lines(text, _LAST_LINES)):
         match = KUBECTL_TIME.match(line)
         if match is not None:
             return "{}{}{}T{}{}{}Z".format(*match.groups())

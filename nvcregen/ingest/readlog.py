@@ -1,14 +1,15 @@
 """One log file read and parsed, or the one NVC700-style diagnostic saying why not (pure).
 
-Every `ingest` reader (nccl-tests, DCGM, nvbandwidth, perftest) reads a file the same way:
-at most `limits.MAX_LOG_BYTES` (`capped.py`), decoded as UTF-8 with replacement, parsed;
-a file too large, unreadable, over an input limit (its own code and line) or not that
-kind of output becomes one error naming the file, with the reader's hints.
+Every `ingest` reader (nccl-tests, DCGM, nvbandwidth, perftest, burn-in, link counters)
+reads a file the same way: at most `limits.MAX_LOG_BYTES` (`capped.py`), decoded as UTF-8
+with replacement, parsed; a file too large, unreadable, over an input limit (its own code
+and line) or not that kind of output becomes one error naming the file, with the reader's
+hints. `read_logs` reads the files of one `ingest` command so, each on its own.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -61,6 +62,24 @@ def read_log(
         return None, Diagnostic(span, Severity.ERROR, exc.code, str(exc), hint=hint)
     except IngestFormatError as exc:
         return None, ingest_error(name, str(exc), hints.output)
+
+
+def read_logs(
+    paths: Iterable[Path], parse: Callable[[str, str], T], hints: Hints
+) -> tuple[list[T], list[Diagnostic]]:
+    """`parse(text, name)` of each file that reads, in order, and each other's diagnostic.
+
+    Each file is read on its own (`read_log`): one that fails never stops the others.
+    """
+    found: list[T] = []
+    problems: list[Diagnostic] = []
+    for path in paths:
+        parsed, problem = read_log(path, parse, hints)
+        if problem is not None:
+            problems.append(problem)
+        elif parsed is not None:
+            found.append(parsed)
+    return found, problems
 
 
 def ingest_error(file: str, message: str, hint: str = "") -> Diagnostic:

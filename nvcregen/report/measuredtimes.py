@@ -17,7 +17,8 @@ Its time, best first:
 - else none here: the exporter takes the archive's collection time (`collection`).
 
 Logs are the archive's own files only (listed in the run folder, not named by
-summary.json alone), each read once, bounded (`read_capped`, NVC759).
+summary.json alone), each read once, bounded (`read_capped`, NVC759), and split into lines
+no more than once: its last time from its last lines, its sections only when it has any.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from nvcregen.results.archive import run_files
 from nvcregen.results.archivemodel import BandwidthCsvRow
 from nvcregen.results.archiveread import ArchiveFileTooLargeError, read_capped
 from nvcregen.results.logrecords import LogRecord
-from nvcregen.results.packlogs import REFUSED, sections
+from nvcregen.results.packlogs import MARK, REFUSED, sections
 
 Key = tuple[str, str, str, int, str]  # stage, test, group, round, measurement
 
@@ -168,9 +169,13 @@ class _Logs:
 
 
 def _read_facts(text: str) -> _LogFacts:
-    dated = tuple(
-        _Dated(s.test, s.node, s.start, last_timestamp(s.text)) for s in sections(text)[0]
-    )
+    """A log's facts, its text split no more than once.
+
+    Its last time is read from its last lines alone (`last_timestamp`); only a log holding
+    a pack marker is split into sections (most logs are a run's own and hold none).
+    """
+    found = sections(text)[0] if MARK in text else []
+    dated = tuple(_Dated(s.test, s.node, s.start, last_timestamp(s.text)) for s in found)
     return _LogFacts(last_timestamp(text), dated)
 
 

@@ -20,6 +20,23 @@ from nvcregen.plan.model import TestUnit
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.runnotes import PortNote
 
+MAX_ERRORS = 64  # a record names at most this many errors (GPUs, pairs), then counts the rest
+
+
+def kind_record(
+    kind: str, base: Mapping[str, Any], status: str, errors: Sequence[str]
+) -> LogRecord:
+    """A kind's record of one log: what collect knows of it (`base`), its status, errors."""
+    fields = {**base, "kind": kind, "status": status, "errors": tuple(errors)}
+    return LogRecord.model_validate(fields)
+
+
+def capped(errors: Sequence[str], most: int = MAX_ERRORS) -> list[str]:
+    """The first `most` errors, then `and N more` for the rest: a record stays small."""
+    if len(errors) <= most:
+        return list(errors)
+    return [*errors[:most], f"and {len(errors) - most} more"]
+
 
 @dataclass(frozen=True)
 class KindRead:

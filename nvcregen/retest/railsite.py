@@ -14,15 +14,16 @@ import copy
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
-from typing import Any
 
-from nvcregen.catalog.load import load_catalog
+from nvcregen.core.errors import Span, has_errors
 from nvcregen.core.terminal import one_line
-from nvcregen.emit.canonical import dump_yaml
+from nvcregen.fabric.inventory import Inventory
 from nvcregen.fabric.railnames import cabled
 from nvcregen.retest.rails import RailTarget, names_rail
 from nvcregen.retest.sitefile import Data, finish_retest
-from nvcregen.validate.site import load_site
+from nvcregen.validate.fabric import read_named_inventory
+
+SITE_FILE = "site.yaml"  # what the retest site is called until it is written
 
 
 def alone_data(original: Data, target: RailTarget) -> tuple[Data, list[tuple[str, str]]]:
@@ -72,14 +73,18 @@ def alone_header(archive_site: str, run_id: str, target: RailTarget, port: str) 
 def switch_ports(data: Data, root: Path) -> Callable[[str, str], str]:
     """` (leaf-07 Ethernet1/12)` of a node's HCA where the site's inventory knows it.
 
-    The site is loaded (its inventory read) on the first call only: most retests name
-    no rail.
+    The inventory file the site names is read on the first call only (most retests name
+    no rail), by the loader every site's inventory is read with, not by loading and
+    planning the site. One it refuses names no port (the retest site's own compile
+    reports why).
     """
 
     @cache
-    def inventory() -> Any:
-        loaded = load_site(dump_yaml(data).encode(), "site.yaml", load_catalog(), root=root)
-        units = loaded.plan.units if loaded.plan is not None else ()
-        return next((u.pool.inventory for u in units if u.pool.inventory), None)
+    def inventory() -> Inventory | None:
+        named = data["spec"].get("inventory")
+        if not isinstance(named, str):
+            return None
+        found, diagnostics = read_named_inventory(named, root, Span(SITE_FILE))
+        return None if has_errors(diagnostics) else found
 
     return lambda node, hca: cabled(inventory(), node, hca)

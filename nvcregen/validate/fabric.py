@@ -40,6 +40,7 @@ TOPOGRAPH_V1 = {
     "core": "fabric.topograph.run/tier-2",
     "accelerator": "accelerator.topograph.run/domain",
 }
+INVENTORY_FIELD = "/spec/inventory"
 _REPORTED_PER_POOL = 20  # one wrong inventory would print a line per node otherwise
 
 
@@ -50,8 +51,20 @@ def load_inventory(
     named = site.spec.inventory
     if named is None:
         return None, []
+    return read_named_inventory(named, root, doc.span(INVENTORY_FIELD))
+
+
+def read_named_inventory(
+    named: str, root: Path | None, span: Span
+) -> tuple[Inventory | None, list[Diagnostic]]:
+    """The inventory file a site's `spec.inventory` names, relative to `root` (default: here).
+
+    None when it is unusable, with the diagnostics saying why (NVC390 at `span`, or the
+    file's own line and column); a command that only needs the inventory (`retest
+    --rail`'s switch ports) reads it so, without loading and planning the whole site.
+    """
     path = (root or Path.cwd()) / named
-    where = "/spec/inventory"
+    where = INVENTORY_FIELD
     try:
         raw = _read_bounded(path)
     except OSError as exc:
@@ -60,9 +73,7 @@ def load_inventory(
             "write it with `nvcregen inventory`; the path is relative to the site's project"
             " folder (the nearest folder above the site file that holds sites/)"
         )
-        return None, [
-            Diagnostic(doc.span(where), Severity.ERROR, BAD_INVENTORY, message, where, hint)
-        ]
+        return None, [Diagnostic(span, Severity.ERROR, BAD_INVENTORY, message, where, hint)]
     from nvcregen.spec.load import load_document  # ruamel, imported only where it is used
 
     inventory_doc, diags = load_document(raw, named, max_bytes=MAX_BYTES)

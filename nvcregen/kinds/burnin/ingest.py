@@ -17,7 +17,7 @@ from nvcregen.catalog.load import load_catalog
 from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.kindingest import IngestArgs, Ingested, IngestOptionError
 from nvcregen.ingest.models import Json
-from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.ingest.readlog import Hints, read_logs
 from nvcregen.kinds.burnin.judge import Bounds, BurnInVerdict, judge
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import BurnInRun, parse_burnin
@@ -74,14 +74,7 @@ def bounds_of(model: str, params: BurnInParams | None = None) -> Bounds | None:
 
 def ingest_burnin(paths: Sequence[Path], bounds: Bounds | None = None) -> BurnInIngest:
     """Read burn-in outputs; judge each against `bounds` when given."""
-    runs: list[BurnInRun] = []
-    diagnostics: list[Diagnostic] = []
-    for path in paths:
-        run, problem = read_log(path, parse_burnin, Hints(_HINT, unreadable=_HINT))
-        if problem is not None:
-            diagnostics.append(problem)
-        elif run is not None:
-            runs.append(run)
+    runs, diagnostics = read_logs(paths, parse_burnin, Hints(_HINT, unreadable=_HINT))
     verdicts = tuple(None if bounds is None else judge(r, bounds) for r in runs)
     return BurnInIngest(tuple(runs), verdicts, tuple(diagnostics))
 

@@ -20,12 +20,11 @@ from nvcregen.kinds.burnin.judge import Bounds, judge
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import MARK, parse_burnin
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.kindlogs import KindRead
+from nvcregen.results.kindlogs import KindRead, capped, kind_record
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.nodebind import FOREIGN, bind_node_log
 
 KIND = "burnin"
-MAX_ERRORS = 64  # a node's record names at most this many GPUs, then counts the rest
 
 
 def read_burnin(
@@ -34,25 +33,26 @@ def read_burnin(
     """The record of one burn-in log of `unit`: its status and each GPU that did not pass."""
     bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
-        return _record(base, FOREIGN, (bound,))
+        return kind_record(KIND, base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}
     params = getattr(unit.test, KIND, None)
     if not isinstance(params, BurnInParams):
-        return _record(base, "no-data", (f"test {unit.test.name} has no burnin block",))
+        return kind_record(KIND, base, "no-data", (f"test {unit.test.name} has no burnin block",))
     model = unit.pool.hardware.model
     expectation = params.expectation(model)
     if expectation is None:  # nothing to judge against: no evidence (NVC337 at check time)
-        return _record(base, "no-data", (f"no burn-in figures for {model} in the catalog",))
+        return kind_record(
+            KIND, base, "no-data", (f"no burn-in figures for {model} in the catalog",)
+        )
     try:
         run = parse_burnin(text, str(base["path"]))
     except IngestFormatError as exc:
-        return _record(base, "no-data", (str(exc),))
+        return kind_record(KIND, base, "no-data", (str(exc),))
     bounds = Bounds(model, params.floor_of(expectation), expectation.peak_gflops, params.precision)
     verdict = judge(run, bounds, unit.pool.gpus_per_node)
     node = ",".join(bound or base.get("nodes") or ()) or "?"
     errors = [*verdict.problems, *(f"{node} {g.why}" for g in verdict.gpus if g.why)]
-    if len(errors) > MAX_ERRORS:
-        errors = [*errors[:MAX_ERRORS], f"and {len(errors) - MAX_ERRORS} more"]
+    errors = capped(errors)  # a node's record names at most 64 GPUs, then counts the rest
     if not verdict.evidence:
         status = "no-data"
     elif run.status == "truncated" and verdict.passed:
@@ -60,7 +60,7 @@ def read_burnin(
     else:
         status = "ok" if verdict.passed else "failed"
     versions = (run.dcgm_version,) if run.dcgm_version else ()
-    return _record({**base, "versions": versions}, status, tuple(errors))
+    return kind_record(KIND, {**base, "versions": versions}, status, tuple(errors))
 
 
 class BurnInLogs:
@@ -74,7 +74,3 @@ class BurnInLogs:
 
 
 READER = BurnInLogs()
-
-
-def _record(base: Mapping[str, Any], status: str, errors: tuple[str, ...]) -> LogRecord:
-    return LogRecord.model_validate({**base, "kind": KIND, "status": status, "errors": errors})

@@ -16,7 +16,7 @@ from typing import Any
 from nvcregen.ingest import IngestFormatError, parse_dcgm
 from nvcregen.kinds.dcgm.kind import MARK
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.kindlogs import KindRead
+from nvcregen.results.kindlogs import KindRead, kind_record
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.nodebind import FOREIGN, bind_node_log
 
@@ -33,17 +33,17 @@ def read_dcgm(
     """
     bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
-        return _record(base, FOREIGN, (bound,))
+        return kind_record(KIND, base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}
     try:
         dcgm = parse_dcgm(text, str(base["path"]))
     except IngestFormatError as exc:
-        return _record(base, "no-data", (str(exc),))
+        return kind_record(KIND, base, "no-data", (str(exc),))
     errors = [f"{t.name}: {t.result}" for d in dcgm for t in d.tests if t.result == "Fail"]
     errors += [e for d in dcgm for e in d.errors]
     versions = tuple(d.dcgm_version for d in dcgm if d.dcgm_version)
     status = _worst_status(d.status for d in dcgm)
-    return _record({**base, "versions": versions}, status, tuple(errors))
+    return kind_record(KIND, {**base, "versions": versions}, status, tuple(errors))
 
 
 class DcgmLogs:
@@ -62,7 +62,3 @@ READER = DcgmLogs()
 def _worst_status(statuses: Iterable[str]) -> str:
     found = set(statuses)
     return next((s for s in ("failed", "truncated", "ok") if s in found), "no-data")
-
-
-def _record(base: Mapping[str, Any], status: str, errors: tuple[str, ...]) -> LogRecord:
-    return LogRecord.model_validate({**base, "kind": KIND, "status": status, "errors": errors})

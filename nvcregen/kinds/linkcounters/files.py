@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.ingest.readlog import Hints, read_logs
 from nvcregen.kinds.linkcounters.reader import LinkCounterRun, parse_link_counters
 
 _HINT = (
@@ -44,15 +44,8 @@ class LinkCounterResult:
 
 def ingest_link_counters(paths: Sequence[Path]) -> LinkCounterResult:
     """Read link counter logs, each up to `limits.MAX_LOG_BYTES`."""
-    runs: list[LinkCounterRun] = []
-    diagnostics: list[Diagnostic] = []
-    hints = Hints(_HINT, limit=_LIMIT)
-    for path in paths:
-        found, problem = read_log(path, parse_link_counters, hints)
-        runs += found or []
-        if problem is not None:
-            diagnostics.append(problem)
-    return LinkCounterResult(tuple(runs), tuple(diagnostics))
+    found, diagnostics = read_logs(paths, parse_link_counters, Hints(_HINT, limit=_LIMIT))
+    return LinkCounterResult(tuple(run for runs in found for run in runs), tuple(diagnostics))
 
 
 def _problems(run: LinkCounterRun) -> list[str]:

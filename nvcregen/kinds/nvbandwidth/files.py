@@ -17,7 +17,7 @@ from pathlib import Path
 from nvcregen.catalog.load import Catalog, load_catalog
 from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.models import Json
-from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.ingest.readlog import Hints, read_log, read_logs
 from nvcregen.kinds.nvbandwidth.judge import RunVerdict, judge
 from nvcregen.kinds.nvbandwidth.models import NvbwRun
 from nvcregen.kinds.nvbandwidth.order import parse_list
@@ -95,8 +95,6 @@ def ingest_nvbandwidth(
     paths: Sequence[Path], order_file: Path | None = None, bounds: Bounds | None = None
 ) -> NvbwIngest:
     """Read nvbandwidth outputs; judge them against `bounds` when given."""
-    runs: list[NvbwRun] = []
-    diagnostics: list[Diagnostic] = []
     order = None
     if order_file is not None:
         order, problem = read_log(
@@ -104,14 +102,9 @@ def ingest_nvbandwidth(
         )
         if problem is not None:
             return NvbwIngest((), (), (problem,))
-    for path in paths:
-        run, problem = read_log(
-            path, lambda text, name: parse_nvbandwidth(text, name, order), _hints(_HINT)
-        )
-        if problem is not None:
-            diagnostics.append(problem)
-        elif run is not None:
-            runs.append(run)
+    runs, diagnostics = read_logs(
+        paths, lambda text, name: parse_nvbandwidth(text, name, order), _hints(_HINT)
+    )
     verdicts = tuple(
         None if bounds is None else judge(r, bounds.floor, bounds.ceilings, bounds.asked)
         for r in runs

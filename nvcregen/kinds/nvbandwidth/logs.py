@@ -21,12 +21,11 @@ from nvcregen.kinds.nvbandwidth.judge import judge
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.reader import MARK, parse_nvbandwidth
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.kindlogs import KindRead
+from nvcregen.results.kindlogs import KindRead, capped, kind_record
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.nodebind import FOREIGN, bind_node_log
 
 KIND = "nvbandwidth"
-MAX_ERRORS = 64  # a node's record names at most this many failed GPUs and pairs, then counts
 
 
 def read_nvbandwidth(
@@ -35,19 +34,21 @@ def read_nvbandwidth(
     """The record of one nvbandwidth log of `unit`: its status, its failed GPUs and pairs."""
     bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
-        return _record(base, FOREIGN, (bound,))
+        return kind_record(KIND, base, FOREIGN, (bound,))
     base = {**base, "hosts": bound}
     params = getattr(unit.test, KIND, None)
     if not isinstance(params, NvbandwidthParams):
-        return _record(base, "no-data", (f"test {unit.test.name} has no nvbandwidth block",))
+        return kind_record(
+            KIND, base, "no-data", (f"test {unit.test.name} has no nvbandwidth block",)
+        )
     try:
         run = parse_nvbandwidth(text, str(base["path"]), params.testcases)
     except IngestFormatError as exc:
-        return _record(base, "no-data", (str(exc),))
+        return kind_record(KIND, base, "no-data", (str(exc),))
     bounds = model_bounds(unit.pool.hardware.model, params)
     if bounds is None or bounds.floor is None:  # nothing to judge against: no evidence
         why = f"no nvbandwidth floor for {unit.pool.hardware.model} in the catalog: not judged"
-        return _record(base, "no-data", (why,))
+        return kind_record(KIND, base, "no-data", (why,))
     verdict = judge(run, bounds.floor, bounds.ceilings, params.testcases, unit.pool.gpus_per_node)
     errors = list(verdict.problems)
     for cell in verdict.cells:
@@ -61,11 +62,10 @@ def read_nvbandwidth(
                 f"{cell.testcase} {cell.where}: {cell.value:g} GB/s, above the ceiling"
                 f" {cell.ceiling:g} GB/s: no evidence"
             )
-    if len(errors) > MAX_ERRORS:
-        errors = [*errors[:MAX_ERRORS], f"and {len(errors) - MAX_ERRORS} more"]
+    errors = capped(errors)  # a node's record names at most 64 failed GPUs and pairs
     status = "truncated" if run.truncated else ("ok" if verdict.passed else "failed")
     versions = (run.version,) if run.version else ()
-    return _record({**base, "versions": versions}, status, tuple(errors))
+    return kind_record(KIND, {**base, "versions": versions}, status, tuple(errors))
 
 
 class NvbandwidthLogs:
@@ -81,7 +81,3 @@ class NvbandwidthLogs:
 
 
 READER = NvbandwidthLogs()
-
-
-def _record(base: Mapping[str, Any], status: str, errors: tuple[str, ...]) -> LogRecord:
-    return LogRecord.model_validate({**base, "kind": KIND, "status": status, "errors": errors})

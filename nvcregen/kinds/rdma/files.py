@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.core.errors import Diagnostic
-from nvcregen.ingest.readlog import Hints, read_log
+from nvcregen.ingest.readlog import Hints, read_logs
 from nvcregen.kinds.rdma.reader import PerftestRun, parse_perftest
 
 SHOWN_AT = 8 * 1024 * 1024  # the size the summary line shows, if the run measured it
@@ -44,15 +44,8 @@ class PerftestResult:
 
 def ingest_perftest(paths: Sequence[Path]) -> PerftestResult:
     """Read perftest outputs, each up to `limits.MAX_LOG_BYTES`."""
-    runs: list[PerftestRun] = []
-    diagnostics: list[Diagnostic] = []
-    hints = Hints(_HINT, limit=_LIMIT)
-    for path in paths:
-        found, problem = read_log(path, parse_perftest, hints)
-        runs += found or []
-        if problem is not None:
-            diagnostics.append(problem)
-    return PerftestResult(tuple(runs), tuple(diagnostics))
+    found, diagnostics = read_logs(paths, parse_perftest, Hints(_HINT, limit=_LIMIT))
+    return PerftestResult(tuple(run for runs in found for run in runs), tuple(diagnostics))
 
 
 def render_perftest(result: PerftestResult) -> str:

@@ -73,23 +73,55 @@ def rails_of(unit: TestUnit, rdma: RdmaParams) -> Rails:
                  rdma.floor * line_rate, units.parse_size(rdma.message_size), numa)  # fmt: skip
 
 
+@dataclass(frozen=True)
+class RailSide:
+    """How one script runs the rails: measuring or serving, and what its lines print.
+
+    `measures` is False for a pair's server (a write test's server prints no table);
+    `hosts` the last octets of the local and remote GIDs (a loopback's are the same);
+    `end` what a rail's end line says after its HCA; `floor` the floor as the script's
+    template prints it.
+    """
+
+    measures: bool
+    failing: bool
+    floor: str
+    end: str = "rc=0"
+    hosts: tuple[int, int] = (1, 1)
+
+
+def rail_sections(
+    unit: TestUnit, rdma: RdmaParams, rails: Rails, side: RailSide
+) -> tuple[list[str], int]:
+    """Every rail's section of a rails script's log (no begin or end line), its exit code.
+
+    The loopback (`rails_output`) and both sides of the pair form built on it print them.
+    A measured rail below the floor (as Jinja rounds it, to 3 places) is said so, and the
+    script exits 1, as its template does.
+    """
+    lines: list[str] = []
+    worst = 0
+    for rail, hca in enumerate(rails.hcas):
+        gpu, shown = rails.gpu(rdma, rail, unit.pool.gpus_per_node)
+        gbps = rails.gbps(rail, side.failing) if side.measures else None
+        lines.append(f"{MARK} rail begin hca={hca} {shown}")
+        lines += perftest_lines(unit, rdma, (hca, rail, gpu), rails.size, gbps, side.hosts)
+        lines.append(f"{MARK} rail end hca={hca} {side.end}")
+        if gbps is not None and gbps < round(rails.floor, 3):
+            below = f"below {side.floor} Gb/s"
+            lines.append(f"nvcregen: {hca} {gbps:.2f} Gb/s at {rails.size} B, {below}")
+            worst = FAILED_RC
+    return lines, worst
+
+
 def rails_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """The rails script on one node: its begin line, a section per HCA, its end line."""
     rdma: RdmaParams = kind_of(unit.test).block(unit.test)
     rails = rails_of(unit, rdma)
-    floor, size = rails.floor, rails.size
-    lines = [f"{MARK} begin node={at.pack.nodes[0]} pod={at.pack.pod} start={stamp(at.start)}"]
-    worst = 0
-    for rail, hca in enumerate(rails.hcas):
-        gpu, shown = rails.gpu(rdma, rail, unit.pool.gpus_per_node)
-        gbps = rails.gbps(rail, at.failing)
-        lines.append(f"{MARK} rail begin hca={hca} {shown}")
-        lines += perftest_lines(unit, rdma, (hca, rail, gpu), size, gbps)
-        lines.append(f"{MARK} rail end hca={hca} rc=0 server_rc=0")
-        if gbps < round(floor, 3):
-            lines.append(f"nvcregen: {hca} {gbps:.2f} Gb/s at {size} B, below {floor:g} Gb/s")
-            worst = FAILED_RC
-    lines.append(f"{MARK} end rc={worst}")
+    side = RailSide(True, at.failing, f"{rails.floor:g}", "rc=0 server_rc=0")
+    sections, worst = rail_sections(unit, rdma, rails, side)
+    begin = f"{MARK} begin node={at.pack.nodes[0]} pod={at.pack.pod} start={stamp(at.start)}"
+    lines = [begin, *sections, f"{MARK} end rc={worst}"]
     return Output("\n".join(lines) + "\n", worst, at.seconds, exit_line=False)
 
 

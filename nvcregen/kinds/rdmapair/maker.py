@@ -25,12 +25,12 @@ same either way: what it printed does not say the rail was slow.
 from __future__ import annotations
 
 from nvcregen.kindapi.registry import kind_of
-from nvcregen.kinds.rdma.maker import perftest_lines, rails_of
+from nvcregen.kinds.rdma.maker import RailSide, rail_sections, rails_of
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import MARK
 from nvcregen.kinds.rdmapair.logs import CLIENT_MARK, SERVER_MARK
 from nvcregen.plan.model import TestUnit
-from nvcregen.rehearse.printer import FAILED_RC, Maker, Output, Printer, Section, stamp
+from nvcregen.rehearse.printer import Maker, Output, Printer, Section, stamp
 
 SERVER_POD = "node-0-0"  # JobSet's first pod of the `node` replicated job: the server
 
@@ -48,17 +48,10 @@ def rdma_pair_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     lines = [f"{mark} begin node={own} pod={at.pack.pod} start={stamp(at.start)}"]
     if not server:
         lines.append(f"{MARK} server host={at.pack.run}-{SERVER_POD}.{at.pack.run}")
-    worst, floor = 0, round(rails.floor, 3)
-    for rail, hca in enumerate(rails.hcas):
-        gpu, shown = rails.gpu(rdma, rail, unit.pool.gpus_per_node)
-        gbps = None if server else rails.gbps(rail, at.failing)
-        lines.append(f"{MARK} rail begin hca={hca} {shown}")
-        lines += perftest_lines(unit, rdma, (hca, rail, gpu), rails.size, gbps, hosts)
-        lines.append(f"{MARK} rail end hca={hca} rc=0")
-        if gbps is not None and gbps < floor:  # the client's check, its floor as Jinja prints it
-            lines.append(f"nvcregen: {hca} {gbps:.2f} Gb/s at {rails.size} B, below {floor} Gb/s")
-            worst = FAILED_RC
-    lines.append(f"{MARK} end rc={worst}")
+    # only the client measures, its floor as Jinja prints it
+    side = RailSide(not server, at.failing, f"{round(rails.floor, 3)}", hosts=hosts)
+    sections, worst = rail_sections(unit, rdma, rails, side)
+    lines += [*sections, f"{MARK} end rc={worst}"]
     return Output("\n".join(lines) + "\n", worst, at.seconds, exit_line=False)
 
 

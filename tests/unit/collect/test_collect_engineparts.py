@@ -3,6 +3,7 @@ collects its pod logs itself, NVCRE's results are its objects."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
@@ -12,6 +13,7 @@ from nvcregen.cluster.client import Cluster
 from nvcregen.collect import collector
 from nvcregen.collect.engineparts import is_node_logs, is_own_collector, node_logs, own_collector
 from nvcregen.collect.model import CollectOptions
+from nvcregen.core.labels import TEST
 from nvcregen.engineapi.registry import READINESS
 from nvcregen.results.select import SiteObjects
 
@@ -52,3 +54,25 @@ def test_an_engine_without_node_health_runs_reads_no_log(monkeypatch: pytest.Mon
     options = CollectOptions("h20-3e-lab", root=ROOT)
     found = collector._cluster_node_health_logs(loaded, unused, SiteObjects(), options)
     assert found == ([], [])
+
+
+def test_nvcre_dates_each_node_health_test_by_its_oldest_workloadrun_from_the_objects_alone() -> (
+    None
+):
+    """`runs_created` asks nothing of the site: what it reads is the site's objects."""
+
+    def owner(kind: str, test: str, created: str) -> dict[str, object]:
+        meta = {"labels": {TEST: test}, "creationTimestamp": created}
+        return {"kind": kind, "metadata": meta}
+
+    owners = [
+        owner("WorkloadRun", "node-health", "2026-10-14T12:05:00+00:00"),
+        owner("WorkloadRun", "node-health", "2026-10-14T12:00:00+00:00"),  # the oldest
+        owner("TrainJob", "node-health", "2026-10-14T11:00:00+00:00"),  # not a WorkloadRun
+        owner("WorkloadRun", "dcgm-diag", "2026-10-14T10:00:00+00:00"),  # not asked for
+        owner("WorkloadRun", "node-burn", "not a time"),  # no bound
+    ]
+    reader = node_logs(READINESS["nvcre"])
+    assert reader is not None
+    found = reader.runs_created(owners, ["node-health", "node-burn"])
+    assert found == {"node-health": datetime(2026, 10, 14, 12, 0, tzinfo=UTC)}

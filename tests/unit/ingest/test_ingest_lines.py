@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import pytest
+from memorypeak import peak_of
 
-from nvcregen.ingest.lines import strip_prefix, timestamps_out_of_order
+from nvcregen.ingest.lines import (
+    KUBECTL_TIME,
+    last_lines,
+    last_timestamp,
+    strip_prefix,
+    timestamps_out_of_order,
+)
 from nvcregen.ingest.table import Columns, RowError, parse_header, parse_row
 from nvcregen.ingest.transport import detect_transports
 
@@ -137,3 +144,42 @@ def test_kubectl_timestamps_that_go_backwards_are_found() -> None:
         "line 2 (2026-10-14T13:00:00.123Z) is earlier than line 1 (2026-10-14T13:00:00.5Z)"
     )
     assert timestamps_out_of_order("2026-10-14T13:00:00.5Z a\n2026-10-14T13:00:00.51Z b") is None
+
+
+def _stamped(n: int) -> str:
+    return f"2026-10-14T12:{n // 60 % 60:02}:{n % 60:02}.5Z line {n}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "\n",
+        _stamped(1),
+        "\n".join(_stamped(n) for n in range(64)) + "\n",
+        "\n".join(_stamped(n) for n in range(65)),
+        "\n".join(_stamped(n) for n in range(65)) + "\nno time\n" * 64,
+        "\n".join(_stamped(n) for n in range(65)) + "\nno time\n" * 63,
+        "\r\n".join(_stamped(n) for n in range(9000)) + "\r\n",
+        "x" * 4095 + "\r\n" + "\n".join(_stamped(n) for n in range(70)),
+        "A" * 5000 + "\n" + "\n".join("b" * 50 for _ in range(63)),  # 64 in the tail, 1 cut
+        "A" * 5000 + "\n" + "\n".join("b" * 50 for _ in range(64)),
+        "\n".join("y" * 5000 + "\r" + _stamped(n) for n in range(80)),
+        "\x1c".join(_stamped(n) for n in range(700)) + "\u2028tail",
+    ],
+)
+def test_last_lines_are_the_last_lines_of_a_whole_split(text: str) -> None:
+    for count in (0, 1, 63, 64, 65):
+        assert last_lines(text, count) == (text.splitlines()[-count:] if count else [])
+    whole = text.splitlines()[-64:]
+    found = [m for m in map(KUBECTL_TIME.match, reversed(whole)) if m is not None]
+    expected = "{}{}{}T{}{}{}Z".format(*found[0].groups()) if found else None
+    assert last_timestamp(text) == expected
+
+
+def test_a_logs_last_time_splits_only_its_end() -> None:
+    """Splitting all 200,000 lines of a log would allocate 16 MiB; its last 64 need ~ 8 KiB."""
+    text = "\n".join(_stamped(n) for n in range(200_000)) + "\n"
+    stamp, peak = peak_of(lambda: last_timestamp(text))
+    assert stamp == "20261014T123319Z"
+    assert peak < 64 << 10, f"{peak / 1024:.0f} KiB"

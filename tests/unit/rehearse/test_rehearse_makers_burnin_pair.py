@@ -18,9 +18,12 @@ from test_rehearse_makers import POD, START, base, loaded, made, printer, projec
 
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.burnin.logs import read_burnin
 from nvcregen.kinds.burnin.maker import burnin_output, gpu_uuid
 from nvcregen.kinds.burnin.reader import parse_burnin
+from nvcregen.kinds.rdma.maker import RailSide, rail_sections, rails_of
+from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import parse_perftest
 from nvcregen.kinds.rdmapair.logs import read_pair
 from nvcregen.plan.model import TestUnit
@@ -258,3 +261,25 @@ def test_a_failing_link_between_the_pairs_leaves_fails_its_first_rail(loaded: Lo
         client = run_pod_log(made_by, pair_run(), f"{RUN}-launcher-0-0-q7w2e", PAIR, START,
                              launcher=True, on="node-a")  # fmt: skip
         assert client.endswith(f"@@nvcregen-rdma end rc={int(fails)}\n"), link
+
+
+def test_the_loopback_and_the_pair_share_one_rail_loop(loaded: LoadedSite) -> None:
+    """`rail_sections`: a section per HCA; only a measuring side prints a table and its
+    floor line, with the floor and rail end as each script's template prints them."""
+    unit = unit_of(loaded, "rdma-rails-pair", "two-node")
+    rdma: RdmaParams = kind_of(unit.test).block(unit.test)
+    rails = rails_of(unit, rdma)
+    client = RailSide(True, True, "380.0", "rc=0 x=1", (2, 1))
+    lines, rc = rail_sections(unit, rdma, rails, client)
+    text = "\n".join(lines)
+    assert rc == 1 and text.count("@@nvcregen-rdma rail begin hca=") == len(rails.hcas) == 8
+    assert text.count("@@nvcregen-rdma rail end hca=mlx5_0 rc=0 x=1") == 1
+    assert [line for line in lines if "below" in line] == [
+        "nvcregen: mlx5_0 38.00 Gb/s at 8388608 B, below 380.0 Gb/s"
+    ]
+    assert " GID: 00:00:00:00:00:00:00:00:00:00:255:255:10:00:00:02" in lines
+    served, served_rc = rail_sections(unit, rdma, rails, replace(client, measures=False))
+    assert served_rc == 0 and not [line for line in served if "below" in line]
+    assert not [line for line in served if "BW average" in line]  # a server measures nothing
+    healthy, healthy_rc = rail_sections(unit, rdma, rails, replace(client, failing=False))
+    assert healthy_rc == 0 and sum("BW average" in line for line in healthy) == 8

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import resource
-import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import pytest
 from click.testing import CliRunner, Result
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from memorypeak import peak_of
 from reportfactory import sample_run, sample_summary
 
 from nvcregen.cli import main
@@ -36,6 +36,7 @@ from nvcregen.results.archiveread import (
     sha256_capped,
 )
 from nvcregen.results.dsse import MAX_ENVELOPE
+from nvcregen.results.packlogs import Section, sections
 from nvcregen.retest.narrow import _inventory
 from nvcregen.spec.bounded import MAX_SITE_BYTES
 
@@ -197,14 +198,36 @@ def test_export_metrics_keeps_no_log_text_once_read(tmp_path: Path) -> None:
     for n in range(1, 31):
         (run / "logs" / "nvcre" / f"r{n}.log").write_text(line * 1024)
     archive = read_archive(run)
-    tracemalloc.start()
-    try:
-        stamped = stamped_logs(archive)
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    stamped, peak = peak_of(lambda: stamped_logs(archive))
     assert stamped == {("r", n) for n in range(1, 31)}
     assert peak < 8 << 20, f"{peak / (1 << 20):.1f} MiB"
+
+
+def test_export_metrics_splits_only_a_packed_log_into_sections(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's own log holds no pack marker: it is never split into sections (each split
+    of a 1,024-node archive's logs cost as much again as reading them)."""
+    summary = sample_summary()
+    summary["logs"] = [
+        {"path": "logs/nvcre/plain.log", "run": "r", "round": 1},
+        {"path": "logs/nvcre/packed.log", "run": "p", "round": 1},
+    ]
+    run = sample_run(tmp_path / "results", summary=summary)
+    (run / "logs" / "nvcre").mkdir(parents=True, exist_ok=True)
+    stamp = "2026-10-14T12:40:00.123456789Z "
+    (run / "logs" / "nvcre" / "plain.log").write_text(f"{stamp}# Avg bus bandwidth : 1\n" * 99)
+    begin = "@@nvcregen-pack begin test=t node=n pod=p start=2026-10-14T12:39:00Z"
+    (run / "logs" / "nvcre" / "packed.log").write_text(f"{stamp}{begin}\n{stamp}x\n")
+    split: list[int] = []
+
+    def counted(text: str) -> tuple[list[Section], list[tuple[int, str]]]:
+        split.append(len(text))
+        return sections(text)
+
+    monkeypatch.setattr("nvcregen.report.measuredtimes.sections", counted)
+    assert stamped_logs(read_archive(run)) == {("r", 1), ("p", 1)}
+    assert len(split) == 1  # the packed log's
 
 
 def test_a_file_growing_while_hashed_is_read_no_further_than_the_cap(

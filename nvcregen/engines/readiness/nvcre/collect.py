@@ -33,7 +33,7 @@ from nvcregen.results.nodekinds import is_node_log
 from nvcregen.spec.v1alpha1 import Site
 
 
-def runs_created(site: Site, owners: Iterable[Obj], tests: Iterable[str]) -> dict[str, datetime]:
+def runs_created(owners: Iterable[Obj], tests: Iterable[str]) -> dict[str, datetime]:
     """When the oldest of the site's WorkloadRuns of each node-health test was created.
 
     A TrainJob made before it belongs to an earlier run (a reclaim leaves them behind):
@@ -165,11 +165,9 @@ def log_container(pod: Obj) -> str | None:
 class NvcreNodeLogs:
     """The node-health logs of the TrainJobs NVCRE creates (`collect.engineparts.NodeLogs`)."""
 
-    def runs_created(
-        self, site: Site, owners: Iterable[Obj], tests: Iterable[str]
-    ) -> dict[str, datetime]:
+    def runs_created(self, owners: Iterable[Obj], tests: Iterable[str]) -> dict[str, datetime]:
         """When the oldest of the site's WorkloadRuns of each node-health test was created."""
-        return runs_created(site, owners, tests)
+        return runs_created(owners, tests)
 
     def read(
         self,
