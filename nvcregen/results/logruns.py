@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from statistics import fmean
 from typing import Any
 
-from nvcregen.compile.readiness.nccl import nccl_env
+from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.core import codes
 from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
@@ -560,7 +560,7 @@ def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:
         for env in trainer.get("env") or []:
             if isinstance(env, Mapping) and env.get("name") == "NCCL_NET":
                 return _TRANSPORTS.get(str(env.get("value")))
-    return _TRANSPORTS.get(nccl_env(unit).get("NCCL_NET", ""))
+    return _TRANSPORTS.get(launch_of(unit).env(unit).get("NCCL_NET", ""))
 
 
 def _failed_reason(kind: str) -> str:

@@ -1,0 +1,54 @@
+"""What compile asks of a collective kind: how its ranks are launched (a part of its package).
+
+A collective kind (`TestKind.collective`: ranks across nodes, an MPI launcher) says in
+its package's `launch` module, as `LAUNCH` (`Launch`), the environment its ranks get
+(the variables pinning the transport a run measures), NVCRE's `framework` block of its
+WorkloadRun, and the launcher's command line in trainer mode (a TrainJob's `args`, a
+pack's line). `nvcre.py`, `trainer.py` and `packed.py` ask it through `launch_of`, and
+`results` reads the transport a run pinned from the same environment; this layer never
+imports a kind (`kindapi/registry.py` finds the module by name).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol, TypeGuard, runtime_checkable
+
+from nvcregen.core.manifest import Obj
+from nvcregen.kindapi.registry import kind_of, part_of
+from nvcregen.plan.model import TestUnit
+
+
+@runtime_checkable
+class Launch(Protocol):
+    """A collective kind's launch of one run's ranks."""
+
+    def env(self, unit: TestUnit) -> dict[str, str]:
+        """The variables every rank gets, in the order they are written."""
+        ...
+
+    def framework(self, unit: TestUnit, env: dict[str, str]) -> Obj:
+        """NVCRE's `framework.mpi` block of the test's WorkloadRun, with `env` for every rank."""
+        ...
+
+    def command(self, unit: TestUnit, env: dict[str, str]) -> list[str]:
+        """The launcher's command line in trainer mode, with `env` for every rank."""
+        ...
+
+
+def launches(found: object) -> TypeGuard[Launch]:
+    """Whether a kind's `launch.LAUNCH` is a `Launch`."""
+    return isinstance(found, Launch)
+
+
+def launch_of(unit: TestUnit) -> Launch:
+    """The launch of a collective test's kind (its package's `launch.LAUNCH`).
+
+    Raises:
+        ValueError: The test's kind holds no launch (it is no collective kind).
+
+    """
+    kind = kind_of(unit.test)
+    found = part_of(kind.name, "launch", "LAUNCH", launches)
+    if found is None:
+        raise ValueError(f"the {kind.name} kind of test {unit.test.name} holds no launch")
+    return found
