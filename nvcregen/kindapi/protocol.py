@@ -127,6 +127,10 @@ class TestKind(ABC):
     unmarked_before: ClassVar[str | None] = None
     # the reason a failed node entry gives when a run of this kind failed the node
     failed_reason: ClassVar[str] = "DiagnosticFailed"
+    # what the `versions` its log records name are versions of, in a trainer-mode
+    # archive's provenance (`results/archivefiles.py`: its NCCL or DCGM versions); None:
+    # the archive lists them under neither
+    log_versions: ClassVar[Literal["nccl", "dcgm"] | None] = None
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).
