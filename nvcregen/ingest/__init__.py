@@ -1,10 +1,11 @@
-"""Raw nccl-tests and DCGM outputs read into records (`nvcregen ingest`).
+"""Raw outputs read into records (`nvcregen ingest`): what the kinds' readers share.
 
 The API other stages use:
 
-- `parse_nccl(text, source)` -> list of `NcclRun` (rows, status, transports);
-- `summarize(runs, at=None)` -> list of `SummaryRow` (medians over rounds, per figure);
-- `parse_dcgm(text, source)` -> list of `DcgmRun` (per test and GPU results).
+- `parse_dcgm(text, source)` -> list of `DcgmRun` (per test and GPU results), the `dcgmi
+  diag` reader the dcgm and burn-in kinds share;
+- the records (`models.py`): nccl-tests' runs and rows (`NcclRun`, read by the nccl
+  kind's reader in its package), DCGM's runs, and the medians' `SummaryRow`.
 
 All records are frozen dataclasses with a `to_json()` giving the `--format json` form.
 """
@@ -12,7 +13,6 @@ All records are frozen dataclasses with a `to_json()` giving the `--format json`
 from __future__ import annotations
 
 from nvcregen.ingest.dcgmdiag import parse_dcgm
-from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import (
     DcgmGpuResult,
     DcgmRun,
@@ -25,7 +25,6 @@ from nvcregen.ingest.models import (
     RunStatus,
     SummaryRow,
 )
-from nvcregen.ingest.nccl import parse_nccl
 
 __all__ = [
     "DcgmGpuResult",
@@ -39,6 +38,4 @@ __all__ = [
     "RunStatus",
     "SummaryRow",
     "parse_dcgm",
-    "parse_nccl",
-    "summarize",
 ]
