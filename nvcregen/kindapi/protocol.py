@@ -112,8 +112,8 @@ class TestKind(ABC):
     # entry sizes it (not catalog/pods.yaml); None when nvcregen sizes its pods
     nvcre_pod: ClassVar[tuple[int, int] | None] = None
     node_container: ClassVar[str | None] = None  # its container on a node, if per node
-    # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
-    # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
+    # what its runs print ("nccl-tests", "dcgm-diag", "node-health"), which its package's
+    # `logs.READER` reads (`results/kindlogs.py`); None when nvcregen reads no log of its own
     log_format: ClassVar[str | None] = None
     pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
     # why NVCRE mode cannot run it (`validate/nvcreform.py`); None when it can

@@ -68,7 +68,6 @@ from nvcregen.results.runnotes import PortNote, fold_notes
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
-_TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
 DISORDERED = codes.NVC749.code
 
 
@@ -504,15 +503,20 @@ def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
 
 
 def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:
-    """The NCCL_NET the TrainJobs pin: from an exported TrainJob, else from the plan."""
+    """The transport the TrainJobs pin (its kind's launch's variable, `NCCL_NET`).
+
+    From an exported TrainJob, else from the plan.
+    """
     if not kind_of(unit.test).collective:
         return None
+    launch = launch_of(unit)
+    variable = launch.transport_variable
     for r in reads:
         trainer = ((r.placed.obj or {}).get("spec") or {}).get("trainer") or {}
         for env in trainer.get("env") or []:
-            if isinstance(env, Mapping) and env.get("name") == "NCCL_NET":
-                return _TRANSPORTS.get(str(env.get("value")))
-    return _TRANSPORTS.get(launch_of(unit).env(unit).get("NCCL_NET", ""))
+            if isinstance(env, Mapping) and env.get("name") == variable:
+                return launch.transport(str(env.get("value")))
+    return launch.transport(launch.env(unit).get(variable, ""))
 
 
 def _failed_reason(kind: str) -> str:

@@ -5,7 +5,8 @@ its package's `launch` module, as `LAUNCH` (`Launch`), the environment its ranks
 (the variables pinning the transport a run measures), NVCRE's `framework` block of its
 WorkloadRun, and the launcher's command line in trainer mode (a TrainJob's `args`, a
 pack's line). `nvcre.py`, `trainer.py` and `packed.py` ask it through `launch_of`, and
-`results` reads the transport a run pinned from the same environment; this layer never
+`results` reads the transport a run pinned from the same variable (an exported
+TrainJob's, else the plan's); this layer never
 imports a kind (`kindapi/registry.py` finds the module by name).
 """
 
@@ -20,7 +21,18 @@ from nvcregen.plan.model import TestUnit
 
 @runtime_checkable
 class Launch(Protocol):
-    """A collective kind's launch of one run's ranks."""
+    """A collective kind's launch of one run's ranks.
+
+    `transport_variable` names the variable of `env` that pins the transport a run
+    measures (`NCCL_NET`); `transport` reads a value of it as the transport gate names
+    one (`IB`, `Socket`), None for a value it names no transport by.
+    """
+
+    transport_variable: str
+
+    def transport(self, value: str) -> str | None:
+        """The transport a value of `transport_variable` pins, None when it names none."""
+        ...
 
     def env(self, unit: TestUnit) -> dict[str, str]:
         """The variables every rank gets, in the order they are written."""
@@ -30,8 +42,12 @@ class Launch(Protocol):
         """NVCRE's `framework.mpi` block of the test's WorkloadRun, with `env` for every rank."""
         ...
 
-    def command(self, unit: TestUnit, env: dict[str, str]) -> list[str]:
-        """The launcher's command line in trainer mode, with `env` for every rank."""
+    def command(self, unit: TestUnit, env: dict[str, str], *, local: bool = False) -> list[str]:
+        """The launcher's command line in trainer mode, with `env` for every rank.
+
+        `local`: the ranks of one node, started by the launcher itself in its own pod (a
+        node pack's section), with no hostfile and no ssh.
+        """
         ...
 
 

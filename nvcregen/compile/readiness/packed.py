@@ -206,9 +206,7 @@ def _node_body(site: Site, unit: TestUnit) -> str:
     """One test's script inside a node pack: what its own Job or launcher would run."""
     if kind_of(unit.test).per_node:
         return node_script(site, unit)
-    args = _command(unit)
-    # one node: mpirun starts the ranks itself, no hostfile and no ssh
-    local = [args[0], args[1], "--host", f"localhost:{unit.pool.gpus_per_node}", *args[2:]]
+    local = _command(unit, local=True)  # one node: the launcher starts its ranks itself
     deadline = outer_deadline_s(unit.timeout_ms)
     return (
         f"start=$(date +%s)\ntimeout --kill-after=10s {deadline}s {shlex.join(local)}\nrc=$?\n"
@@ -363,7 +361,7 @@ def _group_body(unit: TestUnit) -> str:
     return f"timeout --kill-after=10s {deadline}s {shlex.join(_command(unit))}"
 
 
-def _command(unit: TestUnit) -> list[str]:
+def _command(unit: TestUnit, *, local: bool = False) -> list[str]:
     """The launcher's command line of a collective test, with its kind's environment."""
     launch = launch_of(unit)
-    return launch.command(unit, launch.env(unit))
+    return launch.command(unit, launch.env(unit), local=local)

@@ -13,6 +13,7 @@ from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.plan.model import TestUnit
 
 MPIRUN = "/usr/local/mpi/bin/mpirun"
+TRANSPORTS = {"IB": "IB", "Socket": "Socket"}  # NCCL_NET's values, as the transport gate names them
 
 
 def nccl_env(unit: TestUnit) -> dict[str, str]:
@@ -69,16 +70,19 @@ def mpi_framework(unit: TestUnit, env: dict[str, str]) -> Obj:
     }
 
 
-def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
+def mpirun_args(unit: TestUnit, env: dict[str, str], *, local: bool = False) -> list[str]:
     """The `mpirun` and nccl-tests arguments; `-x` gives every rank the NCCL variables.
 
     Ranks on the workers are started through ssh and inherit none of the container's
     environment: `-x NAME=value` sets each variable, `-x NAME` forwards the launcher's.
+    `local`: one node's ranks, which mpirun starts itself (`--host localhost:GPUS`: no
+    hostfile and no ssh).
     """
     gpus = unit.pool.gpus_per_node
     exported = [arg for k, v in env.items() for arg in ("-x", f"{k}={v}")]
+    here = ["--host", f"localhost:{gpus}"] if local else []
     return [
-        MPIRUN, "--allow-run-as-root",
+        MPIRUN, "--allow-run-as-root", *here,
         "-np", str(unit.nodes_per_job * gpus),
         "--map-by", f"ppr:{gpus}:node", "--bind-to", "none",
         "-x", "PATH", "-x", "LD_LIBRARY_PATH", *exported,
@@ -89,6 +93,12 @@ def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
 class NcclLaunch:
     """The nccl kind's `Launch` (`compile/readiness/launch.py`)."""
 
+    transport_variable = "NCCL_NET"
+
+    def transport(self, value: str) -> str | None:
+        """NCCL_NET's `IB` or `Socket`; None for any other value."""
+        return TRANSPORTS.get(value)
+
     def env(self, unit: TestUnit) -> dict[str, str]:
         """NCCL's variables (`nccl_env`)."""
         return nccl_env(unit)
@@ -97,9 +107,9 @@ class NcclLaunch:
         """NVCRE's MPI block (`mpi_framework`)."""
         return mpi_framework(unit, env)
 
-    def command(self, unit: TestUnit, env: dict[str, str]) -> list[str]:
+    def command(self, unit: TestUnit, env: dict[str, str], *, local: bool = False) -> list[str]:
         """The mpirun line running nccl-tests (`mpirun_args`)."""
-        return mpirun_args(unit, env)
+        return mpirun_args(unit, env, local=local)
 
 
 LAUNCH = NcclLaunch()  # what `compile/readiness/launch.py` finds by the kind's name

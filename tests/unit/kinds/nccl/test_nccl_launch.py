@@ -23,8 +23,19 @@ def test_compile_finds_the_nccl_launch_in_its_package() -> None:
     command = launch.LAUNCH.command(unit, env)
     assert command[:2] == [launch.MPIRUN, "--allow-run-as-root"]
     assert "NCCL_NET=IB" in command and command[-10:] == launch.nccl_args(unit)
+    assert "--host" not in command
+    here = launch.LAUNCH.command(unit, env, local=True)  # a node pack: no hostfile, no ssh
+    gpus = f"localhost:{unit.pool.gpus_per_node}"
+    assert here == [*command[:2], "--host", gpus, *command[2:]]
     framework = launch.LAUNCH.framework(unit, env)
     assert framework["mpirunPath"] == launch.MPIRUN and "NCCL_NET=IB" in framework["mpiArgs"]
+
+
+def test_the_transport_a_run_pins_is_nccl_nets() -> None:
+    found = launch.LAUNCH
+    assert found.transport_variable == "NCCL_NET"
+    assert (found.transport("IB"), found.transport("Socket")) == ("IB", "Socket")
+    assert found.transport("ib") is None and found.transport("") is None
 
 
 def test_a_kind_without_a_launch_is_named_not_guessed() -> None:
