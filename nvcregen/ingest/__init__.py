@@ -4,8 +4,8 @@ The API other stages use:
 
 - `parse_dcgm(text, source)` -> list of `DcgmRun` (per test and GPU results), the `dcgmi
   diag` reader the dcgm and burn-in kinds share;
-- the records (`models.py`): nccl-tests' runs and rows (`NcclRun`, read by the nccl
-  kind's reader in its package), DCGM's runs, and the medians' `SummaryRow`.
+- the records (`models.py`): DCGM's runs, and what every reader shares (`RunStatus`,
+  `IngestFormatError`); nccl-tests' are the nccl kind's, in its package.
 
 All records are frozen dataclasses with a `to_json()` giving the `--format json` form.
 """
@@ -18,12 +18,7 @@ from nvcregen.ingest.models import (
     DcgmRun,
     DcgmTest,
     IngestFormatError,
-    Measurement,
-    NcclRow,
-    NcclRun,
-    Rank,
     RunStatus,
-    SummaryRow,
 )
 
 __all__ = [
@@ -31,11 +26,6 @@ __all__ = [
     "DcgmRun",
     "DcgmTest",
     "IngestFormatError",
-    "Measurement",
-    "NcclRow",
-    "NcclRun",
-    "Rank",
     "RunStatus",
-    "SummaryRow",
     "parse_dcgm",
 ]

@@ -8,8 +8,9 @@ from pathlib import Path
 
 from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.files import read_files
-from nvcregen.ingest.models import Json, NcclRun, SummaryRow
+from nvcregen.ingest.models import Json
 from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun, SummaryRow
 from nvcregen.kinds.nccl.reader import parse_nccl
 
 HINT = "give the output of an nccl-tests binary such as all_reduce_perf"

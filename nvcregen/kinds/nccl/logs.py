@@ -14,7 +14,8 @@ from collections.abc import Mapping, Sequence
 from statistics import fmean
 from typing import Any
 
-from nvcregen.ingest.models import IngestFormatError, NcclRow
+from nvcregen.ingest.models import IngestFormatError
+from nvcregen.kinds.nccl.models import NcclRow
 from nvcregen.kinds.nccl.reader import parse_nccl
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.kindlogs import KindRead, Measured

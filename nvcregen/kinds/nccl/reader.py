@@ -26,14 +26,7 @@ from dataclasses import dataclass, field
 
 from nvcregen.ingest.limits import InputLimitError, bounded_int, finite, matched
 from nvcregen.ingest.lines import strip_prefix
-from nvcregen.ingest.models import (
-    IngestFormatError,
-    NcclRow,
-    NcclRun,
-    PluginFailure,
-    Rank,
-    RunStatus,
-)
+from nvcregen.ingest.models import IngestFormatError, RunStatus
 from nvcregen.ingest.transport import detect_transports
 from nvcregen.kinds.nccl.collective import (
     collective_from_binary,
@@ -42,6 +35,7 @@ from nvcregen.kinds.nccl.collective import (
     trace_collective,
 )
 from nvcregen.kinds.nccl.launcher import continues_failure, launcher_failure
+from nvcregen.kinds.nccl.models import NcclRow, NcclRun, PluginFailure, Rank
 from nvcregen.kinds.nccl.runcheck import average_warning, failures
 from nvcregen.kinds.nccl.table import Columns, RowError, is_row, parse_header, parse_row
 

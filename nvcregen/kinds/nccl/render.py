@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from nvcregen.core.units import format_size
-from nvcregen.ingest.models import Measurement, NcclRun, SummaryRow
 from nvcregen.ingest.render import number, table
 from nvcregen.kinds.nccl.files import NcclFiles
+from nvcregen.kinds.nccl.models import Measurement, NcclRun, SummaryRow
 
 _ROW_HEADER = (
     "size",

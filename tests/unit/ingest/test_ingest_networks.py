@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from nvcregen.cli import main
-from nvcregen.ingest.models import PluginFailure
 from nvcregen.ingest.transport import detect_transports
+from nvcregen.kinds.nccl.models import PluginFailure
 from nvcregen.kinds.nccl.reader import parse_nccl
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.ingest import IngestFormatError, NcclRun, parse_dcgm
+from nvcregen.ingest import IngestFormatError, parse_dcgm
 from nvcregen.ingest.transport import detect_transports
 from nvcregen.kinds.nccl import printer as ncclprint
 from nvcregen.kinds.nccl.files import ingest_nccl
 from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun
 from nvcregen.kinds.nccl.reader import parse_nccl
 from nvcregen.kinds.nccl.render import render_nccl
 

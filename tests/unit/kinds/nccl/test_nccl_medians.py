@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nvcregen.ingest import NcclRun
 from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun
 from nvcregen.kinds.nccl.reader import parse_nccl
 
 ROOT = Path(__file__).resolve().parents[4]

@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun
+from nvcregen.ingest import IngestFormatError
+from nvcregen.kinds.nccl.models import NcclRow, NcclRun
 from nvcregen.kinds.nccl.reader import parse_nccl
 
 ROOT = Path(__file__).resolve().parents[4]

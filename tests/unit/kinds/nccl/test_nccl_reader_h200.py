@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.ingest import NcclRun
 from nvcregen.kinds.nccl.files import ingest_nccl
 from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun
 from nvcregen.kinds.nccl.reader import parse_nccl
 from nvcregen.kinds.nccl.table import is_row
 
