@@ -19,7 +19,7 @@ from collections.abc import Callable
 
 from nvcregen.ingest.dcgmdiag import parse_dcgm
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nccl import parse_nccl
+from nvcregen.kinds.nccl.reader import parse_nccl
 
 MB = 1 << 20
 SIZES = (1, 2, 4)

@@ -13,7 +13,7 @@
 #
 # What runs: all_reduce_perf, all_gather_perf and alltoall_perf, each once, as
 #   <bin> -b 8 -e 16G -f 2 -n 100 -N 10 -g $GPUS
-# i.e. the arguments nvcregen/compile/readiness/nccl.py builds from catalog/tests/
+# i.e. the arguments nvcregen/kinds/nccl/launch.py builds from catalog/tests/
 # nccl-{all-reduce,all-gather,alltoall}.yaml (minBytes 8B, maxBytes 16GiB, stepFactor 2,
 # iterations 100, cycles 10), with the environment nccl_env() emits for a run with no
 # network (NCCL_DEBUG=INFO, NCCL_DEBUG_SUBSYS=INIT,NET) plus NCCL_NVLS_ENABLE=0 (NVLink

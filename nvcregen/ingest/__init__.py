@@ -1,10 +1,11 @@
-"""Raw nccl-tests and DCGM outputs read into records (`nvcregen ingest`).
+"""Raw outputs read into records (`nvcregen ingest`): what the kinds' readers share.
 
 The API other stages use:
 
-- `parse_nccl(text, source)` -> list of `NcclRun` (rows, status, transports);
-- `summarize(runs, at=None)` -> list of `SummaryRow` (medians over rounds, per figure);
-- `parse_dcgm(text, source)` -> list of `DcgmRun` (per test and GPU results).
+- `parse_dcgm(text, source)` -> list of `DcgmRun` (per test and GPU results), the `dcgmi
+  diag` reader the dcgm and burn-in kinds share;
+- the records (`models.py`): DCGM's runs, and what every reader shares (`RunStatus`,
+  `IngestFormatError`); nccl-tests' are the nccl kind's, in its package.
 
 All records are frozen dataclasses with a `to_json()` giving the `--format json` form.
 """
@@ -12,33 +13,19 @@ All records are frozen dataclasses with a `to_json()` giving the `--format json`
 from __future__ import annotations
 
 from nvcregen.ingest.dcgmdiag import parse_dcgm
-from nvcregen.ingest.medians import summarize
 from nvcregen.ingest.models import (
     DcgmGpuResult,
     DcgmRun,
     DcgmTest,
     IngestFormatError,
-    Measurement,
-    NcclRow,
-    NcclRun,
-    Rank,
     RunStatus,
-    SummaryRow,
 )
-from nvcregen.ingest.nccl import parse_nccl
 
 __all__ = [
     "DcgmGpuResult",
     "DcgmRun",
     "DcgmTest",
     "IngestFormatError",
-    "Measurement",
-    "NcclRow",
-    "NcclRun",
-    "Rank",
     "RunStatus",
-    "SummaryRow",
     "parse_dcgm",
-    "parse_nccl",
-    "summarize",
 ]

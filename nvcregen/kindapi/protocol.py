@@ -112,8 +112,8 @@ class TestKind(ABC):
     # entry sizes it (not catalog/pods.yaml); None when nvcregen sizes its pods
     nvcre_pod: ClassVar[tuple[int, int] | None] = None
     node_container: ClassVar[str | None] = None  # its container on a node, if per node
-    # what its runs print, which `results/logruns.py` has a reader of ("nccl-tests",
-    # "dcgm-diag", "node-health"); None when nvcregen reads no log of its own
+    # what its runs print ("nccl-tests", "dcgm-diag", "node-health"), which its package's
+    # `logs.READER` reads (`results/kindlogs.py`); None when nvcregen reads no log of its own
     log_format: ClassVar[str | None] = None
     pod_size: ClassVar[PodSizeName | None] = None  # its pods' size in catalog/pods.yaml
     # why NVCRE mode cannot run it (`validate/nvcreform.py`); None when it can
@@ -127,6 +127,10 @@ class TestKind(ABC):
     unmarked_before: ClassVar[str | None] = None
     # the reason a failed node entry gives when a run of this kind failed the node
     failed_reason: ClassVar[str] = "DiagnosticFailed"
+    # what the `versions` its log records name are versions of, in a trainer-mode
+    # archive's provenance (`results/archivefiles.py`: its NCCL or DCGM versions); None:
+    # the archive lists them under neither
+    log_versions: ClassVar[Literal["nccl", "dcgm"] | None] = None
 
     def block(self, test: KindTest) -> Any:
         """The test's catalog block of this kind (`params`).

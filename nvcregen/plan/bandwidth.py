@@ -120,12 +120,12 @@ def network_rates(run: Run, data: PhysicsData) -> tuple[PathKind, float, float, 
 
 
 def _network_cut(run: Run, collective: Collective, data: PhysicsData) -> Cut:
-    kind, nominal, widest, text = network_rates(run, data)
+    path, nominal, widest, text = network_rates(run, data)
     n, g, m = run.ranks, run.gpus_per_node, run.nodes
     if collective == "all_reduce":
         spread = m / (2 * (m - 1))
         factor = bus_factor(collective, n)
-        in_network = kind == "rdma" and run.fabric == "ib"
+        in_network = path == "rdma" and run.fabric == "ib"  # SHARP: over RDMA on InfiniBand
         typical = factor * nominal * spread
         ceiling = factor * widest * (1.0 if in_network else spread)
     else:
@@ -134,7 +134,7 @@ def _network_cut(run: Run, collective: Collective, data: PhysicsData) -> Cut:
     domain = run.hardware.nvlink_domain_gpus
     if domain is not None and n <= domain:
         ceiling = math.inf  # NVLink spans these nodes (MNNVL): the NICs need not carry it
-    return Cut(kind, nominal, ceiling, typical, text)
+    return Cut(path, nominal, ceiling, typical, text)
 
 
 def binding(run: Run, data: PhysicsData) -> tuple[Cut, float] | None:

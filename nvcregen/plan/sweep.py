@@ -1,7 +1,7 @@
 """The message sizes and collective calls of one nccl-tests run (pure).
 
 The sweep is read from a collective kind's catalog block (`Sweep`: the nccl kind's
-`NcclParams`), which this layer takes by its fields and never imports: a kind's package
+params), which this layer takes by its fields and never imports: a kind's package
 sits above every layer (`kindapi/registry.py`).
 """
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcregen import __version__
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.results.archivemodel import (
     BandwidthCsvRow,
     ImageRecord,
@@ -163,14 +164,14 @@ def log_provenance(
     are its sections); `digests` are the whole logs' sha256s by path, hashed once by the
     collection.
     """
-    versions = {v for r in records if r.kind == "nccl" for v in r.versions}
+    versions = {v for r in records if _versions_of(r.kind) == "nccl" for v in r.versions}
     return origin.model_copy(
         update={
             "nccl_versions": tuple(sorted(versions | set(origin.nccl_versions))),
             "gpu_models": tuple(sorted({m for r in records for m in r.models})),
             "cuda_drivers": tuple(sorted({v for r in records for v in r.cuda_driver})),
             "dcgm_versions": tuple(
-                sorted({v for r in records if r.kind == "dcgm" for v in r.versions})
+                sorted({v for r in records if _versions_of(r.kind) == "dcgm" for v in r.versions})
             ),
             "logs": tuple(
                 LogDigest(path=path, sha256=digests[path])
@@ -178,6 +179,12 @@ def log_provenance(
             ),
         }
     )
+
+
+def _versions_of(kind: str) -> str | None:
+    """What a record's `versions` are versions of: its kind's `log_versions` (None: unknown)."""
+    known = KINDS.get(kind)
+    return None if known is None else known.log_versions
 
 
 def images(objects: Sequence[Obj]) -> tuple[ImageRecord, ...]:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from itertools import islice
 
 from nvcregen.core import codes
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.results.findings import Finding
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.models import Finality
@@ -74,15 +75,15 @@ class Evidence:
 def evidence(runs: RunSet, records: Iterable[LogRecord]) -> list[Evidence]:
     """Every final round with its log's digest and table, and every finished per-node log."""
     records = list(records)
-    nccl = [r for r in records if r.kind == "nccl"]
+    rounds = [r for r in records if _collective(r.kind)]  # a round's evidence: its table
     # a run's log, or a packed run's section of one test and group (several per run)
     sums: dict[tuple[str, ...], str] = {
-        (r.path.split("/")[1], r.run, r.stage, r.test, r.group): r.sha256 for r in nccl
+        (r.path.split("/")[1], r.run, r.stage, r.test, r.group): r.sha256 for r in rounds
     }
-    per_run = Counter((r.path.split("/")[1], r.run) for r in nccl)
+    per_run = Counter((r.path.split("/")[1], r.run) for r in rounds)
     sums |= {
         (r.path.split("/")[1], r.run): r.sha256
-        for r in nccl
+        for r in rounds
         if per_run[(r.path.split("/")[1], r.run)] == 1
     }
     found = []
@@ -98,12 +99,24 @@ def evidence(runs: RunSet, records: Iterable[LogRecord]) -> list[Evidence]:
                 found.append(Evidence(run.stage, run.test, m.group, m.iteration, m.ref.name,
                                       digest, figures))  # fmt: skip
     for r in records:
-        if r.kind == "dcgm" and not r.hosts:
-            continue  # an older render's DCGM log names no node: honest ones can be alike
-        if r.kind != "nccl" and r.status == "ok" and not r.job_failed:
+        if _unmarked_before(r.kind) and not r.hosts:
+            continue  # an older render's log names no node (DCGM's): honest ones can be alike
+        if not _collective(r.kind) and r.status == "ok" and not r.job_failed:
             nodes = r.nodes or r.hosts[:1]
             found.append(Evidence(r.stage, r.test, r.group, r.round, r.run, r.sha256, (), nodes))
     return found
+
+
+def _collective(kind: str) -> bool:
+    """Whether a record's kind is a collective, whose round's evidence is its table."""
+    known = KINDS.get(kind)
+    return known is not None and known.collective
+
+
+def _unmarked_before(kind: str) -> bool:
+    """Whether a record's kind printed no begin line before some render (DCGM's)."""
+    known = KINDS.get(kind)
+    return known is not None and known.unmarked_before is not None
 
 
 def copies(runs: RunSet, records: Iterable[LogRecord] = ()) -> list[Finding]:

@@ -3,8 +3,10 @@
 A kind whose package holds a `logs` module with a `READER` (`LogReader`) reads each log
 of its runs itself: bound to its node, judged, and returned as the run's `LogRecord`
 (with the notes its run says once: `KindRead`).
-`logruns.py` asks `log_reader_of(kind)` for a kind its own table of formats does not read;
-this layer never imports a kind (`kindapi/registry.py` finds the module by name). A pair
+`logruns.py` asks `log_reader_of(kind)` for every kind's log; a collective kind's reader
+also says what its launcher's log measured (`Measured`: its test, per message size the
+bandwidths, its ranks), which `logruns.py` makes the round's `BandwidthMeasurement`.
+This layer never imports a kind (`kindapi/registry.py` finds the module by name). A pair
 kind (`TestKind.pair`: a server on one node, its client on another) reads both sides'
 logs of a run together: its `logs.PAIR` (`PairReader`).
 """
@@ -18,6 +20,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 from nvcregen.kindapi.registry import part_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.logrecords import LogRecord
+from nvcregen.results.models import BandwidthRow, RankRecord
 from nvcregen.results.runnotes import PortNote
 
 MAX_ERRORS = 64  # a record names at most this many errors (GPUs, pairs), then counts the rest
@@ -39,11 +42,29 @@ def capped(errors: Sequence[str], most: int = MAX_ERRORS) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Measured:
+    """What a collective kind's launcher log measured, as NVCRE records a round.
+
+    `test_type`: the collective it ran; `rows`: per message size the out-of-place
+    bandwidths; `ranks`: who produced them, as the log's device list names them.
+    """
+
+    test_type: str
+    rows: tuple[BandwidthRow, ...] = ()
+    ranks: tuple[RankRecord, ...] = ()
+
+
+@dataclass(frozen=True)
 class KindRead:
-    """What a kind read of one log: the run's record, and notes its run says once."""
+    """What a kind read of one log: the run's record, notes its run says once, what it measured.
+
+    `measured` is a collective kind's (`TestKind.collective`), for a log it could read;
+    None otherwise.
+    """
 
     record: LogRecord
     notes: tuple[PortNote, ...] = ()  # `runnotes.py`: a note of many ports, said once
+    measured: Measured | None = None
 
 
 @dataclass(frozen=True)

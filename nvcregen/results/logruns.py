@@ -1,11 +1,12 @@
 """Trainer-mode results: each run's logs read back as the runs NVCRE mode judges (pure).
 
-Each log is placed (`logplace.py`), then parsed: an NCCL launcher log with the `ingest`
-parser `parse_nccl` (the transport from its NCCL_DEBUG lines), any other kind's log by
-the kind's own reader (`kindlogs.py`: a DCGM log by the dcgm package's). An NCCL log
-becomes one round of its group, a `BandwidthMeasurement` like the ones NVCRE writes: per
-message size the out-of-place algbw and busbw (averaged over that size's rows, as
-`ingest` and NVCRE do), `samples` the number of rows. Finality:
+Each log is placed (`logplace.py`), then read by its kind's own reader (`kindlogs.py`:
+an nccl-tests launcher log by the nccl package's, a DCGM log by the dcgm package's). A
+collective kind's log becomes one round of its group, a `BandwidthMeasurement` like the
+ones NVCRE writes, from what its reader says it measured (`Measured`: per message size
+the out-of-place algbw and busbw, as `ingest` and NVCRE average a size's rows,
+`samples` the number of rows); a node pack's section of one is bound to its pod's node
+first (`packlogs.on_its_node`). Finality:
 
 - a run that finished (`ok`) is final (`JobSucceeded`);
 - a failed run, or a TrainJob/Job whose exported status has `Failed=True`, is not
@@ -25,19 +26,24 @@ unjudged (its node an unjudged node of the run), and not found without any log.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from statistics import fmean
 from typing import Any
 
-from nvcregen.compile.readiness.nccl import nccl_env
+from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.core import codes
-from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_nccl
 from nvcregen.ingest.lines import last_timestamp, timestamps_out_of_order
 from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import CHUNK, Pack, packs_of
-from nvcregen.results.kindlogs import PairReader, Side, log_reader_of, pair_reader_of
+from nvcregen.results.kindlogs import (
+    KindRead,
+    Measured,
+    PairReader,
+    Side,
+    log_reader_of,
+    pair_reader_of,
+)
 from nvcregen.results.liveobjects import Obj, status_of, uid_of
 from nvcregen.results.logplace import (
     PackIndex,
@@ -50,11 +56,9 @@ from nvcregen.results.logplace import (
 from nvcregen.results.logrecords import LOGS, LogRecord, RunLog
 from nvcregen.results.models import (
     BandwidthMeasurement,
-    BandwidthRow,
     FailedNode,
     Finality,
     ObjectRef,
-    RankRecord,
     RunState,
 )
 from nvcregen.results.nodebind import FOREIGN, prints_begin
@@ -64,7 +68,6 @@ from nvcregen.results.runnotes import PortNote, fold_notes
 from nvcregen.results.runs import RunResult, RunSet, expected_transport
 
 __all__ = ["LOGS", "LogRecord", "LogResults", "RunLog", "assemble_log_runs"]
-_TRANSPORTS = {"IB": "IB", "Socket": "Socket"}
 DISORDERED = codes.NVC749.code
 
 
@@ -247,17 +250,20 @@ def _read(log: RunLog, placed: Placed, failed: bool | None = None) -> _Read:
         return _Read(placed, record, measured)
     if kind.pair:  # its sides are read together (`_read_pair`); one alone is no evidence
         return _read_one_side(log, placed, text, base)
-    reader = _READERS.get(kind.log_format or "")
-    own = None if reader is not None else log_reader_of(kind.name)
-    if own is not None:  # a kind that reads its own logs (`kindlogs.py`)
-        names_itself = prints_begin(placed.obj)
-        got = own.read(text, base, placed.unit, names_itself=names_itself, offset=log.line)
-        return _Read(placed, got.record, None, got.notes)
-    if reader is None:  # the plan runs no such test where logs are read; never a guess
+    own = log_reader_of(kind.name)
+    if own is None:  # the plan runs no such test where logs are read; never a guess
         why = f"test {placed.unit.test.name} prints no log nvcregen reads"
         record = LogRecord(**base, kind=kind.name, status="no-data", errors=(why,))
         return _Read(placed, record, None)
-    return reader(log, placed, text, base)
+    names_itself = prints_begin(placed.obj)
+    got = own.read(text, base, placed.unit, names_itself=names_itself, offset=log.line)
+    if log.pod and got.measured is not None:  # a node pack's section: its ranks, its pod's
+        bound = on_its_node(got.record, got.measured, log.pod, placed.nodes, log.line)
+        if isinstance(bound, str):
+            return _refused(log, placed, bound)
+        got = KindRead(bound[0], got.notes, bound[1])
+    measured = _bandwidth(placed, got.record, got.measured) if kind.collective else None
+    return _Read(placed, got.record, measured, got.notes)
 
 
 def _read_pair(
@@ -319,40 +325,6 @@ def _side(log: RunLog) -> Side:
     return Side(log.path, log.data.decode("utf-8", errors="replace"), log.node)
 
 
-def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:
-    """An nccl-tests launcher's log: its rows, transports and hosts, and the bandwidth."""
-    try:
-        run = parse_nccl(text, log.path)[-1]  # a launcher runs one test
-    except IngestFormatError as exc:
-        record = LogRecord(**base, kind="nccl", status="no-data", errors=(str(exc),))
-        return _Read(placed, record, _bandwidth(placed, record, None))
-    if log.pod:  # a node pack's section: its ranks ran in its own pod, on its node
-        run, elsewhere = on_its_node(run, log.pod, placed.nodes, log.line)
-        if elsewhere:
-            return _refused(log, placed, elsewhere)
-    record = LogRecord(
-        **base,
-        kind="nccl",
-        status=run.status,
-        errors=run.errors,
-        transports=run.transports,
-        gdrdma=run.gdrdma,
-        versions=run.nccl_versions,
-        warnings=run.warnings,
-        hosts=run.hosts,
-        models=tuple(dict.fromkeys(r.model for r in run.ranks if r.model)),
-        cuda_driver=run.cuda_driver,
-    )
-    return _Read(placed, record, _bandwidth(placed, record, run))
-
-
-# Each log format a kind declares (`TestKind.log_format`) and the reader of it; a kind
-# holding its own reader (`kindlogs.py`) is in none.
-_READERS: dict[str, Callable[[RunLog, Placed, str, dict[str, Any]], _Read]] = {
-    "nccl-tests": _read_nccl,
-}
-
-
 def _finished(text: str, obj: Obj | None) -> str | None:
     """When a run finished, as its log's timestamps or its exported object say.
 
@@ -393,7 +365,9 @@ def _finality(record: LogRecord) -> tuple[Finality, str]:
     )
 
 
-def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> BandwidthMeasurement:
+def _bandwidth(
+    placed: Placed, record: LogRecord, measured: Measured | None
+) -> BandwidthMeasurement:
     """One round as NVCRE would record it: bandwidths per size, finality, transport."""
     finality, reason = _finality(record)
     kind = "Job" if kind_of(placed.unit.test).per_node else "TrainJob"
@@ -407,37 +381,14 @@ def _bandwidth(placed: Placed, record: LogRecord, run: NcclRun | None) -> Bandwi
         iteration=placed.round,
         finality=finality,
         reason=reason,
-        test_type=run.collective if run else "",
-        rows=tuple(_rows(run.rows)) if run else (),
+        test_type=measured.test_type if measured else "",
+        rows=measured.rows if measured else (),
         transports=record.transports,
         completion_time=record.finished_at,
         from_log=True,
-        ranks=tuple(RankRecord(**vars(r)) for r in run.ranks) if run else (),
+        ranks=measured.ranks if measured else (),
         scheduled_on=(record.pod_node,) if record.pod_node else (),
     )
-
-
-def _rows(rows: Sequence[NcclRow]) -> list[BandwidthRow]:
-    """Per size: mean out-of-place algbw and busbw over that size's rows, and their count."""
-    by_size: dict[int, list[NcclRow]] = {}
-    for row in rows:
-        by_size.setdefault(row.size_bytes, []).append(row)
-    found = []
-    for size, same in sorted(by_size.items()):
-        algbw = _mean([r.out_of_place.algbw_gbs for r in same])
-        busbw = _mean([r.out_of_place.busbw_gbs for r in same])
-        if algbw is not None and busbw is not None:
-            data = {"sizeBytes": size, "algBW": algbw, "busBW": busbw, "samples": len(same)}
-            found.append(BandwidthRow.model_validate(data))
-    return found
-
-
-def _mean(values: Sequence[float | None]) -> float | None:
-    """As `ingest` averages a size's rows: the value itself when there is one."""
-    present = [v for v in values if v is not None]
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else fmean(present)
 
 
 def _unit_run(unit: TestUnit, reads: Sequence[_Read], rounds: int) -> RunResult:
@@ -552,15 +503,20 @@ def _succeeded_nodes(unit: TestUnit, reads: Sequence[_Read]) -> tuple[str, ...]:
 
 
 def _pinned(unit: TestUnit, reads: Sequence[_Read]) -> str | None:
-    """The NCCL_NET the TrainJobs pin: from an exported TrainJob, else from the plan."""
+    """The transport the TrainJobs pin (its kind's launch's variable, `NCCL_NET`).
+
+    From an exported TrainJob, else from the plan.
+    """
     if not kind_of(unit.test).collective:
         return None
+    launch = launch_of(unit)
+    variable = launch.transport_variable
     for r in reads:
         trainer = ((r.placed.obj or {}).get("spec") or {}).get("trainer") or {}
         for env in trainer.get("env") or []:
-            if isinstance(env, Mapping) and env.get("name") == "NCCL_NET":
-                return _TRANSPORTS.get(str(env.get("value")))
-    return _TRANSPORTS.get(nccl_env(unit).get("NCCL_NET", ""))
+            if isinstance(env, Mapping) and env.get("name") == variable:
+                return launch.transport(str(env.get("value")))
+    return launch.transport(launch.env(unit).get(variable, ""))
 
 
 def _failed_reason(kind: str) -> str:

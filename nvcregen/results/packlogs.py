@@ -42,9 +42,9 @@ from dataclasses import dataclass, field, replace
 from nvcregen.core import codes
 from nvcregen.ingest.limits import MAX_LINE
 from nvcregen.ingest.lines import strip_prefix
-from nvcregen.ingest.models import NcclRun
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.findings import Finding
+from nvcregen.results.kindlogs import Measured
 from nvcregen.results.logplace import PackPlaced, Placed
 from nvcregen.results.logrecords import LogRecord, RunLog
 from nvcregen.results.words import Word
@@ -293,8 +293,10 @@ def same_node(splits: Sequence[Split]) -> list[Split]:
     return found
 
 
-def on_its_node(run: NcclRun, pod: str, nodes: Sequence[str], line: int = 0) -> tuple[NcclRun, str]:
-    """A node pack's NCCL section with its ranks' hosts named by node, or why it is not.
+def on_its_node(
+    record: LogRecord, measured: Measured, pod: str, nodes: Sequence[str], line: int = 0
+) -> tuple[LogRecord, Measured] | str:
+    """A node pack's collective section with its ranks' hosts named by node, or why it is not.
 
     Its ranks ran in the pod its begin line names (a pod's hostname is its name) on the
     section's node: each such host becomes the node, so the plan binds it by node
@@ -304,15 +306,16 @@ def on_its_node(run: NcclRun, pod: str, nodes: Sequence[str], line: int = 0) -> 
     """
     node = nodes[0] if len(nodes) == 1 else ""
     named = {pod, node}
-    other = [h for h in dict.fromkeys(r.host for r in run.ranks) if h.split(".")[0] not in named]
+    ranks = measured.ranks
+    other = [h for h in dict.fromkeys(r.host for r in ranks) if h.split(".")[0] not in named]
     if other:
-        return run, (
-            f"{FOREIGN}: {run.file}:{line}: ranks of its section ran on {', '.join(other)}, not in"
-            f" its pod {pod} on {node}: another run's evidence"
+        return (
+            f"{FOREIGN}: {record.path}:{line}: ranks of its section ran on {', '.join(other)},"
+            f" not in its pod {pod} on {node}: another run's evidence"
         )
-    ranks = tuple(replace(r, host=node) for r in run.ranks)
-    hosts = tuple(dict.fromkeys(node if h.split(".")[0] == pod else h for h in run.hosts))
-    return replace(run, ranks=ranks, hosts=hosts), ""
+    hosts = tuple(dict.fromkeys(node if h.split(".")[0] == pod else h for h in record.hosts))
+    bound = tuple(r.model_copy(update={"host": node}) for r in ranks)
+    return record.model_copy(update={"hosts": hosts}), replace(measured, ranks=bound)
 
 
 def pack_findings(records: Iterable[LogRecord]) -> list[Finding]:

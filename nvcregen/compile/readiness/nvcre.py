@@ -7,7 +7,7 @@ from itertools import groupby
 from typing import Any, Protocol
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
-from nvcregen.compile.readiness.nccl import mpi_framework, nccl_env
+from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.compile.readiness.nodescript import node_env, node_script
 from nvcregen.compile.readiness.pods import pod_resources, taint_selectors
 from nvcregen.core import units
@@ -193,9 +193,10 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
     kind = kind_of(unit.test)
     if kind.collective:
         nccl: _Measured = kind.block(unit.test)
-        env = nccl_env(unit)
+        launch = launch_of(unit)
+        env = launch.env(unit)
         return {
-            "framework": {"mpi": mpi_framework(unit, env)},
+            "framework": {"mpi": launch.framework(unit, env)},
             "env": [{"name": k, "value": v} for k, v in env.items()],
             "bandwidthMeasurement": {
                 "logProfileRef": log_profile_name(site),

@@ -28,6 +28,7 @@ from dataclasses import replace
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
+from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     GPU,
@@ -45,7 +46,6 @@ from nvcregen.compile.readiness.mpi import (
     trainjob_object,
     worker_container,
 )
-from nvcregen.compile.readiness.nccl import nccl_env
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import node_env, node_script, outer_deadline_s
 from nvcregen.compile.readiness.nvcre import COMPONENT
@@ -55,7 +55,6 @@ from nvcregen.compile.readiness.trainer import (
     RUNTIME_NAME_MAX,
     domain_level,
     launcher_container,
-    mpirun_args,
     node_groups,
     pinned,
     resources_per_node,
@@ -207,10 +206,7 @@ def _node_body(site: Site, unit: TestUnit) -> str:
     """One test's script inside a node pack: what its own Job or launcher would run."""
     if kind_of(unit.test).per_node:
         return node_script(site, unit)
-    env = nccl_env(unit)
-    args = mpirun_args(unit, env)
-    # one node: mpirun starts the ranks itself, no hostfile and no ssh
-    local = [args[0], args[1], "--host", f"localhost:{unit.pool.gpus_per_node}", *args[2:]]
+    local = _command(unit, local=True)  # one node: the launcher starts its ranks itself
     deadline = outer_deadline_s(unit.timeout_ms)
     return (
         f"start=$(date +%s)\ntimeout --kill-after=10s {deadline}s {shlex.join(local)}\nrc=$?\n"
@@ -362,4 +358,10 @@ def group_pack_script(pack: Pack, unit: TestUnit) -> str:
 def _group_body(unit: TestUnit) -> str:
     """One test's mpirun line under its outer deadline (the hostfile is Trainer's)."""
     deadline = outer_deadline_s(unit.timeout_ms)
-    return f"timeout --kill-after=10s {deadline}s {shlex.join(mpirun_args(unit, nccl_env(unit)))}"
+    return f"timeout --kill-after=10s {deadline}s {shlex.join(_command(unit))}"
+
+
+def _command(unit: TestUnit, *, local: bool = False) -> list[str]:
+    """The launcher's command line of a collective test, with its kind's environment."""
+    launch = launch_of(unit)
+    return launch.command(unit, launch.env(unit), local=local)

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
+from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     GPU,
@@ -35,7 +36,6 @@ from nvcregen.compile.readiness.mpi import (
     trainjob_object,
     worker_container,
 )
-from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import outer_deadline_s
 from nvcregen.compile.readiness.nvcre import COMPONENT
@@ -171,14 +171,15 @@ def train_job(
 ) -> Manifest:
     """The TrainJob of one round of an NCCL test on one node group."""
     index, nodes = group
-    env = nccl_env(unit)
+    launch = launch_of(unit)
+    env = launch.env(unit)
     spec: Obj = {
         "runtimeRef": runtime_ref(runtime),
         "activeDeadlineSeconds": window_seconds(site),
         "trainer": {
             "image": unit.image,
             "command": ["/bin/bash", "-c", launcher_script(unit), "nvcregen-launcher"],
-            "args": mpirun_args(unit, env),
+            "args": launch.command(unit, env),
             "numNodes": unit.nodes_per_job,
             "numProcPerNode": unit.pool.gpus_per_node,
             "resourcesPerNode": pod_resources(unit, resources_per_node(unit)),
@@ -207,25 +208,6 @@ def launcher_script(unit: TestUnit) -> str:
         port=pod_network(unit).ssh_port,
         deadline_s=outer_deadline_s(unit.timeout_ms),
     )
-
-
-def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
-    """The `mpirun` and nccl-tests arguments; `-x` gives every rank the NCCL variables.
-
-    Ranks on the workers are started through ssh and inherit none of the container's
-    environment: `-x NAME=value` sets each variable, `-x NAME` forwards the launcher's.
-    """
-    nccl = unit.test.nccl
-    assert nccl is not None
-    gpus = unit.pool.gpus_per_node
-    exported = [arg for k, v in env.items() for arg in ("-x", f"{k}={v}")]
-    return [
-        MPIRUN, "--allow-run-as-root",
-        "-np", str(unit.nodes_per_job * gpus),
-        "--map-by", f"ppr:{gpus}:node", "--bind-to", "none",
-        "-x", "PATH", "-x", "LD_LIBRARY_PATH", *exported,
-        nccl.binary, *nccl_args(unit),
-    ]  # fmt: skip
 
 
 def resources_per_node(unit: TestUnit) -> dict[str, int]:

@@ -23,6 +23,7 @@ class Dcgm(TestKind):
     one_node = False
     collective = False
     log_format = "dcgm-diag"
+    log_versions = "dcgm"  # DCGM's, as `dcgmi diag` prints it
     pod_size = "dcgm"
     node_health = False
     node_container = "dcgm-diag"

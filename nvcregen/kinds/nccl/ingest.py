@@ -1,7 +1,7 @@
 """`nvcregen ingest nccl FILE... [--at SIZE]`: read nccl-tests outputs, summarize like rounds.
 
-Each file is read up to `MAX_LOG_BYTES` by the nccl-tests reader (`ingest/nccl.py`,
-through `ingest/files.py`): its runs, their rows, the transports NCCL used, and the
+Each file is read up to `MAX_LOG_BYTES` by the nccl-tests reader (`reader.py`, through
+`files.py`): its runs, their rows, the transports NCCL used, and the
 medians over like rounds (`--at`: one message size only). A file that is no nccl-tests
 output is NVC700 (a broken bound its own code, NVC713-NVC716) and `ingest` exits 2; a
 failed run exits 1. A size `--at` cannot read is a usage error naming it.
@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nvcregen.core.units import UnitError, parse_size
-from nvcregen.ingest.files import ingest_files
 from nvcregen.ingest.kindingest import IngestArgs, Ingested, IngestOptionError
-from nvcregen.ingest.render import render_text
+from nvcregen.kinds.nccl.files import ingest_nccl
+from nvcregen.kinds.nccl.render import render_nccl
 
 
 class NcclCommand:
@@ -36,8 +36,8 @@ class NcclCommand:
         except UnitError as exc:
             hint = f" ({exc.hint})" if exc.hint else ""
             raise IngestOptionError(exc.message + hint, "--at") from exc
-        result = ingest_files("nccl", files, size)
-        return Ingested(render_text(result), result.to_json(), result.diagnostics, result.failed)
+        result = ingest_nccl(files, size)
+        return Ingested(render_nccl(result), result.to_json(), result.diagnostics, result.failed)
 
 
 INGEST = NcclCommand()

@@ -18,6 +18,7 @@ class Nccl(TestKind):
     one_node = False
     collective = True
     log_format = "nccl-tests"
+    log_versions = "nccl"  # NCCL's, as its debug lines print it
     pod_size = "nccl"
     node_health = False
 

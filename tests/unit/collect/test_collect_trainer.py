@@ -26,7 +26,7 @@ from nvcregen.cli import main
 from nvcregen.collect.collector import collect
 from nvcregen.collect.model import CollectOptions, CollectOutcome
 from nvcregen.core.errors import ExitCode
-from nvcregen.ingest.files import ingest_files
+from nvcregen.kinds.nccl.files import ingest_nccl
 from nvcregen.results.archive import verify_archive
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -66,7 +66,7 @@ def test_collect_from_saved_logs_gives_the_verdicts_of_ingest(tmp_path: Path) ->
     outcome = run(folder, tmp_path / "results")
     assert (outcome.archive.state, outcome.archive.verified) == ("written", True)
     assert outcome.exit_code is ExitCode.OK
-    ingested = ingest_files("nccl", two_node_logs(folder), at=GIB)
+    ingested = ingest_nccl(two_node_logs(folder), at=GIB)
     (medians,) = ingested.summary
     assert medians.median_busbw_gbs == 427.58  # the field report's middle round
     verdict = threshold(outcome, "nccl-all-reduce", "inter-node")
@@ -76,7 +76,7 @@ def test_collect_from_saved_logs_gives_the_verdicts_of_ingest(tmp_path: Path) ->
     assert figures["algbw"]["median"] == medians.median_algbw_gbs
     assert figures["busbw"]["spread"] == medians.spread
     assert figures["busbw"]["rounds"] == [363.76, 427.58, 452.28]
-    assert [list(r.transports) for r in ingested.nccl_runs] == [["IB"]] * 3
+    assert [list(r.transports) for r in ingested.runs] == [["IB"]] * 3
     assert group["transport"] == {"expected": "IB", "seen": ["IB"], "pinned": "IB", "checked": True}
     assert (verdict["word"], group["nodes"]) == ("pass", ["node-a", "node-b"])
     tcp = threshold(outcome, "nccl-all-reduce-tcp", "inter-node")
@@ -134,8 +134,8 @@ def test_socket_where_ib_is_expected_fails_with_the_transport_reason(tmp_path: P
     assert [r["code"] for r in verdict["reasons"]] == ["transport"]
     assert "expected IB (RDMA), but the rounds ran over Socket" in verdict["reasons"][0]["message"]
     assert outcome.exit_code is ExitCode.DRIFT
-    direct = ingest_files("nccl", two_node_logs(tmp_path / "saved"))
-    assert {r.transports for r in direct.nccl_runs} == {("Socket",)}
+    direct = ingest_nccl(two_node_logs(tmp_path / "saved"))
+    assert {r.transports for r in direct.runs} == {("Socket",)}
 
 
 def test_a_truncated_log_is_not_final(tmp_path: Path) -> None:
@@ -147,7 +147,7 @@ def test_a_truncated_log_is_not_final(tmp_path: Path) -> None:
 
     folder = write_saved_logs(tmp_path / "saved", cut)
     outcome = run(folder, tmp_path / "results")
-    assert [r.status for r in ingest_files("nccl", two_node_logs(folder)).nccl_runs] == [
+    assert [r.status for r in ingest_nccl(two_node_logs(folder)).runs] == [
         "ok",
         "ok",
         "truncated",

@@ -18,10 +18,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nvcregen.ingest.dcgmdiag import parse_dcgm
-from nvcregen.ingest.files import ingest_files
 from nvcregen.ingest.limits import MAX_DIGITS, InputLimitError, bounded_int
 from nvcregen.ingest.models import IngestFormatError
-from nvcregen.ingest.nccl import parse_nccl
+from nvcregen.kinds.nccl.files import ingest_nccl
+from nvcregen.kinds.nccl.reader import parse_nccl
 
 HEADER = "#  size count type redop root time algbw busbw #wrong time algbw busbw #wrong"
 ROW = "     8       2   float  sum  -1   10.0  0.00  0.00  0   10.0  0.00  0.00  0"
@@ -103,7 +103,7 @@ def test_the_nccl_crashes_are_refusals_with_a_code(text: str, code: str) -> None
 def test_the_refusal_names_its_line(tmp_path: Path) -> None:
     log = tmp_path / "inf.log"
     log.write_text(inf_summary("inf"), encoding="utf-8")
-    [found] = ingest_files("nccl", [log]).diagnostics
+    [found] = ingest_nccl([log]).diagnostics
     assert (found.code, found.span.line) == ("NVC715", 4)
     assert "'Avg bus bandwidth' is 'inf'" in found.message
 

@@ -7,7 +7,9 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from nvcregen.cli import main
-from nvcregen.ingest import Rank, parse_dcgm, parse_nccl
+from nvcregen.ingest import parse_dcgm
+from nvcregen.kinds.nccl.models import Rank
+from nvcregen.kinds.nccl.reader import parse_nccl
 
 ROOT = Path(__file__).resolve().parents[3]
 REAL = ROOT / "tests" / "fixtures" / "real-logs"

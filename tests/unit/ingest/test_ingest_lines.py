@@ -12,8 +12,8 @@ from nvcregen.ingest.lines import (
     strip_prefix,
     timestamps_out_of_order,
 )
-from nvcregen.ingest.table import Columns, RowError, parse_header, parse_row
 from nvcregen.ingest.transport import detect_transports
+from nvcregen.kinds.nccl.table import Columns, RowError, parse_header, parse_row
 
 ROW = "  1073741824     268435456     float     sum      -1   4511.2  238.02  446.28      0"
 ROW += "   4520.9  237.50  445.32      0"

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from nvcregen.cli import main
-from nvcregen.ingest import parse_nccl
-from nvcregen.ingest.models import PluginFailure
 from nvcregen.ingest.transport import detect_transports
+from nvcregen.kinds.nccl.models import PluginFailure
+from nvcregen.kinds.nccl.reader import parse_nccl
 
 ROOT = Path(__file__).resolve().parents[3]
 H200 = ROOT / "tests" / "fixtures" / "nccl-h200-1gpu" / "all_reduce_perf.log"

@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.ingest import IngestFormatError, NcclRun, parse_dcgm, parse_nccl, summarize
-from nvcregen.ingest.files import ingest_files
-from nvcregen.ingest.render import render_text
+from nvcregen.ingest import IngestFormatError, parse_dcgm
 from nvcregen.ingest.transport import detect_transports
 from nvcregen.kinds.nccl import printer as ncclprint
+from nvcregen.kinds.nccl.files import ingest_nccl
+from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun
+from nvcregen.kinds.nccl.reader import parse_nccl
+from nvcregen.kinds.nccl.render import render_nccl
 
 ROOT = Path(__file__).resolve().parents[3]
 WRITTEN = ROOT / "tests" / "fixtures" / "written-logs"
@@ -205,7 +208,7 @@ def test_summaries_keep_node_sets_and_transports_apart() -> None:
 def test_text_output_keeps_every_digit_of_the_average(tmp_path: Path) -> None:
     log = tmp_path / "r.log"
     log.write_text(OCI.read_text().replace(": 458.452", ": 458.4521"))
-    text = render_text(ingest_files("nccl", [log]))
+    text = render_nccl(ingest_nccl([log]))
     assert "avg busbw 458.4521 GB/s" in text.splitlines()[0]
 
 

@@ -13,12 +13,15 @@ ROOT = Path(__file__).resolve().parents[3]
 PACKAGE = ROOT / "nvcregen"
 KINDS = PACKAGE / "kinds"
 # `test.dcgm is not None`, `unit.test.node is None`, `if test.nccl` / `test.dcgm and`,
-# `test.per_node`, `test.kind == "node"`
+# `test.per_node`, `test.kind == "node"`; a record's or a result's kind by name
+# (`r.kind == "nccl"`, `result.kind == "dcgm"`, `kind == "rdma"`)
+KIND_NAMES = "nccl|dcgm|node|training|burnin|nvbandwidth|rdma|rdmapair|linkcounters"
 DISPATCH = re.compile(
     r"\btest\.(nccl|dcgm|node|training) is (not )?None"
     r"|\b(if|elif|and|or|not) (\w+\.)*test\.(nccl|dcgm|node|training)\b(?!\.)"
     r"|\btest\.per_node\b"
     r"|\b(test|t)\.kind [!=]= \"(nccl|dcgm|node|training)\""
+    rf"|\bkind ?[!=]= ?[\"'](?:{KIND_NAMES})[\"']"
 )
 
 
@@ -49,7 +52,18 @@ def test_the_pattern_finds_each_old_form() -> None:
         "if test.dcgm and test.dcgm.needs_hostengine:",
         "alone = unit.test.per_node",
         'frozenset(n for n, t in tests.items() if t.kind == "node")',
+        'versions = {v for r in records if r.kind == "nccl" for v in r.versions}',
+        'if r.kind != "nccl" and r.status == "ok" and not r.job_failed:',
+        'if result.kind == "dcgm":',
+        'in_network = kind == "rdma" and run.fabric == "ib"',
+        "summary = tuple(summarize(nccl, at)) if kind == 'nccl' else ()",
     ):
         assert DISPATCH.search(line), line
-    for line in ("nccl = unit.test.nccl", "assert nccl is not None", "kind_of(test).per_node"):
+    for line in (
+        "nccl = unit.test.nccl",
+        "assert nccl is not None",
+        "kind_of(test).per_node",
+        'in_network = path == "rdma" and run.fabric == "ib"',
+        'if unit.network == "rdma":',
+    ):
         assert not DISPATCH.search(line), line

@@ -92,6 +92,14 @@ MOVED = (
         builds_on_it=("nvbandwidth",),  # its maker asks a node's expected GPUs
         test_names=("test_ingest_node*.py", "test_*nodehealth*.py"),  # collect's own stay
     ),
+    Moved(
+        "nccl",
+        "nccl-all-reduce.yaml",
+        r"\bkinds[./]nccl\b|\b(ingest|readiness|makers)[./](nccl|medians|runcheck|collective|launcher)\b"
+        r"|\bingest[./]table\b|\b_?(parse|read|ingest|render)_nccl\b|\bNccl(Params|Files|Logs|Launch|Run|Row)\b"
+        r"|\b(nccl_env|nccl_args|mpi_framework|mpirun_args)\b|\bMPIRUN\b",
+        test_names=("test_*nccl*.py", "test_ingest_summary.py"),
+    ),
 )
 
 
@@ -190,5 +198,25 @@ def test_the_pattern_finds_each_old_place_of_a_kind() -> None:
         "from nvcregen.ingest.dcgmdiag import parse_dcgm",
         "from nvcregen.rehearse.dcgmdiagprint import diag_json",
         "pool: spec.dependencies.dcgm.hostengine",
+    ):
+        assert not pattern.search(text), text
+    pattern = re.compile(next(k for k in MOVED if k.name == "nccl").names)
+    for text in (  # nccl's old places: its reader and helpers, its launch, logruns' reader
+        "from nvcregen.ingest.nccl import parse_nccl",
+        "from nvcregen.ingest.medians import summarize",
+        "from nvcregen.ingest.table import Columns, RowError, is_row",
+        "from nvcregen.ingest.runcheck import average_warning, failures",
+        "from nvcregen.ingest.models import NcclRun, SummaryRow",
+        "from nvcregen.compile.readiness.nccl import MPIRUN, nccl_args, nccl_env",
+        "def _read_nccl(log: RunLog, placed: Placed, text: str, base: dict[str, Any]) -> _Read:",
+        "from nvcregen.kinds.nccl.params import NcclParams",
+    ):
+        assert pattern.search(text), text
+    for text in (  # what the collective kinds share, and nccl-tests named in words
+        "from nvcregen.ingest.models import IngestFormatError, RunStatus",
+        "from nvcregen.ingest.transport import detect_transports",
+        "from nvcregen.compile.readiness.launch import launch_of",
+        "Read nccl-tests, dcgmi diag, nvidia-smi, nvbandwidth, perftest",
+        "pool: spec.images.nccl",
     ):
         assert not pattern.search(text), text

@@ -165,3 +165,12 @@ def test_each_kind_takes_its_pods_size_from_the_catalog_or_leaves_it_to_nvcre() 
 
 def test_nvcre_sizes_only_training_pods_as_its_entries_default() -> None:
     assert KINDS["training"].nvcre_pod == (64_000, 500 * 2**30)  # cpu 64, memory 500Gi
+
+
+def test_only_nccl_and_dcgm_logs_name_the_versions_an_archive_lists() -> None:
+    """`log_versions`: NCCL's and DCGM's in a trainer-mode archive's provenance, no other's.
+
+    Burn-in's records name DCGM's version too; the archive has never listed them.
+    """
+    named = {k.name: k.log_versions for k in KINDS.values() if k.log_versions is not None}
+    assert named == {"nccl": "nccl", "dcgm": "dcgm"}

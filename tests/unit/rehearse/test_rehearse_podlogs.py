@@ -27,7 +27,7 @@ from nvcregen.collect.model import LoadedSite
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.fabric.placement import Placement
 from nvcregen.ingest.dcgmdiag import parse_dcgm
-from nvcregen.ingest.nccl import parse_nccl
+from nvcregen.kinds.nccl.reader import parse_nccl
 from nvcregen.plan.physics import busbw_at, measured_sizes
 from nvcregen.rehearse.dcgmdiagprint import dcgm_version, diag_json
 from nvcregen.rehearse.failing import Failing, failing

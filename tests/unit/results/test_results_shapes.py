@@ -8,7 +8,7 @@ from statistics import fmean
 
 import pytest
 
-from nvcregen.ingest import parse_nccl
+from nvcregen.kinds.nccl.reader import parse_nccl
 from nvcregen.results.shapes import (
     COLLAPSE,
     DISAGREE,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from nvcregen.ingest.models import NcclRow
+from nvcregen.kinds.nccl.models import NcclRow
 
 ROW_ROUNDING = 0.005  # busbw cells are printed with two decimals ("%7.2f")
 

@@ -24,26 +24,20 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from nvcregen.ingest.collective import (
+from nvcregen.ingest.limits import InputLimitError, bounded_int, finite, matched
+from nvcregen.ingest.lines import strip_prefix
+from nvcregen.ingest.models import IngestFormatError, RunStatus
+from nvcregen.ingest.transport import detect_transports
+from nvcregen.kinds.nccl.collective import (
     collective_from_binary,
     find_collective,
     marker_collective,
     trace_collective,
 )
-from nvcregen.ingest.launcher import continues_failure, launcher_failure
-from nvcregen.ingest.limits import InputLimitError, bounded_int, finite, matched
-from nvcregen.ingest.lines import strip_prefix
-from nvcregen.ingest.models import (
-    IngestFormatError,
-    NcclRow,
-    NcclRun,
-    PluginFailure,
-    Rank,
-    RunStatus,
-)
-from nvcregen.ingest.runcheck import average_warning, failures
-from nvcregen.ingest.table import Columns, RowError, is_row, parse_header, parse_row
-from nvcregen.ingest.transport import detect_transports
+from nvcregen.kinds.nccl.launcher import continues_failure, launcher_failure
+from nvcregen.kinds.nccl.models import NcclRow, NcclRun, PluginFailure, Rank
+from nvcregen.kinds.nccl.runcheck import average_warning, failures
+from nvcregen.kinds.nccl.table import Columns, RowError, is_row, parse_header, parse_row
 
 _DEBUG = re.compile(r"\bNCCL (?:INFO|WARN|TRACE)\b")
 _STARTING = re.compile(r"Collective test starting:\s*(?P<binary>\S+)")

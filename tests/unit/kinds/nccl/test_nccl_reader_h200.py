@@ -12,11 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from nvcregen.ingest import NcclRun, parse_nccl, summarize
-from nvcregen.ingest.files import ingest_files
-from nvcregen.ingest.table import is_row
+from nvcregen.kinds.nccl.files import ingest_nccl
+from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun
+from nvcregen.kinds.nccl.reader import parse_nccl
+from nvcregen.kinds.nccl.table import is_row
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 H200 = ROOT / "tests" / "fixtures" / "nccl-h200-1gpu"
 GIB = 1 << 30
 CYCLES = 10
@@ -72,9 +74,9 @@ def test_wide_in_place_algbw_and_na_wrong() -> None:
 
 def test_ingest_files_and_summary() -> None:
     paths = [H200 / f"{c}_perf.log" for c in sorted(EXPECTED)]
-    result = ingest_files("nccl", paths)
+    result = ingest_nccl(paths)
     assert result.diagnostics == ()
-    assert [run.collective for run in result.nccl_runs] == sorted(EXPECTED)
+    assert [run.collective for run in result.runs] == sorted(EXPECTED)
     # One file per collective is one round each: no median over rounds yet.
     assert result.summary == ()
     twice = summarize([run_of("all_reduce"), run_of("all_reduce")], at=GIB)

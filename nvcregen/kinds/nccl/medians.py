@@ -19,7 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from statistics import fmean, median
 
-from nvcregen.ingest.models import NcclRow, NcclRun, SummaryRow
+from nvcregen.kinds.nccl.models import NcclRow, NcclRun, SummaryRow
 
 _MIN_ROUNDS = 2
 Key = tuple[str, str, str, tuple[str, ...], tuple[str, ...], int]

@@ -8,9 +8,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nvcregen.ingest import IngestFormatError, NcclRow, NcclRun, parse_nccl
+from nvcregen.ingest import IngestFormatError
+from nvcregen.kinds.nccl.models import NcclRow, NcclRun
+from nvcregen.kinds.nccl.reader import parse_nccl
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 LOGS = ROOT / "tests" / "fixtures" / "real-logs" / "nccl-tests"
 DCGM = ROOT / "tests" / "fixtures" / "real-logs" / "dcgm"
 

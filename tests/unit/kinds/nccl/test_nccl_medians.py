@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nvcregen.ingest import NcclRun, parse_nccl, summarize
+from nvcregen.kinds.nccl.medians import summarize
+from nvcregen.kinds.nccl.models import NcclRun
+from nvcregen.kinds.nccl.reader import parse_nccl
 
-ROOT = Path(__file__).resolve().parents[3]
+ROOT = Path(__file__).resolve().parents[4]
 LOGS = ROOT / "tests" / "fixtures" / "real-logs" / "nccl-tests"
 TWO_NODE = LOGS / "allreduce-2node-16xH100-oci-roce-nccl2.21.5-container.txt"
 GIB_ROW = "1073741824     268435456     float     sum      -1   4511.2  238.02  446.28"

@@ -19,7 +19,7 @@ import re
 from dataclasses import dataclass
 
 from nvcregen.ingest.limits import InputLimitError, bounded_int, finite
-from nvcregen.ingest.models import Measurement, NcclRow
+from nvcregen.kinds.nccl.models import Measurement, NcclRow
 
 _HALF = 4  # time, algbw, busbw, #wrong
 _MEASURED = 2 * _HALF
