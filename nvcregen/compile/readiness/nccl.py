@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan.model import TestUnit
 
 MPIRUN = "/usr/local/mpi/bin/mpirun"
@@ -34,7 +35,7 @@ def nccl_env(unit: TestUnit) -> dict[str, str]:
 
 def nccl_args(unit: TestUnit) -> list[str]:
     """nccl-tests arguments: message-size sweep, iterations and cycles from the catalog."""
-    nccl = unit.test.nccl
+    nccl = NCCL.block_or_none(unit.test)
     assert nccl is not None
     return [
         "-b", units.nccl_size_arg(units.parse_size(nccl.min_bytes)),
@@ -47,7 +48,7 @@ def nccl_args(unit: TestUnit) -> list[str]:
 
 def mpi_framework(unit: TestUnit, env: dict[str, str]) -> Obj:
     """The WorkloadRun `framework.mpi` block; every NCCL variable reaches every rank via -x."""
-    nccl = unit.test.nccl
+    nccl = NCCL.block_or_none(unit.test)
     assert nccl is not None
     mpi_args = [arg for name, value in env.items() for arg in ("-x", f"{name}={value}")]
     return {

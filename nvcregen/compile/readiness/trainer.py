@@ -51,6 +51,7 @@ from nvcregen.compile.readiness.runs import (
 from nvcregen.compile.templating import render_template
 from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -215,7 +216,7 @@ def mpirun_args(unit: TestUnit, env: dict[str, str]) -> list[str]:
     Ranks on the workers are started through ssh and inherit none of the container's
     environment: `-x NAME=value` sets each variable, `-x NAME` forwards the launcher's.
     """
-    nccl = unit.test.nccl
+    nccl = NCCL.block_or_none(unit.test)
     assert nccl is not None
     gpus = unit.pool.gpus_per_node
     exported = [arg for k, v in env.items() for arg in ("-x", f"{k}={v}")]

@@ -18,6 +18,7 @@ from test_rehearse_makers import POD, START, base, loaded, made, printer, projec
 
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
+from nvcregen.kinds.burnin.kind import KIND as BURNIN
 from nvcregen.kinds.burnin.logs import read_burnin
 from nvcregen.kinds.burnin.maker import burnin_output, gpu_uuid
 from nvcregen.kinds.burnin.reader import parse_burnin
@@ -45,7 +46,7 @@ def burnin_unit(loaded: LoadedSite, peak: float | None = None, model: str = "") 
         return replace(unit, pool=replace(unit.pool, hardware=hardware))
     if peak is None:
         return unit
-    block = unit.test.burnin
+    block = BURNIN.block_or_none(unit.test)
     assert block is not None
     expected = [e.model_copy(update={"peak_gflops": peak}) for e in block.expectations]
     test = unit.test.model_copy(
