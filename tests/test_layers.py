@@ -105,7 +105,7 @@ def test_the_layers_in_pyproject_hold() -> None:
         ("compile/layers.py", "nvcregen.check.gate"),  # one sibling into another
         ("results/verdicts.py", "nvcregen.collect.collector"),  # results back into collect
         ("results/logruns.py", "nvcregen.kinds.burnin.logs"),  # a layer naming a moved kind
-        ("catalog/models.py", "nvcregen.kinds.burnin.kind"),  # the catalog past a kind's params
+        ("catalog/models.py", "nvcregen.kinds.burnin.kind"),  # the catalog naming a kind
         ("kinds/burnin/params.py", "nvcregen.plan.model"),  # a params model above spec
         ("plan/sweep.py", "nvcregen.kinds.nccl.params"),  # a layer past the catalog to nccl's
         ("kinds/burnin/logs.py", "nvcregen.kinds.dcgm.logs"),  # one kind into another

@@ -9,6 +9,7 @@ from typing import TypeVar
 from pydantic import BaseModel
 
 from nvcregen.catalog.charts import ChartEntry, chart_key
+from nvcregen.catalog.kindblocks import entry_model
 from nvcregen.catalog.models import (
     Baseline,
     DefaultImages,
@@ -67,7 +68,7 @@ def load_catalog(root: Path | None = None) -> Catalog:
     hardware = _load_folder(
         root, "hardware", HardwareEntry, diags, origins, lambda e: model_key(e.model)
     )
-    tests = _load_folder(root, "tests", TestEntry, diags, origins, lambda e: e.name)
+    tests = _load_folder(root, "tests", entry_model(), diags, origins, lambda e: e.name)
     baselines = _load_folder(root, "baselines", Baseline, diags, origins, lambda e: e.name)
     images = _load_one(root / "images.yaml", "catalog/images.yaml", DefaultImages, diags)
     physics = _load_one(root / "physics.yaml", "catalog/physics.yaml", PhysicsData, diags)

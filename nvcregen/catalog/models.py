@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 from nvcregen.kindapi.protocol import PodSizeName
-from nvcregen.kinds.burnin.params import BurnInParams
-from nvcregen.kinds.dcgm.params import DcgmParams
-from nvcregen.kinds.linkcounters.params import LinkCountersParams
-from nvcregen.kinds.nccl.params import NcclParams
-from nvcregen.kinds.node.params import NodeHealthParams
-from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
-from nvcregen.kinds.rdma.params import RdmaParams
-from nvcregen.kinds.training.params import TrainingParams
+from nvcregen.kindapi.registry import KINDS
 from nvcregen.spec.v1alpha1 import Bandwidth, Duration, Image, Scope, Size, StrictModel
 
 ImageRole = Literal["nccl", "dcgm", "training"]
-# a test's `kind`: the name of its block below and of a registered kind (`kindapi/registry.py`)
-KindName = Literal[
-    "nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters", "rdmapair", "burnin"
-]
 
 
 class NvcreDefaults(StrictModel):
@@ -77,34 +66,39 @@ class TestEntry(StrictModel):
 
     name: str
     title: str
-    kind: KindName
+    kind: str  # a registered kind's name (a Literal of them in the catalog's model)
     scopes: list[Scope] = Field(min_length=1)
     transport: Literal["fabric", "socket", "none", "rdma"]  # rdma: the NICs at any scope
     image: ImageRole
     measurement: Literal["bandwidth", "goodput", "none"]
     nvcre: NvcreCategory | None = None
-    nccl: NcclParams | None = None
-    dcgm: DcgmParams | None = None
-    training: TrainingParams | None = None
-    node: NodeHealthParams | None = None
-    nvbandwidth: NvbandwidthParams | None = None
-    rdma: RdmaParams | None = None
-    linkcounters: LinkCountersParams | None = None
-    rdmapair: RdmaParams | None = None  # the inter-node pair form of `rdma`
-    burnin: BurnInParams | None = None
+    # each registered kind's block (`kind.params`, named as the kind) is a field of the
+    # model the catalog is read with (`catalog/kindblocks.py`), not of this one: a kind's
+    # package reads it typed with `KIND.block(test)`
     notes: list[str] = Field(default_factory=list)
     sources: list[str] = Field(min_length=1)
 
     @model_validator(mode="after")
     def _its_kinds_block(self) -> TestEntry:
         """A test carries the block its kind names (`kinds/`), and no other kind's."""
-        blocks = [k for k in get_args(KindName) if getattr(self, k) is not None]
+        blocks = [k for k in KINDS if getattr(self, k, None) is not None]
         if blocks != [self.kind]:
             found = ", ".join(f"`{b}`" for b in blocks) or "none"
             raise ValueError(
                 f"a {self.kind} test takes a `{self.kind}` block and no other (found: {found})"
             )
         return self
+
+    @model_serializer(mode="wrap")
+    def _provenance_last(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """Its kind's block before `notes` and `sources`, as a catalog file writes them.
+
+        The block is a field of the model built from the registry (`kindblocks.py`), whose
+        fields follow this one's, so it would otherwise be dumped last.
+        """
+        data: dict[str, object] = handler(self)
+        last = [key for key in ("notes", "sources") if key in data]
+        return {k: v for k, v in data.items() if k not in last} | {k: data[k] for k in last}
 
 
 class BaselineRound(StrictModel):

@@ -16,31 +16,37 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from nvcregen.catalog.charts import ChartEntry
 from nvcregen.catalog.engines import EngineFacts
+from nvcregen.catalog.kindblocks import entry_model
 from nvcregen.catalog.models import (
     Baseline,
     DefaultImages,
     ExampleDigests,
     HardwareEntry,
     PodSizes,
-    TestEntry,
 )
 from nvcregen.catalog.physics_data import PhysicsData
 from nvcregen.spec.schema import EditorSchemaGenerator, describe_properties
 
 CATALOG_SCHEMA_ID = "https://nvcregen.io/schemas/catalog.v1alpha1.json"
 CATALOG_SCHEMA_FILE = "catalog.v1alpha1.json"
-# Each catalog file (a glob under catalog/) and the model `catalog/load.py` reads it as.
-ENTRY_FILES: dict[str, type[BaseModel]] = {
-    "hardware/*.yaml": HardwareEntry,
-    "tests/*.yaml": TestEntry,
-    "baselines/*.yaml": Baseline,
-    "charts/*.yaml": ChartEntry,
-    "images.yaml": DefaultImages,
-    "physics.yaml": PhysicsData,
-    "pods.yaml": PodSizes,
-    "example-digests.yaml": ExampleDigests,
-    "engines.yaml": EngineFacts,
-}
+
+
+def entry_files() -> dict[str, type[BaseModel]]:
+    """Each catalog file (a glob under catalog/) and the model `catalog/load.py` reads it as.
+
+    Tests are read with the model built from the registered kinds (`kindblocks.py`).
+    """
+    return {
+        "hardware/*.yaml": HardwareEntry,
+        "tests/*.yaml": entry_model(),
+        "baselines/*.yaml": Baseline,
+        "charts/*.yaml": ChartEntry,
+        "images.yaml": DefaultImages,
+        "physics.yaml": PhysicsData,
+        "pods.yaml": PodSizes,
+        "example-digests.yaml": ExampleDigests,
+        "engines.yaml": EngineFacts,
+    }
 
 
 def catalog_json_schema() -> dict[str, Any]:
@@ -49,7 +55,7 @@ def catalog_json_schema() -> dict[str, Any]:
     The schema itself accepts any catalog file (`anyOf` the file definitions); a file
     names its own definition (`#/$defs/<Model>`) to be checked as exactly that.
     """
-    entries = list(dict.fromkeys(ENTRY_FILES.values()))  # in order, each once
+    entries = list(dict.fromkeys(entry_files().values()))  # in order, each once
     wanted: list[tuple[type[BaseModel], JsonSchemaMode]] = [(m, "validation") for m in entries]
     _, generated = models_json_schema(wanted, by_alias=True, schema_generator=EditorSchemaGenerator)
     definitions: dict[str, Any] = generated.get("$defs", {})

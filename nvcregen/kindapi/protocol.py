@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Generic, Literal, Protocol, TypeVar
 
 from nvcregen.spec.v1alpha1 import StrictModel
 
 PodSizeName = Literal["nccl", "dcgm"]  # the pod sizes of catalog/pods.yaml
 OUTER_MARGIN_S = 60  # what a run's outer deadline keeps before its timeout
+# a kind's catalog block: its `params` model, what `block(test)` returns
+P_co = TypeVar("P_co", bound=StrictModel, covariant=True)
 
 
 def outer_deadline_s(timeout_ms: int) -> int:
@@ -93,14 +95,17 @@ class NvcreRefusal:
     hint: str
 
 
-class TestKind(ABC):
+class TestKind(ABC, Generic[P_co]):
     """One kind of readiness test; one instance of each in the registry.
 
     Class attributes say how its runs are laid out; methods are the hooks the layers call.
+    A kind is generic in its catalog block's model (`class Soak(TestKind[SoakParams])`),
+    so its package reads a test's block typed (`KIND.block(test)`); a layer asking
+    `kind_of(test)` gets the block as a `StrictModel` and says what it reads of it.
     """
 
     name: ClassVar[str]
-    params: ClassVar[type[StrictModel]]  # the catalog block named `name`
+    params: type[P_co]  # the catalog block named `name`, set on the class (`params = ...`)
     per_node: ClassVar[bool]  # once on each node, alone on it (a Job per node in trainer mode)
     one_node: ClassVar[bool]  # a run never spans nodes, whatever the stage's scope
     collective: ClassVar[bool]  # nccl-tests across ranks: an MPI launcher, a TrainJob
@@ -132,17 +137,31 @@ class TestKind(ABC):
     # the archive lists them under neither
     log_versions: ClassVar[Literal["nccl", "dcgm"] | None] = None
 
-    def block(self, test: KindTest) -> Any:
+    def block(self, test: KindTest) -> P_co:
         """The test's catalog block of this kind (`params`).
 
         Raises:
             ValueError: The test has no such block.
+            TypeError: What it holds under the kind's name is not the kind's `params`.
+
+        """
+        found = self.block_or_none(test)
+        if found is None:
+            raise ValueError(f"test {test.name} has no {self.name} parameters")
+        return found
+
+    def block_or_none(self, test: KindTest) -> P_co | None:
+        """The test's catalog block of this kind; None when it has none (another kind's test).
+
+        Raises:
+            TypeError: What it holds under the kind's name is not the kind's `params`.
 
         """
         found = getattr(test, self.name, None)
-        if isinstance(found, self.params):
+        if found is None or isinstance(found, self.params):
             return found
-        raise ValueError(f"test {test.name} has no {self.name} parameters")
+        what, wanted = type(found).__name__, self.params.__name__
+        raise TypeError(f"test {test.name}: its {self.name} block is a {what}, not {wanted}")
 
     @abstractmethod
     def duration_basis(self, test: KindTest) -> str:

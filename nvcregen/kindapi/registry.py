@@ -21,6 +21,7 @@ if TYPE_CHECKING:  # the protocol (and pydantic under it) is imported when a kin
     from types import ModuleType
 
     from nvcregen.kindapi.protocol import KindTest, TestKind
+    from nvcregen.spec.v1alpha1 import StrictModel
 
 # The one registration line: a kind's module (`KIND` in it), in the catalog's order.
 KIND_MODULES: Final = (
@@ -33,19 +34,19 @@ KIND_MODULES: Final = (
 T = TypeVar("T")
 
 
-def _is_kind(found: object) -> TypeGuard[TestKind]:
+def _is_kind(found: object) -> TypeGuard[TestKind[StrictModel]]:
     from nvcregen.kindapi.protocol import TestKind
 
     return isinstance(found, TestKind)
 
 
 # Every registered kind by its name, loaded the first time it is read.
-KINDS: Final[Plugins[TestKind]] = Plugins(
+KINDS: Final[Plugins[TestKind[StrictModel]]] = Plugins(
     lambda: KIND_MODULES, "KIND", _is_kind, "TestKind", "test kind"
 )
 
 
-def kind_of(test: KindTest) -> TestKind:
+def kind_of(test: KindTest) -> TestKind[StrictModel]:
     """The kind of a catalog test (its `kind` field).
 
     Raises:

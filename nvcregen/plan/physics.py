@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from nvcregen.catalog.physics_data import PathKind
 from nvcregen.core import units
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan import bandwidth, evidence, sweep
 from nvcregen.plan.run import Run, run_of
 
@@ -123,7 +124,7 @@ def expected_duration(unit: TestUnit | Run, catalog: Catalog) -> float:
 
 
 def _nccl_seconds(run: Run, catalog: Catalog) -> float:
-    nccl = run.test.nccl
+    nccl = NCCL.block_or_none(run.test)
     assert nccl is not None
     defaults = catalog.physics.nccl_tests
     high = largest_size(run, catalog)
@@ -142,7 +143,7 @@ def _nccl_seconds(run: Run, catalog: Catalog) -> float:
 def largest_size(unit: TestUnit | Run, catalog: Catalog) -> int:
     """The largest message nccl-tests runs on this hardware (memory may lower maxBytes)."""
     run = _run(unit)
-    nccl = run.test.nccl
+    nccl = NCCL.block_or_none(run.test)
     assert nccl is not None
     return sweep.max_bytes(nccl, run.hardware.memory_gb, catalog.physics.nccl_tests)
 
@@ -150,7 +151,7 @@ def largest_size(unit: TestUnit | Run, catalog: Catalog) -> int:
 def measured_sizes(unit: TestUnit | Run, catalog: Catalog) -> tuple[int, ...]:
     """The sizes nccl-tests prints rows for: the sweep, as each collective rounds it."""
     run = _run(unit)
-    nccl, collective = run.test.nccl, run.collective
+    nccl, collective = NCCL.block_or_none(run.test), run.collective
     if nccl is None or collective is None:
         return ()
     element = catalog.physics.nccl_tests.element_bytes
@@ -183,7 +184,7 @@ def explain(unit: TestUnit | Run, catalog: Catalog) -> str:
 
 
 def _explain_nccl(run: Run, catalog: Catalog) -> str:
-    nccl, collective = run.test.nccl, run.collective
+    nccl, collective = NCCL.block_or_none(run.test), run.collective
     assert nccl is not None
     assert collective is not None
     data = catalog.physics

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Literal
 from nvcregen.catalog.models import Baseline, HardwareEntry, TestEntry, TypicalNics
 from nvcregen.catalog.physics_data import Collective
 from nvcregen.core import units
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.spec.v1alpha1 import Nics, NodePool, Scope
 
 if TYPE_CHECKING:
@@ -46,7 +47,7 @@ class Run:
     @property
     def collective(self) -> Collective | None:
         """The nccl-tests collective, or None for a test that runs none."""
-        nccl = self.test.nccl
+        nccl = NCCL.block_or_none(self.test)
         name = nccl.test_type if nccl is not None else None
         return name if name in COLLECTIVES else None
 

@@ -13,6 +13,7 @@ import re
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan import bandwidth, evidence, physics, sweep
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.run import run_of
@@ -142,7 +143,7 @@ def _too_low(
 def _size_problem(
     catalog: Catalog, doc: Document, where: str, unit: TestUnit, size: int
 ) -> Diagnostic | None:
-    nccl = unit.test.nccl
+    nccl = NCCL.block_or_none(unit.test)
     if nccl is None or size in physics.measured_sizes(unit, catalog):
         return None
     largest = physics.largest_size(unit, catalog)
@@ -176,7 +177,7 @@ def _sizes(sizes: list[int] | tuple[int, ...]) -> str:
 
 
 def _memory_note(unit: TestUnit, largest: int) -> str:
-    nccl = unit.test.nccl
+    nccl = NCCL.block_or_none(unit.test)
     assert nccl is not None
     if largest >= units.parse_size(nccl.max_bytes):
         return ""

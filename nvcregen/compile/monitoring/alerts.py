@@ -30,6 +30,7 @@ from nvcregen.core import units
 from nvcregen.core.manifest import Obj, hashed_name
 from nvcregen.core.metrics import METRICS, Metric
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site, Threshold
 
@@ -188,7 +189,7 @@ def _measured(site: Site, target: _Target, window: str) -> tuple[str, str]:
     pattern = workflow_pattern(site, target.matching)
     matchers = [f"workflow=~{promql_string(pattern)}"]
     metric = target.measure.prom_metric
-    nccl = target.matching[0].test.nccl
+    nccl = NCCL.block_or_none(target.matching[0].test)
     if nccl is None:  # goodput: the ratio is kept after the Job ends; 0 is "not yet"
         selected = f"{metric}{{{cluster_matchers(site, *matchers)}}}"
         return f"min by ({by_job(site)}) ({selected} > 0)", ""

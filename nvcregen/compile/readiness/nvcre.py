@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.launch import launch_of
@@ -180,6 +180,7 @@ def workload_run(
     return Manifest(obj, COMPONENT, source, _catalog_files([unit]), notes)
 
 
+@runtime_checkable
 class _Measured(Protocol):
     """What a collective test's catalog block gives its WorkloadRun's measurement."""
 
@@ -192,7 +193,9 @@ class _Measured(Protocol):
 def _workload(site: Site, unit: TestUnit) -> Obj:
     kind = kind_of(unit.test)
     if kind.collective:
-        nccl: _Measured = kind.block(unit.test)
+        nccl = kind.block(unit.test)
+        if not isinstance(nccl, _Measured):  # a collective kind's block names its test
+            raise TypeError(f"test {unit.test.name}: its {kind.name} block has no testType")
         launch = launch_of(unit)
         env = launch.env(unit)
         return {

@@ -19,6 +19,7 @@ from nvcregen.ingest.kindingest import IngestArgs, Ingested, IngestOptionError
 from nvcregen.ingest.models import Json
 from nvcregen.ingest.readlog import Hints, read_logs
 from nvcregen.kinds.burnin.judge import Bounds, BurnInVerdict, judge
+from nvcregen.kinds.burnin.kind import KIND as BURNIN
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import BurnInRun, parse_burnin
 
@@ -63,7 +64,7 @@ def bounds_of(model: str, params: BurnInParams | None = None) -> Bounds | None:
     hardware = catalog.find_hardware(model)
     if params is None:
         test = catalog.tests.get(CATALOG_TEST)
-        params = None if test is None else test.burnin
+        params = None if test is None else BURNIN.block_or_none(test)
     if params is None or hardware is None:
         return None
     found = params.expectation(hardware.model)

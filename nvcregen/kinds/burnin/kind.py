@@ -11,7 +11,7 @@ from nvcregen.kinds.burnin.params import BurnInParams
 _HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 
 
-class BurnIn(TestKind):
+class BurnIn(TestKind[BurnInParams]):
     """DCGM targeted stress on every GPU of a node for a stated duration."""
 
     name: ClassVar[str] = "burnin"

@@ -24,7 +24,7 @@ import hashlib
 import json
 import zlib
 
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.burnin.kind import KIND as BURNIN
 from nvcregen.kinds.burnin.params import BurnInParams
 from nvcregen.kinds.burnin.reader import MARK, UUID_MARK
 from nvcregen.plan.model import TestUnit
@@ -50,7 +50,7 @@ BELOW = (  # DCGM_FR_STRESS_LEVEL_MSG, as TargetedStress_wrapper.cpp fills it in
 
 def burnin_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """The burn-in script on one node: begin line, GPU UUIDs, DCGM's JSON, exit line."""
-    burnin: BurnInParams = kind_of(unit.test).block(unit.test)
+    burnin: BurnInParams = BURNIN.block(unit.test)
     node = at.pack.nodes[0]
     gpus = unit.pool.gpus_per_node
     expectation = burnin.expectation(unit.pool.hardware.model)

@@ -12,7 +12,7 @@ MARK = "@@nvcregen-dcgm"  # the script's begin line (`ingest/beginline.py`'s for
 _HERE = __name__.rpartition(".")[0]  # this package: its templates/ holds the script
 
 
-class Dcgm(TestKind):
+class Dcgm(TestKind[DcgmParams]):
     """DCGM diagnostics."""
 
     name: ClassVar[str] = "dcgm"

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.dcgm.kind import KIND as DCGM
 from nvcregen.kinds.dcgm.kind import MARK
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.dcgmdiagprint import dcgm_version, diag_json
@@ -14,7 +14,7 @@ def dcgm_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
 
     A failing node fails the level's last test on GPU 0 and exits 1.
     """
-    level = int(kind_of(unit.test).block(unit.test).level)
+    level = int(DCGM.block(unit.test).level)
     rc = FAILED_RC if at.failing else 0
     body = diag_json(level, unit.pool.gpus_per_node, dcgm_version(unit.image), at.failing)
     text = (

@@ -39,7 +39,7 @@ def traffic_deadline_s(traffic_s: int, outer_s: int) -> int:
     return max(1, min(traffic_s + CONNECT_S, outer_s - SNAPSHOT_S))
 
 
-class LinkCounters(TestKind):
+class LinkCounters(TestKind[LinkCountersParams]):
     """Link health counters of every HCA port, read around traffic on it."""
 
     name: ClassVar[str] = "linkcounters"

@@ -28,6 +28,7 @@ from nvcregen.fabric.railnames import switch_port
 from nvcregen.ingest.limits import InputLimitError
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.kinds.linkcounters import codes
+from nvcregen.kinds.linkcounters.kind import KIND as LINKCOUNTERS
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
 from nvcregen.kinds.linkcounters.reader import (
     MARK,
@@ -63,7 +64,7 @@ def read_link_counter_log(
     bound = bind_node_log(text, base, names_itself=names_itself, offset=offset, mark=MARK)
     if isinstance(bound, str):
         return {**base, "kind": KIND, "status": FOREIGN, "errors": (bound,)}
-    block: LinkCountersParams | None = unit.test.linkcounters
+    block: LinkCountersParams | None = LINKCOUNTERS.block_or_none(unit.test)
     nics = unit.pool.spec.nics
     if block is None or nics is None or not nics.hcas:
         return {**base, "kind": KIND, "status": "no-data", "errors": ("no RDMA NICs",)}

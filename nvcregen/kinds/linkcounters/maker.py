@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from nvcregen.core import units
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.linkcounters.kind import KIND as LINKCOUNTERS
 from nvcregen.kinds.linkcounters.params import LinkCountersParams
 from nvcregen.kinds.linkcounters.reader import MARK, WIDTHS
 from nvcregen.plan.model import TestUnit
@@ -146,7 +146,7 @@ class _Port:
 
 def link_counters_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """The link-counters script on one node: its begin line, both snapshots, its end line."""
-    block: LinkCountersParams = kind_of(unit.test).block(unit.test)
+    block: LinkCountersParams = LINKCOUNTERS.block(unit.test)
     nics = unit.pool.spec.nics
     hcas = list(nics.hcas) if nics is not None else []
     roce = nics is not None and nics.fabric == "roce"

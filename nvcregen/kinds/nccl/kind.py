@@ -9,7 +9,7 @@ from nvcregen.kindapi.protocol import FixedTime, KindTest, TestKind
 from nvcregen.kinds.nccl.params import NcclParams
 
 
-class Nccl(TestKind):
+class Nccl(TestKind[NcclParams]):
     """nccl-tests collectives."""
 
     name: ClassVar[str] = "nccl"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj
+from nvcregen.kinds.nccl.kind import KIND
 from nvcregen.kinds.nccl.params import NcclParams
 from nvcregen.plan.model import TestUnit
 
@@ -41,9 +42,7 @@ def nccl_env(unit: TestUnit) -> dict[str, str]:
 
 def _block(unit: TestUnit) -> NcclParams:
     """The test's `nccl` block."""
-    nccl = unit.test.nccl
-    assert nccl is not None
-    return nccl
+    return KIND.block(unit.test)
 
 
 def nccl_args(unit: TestUnit) -> list[str]:

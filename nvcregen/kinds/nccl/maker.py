@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import zlib
 
-from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.nccl import printer as ncclprint
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.physics import busbw_at, measured_sizes
 from nvcregen.rehearse.printer import FAILING_SHARE, Maker, Output, Printer, Section, gpu_name
@@ -46,7 +46,7 @@ def nccl_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     prints a tenth of each figure. Sizes that move no bytes (an all-gather's smallest,
     printed as 0) are left out.
     """
-    collective = str(kind_of(unit.test).block(unit.test).test_type)
+    collective = str(NCCL.block(unit.test).test_type)
     share = FAILING_SHARE if at.failing else 1.0
     nodes = at.pack.nodes
     hosts = [at.pack.pod] if len(nodes) == 1 else list(nodes)

@@ -14,7 +14,7 @@ KERNEL_LINES = 2000  # the newest NVRM lines; a storm of one Xid does not need m
 _HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 
 
-class NodeHealth(TestKind):
+class NodeHealth(TestKind[NodeHealthParams]):
     """Node health and configuration."""
 
     name: ClassVar[str] = "node"

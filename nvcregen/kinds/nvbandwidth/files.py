@@ -19,6 +19,7 @@ from nvcregen.core.errors import Diagnostic
 from nvcregen.ingest.models import Json
 from nvcregen.ingest.readlog import Hints, read_log, read_logs
 from nvcregen.kinds.nvbandwidth.judge import RunVerdict, judge
+from nvcregen.kinds.nvbandwidth.kind import KIND as NVBANDWIDTH
 from nvcregen.kinds.nvbandwidth.models import NvbwRun
 from nvcregen.kinds.nvbandwidth.order import parse_list
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
@@ -76,7 +77,7 @@ def model_bounds(model: str, params: NvbandwidthParams | None = None) -> Bounds 
     hardware = catalog.find_hardware(model)
     if params is None:
         test = catalog.tests.get("nvbandwidth")
-        params = None if test is None else test.nvbandwidth
+        params = None if test is None else NVBANDWIDTH.block_or_none(test)
     if hardware is None or params is None:
         return None
     gen = hardware.pcie_gen

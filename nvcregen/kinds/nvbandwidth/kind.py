@@ -11,7 +11,7 @@ from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
 _HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the script
 
 
-class Nvbandwidth(TestKind):
+class Nvbandwidth(TestKind[NvbandwidthParams]):
     """nvbandwidth copy bandwidth between host and GPUs, and between GPUs."""
 
     name: ClassVar[str] = "nvbandwidth"

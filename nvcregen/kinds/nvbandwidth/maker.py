@@ -18,9 +18,9 @@ tenth of the floor, to and from the host and from every peer.
 
 from __future__ import annotations
 
-from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.node.logs import node_expectations
 from nvcregen.kinds.nvbandwidth.files import model_bounds
+from nvcregen.kinds.nvbandwidth.kind import KIND as NVBANDWIDTH
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, Direction, ceilings, direction, floor_of
 from nvcregen.kinds.nvbandwidth.reader import MARK
@@ -47,7 +47,7 @@ LATENCY_NS = 1000.0
 
 def nvbandwidth_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """The nvbandwidth script on one node: its begin line, nvbandwidth's text, its exit line."""
-    params: NvbandwidthParams = kind_of(unit.test).block(unit.test)
+    params: NvbandwidthParams = NVBANDWIDTH.block(unit.test)
     node = at.pack.nodes[0]
     gpus = unit.pool.gpus_per_node
     expected = node_expectations(unit, node)

@@ -41,7 +41,7 @@ def perftest_values(rdma: RdmaParams, run: NodeRun) -> dict[str, object]:
 _HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the scripts
 
 
-class Rdma(TestKind):
+class Rdma(TestKind[RdmaParams]):
     """RDMA rails, one HCA at a time."""
 
     name: ClassVar[str] = "rdma"

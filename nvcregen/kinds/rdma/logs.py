@@ -21,6 +21,7 @@ from nvcregen.ingest.limits import InputLimitError, matched
 from nvcregen.ingest.lines import logical_lines
 from nvcregen.ingest.models import IngestFormatError
 from nvcregen.kinds.rdma import codes
+from nvcregen.kinds.rdma.kind import KIND as RDMA
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import MARK, PerftestRun, parse_perftest
 from nvcregen.plan.model import TestUnit
@@ -52,7 +53,7 @@ def read_rails(
     if isinstance(bound, str):
         return {**base, "kind": "rdma", "status": FOREIGN, "errors": (bound,)}
     sections, problems = sections_of(text)
-    rdma: RdmaParams | None = unit.test.rdma
+    rdma: RdmaParams | None = RDMA.block_or_none(unit.test)
     nics = unit.pool.spec.nics
     if rdma is None or nics is None:
         return {**base, "kind": "rdma", "status": "no-data", "errors": ("no RDMA NICs",)}

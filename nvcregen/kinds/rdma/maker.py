@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from nvcregen.core import units
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.rdma.kind import KIND as RDMA
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import MARK
 from nvcregen.plan.model import TestUnit
@@ -116,7 +116,7 @@ def rail_sections(
 
 def rails_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """The rails script on one node: its begin line, a section per HCA, its end line."""
-    rdma: RdmaParams = kind_of(unit.test).block(unit.test)
+    rdma: RdmaParams = RDMA.block(unit.test)
     rails = rails_of(unit, rdma)
     side = RailSide(True, at.failing, f"{rails.floor:g}", "rc=0 server_rc=0")
     sections, worst = rail_sections(unit, rdma, rails, side)

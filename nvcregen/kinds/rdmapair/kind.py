@@ -35,7 +35,7 @@ SERVER_WAIT_S = 60  # how long the servers may take to listen before the pod is 
 _HERE = __name__.rpartition(".")[0]  # this package: its `templates/` holds the scripts
 
 
-class RdmaPair(TestKind):
+class RdmaPair(TestKind[RdmaParams]):
     """RDMA rails between the nodes of a pair, one HCA at a time."""
 
     name: ClassVar[str] = "rdmapair"

@@ -27,10 +27,10 @@ from typing import Any, Literal
 from nvcregen.core import units
 from nvcregen.fabric.railnames import pair_cabled
 from nvcregen.ingest.beginline import BeginLine, begin_line
-from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.logs import judge_rail, sections_of
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdmapair import codes
+from nvcregen.kinds.rdmapair.kind import KIND as RDMAPAIR
 from nvcregen.plan.model import TestUnit
 from nvcregen.results.kindlogs import Side
 from nvcregen.results.nodebind import FOREIGN, UNBOUND, bind_node_log
@@ -104,7 +104,7 @@ def _other_pod(side: Side, mark: str, role: Role, run: str) -> str | None:
 
 
 def _rails(client: Side, server: Side, hosts: tuple[str, str], unit: TestUnit) -> dict[str, Any]:
-    rdma: RdmaParams = kind_of(unit.test).block(unit.test)
+    rdma: RdmaParams = RDMAPAIR.block(unit.test)
     nics = unit.pool.spec.nics
     if nics is None:
         return {"status": "no-data", "errors": ("no RDMA NICs",)}

@@ -24,10 +24,10 @@ same either way: what it printed does not say the rail was slow.
 
 from __future__ import annotations
 
-from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.maker import RailSide, rail_sections, rails_of
 from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import MARK
+from nvcregen.kinds.rdmapair.kind import KIND as RDMAPAIR
 from nvcregen.kinds.rdmapair.logs import CLIENT_MARK, SERVER_MARK
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.printer import Maker, Output, Printer, Section, stamp
@@ -37,7 +37,7 @@ SERVER_POD = "node-0-0"  # JobSet's first pod of the `node` replicated job: the 
 
 def rdma_pair_output(printer: Printer, unit: TestUnit, at: Section) -> Output:
     """One side of a pair run: the server's log on its node, or the client's on its own."""
-    rdma: RdmaParams = kind_of(unit.test).block(unit.test)
+    rdma: RdmaParams = RDMAPAIR.block(unit.test)
     rails = rails_of(unit, rdma)
     own, *rest = at.pack.nodes
     pair = sorted({own, *rest[:1]})

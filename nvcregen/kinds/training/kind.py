@@ -9,7 +9,7 @@ from nvcregen.kindapi.protocol import FixedTime, KindTest, TestKind
 from nvcregen.kinds.training.params import TrainingParams
 
 
-class Training(TestKind):
+class Training(TestKind[TrainingParams]):
     """Checkpointed training."""
 
     name: ClassVar[str] = "training"

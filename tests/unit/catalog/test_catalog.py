@@ -12,7 +12,8 @@ from sitefactory import catalog, line_of
 from nvcregen.catalog.load import load_catalog, model_key
 from nvcregen.core.datafiles import data_dir
 from nvcregen.core.errors import NvcregenError, Severity
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kindapi.registry import KINDS, kind_of
+from nvcregen.kinds.dcgm.kind import KIND as DCGM
 
 KNOWN = ["H100", "H200", "A100", "L40S", "L40", "B200", "B300", "GB200", "GB300", "RTX PRO 6000"]
 UNKNOWN = ["H20", "H20-3e", "L20"]
@@ -108,12 +109,8 @@ def test_every_test_becomes_a_category_or_a_workloadrun() -> None:
         else:  # a WorkloadRun: mpi for nccl-tests, exec for DCGM and node health
             kind = kind_of(test)  # or none: a pair runs in trainer mode only (NVC344)
             assert kind.collective or kind.per_node or kind.pair, name
-        params: list[object] = [test.nccl, test.dcgm, test.training, test.node]
-        params += [test.nvbandwidth, test.rdma, test.linkcounters, test.rdmapair, test.burnin]
-        assert sum(p is not None for p in params) == 1, name
-        kinds = ["nccl", "dcgm", "training", "node", "nvbandwidth", "rdma", "linkcounters",
-                 "rdmapair", "burnin"]  # fmt: skip
-        assert params[kinds.index(test.kind)] is not None, name
+        blocks = {k: b for k, kind in KINDS.items() if (b := kind.block_or_none(test)) is not None}
+        assert list(blocks) == [test.kind], name  # its kind's block, and no other
 
 
 def test_workloadrun_only_tests() -> None:
@@ -136,14 +133,11 @@ def test_workloadrun_only_tests() -> None:
 
 def test_dcgm_l4_needs_a_hostengine() -> None:
     l4 = catalog().tests["dcgm-l4"]
-    assert l4.dcgm is not None
-    assert l4.dcgm.needs_hostengine is True
+    assert DCGM.block(l4).needs_hostengine is True
     assert l4.nvcre is not None
     assert l4.nvcre.hostengine
     for name in ("dcgm-l1", "dcgm-l2", "dcgm-l3"):
-        params = catalog().tests[name].dcgm
-        assert params is not None
-        assert params.needs_hostengine is False
+        assert DCGM.block(catalog().tests[name]).needs_hostengine is False
 
 
 def test_roce_baseline_rounds_and_median() -> None:

@@ -8,6 +8,7 @@ from trainerfactory import SHIPPED
 
 from nvcregen.collect.podlogs import _job_container
 from nvcregen.compile.readiness.nodescript import node_container, node_script, outer_deadline_s
+from nvcregen.kinds.dcgm.kind import KIND as DCGM
 from nvcregen.plan.resolve import plan
 
 
@@ -33,8 +34,7 @@ def test_a_kind_that_does_not_run_per_node_has_no_script_nor_container() -> None
     container = node_container(site, dcgm)
     assert container["name"] == "dcgm-diag"
     assert container["command"] == ["/bin/bash", "-c", node_script(site, dcgm)]
-    assert dcgm.test.dcgm is not None
-    assert f"--run {dcgm.test.dcgm.level} --json" in container["command"][2]
+    assert f"--run {DCGM.block(dcgm.test).level} --json" in container["command"][2]
 
 
 @pytest.mark.parametrize(

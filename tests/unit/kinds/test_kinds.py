@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from typing import get_args
-
 import pytest
 
 from nvcregen.catalog.load import load_catalog
-from nvcregen.catalog.models import KindName
 from nvcregen.catalog.models import TestEntry as Entry
 from nvcregen.kindapi.protocol import FixedTime, NodeRun, NodeScript
 from nvcregen.kindapi.registry import KINDS, kind_of
+from nvcregen.kinds.dcgm.kind import KIND as DCGM
+from nvcregen.kinds.nccl.kind import KIND as NCCL
+from nvcregen.kinds.training.kind import KIND as TRAINING
 
 
 def entry(name: str) -> Entry:
@@ -18,7 +18,7 @@ def entry(name: str) -> Entry:
 
 
 def test_every_catalog_kind_is_registered_once_under_its_own_name() -> None:
-    assert sorted(KINDS) == sorted(get_args(KindName))
+    assert {test.kind for test in load_catalog().tests.values()} == set(KINDS)
     assert all(kind.name == name for name, kind in KINDS.items())
 
 
@@ -39,6 +39,25 @@ def test_a_test_without_its_kinds_block_is_a_clear_error() -> None:
     bare = entry("dcgm-l1").model_copy(update={"dcgm": None})
     with pytest.raises(ValueError, match="test dcgm-l1 has no dcgm parameters"):
         kind_of(bare).fixed_time(bare, "15s")
+    assert DCGM.block_or_none(bare) is None
+
+
+def test_a_kinds_block_is_read_typed_and_none_from_another_kinds_test() -> None:
+    dcgm, nccl = entry("dcgm-l1"), entry("nccl-all-reduce")
+    assert DCGM.block(dcgm) is DCGM.block_or_none(dcgm)
+    assert DCGM.block(dcgm).level == 1
+    assert DCGM.block_or_none(nccl) is None
+    with pytest.raises(ValueError, match="test nccl-all-reduce has no dcgm parameters"):
+        DCGM.block(nccl)
+
+
+def test_another_kinds_model_under_a_kinds_name_is_a_bug_named() -> None:
+    odd = entry("dcgm-l1").model_copy(update={"dcgm": NCCL.block(entry("nccl-all-reduce"))})
+    wrong = "test dcgm-l1: its dcgm block is a NcclParams, not DcgmParams"
+    with pytest.raises(TypeError, match=wrong):
+        DCGM.block_or_none(odd)
+    with pytest.raises(TypeError, match=wrong):
+        DCGM.block(odd)
 
 
 @pytest.mark.parametrize(
@@ -62,10 +81,9 @@ def test_how_each_kinds_runs_are_laid_out(name: str, traits: set[str]) -> None:
 
 def test_fixed_times_are_a_pod_start_plus_the_catalogs_duration() -> None:
     dcgm = entry("dcgm-l3")
-    assert dcgm.dcgm is not None
+    expected = DCGM.block(dcgm).expected_duration
     assert kind_of(dcgm).fixed_time(dcgm, "15s") == FixedTime(
-        15 + int(dcgm.dcgm.expected_duration.removesuffix("m")) * 60,
-        f"15s start-up + DCGM level 3 {dcgm.dcgm.expected_duration}",
+        15 + int(expected.removesuffix("m")) * 60, f"15s start-up + DCGM level 3 {expected}"
     )
     node = entry("node-health")
     assert kind_of(node).fixed_time(node, "15s") == FixedTime(
@@ -82,8 +100,8 @@ def test_nccl_is_timed_by_the_sweep_model_not_a_fixed_time() -> None:
 def test_duration_basis_of_the_fixed_kinds() -> None:
     assert kind_of(entry("node-health")).duration_basis(entry("node-health")) == "30s"
     training = entry("training-goodput")
-    assert training.training is not None
-    assert kind_of(training).duration_basis(training) == f"{training.training.max_steps} steps"
+    steps = TRAINING.block(training).max_steps
+    assert kind_of(training).duration_basis(training) == f"{steps} steps"
 
 
 def test_nvcre_options_are_the_kinds_own() -> None:
@@ -94,12 +112,12 @@ def test_nvcre_options_are_the_kinds_own() -> None:
         "numCycles": 10,
     }
     training = entry("training-goodput")
-    assert training.training is not None
+    params = TRAINING.block(training)
     assert kind_of(training).nvcre_options(training) == {
         "enableCheckpoint": True,
-        "maxSteps": training.training.max_steps,
-        "saveInterval": training.training.save_interval,
-        "storageSize": training.training.storage_size,
+        "maxSteps": params.max_steps,
+        "saveInterval": params.save_interval,
+        "storageSize": params.storage_size,
     }
     assert kind_of(entry("dcgm-l4")).nvcre_options(entry("dcgm-l4")) == {}
 
@@ -107,7 +125,8 @@ def test_nvcre_options_are_the_kinds_own() -> None:
 def test_only_dcgm_levels_that_say_so_need_a_hostengine() -> None:
     tests = load_catalog().tests
     needs = {n: kind_of(t).needs_hostengine(t) for n, t in tests.items()}
-    declared = {n: t.dcgm is not None and t.dcgm.needs_hostengine for n, t in tests.items()}
+    blocks = {n: DCGM.block_or_none(t) for n, t in tests.items()}
+    declared = {n: block is not None and block.needs_hostengine for n, block in blocks.items()}
     assert needs == declared
     assert any(needs.values())
 

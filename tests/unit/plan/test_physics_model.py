@@ -12,6 +12,7 @@ import pytest
 from sitefactory import catalog
 
 from nvcregen.catalog import models
+from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan import bandwidth, evidence, physics, sweep
 from nvcregen.plan.run import Network, Run, run_for, run_of_baseline
 from nvcregen.spec.v1alpha1 import NodePool, Scope
@@ -176,8 +177,7 @@ def test_expected_is_the_measured_median_and_timing_the_lower_of_both() -> None:
 
 
 def test_sweep_sizes_and_calls() -> None:
-    nccl = catalog().tests["nccl-all-reduce"].nccl
-    assert nccl is not None
+    nccl = NCCL.block(catalog().tests["nccl-all-reduce"])
     sizes = sweep.sizes(nccl)
     assert (len(sizes), sizes[0], sizes[-1]) == (32, 8, 16 * 2**30)
     assert sweep.calls_per_size(nccl, catalog().physics.nccl_tests) == 2 * (1 + 100 + 1)
@@ -209,10 +209,9 @@ def test_printed_sizes_round_to_whole_elements_per_rank() -> None:
 
 def test_nccl_duration_by_hand() -> None:
     entry = catalog().tests["nccl-all-reduce"]
-    assert entry.nccl is not None
     small = entry.model_copy(
         update={
-            "nccl": entry.nccl.model_copy(
+            "nccl": NCCL.block(entry).model_copy(
                 update={"min_bytes": "1GiB", "max_bytes": "2GiB", "iterations": 10, "cycles": 3}
             )
         }

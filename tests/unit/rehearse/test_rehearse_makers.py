@@ -36,6 +36,7 @@ from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
 from nvcregen.kindapi import registry as kindapi_registry
 from nvcregen.kindapi.registry import KINDS
+from nvcregen.kinds.linkcounters.kind import KIND as LINKCOUNTERS
 from nvcregen.kinds.linkcounters.logs import read_link_counter_log
 from nvcregen.kinds.linkcounters.maker import link_counters_output
 from nvcregen.kinds.linkcounters.reader import parse_link_counters
@@ -43,6 +44,7 @@ from nvcregen.kinds.node.logs import read_node_health
 from nvcregen.kinds.node.maker import node_health_output
 from nvcregen.kinds.node.reader import parse_node_health_log
 from nvcregen.kinds.nvbandwidth.files import model_bounds
+from nvcregen.kinds.nvbandwidth.kind import KIND as NVBANDWIDTH
 from nvcregen.kinds.nvbandwidth.logs import read_nvbandwidth
 from nvcregen.kinds.nvbandwidth.maker import nvbandwidth_output
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthParams
@@ -255,13 +257,12 @@ def test_two_rounds_of_a_node_never_print_the_same_node_health_log(loaded: Loade
 
 
 def nvbw_params(unit: TestUnit) -> NvbandwidthParams:
-    assert unit.test.nvbandwidth is not None
-    return unit.test.nvbandwidth
+    return NVBANDWIDTH.block(unit.test)
 
 
 def nvbw_bounds(loaded: LoadedSite) -> tuple[dict[str, float], dict[str, float | None]]:
     unit = unit_of(loaded, "nvbandwidth")
-    bounds = model_bounds("H100", unit.test.nvbandwidth)
+    bounds = model_bounds("H100", NVBANDWIDTH.block_or_none(unit.test))
     assert bounds is not None and bounds.floor is not None
     ways: tuple[Direction, ...] = ("hostToDevice", "deviceToHost", "deviceToDevice")
     floors = {w: floor_of(bounds.floor, w) for w in ways}
@@ -384,7 +385,7 @@ def link_unit(
 ) -> TestUnit:
     """The site's link-counters unit: its pool's fabric, its symbol_error limit as given."""
     unit = unit_of(loaded, "link-counters")
-    block = unit.test.linkcounters
+    block = LINKCOUNTERS.block_or_none(unit.test)
     nics = unit.pool.spec.nics
     assert block is not None and nics is not None
     if limit:
@@ -433,7 +434,7 @@ def test_a_healthy_nodes_link_counters_pass_every_limit(loaded: LoadedSite) -> N
     assert [(p.hca, p.port, p.layer) for p in ports] == [
         (f"mlx5_{i}", 1, "Ethernet") for i in range(8)
     ]
-    block = unit.test.linkcounters
+    block = LINKCOUNTERS.block_or_none(unit.test)
     assert block is not None
     for port in ports:
         assert port.problems == () and [c for c in port.counters if c.problem] == []

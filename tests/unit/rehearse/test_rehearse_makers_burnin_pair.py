@@ -18,13 +18,13 @@ from test_rehearse_makers import POD, START, base, loaded, made, printer, projec
 
 from nvcregen.collect.model import LoadedSite
 from nvcregen.core import units
-from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.burnin.kind import KIND as BURNIN
 from nvcregen.kinds.burnin.logs import read_burnin
 from nvcregen.kinds.burnin.maker import burnin_output, gpu_uuid
 from nvcregen.kinds.burnin.reader import parse_burnin
 from nvcregen.kinds.rdma.maker import RailSide, rail_sections, rails_of
-from nvcregen.kinds.rdma.params import RdmaParams
 from nvcregen.kinds.rdma.reader import parse_perftest
+from nvcregen.kinds.rdmapair.kind import KIND as RDMAPAIR
 from nvcregen.kinds.rdmapair.logs import read_pair
 from nvcregen.plan.model import TestUnit
 from nvcregen.rehearse.podlogs import run_pod_log
@@ -48,7 +48,7 @@ def burnin_unit(loaded: LoadedSite, peak: float | None = None, model: str = "") 
         return replace(unit, pool=replace(unit.pool, hardware=hardware))
     if peak is None:
         return unit
-    block = unit.test.burnin
+    block = BURNIN.block_or_none(unit.test)
     assert block is not None
     expected = [e.model_copy(update={"peak_gflops": peak}) for e in block.expectations]
     test = unit.test.model_copy(
@@ -267,7 +267,7 @@ def test_the_loopback_and_the_pair_share_one_rail_loop(loaded: LoadedSite) -> No
     """`rail_sections`: a section per HCA; only a measuring side prints a table and its
     floor line, with the floor and rail end as each script's template prints them."""
     unit = unit_of(loaded, "rdma-rails-pair", "two-node")
-    rdma: RdmaParams = kind_of(unit.test).block(unit.test)
+    rdma = RDMAPAIR.block(unit.test)
     rails = rails_of(unit, rdma)
     client = RailSide(True, True, "380.0", "rc=0 x=1", (2, 1))
     lines, rc = rail_sections(unit, rdma, rails, client)

@@ -20,6 +20,7 @@ from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.kinds.burnin.judge import Bounds, judge
+from nvcregen.kinds.burnin.kind import KIND as BURNIN
 from nvcregen.kinds.burnin.params import BurnInExpectation, BurnInParams
 from nvcregen.kinds.burnin.reader import BurnInRun, GpuLoad
 from nvcregen.plan.resolve import plan
@@ -46,7 +47,7 @@ def burnin_unit(text: str):  # type: ignore[no-untyped-def]
 def test_the_catalog_entry_is_a_per_node_kind_reading_dcgm() -> None:
     test = catalog().tests["burn-in"]
     kind = kind_of(test)
-    assert KINDS["burnin"] is kind and test.burnin is not None
+    assert KINDS["burnin"] is kind is BURNIN and BURNIN.block_or_none(test) is not None
     assert (kind.per_node, kind.one_node, kind.collective, kind.node_health) == (
         True,
         True,
@@ -58,7 +59,7 @@ def test_the_catalog_entry_is_a_per_node_kind_reading_dcgm() -> None:
         "dcgm",
         "burn-in",
     )
-    assert (test.image, test.burnin.plugin, test.burnin.precision) == (
+    assert (test.image, BURNIN.block(test).plugin, BURNIN.block(test).precision) == (
         "dcgm",
         "targeted_stress",
         "fp32",
@@ -70,7 +71,8 @@ def test_its_duration_is_budgeted_pod_start_set_up_and_the_load() -> None:
     assert kind_of(test).fixed_time(test, "15s") == FixedTime(
         735.0, "15s start-up + DCGM set-up 2m + targeted_stress 10m"
     )
-    longer = test.model_copy(update={"burnin": test.burnin.model_copy(update={"duration": "30m"})})  # type: ignore[union-attr]
+    longer_block = BURNIN.block(test).model_copy(update={"duration": "30m"})
+    longer = test.model_copy(update={"burnin": longer_block})
     assert kind_of(longer).fixed_time(longer, "15s") == FixedTime(
         1935.0, "15s start-up + DCGM set-up 2m + targeted_stress 30m"
     )
@@ -78,8 +80,7 @@ def test_its_duration_is_budgeted_pod_start_set_up_and_the_load() -> None:
 
 
 def test_expectations_for_h100_h200_h20_l20_each_within_its_peak_with_sources() -> None:
-    burnin = catalog().tests["burn-in"].burnin
-    assert burnin is not None
+    burnin = BURNIN.block(catalog().tests["burn-in"])
     found = {e.model: (e.target_gflops, e.peak_gflops) for e in burnin.expectations}
     assert found == {
         "H100": (29250, 67000),
@@ -147,7 +148,8 @@ def test_the_script_asks_dcgm_for_the_models_target_and_the_catalogs_duration() 
     assert found.values["deadline_s"] == 840
     other = kind_of(test).node_script(test, NodeRun(8, 900_000, 840, None, model="A100"))
     assert other is not None and "target_stress=" not in str(other.values["params"])
-    dgemm = test.model_copy(update={"burnin": test.burnin.model_copy(update={"precision": "fp64"})})  # type: ignore[union-attr]
+    dgemm_block = BURNIN.block(test).model_copy(update={"precision": "fp64"})
+    dgemm = test.model_copy(update={"burnin": dgemm_block})
     found = kind_of(dgemm).node_script(dgemm, NodeRun(8, 900_000, 840, None, model="H20"))
     assert found is not None and "use_dgemm=true" in str(found.values["params"])
 

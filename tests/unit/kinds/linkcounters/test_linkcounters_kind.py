@@ -19,6 +19,7 @@ from nvcregen.cli import main
 from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.linkcounters.kind import KIND as LINKCOUNTERS
 from nvcregen.kinds.linkcounters.kind import PORT_BASE
 from nvcregen.kinds.linkcounters.logs import read_link_counter_log
 from nvcregen.kinds.linkcounters.params import CounterLimit, LinkCountersParams
@@ -46,7 +47,7 @@ def unit_of(text: str):  # type: ignore[no-untyped-def]
 
 def test_catalog_entry_limits_and_fixed_time() -> None:
     test = catalog().tests["link-counters"]
-    block = test.linkcounters
+    block = LINKCOUNTERS.block_or_none(test)
     assert block is not None and test.scopes == ["intra-node"] and test.transport == "rdma"
     limits = {(x.counter, x.max_delta, x.max_per_hour) for x in block.limits}
     assert ("link_downed", 0, None) in limits and ("symbol_error", None, 120) in limits

@@ -9,6 +9,7 @@ from __future__ import annotations
 from nodehealthlogs import EXAMPLES, health_log
 
 from nvcregen.catalog.load import load_catalog
+from nvcregen.kinds.node.kind import KIND as NODE
 from nvcregen.kinds.node.nvcreruns import judge_node_health_logs
 from nvcregen.plan.model import TestUnit as PlannedUnit
 from nvcregen.results.logrecords import RunLog
@@ -27,7 +28,7 @@ def units(text: str) -> list[PlannedUnit]:
 
 def judged(text: str, nodes: tuple[str, ...]) -> RunResult:
     planned = units(text)
-    unit = next(u for u in planned if u.test.node is not None)
+    unit = next(u for u in planned if NODE.block_or_none(u.test) is not None)
     run = RunResult(
         stage=unit.stage.name,
         scope=unit.stage.scope,

@@ -11,6 +11,7 @@ from nvcregen.compile.templating import render_packaged
 from nvcregen.core import units
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import KINDS, kind_of
+from nvcregen.kinds.nvbandwidth.kind import KIND as NVBANDWIDTH
 from nvcregen.kinds.nvbandwidth.params import NvbandwidthFloor, NvbandwidthParams
 from nvcregen.kinds.nvbandwidth.physics import Ceilings, ceilings, direction, floor_problems
 
@@ -41,7 +42,8 @@ def test_the_catalog_entry_is_a_per_node_kind_with_its_own_log() -> None:
         "dcgm",
     )
     assert test.nvcre is None  # NVCRE 0.7.0 has no such category: a WorkloadRun
-    nvbw = kind.block(test)
+    assert kind is NVBANDWIDTH
+    nvbw = NVBANDWIDTH.block(test)
     assert nvbw.testcases == [
         "host_to_device_memcpy_ce",
         "device_to_host_memcpy_ce",
@@ -112,7 +114,7 @@ def test_ceilings_are_the_pcie_link_and_half_the_nvlink_figure() -> None:
 
 def test_every_catalog_floor_names_a_model_with_a_pcie_generation_and_fits_it() -> None:
     catalog = load_catalog()
-    nvbw = kind_of(catalog.tests["nvbandwidth"]).block(catalog.tests["nvbandwidth"])
+    nvbw = NVBANDWIDTH.block(catalog.tests["nvbandwidth"])
     assert [f.model for f in nvbw.floors] == ["H100", "H20", "L20"]
     for floor in nvbw.floors:
         hardware = catalog.find_hardware(floor.model)

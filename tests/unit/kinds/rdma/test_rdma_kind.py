@@ -16,6 +16,7 @@ from nvcregen.compile.readiness.nodescript import node_script
 from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.rdma.kind import KIND as RDMA
 from nvcregen.kinds.rdma.kind import PORT_BASE
 from nvcregen.kinds.rdma.logs import read_rails
 from nvcregen.plan.resolve import plan
@@ -37,13 +38,13 @@ def rails_unit(text: str):  # type: ignore[no-untyped-def]
 
 def test_catalog_entry_and_fixed_time() -> None:
     test = catalog().tests["rdma-rails"]
-    assert test.rdma is not None
-    assert (test.rdma.tool, test.rdma.message_size, test.rdma.use_cuda) == (
+    rdma = RDMA.block(test)
+    assert (rdma.tool, rdma.message_size, rdma.use_cuda) == (
         "ib_write_bw",
         "8MiB",
         True,
     )
-    assert test.rdma.floor == 0.95 and test.scopes == ["intra-node"]
+    assert rdma.floor == 0.95 and test.scopes == ["intra-node"]
     kind = kind_of(test)
     assert kind.fixed_time(test, "15s") == FixedTime(
         135.0, "15s start-up + ib_write_bw on every HCA 2m"

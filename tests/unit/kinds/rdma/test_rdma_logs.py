@@ -14,6 +14,7 @@ from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
+from nvcregen.kinds.rdma.kind import KIND as RDMA
 from nvcregen.kinds.rdma.logs import read_rails
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
@@ -31,8 +32,7 @@ TEXT = without_packing(EXAMPLE.read_text()).replace(STAGE, STAGE + "rdma-rails, 
 def rails_unit(speed: str = "145Gb/s", floor: float = 0.95) -> TestUnit:
     site, _ = parse(TEXT.replace("speed: 200Gb/s", f"speed: {speed}"))
     unit = next(u for u in plan(site, catalog()) if u.test.name == "rdma-rails")
-    assert unit.test.rdma is not None
-    rdma = unit.test.rdma.model_copy(update={"floor": floor})
+    rdma = RDMA.block(unit.test).model_copy(update={"floor": floor})
     return replace(unit, test=unit.test.model_copy(update={"rdma": rdma}))
 
 

@@ -20,6 +20,7 @@ from nvcregen.fabric.groups import paired, plan_groups
 from nvcregen.fabric.placement import Placement
 from nvcregen.kindapi.protocol import FixedTime
 from nvcregen.kindapi.registry import kind_of
+from nvcregen.kinds.rdmapair.kind import KIND as RDMAPAIR
 from nvcregen.kinds.rdmapair.kind import READY_FILE
 from nvcregen.plan.resolve import plan
 from nvcregen.validate.semantic import check_references
@@ -46,7 +47,7 @@ def test_catalog_entry_kind_and_time() -> None:
     layout = (kind.name, kind.pair, kind.per_node, kind.collective)
     assert layout == ("rdmapair", True, False, False)
     assert test.scopes == ["inter-node"] and test.transport == "rdma"
-    assert test.rdmapair is not None and test.rdmapair.floor == 0.95
+    assert RDMAPAIR.block(test).floor == 0.95
     assert kind.fixed_time(test, "15s") == FixedTime(
         195.0,
         "15s start-up + the servers listening (at most 60s) + ib_write_bw on every HCA,"

@@ -14,6 +14,7 @@ from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.fabric.inventory import Inventory, InventoryNode, SwitchPort
 from nvcregen.kinds.rdmapair import codes as pair_codes
+from nvcregen.kinds.rdmapair.kind import KIND as RDMAPAIR
 from nvcregen.kinds.rdmapair.logs import read_pair, role_of, sides
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.resolve import plan
@@ -36,8 +37,7 @@ START = "start=2026-12-06T09:19:12Z"
 def pair_unit(speed: str = "145Gb/s", floor: float = 0.95) -> TestUnit:
     site, _ = parse(TEXT.replace("speed: 200Gb/s", f"speed: {speed}"))
     unit = next(u for u in plan(site, catalog()) if u.test.name == "rdma-rails-pair")
-    assert unit.test.rdmapair is not None
-    rdma = unit.test.rdmapair.model_copy(update={"floor": floor})
+    rdma = RDMAPAIR.block(unit.test).model_copy(update={"floor": floor})
     return replace(unit, test=unit.test.model_copy(update={"rdmapair": rdma}))
 
 

@@ -6,6 +6,7 @@ from nvcregen.catalog.load import load_catalog
 from nvcregen.catalog.models import TestEntry as Entry
 from nvcregen.kindapi.protocol import FixedTime
 from nvcregen.kindapi.registry import kind_of, package_of
+from nvcregen.kinds.training.kind import KIND as TRAINING
 from nvcregen.rehearse.makers.registry import maker_of, refusal_of
 
 
@@ -15,8 +16,7 @@ def entry(name: str) -> Entry:
 
 def test_training_time_counts_every_step_and_each_whole_checkpoint_interval() -> None:
     base = entry("training-goodput")
-    assert base.training is not None
-    params = base.training.model_copy(
+    params = TRAINING.block(base).model_copy(
         update={
             "max_steps": 10,
             "save_interval": 4,
