@@ -17,8 +17,8 @@ from nvcregen.compile.gitops.common import (
     manual_trigger,
     object_metadata,
 )
-from nvcregen.compile.gitops.project import project_scope
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.engines.gitops.argocd.project import project_scope
 from nvcregen.spec.v1alpha1 import Site
 
 ARGOCD_API = "argoproj.io/v1alpha1"

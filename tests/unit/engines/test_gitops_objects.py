@@ -1,0 +1,99 @@
+"""Each GitOps engine writes its own objects (issue 35 item 3): the compiler asks through
+`compile.gitops.engineparts.GitOpsObjects`, found in the engine's package."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from sitefactory import edit, parse, site_yaml
+
+from nvcregen.compile.gitops.engineparts import GitOpsObjects, objects_of
+from nvcregen.engineapi import registry
+from nvcregen.engineapi.registry import GITOPS, gitops_engine
+
+REPO = "https://git.example.com/gpu/readiness.git"
+ENGINE_SOURCE = """
+from nvcregen.engineapi.protocol import GitOpsEngine
+
+
+class Plain(GitOpsEngine):
+    name = "plain"
+    title = "Plain"
+    unit_kind = "Plain"
+    unit_path = "/spec/path"
+    kustomizations = final_gate = suspended_job_current = False
+    repo_url = None
+
+    def status_bytes(self, objects, inventory_bytes, facts):
+        return 0
+
+
+ENGINE = Plain()
+"""
+
+
+@pytest.fixture
+def plain_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """A GitOps engine whose package holds nothing but its traits."""
+    folder = tmp_path / "fakegitops" / "plain"
+    folder.mkdir(parents=True)
+    (tmp_path / "fakegitops" / "__init__.py").touch()
+    (folder / "__init__.py").touch()
+    (folder / "engine.py").write_text(ENGINE_SOURCE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(registry, "GITOPS_MODULES", ("fakegitops.plain.engine",))
+    registry.GITOPS.reset()
+    yield
+    registry.GITOPS.reset()
+    for name in [m for m in sys.modules if m == "fakegitops" or m.startswith("fakegitops.")]:
+        del sys.modules[name]
+
+
+def test_every_registered_gitops_engine_writes_its_objects_from_its_own_package() -> None:
+    for engine in GITOPS.values():
+        found = objects_of(engine)
+        assert isinstance(found, GitOpsObjects)
+        assert type(found).__module__ == f"{registry.package_of(engine)}.objects"
+
+
+def test_an_engine_whose_package_holds_no_objects_is_named(plain_engine: None) -> None:
+    with pytest.raises(LookupError, match="GitOps engine plain writes no GitOps objects"):
+        objects_of(GITOPS["plain"])
+
+
+def _site(engine: str, health_checks: str | None = None) -> str:
+    text = site_yaml() + f"  gitops:\n    engine: {engine}\n    repoURL: {REPO}\n"
+    if health_checks is not None:
+        text = edit(text, "    engine:", f"    healthChecks: {health_checks}\n    engine:")
+    return text
+
+
+@pytest.mark.parametrize(
+    ("engine", "health_checks", "expected"),
+    [
+        ("argocd", None, ["argocd-cm"]),  # the default is `install`
+        ("argocd", "install", ["argocd-cm"]),
+        ("argocd", "existing", []),  # the cluster's argocd-cm holds them already
+        ("flux", None, []),  # each step's Kustomization carries its own checks
+    ],
+)
+def test_the_platform_layer_carries_argo_cds_health_checks_unless_the_cluster_has_them(
+    engine: str, health_checks: str | None, expected: list[str]
+) -> None:
+    site, _ = parse(_site(engine, health_checks))
+    found = objects_of(gitops_engine(engine)).platform(site)
+    assert [m.name for m in found] == expected
+    assert all(m.component == "platform" and not m.owned for m in found)
+
+
+def test_argo_cds_chain_leaves_the_gitops_layer_as_it_is() -> None:
+    """Argo CD orders its steps by the runs' sync waves: nothing is added to its layer."""
+    site, _ = parse(_site("argocd"))
+    objects = objects_of(gitops_engine("argocd"))
+    layer = objects.layer(site, ["platform", "readiness"], [], {})
+    assert objects.chain(site, layer, ()) == layer
+    assert objects.chain(site, layer, ()) is not layer  # a copy, never the caller's list
+    assert objects.problems(site, parse(_site("argocd"))[1], "git@host:repo.git") == []
