@@ -16,15 +16,15 @@ import pytest
 from healthfactory import CASES, EXPECTED, KINDS, WORKLOAD_CASES, run
 
 from nvcregen.compile.gitops.healthchecks import HEALTH_CHECKS, WORKLOAD, check_for
+from nvcregen.engines.gitops.argocd import livehealth as rehearse_health
 from nvcregen.engines.gitops.argocd.health import (
     argocd_health_keys,
     argocd_key,
     lua_file,
     lua_script,
 )
-from nvcregen.rehearse import health as rehearse_health
 
-# The runtime is the rehearsal's (`nvcregen.rehearse.health`): lupa's Lua 5.1, with what
+# The runtime is the rehearsal's (`engines/gitops/argocd/livehealth.py`): lupa's Lua 5.1, with what
 # gopher-lua opens for Argo CD (base, package, table, and os without io or exit).
 lua_module = rehearse_health.lua_module()
 RUNTIME = lua_module.__name__

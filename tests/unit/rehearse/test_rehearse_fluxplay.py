@@ -1,4 +1,4 @@
-"""What a Flux rehearsal hands the real Flux (nvcregen.rehearse.fluxplay; pure parts).
+"""What a Flux rehearsal hands the real Flux (engines/gitops/flux/play.py; pure parts).
 
 The twin-side run is in tests/realserver/test_twin_rehearse.py; here: the repository's
 files, the Kustomizations as applied (source, folder, dependencies, suspend) and how a
@@ -11,14 +11,14 @@ from typing import Any
 
 import yaml
 
-from nvcregen.plan.facts import PlanFacts
-from nvcregen.rehearse.fluxplay import (
+from nvcregen.engines.gitops.flux.play import (
     REPOSITORY,
     ready_state,
     rehearsed_kustomizations,
     repository_files,
 )
-from nvcregen.rehearse.steps import read_order
+from nvcregen.plan.facts import PlanFacts
+from nvcregen.rehearse.gitopsplay import read_order
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]

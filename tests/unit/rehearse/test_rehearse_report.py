@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from nvcregen.plan.facts import PlanFacts
+from nvcregen.rehearse.gitopsplay import read_order
 from nvcregen.rehearse.report import (
     Collected,
     Rehearsal,
@@ -18,7 +19,6 @@ from nvcregen.rehearse.report import (
     to_json,
     to_text,
 )
-from nvcregen.rehearse.steps import read_order
 from nvcregen.rehearse.watch import RunState, run_states
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nvcregen.plan.facts import PlanFacts
-from nvcregen.rehearse.steps import read_order, skip_reason
+from nvcregen.rehearse.gitopsplay import read_order
+from nvcregen.rehearse.steps import skip_reason
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]

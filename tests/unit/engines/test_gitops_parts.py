@@ -1,5 +1,6 @@
-"""Each GitOps engine writes its own objects (issue 35 item 3): the compiler asks through
-`compile.gitops.engineparts.GitOpsObjects`, found in the engine's package."""
+"""Each GitOps engine writes its own objects and plays its own rehearsal (issue 35 item 3):
+the compiler asks through `compile.gitops.engineparts.GitOpsObjects`, the rehearsal
+through `rehearse.gitopsplay.GitOpsPlayer`, both found in the engine's package."""
 
 from __future__ import annotations
 
@@ -10,9 +11,12 @@ from pathlib import Path
 import pytest
 from sitefactory import edit, parse, site_yaml
 
+from nvcregen.check.engineparts import PART, is_tree_checks
 from nvcregen.compile.gitops.engineparts import GitOpsObjects, objects_of
 from nvcregen.engineapi import registry
 from nvcregen.engineapi.registry import GITOPS, gitops_engine
+from nvcregen.rehearse.gitopsplay import GitOpsPlayer, player_of, read_order
+from nvcregen.replay.model import TreeObject
 
 REPO = "https://git.example.com/gpu/readiness.git"
 ENGINE_SOURCE = """
@@ -59,9 +63,53 @@ def test_every_registered_gitops_engine_writes_its_objects_from_its_own_package(
         assert type(found).__module__ == f"{registry.package_of(engine)}.objects"
 
 
-def test_an_engine_whose_package_holds_no_objects_is_named(plain_engine: None) -> None:
+def test_every_registered_gitops_engine_plays_its_rehearsal_from_its_own_package() -> None:
+    for engine in GITOPS.values():
+        found = player_of(engine)
+        assert isinstance(found, GitOpsPlayer)
+        assert type(found).__module__ == f"{registry.package_of(engine)}.rehearse"
+
+
+def test_an_engine_whose_package_holds_no_objects_nor_player_is_named(plain_engine: None) -> None:
     with pytest.raises(LookupError, match="GitOps engine plain writes no GitOps objects"):
         objects_of(GITOPS["plain"])
+    with pytest.raises(LookupError, match="GitOps engine plain has no rehearsal player"):
+        player_of(GITOPS["plain"])
+
+
+def _job(path: str, wave: str) -> TreeObject:
+    meta = {
+        "name": path,
+        "namespace": "nvcre",
+        "annotations": {"argocd.argoproj.io/sync-wave": wave},
+    }
+    return TreeObject(path, path, {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta})
+
+
+def test_a_tree_without_gitops_objects_is_applied_as_the_first_engine_that_takes_one_would() -> (
+    None
+):
+    """Flux applies nothing but through a Kustomization; Argo CD's way is wave by wave."""
+    tree = [_job("readiness/b.yaml", "2"), _job("readiness/a.yaml", "1")]
+    flux, argocd = gitops_engine("flux"), gitops_engine("argocd")
+    assert player_of(flux).bare(tree, False) is None
+    order = read_order(tree, "")
+    assert order.gitops is None and order.judge is player_of(argocd)
+    assert [s.label for s in order.steps] == ["sync wave 1", "sync wave 2"]
+
+
+def test_with_no_engine_taking_a_bare_tree_it_is_applied_wave_by_wave_unjudged(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(registry, "GITOPS_MODULES", ("nvcregen.engines.gitops.flux.engine",))
+    registry.GITOPS.reset()
+    try:
+        order = read_order([_job("readiness/a.yaml", "1")], "")
+    finally:
+        monkeypatch.undo()
+        registry.GITOPS.reset()
+    assert order.gitops is None and order.judge is None and order.health == {}
+    assert [s.label for s in order.steps] == ["sync wave 1"]
 
 
 def _site(engine: str, health_checks: str | None = None) -> str:
@@ -97,3 +145,13 @@ def test_argo_cds_chain_leaves_the_gitops_layer_as_it_is() -> None:
     assert objects.chain(site, layer, ()) == layer
     assert objects.chain(site, layer, ()) is not layer  # a copy, never the caller's list
     assert objects.problems(site, parse(_site("argocd"))[1], "git@host:repo.git") == []
+
+
+def test_argo_cds_project_checks_are_the_one_engines_tree_checks() -> None:
+    """NVC680 is Argo CD's (its AppProjects); Flux's objects carry no rules of their own."""
+    found = {
+        engine.name: registry.part_of(engine, PART, "CHECKS", is_tree_checks)
+        for engine in GITOPS.values()
+    }
+    assert found["flux"] is None
+    assert type(found["argocd"]).__module__ == "nvcregen.engines.gitops.argocd.check"

@@ -6,18 +6,20 @@ not in `clusterResourceWhitelist` (or in the blacklist), a namespaced kind outsi
 repository not in `sourceRepos`. For an Application reading a folder of the tree (its
 `source.path`, whose last element names the layer), the objects of that layer are checked;
 for one installing a Helm chart, what that chart version renders with the Application's
-values (`catalog/charts/`). Patterns match as Argo CD's globs do.
+values (`catalog/charts/`). Patterns match as Argo CD's globs do. `check` asks through
+`check.engineparts.TreeChecks` (`CHECKS`), on every site's tree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
 from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key, show_group_kind
 from nvcregen.check.crossref import Located
+from nvcregen.check.engineparts import Layered
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes, kube
 from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
@@ -25,14 +27,6 @@ from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 CODE = codes.NVC680.code
 ARGO_GROUP = "argoproj.io"
 _HINT = "regenerate the GitOps layer with nvcregen; the AppProject must allow it"
-
-
-@dataclass(frozen=True)
-class Layered:
-    """An object of a site's output, the layer (first folder) it is in, and its file."""
-
-    layer: str
-    located: Located
 
 
 @dataclass(frozen=True)
@@ -186,3 +180,16 @@ def _sources(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 def _is_argo(obj: Mapping[str, Any], kind: str) -> bool:
     api = str(obj.get("apiVersion", ""))
     return obj.get("kind") == kind and kube.api_group(api) == ARGO_GROUP
+
+
+class ProjectChecks:
+    """NVC680 on a site's tree (`check.engineparts.TreeChecks`)."""
+
+    def check(
+        self, objects: Sequence[Layered], charts: Mapping[str, ChartEntry]
+    ) -> Iterator[tuple[str, Finding]]:
+        """Every Application of the site against its AppProject (`check_projects`)."""
+        return check_projects(objects, charts)
+
+
+CHECKS = ProjectChecks()

@@ -1,8 +1,9 @@
 """A Flux site played by Flux itself: source-controller and kustomize-controller on the twin.
 
-The rehearsal commits every object its steps apply (`steps.py`: what the twin can take),
+The rehearsal commits every object its steps apply (`rehearse/steps.py`: what the twin
+can take),
 at its path in the site's folder, into a bare repository served on loopback by `git
-http-backend` (`gitserver.py`), and applies a GitRepository for it and the site's own
+http-backend` (`rehearse/gitserver.py`), and applies a GitRepository for it and the site's own
 Kustomizations. From then on the real kustomize-controller decides: it applies each
 Kustomization once its `dependsOn` are Ready, waits on `wait: true` with its own status
 readers and the site's `healthCheckExprs`, and marks it Ready or failed. The rehearsal
@@ -10,7 +11,7 @@ only reads what happened.
 
 What differs from a cluster, and why:
 - Each Kustomization reads the rehearsal's GitRepository at the folder its source would
-  have given it (its replay model's units, `engines/gitops/flux/replay.py`):
+  have given it (its replay model's units, `replay.py`):
   source-watcher, which turns the site's ArtifactGenerator into an ExternalArtifact, is
   not run.
 - `dependsOn` keeps only Kustomizations the rehearsal runs; the others (the platform's
