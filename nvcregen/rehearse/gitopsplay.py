@@ -16,8 +16,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.engineapi.registry import GITOPS, part_of
 from nvcregen.rehearse.health import Health
-from nvcregen.rehearse.report import StepOutcome
-from nvcregen.rehearse.steps import ApplyStep, Order, by_waves, whole
+from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome, by_waves, whole
 from nvcregen.rehearse.twin import Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import Held, read_units
@@ -70,6 +69,10 @@ class GitOpsPlayer(Protocol):
 
         None when the twin runs none of them: the rehearsal then applies the steps itself.
         """
+        ...
+
+    def note(self, ran: bool) -> str:
+        """What the report says played the engine (`ran`: its own controllers did)."""
         ...
 
 

@@ -30,9 +30,9 @@ from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.nodes import site_nodes
 from nvcregen.rehearse.podstages import rehearsal_stages
 from nvcregen.rehearse.printer import Printer
-from nvcregen.rehearse.report import Collected, Rehearsal, StepOutcome
+from nvcregen.rehearse.report import Collected, Rehearsal
 from nvcregen.rehearse.servelogs import serve_pod_logs, wait_served
-from nvcregen.rehearse.steps import ApplyStep, Order
+from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome
 from nvcregen.rehearse.twin import Twin, start
 from nvcregen.rehearse.watch import Snapshot, Watch, conditions, run_states
 from nvcregen.replay.model import TreeObject

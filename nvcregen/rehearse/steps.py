@@ -72,6 +72,28 @@ class ApplyStep:
 
 
 @dataclass(frozen=True)
+class StepOutcome:
+    """What happened to one applied step (besides its runs).
+
+    Attributes:
+        key: The step's key.
+        label: How the output names the GitOps step (`wave 1 of Application x`).
+        applied_s: When it was applied (None: never).
+        done_s: When its health checks passed (None: never).
+        refused: Objects the API server or a webhook refused, with why.
+        failed: Why its health checks failed ("" when they did not).
+
+    """
+
+    key: str
+    label: str
+    applied_s: float | None
+    done_s: float | None = None
+    refused: tuple[str, ...] = ()
+    failed: str = ""
+
+
+@dataclass(frozen=True)
 class Order:
     """A tree's steps in the order its engine applies them, and what was left out."""
 

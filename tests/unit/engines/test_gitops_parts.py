@@ -16,6 +16,7 @@ from nvcregen.compile.gitops.engineparts import GitOpsObjects, objects_of
 from nvcregen.engineapi import registry
 from nvcregen.engineapi.registry import GITOPS, gitops_engine
 from nvcregen.rehearse.gitopsplay import GitOpsPlayer, player_of, read_order
+from nvcregen.rehearse.report import engine_note
 from nvcregen.replay.model import TreeObject
 
 REPO = "https://git.example.com/gpu/readiness.git"
@@ -155,3 +156,11 @@ def test_argo_cds_project_checks_are_the_one_engines_tree_checks() -> None:
     }
     assert found["flux"] is None
     assert type(found["argocd"]).__module__ == "nvcregen.engines.gitops.argocd.check"
+
+
+def test_the_report_says_what_played_each_engine_in_the_engines_own_words() -> None:
+    assert engine_note("waves").startswith("no GitOps objects: the tree was applied wave by")
+    assert engine_note("argocd", True).startswith("Argo CD itself was not run")
+    assert engine_note("argocd", False) == engine_note("argocd", True)
+    assert engine_note("flux", True).startswith("Flux's source-controller and kustomize-controller")
+    assert engine_note("flux", False).startswith("Flux's kustomize-controller was not run")

@@ -17,8 +17,7 @@ from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.engines.gitops.argocd.health import ARGOCD_KEY_PREFIX, argocd_health_keys
 from nvcregen.engines.gitops.argocd.livehealth import argocd_health, group_kind
 from nvcregen.rehearse.health import WAITING, Health
-from nvcregen.rehearse.report import StepOutcome
-from nvcregen.rehearse.steps import ARGOCD_CONFIG, ApplyStep, Order, by_waves, whole
+from nvcregen.rehearse.steps import ARGOCD_CONFIG, ApplyStep, Order, StepOutcome, by_waves, whole
 from nvcregen.rehearse.twin import Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import Held
@@ -88,6 +87,13 @@ class ArgoCdPlayer:
     ) -> list[StepOutcome] | None:
         """None: the twin runs no Argo CD; the rehearsal applies its waves itself."""
         return None
+
+    def note(self, ran: bool) -> str:
+        """Argo CD never runs on the twin."""
+        return (
+            "Argo CD itself was not run: its sync waves were applied in order by nvcregen, "
+            "each wave's health read with the site's own Lua checks"
+        )
 
 
 PLAYER = ArgoCdPlayer()

@@ -36,8 +36,7 @@ from typing import Any
 
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.gitserver import git_repository
-from nvcregen.rehearse.report import StepOutcome
-from nvcregen.rehearse.steps import ApplyStep, Order
+from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome
 from nvcregen.rehearse.twin import FLUX_NAMESPACE, Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import model_of

@@ -17,8 +17,7 @@ from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.engines.gitops.flux.livehealth import flux_health
 from nvcregen.engines.gitops.flux.play import play_flux
 from nvcregen.rehearse.health import WAITING, Health
-from nvcregen.rehearse.report import StepOutcome
-from nvcregen.rehearse.steps import ApplyStep, Judge, Order, split_skipped
+from nvcregen.rehearse.steps import ApplyStep, Judge, Order, StepOutcome, split_skipped
 from nvcregen.rehearse.twin import Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gating import under
@@ -80,6 +79,20 @@ class FluxPlayer:
             timeout_s=timeout_s,
             poll_s=poll_s,
             requeue_s=FLUX_REQUEUE_S / speed,
+        )
+
+    def note(self, ran: bool) -> str:
+        """Flux's controllers, or (`ran` False) nvcregen in their place."""
+        if ran:
+            return (
+                "Flux's source-controller and kustomize-controller ran the site's "
+                "Kustomizations from a Git repository served on loopback (source-watcher was "
+                "not: each reads the folder its artifact would hold; dependencies on what the "
+                "twin does not run taken as Ready; the manual trigger resumed)"
+            )
+        return (
+            "Flux's kustomize-controller was not run: its Kustomizations were applied in "
+            "dependsOn order by nvcregen, each waited on with its healthCheckExprs"
         )
 
 
