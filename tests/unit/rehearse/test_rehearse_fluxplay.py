@@ -12,7 +12,7 @@ from typing import Any
 import yaml
 
 from nvcregen.engines.gitops.flux.play import (
-    REPOSITORY,
+    REHEARSAL_REPOSITORY,
     ready_state,
     rehearsed_kustomizations,
     repository_files,
@@ -44,7 +44,7 @@ def test_kustomizations_read_the_rehearsal_repository_at_their_folder(flux_tree:
     }
     assert list(applied) == [s.label.removeprefix("Kustomization ") for s in order.steps]
     round_two = applied["h20-3e-trainer-readiness-01-single-node-r2"]["spec"]
-    assert round_two["sourceRef"] == {"kind": "GitRepository", "name": REPOSITORY}
+    assert round_two["sourceRef"] == {"kind": "GitRepository", "name": REHEARSAL_REPOSITORY}
     assert round_two["path"] == "./readiness/01-single-node/round-2"
     assert round_two["dependsOn"] == [
         {"name": "h20-3e-trainer-readiness-01-single-node-r1", "namespace": "flux-system"}

@@ -24,7 +24,7 @@ from nvcregen.check.findings import Finding
 from nvcregen.core import codes, kube
 from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 
-CODE = codes.NVC680.code
+PROJECT_CODE = codes.NVC680.code
 ARGO_GROUP = "argoproj.io"
 _HINT = "regenerate the GitOps layer with nvcregen; the AppProject must allow it"
 
@@ -91,12 +91,12 @@ def _check_app(
     destination = str((spec.get("destination") or {}).get("namespace") or "")
     if destination and not project.permits_namespace(destination):
         message = f"AppProject {project.name} has no destination for namespace {destination}"
-        yield app.file, Finding("/spec/destination/namespace", CODE, message, hint=_HINT)
+        yield app.file, Finding("/spec/destination/namespace", PROJECT_CODE, message, hint=_HINT)
     for where, source in _sources(spec):
         repo = str(source.get("repoURL", ""))
         if repo and not project.permits_repo(repo):
             message = f"AppProject {project.name} does not allow source repository {repo}"
-            yield app.file, Finding(f"{where}/repoURL", CODE, message, hint=_HINT)
+            yield app.file, Finding(f"{where}/repoURL", PROJECT_CODE, message, hint=_HINT)
         chart = chart_source(source, app_annotations(app.obj))
         if chart is not None:
             yield from _check_chart(app, where, source, chart, destination, project, charts)
@@ -117,11 +117,11 @@ def _check_object(
     if not project.permits_kind((group, kind), namespaced=namespaced):
         scope = "namespaced" if namespaced else "cluster-scoped"
         message = f"{scope} kind {shown} is not permitted by AppProject {project.name} ({app})"
-        yield obj.file, Finding("/kind", CODE, message, hint=_HINT)
+        yield obj.file, Finding("/kind", PROJECT_CODE, message, hint=_HINT)
     target = str(namespace or destination)
     if namespaced and target and not project.permits_namespace(target):
         message = f"namespace {target} is not a destination of AppProject {project.name} ({app})"
-        yield obj.file, Finding("/metadata/namespace", CODE, message, hint=_HINT)
+        yield obj.file, Finding("/metadata/namespace", PROJECT_CODE, message, hint=_HINT)
 
 
 def _check_chart(
@@ -142,7 +142,7 @@ def _check_chart(
             f"whether AppProject {project.name} permits it, is unknown"
         )
         hint = "add catalog/charts/<chart>-<version>.yaml from the chart's templates"
-        yield app.file, Finding(pointer, CODE, message, hint=hint)
+        yield app.file, Finding(pointer, PROJECT_CODE, message, hint=hint)
         return
     values = (source.get("helm") or {}).get("valuesObject") or {}
     installed = entry.installs(values)
@@ -152,14 +152,14 @@ def _check_chart(
                 f"chart {chart} {version} installs cluster-scoped {show_group_kind(group_kind)}, "
                 f"which AppProject {project.name} does not permit"
             )
-            yield app.file, Finding(pointer, CODE, message, hint=_HINT)
+            yield app.file, Finding(pointer, PROJECT_CODE, message, hint=_HINT)
     for namespace in sorted(installed.namespaces - {destination}):
         if not project.permits_namespace(namespace):
             message = (
                 f"chart {chart} {version} writes to namespace {namespace}, which is not a "
                 f"destination of AppProject {project.name}"
             )
-            yield app.file, Finding(pointer, CODE, message, hint=_HINT)
+            yield app.file, Finding(pointer, PROJECT_CODE, message, hint=_HINT)
 
 
 def _listed(group_kind: GroupKind, entries: Iterable[Mapping[str, Any]]) -> bool:

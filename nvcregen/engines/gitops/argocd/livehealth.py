@@ -29,7 +29,7 @@ class HealthUnavailableError(RuntimeError):
     """A library a health check needs is not installed; the message says which."""
 
 
-def group_kind(obj: Mapping[str, Any]) -> str:
+def health_key(obj: Mapping[str, Any]) -> str:
     """`<group>_<kind>` as Argo CD keys its health checks ("" group for the core API)."""
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     return f"{group}_{obj.get('kind', '')}"
@@ -76,7 +76,7 @@ def argocd_health(scripts: Mapping[str, str], obj: Mapping[str, Any]) -> Health:
     Healthy passes a wave; Degraded fails the sync; any other status (Progressing,
     Suspended, Missing, Unknown, a script error) holds it.
     """
-    script = scripts.get(group_kind(obj))
+    script = scripts.get(health_key(obj))
     if script is None:
         return Health(HEALTHY, "Healthy", "no health check: healthy once it exists")
     key = _version_key(script, obj)

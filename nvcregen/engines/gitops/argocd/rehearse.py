@@ -15,7 +15,7 @@ from typing import Any
 
 from nvcregen.engineapi.protocol import GitOpsEngine
 from nvcregen.engines.gitops.argocd.health import ARGOCD_KEY_PREFIX, argocd_health_keys
-from nvcregen.engines.gitops.argocd.livehealth import argocd_health, group_kind
+from nvcregen.engines.gitops.argocd.livehealth import argocd_health, health_key
 from nvcregen.rehearse.health import WAITING, Health
 from nvcregen.rehearse.steps import ARGOCD_CONFIG, ApplyStep, Order, StepOutcome, by_waves, whole
 from nvcregen.rehearse.twin import Twin
@@ -67,7 +67,7 @@ class ArgoCdPlayer:
         self, order: Order, step: ApplyStep, item: TreeObject, live: Mapping[str, Any] | None
     ) -> Health | None:
         """The site's Lua check of the object's kind; None for a kind without one."""
-        if group_kind(item.obj) not in order.health:
+        if health_key(item.obj) not in order.health:
             return None
         if live is None:
             return Health(WAITING, "Missing")

@@ -22,13 +22,13 @@ from nvcregen.compile.gitops.shardpack import (
     split,
     stage_source,
 )
-from nvcregen.compile.gitops.steps import COMMON_FOLDER
+from nvcregen.compile.gitops.steps import COMMON_FOLDER, SYNC_WAVE
 from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
 from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.engineapi.registry import gitops_of
-from nvcregen.engines.gitops.argocd.layer import ARGOCD_NAMESPACE, RETRY, SYNC_WAVE
+from nvcregen.engines.gitops.argocd.layer import ARGOCD_NAMESPACE, RETRY
 from nvcregen.spec.v1alpha1 import Site
 
 # The parent Application's children sync themselves (trigger: on-sync prunes and heals as

@@ -42,7 +42,7 @@ from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import model_of
 from nvcregen.replay.model import TreeObject
 
-REPOSITORY = "nvcregen-rehearsal"
+REHEARSAL_REPOSITORY = "nvcregen-rehearsal"
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZE_API = "/apis/kustomize.toolkit.fluxcd.io/v1"
 FAILED_REASONS = frozenset(
@@ -69,7 +69,7 @@ def git_source(url: str) -> dict[str, Any]:
     return {
         "apiVersion": SOURCE_API,
         "kind": "GitRepository",
-        "metadata": {"name": REPOSITORY, "namespace": FLUX_NAMESPACE},
+        "metadata": {"name": REHEARSAL_REPOSITORY, "namespace": FLUX_NAMESPACE},
         "spec": {"interval": "10m", "url": url, "ref": {"branch": "main"}},
     }
 
@@ -86,7 +86,7 @@ def rehearsed_kustomizations(
         if unit is None or step.key not in folders:
             continue
         spec = {k: v for k, v in unit.spec.items() if k not in {"suspend", "dependsOn"}}
-        spec["sourceRef"] = {"kind": "GitRepository", "name": REPOSITORY}
+        spec["sourceRef"] = {"kind": "GitRepository", "name": REHEARSAL_REPOSITORY}
         spec["path"] = f"./{folders[step.key]}"
         depends = _depends_on(step, order)
         if depends:
@@ -157,11 +157,11 @@ def play_flux(
 ) -> list[StepOutcome]:
     """Start Flux, hand it the site, and record each step as it goes (module doc)."""
     server = twin.git_server()
-    git_repository(server.root, REPOSITORY, repository_files(order))
+    git_repository(server.root, REHEARSAL_REPOSITORY, repository_files(order))
     twin.start_flux(requeue_dependency_s=max(MIN_REQUEUE_S, requeue_s))
     discovery = Discovery(twin.plane)
     progress = _Progress()
-    why = apply(twin.plane, discovery, git_source(server.url(REPOSITORY)))
+    why = apply(twin.plane, discovery, git_source(server.url(REHEARSAL_REPOSITORY)))
     if why:
         progress.refused = {s.key: f"its GitRepository was refused: {why}" for s in order.steps}
     for kustomization in [] if why else rehearsed_kustomizations(objects, root, order):
