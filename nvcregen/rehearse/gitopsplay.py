@@ -75,6 +75,13 @@ class GitOpsPlayer(Protocol):
         """What the report says played the engine (`ran`: its own controllers did)."""
         ...
 
+    def skip_reason(self, item: TreeObject) -> str:
+        """Why the rehearsal leaves an object of the engine's own to it ("" if not its own).
+
+        Asked of every engine for every object (`steps.skip_reason`).
+        """
+        ...
+
 
 def is_player(found: object) -> TypeGuard[GitOpsPlayer]:
     """Whether an engine's `PLAYER` plays a tree."""

@@ -16,36 +16,28 @@ registry), with what every engine shares here:
   that applies a bare tree would.
 
 Each step keeps only what the twin can take without images or charts (`skip_reason`):
-not the GitOps engine's own objects (Applications, AppProjects, Flux sources,
-Kustomizations, HelmReleases: the twin runs Kueue, JobSet and Trainer itself), not
-`argocd-cm` (its health checks are run by the rehearsal), not CRDs (the controllers' own
-are installed from their modules), not monitoring objects (no Prometheus in the twin).
+not a GitOps engine's own objects, each engine's player saying which are its own
+(Applications, AppProjects, Flux sources, Kustomizations, HelmReleases: the twin runs
+Kueue, JobSet and Trainer itself; `argocd-cm`: its health checks are run by the
+rehearsal), not CRDs (the controllers' own are installed from their modules), not
+monitoring objects (no Prometheus in the twin).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.engineapi.protocol import GitOpsEngine
+from nvcregen.engineapi.registry import GITOPS, parts
 from nvcregen.rehearse.health import Health
 from nvcregen.replay.gating import under, wave_of
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 
 WAVES = "waves"  # no GitOps objects: the tree applied sync wave by sync wave
-_ENGINE_GROUPS = frozenset(
-    {
-        "argoproj.io",
-        "source.toolkit.fluxcd.io",
-        "kustomize.toolkit.fluxcd.io",
-        "helm.toolkit.fluxcd.io",
-        "source.extensions.fluxcd.io",
-    }
-)
 _MONITORING_GROUPS = frozenset({"monitoring.coreos.com"})
-ARGOCD_CONFIG = "argocd-cm"
 
 
 @dataclass(frozen=True)
@@ -122,16 +114,29 @@ class Judge(Protocol):
         ...
 
 
+@runtime_checkable
+class OwnObjects(Protocol):
+    """Which objects of a tree are a GitOps engine's own (its `PLAYER`, `gitopsplay.py`)."""
+
+    def skip_reason(self, item: TreeObject) -> str:
+        """Why the rehearsal leaves the object to the engine it plays ("" if not its own)."""
+        ...
+
+
+def _is_own_objects(found: object) -> TypeGuard[OwnObjects]:
+    return isinstance(found, OwnObjects)
+
+
 def skip_reason(item: TreeObject) -> str:
     """Why the rehearsal does not apply an object ("" when it does)."""
-    if item.group in _ENGINE_GROUPS:
-        return "the GitOps engine's own object (the rehearsal plays the engine and its charts)"
+    for engine in parts(GITOPS, "rehearse", "PLAYER", _is_own_objects):
+        reason = engine.skip_reason(item)
+        if reason:
+            return reason
     if item.kind == "CustomResourceDefinition":
         return "a CRD (the twin installs the controllers' own CRDs from their modules)"
     if item.group in _MONITORING_GROUPS:
         return "a monitoring object (no Prometheus in the twin)"
-    if item.kind == "ConfigMap" and item.name == ARGOCD_CONFIG:
-        return "Argo CD's configuration (the rehearsal runs its health checks itself)"
     return ""
 
 

@@ -181,6 +181,8 @@ def test_the_replay_collect_and_platform_name_no_engines_objects_in_their_logic(
         PACKAGE / "replay": gitops_names() | expanded_names(),
         PACKAGE / "collect": gitops_names(),
         PACKAGE / "compile" / "platform": gitops_names() | CHART_NAMES,
+        PACKAGE / "compile" / "gitops": gitops_names() | CHART_NAMES,
+        PACKAGE / "rehearse": gitops_names() | CHART_NAMES,
     }
     found = {
         path.relative_to(ROOT).as_posix(): hits

@@ -13,6 +13,7 @@ from sitefactory import edit, parse, site_yaml
 
 from nvcregen.check.engineparts import PART, is_tree_checks
 from nvcregen.compile.gitops.engineparts import GitOpsObjects, objects_of
+from nvcregen.compile.platform.helmref import chart_reference, chart_references
 from nvcregen.engineapi import registry
 from nvcregen.engineapi.registry import GITOPS, gitops_engine
 from nvcregen.rehearse.gitopsplay import GitOpsPlayer, player_of, read_order
@@ -164,3 +165,26 @@ def test_the_report_says_what_played_each_engine_in_the_engines_own_words() -> N
     assert engine_note("argocd", False) == engine_note("argocd", True)
     assert engine_note("flux", True).startswith("Flux's source-controller and kustomize-controller")
     assert engine_note("flux", False).startswith("Flux's kustomize-controller was not run")
+
+
+def test_each_engine_reads_the_release_only_its_own_chart_objects_install() -> None:
+    """What the rehearsal starts Kueue from: the release's values, read as untrusted."""
+    argocd = chart_reference(gitops_engine("argocd"))
+    flux = chart_reference(gitops_engine("flux"))
+    assert chart_references() == (flux, argocd)  # registry order
+    app = {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "spec": {"source": {"helm": {"releaseName": "kueue", "valuesObject": {"a": 1}}}},
+    }
+    release = {
+        "apiVersion": "helm.toolkit.fluxcd.io/v2",
+        "kind": "HelmRelease",
+        "spec": {"releaseName": "kueue", "values": {"b": 2}},
+    }
+    assert argocd.release_values(app) == ("kueue", {"a": 1})
+    assert flux.release_values(release) == ("kueue", {"b": 2})
+    assert argocd.release_values(release) is None and flux.release_values(app) is None
+    assert argocd.release_values({**app, "apiVersion": "example.com/v1"}) is None
+    assert argocd.release_values({**app, "spec": ["not", "a", "mapping"]}) == ("None", None)
+    assert flux.release_values({**release, "spec": "text"}) == ("None", None)

@@ -7,6 +7,9 @@ compiler asks for it through its `helmref.ChartReference` protocol (`CHART_REF`)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from nvcregen.compile.platform.helmref import ChartRelease
 from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
 from nvcregen.core.manifest import Obj
@@ -57,6 +60,18 @@ class ArgoCdChartRef:
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """One Application `app_name` in the site's AppProject `project`."""
         return [argo_application(release, app_name, project)]
+
+    def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:
+        """An Application's Helm source: its `releaseName` and `valuesObject`."""
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") != "Application" or group != ARGO_API.rpartition("/")[0]:
+            return None
+        helm = _mapping(_mapping(_mapping(obj.get("spec")).get("source")).get("helm"))
+        return str(helm.get("releaseName")), helm.get("valuesObject")
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 CHART_REF = ArgoCdChartRef()

@@ -28,6 +28,7 @@ PRELUDE = "prelude.lua"
 # kind (no run is an Application), so it is not a check of the layer's.
 APPLICATION_KEY = f"{ARGOCD_KEY_PREFIX}argoproj.io_Application"
 APPLICATION_LUA = "application.lua"
+ARGOCD_CM = "argocd-cm"  # the ConfigMap Argo CD reads its resource customizations from
 # Argo CD reads only ConfigMaps with this label; stated so the patch also works alone.
 ARGOCD_PART_OF = {"app.kubernetes.io/part-of": "argocd"}
 # Server-side apply adds our keys and leaves every other field to its owner; argocd-cm
@@ -83,7 +84,7 @@ def argocd_health_config() -> Manifest:
     carries no nvcregen labels, which would contend with the labels of argocd-cm's owner.
     """
     metadata: Obj = {
-        "name": "argocd-cm",
+        "name": ARGOCD_CM,
         "namespace": ARGOCD_NAMESPACE,
         "labels": dict(ARGOCD_PART_OF),
         "annotations": {"argocd.argoproj.io/sync-options": ARGOCD_CM_SYNC},

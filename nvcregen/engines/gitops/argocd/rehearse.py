@@ -14,14 +14,16 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engines.gitops.argocd.health import ARGOCD_KEY_PREFIX, argocd_health_keys
+from nvcregen.engines.gitops.argocd.health import ARGOCD_CM, ARGOCD_KEY_PREFIX, argocd_health_keys
 from nvcregen.engines.gitops.argocd.livehealth import argocd_health, health_key
 from nvcregen.rehearse.health import WAITING, Health
-from nvcregen.rehearse.steps import ARGOCD_CONFIG, ApplyStep, Order, StepOutcome, by_waves, whole
+from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome, by_waves, whole
 from nvcregen.rehearse.twin import Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import Held
 from nvcregen.replay.model import TreeObject
+
+ARGO_GROUP = "argoproj.io"  # its Applications, AppProjects (and chart Applications)
 
 
 def installed_health() -> dict[str, str]:
@@ -34,7 +36,7 @@ def tree_health(objects: Sequence[TreeObject]) -> dict[str, str]:
     prefix = ARGOCD_KEY_PREFIX
     scripts: dict[str, str] = {}
     for item in objects:
-        if item.kind == "ConfigMap" and item.name == ARGOCD_CONFIG:
+        if item.kind == "ConfigMap" and item.name == ARGOCD_CM:
             data = item.obj.get("data") or {}
             scripts |= {
                 k.removeprefix(prefix): str(v) for k, v in data.items() if k.startswith(prefix)
@@ -87,6 +89,14 @@ class ArgoCdPlayer:
     ) -> list[StepOutcome] | None:
         """None: the twin runs no Argo CD; the rehearsal applies its waves itself."""
         return None
+
+    def skip_reason(self, item: TreeObject) -> str:
+        """Its Applications and AppProjects, and the `argocd-cm` of its health checks."""
+        if item.group == ARGO_GROUP:
+            return "the GitOps engine's own object (the rehearsal plays the engine and its charts)"
+        if item.kind == "ConfigMap" and item.name == ARGOCD_CM:
+            return "Argo CD's configuration (the rehearsal runs its health checks itself)"
+        return ""
 
     def note(self, ran: bool) -> str:
         """Argo CD never runs on the twin."""

@@ -7,6 +7,9 @@ compiler asks for them through its `helmref.ChartReference` protocol (`CHART_REF
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from nvcregen.compile.platform.helmref import ChartRelease
 from nvcregen.core.manifest import Obj
 
@@ -57,6 +60,14 @@ class FluxChartRef:
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """Named after the release, in its namespace (no Application, no project)."""
         return flux_objects(release)
+
+    def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:
+        """A HelmRelease's `releaseName` and `values`."""
+        if obj.get("kind") != "HelmRelease":
+            return None
+        spec = obj.get("spec")
+        spec = spec if isinstance(spec, Mapping) else {}
+        return str(spec.get("releaseName")), spec.get("values")
 
 
 CHART_REF = FluxChartRef()

@@ -25,6 +25,16 @@ from nvcregen.replay.gitopsmodel import Held
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 
+# Flux's own objects: its sources (GitRepository, OCIRepository, ExternalArtifact's
+# ArtifactGenerator), Kustomizations and HelmReleases
+FLUX_GROUPS = frozenset(
+    {
+        "source.toolkit.fluxcd.io",
+        "kustomize.toolkit.fluxcd.io",
+        "helm.toolkit.fluxcd.io",
+        "source.extensions.fluxcd.io",
+    }
+)
 FLUX_REQUEUE_S = 30.0  # kustomize-controller's --requeue-dependency default, scaled by speed
 
 
@@ -80,6 +90,12 @@ class FluxPlayer:
             poll_s=poll_s,
             requeue_s=FLUX_REQUEUE_S / speed,
         )
+
+    def skip_reason(self, item: TreeObject) -> str:
+        """Its sources, Kustomizations and HelmReleases."""
+        if item.group in FLUX_GROUPS:
+            return "the GitOps engine's own object (the rehearsal plays the engine and its charts)"
+        return ""
 
     def note(self, ran: bool) -> str:
         """Flux's controllers, or (`ran` False) nvcregen in their place."""
