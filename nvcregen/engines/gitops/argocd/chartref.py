@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.compile.platform.helmref import ChartRelease
-from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
+from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI, app_annotations, chart_source
 from nvcregen.core.manifest import Obj
 
 ARGO_API = "argoproj.io/v1alpha1"
@@ -68,6 +68,22 @@ class ArgoCdChartRef:
             return None
         helm = _mapping(_mapping(_mapping(obj.get("spec")).get("source")).get("helm"))
         return str(helm.get("releaseName")), helm.get("valuesObject")
+
+    def installed_release(self, obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        """An Application's chart source: its destination and release (else the chart's name).
+
+        `check.collisions.InstalledRelease`: NVC690 claims the release once per cluster.
+        """
+        spec = obj.get("spec") or {}
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") != "Application" or group != ARGO_API.rpartition("/")[0]:
+            return None
+        source = spec.get("source") or {}
+        chart = chart_source(source, app_annotations(obj))
+        if chart is None:
+            return None
+        release = (source.get("helm") or {}).get("releaseName") or chart.chart
+        return str((spec.get("destination") or {}).get("namespace", "")), str(release)
 
 
 def _mapping(value: object) -> Mapping[str, Any]:

@@ -69,5 +69,18 @@ class FluxChartRef:
         spec = spec if isinstance(spec, Mapping) else {}
         return str(spec.get("releaseName")), spec.get("values")
 
+    def installed_release(self, obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        """A HelmRelease's target namespace (else its own) and release (else its name).
+
+        `check.collisions.InstalledRelease`: NVC690 claims the release once per cluster.
+        """
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") != "HelmRelease" or group != FLUX_HELM_API.rpartition("/")[0]:
+            return None
+        spec = obj.get("spec") or {}
+        meta = obj.get("metadata") or {}
+        namespace = spec.get("targetNamespace") or meta.get("namespace", "")
+        return str(namespace), str(spec.get("releaseName") or meta.get("name"))
+
 
 CHART_REF = FluxChartRef()
