@@ -9,7 +9,7 @@ an `Application` with a Helm source), found through the registry and asked throu
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
@@ -50,12 +50,20 @@ class ChartRelease:
         return self.ref.rsplit("/", 1)[-1]
 
 
+# (chart reference without oci://, version, digest, Helm values) of one chart install
+ChartPull = tuple[str, str, str | None, Obj]
+
+
 @runtime_checkable
 class ChartReference(Protocol):
     """A GitOps engine's objects installing a chart from an OCI registry."""
 
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """The objects that make the engine install `release` (module doc)."""
+        ...
+
+    def pulls(self, objects: Sequence[Obj]) -> Iterator[ChartPull]:
+        """What each chart install among `objects` written by the engine pulls (`images.txt`)."""
         ...
 
     def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:

@@ -5,8 +5,9 @@ engine through `engineapi.registry` and ask for its parts through their own prot
 and the layers that held the engines' models name none of an engine's objects in their
 logic: the replay (`nvcregen/replay/`) neither a GitOps engine's units (an Application,
 a Kustomization, their API groups) nor the objects NVCRE expands into runs,
-`nvcregen/collect/` no GitOps unit, and `nvcregen/compile/platform/` neither a unit nor
-the objects a GitOps engine installs a chart with (a HelmRelease and its OCIRepository).
+`nvcregen/collect/` no GitOps unit, and `nvcregen/compile/` and `nvcregen/rehearse/`
+neither a unit nor the objects a GitOps engine installs a chart with (a HelmRelease and
+its OCIRepository).
 Messages and docstrings may still name them. What moved into a GitOps engine's package
 (its objects, shards, step chain, health checks, rehearsal play and project checks) is
 named nowhere outside it: no module elsewhere defines, imports or uses a name those
@@ -180,8 +181,7 @@ def test_the_replay_collect_and_platform_name_no_engines_objects_in_their_logic(
     layers = {
         PACKAGE / "replay": gitops_names() | expanded_names(),
         PACKAGE / "collect": gitops_names(),
-        PACKAGE / "compile" / "platform": gitops_names() | CHART_NAMES,
-        PACKAGE / "compile" / "gitops": gitops_names() | CHART_NAMES,
+        PACKAGE / "compile": gitops_names() | CHART_NAMES,
         PACKAGE / "rehearse": gitops_names() | CHART_NAMES,
     }
     found = {

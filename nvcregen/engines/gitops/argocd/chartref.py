@@ -7,10 +7,10 @@ compiler asks for it through its `helmref.ChartReference` protocol (`CHART_REF`)
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from nvcregen.compile.platform.helmref import ChartRelease
+from nvcregen.compile.platform.helmref import ChartPull, ChartRelease
 from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI, app_annotations, chart_source
 from nvcregen.core.manifest import Obj
 
@@ -60,6 +60,18 @@ class ArgoCdChartRef:
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """One Application `app_name` in the site's AppProject `project`."""
         return [argo_application(release, app_name, project)]
+
+    def pulls(self, objects: Sequence[Obj]) -> Iterator[ChartPull]:
+        """Each Application's chart source, by digest or version, with its `valuesObject`."""
+        for obj in objects:
+            spec = obj.get("spec") or {}
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            if obj.get("kind") == "Application" and group == ARGO_API.rpartition("/")[0]:
+                source = spec.get("source") or {}
+                found = chart_source(source, app_annotations(obj))
+                if found is not None:
+                    values = (source.get("helm") or {}).get("valuesObject") or {}
+                    yield found.ref, found.version, found.digest, values
 
     def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:
         """An Application's Helm source: its `releaseName` and `valuesObject`."""
