@@ -22,7 +22,6 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
 from nvcregen.core.kube import api_group
-from nvcregen.engineapi.registry import GITOPS, parts
 
 CODE = codes.NVC690.code
 Identity = tuple[str, str, str, str]  # (group, kind, namespace, name); "" namespace: cluster
@@ -114,6 +113,9 @@ def helm_release(obj: Mapping[str, Any]) -> tuple[str, str] | None:
     Each GitOps engine's chart references (`engines/gitops/<engine>/chartref.py`,
     `CHART_REF`) read theirs: an Argo CD Application's Helm source, a Flux HelmRelease.
     """
+    # the registry's engines load their traits' models: after `check`'s workers started
+    from nvcregen.engineapi.registry import GITOPS, parts
+
     for reader in parts(GITOPS, "chartref", "CHART_REF", _is_installed_release):
         found = reader.installed_release(obj)
         if found is not None:
