@@ -6,7 +6,7 @@ missing from `destinations`. The project therefore allows exactly what the site'
 create: the namespaces and cluster-scoped kinds of their objects, and, for each Helm
 chart a layer installs through an Application of this project, what that chart version
 renders with the values the Application sets (`catalog/charts/`, `nvcregen.catalog.charts`).
-A chart the catalog does not know gets nothing, and `nvcregen.check.projects` reports it.
+A chart the catalog does not know gets nothing, and the project checks (`check.py`) report it.
 """
 
 from __future__ import annotations
