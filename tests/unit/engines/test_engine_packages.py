@@ -49,11 +49,13 @@ MOVED = (
     "compile/gitops/health",
     "rehearse/fluxplay.py",
     "check/projects.py",
+    "core/helmsource.py",
 )
 # each GitOps engine's modules moved in from the layers, whose names stay in its package
 ENGINE_MODULES = {
     "gitops/argocd": (
         "layer", "shards", "project", "health", "objects", "rehearse", "livehealth", "check",
+        "helmsource",
     ),
     "gitops/flux": ("layer", "shards", "chain", "objects", "rehearse", "livehealth", "play"),
 }  # fmt: skip

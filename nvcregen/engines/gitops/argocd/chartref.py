@@ -1,7 +1,7 @@
 """Argo CD installing a chart nvcregen does not render: an Application with a Helm source.
 
 Applied server-side, because the Trainer and JobSet CRDs are too large for client-side
-apply; a chart pinned by digest is Argo CD's OCI source (`nvcregen.core.helmsource`). The
+apply; a chart pinned by digest is Argo CD's OCI source (`helmsource.py`). The
 compiler asks for it through its `helmref.ChartReference` protocol (`CHART_REF`).
 """
 
@@ -11,8 +11,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nvcregen.compile.platform.helmref import ChartPull, ChartRelease
-from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI, app_annotations, chart_source
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.gitops.argocd.helmsource import (
+    DIGEST_ANNOTATION,
+    OCI,
+    VERSION_ANNOTATION,
+    app_annotations,
+    chart_source,
+)
 
 ARGO_API = "argoproj.io/v1alpha1"
 ARGOCD_NAMESPACE = "argocd"
@@ -32,7 +38,10 @@ def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
     helm: Obj = {"releaseName": release.name, "valuesObject": release.values}
     source: Obj
     if release.digest:
-        metadata["annotations"] = {CHART_DIGEST: release.digest, CHART_VERSION: release.version}
+        metadata["annotations"] = {
+            DIGEST_ANNOTATION: release.digest,
+            VERSION_ANNOTATION: release.version,
+        }
         source = {"repoURL": f"{OCI}{release.ref.removeprefix(OCI)}", "path": "."}
         source |= {"targetRevision": release.digest, "helm": helm}
     else:

@@ -22,7 +22,7 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.engineparts import Layered
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes, kube
-from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
+from nvcregen.engines.gitops.argocd.helmsource import ChartSource, app_annotations, chart_source
 
 PROJECT_CODE = codes.NVC680.code
 ARGO_GROUP = "argoproj.io"

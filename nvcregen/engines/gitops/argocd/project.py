@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key
 from nvcregen.core import kube
-from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
+from nvcregen.engines.gitops.argocd.helmsource import ChartSource, app_annotations, chart_source
 from nvcregen.spec.v1alpha1 import Site
 
 CRD_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
