@@ -16,12 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
-from nvcregen.core.helmsource import app_annotations, chart_source
 from nvcregen.core.kube import api_group
 
 CODE = codes.NVC690.code
@@ -95,21 +94,32 @@ def claims_of(located: Located) -> list[Claim]:
     return found
 
 
+@runtime_checkable
+class InstalledRelease(Protocol):
+    """Which Helm release a GitOps engine's object installs (its chart references' part)."""
+
+    def installed_release(self, obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        """(namespace, release) the object installs; None when it installs no chart."""
+        ...
+
+
+def _is_installed_release(found: object) -> TypeGuard[InstalledRelease]:
+    return isinstance(found, InstalledRelease)
+
+
 def helm_release(obj: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(namespace, release) a GitOps object installs: an Argo CD Helm source or a HelmRelease."""
-    spec = obj.get("spec") or {}
-    group = api_group(str(obj.get("apiVersion", "")))
-    if obj.get("kind") == "Application" and group == "argoproj.io":
-        source = spec.get("source") or {}
-        chart = chart_source(source, app_annotations(obj))
-        if chart is None:
-            return None
-        release = (source.get("helm") or {}).get("releaseName") or chart.chart
-        return str((spec.get("destination") or {}).get("namespace", "")), str(release)
-    if obj.get("kind") == "HelmRelease" and group == "helm.toolkit.fluxcd.io":
-        meta = obj.get("metadata") or {}
-        namespace = spec.get("targetNamespace") or meta.get("namespace", "")
-        return str(namespace), str(spec.get("releaseName") or meta.get("name"))
+    """(namespace, release) a GitOps object installs, as its engine reads its own objects.
+
+    Each GitOps engine's chart references (`engines/gitops/<engine>/chartref.py`,
+    `CHART_REF`) read theirs: an Argo CD Application's Helm source, a Flux HelmRelease.
+    """
+    # the registry's engines load their traits' models: after `check`'s workers started
+    from nvcregen.engineapi.registry import GITOPS, parts
+
+    for reader in parts(GITOPS, "chartref", "CHART_REF", _is_installed_release):
+        found = reader.installed_release(obj)
+        if found is not None:
+            return found
     return None
 
 

@@ -17,10 +17,10 @@ from nvcregen.check.crossref import (
     stage_counts,
     stage_of,
 )
+from nvcregen.check.engineparts import Layered, engine_findings
 from nvcregen.check.findings import Finding
 from nvcregen.check.parallel import objects_findings
 from nvcregen.check.pods import check_pod_security, request_findings
-from nvcregen.check.projects import Layered, check_projects
 from nvcregen.check.replayed import replay_manifests
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.core import codes
@@ -103,7 +103,7 @@ def _across(
     found += check_prebuilt_workloads(located)
     found += check_pod_security(located)
     layered = [Layered(m.component, Located(path, m.obj)) for path, m in by_path.items()]
-    found += check_projects(layered, charts)
+    found += engine_findings(layered, charts)  # Argo CD's projects (NVC680)
     return [
         Diagnostic(
             doc.span(by_path[path].source),

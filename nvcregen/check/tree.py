@@ -119,7 +119,7 @@ def _check_tree(
 ) -> list[Diagnostic]:
     known = functools.cache(lambda: catalog if catalog is not None else _shipped_catalog())
     files, diags, facts, replayed = _read_tree(out_dir, root, known, strict, old)
-    from nvcregen.check.projects import Layered, check_projects  # after the workers started
+    from nvcregen.check.engineparts import Layered, engine_findings  # after the workers started
 
     by_path = {f.located.file: f for f in files}
     found = [(f.located.file, finding) for f in files for finding in f.findings]
@@ -136,7 +136,7 @@ def _check_tree(
         found += list(check_identities([f.located for f in site_files]))
         found += list(check_pod_security(f.located for f in site_files))
         layered = [Layered(_layer(f) or "", f.located) for f in site_files]
-        found += list(check_projects(layered, known().charts))
+        found += list(engine_findings(layered, known().charts))  # Argo CD's projects
     found += _collisions(by_site, facts)
     found += replayed
     diags += [_diagnostic(by_path[path], finding) for path, finding in found]

@@ -17,8 +17,7 @@ from typing import Any
 
 from nvcregen.catalog.charts import ChartEntry, chart_key
 from nvcregen.catalog.models import ImageRole
-from nvcregen.core.helmsource import app_annotations, chart_source
-from nvcregen.core.kube import api_group
+from nvcregen.compile.platform.helmref import ChartPull, chart_references
 from nvcregen.core.manifest import Obj
 from nvcregen.plan.images import is_pinned, resolve_image
 from nvcregen.plan.resolved import Plan
@@ -79,30 +78,13 @@ def chart_pulls(
     return images, pulled
 
 
-def _chart_sources(objects: list[Obj]) -> Iterator[tuple[str, str, str | None, Obj]]:
-    """(chart reference without oci://, version, digest, values) of each chart install."""
-    oci = {
-        ((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
-        for o in objects
-        if o.get("kind") == "OCIRepository"
-    }
-    for obj in objects:
-        spec = obj.get("spec") or {}
-        group = api_group(str(obj.get("apiVersion", "")))
-        if obj.get("kind") == "Application" and group == "argoproj.io":
-            source = spec.get("source") or {}
-            found = chart_source(source, app_annotations(obj))
-            if found is not None:
-                values = (source.get("helm") or {}).get("valuesObject") or {}
-                yield found.ref, found.version, found.digest, values
-        elif obj.get("kind") == "HelmRelease":
-            meta = obj.get("metadata") or {}
-            ref = spec.get("chartRef") or {}
-            repo = oci.get((meta.get("namespace"), ref.get("name")))
-            if repo is not None:
-                url = str(repo["spec"]["url"]).removeprefix("oci://")
-                pin = repo["spec"].get("ref") or {}
-                yield url, str(pin.get("tag", "")), pin.get("digest"), spec.get("values") or {}
+def _chart_sources(objects: list[Obj]) -> Iterator[ChartPull]:
+    """(chart reference without oci://, version, digest, values) of each chart install.
+
+    Each GitOps engine reads its own chart references (`ChartReference.pulls`).
+    """
+    for reference in chart_references():
+        yield from reference.pulls(objects)
 
 
 def _walk(value: Any) -> Iterator[str]:

@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from nvcregen.catalog.load import Catalog
-from nvcregen.compile.gitops.chain import argocd_health_config, chain_readiness
 from nvcregen.compile.gitops.common import LAYERS
+from nvcregen.compile.gitops.engineparts import objects_of
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.gitops.steps import gate_readiness, place_runs, plan_steps
 from nvcregen.compile.gitops.timing import timed_steps
@@ -94,12 +94,12 @@ def site_manifests(plan: Plan, root: Path) -> list[Manifest]:
     manifests += periodic_manifests(site, test_units)
     if readiness_of(site).installs_nvcre:
         manifests += preview_manifests(readiness)
-    if gitops_of(site).health_config and site.spec.gitops.health_checks == "install":
-        manifests.append(argocd_health_config())  # without it Argo CD's waves wait for nothing
+    engine = objects_of(gitops_of(site))
+    manifests += engine.platform(site)  # Argo CD's health checks: else its waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need
     present = [layer for layer in LAYERS if any(m.component == layer for m in manifests)]
     gitops = gitops_manifests(site, present, manifests, plan.catalog.charts)
-    return manifests + chain_readiness(site, gitops, steps)
+    return manifests + engine.chain(site, gitops, steps)
 
 
 def image_list(plan: Plan, manifests: list[Manifest]) -> str:

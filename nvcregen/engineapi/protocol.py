@@ -27,7 +27,6 @@ class GitOpsEngine(ABC):
     # site's parent, steps ordered by sync waves, shards child Applications
     kustomizations: ClassVar[bool]
     final_gate: ClassVar[bool]  # the last wave holds a gate the whole readiness unit waits for
-    health_config: ClassVar[bool]  # its health checks are installed as its own config (Lua)
     # it reads a suspended batch Job as Current, so a step cannot wait for a Job Kueue queues
     suspended_job_current: ClassVar[bool]
     repo_url: ClassVar[re.Pattern[str] | None]  # the URLs its Git source accepts, if it limits

@@ -1,8 +1,9 @@
 """The Kueue Configuration a rendered site installs Kueue with, read from its platform layer.
 
 nvcregen renders it into Kueue's chart values (`managerConfig.
-controllerManagerConfigYaml`): in an Argo CD Application's `source.helm.valuesObject`, or
-a Flux HelmRelease's `spec.values`, of the release named `kueue`. The twin starts Kueue
+controllerManagerConfigYaml`), of the release named `kueue`, installed by the site's
+GitOps engine (an Argo CD Application's `source.helm.valuesObject`, a Flux HelmRelease's
+`spec.values`: each engine's `ChartReference.release_values` reads its own). The twin starts Kueue
 from it (its integrations, `waitForPodsReady`, client and controller settings; where
 Kueue listens is the twin's). None when the tree installs no Kueue (an existing one).
 """
@@ -14,20 +15,17 @@ from typing import Any
 
 import yaml
 
+from nvcregen.compile.platform.helmref import chart_references
 from nvcregen.replay.model import TreeObject
 
 RELEASE = "kueue"
 
 
 def _values(item: TreeObject) -> Mapping[str, Any] | None:
-    if item.kind == "Application" and item.group == "argoproj.io":
-        helm = (item.spec.get("source") or {}).get("helm") or {}
-        if helm.get("releaseName") == RELEASE:
-            values = helm.get("valuesObject")
-            return values if isinstance(values, dict) else None
-    if item.kind == "HelmRelease" and item.spec.get("releaseName") == RELEASE:
-        values = item.spec.get("values")
-        return values if isinstance(values, dict) else None
+    for reference in chart_references():
+        found = reference.release_values(item.obj)
+        if found is not None and found[0] == RELEASE:
+            return found[1] if isinstance(found[1], dict) else None
     return None
 
 

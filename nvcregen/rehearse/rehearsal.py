@@ -23,23 +23,22 @@ from nvcregen.plan.facts import PlanFacts
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.controlplane import ControlPlaneError
-from nvcregen.rehearse.fluxplay import play_flux
-from nvcregen.rehearse.health import FAILED, HEALTHY, Health, argocd_health, flux_health, group_kind
+from nvcregen.rehearse.gitopsplay import player_of, read_order
+from nvcregen.rehearse.health import FAILED, HEALTHY, WAITING, Health
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.locate import Builds
 from nvcregen.rehearse.nodes import site_nodes
 from nvcregen.rehearse.podstages import rehearsal_stages
 from nvcregen.rehearse.printer import Printer
-from nvcregen.rehearse.report import Collected, Rehearsal, StepOutcome
+from nvcregen.rehearse.report import Collected, Rehearsal
 from nvcregen.rehearse.servelogs import serve_pod_logs, wait_served
-from nvcregen.rehearse.steps import ApplyStep, Order, read_order
+from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome
 from nvcregen.rehearse.twin import Twin, start
 from nvcregen.rehearse.watch import Snapshot, Watch, conditions, run_states
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 from nvcregen.replay.timeline import PlanView
 
-FLUX_REQUEUE_S = 30.0  # kustomize-controller's --requeue-dependency default, scaled by speed
 _LISTED = frozenset({"Workload", "Job", "TrainJob"})  # read from the watch's lists
 
 
@@ -49,14 +48,14 @@ class Settings:
 
     Pods complete `speed` times faster than planned, the steps have `timeout_s` from the
     first, the API server is polled every `poll_s`, or less often when a poll costs more
-    than half of that (`watch.pause_s`). A Flux site is run by Flux's own controllers
-    (`fluxplay.py`) unless `real_flux` is off.
+    than half of that (`watch.pause_s`). A site whose engine's controllers the twin runs
+    (Flux's) is played by them (`gitopsplay.GitOpsPlayer.play`) unless `real_engine` is off.
     """
 
     speed: float = 100.0
     timeout_s: float = 600.0
     poll_s: float = 0.3
-    real_flux: bool = True  # False: a Flux site's steps played by nvcregen (`_play`)
+    real_engine: bool = True  # False: every site's steps played by nvcregen (`_play`)
 
 
 def rehearse(
@@ -98,9 +97,9 @@ def rehearse(
             started(twin)
         twin_s = time.monotonic() - began
         watch = Watch(twin.plane, states)
-        flux = order.gitops is not None and order.gitops.kustomizations and settings.real_flux
-        if flux:
-            outcomes = play_flux(
+        played = None
+        if order.gitops is not None and settings.real_engine:
+            played = player_of(order.gitops).play(
                 twin,
                 objects,
                 facts.root,
@@ -108,10 +107,9 @@ def rehearse(
                 watch,
                 timeout_s=settings.timeout_s,
                 poll_s=settings.poll_s,
-                requeue_s=FLUX_REQUEUE_S / settings.speed,
+                speed=settings.speed,
             )
-        else:
-            outcomes = _play(twin, order, watch, settings)
+        outcomes = played if played is not None else _play(twin, order, watch, settings)
         _finish(watch, settings)
         collected = None
         if logs is not None:
@@ -132,7 +130,7 @@ def rehearse(
             twin_s,
             time.monotonic() - began,
             collected,
-            engine_ran=flux,
+            engine_ran=played is not None,
         )
     finally:
         twin.stop()
@@ -239,19 +237,13 @@ def _live(
 def _health(
     order: Order, step: ApplyStep, item: TreeObject, live: Mapping[str, Any] | None
 ) -> Health | None:
-    """The engine's health of one object; None when the engine does not check it."""
-    if order.gitops is not None and order.gitops.kustomizations:
-        exprs = step.unit.spec.get("healthCheckExprs") if step.unit is not None else None
-        checked = item.kind == "Job" or any(
-            isinstance(e, dict) and e.get("kind") == item.kind for e in exprs or []
-        )
-        if not checked:
-            return None
-        return flux_health(exprs, live) if live is not None else Health("waiting", "NotFound")
-    if group_kind(item.obj) in order.health:
-        if live is None:
-            return Health("waiting", "Missing")
-        return argocd_health(order.health, live)
+    """The engine's health of one object; None when the engine does not check it.
+
+    Without GitOps objects, a run no check of the tree covers is waited on until it ends.
+    """
+    found = order.judge.health(order, step, item, live) if order.judge is not None else None
+    if found is not None:
+        return found
     if order.gitops is None and is_run(item):
         return _finished(live)
     return None
@@ -264,4 +256,4 @@ def _finished(live: Mapping[str, Any] | None) -> Health:
         return Health(FAILED, "Failed", str(true["Failed"].get("message") or ""))
     if "Complete" in true:
         return Health(HEALTHY, "Complete")
-    return Health("waiting", "Running")
+    return Health(WAITING, "Running")

@@ -23,30 +23,10 @@ from typing import Any
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.terminal import one_line
 from nvcregen.engineapi.registry import GITOPS
+from nvcregen.rehearse.gitopsplay import player_of
+from nvcregen.rehearse.steps import StepOutcome
 from nvcregen.rehearse.watch import RunState
 from nvcregen.replay.timeline import PlanView, StepRow
-
-
-@dataclass(frozen=True)
-class StepOutcome:
-    """What happened to one applied step (besides its runs).
-
-    Attributes:
-        key: The step's key.
-        label: How the output names the GitOps step (`wave 1 of Application x`).
-        applied_s: When it was applied (None: never).
-        done_s: When its health checks passed (None: never).
-        refused: Objects the API server or a webhook refused, with why.
-        failed: Why its health checks failed ("" when they did not).
-
-    """
-
-    key: str
-    label: str
-    applied_s: float | None
-    done_s: float | None = None
-    refused: tuple[str, ...] = ()
-    failed: str = ""
 
 
 @dataclass(frozen=True)
@@ -122,22 +102,7 @@ def engine_note(engine: str, ran: bool = False) -> str:
     gitops = GITOPS.get(engine)
     if gitops is None:
         return "no GitOps objects: the tree was applied wave by wave, every run waited on"
-    if gitops.kustomizations and ran:
-        return (
-            "Flux's source-controller and kustomize-controller ran the site's "
-            "Kustomizations from a Git repository served on loopback (source-watcher was "
-            "not: each reads the folder its artifact would hold; dependencies on what the "
-            "twin does not run taken as Ready; the manual trigger resumed)"
-        )
-    if gitops.kustomizations:
-        return (
-            "Flux's kustomize-controller was not run: its Kustomizations were applied in "
-            "dependsOn order by nvcregen, each waited on with its healthCheckExprs"
-        )
-    return (
-        "Argo CD itself was not run: its sync waves were applied in order by nvcregen, "
-        "each wave's health read with the site's own Lua checks"
-    )
+    return player_of(gitops).note(ran)
 
 
 def planned_ranks(plan: PlanView) -> dict[str, int]:

@@ -1,48 +1,43 @@
 """The order a site's GitOps engine applies its rendered tree in, read from the tree (pure).
 
-What the tree holds decides it, never one object per test, node or round:
+What the tree holds decides it, never one object per test, node or round. The engine's
+package reads it (`gitopsplay.read_order` asks its `GitOpsPlayer`, found through the
+registry), with what every engine shares here:
 
 - **Argo CD**: the tree's Applications reading the site's folder (its replay model,
   `engines/gitops/argocd/`), in the order the parent applies them (their own sync wave,
   then name); each Application's objects wave by wave (`argocd.argoproj.io/sync-wave`), a
-  step per wave.
+  step per wave (`by_waves`).
 - **Flux**: the tree's Kustomizations reading the site's folder (its replay model,
   `engines/gitops/flux/`, an ExternalArtifact's folder included), in `dependsOn` order
   (ties by name); a file under several is applied by the one with the fewest
   dependencies, as the replay takes it.
-- **No GitOps objects**: the whole tree wave by wave.
+- **No GitOps objects**: the whole tree wave by wave (`by_waves`), as the first engine
+  that applies a bare tree would.
 
 Each step keeps only what the twin can take without images or charts (`skip_reason`):
-not the GitOps engine's own objects (Applications, AppProjects, Flux sources,
-Kustomizations, HelmReleases: the twin runs Kueue, JobSet and Trainer itself), not
-`argocd-cm` (its health checks are run by the rehearsal), not CRDs (the controllers' own
-are installed from their modules), not monitoring objects (no Prometheus in the twin).
+not a GitOps engine's own objects, each engine's player saying which are its own
+(Applications, AppProjects, Flux sources, Kustomizations, HelmReleases: the twin runs
+Kueue, JobSet and Trainer itself; `argocd-cm`: its health checks are run by the
+rehearsal), not CRDs (the controllers' own are installed from their modules), not
+monitoring objects (no Prometheus in the twin).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
-from nvcregen.compile.gitops.health.checks import ARGOCD_KEY_PREFIX, argocd_health_keys
 from nvcregen.engineapi.protocol import GitOpsEngine
+from nvcregen.engineapi.registry import GITOPS, parts
+from nvcregen.rehearse.health import Health
 from nvcregen.replay.gating import under, wave_of
-from nvcregen.replay.gitopsmodel import read_units
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run
 
 WAVES = "waves"  # no GitOps objects: the tree applied sync wave by sync wave
-_ENGINE_GROUPS = frozenset(
-    {
-        "argoproj.io",
-        "source.toolkit.fluxcd.io",
-        "kustomize.toolkit.fluxcd.io",
-        "helm.toolkit.fluxcd.io",
-        "source.extensions.fluxcd.io",
-    }
-)
 _MONITORING_GROUPS = frozenset({"monitoring.coreos.com"})
-ARGOCD_CONFIG = "argocd-cm"
 
 
 @dataclass(frozen=True)
@@ -69,6 +64,28 @@ class ApplyStep:
 
 
 @dataclass(frozen=True)
+class StepOutcome:
+    """What happened to one applied step (besides its runs).
+
+    Attributes:
+        key: The step's key.
+        label: How the output names the GitOps step (`wave 1 of Application x`).
+        applied_s: When it was applied (None: never).
+        done_s: When its health checks passed (None: never).
+        refused: Objects the API server or a webhook refused, with why.
+        failed: Why its health checks failed ("" when they did not).
+
+    """
+
+    key: str
+    label: str
+    applied_s: float | None
+    done_s: float | None = None
+    refused: tuple[str, ...] = ()
+    failed: str = ""
+
+
+@dataclass(frozen=True)
 class Order:
     """A tree's steps in the order its engine applies them, and what was left out."""
 
@@ -76,6 +93,7 @@ class Order:
     steps: tuple[ApplyStep, ...]
     skipped: tuple[tuple[str, str], ...] = ()  # (path, why)
     health: Mapping[str, str] = field(default_factory=dict)  # Argo CD: group_kind -> Lua
+    judge: Judge | None = None  # who reads a live object's health as the engine would
 
     @property
     def engine(self) -> str:
@@ -83,16 +101,42 @@ class Order:
         return self.gitops.name if self.gitops is not None else WAVES
 
 
+class Judge(Protocol):
+    """How an engine reads the health of the objects of its steps (`gitopsplay.GitOpsPlayer`)."""
+
+    def health(
+        self, order: Order, step: ApplyStep, item: TreeObject, live: Mapping[str, Any] | None
+    ) -> Health | None:
+        """The engine's health of one object (`live`: None while it does not exist yet).
+
+        None when the engine does not wait for it.
+        """
+        ...
+
+
+@runtime_checkable
+class OwnObjects(Protocol):
+    """Which objects of a tree are a GitOps engine's own (its `PLAYER`, `gitopsplay.py`)."""
+
+    def skip_reason(self, item: TreeObject) -> str:
+        """Why the rehearsal leaves the object to the engine it plays ("" if not its own)."""
+        ...
+
+
+def _is_own_objects(found: object) -> TypeGuard[OwnObjects]:
+    return isinstance(found, OwnObjects)
+
+
 def skip_reason(item: TreeObject) -> str:
     """Why the rehearsal does not apply an object ("" when it does)."""
-    if item.group in _ENGINE_GROUPS:
-        return "the GitOps engine's own object (the rehearsal plays the engine and its charts)"
+    for engine in parts(GITOPS, "rehearse", "PLAYER", _is_own_objects):
+        reason = engine.skip_reason(item)
+        if reason:
+            return reason
     if item.kind == "CustomResourceDefinition":
         return "a CRD (the twin installs the controllers' own CRDs from their modules)"
     if item.group in _MONITORING_GROUPS:
         return "a monitoring object (no Prometheus in the twin)"
-    if item.kind == "ConfigMap" and item.name == ARGOCD_CONFIG:
-        return "Argo CD's configuration (the rehearsal runs its health checks itself)"
     return ""
 
 
@@ -101,44 +145,8 @@ def apply_rank(item: TreeObject) -> tuple[int, str]:
     return (0 if item.kind == "Namespace" else 1, item.path)
 
 
-def read_order(
-    objects: Sequence[TreeObject], root: str, *, checks_elsewhere: bool = False
-) -> Order:
-    """The steps of a tree as its engine applies them (see the module's docstring).
-
-    `checks_elsewhere`: the site's Argo CD health checks are installed outside the tree
-    (`gitops.healthChecks: existing`, the replay's `external_health_checks`); the
-    rehearsal then runs nvcregen's own, as the replay takes every kind to be checked.
-    """
-    found = read_units(objects, root)
-    if found and found[0].kustomizations:
-        return _flux(objects, found[0], [(unit, base) for unit, base, _ in found[2]])
-    health = installed_health() if checks_elsewhere else argocd_health(objects)
-    if found:
-        return _argocd(objects, found[2], health, found[0])
-    whole = [(TreeObject("", "", {"metadata": {"name": "waves"}}), "", True)]
-    return _argocd(objects, whole, health, None)
-
-
-def installed_health() -> dict[str, str]:
-    """The Argo CD health checks nvcregen writes, by `<group>_<kind>` (as `argocd-cm` has them)."""
-    return {k.removeprefix(ARGOCD_KEY_PREFIX): v for k, v in argocd_health_keys().items()}
-
-
-def argocd_health(objects: Sequence[TreeObject]) -> dict[str, str]:
-    """The Lua health checks of the tree's `argocd-cm`, by `<group>_<kind>`."""
-    prefix = ARGOCD_KEY_PREFIX
-    scripts: dict[str, str] = {}
-    for item in objects:
-        if item.kind == "ConfigMap" and item.name == ARGOCD_CONFIG:
-            data = item.obj.get("data") or {}
-            scripts |= {
-                k.removeprefix(prefix): str(v) for k, v in data.items() if k.startswith(prefix)
-            }
-    return scripts
-
-
-def _split(items: Sequence[TreeObject]) -> tuple[list[TreeObject], list[tuple[str, str]]]:
+def split_skipped(items: Sequence[TreeObject]) -> tuple[list[TreeObject], list[tuple[str, str]]]:
+    """The objects the rehearsal applies, in apply order, and those it skips with why."""
     kept, skipped = [], []
     for item in sorted(items, key=apply_rank):
         reason = skip_reason(item)
@@ -149,12 +157,18 @@ def _split(items: Sequence[TreeObject]) -> tuple[list[TreeObject], list[tuple[st
     return kept, skipped
 
 
-def _argocd(
+def by_waves(
     objects: Sequence[TreeObject],
     apps: Sequence[tuple[TreeObject, str, bool]],
     health: Mapping[str, str],
     gitops: GitOpsEngine | None,
+    judge: Judge | None,
 ) -> Order:
+    """Each unit's objects wave by wave, a step per wave; units by their own wave, then name.
+
+    `apps` are the units (the unit, the folder it applies, whether subfolders too); a
+    unit with no file (`whole`) is the tree applied without GitOps objects.
+    """
     steps: list[ApplyStep] = []
     skipped: list[tuple[str, str]] = []
     claimed: set[str] = set()
@@ -164,76 +178,19 @@ def _argocd(
         ]
         claimed |= {o.path for o in covered}
         for wave in sorted({wave_of(o) for o in covered}):
-            kept, left = _split([o for o in covered if wave_of(o) == wave])
+            kept, left = split_skipped([o for o in covered if wave_of(o) == wave])
             skipped += left
             if not kept:
                 continue
-            label = f"wave {wave} of Application {app.name}" if app.file else f"sync wave {wave}"
+            label = f"sync wave {wave}"
+            if app.file and gitops is not None:
+                label = f"wave {wave} of {gitops.unit_kind} {app.name}"
             runs = tuple(o.path for o in kept if is_run(o))
             unit = app if app.file else None
             steps.append(ApplyStep(f"{app.name}#{wave}", label, unit, tuple(kept), runs))
-    return Order(gitops, tuple(steps), tuple(skipped), dict(health))
+    return Order(gitops, tuple(steps), tuple(skipped), dict(health), judge)
 
 
-def _flux(
-    objects: Sequence[TreeObject], engine: GitOpsEngine, found: Sequence[tuple[TreeObject, str]]
-) -> Order:
-    after = {_key(k): tuple(_depends(k)) for k, _ in found}
-    depth = {key: len(_ancestors(key, after, set())) for key in after}
-    owner: dict[str, TreeObject] = {}
-    for item in objects:
-        covering = [(depth[_key(k)], k.name, k) for k, base in found if under(item.path, base)]
-        if covering:
-            owner[item.path] = min(covering, key=lambda c: (c[0], c[1]))[2]
-    steps: list[ApplyStep] = []
-    skipped: list[tuple[str, str]] = []
-    for unit in _topological(found, after):
-        kept, left = _split([o for o in objects if owner.get(o.path) is unit])
-        skipped += left
-        if not kept:
-            continue
-        waits = bool(unit.spec.get("wait")) or bool(unit.spec.get("healthChecks"))
-        runs = tuple(o.path for o in kept if is_run(o))
-        label = f"Kustomization {unit.name}"
-        steps.append(ApplyStep(_key(unit), label, unit, tuple(kept), runs, waits))
-    return Order(engine, tuple(steps), tuple(skipped))
-
-
-def _key(item: TreeObject) -> str:
-    return f"{item.namespace}/{item.name}"
-
-
-def _depends(item: TreeObject) -> list[str]:
-    return [
-        f"{d.get('namespace') or item.namespace}/{d.get('name')}"
-        for d in item.spec.get("dependsOn") or []
-        if isinstance(d, dict)
-    ]
-
-
-def _ancestors(key: str, after: Mapping[str, tuple[str, ...]], seen: set[str]) -> set[str]:
-    for earlier in after.get(key, ()):
-        if earlier not in seen:
-            seen.add(earlier)
-            _ancestors(earlier, after, seen)
-    return seen
-
-
-def _topological(
-    found: Sequence[tuple[TreeObject, str]], after: Mapping[str, tuple[str, ...]]
-) -> list[TreeObject]:
-    """Kustomizations in dependency order, ties by name; a loop is broken by name."""
-    units = {_key(k): k for k, _ in found}
-    done: set[str] = set()
-    ordered: list[TreeObject] = []
-    while len(ordered) < len(units):
-        ready = [
-            key
-            for key in sorted(units, key=lambda k: units[k].name)
-            if key not in done and all(d in done or d not in units for d in after[key])
-        ]
-        pending = [k for k in sorted(units, key=lambda k: units[k].name) if k not in done]
-        key = ready[0] if ready else pending[0]
-        done.add(key)
-        ordered.append(units[key])
-    return ordered
+def whole() -> tuple[TreeObject, str, bool]:
+    """The unit of a tree without GitOps objects: every folder, applied sync wave by wave."""
+    return (TreeObject("", "", {"metadata": {"name": WAVES}}), "", True)

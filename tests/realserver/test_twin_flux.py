@@ -6,13 +6,13 @@ source-controller and kustomize-controller read a Git repository served on loopb
 `git http-backend`. A ClusterQueue with no GPU quota keeps every Job queued, suspended by
 Kueue. Two Kustomizations with `wait: true`, as nvcregen renders a step:
 
-- over a folder of one such Job, with the Job check nvcregen renders (health/checks.py
+- over a folder of one such Job, with the Job check nvcregen renders (compile/gitops/healthchecks.py
   JOB): kustomize-controller reads a batch/v1 Job with its own status reader, ahead of the
   `healthCheckExprs`, and that reader calls a suspended Job Current: the Kustomization goes
   Ready while the Job has not run;
 - over a folder of the same Job with its prebuilt Workload, and the Workload check nvcregen
-  now renders (health/checks.py WORKLOAD): not Ready; at its timeout HealthCheckFailed,
-  the Job still suspended and the Workload neither admitted nor finished.
+  now renders (compile/gitops/healthchecks.py WORKLOAD): not Ready; at its timeout
+  HealthCheckFailed, the Job still suspended and the Workload neither admitted nor finished.
 """
 
 from __future__ import annotations
@@ -27,7 +27,8 @@ import twin
 import yaml
 from twin import Twin
 
-from nvcregen.compile.gitops.health.checks import JOB, WORKLOAD
+from nvcregen.compile.gitops.healthchecks import JOB, WORKLOAD
+from nvcregen.engines.gitops.flux.chain import health_expr
 from nvcregen.rehearse.gitserver import git_repository
 
 pytestmark = [
@@ -75,7 +76,7 @@ def prebuilt_workload(job: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def kustomization(name: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
-    """A step as nvcregen renders one for Flux (compile/gitops/chain.py): `wait: true`,
+    """A step as nvcregen renders one for Flux (engines/gitops/flux/chain.py): `wait: true`,
     the checks of its kinds, no pruning."""
     return {
         "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
@@ -138,9 +139,9 @@ def test_flux_calls_a_queued_job_ready_and_the_prebuilt_workloads_check_holds_it
         30,
     )
     assert source["status"] == "True", source  # cloned from the Git server on loopback
-    rehearsal.post(f"{FLUX}/kustomizations", kustomization("queued", [JOB.flux_expr()]))
+    rehearsal.post(f"{FLUX}/kustomizations", kustomization("queued", [health_expr(JOB)]))
     rehearsal.post(
-        f"{FLUX}/kustomizations", kustomization("gated", [JOB.flux_expr(), WORKLOAD.flux_expr()])
+        f"{FLUX}/kustomizations", kustomization("gated", [health_expr(JOB), health_expr(WORKLOAD)])
     )
 
     # Without the Workload's check: Ready, though the Job is queued and has never run.

@@ -7,7 +7,7 @@ the rehearsal agreeing on every step's order and concurrency:
 
 - `sites/h20-3e-lab.yaml` with `readiness.engine: trainer` (Argo CD, per-run: 84 runs);
 - `examples/node-health/h200-trainer.yaml` under Argo CD and under Flux (run by Flux's own
-  controllers: `rehearse/fluxplay.py`);
+  controllers: `engines/gitops/flux/play.py`);
 - a 64-node trainer copy of `examples/fabric/fleet.yaml` (packed, its first 64 nodes and
   their inventory entries; Flux; a cross-leaf group of 64 nodes).
 

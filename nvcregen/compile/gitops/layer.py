@@ -1,10 +1,12 @@
-"""GitOps objects that apply `out/<site>/`: Argo CD or Flux, one per output layer (pure).
+"""GitOps objects that apply `out/<site>/`: one unit of the site's engine per output layer (pure).
 
 Each layer (`crds`, `platform`, `queues`, `monitoring`, `readiness`) present for a site gets one
-Argo CD Application or Flux Kustomization reading `<gitops.path>/<layer>` from the site's
-repository, applied in that order. Argo CD orders them with sync waves and an AppProject
-restricted to the repository, the in-cluster server, the namespaces the layers use and the
-cluster-scoped kinds they create; Flux chains them with `dependsOn`.
+unit of its GitOps engine (an Argo CD Application, a Flux Kustomization) reading
+`<gitops.path>/<layer>` from the site's repository, applied in that order. The engine's
+package writes them (`engineparts.GitOpsObjects`, `engines/gitops/<engine>/objects.py`):
+Argo CD orders them with sync waves and an AppProject restricted to the repository, the
+in-cluster server, the namespaces the layers use and the cluster-scoped kinds they create;
+Flux chains them with `dependsOn`.
 
 Readiness starts GPU work, so with `readiness.trigger: manual` its Application has no
 automated sync and its Kustomization is suspended: an operator starts it. The CRD layer is
@@ -17,9 +19,8 @@ from collections.abc import Mapping, Sequence
 
 from nvcregen.catalog.charts import ChartEntry
 from nvcregen.catalog.load import load_catalog
-from nvcregen.compile.gitops.argocd import argocd_layer
 from nvcregen.compile.gitops.common import LAYERS, SOURCE
-from nvcregen.compile.gitops.flux import flux_layer, flux_problems
+from nvcregen.compile.gitops.engineparts import objects_of
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Manifest
@@ -48,8 +49,8 @@ def gitops_manifests(
             catalog's): the project also allows what the layers' Applications' charts create.
 
     Returns:
-        Argo CD AppProject and Applications, or a Flux GitRepository and Kustomizations;
-        nothing when the site has no `gitops.repoURL`.
+        The engine's objects (Argo CD: an AppProject and Applications; Flux: a
+        GitRepository and Kustomizations); nothing when the site has no `gitops.repoURL`.
 
     Raises:
         ValueError: A component is not one of the five layers.
@@ -61,19 +62,18 @@ def gitops_manifests(
     if site.spec.gitops.repo_url is None:
         return []
     present = [layer for layer in LAYERS if layer in components]
-    if gitops_of(site).kustomizations:
-        return flux_layer(site, present)
     known = charts if charts is not None else load_catalog().charts
-    return argocd_layer(site, present, layers, known)
+    return objects_of(gitops_of(site)).layer(site, present, layers, known)
 
 
 def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
     """Problems of `spec.gitops` that would make the GitOps objects useless or rejected.
 
-    NVC340 (warning): no repoURL, so nothing is generated. NVC341 (error): the engine's
-    CRD rejects the repoURL. NVC342 (error): Flux cannot follow the target revision.
-    NVC343 (warning): Flux over ssh without a credentials Secret. NVC382 (info): Flux reads
-    the whole repository (`fluxSource: repository`), so any commit stops a running plan.
+    NVC340 (warning): no repoURL, so nothing is generated. The rest are the engine's own
+    (`GitOpsObjects.problems`): for Flux NVC341 (error), its CRD rejects the repoURL;
+    NVC342 (error), it cannot follow the target revision; NVC343 (warning), ssh without
+    a credentials Secret; NVC382 (info), it reads the whole repository (`fluxSource:
+    repository`), so any commit stops a running plan.
     """
     gitops = site.spec.gitops
     found: list[Diagnostic] = []
@@ -86,6 +86,4 @@ def check_gitops(site: Site, doc: Document) -> list[Diagnostic]:
         hint = "set spec.gitops.repoURL to the Git repository out/ is committed to"
         add(SOURCE, Severity.WARNING, codes.NVC340.code, _NO_REPO, hint)
         return found
-    if gitops_of(site).kustomizations:
-        found += flux_problems(site, doc, url)
-    return found
+    return found + objects_of(gitops_of(site)).problems(site, doc, url)

@@ -1,7 +1,8 @@
 """Filling shards: a step folder's objects in groups, packed within a unit's limits (pure).
 
-What both engines' shards share (`shards.py` says how a step is split); a run and its
-prebuilt Workload are one group, never apart.
+What every engine's shards share (`shards.py` says how a step is split; each engine's
+package how its units split: `engines/gitops/<engine>/shards.py`); a run and its prebuilt
+Workload are one group, never apart.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from nvcregen.catalog.engines import EngineFacts
-from nvcregen.compile.gitops.chain import NAME_MAX
 from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
 from nvcregen.core.manifest import Manifest, content_hash, hashed_name
@@ -21,6 +21,7 @@ from nvcregen.replay.model import TreeObject
 from nvcregen.replay.units import object_bytes, over_limits
 
 SHARD = "shard-"
+NAME_MAX = 63  # Flux labels every applied object with its unit's name: a label value
 READINESS_SOURCE = "/spec/readiness"
 
 

@@ -8,6 +8,8 @@ folder, each filled greedily up to every limit (at a limit is within it), a run 
 prebuilt Workload always in the same shard (Kueue adopts the Workload by name; one applied
 by a later unit would find the run admitted under a Workload Kueue made itself).
 
+Each engine's package splits its own units (`engines/gitops/<engine>/shards.py`):
+
 - Flux: the step's Kustomization becomes one per shard, each with the step's health
   checks, `wait` and timeout; the Kustomizations of the next step depend on every shard.
 - Argo CD: once the readiness Application as a whole would cross a limit, it becomes a
@@ -29,8 +31,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from nvcregen.catalog.engines import EngineFacts
-from nvcregen.compile.gitops.argocdshards import argocd_shards
-from nvcregen.compile.gitops.fluxshards import flux_shards
+from nvcregen.compile.gitops.engineparts import objects_of
 from nvcregen.compile.gitops.shardpack import readiness_folders
 from nvcregen.core.manifest import Manifest
 from nvcregen.engineapi.registry import gitops_of
@@ -49,6 +50,4 @@ def shard_units(
     if site.spec.gitops.repo_url is None:
         return list(manifests)
     folders = readiness_folders(manifests)
-    if gitops_of(site).kustomizations:
-        return flux_shards(manifests, site, source_file, folders, facts)
-    return argocd_shards(manifests, site, source_file, folders, facts)
+    return objects_of(gitops_of(site)).shards(manifests, site, source_file, folders, facts)

@@ -13,8 +13,8 @@ but that does not run (the
 LogProfile, TrainingRuntimes) and a ConfigMap listing the plan go to `readiness/00-common/`,
 applied first. Argo CD does not wait for its last wave, so with Argo CD a ConfigMap in the
 wave after the last step (`<NN>-passed/`) makes the last step decide the sync too. The
-GitOps objects that apply the steps are built by `nvcregen.compile.gitops.chain`; why:
-docs/design/0006-stage-gating.md.
+GitOps objects that apply the steps are built by the engine's package
+(`engineparts.GitOpsObjects.chain`); why: docs/design/0006-stage-gating.md.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
 
-from nvcregen.compile.gitops.health.checks import (
+from nvcregen.compile.gitops.healthchecks import (
     COMPANION_CHECKS,
     HEALTH_CHECKS,
     WORKLOAD,

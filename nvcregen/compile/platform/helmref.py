@@ -9,12 +9,13 @@ an `Application` with a Helm source), found through the registry and asked throu
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, TypeGuard, runtime_checkable
+from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.core.manifest import Obj
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engineapi.registry import part_of
+from nvcregen.engineapi.registry import GITOPS, part_of, parts
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,28 @@ class ChartRelease:
         return self.ref.rsplit("/", 1)[-1]
 
 
+# (chart reference without oci://, version, digest, Helm values) of one chart install
+ChartPull = tuple[str, str, str | None, Obj]
+
+
 @runtime_checkable
 class ChartReference(Protocol):
     """A GitOps engine's objects installing a chart from an OCI registry."""
 
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """The objects that make the engine install `release` (module doc)."""
+        ...
+
+    def pulls(self, objects: Sequence[Obj]) -> Iterator[ChartPull]:
+        """What each chart install among `objects` written by the engine pulls (`images.txt`)."""
+        ...
+
+    def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:
+        """The Helm release an object of the engine installs, and the values it sets.
+
+        None for any object that installs no chart with this engine (read as untrusted:
+        the values are whatever the object holds).
+        """
         ...
 
 
@@ -74,6 +91,11 @@ def chart_reference(engine: GitOpsEngine) -> ChartReference:
     if found is None:
         raise LookupError(f"GitOps engine {engine.name} writes no chart reference")
     return found
+
+
+def chart_references() -> tuple[ChartReference, ...]:
+    """Every registered GitOps engine's chart references, in registry order."""
+    return parts(GITOPS, "chartref", "CHART_REF", is_chart_reference)
 
 
 def reference_objects(

@@ -75,6 +75,18 @@ def test_two_copies_of_a_site_on_one_cluster_collide_on_what_a_cluster_has_once(
     assert not any("ClusterRole " in m or "LogProfile" in m for m in found)
 
 
+def test_two_flux_sites_on_one_cluster_collide_on_each_helm_release_flux_installs() -> None:
+    """Flux's HelmReleases claim their release as Argo CD's Applications do (its chartref)."""
+    flux = GITOPS.replace("engine: argocd", "engine: flux")
+    texts = [_site(name).replace(GITOPS, flux) for name in ("lab", "lab-b")]
+    shown = {m.split(" is also")[0] for m in _messages(*(_compiled(t) for t in texts))}
+    assert {
+        "Helm release kubeflow-trainer (in kubeflow-system)",
+        "Helm release kueue (in kueue-system)",
+    } <= shown
+    assert "ConfigMap argocd/argocd-cm" not in shown  # Flux installs no Argo CD checks
+
+
 def test_one_site_of_a_cluster_installs_argo_cds_health_checks() -> None:
     """Two Applications tracking one argocd-cm take it from each other on every sync."""
     lab = _compiled(_site("lab"))

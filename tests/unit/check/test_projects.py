@@ -11,13 +11,14 @@ import pytest
 from sitefactory import catalog, parse, plan_of
 
 from nvcregen.check.crossref import Located
+from nvcregen.check.engineparts import Layered
 from nvcregen.check.findings import Finding
 from nvcregen.check.gate import check_manifests
-from nvcregen.check.projects import Layered, Project, check_projects
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.engines.gitops.argocd.check import Project, check_projects
 
 SITES = Path(__file__).resolve().parents[3] / "sites"
 # The allow list every AppProject had before it was derived from the charts.

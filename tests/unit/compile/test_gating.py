@@ -16,14 +16,8 @@ from trainerfactory import ROOT, trainer_text
 from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.replayed import replay_manifests_of
 from nvcregen.compile.gitops import timing
-from nvcregen.compile.gitops.chain import ARGOCD_CM_SYNC, step_kustomization_name
 from nvcregen.compile.gitops.common import LAYERS
-from nvcregen.compile.gitops.health.checks import (
-    COMPANION_CHECKS,
-    WORKLOAD,
-    argocd_health_keys,
-    check_for,
-)
+from nvcregen.compile.gitops.healthchecks import COMPANION_CHECKS, WORKLOAD, check_for
 from nvcregen.compile.gitops.steps import (
     COMMON_FOLDER,
     SYNC_WAVE,
@@ -39,6 +33,8 @@ from nvcregen.core import units
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.engines.gitops.argocd.health import ARGOCD_CM_SYNC, argocd_health_keys, argocd_key
+from nvcregen.engines.gitops.flux.chain import health_expr, step_kustomization_name
 from nvcregen.plan.requeue import deactivation_ms
 from nvcregen.plan.resolve import plan
 from nvcregen.replay.context import Context
@@ -238,9 +234,9 @@ def test_flux_chains_one_kustomization_per_step(mode: str) -> None:
                 entry["apiVersion"], entry["kind"], COMPANION_CHECKS
             )
             assert check is not None
-            assert entry == check.flux_expr()
+            assert entry == health_expr(check)
         # trainer mode with Kueue: each run's Workload fails the step once Kueue gives up
-        assert (WORKLOAD.flux_expr() in spec["healthCheckExprs"]) is (mode == "trainer")
+        assert (health_expr(WORKLOAD) in spec["healthCheckExprs"]) is (mode == "trainer")
         previous = name
     layers = {n for n in specs if n.removeprefix("lab-") in LAYERS}
     assert "lab-readiness" in layers
@@ -414,7 +410,7 @@ def test_every_run_kind_has_an_argocd_key_and_a_flux_expression() -> None:
         for manifest in runs(found):
             check = check_for(manifest.obj["apiVersion"], manifest.kind)
             assert check is not None
-            assert check.argocd_key in keys
+            assert argocd_key(check) in keys
 
 
 # --- prebuilt Workloads (trainer mode with Kueue) -------------------------------------------
@@ -445,8 +441,8 @@ def test_the_plan_lists_runs_not_their_workloads() -> None:
 
 
 def test_argocd_knows_the_workload_check() -> None:
-    assert WORKLOAD.argocd_key in argocd_health_keys()
-    assert WORKLOAD.argocd_key == "resource.customizations.health.kueue.x-k8s.io_Workload"
+    assert argocd_key(WORKLOAD) in argocd_health_keys()
+    assert argocd_key(WORKLOAD) == "resource.customizations.health.kueue.x-k8s.io_Workload"
 
 
 # --- holds sync: the longest a stuck step holds its sync ------------------------------------
@@ -478,7 +474,7 @@ def test_argocd_holds_without_limit_unless_the_tree_shows_it_the_deactivation() 
     """The bound needs its evidence in the tree: each run's Workload, and argocd-cm's check."""
     site, found = build(site_text(mode="trainer"))
     (config,) = [m for m in found if m.name == "argocd-cm"]
-    data = {k: v for k, v in config.obj["data"].items() if k != WORKLOAD.argocd_key}
+    data = {k: v for k, v in config.obj["data"].items() if k != argocd_key(WORKLOAD)}
     unchecked = [
         dataclasses.replace(m, obj={**m.obj, "data": data}) if m is config else m for m in found
     ]

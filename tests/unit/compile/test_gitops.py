@@ -10,9 +10,7 @@ import pytest
 from sitefactory import edit, load, parse, site, site_yaml, units_of
 
 from nvcregen.check.objectcheck import object_findings
-from nvcregen.compile.gitops.argocd import KUEUE_WEBHOOK_START_S, RETRY_LIMIT, retry_span_s
 from nvcregen.compile.gitops.common import LAYERS, layer_path
-from nvcregen.compile.gitops.flux import flux_ref
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.postprocess import PRUNE_PROTECTION, postprocess
 from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifests
@@ -20,6 +18,8 @@ from nvcregen.core.errors import Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.emit.naming import manifest_path
+from nvcregen.engines.gitops.argocd.layer import KUEUE_WEBHOOK_START_S, RETRY_LIMIT, retry_span_s
+from nvcregen.engines.gitops.flux.layer import flux_ref
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema

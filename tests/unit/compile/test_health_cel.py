@@ -19,13 +19,15 @@ from cel_expr_python import cel  # type: ignore[import-untyped]
 from cel_expr_python.ext import ext_optional, ext_strings  # type: ignore[import-untyped]
 from healthfactory import CASES, EXPECTED, KINDS, WORKLOAD_CASES, run
 
-from nvcregen.compile.gitops.health.checks import (
+from nvcregen.compile.gitops.healthchecks import (
     COMPANION_CHECKS,
     HEALTH_CHECKS,
     WORKLOAD,
     HealthCheck,
     check_for,
 )
+from nvcregen.engines.gitops.argocd.health import argocd_key
+from nvcregen.engines.gitops.flux.chain import health_expr
 from nvcregen.kubeschema.registry import default_registry
 
 # The top-level fields of a Kubernetes object, which Flux binds as CEL variables.
@@ -113,7 +115,7 @@ def test_every_expression_compiles_and_is_a_bool_expression() -> None:
     for check in HEALTH_CHECKS:
         for expression in (check.current, check.failed):
             ENV.compile(expression)  # raises on a syntax or type error
-        entry = check.flux_expr()
+        entry = health_expr(check)
         assert set(entry) == {"apiVersion", "kind", "current", "failed"}
         assert entry["apiVersion"] == check.api_version
 
@@ -125,7 +127,7 @@ def test_each_kind_matches_its_own_group_only() -> None:
     assert check_for("nvcre.nvidia.com/v1alpha1", "Job") is None  # NVCRE's own Job kind
     job = check_for("batch/v1", "Job")
     assert job is not None
-    assert job.argocd_key == "resource.customizations.health.batch_Job"
+    assert argocd_key(job) == "resource.customizations.health.batch_Job"
 
 
 @pytest.mark.parametrize(("kind", "state"), WORKLOAD_CASES)

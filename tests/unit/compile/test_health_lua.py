@@ -15,16 +15,16 @@ from typing import Any
 import pytest
 from healthfactory import CASES, EXPECTED, KINDS, WORKLOAD_CASES, run
 
-from nvcregen.compile.gitops.health.checks import (
-    HEALTH_CHECKS,
-    WORKLOAD,
+from nvcregen.compile.gitops.healthchecks import HEALTH_CHECKS, WORKLOAD, check_for
+from nvcregen.engines.gitops.argocd import livehealth as rehearse_health
+from nvcregen.engines.gitops.argocd.health import (
     argocd_health_keys,
-    check_for,
+    argocd_key,
+    lua_file,
     lua_script,
 )
-from nvcregen.rehearse import health as rehearse_health
 
-# The runtime is the rehearsal's (`nvcregen.rehearse.health`): lupa's Lua 5.1, with what
+# The runtime is the rehearsal's (`engines/gitops/argocd/livehealth.py`): lupa's Lua 5.1, with what
 # gopher-lua opens for Argo CD (base, package, table, and os without io or exit).
 lua_module = rehearse_health.lua_module()
 RUNTIME = lua_module.__name__
@@ -45,7 +45,7 @@ def health(script: str, obj: dict[str, Any]) -> dict[str, Any]:
 
 def script_of(kind: str) -> str:
     check = next(c for c in HEALTH_CHECKS if c.kind == kind)
-    return lua_script(check.lua)
+    return lua_script(lua_file(check))
 
 
 def test_the_runtime_is_lua_5_1_like_argo_cds() -> None:
@@ -136,7 +136,7 @@ def test_every_kind_has_one_script_and_one_argocd_key() -> None:
         obj = run(kind, "not-started")
         check = check_for(obj["apiVersion"], kind)
         assert check is not None
-        assert keys[check.argocd_key] == lua_script(check.lua)
+        assert keys[argocd_key(check)] == lua_script(lua_file(check))
 
 
 def _app(
@@ -184,7 +184,7 @@ def test_a_parent_waits_for_a_layer_application_until_synced_and_healthy(
 @pytest.mark.parametrize("check", HEALTH_CHECKS, ids=lambda c: c.kind)
 def test_each_script_is_its_header_the_shared_prelude_and_its_body(check: Any) -> None:
     """Argo CD runs one script per kind: the shared helpers are joined in, defined once."""
-    script = lua_script(check.lua)
+    script = lua_script(lua_file(check))
     assert script.startswith("-- Argo CD health of ")
     body = script.index("\nlocal result")
     for helper in ("condition_of", "is_true", "describe", "ended", "queued"):
@@ -194,7 +194,7 @@ def test_each_script_is_its_header_the_shared_prelude_and_its_body(check: Any) -
 
 
 def _workload_health(state: str) -> dict[str, Any]:
-    return health(argocd_health_keys()[WORKLOAD.argocd_key], run("Workload", state))
+    return health(argocd_health_keys()[argocd_key(WORKLOAD)], run("Workload", state))
 
 
 @pytest.mark.parametrize(("kind", "state"), WORKLOAD_CASES)
@@ -224,11 +224,11 @@ def test_a_deactivated_workload_is_degraded_whatever_its_conditions_say() -> Non
     """Kueue does not evict again a Workload already evicted: spec.active alone decides."""
     obj = run("Workload", "admitted")
     obj["spec"]["active"] = False
-    assert health(lua_script(WORKLOAD.lua), obj)["status"] == "Degraded"
+    assert health(lua_script(lua_file(WORKLOAD)), obj)["status"] == "Degraded"
 
 
 def test_the_workload_script_is_its_header_the_prelude_and_its_body() -> None:
-    script = lua_script(WORKLOAD.lua)
+    script = lua_script(lua_file(WORKLOAD))
     assert script.startswith("-- Argo CD health of a Kueue Workload")
     assert script.count("local function condition_of(") == 1
     assert script.index("local function condition_of(") < script.index("\nlocal evicted")

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from nvcregen.compile.platform.helmref import ChartRelease
-from nvcregen.core.helmsource import app_annotations, chart_source
 from nvcregen.engines.gitops.argocd.chartref import argo_application
+from nvcregen.engines.gitops.argocd.helmsource import app_annotations, chart_source
 
 DIGEST = "sha256:" + "e" * 64
 RELEASE = ChartRelease("kueue", "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None, "ns")

@@ -19,8 +19,8 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.cli import main
-from nvcregen.compile.gitops.chain import chain_readiness
 from nvcregen.compile.gitops.common import LAYERS
+from nvcregen.compile.gitops.engineparts import objects_of
 from nvcregen.compile.gitops.layer import gitops_manifests
 from nvcregen.compile.gitops.steps import plan_steps
 from nvcregen.compile.gitops.timing import timed_steps
@@ -30,6 +30,7 @@ from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.preview import COMPONENT, preview_manifests
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.manifest import Manifest
+from nvcregen.engineapi.registry import gitops_of
 
 ROOT = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]
@@ -220,7 +221,8 @@ def test_preview_is_never_applied_by_gitops() -> None:
         present = [layer for layer in LAYERS if any(m.component == layer for m in without)]
         placed = [m for m in found if m.component in {"readiness", "queues"}]
         steps = timed_steps(planned, plan_steps(site, planned.units), placed)
-        assert chain_readiness(site, gitops_manifests(site, present, without), steps) == gitops
+        objects = objects_of(gitops_of(site))
+        assert objects.chain(site, gitops_manifests(site, present, without), steps) == gitops
     assert COMPONENT not in LAYERS
 
 

@@ -18,12 +18,12 @@ from nvcregen.catalog.engines import EngineFacts, engine_facts
 from nvcregen.catalog.load import load_catalog
 from nvcregen.chain.pipeline import Built, Options, build_site
 from nvcregen.check.replayed import replay_manifests, replay_manifests_of
-from nvcregen.compile.gitops.argocdshards import parent_source
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.naming import manifest_path
+from nvcregen.engines.gitops.argocd.shards import parent_source
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.report import engine_lines
 from nvcregen.replay.site import replay_site

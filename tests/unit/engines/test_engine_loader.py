@@ -28,7 +28,7 @@ class Plain(GitOpsEngine):
     title = "Plain"
     unit_kind = "Plain"
     unit_path = "/spec/path"
-    kustomizations = final_gate = health_config = suspended_job_current = False
+    kustomizations = final_gate = suspended_job_current = False
     repo_url = None
 
     def status_bytes(self, objects, inventory_bytes, facts):

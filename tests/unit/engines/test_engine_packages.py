@@ -1,13 +1,17 @@
-"""Each engine's replay model and collector live in its own package (issue 35, item 3).
+"""Each engine's code lives in its own package (issue 35, item 3).
 
 No module outside `nvcregen/engines/` imports an engine's package (the layers find an
 engine through `engineapi.registry` and ask for its parts through their own protocols),
 and the layers that held the engines' models name none of an engine's objects in their
 logic: the replay (`nvcregen/replay/`) neither a GitOps engine's units (an Application,
 a Kustomization, their API groups) nor the objects NVCRE expands into runs,
-`nvcregen/collect/` no GitOps unit, and `nvcregen/compile/platform/` neither a unit nor
-the objects a GitOps engine installs a chart with (a HelmRelease and its OCIRepository).
-Messages and docstrings may still name them.
+`nvcregen/collect/` no GitOps unit, and `nvcregen/compile/` and `nvcregen/rehearse/`
+neither a unit nor the objects a GitOps engine installs a chart with (a HelmRelease and
+its OCIRepository).
+Messages and docstrings may still name them. What moved into a GitOps engine's package
+(its objects, shards, step chain, health checks, rehearsal play and project checks) is
+named nowhere outside it: no module elsewhere defines, imports or uses a name those
+modules define.
 """
 
 from __future__ import annotations
@@ -29,14 +33,37 @@ GITOPS_GROUPS = frozenset(
 CHART_NAMES = frozenset(
     {"HelmRelease", "OCIRepository", "helm.toolkit.fluxcd.io", "source.toolkit.fluxcd.io"}
 )
-# the modules the engines' models and collectors moved out of
+# the modules the engines' code moved out of
 MOVED = (
     "replay/flux.py",
     "replay/argocd.py",
     "replay/nvcre.py",
     "collect/trainer.py",
     "collect/nvcrelogs.py",
+    "compile/gitops/argocd.py",
+    "compile/gitops/argocdshards.py",
+    "compile/gitops/project.py",
+    "compile/gitops/flux.py",
+    "compile/gitops/fluxshards.py",
+    "compile/gitops/chain.py",
+    "compile/gitops/health",
+    "rehearse/fluxplay.py",
+    "check/projects.py",
+    "core/helmsource.py",
 )
+# each GitOps engine's modules moved in from the layers, whose names stay in its package
+ENGINE_MODULES = {
+    "gitops/argocd": (
+        "layer", "shards", "project", "health", "objects", "rehearse", "livehealth", "check",
+        "helmsource",
+    ),
+    "gitops/flux": ("layer", "shards", "chain", "objects", "rehearse", "livehealth", "play"),
+}  # fmt: skip
+# what a layer asks every engine's part for, by the one name the layer gives
+PART_NAMES = frozenset({"ENGINE", "MODEL", "CHART_REF", "OBJECTS", "PLAYER", "CHECKS"})
+# The twin starts Flux's controllers from their modules as it starts Kueue's and
+# Trainer's (what the machine runs, not an engine's code): their namespace is its own.
+TWIN_RUNS = {"rehearse/twin.py": frozenset({"FLUX_NAMESPACE"})}
 
 
 def gitops_names() -> frozenset[str]:
@@ -104,6 +131,42 @@ def _modules(folder: Path) -> list[Path]:
     return sorted(folder.rglob("*.py"))
 
 
+def defined_names(source: str) -> frozenset[str]:
+    """The public names a module defines at its top level (functions, classes, constants)."""
+    found: set[str] = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.Assign):
+            found |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            found.add(node.target.id)
+    return frozenset(n for n in found if not n.startswith("_"))
+
+
+def used_names(source: str) -> frozenset[str]:
+    """Every name a module's code defines, imports or uses (`x`, `a.x`, `import a.x`)."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.alias):
+            found |= {node.name.rpartition(".")[2], *([node.asname] if node.asname else [])}
+    return frozenset(found)
+
+
+def moved_names(package: str) -> frozenset[str]:
+    """What the modules moved into an engine's package define, but the layers' part names."""
+    found: set[str] = set()
+    for module in ENGINE_MODULES[package]:
+        found |= defined_names((ENGINES / package / f"{module}.py").read_text(encoding="utf-8"))
+    return frozenset(found - PART_NAMES)
+
+
 def test_no_module_outside_the_engines_imports_an_engines_package() -> None:
     found = {
         path.relative_to(ROOT).as_posix(): hits
@@ -120,7 +183,8 @@ def test_the_replay_collect_and_platform_name_no_engines_objects_in_their_logic(
     layers = {
         PACKAGE / "replay": gitops_names() | expanded_names(),
         PACKAGE / "collect": gitops_names(),
-        PACKAGE / "compile" / "platform": gitops_names() | CHART_NAMES,
+        PACKAGE / "compile": gitops_names() | CHART_NAMES,
+        PACKAGE / "rehearse": gitops_names() | CHART_NAMES,
     }
     found = {
         path.relative_to(ROOT).as_posix(): hits
@@ -144,8 +208,14 @@ def test_the_moved_modules_are_gone_and_each_engine_holds_its_parts() -> None:
         "readiness/trainer/collect.py",
         "gitops/argocd/chartref.py",
         "gitops/flux/chartref.py",
+        *(f"{package}/{module}.py" for package, mods in ENGINE_MODULES.items() for module in mods),
     ):
         assert part in held, part
+    # Argo CD's Lua health checks are package data of its package, next to their loader
+    scripts = sorted(p.name for p in (ENGINES / "gitops" / "argocd" / "lua").glob("*.lua"))
+    assert scripts == [
+        "application.lua", "job.lua", "nvcre.lua", "prelude.lua", "trainjob.lua", "workload.lua",
+    ]  # fmt: skip
 
 
 def test_the_names_are_the_engines_own() -> None:
@@ -181,3 +251,44 @@ wave = "argocd.argoproj.io/sync-wave"
         "'Certification'",
     ]
     assert engine_imports("from nvcregen.engineapi.registry import part_of\n") == []
+
+
+def test_what_moved_into_a_gitops_engines_package_is_named_nowhere_outside_it() -> None:
+    found = {}
+    for package in ENGINE_MODULES:
+        names = moved_names(package)
+        for path in _modules(PACKAGE):
+            if ENGINES / package in path.parents:
+                continue
+            where = path.relative_to(PACKAGE).as_posix()
+            hits = names & used_names(path.read_text(encoding="utf-8"))
+            hits -= TWIN_RUNS.get(where, frozenset())
+            if hits:
+                found[f"{where} ({package})"] = sorted(hits)
+    assert not found, "ask the engine's part through the layer's protocol instead:\n" + (
+        "\n".join(f"{f}: {', '.join(hits)}" for f, hits in found.items())
+    )
+
+
+def test_the_moved_names_are_found_in_each_form_a_module_can_name_them() -> None:
+    assert {"argocd_layer", "ArgoCdObjects", "RETRY", "argocd_health_keys"} <= moved_names(
+        "gitops/argocd"
+    )
+    assert {"flux_layer", "chain_readiness", "play_flux", "health_expr"} <= moved_names(
+        "gitops/flux"
+    )
+    assert not moved_names("gitops/flux") & PART_NAMES
+    source = """
+from nvcregen.engines.gitops.flux.chain import chain_readiness
+import nvcregen.engines.gitops.argocd.health as lua
+from x import y as argocd_health_keys
+value = flux.flux_layer(site)
+RETRY = 3
+def play_flux(): ...
+_private = 1
+"""
+    assert {
+        "chain_readiness", "health", "lua", "argocd_health_keys", "flux_layer", "RETRY",
+        "play_flux",
+    } <= used_names(source)  # fmt: skip
+    assert defined_names(source) == {"value", "RETRY", "play_flux"}  # not `_private`

@@ -1,4 +1,4 @@
-"""What a Flux rehearsal hands the real Flux (nvcregen.rehearse.fluxplay; pure parts).
+"""What a Flux rehearsal hands the real Flux (engines/gitops/flux/play.py; pure parts).
 
 The twin-side run is in tests/realserver/test_twin_rehearse.py; here: the repository's
 files, the Kustomizations as applied (source, folder, dependencies, suspend) and how a
@@ -11,14 +11,14 @@ from typing import Any
 
 import yaml
 
-from nvcregen.plan.facts import PlanFacts
-from nvcregen.rehearse.fluxplay import (
-    REPOSITORY,
+from nvcregen.engines.gitops.flux.play import (
+    REHEARSAL_REPOSITORY,
     ready_state,
     rehearsed_kustomizations,
     repository_files,
 )
-from nvcregen.rehearse.steps import read_order
+from nvcregen.plan.facts import PlanFacts
+from nvcregen.rehearse.gitopsplay import read_order
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]
@@ -44,7 +44,7 @@ def test_kustomizations_read_the_rehearsal_repository_at_their_folder(flux_tree:
     }
     assert list(applied) == [s.label.removeprefix("Kustomization ") for s in order.steps]
     round_two = applied["h20-3e-trainer-readiness-01-single-node-r2"]["spec"]
-    assert round_two["sourceRef"] == {"kind": "GitRepository", "name": REPOSITORY}
+    assert round_two["sourceRef"] == {"kind": "GitRepository", "name": REHEARSAL_REPOSITORY}
     assert round_two["path"] == "./readiness/01-single-node/round-2"
     assert round_two["dependsOn"] == [
         {"name": "h20-3e-trainer-readiness-01-single-node-r1", "namespace": "flux-system"}

@@ -9,13 +9,16 @@ from typing import Any
 import pytest
 import yaml
 
+from nvcregen.engines.gitops.argocd import livehealth as argocd_live
+from nvcregen.engines.gitops.argocd.livehealth import argocd_health
+from nvcregen.engines.gitops.argocd.rehearse import tree_health as read_scripts
+from nvcregen.engines.gitops.flux import livehealth as flux_live
+from nvcregen.engines.gitops.flux.livehealth import flux_health
 from nvcregen.plan.facts import PlanFacts
-from nvcregen.rehearse import health
-from nvcregen.rehearse.health import FAILED, HEALTHY, WAITING, argocd_health, flux_health
+from nvcregen.rehearse.gitopsplay import read_order
+from nvcregen.rehearse.health import FAILED, HEALTHY, WAITING
 from nvcregen.rehearse.kueueconfig import kueue_configuration
 from nvcregen.rehearse.podstages import COMPLETE, complete_stage_of
-from nvcregen.rehearse.steps import argocd_health as read_scripts
-from nvcregen.rehearse.steps import read_order
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]
@@ -120,7 +123,7 @@ def test_an_argo_cd_check_runs_again_only_on_an_object_that_changed(
 ) -> None:
 
     runtimes: list[int] = []
-    real = health.lua_module()
+    real = argocd_live.lua_module()
 
     class Counting:
         LuaError, lua_type = real.LuaError, real.lua_type
@@ -130,8 +133,8 @@ def test_an_argo_cd_check_runs_again_only_on_an_object_that_changed(
             runtimes.append(1)
             return real.LuaRuntime(**options)
 
-    monkeypatch.setattr(health, "lua_module", lambda: Counting)
-    monkeypatch.setattr(health, "_ARGOCD_SEEN", {})
+    monkeypatch.setattr(argocd_live, "lua_module", lambda: Counting)
+    monkeypatch.setattr(argocd_live, "_ARGOCD_SEEN", {})
     scripts = {"batch_Job": 'return {status = obj.status.phase, message = ""}'}
 
     def job(version: str, phase: str, uid: str = "u1") -> dict[str, Any]:
@@ -155,9 +158,9 @@ def test_an_argo_cd_check_runs_again_only_on_an_object_that_changed(
     assert len(runtimes) == 5  # no resourceVersion: never kept
     other = {"batch_Job": 'return {status = "Degraded", message = "x"}'}
     assert argocd_health(other, job("2", "Healthy")).verdict == FAILED  # another script
-    monkeypatch.setattr(health, "SEEN_LIMIT", 1)
+    monkeypatch.setattr(argocd_live, "SEEN_LIMIT", 1)
     argocd_health(scripts, job("3", "Healthy"))
-    assert len(health._ARGOCD_SEEN) == 1  # bounded: cleared when full
+    assert len(argocd_live._ARGOCD_SEEN) == 1  # bounded: cleared when full
 
 
 def test_a_flux_expression_that_does_not_compile_holds_the_step_and_is_compiled_once(
@@ -172,7 +175,7 @@ def test_a_flux_expression_that_does_not_compile_holds_the_step_and_is_compiled_
     assert (found.verdict, found.status) == (WAITING, "Unknown")
     assert "current does not compile" in found.message
     good = [{"apiVersion": "batch/v1", "kind": "Job", "current": "status.succeeded == 1"}]
-    health._flux_program.cache_clear()
+    flux_live._flux_program.cache_clear()
     for _ in range(3):
         flux_health(good, job)
-    assert health._flux_program.cache_info().misses == 1
+    assert flux_live._flux_program.cache_info().misses == 1

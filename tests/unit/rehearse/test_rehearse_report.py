@@ -8,17 +8,17 @@ from dataclasses import replace
 import pytest
 
 from nvcregen.plan.facts import PlanFacts
+from nvcregen.rehearse.gitopsplay import read_order
 from nvcregen.rehearse.report import (
     Collected,
     Rehearsal,
-    StepOutcome,
     exit_code,
     node_summary,
     step_reports,
     to_json,
     to_text,
 )
-from nvcregen.rehearse.steps import read_order
+from nvcregen.rehearse.steps import StepOutcome
 from nvcregen.rehearse.watch import RunState, run_states
 from nvcregen.replay.model import TreeObject
 from nvcregen.replay.runs import is_run

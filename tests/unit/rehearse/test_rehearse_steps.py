@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from nvcregen.plan.facts import PlanFacts
-from nvcregen.rehearse.steps import read_order, skip_reason
+from nvcregen.rehearse.gitopsplay import read_order
+from nvcregen.rehearse.steps import skip_reason
 from nvcregen.replay.model import TreeObject
 
 Tree = tuple[list[TreeObject], PlanFacts]
@@ -99,3 +100,13 @@ def test_skip_reasons_name_what_the_twin_does_instead() -> None:
     assert "Prometheus" in skip_reason(item("monitoring.coreos.com/v1", "ServiceMonitor"))
     assert "engine" in skip_reason(item("helm.toolkit.fluxcd.io/v2", "HelmRelease"))
     assert "health checks" in skip_reason(item("v1", "ConfigMap", "argocd-cm"))
+    # each engine's player says which objects are its own (`skip_reason` of its PLAYER)
+    own = "the GitOps engine's own object (the rehearsal plays the engine and its charts)"
+    for api, kind in (
+        ("argoproj.io/v1alpha1", "Application"),
+        ("argoproj.io/v1alpha1", "AppProject"),
+        ("kustomize.toolkit.fluxcd.io/v1", "Kustomization"),
+        ("source.toolkit.fluxcd.io/v1", "GitRepository"),
+        ("source.extensions.fluxcd.io/v1beta1", "ArtifactGenerator"),
+    ):
+        assert skip_reason(item(api, kind)) == own, kind

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
-from nvcregen.rehearse.health import argocd_health
+from nvcregen.engines.gitops.argocd.livehealth import argocd_health
 from nvcregen.rehearse.watch import (
     KUEUE,
     POLL_SHARE,

@@ -1,15 +1,24 @@
 """Argo CD installing a chart nvcregen does not render: an Application with a Helm source.
 
 Applied server-side, because the Trainer and JobSet CRDs are too large for client-side
-apply; a chart pinned by digest is Argo CD's OCI source (`nvcregen.core.helmsource`). The
+apply; a chart pinned by digest is Argo CD's OCI source (`helmsource.py`). The
 compiler asks for it through its `helmref.ChartReference` protocol (`CHART_REF`).
 """
 
 from __future__ import annotations
 
-from nvcregen.compile.platform.helmref import ChartRelease
-from nvcregen.core.helmsource import CHART_DIGEST, CHART_VERSION, OCI
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from nvcregen.compile.platform.helmref import ChartPull, ChartRelease
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.gitops.argocd.helmsource import (
+    DIGEST_ANNOTATION,
+    OCI,
+    VERSION_ANNOTATION,
+    app_annotations,
+    chart_source,
+)
 
 ARGO_API = "argoproj.io/v1alpha1"
 ARGOCD_NAMESPACE = "argocd"
@@ -29,7 +38,10 @@ def argo_application(release: ChartRelease, name: str, project: str) -> Obj:
     helm: Obj = {"releaseName": release.name, "valuesObject": release.values}
     source: Obj
     if release.digest:
-        metadata["annotations"] = {CHART_DIGEST: release.digest, CHART_VERSION: release.version}
+        metadata["annotations"] = {
+            DIGEST_ANNOTATION: release.digest,
+            VERSION_ANNOTATION: release.version,
+        }
         source = {"repoURL": f"{OCI}{release.ref.removeprefix(OCI)}", "path": "."}
         source |= {"targetRevision": release.digest, "helm": helm}
     else:
@@ -57,6 +69,46 @@ class ArgoCdChartRef:
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """One Application `app_name` in the site's AppProject `project`."""
         return [argo_application(release, app_name, project)]
+
+    def pulls(self, objects: Sequence[Obj]) -> Iterator[ChartPull]:
+        """Each Application's chart source, by digest or version, with its `valuesObject`."""
+        for obj in objects:
+            spec = obj.get("spec") or {}
+            group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+            if obj.get("kind") == "Application" and group == ARGO_API.rpartition("/")[0]:
+                source = spec.get("source") or {}
+                found = chart_source(source, app_annotations(obj))
+                if found is not None:
+                    values = (source.get("helm") or {}).get("valuesObject") or {}
+                    yield found.ref, found.version, found.digest, values
+
+    def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:
+        """An Application's Helm source: its `releaseName` and `valuesObject`."""
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") != "Application" or group != ARGO_API.rpartition("/")[0]:
+            return None
+        helm = _mapping(_mapping(_mapping(obj.get("spec")).get("source")).get("helm"))
+        return str(helm.get("releaseName")), helm.get("valuesObject")
+
+    def installed_release(self, obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        """An Application's chart source: its destination and release (else the chart's name).
+
+        `check.collisions.InstalledRelease`: NVC690 claims the release once per cluster.
+        """
+        spec = obj.get("spec") or {}
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") != "Application" or group != ARGO_API.rpartition("/")[0]:
+            return None
+        source = spec.get("source") or {}
+        chart = chart_source(source, app_annotations(obj))
+        if chart is None:
+            return None
+        release = (source.get("helm") or {}).get("releaseName") or chart.chart
+        return str((spec.get("destination") or {}).get("namespace", "")), str(release)
+
+
+def _mapping(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
 
 
 CHART_REF = ArgoCdChartRef()

@@ -15,7 +15,6 @@ class ArgoCd(GitOpsEngine):
     unit_path = "/spec/source/path"
     kustomizations = False
     final_gate = True
-    health_config = True
     suspended_job_current = False
     repo_url = None
 

@@ -7,7 +7,10 @@ compiler asks for them through its `helmref.ChartReference` protocol (`CHART_REF
 
 from __future__ import annotations
 
-from nvcregen.compile.platform.helmref import ChartRelease
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from nvcregen.compile.platform.helmref import ChartPull, ChartRelease
 from nvcregen.core.manifest import Obj
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
@@ -57,6 +60,46 @@ class FluxChartRef:
     def objects(self, release: ChartRelease, app_name: str, project: str) -> list[Obj]:
         """Named after the release, in its namespace (no Application, no project)."""
         return flux_objects(release)
+
+    def pulls(self, objects: Sequence[Obj]) -> Iterator[ChartPull]:
+        """Each HelmRelease's chart, from the OCIRepository its `chartRef` names."""
+        oci = {
+            ((o.get("metadata") or {}).get("namespace"), (o.get("metadata") or {}).get("name")): o
+            for o in objects
+            if o.get("kind") == "OCIRepository"
+        }
+        for obj in objects:
+            if obj.get("kind") != "HelmRelease":
+                continue
+            spec = obj.get("spec") or {}
+            meta = obj.get("metadata") or {}
+            ref = spec.get("chartRef") or {}
+            repo = oci.get((meta.get("namespace"), ref.get("name")))
+            if repo is not None:
+                url = str(repo["spec"]["url"]).removeprefix("oci://")
+                pin = repo["spec"].get("ref") or {}
+                yield url, str(pin.get("tag", "")), pin.get("digest"), spec.get("values") or {}
+
+    def release_values(self, obj: Mapping[str, Any]) -> tuple[str, Any] | None:
+        """A HelmRelease's `releaseName` and `values`."""
+        if obj.get("kind") != "HelmRelease":
+            return None
+        spec = obj.get("spec")
+        spec = spec if isinstance(spec, Mapping) else {}
+        return str(spec.get("releaseName")), spec.get("values")
+
+    def installed_release(self, obj: Mapping[str, Any]) -> tuple[str, str] | None:
+        """A HelmRelease's target namespace (else its own) and release (else its name).
+
+        `check.collisions.InstalledRelease`: NVC690 claims the release once per cluster.
+        """
+        group = str(obj.get("apiVersion", "")).rpartition("/")[0]
+        if obj.get("kind") != "HelmRelease" or group != FLUX_HELM_API.rpartition("/")[0]:
+            return None
+        spec = obj.get("spec") or {}
+        meta = obj.get("metadata") or {}
+        namespace = spec.get("targetNamespace") or meta.get("namespace", "")
+        return str(namespace), str(spec.get("releaseName") or meta.get("name"))
 
 
 CHART_REF = FluxChartRef()

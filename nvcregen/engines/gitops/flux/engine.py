@@ -17,7 +17,6 @@ class Flux(GitOpsEngine):
     unit_path = "/spec/path"
     kustomizations = True
     final_gate = False
-    health_config = False
     suspended_job_current = True
     repo_url = re.compile(r"^(http|https|ssh)://.*$")  # GitRepository spec.url
 

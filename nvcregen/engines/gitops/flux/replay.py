@@ -9,12 +9,12 @@ Job is read by Flux's own Job reader, ahead of every expression, and that reader
 suspended Job Current (fluxcd/pkg runtime/statusreaders/job.go since runtime v0.100.0):
 a Job Kueue still queues passes at once, so a Job is waited on only through its prebuilt
 Workload, applied by the same Kustomization with an expression for Workloads that is not
-simply `true` (`health/checks.py`: current once Finished with reason Succeeded). A file
-under several Kustomizations is taken as applied by the one with the fewest dependencies
-(it is applied first). A suspended Kustomization is taken as resumed by the operator;
-dependencies outside the tree as Ready. A Kustomization reading an ExternalArtifact of
-source-watcher reads the folder the tree's ArtifactGenerator copies into it
-(`@<alias>/<folder>/**`); one reading a GitRepository, the repository.
+simply `true` (`compile/gitops/healthchecks.py`: current once Finished with reason
+Succeeded). A file under several Kustomizations is taken as applied by the one with the
+fewest dependencies (it is applied first). A suspended Kustomization is taken as resumed
+by the operator; dependencies outside the tree as Ready. A Kustomization reading an
+ExternalArtifact of source-watcher reads the folder the tree's ArtifactGenerator copies
+into it (`@<alias>/<folder>/**`); one reading a GitRepository, the repository.
 """
 
 from __future__ import annotations

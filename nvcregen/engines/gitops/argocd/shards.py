@@ -1,6 +1,7 @@
 """Argo CD's shards: the readiness Application a parent of a child Application per shard.
 
-See `shards.py`; the objects are measured and packed by `shardpack.py`.
+See `compile/gitops/shards.py`; the objects are measured and packed by
+`compile/gitops/shardpack.py`.
 """
 
 from __future__ import annotations
@@ -9,7 +10,6 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 from nvcregen.catalog.engines import EngineFacts
-from nvcregen.compile.gitops.argocd import ARGOCD_NAMESPACE, RETRY, SYNC_WAVE
 from nvcregen.compile.gitops.common import layer_path
 from nvcregen.compile.gitops.shardpack import (
     READINESS_SOURCE,
@@ -22,12 +22,13 @@ from nvcregen.compile.gitops.shardpack import (
     split,
     stage_source,
 )
-from nvcregen.compile.gitops.steps import COMMON_FOLDER
+from nvcregen.compile.gitops.steps import COMMON_FOLDER, SYNC_WAVE
 from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
 from nvcregen.core.labels import PARENT
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.engineapi.registry import gitops_of
+from nvcregen.engines.gitops.argocd.layer import ARGOCD_NAMESPACE, RETRY
 from nvcregen.spec.v1alpha1 import Site
 
 # The parent Application's children sync themselves (trigger: on-sync prunes and heals as

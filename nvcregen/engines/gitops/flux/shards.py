@@ -1,6 +1,7 @@
 """Flux's shards: a split step's Kustomization once per shard, its dependants on every one.
 
-See `shards.py`; the objects are measured and packed by `shardpack.py`.
+See `compile/gitops/shards.py`; the objects are measured and packed by
+`compile/gitops/shardpack.py`.
 """
 
 from __future__ import annotations
@@ -10,7 +11,6 @@ from collections.abc import Mapping, Sequence
 
 from nvcregen.catalog.engines import EngineFacts
 from nvcregen.compile.gitops.common import layer_path
-from nvcregen.compile.gitops.flux import FLUX_KUSTOMIZE_API, flux_path
 from nvcregen.compile.gitops.shardpack import (
     SHARD,
     fits,
@@ -26,6 +26,7 @@ from nvcregen.compile.gitops.steps import COMPONENT as READINESS
 from nvcregen.compile.postprocess import ordered, postprocess
 from nvcregen.core.manifest import Manifest
 from nvcregen.engineapi.registry import gitops_of
+from nvcregen.engines.gitops.flux.layer import FLUX_KUSTOMIZE_API, flux_path
 from nvcregen.spec.v1alpha1 import Site
 
 

@@ -17,16 +17,16 @@ from nvcregen.compile.gitops.common import (
     manual_trigger,
     object_metadata,
 )
-from nvcregen.compile.gitops.project import project_scope
+from nvcregen.compile.gitops.steps import SYNC_WAVE
 from nvcregen.core.manifest import Manifest, Obj
+from nvcregen.engines.gitops.argocd.project import project_scope
 from nvcregen.spec.v1alpha1 import Site
 
 ARGOCD_API = "argoproj.io/v1alpha1"
 ARGOCD_NAMESPACE = "argocd"
 IN_CLUSTER = "https://kubernetes.default.svc"
-SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 # Lower waves first; the project exists before any Application names it.
-WAVES = {
+LAYER_WAVES = {
     "project": -3,
     "crds": -2,
     "platform": -1,
@@ -114,7 +114,7 @@ def _parent(site: Site) -> Manifest:
 
 
 def _wave(key: str) -> dict[str, str]:
-    return {SYNC_WAVE: str(WAVES[key])}  # annotations are strings: a quoted "-2"
+    return {SYNC_WAVE: str(LAYER_WAVES[key])}  # annotations are strings: a quoted "-2"
 
 
 def _app_project(

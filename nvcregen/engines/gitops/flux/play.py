@@ -1,8 +1,9 @@
 """A Flux site played by Flux itself: source-controller and kustomize-controller on the twin.
 
-The rehearsal commits every object its steps apply (`steps.py`: what the twin can take),
+The rehearsal commits every object its steps apply (`rehearse/steps.py`: what the twin
+can take),
 at its path in the site's folder, into a bare repository served on loopback by `git
-http-backend` (`gitserver.py`), and applies a GitRepository for it and the site's own
+http-backend` (`rehearse/gitserver.py`), and applies a GitRepository for it and the site's own
 Kustomizations. From then on the real kustomize-controller decides: it applies each
 Kustomization once its `dependsOn` are Ready, waits on `wait: true` with its own status
 readers and the site's `healthCheckExprs`, and marks it Ready or failed. The rehearsal
@@ -10,7 +11,7 @@ only reads what happened.
 
 What differs from a cluster, and why:
 - Each Kustomization reads the rehearsal's GitRepository at the folder its source would
-  have given it (its replay model's units, `engines/gitops/flux/replay.py`):
+  have given it (its replay model's units, `replay.py`):
   source-watcher, which turns the site's ArtifactGenerator into an ExternalArtifact, is
   not run.
 - `dependsOn` keeps only Kustomizations the rehearsal runs; the others (the platform's
@@ -35,14 +36,13 @@ from typing import Any
 
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.gitserver import git_repository
-from nvcregen.rehearse.report import StepOutcome
-from nvcregen.rehearse.steps import ApplyStep, Order
+from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome
 from nvcregen.rehearse.twin import FLUX_NAMESPACE, Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import model_of
 from nvcregen.replay.model import TreeObject
 
-REPOSITORY = "nvcregen-rehearsal"
+REHEARSAL_REPOSITORY = "nvcregen-rehearsal"
 SOURCE_API = "source.toolkit.fluxcd.io/v1"
 KUSTOMIZE_API = "/apis/kustomize.toolkit.fluxcd.io/v1"
 FAILED_REASONS = frozenset(
@@ -69,7 +69,7 @@ def git_source(url: str) -> dict[str, Any]:
     return {
         "apiVersion": SOURCE_API,
         "kind": "GitRepository",
-        "metadata": {"name": REPOSITORY, "namespace": FLUX_NAMESPACE},
+        "metadata": {"name": REHEARSAL_REPOSITORY, "namespace": FLUX_NAMESPACE},
         "spec": {"interval": "10m", "url": url, "ref": {"branch": "main"}},
     }
 
@@ -86,7 +86,7 @@ def rehearsed_kustomizations(
         if unit is None or step.key not in folders:
             continue
         spec = {k: v for k, v in unit.spec.items() if k not in {"suspend", "dependsOn"}}
-        spec["sourceRef"] = {"kind": "GitRepository", "name": REPOSITORY}
+        spec["sourceRef"] = {"kind": "GitRepository", "name": REHEARSAL_REPOSITORY}
         spec["path"] = f"./{folders[step.key]}"
         depends = _depends_on(step, order)
         if depends:
@@ -157,11 +157,11 @@ def play_flux(
 ) -> list[StepOutcome]:
     """Start Flux, hand it the site, and record each step as it goes (module doc)."""
     server = twin.git_server()
-    git_repository(server.root, REPOSITORY, repository_files(order))
+    git_repository(server.root, REHEARSAL_REPOSITORY, repository_files(order))
     twin.start_flux(requeue_dependency_s=max(MIN_REQUEUE_S, requeue_s))
     discovery = Discovery(twin.plane)
     progress = _Progress()
-    why = apply(twin.plane, discovery, git_source(server.url(REPOSITORY)))
+    why = apply(twin.plane, discovery, git_source(server.url(REHEARSAL_REPOSITORY)))
     if why:
         progress.refused = {s.key: f"its GitRepository was refused: {why}" for s in order.steps}
     for kustomization in [] if why else rehearsed_kustomizations(objects, root, order):

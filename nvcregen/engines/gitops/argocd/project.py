@@ -6,7 +6,7 @@ missing from `destinations`. The project therefore allows exactly what the site'
 create: the namespaces and cluster-scoped kinds of their objects, and, for each Helm
 chart a layer installs through an Application of this project, what that chart version
 renders with the values the Application sets (`catalog/charts/`, `nvcregen.catalog.charts`).
-A chart the catalog does not know gets nothing, and `nvcregen.check.projects` reports it.
+A chart the catalog does not know gets nothing, and the project checks (`check.py`) report it.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from dataclasses import dataclass, field
 
 from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key
 from nvcregen.core import kube
-from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.nvcre import NVCRE_GROUP
+from nvcregen.engines.gitops.argocd.helmsource import ChartSource, app_annotations, chart_source
 from nvcregen.spec.v1alpha1 import Site
 
 CRD_KIND = ("apiextensions.k8s.io", "CustomResourceDefinition")
@@ -72,7 +72,7 @@ def project_scope(
             scope.cluster_kinds.update(DEFAULT_CLUSTER_KINDS[layer])
     for manifest in layers:
         _add_object(scope, manifest)
-    for app in children(layers, site.metadata.name):
+    for app in project_applications(layers, site.metadata.name):
         _add_child(scope, app, charts)
     return scope
 
@@ -96,7 +96,7 @@ def _add_child(scope: ProjectScope, app: Obj, charts: Mapping[str, ChartEntry]) 
     options = (spec.get("syncPolicy") or {}).get("syncOptions") or []
     if "CreateNamespace=true" in options:
         scope.cluster_kinds.add(NAMESPACE_KIND)
-    for source in sources(spec):
+    for source in application_sources(spec):
         if source.get("repoURL"):
             scope.repos.add(str(source["repoURL"]))
         chart = chart_source(source, app_annotations(app))
@@ -112,13 +112,13 @@ def _add_chart(
     if entry is None:
         scope.notes.append(f"chart {name} {version} is not in catalog/charts: nothing allowed")
         return
-    installed = entry.installs(chart_values(source))
+    installed = entry.installs(helm_values(source))
     scope.cluster_kinds |= installed.cluster_kinds
     scope.namespaces |= installed.namespaces
     scope.notes.append(f"allows what chart {name} {version} installs (catalog/charts)")
 
 
-def children(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:
+def project_applications(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:
     """The Argo CD Applications among the layers that belong to `project`."""
     for m in layers:
         spec = m.obj.get("spec") or {}
@@ -127,13 +127,13 @@ def children(layers: Iterable[Manifest], project: str) -> Iterable[Obj]:
             yield m.obj
 
 
-def sources(spec: Obj) -> list[Obj]:
+def application_sources(spec: Obj) -> list[Obj]:
     """An Application's sources: `source` and every item of `sources`."""
     found = [spec.get("source"), *(spec.get("sources") or [])]
     return [s for s in found if isinstance(s, dict)]
 
 
-def chart_values(source: Obj) -> Obj:
+def helm_values(source: Obj) -> Obj:
     """The Helm values an Application source sets (`helm.valuesObject`)."""
     values = (source.get("helm") or {}).get("valuesObject")
     return values if isinstance(values, dict) else {}

@@ -14,8 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-CHART_DIGEST = "nvcregen.io/chart-digest"
-CHART_VERSION = "nvcregen.io/chart-version"
+DIGEST_ANNOTATION = "nvcregen.io/chart-digest"
+VERSION_ANNOTATION = "nvcregen.io/chart-version"
 OCI = "oci://"
 DIGEST_PREFIX = "sha256:"
 
@@ -50,12 +50,12 @@ def chart_source(source: Mapping[str, Any], annotations: Mapping[str, Any]) -> C
     url = str(source.get("repoURL") or "")
     revision = str(source.get("targetRevision") or "")
     if source.get("chart"):
-        digest = annotations.get(CHART_DIGEST)
+        digest = annotations.get(DIGEST_ANNOTATION)
         return ChartSource(url, str(source["chart"]), revision, _text(digest), pinned=False)
-    if url.startswith(OCI) and CHART_VERSION in annotations and "/" in url:
+    if url.startswith(OCI) and VERSION_ANNOTATION in annotations and "/" in url:
         repository, chart = url.removeprefix(OCI).rsplit("/", 1)
         digest = revision if revision.startswith(DIGEST_PREFIX) else None
-        version = str(annotations[CHART_VERSION])
+        version = str(annotations[VERSION_ANNOTATION])
         return ChartSource(repository, chart, version, digest, pinned=digest is not None)
     return None
 

@@ -6,33 +6,27 @@ not in `clusterResourceWhitelist` (or in the blacklist), a namespaced kind outsi
 repository not in `sourceRepos`. For an Application reading a folder of the tree (its
 `source.path`, whose last element names the layer), the objects of that layer are checked;
 for one installing a Helm chart, what that chart version renders with the Application's
-values (`catalog/charts/`). Patterns match as Argo CD's globs do.
+values (`catalog/charts/`). Patterns match as Argo CD's globs do. `check` asks through
+`check.engineparts.TreeChecks` (`CHECKS`), on every site's tree.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
 from nvcregen.catalog.charts import ChartEntry, GroupKind, chart_key, show_group_kind
 from nvcregen.check.crossref import Located
+from nvcregen.check.engineparts import Layered
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes, kube
-from nvcregen.core.helmsource import ChartSource, app_annotations, chart_source
+from nvcregen.engines.gitops.argocd.helmsource import ChartSource, app_annotations, chart_source
 
-CODE = codes.NVC680.code
+PROJECT_CODE = codes.NVC680.code
 ARGO_GROUP = "argoproj.io"
 _HINT = "regenerate the GitOps layer with nvcregen; the AppProject must allow it"
-
-
-@dataclass(frozen=True)
-class Layered:
-    """An object of a site's output, the layer (first folder) it is in, and its file."""
-
-    layer: str
-    located: Located
 
 
 @dataclass(frozen=True)
@@ -97,12 +91,12 @@ def _check_app(
     destination = str((spec.get("destination") or {}).get("namespace") or "")
     if destination and not project.permits_namespace(destination):
         message = f"AppProject {project.name} has no destination for namespace {destination}"
-        yield app.file, Finding("/spec/destination/namespace", CODE, message, hint=_HINT)
+        yield app.file, Finding("/spec/destination/namespace", PROJECT_CODE, message, hint=_HINT)
     for where, source in _sources(spec):
         repo = str(source.get("repoURL", ""))
         if repo and not project.permits_repo(repo):
             message = f"AppProject {project.name} does not allow source repository {repo}"
-            yield app.file, Finding(f"{where}/repoURL", CODE, message, hint=_HINT)
+            yield app.file, Finding(f"{where}/repoURL", PROJECT_CODE, message, hint=_HINT)
         chart = chart_source(source, app_annotations(app.obj))
         if chart is not None:
             yield from _check_chart(app, where, source, chart, destination, project, charts)
@@ -123,11 +117,11 @@ def _check_object(
     if not project.permits_kind((group, kind), namespaced=namespaced):
         scope = "namespaced" if namespaced else "cluster-scoped"
         message = f"{scope} kind {shown} is not permitted by AppProject {project.name} ({app})"
-        yield obj.file, Finding("/kind", CODE, message, hint=_HINT)
+        yield obj.file, Finding("/kind", PROJECT_CODE, message, hint=_HINT)
     target = str(namespace or destination)
     if namespaced and target and not project.permits_namespace(target):
         message = f"namespace {target} is not a destination of AppProject {project.name} ({app})"
-        yield obj.file, Finding("/metadata/namespace", CODE, message, hint=_HINT)
+        yield obj.file, Finding("/metadata/namespace", PROJECT_CODE, message, hint=_HINT)
 
 
 def _check_chart(
@@ -148,7 +142,7 @@ def _check_chart(
             f"whether AppProject {project.name} permits it, is unknown"
         )
         hint = "add catalog/charts/<chart>-<version>.yaml from the chart's templates"
-        yield app.file, Finding(pointer, CODE, message, hint=hint)
+        yield app.file, Finding(pointer, PROJECT_CODE, message, hint=hint)
         return
     values = (source.get("helm") or {}).get("valuesObject") or {}
     installed = entry.installs(values)
@@ -158,14 +152,14 @@ def _check_chart(
                 f"chart {chart} {version} installs cluster-scoped {show_group_kind(group_kind)}, "
                 f"which AppProject {project.name} does not permit"
             )
-            yield app.file, Finding(pointer, CODE, message, hint=_HINT)
+            yield app.file, Finding(pointer, PROJECT_CODE, message, hint=_HINT)
     for namespace in sorted(installed.namespaces - {destination}):
         if not project.permits_namespace(namespace):
             message = (
                 f"chart {chart} {version} writes to namespace {namespace}, which is not a "
                 f"destination of AppProject {project.name}"
             )
-            yield app.file, Finding(pointer, CODE, message, hint=_HINT)
+            yield app.file, Finding(pointer, PROJECT_CODE, message, hint=_HINT)
 
 
 def _listed(group_kind: GroupKind, entries: Iterable[Mapping[str, Any]]) -> bool:
@@ -186,3 +180,16 @@ def _sources(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
 def _is_argo(obj: Mapping[str, Any], kind: str) -> bool:
     api = str(obj.get("apiVersion", ""))
     return obj.get("kind") == kind and kube.api_group(api) == ARGO_GROUP
+
+
+class ProjectChecks:
+    """NVC680 on a site's tree (`check.engineparts.TreeChecks`)."""
+
+    def check(
+        self, objects: Sequence[Layered], charts: Mapping[str, ChartEntry]
+    ) -> Iterator[tuple[str, Finding]]:
+        """Every Application of the site against its AppProject (`check_projects`)."""
+        return check_projects(objects, charts)
+
+
+CHECKS = ProjectChecks()

@@ -1,17 +1,13 @@
-"""GitOps objects that apply the readiness steps in order and wait for each (pure).
+"""Flux: the Kustomizations that apply the readiness steps in order and wait for each (pure).
 
-Argo CD: the readiness Application applies every step, one sync wave each
-(`nvcregen.compile.gitops.steps`); Argo CD waits for a wave's health only through health checks
-it knows, so the platform layer carries a partial `argocd-cm` with the Lua checks of
-`nvcregen.compile.gitops.health`, applied server-side so it only adds those keys.
-
-Flux: the readiness Kustomization becomes the head of a chain: it applies `00-common/`
-and, when `readiness.trigger` is manual, is the one suspended object. One Kustomization
-per step follows it with `dependsOn` on the step before, `wait: true`, the step's timeout
-and the CEL health checks of the kinds it runs, so a step applies only after the one
-before it was healthy for the same revision. A `<site>-gitops` Kustomization keeps the
-GitOps objects themselves as in Git, so a `flux resume` of the head is undone before any
-later commit can be applied (docs/design/0006-stage-gating.md).
+The readiness Kustomization becomes the head of a chain: it applies `00-common/` and,
+when `readiness.trigger` is manual, is the one suspended object. One Kustomization per
+step follows it with `dependsOn` on the step before, `wait: true`, the step's timeout and
+the CEL health checks of the kinds it runs (`healthCheckExprs`, from
+`compile/gitops/healthchecks.py`), so a step applies only after the one before it was
+healthy for the same revision. A `<site>-gitops` Kustomization keeps the GitOps objects
+themselves as in Git, so a `flux resume` of the head is undone before any later commit
+can be applied (docs/design/0006-stage-gating.md).
 """
 
 from __future__ import annotations
@@ -19,54 +15,34 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from nvcregen.compile.gitops.argocd import ARGOCD_NAMESPACE
-from nvcregen.compile.gitops.common import layer_path
-from nvcregen.compile.gitops.flux import (
+from nvcregen.compile.gitops.common import COMPONENT, SOURCE, layer_path
+from nvcregen.compile.gitops.healthchecks import HealthCheck
+from nvcregen.compile.gitops.shardpack import NAME_MAX
+from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.gitops.flux.layer import (
     FLUX_KUSTOMIZE_API,
     FLUX_NAMESPACE,
     flux_path,
     flux_spec,
 )
-from nvcregen.compile.gitops.health.checks import argocd_health_keys
-from nvcregen.compile.gitops.steps import COMMON_FOLDER, Step
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.engineapi.registry import gitops_of
 from nvcregen.spec.v1alpha1 import Site
 
-COMPONENT = "gitops"
-SOURCE = "/spec/gitops"
-NAME_MAX = 63  # Flux labels every applied object with its Kustomization's name
-# Argo CD reads only ConfigMaps with this label; stated so the patch also works alone.
-ARGOCD_PART_OF = {"app.kubernetes.io/part-of": "argocd"}
-# Server-side apply adds our keys and leaves every other field to its owner; argocd-cm
-# must never be pruned or deleted with the platform Application.
-ARGOCD_CM_SYNC = "ServerSideApply=true,Prune=false,Delete=false"
 
-
-def argocd_health_config() -> Manifest:
-    """A partial `argocd-cm` holding only the readiness health checks, for the platform layer.
-
-    It is not nvcregen's object: applied server-side (Argo CD's field manager, or
-    `kubectl apply --server-side --field-manager=nvcregen`) it adds the
-    `resource.customizations.health.*` keys and leaves the rest of argocd-cm alone. It
-    carries no nvcregen labels, which would contend with the labels of argocd-cm's owner.
-    """
-    metadata: Obj = {
-        "name": "argocd-cm",
-        "namespace": ARGOCD_NAMESPACE,
-        "labels": dict(ARGOCD_PART_OF),
-        "annotations": {"argocd.argoproj.io/sync-options": ARGOCD_CM_SYNC},
+def health_expr(check: HealthCheck) -> Obj:
+    """A health check as one Flux Kustomization `healthCheckExprs` entry."""
+    return {
+        "apiVersion": check.api_version,
+        "kind": check.kind,
+        "current": check.current,
+        "failed": check.failed,
     }
-    obj = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": metadata}
-    obj["data"] = argocd_health_keys()
-    note = "Argo CD health checks for readiness runs; merged into argocd-cm by server-side apply"
-    return Manifest(obj, "platform", SOURCE, notes=(note,), owned=False)
 
 
 def chain_readiness(
     site: Site, gitops: Sequence[Manifest], steps: Sequence[Step]
 ) -> list[Manifest]:
-    """Flux: turn the readiness Kustomization into the head of one Kustomization per step.
+    """Turn the readiness Kustomization into the head of one Kustomization per step.
 
     Args:
         site: The site.
@@ -74,14 +50,13 @@ def chain_readiness(
         steps: The readiness steps, in order.
 
     Returns:
-        The GitOps layer, for Flux with the readiness head, the step Kustomizations and
-        the `<site>-gitops` Kustomization; unchanged for Argo CD or without a readiness
-        Kustomization.
+        The GitOps layer with the readiness head, the step Kustomizations and the
+        `<site>-gitops` Kustomization; unchanged without a readiness Kustomization.
 
     """
     head_name = f"{site.metadata.name}-readiness"
     heads = [m for m in gitops if m.kind == "Kustomization" and m.name == head_name]
-    if not gitops_of(site).kustomizations or not heads or not steps:
+    if not heads or not steps:
         return list(gitops)
     chained = [_head(site, m) if m in heads else m for m in gitops]
     return [*chained, gitops_kustomization(site), *step_kustomizations(site, steps)]
@@ -136,7 +111,7 @@ def _step(site: Site, step: Step, name: str, previous: str) -> Manifest:
         "dependsOn": [{"name": previous}],
         "wait": True,
         "timeout": step.timeout,
-        "healthCheckExprs": [check.flux_expr() for check in step.checks],
+        "healthCheckExprs": [health_expr(check) for check in step.checks],
     }
     note = f"step {step.number}: applied once {previous} is ready for the same revision"
     return _kustomization(name, spec, (note,))

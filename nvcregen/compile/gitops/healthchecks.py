@@ -1,39 +1,39 @@
-"""The Argo CD and Flux health checks of the kinds that readiness stages wait for (pure data).
+"""The kinds that readiness steps wait for, and when one of them is done (pure data).
 
-Each readiness kind maps to one Argo CD Lua script (a file next to this module) and one
-Flux `healthCheckExprs` entry. Both read the same conditions: Failed wins over success, an
-object still queued or running is neither, and an object with no status yet is never done.
+A GitOps engine can only wait for an object whose health it can tell. Argo CD knows none
+of the readiness kinds (NVCRE Certification and WorkloadRun, Trainer TrainJob) and calls
+a batch/v1 Job that Kueue resumed healthy while it still runs; Flux takes a TrainJob,
+which has no Ready condition, as ready the moment it exists. Each check here names one
+kind, its `name` (the engine's own form of it is found by that name: Argo CD's Lua script
+`<name>.lua`, `engines/gitops/argocd/lua/`) and its conditions as CEL over the object's
+top-level fields (Flux's `healthCheckExprs`, `engines/gitops/flux/chain.py`). Every form
+reads the same conditions: Failed wins over success, an object still queued or running
+is neither, and an object with no status yet is never done. Why they are what they are:
+docs/design/0006-stage-gating.md.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
-from importlib import resources
-
-from nvcregen.core.manifest import Obj
-
-ARGOCD_KEY_PREFIX = "resource.customizations.health."
-_PACKAGE = __name__.rpartition(".")[0]  # the scripts sit next to this module, wherever it moves
-PRELUDE = "prelude.lua"
 
 
 @dataclass(frozen=True)
 class HealthCheck:
-    """How Argo CD and Flux tell whether one kind of object is done.
+    """When one kind of object is done, as every GitOps engine's checks read it.
 
     Attributes:
         api_version: The kind's apiVersion, e.g. "trainer.kubeflow.org/v1alpha1".
         kind: The kind, e.g. "TrainJob".
-        lua: The Argo CD health script's file name in this package.
-        current: Flux CEL: true when the object succeeded.
-        failed: Flux CEL: true when the object failed; evaluated before `current`.
+        name: The check's name, which an engine finds its own form of it by (Argo CD's
+            script `<name>.lua`); kinds that read alike share one.
+        current: CEL over the top-level fields: true when the object succeeded.
+        failed: CEL: true when the object failed; evaluated before `current`.
 
     """
 
     api_version: str
     kind: str
-    lua: str
+    name: str
     current: str
     failed: str
 
@@ -41,20 +41,6 @@ class HealthCheck:
     def group(self) -> str:
         """The API group ("" for the core group)."""
         return self.api_version.rpartition("/")[0]
-
-    @property
-    def argocd_key(self) -> str:
-        """The `argocd-cm` key: `resource.customizations.health.<group>_<kind>`."""
-        return f"{ARGOCD_KEY_PREFIX}{self.group}_{self.kind}"
-
-    def flux_expr(self) -> Obj:
-        """The check as one Flux Kustomization `healthCheckExprs` entry."""
-        return {
-            "apiVersion": self.api_version,
-            "kind": self.kind,
-            "current": self.current,
-            "failed": self.failed,
-        }
 
 
 def _condition(kind: str) -> str:
@@ -68,21 +54,21 @@ def _condition(kind: str) -> str:
 NVCRE_API = "nvcre.nvidia.com/v1alpha1"
 # NVCRE: exactly one of InProgress, Succeeded and Failed is True (nvcre-api.md 1.0).
 CERTIFICATION = HealthCheck(
-    NVCRE_API, "Certification", "nvcre.lua", _condition("Succeeded"), _condition("Failed")
+    NVCRE_API, "Certification", "nvcre", _condition("Succeeded"), _condition("Failed")
 )
 WORKLOAD_RUN = HealthCheck(
-    NVCRE_API, "WorkloadRun", "nvcre.lua", _condition("Succeeded"), _condition("Failed")
+    NVCRE_API, "WorkloadRun", "nvcre", _condition("Succeeded"), _condition("Failed")
 )
 # Trainer 2.2: Complete from the JobSet, Failed also for DeadlineExceeded.
 TRAIN_JOB = HealthCheck(
     "trainer.kubeflow.org/v1alpha1",
     "TrainJob",
-    "trainjob.lua",
+    "trainjob",
     _condition("Complete"),
     _condition("Failed"),
 )
 # batch/v1: Suspended (queued or resumed) is neither done nor failed.
-JOB = HealthCheck("batch/v1", "Job", "job.lua", _condition("Complete"), _condition("Failed"))
+JOB = HealthCheck("batch/v1", "Job", "job", _condition("Complete"), _condition("Failed"))
 
 HEALTH_CHECKS = (CERTIFICATION, WORKLOAD_RUN, TRAIN_JOB, JOB)
 
@@ -108,7 +94,7 @@ _GAVE_UP = (
     "(c.reason == 'Failed' || c.reason == 'OutOfSync' || c.reason == 'FailedToStart')))"
 )
 WORKLOAD = HealthCheck(
-    "kueue.x-k8s.io/v1beta2", "Workload", "workload.lua", _FINISHED_SUCCEEDED, _GAVE_UP
+    "kueue.x-k8s.io/v1beta2", "Workload", "workload", _FINISHED_SUCCEEDED, _GAVE_UP
 )
 COMPANION_CHECKS = (WORKLOAD,)
 
@@ -123,34 +109,3 @@ def check_for(
     """
     group = api_version.rpartition("/")[0]
     return next((c for c in checks if c.group == group and c.kind == kind), None)
-
-
-@functools.cache
-def lua_script(name: str) -> str:
-    """One Argo CD health script, e.g. "job.lua": its header, the shared prelude, its body.
-
-    Argo CD runs one script per kind and cannot share code between them, so the helpers
-    every check uses are written once, in `prelude.lua`, and joined into each script here.
-    """
-    header, body = _split(name)
-    return f"{header}\n{_split(PRELUDE)[1].strip()}\n{body}"
-
-
-def _split(name: str) -> tuple[str, str]:
-    """A script's leading comment lines, and the rest."""
-    lines = resources.files(_PACKAGE).joinpath(name).read_text(encoding="utf-8").splitlines(True)
-    cut = next((i for i, line in enumerate(lines) if not line.startswith("--")), len(lines))
-    return "".join(lines[:cut]), "".join(lines[cut:])
-
-
-# Argo CD only: the layer Applications' health, for the parent's sync waves. Not a readiness
-# kind (no run is an Application), so it is not in HEALTH_CHECKS and has no Flux form.
-APPLICATION_KEY = f"{ARGOCD_KEY_PREFIX}argoproj.io_Application"
-APPLICATION_LUA = "application.lua"
-
-
-def argocd_health_keys() -> dict[str, str]:
-    """Every Argo CD health script, by its `argocd-cm` key: the runs' and Applications'."""
-    keys = {c.argocd_key: lua_script(c.lua) for c in (*HEALTH_CHECKS, *COMPANION_CHECKS)}
-    keys[APPLICATION_KEY] = resources.files(_PACKAGE).joinpath(APPLICATION_LUA).read_text("utf-8")
-    return keys
