@@ -40,6 +40,46 @@ class KindTest(Protocol):
         ...
 
 
+class Sweep(Protocol):
+    """What a collective kind's run sweeps, as nccl-tests' arguments name it.
+
+    Its sizes (`minBytes` times powers of `stepFactor` up to `maxBytes`), its timed calls
+    per size and its cycles, and the collective it runs: the sweep model times, sizes,
+    thresholds and alerts on it (`plan/sweep.py`, `plan/physics.py`), whatever the kind's
+    block calls them (`TestKind.sweep`).
+    """
+
+    @property
+    def min_bytes(self) -> str:
+        """The smallest size (`minBytes`, `8B`)."""
+        ...
+
+    @property
+    def max_bytes(self) -> str:
+        """The largest size asked for (`maxBytes`), before it is fitted to GPU memory."""
+        ...
+
+    @property
+    def step_factor(self) -> int:
+        """Each size is the last times this (`stepFactor`)."""
+        ...
+
+    @property
+    def iterations(self) -> int:
+        """Timed calls per size and mode (`iterations`)."""
+        ...
+
+    @property
+    def cycles(self) -> int:
+        """Times the whole sweep runs (`cycles`)."""
+        ...
+
+    @property
+    def test_type(self) -> str:
+        """The collective it runs (`all_reduce`), as its metrics' `nccl_test` label names it."""
+        ...
+
+
 @dataclass(frozen=True)
 class FixedTime:
     """A run's expected time when it does not follow from a sweep: seconds, and why."""
@@ -173,6 +213,14 @@ class TestKind(ABC, Generic[P_co]):
 
         `pod_start` is the catalog's start of a pod running one command on a node.
         """
+
+    def sweep(self, test: KindTest) -> Sweep | None:
+        """The sweep one run of a collective kind runs; None for a kind that sweeps nothing.
+
+        The layers time it (when `fixed_time` is None), check a threshold's `at:` size and
+        label its alerts by it, never reading the kind's block.
+        """
+        return None
 
     def nvcre_options(self, test: KindTest) -> dict[str, object]:
         """The kind's own options of an NVCRE Certification category."""

@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING
 from nvcregen.catalog.physics_data import PathKind
 from nvcregen.core import units
 from nvcregen.kindapi.registry import kind_of
-from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan import bandwidth, evidence, sweep
 from nvcregen.plan.run import Run, run_of
 
 if TYPE_CHECKING:
     from nvcregen.catalog.load import Catalog
+    from nvcregen.kindapi.protocol import Sweep
     from nvcregen.plan.model import TestUnit
 
 MINUTE_MS = 60_000
@@ -120,42 +120,48 @@ def expected_duration(unit: TestUnit | Run, catalog: Catalog) -> float:
     """Expected seconds of one job of a test, start-up included."""
     run = _run(unit)
     fixed = kind_of(run.test).fixed_time(run.test, catalog.physics.startup.dcgm)
-    return _nccl_seconds(run, catalog) if fixed is None else fixed.seconds
+    return _sweep_seconds(run, catalog) if fixed is None else fixed.seconds
 
 
-def _nccl_seconds(run: Run, catalog: Catalog) -> float:
-    nccl = NCCL.block_or_none(run.test)
-    assert nccl is not None
+def _swept(run: Run) -> Sweep:
+    """The sweep of a run its kind gives no fixed time: the sweep model times it."""
+    found = run.sweep
+    if found is None:
+        kind = kind_of(run.test).name
+        raise ValueError(f"test {run.test.name}: the {kind} kind gives neither a time nor a sweep")
+    return found
+
+
+def _sweep_seconds(run: Run, catalog: Catalog) -> float:
+    swept = _swept(run)
     defaults = catalog.physics.nccl_tests
     high = largest_size(run, catalog)
-    sizes = sweep.sizes(nccl, high) or (high,)
+    sizes = sweep.sizes(swept, high) or (high,)
     latency, algbw = _call_model(run, catalog)
 
     def call(size: int) -> float:
         return latency + size / (algbw * 1e9)
 
     startup = units.parse_duration(catalog.physics.startup.nccl) / 1000
-    calls = sweep.calls_per_size(nccl, defaults)
+    calls = sweep.calls_per_size(swept, defaults)
     warmup = defaults.warmup_iterations * (call(high) + call(sizes[0]))
-    return startup + warmup + nccl.cycles * calls * sum(call(s) for s in sizes)
+    return startup + warmup + swept.cycles * calls * sum(call(s) for s in sizes)
 
 
 def largest_size(unit: TestUnit | Run, catalog: Catalog) -> int:
     """The largest message nccl-tests runs on this hardware (memory may lower maxBytes)."""
     run = _run(unit)
-    nccl = NCCL.block_or_none(run.test)
-    assert nccl is not None
-    return sweep.max_bytes(nccl, run.hardware.memory_gb, catalog.physics.nccl_tests)
+    return sweep.max_bytes(_swept(run), run.hardware.memory_gb, catalog.physics.nccl_tests)
 
 
 def measured_sizes(unit: TestUnit | Run, catalog: Catalog) -> tuple[int, ...]:
     """The sizes nccl-tests prints rows for: the sweep, as each collective rounds it."""
     run = _run(unit)
-    nccl, collective = NCCL.block_or_none(run.test), run.collective
-    if nccl is None or collective is None:
+    swept, collective = run.sweep, run.collective
+    if swept is None or collective is None:
         return ()
     element = catalog.physics.nccl_tests.element_bytes
-    found = sweep.sizes(nccl, largest_size(run, catalog))
+    found = sweep.sizes(swept, largest_size(run, catalog))
     return tuple(sweep.printed_size(s, collective, run.ranks, element) for s in found)
 
 
@@ -180,15 +186,14 @@ def explain(unit: TestUnit | Run, catalog: Catalog) -> str:
     """How the expected duration was derived, in one line."""
     run = _run(unit)
     fixed = kind_of(run.test).fixed_time(run.test, catalog.physics.startup.dcgm)
-    return _explain_nccl(run, catalog) if fixed is None else fixed.explanation
+    return _explain_sweep(run, catalog) if fixed is None else fixed.explanation
 
 
-def _explain_nccl(run: Run, catalog: Catalog) -> str:
-    nccl, collective = NCCL.block_or_none(run.test), run.collective
-    assert nccl is not None
+def _explain_sweep(run: Run, catalog: Catalog) -> str:
+    swept, collective = _swept(run), run.collective
     assert collective is not None
     data = catalog.physics
-    calls = sweep.calls_per_size(nccl, data.nccl_tests)
+    calls = sweep.calls_per_size(swept, data.nccl_tests)
     limit = bandwidth.binding(run, data)
     busbw = timing_busbw(run, catalog) or 0.0
     how = f"{collective} over {run.ranks} ranks"
@@ -196,8 +201,8 @@ def _explain_nccl(run: Run, catalog: Catalog) -> str:
         efficiency = data.efficiency.of(limit[0].path).of(collective)
         how += f", limited by {limit[0].text} at efficiency {efficiency:g}"
     return (
-        f"{data.startup.nccl} start-up + {nccl.cycles} cycles x "
-        f"{sweep.describe(nccl, largest_size(run, catalog))} "
+        f"{data.startup.nccl} start-up + {swept.cycles} cycles x "
+        f"{sweep.describe(swept, largest_size(run, catalog))} "
         f"x {calls} calls at {busbw:.1f} GB/s busbw ({how}) + warm-up and "
         f"{data.latency_us.of(_latency_path(run, catalog)):g} us per call"
     )

@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING, Literal
 from nvcregen.catalog.models import Baseline, HardwareEntry, TestEntry, TypicalNics
 from nvcregen.catalog.physics_data import Collective
 from nvcregen.core import units
-from nvcregen.kinds.nccl.kind import KIND as NCCL
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.spec.v1alpha1 import Nics, NodePool, Scope
 
 if TYPE_CHECKING:
     from nvcregen.catalog.load import Catalog
+    from nvcregen.kindapi.protocol import Sweep
     from nvcregen.plan.model import TestUnit
 
 Network = Literal["rdma", "socket", "none"]
@@ -45,10 +46,15 @@ class Run:
         return self.nodes * self.gpus_per_node
 
     @property
+    def sweep(self) -> Sweep | None:
+        """The sweep its kind runs (`TestKind.sweep`), None for a kind that sweeps nothing."""
+        return kind_of(self.test).sweep(self.test)
+
+    @property
     def collective(self) -> Collective | None:
         """The nccl-tests collective, or None for a test that runs none."""
-        nccl = NCCL.block_or_none(self.test)
-        name = nccl.test_type if nccl is not None else None
+        sweep = self.sweep
+        name = sweep.test_type if sweep is not None else None
         return name if name in COLLECTIVES else None
 
     @property

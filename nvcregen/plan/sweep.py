@@ -1,45 +1,24 @@
 """The message sizes and collective calls of one nccl-tests run (pure).
 
-The sweep is read from a collective kind's catalog block (`Sweep`: the nccl kind's
-params), which this layer takes by its fields and never imports: a kind's package
-sits above every layer (`kindapi/registry.py`).
+The sweep is what a collective kind says it runs (`TestKind.sweep`, a `Sweep` of
+`kindapi/protocol.py`): this layer asks the kind and never reads, nor imports, its
+block; a kind's package sits above every layer (`kindapi/registry.py`).
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING
 
 from nvcregen.catalog.physics_data import Collective, NcclTestsDefaults
 from nvcregen.core import units
 
+if TYPE_CHECKING:
+    from nvcregen.kindapi.protocol import Sweep
+
 _RESERVED = 1 << 30  # nccl-tests keeps 1 GiB of each GPU for everything but its buffers
 
 
-class Sweep(Protocol):
-    """What the sweep model reads of a collective test's catalog block."""
-
-    @property
-    def min_bytes(self) -> str:
-        """The smallest size (`minBytes`, `8B`)."""
-        ...
-
-    @property
-    def max_bytes(self) -> str:
-        """The largest size asked for (`maxBytes`), before it is fitted to GPU memory."""
-        ...
-
-    @property
-    def step_factor(self) -> int:
-        """Each size is the last times this (`stepFactor`)."""
-        ...
-
-    @property
-    def iterations(self) -> int:
-        """Timed calls per size and mode (`iterations`)."""
-        ...
-
-
-def max_bytes(nccl: Sweep, memory_gb: int, defaults: NcclTestsDefaults) -> int:
+def max_bytes(sweep: Sweep, memory_gb: int, defaults: NcclTestsDefaults) -> int:
     """The largest size nccl-tests will run: maxBytes, lowered to fit the GPU's memory.
 
     nccl-tests allocates a send, a receive and (with -c) an expected buffer of maxBytes
@@ -48,21 +27,21 @@ def max_bytes(nccl: Sweep, memory_gb: int, defaults: NcclTestsDefaults) -> int:
     """
     buffers = 3 if defaults.check_iterations else 2
     fits = (memory_gb * 10**9 - _RESERVED) // buffers
-    return min(units.parse_size(nccl.max_bytes), max(fits, 0))
+    return min(units.parse_size(sweep.max_bytes), max(fits, 0))
 
 
-def sizes(nccl: Sweep, high: int | None = None) -> tuple[int, ...]:
+def sizes(sweep: Sweep, high: int | None = None) -> tuple[int, ...]:
     """Every size the sweep runs: minBytes times powers of stepFactor, up to `high`.
 
     `high` is the largest size nccl-tests runs (`max_bytes`); maxBytes when not given.
     """
-    low = units.parse_size(nccl.min_bytes)
-    high = units.parse_size(nccl.max_bytes) if high is None else high
+    low = units.parse_size(sweep.min_bytes)
+    high = units.parse_size(sweep.max_bytes) if high is None else high
     found = []
     size = max(low, 1)
     while size <= high:
         found.append(size)
-        size *= nccl.step_factor
+        size *= sweep.step_factor
     return tuple(found)
 
 
@@ -77,14 +56,14 @@ def printed_size(size: int, collective: Collective, ranks: int, element_bytes: i
     return size // unit * unit
 
 
-def calls_per_size(nccl: Sweep, defaults: NcclTestsDefaults) -> int:
+def calls_per_size(sweep: Sweep, defaults: NcclTestsDefaults) -> int:
     """Collective calls per size and cycle: each mode's sync, timed and checked calls."""
-    per_mode = defaults.sync_iterations + nccl.iterations + defaults.check_iterations
+    per_mode = defaults.sync_iterations + sweep.iterations + defaults.check_iterations
     return defaults.modes * per_mode
 
 
-def describe(nccl: Sweep, high: int) -> str:
+def describe(sweep: Sweep, high: int) -> str:
     """The sweep in words: `32 sizes (8B..16GiB, x2)`."""
-    found = sizes(nccl, high)
+    found = sizes(sweep, high)
     last = units.format_size(found[-1]) if found else "-"
-    return f"{len(found)} sizes ({nccl.min_bytes}..{last}, x{nccl.step_factor})"
+    return f"{len(found)} sizes ({sweep.min_bytes}..{last}, x{sweep.step_factor})"

@@ -13,7 +13,8 @@ import re
 from nvcregen.catalog.load import Catalog
 from nvcregen.core import codes, units
 from nvcregen.core.errors import Diagnostic, Severity
-from nvcregen.kinds.nccl.kind import KIND as NCCL
+from nvcregen.kindapi.protocol import Sweep
+from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan import bandwidth, evidence, physics, sweep
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.run import run_of
@@ -143,18 +144,20 @@ def _too_low(
 def _size_problem(
     catalog: Catalog, doc: Document, where: str, unit: TestUnit, size: int
 ) -> Diagnostic | None:
-    nccl = NCCL.block_or_none(unit.test)
-    if nccl is None or size in physics.measured_sizes(unit, catalog):
+    swept = kind_of(unit.test).sweep(unit.test)
+    if swept is None or size in physics.measured_sizes(unit, catalog):
         return None
     largest = physics.largest_size(unit, catalog)
-    runs = sweep.sizes(nccl, largest)
+    runs = sweep.sizes(swept, largest)
     shown, name = units.format_size(size), unit.test.name
     if runs and size > runs[-1]:
         message = f"at: {shown} is beyond the largest size {name} runs ({_sizes(runs[-1:])})"
-        hint = _memory_note(unit, largest) or "pick a size the sweep runs, up to its maxBytes"
+        hint = (
+            _memory_note(unit, swept, largest) or "pick a size the sweep runs, up to its maxBytes"
+        )
     elif runs and size < runs[0]:
         message = f"at: {shown} is below the smallest size {name} runs ({_sizes(runs[:1])})"
-        hint = f"the sweep starts at minBytes {nccl.min_bytes}"
+        hint = f"the sweep starts at minBytes {swept.min_bytes}"
     elif size in runs:
         ranks = unit.nodes_per_job * unit.pool.gpus_per_node
         message = (
@@ -165,8 +168,8 @@ def _size_problem(
     else:
         near = sorted(runs, key=lambda s: abs(s - size))[:2]
         message = (
-            f"at: {shown} is not a size {name} runs ({nccl.min_bytes} x {nccl.step_factor}^k "
-            f"up to {units.format_size(runs[-1]) if runs else nccl.max_bytes})"
+            f"at: {shown} is not a size {name} runs ({swept.min_bytes} x {swept.step_factor}^k "
+            f"up to {units.format_size(runs[-1]) if runs else swept.max_bytes})"
         )
         hint = f"nearest sizes it runs: {_sizes(sorted(near))}"
     return Diagnostic(doc.span(where), Severity.ERROR, codes.NVC353.code, message, where, hint)
@@ -176,13 +179,11 @@ def _sizes(sizes: list[int] | tuple[int, ...]) -> str:
     return ", ".join(units.format_size(s) for s in sizes)
 
 
-def _memory_note(unit: TestUnit, largest: int) -> str:
-    nccl = NCCL.block_or_none(unit.test)
-    assert nccl is not None
-    if largest >= units.parse_size(nccl.max_bytes):
+def _memory_note(unit: TestUnit, swept: Sweep, largest: int) -> str:
+    if largest >= units.parse_size(swept.max_bytes):
         return ""
     hardware = unit.pool.hardware
     return (
-        f"nccl-tests lowers maxBytes {nccl.max_bytes} to {largest / 2**30:.1f} GiB on "
+        f"nccl-tests lowers maxBytes {swept.max_bytes} to {largest / 2**30:.1f} GiB on "
         f"{hardware.model} ({hardware.memory_gb} GB: send, receive and check buffers)"
     )

@@ -30,7 +30,6 @@ from nvcregen.core import units
 from nvcregen.core.manifest import Obj, hashed_name
 from nvcregen.core.metrics import METRICS, Metric
 from nvcregen.kindapi.registry import kind_of
-from nvcregen.kinds.nccl.kind import KIND as NCCL
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site, Threshold
 
@@ -189,17 +188,19 @@ def _measured(site: Site, target: _Target, window: str) -> tuple[str, str]:
     pattern = workflow_pattern(site, target.matching)
     matchers = [f"workflow=~{promql_string(pattern)}"]
     metric = target.measure.prom_metric
-    nccl = NCCL.block_or_none(target.matching[0].test)
-    if nccl is None:  # goodput: the ratio is kept after the Job ends; 0 is "not yet"
+    test = target.matching[0].test
+    swept = kind_of(test).sweep(test)
+    if swept is None:  # goodput: the ratio is kept after the Job ends; 0 is "not yet"
         selected = f"{metric}{{{cluster_matchers(site, *matchers)}}}"
         return f"min by ({by_job(site)}) ({selected} > 0)", ""
-    matchers.insert(0, f"nccl_test={promql_string(nccl.test_type)}")
-    by, where = f"{by_job(site)}, nccl_test", f" ({nccl.test_type}, largest over message sizes)"
+    collective = swept.test_type  # NVCRE labels a sweep's gauges with it
+    matchers.insert(0, f"nccl_test={promql_string(collective)}")
+    by, where = f"{by_job(site)}, nccl_test", f" ({collective}, largest over message sizes)"
     if target.threshold.at is not None:
         size = units.parse_size(target.threshold.at)
         matchers.insert(1, f"message_size_bytes={promql_string(str(size))}")
         by += ", message_size_bytes"
-        where = f" ({nccl.test_type} at {target.threshold.at}, {size} bytes)"
+        where = f" ({collective} at {target.threshold.at}, {size} bytes)"
     inner = f"max_over_time({metric}{{{cluster_matchers(site, *matchers)}}}[{window}])"
     return f"max by ({by}) ({inner})", where
 

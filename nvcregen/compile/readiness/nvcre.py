@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import groupby
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
 from nvcregen.compile.readiness.launch import launch_of
@@ -180,22 +180,14 @@ def workload_run(
     return Manifest(obj, COMPONENT, source, _catalog_files([unit]), notes)
 
 
-@runtime_checkable
-class _Measured(Protocol):
-    """What a collective test's catalog block gives its WorkloadRun's measurement."""
-
-    @property
-    def test_type(self) -> str:
-        """The nccl-tests binary's test, as NVCRE names it (`all_reduce_perf`...)."""
-        ...
-
-
 def _workload(site: Site, unit: TestUnit) -> Obj:
     kind = kind_of(unit.test)
     if kind.collective:
-        nccl = kind.block(unit.test)
-        if not isinstance(nccl, _Measured):  # a collective kind's block names its test
-            raise TypeError(f"test {unit.test.name}: its {kind.name} block has no testType")
+        swept = kind.sweep(unit.test)  # its collective is the measurement's testType
+        if swept is None:
+            raise TypeError(
+                f"test {unit.test.name}: the {kind.name} kind is collective but sweeps nothing"
+            )
         launch = launch_of(unit)
         env = launch.env(unit)
         return {
@@ -203,7 +195,7 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
             "env": [{"name": k, "value": v} for k, v in env.items()],
             "bandwidthMeasurement": {
                 "logProfileRef": log_profile_name(site),
-                "testType": nccl.test_type,
+                "testType": swept.test_type,
             },
         }
     if kind.per_node:

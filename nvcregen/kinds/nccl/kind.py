@@ -1,11 +1,11 @@
-"""The nccl kind: timed by the sweep model (`plan/physics.py`), run as MPI across ranks."""
+"""The nccl kind: a sweep (`sweep`) timed by `plan/physics.py`, run as MPI across ranks."""
 
 from __future__ import annotations
 
 from typing import ClassVar
 
 from nvcregen.core import units
-from nvcregen.kindapi.protocol import FixedTime, KindTest, TestKind
+from nvcregen.kindapi.protocol import FixedTime, KindTest, Sweep, TestKind
 from nvcregen.kinds.nccl.params import NcclParams
 
 
@@ -30,6 +30,11 @@ class Nccl(TestKind[NcclParams]):
     def fixed_time(self, test: KindTest, pod_start: str) -> FixedTime | None:
         """None: the sweep model times it."""
         return None
+
+    def sweep(self, test: KindTest) -> Sweep:
+        """Its block: nccl-tests' arguments, named as the sweep model reads them."""
+        nccl: NcclParams = self.block(test)
+        return nccl
 
     def nvcre_options(self, test: KindTest) -> dict[str, object]:
         """The sweep's top, iterations and cycles."""

@@ -9,17 +9,15 @@ lists the block, with no file of `nvcregen/` edited.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import shutil
-import sys
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args, get_origin
 
 import pytest
 from sitefactory import catalog, line_of
+from throwawaykinds import Extra, Throwaway, package_digest, registering
 
 from nvcregen.catalog.kindblocks import entry_model
 from nvcregen.catalog.load import load_catalog
@@ -31,7 +29,6 @@ from nvcregen.kindapi import registry
 from nvcregen.kindapi.protocol import FixedTime
 from nvcregen.kindapi.registry import KINDS, kind_of
 
-ROOT = Path(__file__).resolve().parents[3]
 COMMON = ["name", "title", "kind", "scopes", "transport", "image", "measurement", "nvcre"]
 PROVENANCE = ["notes", "sources"]
 
@@ -90,62 +87,13 @@ sources: [a throwaway kind of tests/unit/catalog/test_kind_blocks.py]
 """
 
 
-def package_digest() -> str:
-    """Every file under nvcregen/ (but bytecode), its path and bytes, as one digest."""
-    digest = hashlib.sha256()
-    for path in sorted((ROOT / "nvcregen").rglob("*")):
-        if path.is_file() and "__pycache__" not in path.parts:
-            digest.update(path.relative_to(ROOT).as_posix().encode() + b"\0")
-            digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class Extra:
-    """A catalog folder holding the real catalog and the throwaway kind's test."""
-
-    catalog: Path
-    test_file: Path
-    package: str  # the throwaway kind's package, on sys.path
-    before: str  # the digest of nvcregen/ before the kind was written and registered
-
-
-def _write_kind(root: Path, package: str, name: str) -> None:
-    folder = root / "extrakinds" / package
-    folder.mkdir(parents=True)
-    (root / "extrakinds" / "__init__.py").touch()
-    (folder / "__init__.py").touch()
-    (folder / "params.py").write_text(PARAMS_SOURCE)
-    (folder / "kind.py").write_text(KIND_SOURCE.format(package=package, name=name))
+STORAGE = Throwaway(PARAMS_SOURCE, KIND_SOURCE, "storage-fio.yaml", TEST_FILE)
 
 
 @pytest.fixture
 def register(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], Extra]]:
-    """Registers a throwaway kind of a given name after the real ones, outside nvcregen/.
-
-    Its package is written under tmp_path (on sys.path), the registry's module list is
-    swapped and reset; the finalizer resets it again once the list is restored.
-    """
-    before = package_digest()
-    monkeypatch.syspath_prepend(str(tmp_path / "kinds"))
-
-    def registered(name: str) -> Extra:
-        package = "kind" + name.encode().hex()  # a package name whatever the kind's
-        _write_kind(tmp_path / "kinds", package, name)
-        modules = (*registry.KIND_MODULES, f"extrakinds.{package}.kind")
-        monkeypatch.setattr(registry, "KIND_MODULES", modules)
-        registry.KINDS.reset()
-        folder = tmp_path / "catalog"
-        shutil.copytree(data_dir("catalog"), folder)
-        test_file = folder / "tests" / "storage-fio.yaml"
-        test_file.write_text(TEST_FILE, encoding="utf-8")
-        return Extra(folder, test_file, f"extrakinds.{package}", before)
-
-    yield registered
-    monkeypatch.undo()  # the real module list back, then nothing of the throwaway kept
-    registry.KINDS.reset()
-    for name in [m for m in sys.modules if m == "extrakinds" or m.startswith("extrakinds.")]:
-        del sys.modules[name]
+    """Registers the storage kind under a given name after the real ones (throwawaykinds)."""
+    yield from registering(tmp_path, monkeypatch, STORAGE)
 
 
 def test_a_registered_kinds_catalog_file_loads_with_its_block_typed(

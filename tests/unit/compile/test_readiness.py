@@ -20,7 +20,6 @@ from nvcregen.compile.readiness.nvcre import (
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest
 from nvcregen.kindapi import registry
-from nvcregen.spec.v1alpha1 import StrictModel
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 HOSTENGINE = "nvidia-dcgm.gpu-operator.svc:5555"  # the one NVCRE's dcgm-level4 entry uses
@@ -379,8 +378,8 @@ def test_log_profile_only_with_an_nccl_workloadrun() -> None:
     assert (match["size"], match["algBW"], match["busBW"]) == ("1073741824", "227.99", "427.48")
 
 
-class _BlockWithoutTestType:
-    """A collective kind (nccl's traits) whose block names no nccl-tests test (a bug)."""
+class _CollectiveWithoutSweep:
+    """A collective kind (nccl's traits) that says it sweeps nothing (a bug)."""
 
     def __init__(self, real: object) -> None:
         self._real = real
@@ -388,20 +387,20 @@ class _BlockWithoutTestType:
     def __getattr__(self, name: str) -> object:
         return getattr(self._real, name)
 
-    def block(self, test: object) -> StrictModel:
-        return StrictModel()
+    def sweep(self, test: object) -> None:
+        return None
 
 
-def test_a_collective_kinds_block_without_a_test_type_is_a_bug_named(
+def test_a_collective_kind_without_a_sweep_is_a_bug_named(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     def kind_of(test: Entry) -> object:
         found = registry.kind_of(test)
-        return _BlockWithoutTestType(found) if found.collective else found
+        return _CollectiveWithoutSweep(found) if found.collective else found
 
     monkeypatch.setattr(nvcre, "kind_of", kind_of)
     stages = "- {name: s, scope: inter-node, tests: [nccl-all-reduce-tcp]}"
-    wrong = "test nccl-all-reduce-tcp: its nccl block has no testType"
+    wrong = "test nccl-all-reduce-tcp: the nccl kind is collective but sweeps nothing"
     with pytest.raises(TypeError, match=wrong):
         manifests(site_yaml(stages=stages))
 

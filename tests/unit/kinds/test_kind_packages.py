@@ -34,8 +34,6 @@ class Moved:
     names: str  # a pattern of its module names, params classes, template and mark
     builds_on_it: tuple[str, ...] = ()  # kind packages allowed to use it (the pair form)
     test_names: tuple[str, ...] = ()  # its tests' names (else `test_*<name>*.py`)
-    # layer modules that still read its block, each to move into its package (issue 35)
-    pending: tuple[str, ...] = ()
 
 
 MOVED = (
@@ -103,12 +101,6 @@ MOVED = (
         r"|\bingest[./]table\b|\b_?(parse|read|ingest|render)_nccl\b|\bNccl(Params|Files|Logs|Launch|Run|Row)\b"
         r"|\b(nccl_env|nccl_args|mpi_framework|mpirun_args)\b|\bMPIRUN\b",
         test_names=("test_*nccl*.py", "test_ingest_summary.py"),
-        pending=(
-            "nvcregen/plan/physics.py",
-            "nvcregen/plan/run.py",
-            "nvcregen/validate/thresholds.py",
-            "nvcregen/compile/monitoring/alerts.py",
-        ),
     ),
 )
 
@@ -120,8 +112,6 @@ def naming(kind: Moved) -> dict[str, list[str]]:
     found: dict[str, list[str]] = {}
     for path in sorted(PACKAGE.rglob("*")):
         if not path.is_file() or any(o in path.parents for o in own):
-            continue
-        if path.relative_to(ROOT).as_posix() in kind.pending:
             continue
         if "__pycache__" in path.parts:
             continue
