@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels
+from nvcregen.compile.readiness.components import READINESS as COMPONENT
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     LAUNCHER,
@@ -29,9 +30,11 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import node_run
-from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources
-from nvcregen.compile.readiness.runs import (
+from nvcregen.compile.templating import render_packaged
+from nvcregen.core.labels import NODES, SERVER_LOG
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
     run_name,
     unit_catalog,
@@ -39,20 +42,17 @@ from nvcregen.compile.readiness.runs import (
     unit_source,
     window_seconds,
 )
-from nvcregen.compile.readiness.trainer import (
+from nvcregen.engines.readiness.trainer.trainjobs import (
     RUNTIME_NAME_MAX,
-    node_groups,
     pinned,
     pod_metadata,
     resources_per_node,
     runtime_placement,
 )
-from nvcregen.compile.templating import render_packaged
-from nvcregen.core.labels import NODES, SERVER_LOG
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.kindapi.protocol import PairScripts
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.spec.v1alpha1 import Site
 
 

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
+from nvcregen.compile.readiness.components import READINESS as COMPONENT
 from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
@@ -38,9 +39,11 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import outer_deadline_s
-from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
-from nvcregen.compile.readiness.runs import (
+from nvcregen.compile.templating import render_packaged
+from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
     run_name,
     unit_catalog,
@@ -48,12 +51,11 @@ from nvcregen.compile.readiness.runs import (
     unit_source,
     window_seconds,
 )
-from nvcregen.compile.templating import render_template
-from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.spec.v1alpha1 import Site
 
+TEMPLATES = "nvcregen.engines.readiness.trainer"  # its templates/: the launchers' scripts
 RUNTIME_NAME_MAX = 52
 
 
@@ -73,21 +75,6 @@ def _sized(unit: TestUnit, group: tuple[str, ...]) -> TestUnit:
     if unit.grouping is None or len(group) == unit.nodes_per_job:
         return unit
     return replace(unit, nodes_per_job=len(group))
-
-
-def node_groups(unit: TestUnit) -> list[tuple[str, ...]]:
-    """The node groups a test runs on: fabric groups, `nodesPerJob` named nodes each, or one.
-
-    Fabric groups come from the stage's `groups`; one unnamed group serves a selector pool.
-    Nodes left over after the last full group are not tested, as with NVCRE.
-    """
-    if unit.grouping is not None:
-        return list(unit.grouping.groups)
-    nodes = unit.pool.spec.nodes
-    if nodes is None:
-        return [()]
-    size = unit.nodes_per_job
-    return [tuple(nodes[i : i + size]) for i in range(0, len(nodes) - size + 1, size)]
 
 
 def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
@@ -199,7 +186,8 @@ def train_job(
 
 def launcher_script(unit: TestUnit) -> str:
     """The launcher's command: usable SSH keys, then mpirun ("$@") under an outer deadline."""
-    return render_template(
+    return render_packaged(
+        TEMPLATES,
         "mpi-launcher.sh.j2",
         test=unit.test.name,
         nodes=unit.nodes_per_job,
