@@ -2,7 +2,7 @@
 
 In trainer mode every round of an NCCL test on one node group is a TrainJob named
 `<[site-]stage-test>-<hash>-r<round>-g<group>` (no `-g` for a selector pool), and every
-round of a DCGM level on one node a Job `<...>-<hash>-r<round>-n<node>` (`run_name` of
+round of a DCGM level on one node a Job `<...>-<hash>-r<round>-n<node>` (`trainer_run_name` of
 `engines/readiness/trainer/runs.py`). A log is named after its TrainJob or Job, or after
 its pod (`<trainjob>-launcher-0-0-xxxxx`, `<job>-xxxxx`). Its stage, test and round come
 from the labels of the exported TrainJob or Job when there is one, else from the name,

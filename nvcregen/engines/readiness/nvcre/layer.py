@@ -33,7 +33,7 @@ def readiness_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Mani
         stage_units = list(group)
         categories = [u for u in stage_units if u.mode == "category"]
         if categories:
-            manifests.append(certification(site, categories))
+            manifests.append(stage_certification(site, categories))
         manifests += [
             run
             for u in stage_units
@@ -45,7 +45,7 @@ def readiness_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Mani
     return manifests
 
 
-def target(pool: Pool) -> Obj:
+def nvcre_target(pool: Pool) -> Obj:
     """Select a pool's nodes: GPU nodes of the product, named ones, and their taints.
 
     NVCRE gives the pods the tolerations matching `taintSelectors`.
@@ -64,7 +64,7 @@ def target(pool: Pool) -> Obj:
     return spec
 
 
-def counts(unit: TestUnit) -> Obj:
+def node_counts(unit: TestUnit) -> Obj:
     """Every per-node count, written explicitly so NVCRE's 4-GPU/0-NIC fallback never applies."""
     result: Obj = {"gpusPerNode": unit.pool.gpus_per_node, "mlnxPerNode": unit.nics_per_node}
     if unit.nic_resource is not None:
@@ -72,16 +72,16 @@ def counts(unit: TestUnit) -> Obj:
     return result
 
 
-def certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
+def stage_certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
     """One Certification for a stage's tests that NVCRE's catalog knows."""
     first = stage_units[0]
     window = site.spec.readiness.window
     spec: Obj = {
-        "target": target(first.pool),
-        **counts(first),
+        "target": nvcre_target(first.pool),
+        **node_counts(first),
         "maxConcurrent": window.max_concurrent_jobs,
         "repeatCount": site.spec.readiness.rounds,
-        "workloadMetadata": {"labels": workload_labels(site, first)},
+        "workloadMetadata": {"labels": nvcre_workload_labels(site, first)},
         "categories": [_category(u) for u in stage_units],
     }
     if gang := gang_scheduler(site):
@@ -102,7 +102,7 @@ def certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
 def _category(unit: TestUnit) -> Obj:
     assert unit.test.nvcre is not None
     options: Obj = {
-        **counts(unit),
+        **node_counts(unit),
         "nodesPerJob": unit.nodes_per_job,
         "timeoutPerJob": units.format_duration(unit.timeout_ms),
         "image": unit.image,
@@ -142,13 +142,13 @@ def workload_run(
 ) -> Manifest:
     """A WorkloadRun for a test NVCRE's catalog cannot express as asked (or one fabric group)."""
     window = site.spec.readiness.window
-    selected = target(unit.pool)
+    selected = nvcre_target(unit.pool)
     if group is not None:
         selected["nodeNames"] = list(group[1])
     spec: Obj = {
         "image": unit.image,
         "numNodes": len(group[1]) if group is not None else unit.nodes_per_job,
-        **counts(unit),
+        **node_counts(unit),
         "target": selected,
         "orchestration": {
             "testScale": _test_scale(unit),
@@ -156,7 +156,7 @@ def workload_run(
             "maxConcurrent": 1 if group is not None else window.max_concurrent_jobs,
             "timeoutPerJob": units.format_duration(unit.timeout_ms),
         },
-        "workloadMetadata": {"labels": workload_labels(site, unit)},
+        "workloadMetadata": {"labels": nvcre_workload_labels(site, unit)},
         **_workload(site, unit),
     }
     if unit.pod is not None:
@@ -234,7 +234,7 @@ def _threshold_map(unit: TestUnit) -> dict[str, str]:
     return {key: " && ".join(exprs) for key, exprs in sorted(merged.items())}
 
 
-def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
+def nvcre_workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     """Labels NVCRE copies onto each TrainJob: site and stage, and the site's Kueue queue."""
     found = {SITE: site.metadata.name, STAGE: unit.stage.name}
     if unit.mode == "workloadrun":

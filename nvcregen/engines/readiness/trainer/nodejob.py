@@ -28,7 +28,7 @@ from nvcregen.core.labels import NODES
 from nvcregen.core.manifest import Manifest, Obj, content_hash
 from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
-    run_name,
+    trainer_run_name,
     unit_catalog,
     unit_source,
     window_seconds,
@@ -82,7 +82,7 @@ def node_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "template": {"metadata": template, "spec": pod},
     }
     metadata: Obj = {
-        "name": run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
+        "name": trainer_run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
         "namespace": site.spec.nvcre.namespace,
         "labels": labels | queue_labels(site, unit.stage_index),
         "annotations": {NODES: name},

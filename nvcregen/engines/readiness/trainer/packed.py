@@ -61,7 +61,7 @@ from nvcregen.engines.readiness.trainer.trainjobs import (
     TEMPLATES,
     domain_level,
     launcher_container,
-    pinned,
+    pinned_patch,
     resources_per_node,
     runtime_placement,
 )
@@ -86,7 +86,7 @@ def pack_labels(site: Site, pack: Pack) -> dict[str, str]:
 
 
 def pack_run_name(site: Site, pack: Pack, digest: str, suffix: str) -> str:
-    """`<site>-<stage>-pack-<n>-<hash><suffix>`, cut as `runs.run_name` cuts a run's name."""
+    """`<site>-<stage>-pack-<n>-<hash><suffix>`, cut as `trainer_run_name` cuts one."""
     limit = RUN_NAME_MAX - len(suffix)
     parts = [site.metadata.name, pack.first.stage.name, pack.name]
     if len("-".join(parts)) + 1 + len(digest) > limit:
@@ -334,7 +334,7 @@ def group_pack_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned_patch(unit, nodes)]
     name = pack_run_name(site, pack, content_hash(spec), f"-r{round_}-g{index}")
     labels = pack_labels(site, pack) | {ROUND: str(round_)} | queue_labels(site, unit.stage_index)
     metadata = {"labels": labels, "annotations": _annotations(pack, nodes)}

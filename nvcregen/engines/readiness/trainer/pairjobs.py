@@ -36,7 +36,7 @@ from nvcregen.core.labels import NODES, SERVER_LOG
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
-    run_name,
+    trainer_run_name,
     unit_catalog,
     unit_labels,
     unit_source,
@@ -44,7 +44,7 @@ from nvcregen.engines.readiness.trainer.runs import (
 )
 from nvcregen.engines.readiness.trainer.trainjobs import (
     RUNTIME_NAME_MAX,
-    pinned,
+    pinned_patch,
     pod_metadata,
     resources_per_node,
     runtime_placement,
@@ -58,7 +58,7 @@ from nvcregen.spec.v1alpha1 import Site
 
 def pair_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
     """One TrainingRuntime for a pair test, and its TrainJobs per round and pair."""
-    scripts = pair_scripts(site, unit)
+    scripts = kind_pair_scripts(site, unit)
     runtime = pair_runtime(site, unit, scripts)
     jobs = [
         pair_job(site, unit, runtime.name, scripts, (round_, index, pair))
@@ -68,7 +68,7 @@ def pair_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
     return [runtime, *with_prebuilt(site, unit.stage_index, jobs, runtime.obj)]
 
 
-def pair_scripts(site: Site, unit: TestUnit) -> PairScripts:
+def kind_pair_scripts(site: Site, unit: TestUnit) -> PairScripts:
     """The kind's server and client scripts for this unit.
 
     Raises:
@@ -150,9 +150,9 @@ def pair_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned_patch(unit, nodes)]
     suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
-    name = run_name(site, unit, content_hash(spec), suffix)
+    name = trainer_run_name(site, unit, content_hash(spec), suffix)
     labels = run_labels(site, unit, round_) | queue_labels(site, unit.stage_index)
     annotations = {SERVER_LOG: NODE} | ({NODES: ",".join(nodes)} if nodes else {})
     metadata = {"labels": labels, "annotations": annotations}

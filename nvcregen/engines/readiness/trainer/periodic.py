@@ -49,7 +49,7 @@ from nvcregen.plan.packs import Pack
 from nvcregen.plan.periodic import job_deadline_s, periodic_packs
 from nvcregen.spec.v1alpha1 import Periodic, Site
 
-SOURCE = "/spec/readiness/periodic"
+PERIODIC_SOURCE = "/spec/readiness/periodic"
 CRONJOB_NAME_MAX = 52  # the API's limit: the controller appends `-<minutes>` to its Jobs' names
 HISTORY = 3
 STARTING_DEADLINE_S = 3600
@@ -145,7 +145,7 @@ def cronjob(
         "a CronJob's Jobs are named per period: Kueue creates their Workloads (no prebuilt "
         "name), at the site's lowest priority",
     )
-    return Manifest(obj, COMPONENT, SOURCE, catalog, notes)
+    return Manifest(obj, COMPONENT, PERIODIC_SOURCE, catalog, notes)
 
 
 def _test_files(pack: Pack) -> set[str]:
@@ -166,4 +166,4 @@ def pod_priority_class(site: Site) -> Manifest:
             "evicted for tenant pods, evicts none"
         ),
     }
-    return Manifest(obj, COMPONENT, SOURCE)
+    return Manifest(obj, COMPONENT, PERIODIC_SOURCE)

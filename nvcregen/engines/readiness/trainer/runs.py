@@ -20,7 +20,7 @@ def window_seconds(site: Site) -> int:
     return units.parse_duration(site.spec.readiness.window.deadline) // 1000
 
 
-def run_name(site: Site, unit: TestUnit, digest: str, suffix: str) -> str:
+def trainer_run_name(site: Site, unit: TestUnit, digest: str, suffix: str) -> str:
     """`<site>-<stage>-<test>-<hash><suffix>`: an RFC 1035 label of at most 44 characters.
 
     When that is too long the site goes first (every object carries it as a label, and a

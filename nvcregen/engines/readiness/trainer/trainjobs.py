@@ -45,7 +45,7 @@ from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLA
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
-    run_name,
+    trainer_run_name,
     unit_catalog,
     unit_labels,
     unit_source,
@@ -174,9 +174,9 @@ def train_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned_patch(unit, nodes)]
     suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
-    name = run_name(site, unit, content_hash(spec), suffix)
+    name = trainer_run_name(site, unit, content_hash(spec), suffix)
     labels = run_labels(site, unit, round_) | queue_labels(site, unit.stage_index)
     metadata = {"labels": labels, "annotations": _expected(unit, nodes)}
     obj = trainjob_object(name, site.spec.nvcre.namespace, metadata, spec)
@@ -210,7 +210,7 @@ def resources_per_node(unit: TestUnit) -> dict[str, int]:
     return limits
 
 
-def pinned(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
+def pinned_patch(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
     """A runtime patch keeping every pod of one TrainJob on its node group."""
     affinity = node_affinity(unit.pool.product_labels, nodes)
     names = [LAUNCHER, NODE] if unit.nodes_per_job > 1 else [LAUNCHER]

@@ -14,7 +14,7 @@ from trainerfactory import EXAMPLE, compiled, jobs_named, of_kind, pinned_nodes,
 
 from nvcregen.compile.templating import render_packaged
 from nvcregen.core import codes
-from nvcregen.engines.readiness.trainer.pairjobs import pair_scripts
+from nvcregen.engines.readiness.trainer.pairjobs import kind_pair_scripts
 from nvcregen.fabric.groups import paired, plan_groups
 from nvcregen.fabric.placement import Placement
 from nvcregen.kindapi.protocol import FixedTime
@@ -149,7 +149,7 @@ def test_trainer_form_server_worker_ready_when_listening_client_launcher_after_i
 
 def _scripts(tmp_path: Path, speed: str) -> tuple[str, str]:
     site, unit = pair_unit(pair_site().replace("speed: 200Gb/s", f"speed: {speed}"))
-    found = pair_scripts(site, unit)
+    found = kind_pair_scripts(site, unit)
     ready = tmp_path / "ready"
     server_values = {**found.server.values, "ready_file": str(ready),
                      "hcas": ["mlx5_0", "mlx5_1"]}  # fmt: skip
