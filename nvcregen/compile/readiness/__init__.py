@@ -6,5 +6,6 @@ TrainingRuntimes, TrainJobs, per-node, pair, packed and periodic Jobs), asked th
 `engineparts.ReadinessObjects`. Here: the layers' names (`components.py`), a pod's
 resources and tolerations (`pods.py`), the RDMA pod network (`network.py`), a per-node
 test's script (`nodescript.py`), a collective kind's launch (`launch.py`) and the Kubeflow
-Trainer building blocks both engines write (`mpi.py`).
+Trainer building blocks both engines write (`mpi.py`); NVCRE's two name limits, which the
+monitoring layer's alerts read (`nvcre.py`).
 """
