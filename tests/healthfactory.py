@@ -20,7 +20,7 @@ from typing import Any
 from sitefactory import site, site_yaml, units_of
 from trainerfactory import compiled, trainer_text
 
-from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
 
 Obj = dict[str, Any]
 

@@ -19,8 +19,8 @@ from sitefactory import FILE, catalog, edit, parse
 from trainerfactory import SHIPPED
 
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness.periodic import periodic_manifests
 from nvcregen.emit.canonical import dump_yaml
+from nvcregen.engines.readiness.trainer.periodic import periodic_manifests
 from nvcregen.plan.resolve import plan
 
 PERIODIC = "    periodic: {schedule: '0 3 * * 0', stages: [single-node]}\n"

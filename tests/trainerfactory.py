@@ -16,8 +16,8 @@ from typing import Any
 from sitefactory import FILE, catalog, edit, parse
 
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.readiness.trainer.layer import trainer_manifests
 from nvcregen.plan.resolve import plan
 
 ROOT = Path(__file__).resolve().parent.parent

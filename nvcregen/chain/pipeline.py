@@ -15,7 +15,7 @@ from nvcregen.compile.gitops.shards import shard_units
 from nvcregen.compile.layers import check_layers, image_list, site_manifests
 from nvcregen.compile.platform.helm import HelmError
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness.preview import COMPONENT as PREVIEW
+from nvcregen.compile.readiness.components import PREVIEW
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity, has_errors
 from nvcregen.core.manifest import Manifest

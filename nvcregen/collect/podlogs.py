@@ -34,8 +34,7 @@ from nvcregen.cluster.client import Cluster, ClusterError, connect
 from nvcregen.collect.client import ApiCallError, list_objects, read_text, unserved
 from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
-from nvcregen.compile.readiness.mpi import LAUNCHER, NODE
-from nvcregen.compile.readiness.packed import CONTAINER as PACK_CONTAINER
+from nvcregen.compile.readiness.mpi import LAUNCHER, NODE, PACK_CONTAINER
 from nvcregen.core.labels import SERVER_LOG, TESTS
 from nvcregen.ingest.limits import MAX_LOG_BYTES
 from nvcregen.kindapi.registry import KINDS as TEST_KINDS

@@ -19,12 +19,9 @@ from nvcregen.compile.platform.pins import check_pins
 from nvcregen.compile.podsecurity import label_namespaces
 from nvcregen.compile.queue import kueue_install, queue_manifests
 from nvcregen.compile.queue.prebuilt import check_prebuilt
+from nvcregen.compile.readiness.engineparts import readiness_objects
 from nvcregen.compile.readiness.network import check_pod_network
-from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.compile.readiness.periodic import periodic_manifests
 from nvcregen.compile.readiness.pods import check_tolerations
-from nvcregen.compile.readiness.preview import preview_manifests
-from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.engineapi.registry import gitops_of, readiness_of
@@ -80,20 +77,18 @@ def site_manifests(plan: Plan, root: Path) -> list[Manifest]:
     queues = queue_manifests(site, test_units)
     manifests += kueue_install(site, test_units) + queues
     steps = plan_steps(site, test_units)
-    if not readiness_of(site).installs_nvcre:
-        # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert).
-        readiness = trainer_manifests(site, test_units)
-    else:
-        if site.spec.nvcre.managed:  # else NVCRE is another site's, which monitors it
-            manifests += monitoring_manifests(site, test_units)
-        readiness = readiness_manifests(site, test_units)
+    # No NVCRE: its metrics, rules and dashboard would watch nothing (and alert); else
+    # NVCRE is monitored unless it is another site's, which monitors it.
+    if readiness_of(site).installs_nvcre and site.spec.nvcre.managed:
+        manifests += monitoring_manifests(site, test_units)
+    runs = readiness_objects(readiness_of(site))
+    readiness = runs.readiness(site, test_units)  # the engine's objects running the tests
     placed = place_runs(readiness, steps)  # step folders and sync waves
     steps = timed_steps(plan, steps, [*placed, *queues])  # worst case, replayed
     manifests += gate_readiness(site, placed, steps)
     # Periodic CronJobs: a layer of their own, outside the one-shot steps (design note 0021).
-    manifests += periodic_manifests(site, test_units)
-    if readiness_of(site).installs_nvcre:
-        manifests += preview_manifests(readiness)
+    manifests += runs.periodic(site, test_units)
+    manifests += runs.preview(readiness)  # what NVCRE will make of them, for review
     engine = objects_of(gitops_of(site))
     manifests += engine.platform(site)  # Argo CD's health checks: else its waves wait for nothing
     manifests = label_namespaces(site, manifests)  # the Pod Security level their pods need

@@ -49,3 +49,7 @@ leaves open, and what a trainer-mode run should find (transport, GPUDirect RDMA,
 
 PLACEMENT_MANAGER = "nvcregen.io/placement"
 """Field managers: the manager of the runtime patch pinning a TrainJob to its nodes."""
+
+PERIODIC_LABEL = "nvcregen.io/periodic"
+"""Label: "true" on a periodic CronJob, its Jobs and their pods (`readiness.periodic`);
+the rehearsal finds a period's objects by it."""

@@ -1,7 +1,7 @@
 """Periodic re-certification: its packs and what it costs a week (pure; issue 37).
 
 A periodic stage's tests of one image are one node pack (`periodic-<n>`), each chunk of
-its nodes one CronJob (`compile/readiness/periodic.py`). Per week:
+its nodes one CronJob (`engines/readiness/trainer/periodic.py`). Per week:
 
 - **expected**: the schedule's runs in an average week (`core/cron.runs_per_week`) times
   every pack's expected duration on each of its nodes' GPUs;

@@ -28,12 +28,11 @@ from datetime import datetime
 from typing import Any
 
 from nvcregen.compile.queue.objects import COMPONENT as QUEUES
-from nvcregen.compile.readiness.periodic import COMPONENT as PERIODIC
-from nvcregen.compile.readiness.periodic import PERIODIC_LABEL
+from nvcregen.compile.readiness.components import PERIODIC
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.kueuekeys import PRIORITY_LABEL
-from nvcregen.core.labels import NODES, STAGE, TEST, TESTS
+from nvcregen.core.labels import NODES, PERIODIC_LABEL, STAGE, TEST, TESTS
 from nvcregen.rehearse.steps import apply_rank, skip_reason
 from nvcregen.rehearse.watch import conditions, job_outcome, pending_reason
 from nvcregen.replay.model import TreeObject

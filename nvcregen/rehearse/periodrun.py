@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from nvcregen.compile.readiness.periodic import PERIODIC_LABEL
+from nvcregen.core.labels import PERIODIC_LABEL
 from nvcregen.plan.model import Pool
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.controlplane import list_items

@@ -4,7 +4,7 @@ kwok completes a pod without running anything; a rehearsal gives each pod the lo
 run would print (`docs/design/0019-twin.md`), so that `collect` reads it back as from a
 cluster. A run of one test (`readiness.packing: perRun`, or a test alone in its stage)
 prints that test's output alone: its Job's pod on its node, its TrainJob's launcher over
-the nodes its pods ran on. With `readiness.packing: packed` (`compile/readiness/packed.py`):
+the nodes its pods ran on. With `readiness.packing: packed` (`engines/readiness/trainer/packed.py`):
 
 - a node pack's pod prints, for each of its tests, a section from `@@nvcregen-pack begin
   test=<t> node=<node> pod=<pod> start=<t>` to `@@nvcregen-pack end test=<t> rc=<n>`

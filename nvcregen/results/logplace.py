@@ -2,8 +2,8 @@
 
 In trainer mode every round of an NCCL test on one node group is a TrainJob named
 `<[site-]stage-test>-<hash>-r<round>-g<group>` (no `-g` for a selector pool), and every
-round of a DCGM level on one node a Job `<...>-<hash>-r<round>-n<node>`
-(`nvcregen.compile.readiness.runs.run_name`). A log is named after its TrainJob or Job, or after
+round of a DCGM level on one node a Job `<...>-<hash>-r<round>-n<node>` (`trainer_run_name` of
+`engines/readiness/trainer/runs.py`). A log is named after its TrainJob or Job, or after
 its pod (`<trainjob>-launcher-0-0-xxxxx`, `<job>-xxxxx`). Its stage, test and round come
 from the labels of the exported TrainJob or Job when there is one, else from the name,
 matched against the names the plan gives; the group or node index always comes from the
@@ -18,7 +18,7 @@ one run per test.
 
 A period of `readiness.periodic` is a Job the CronJob controller named
 `<cronjob>-<scheduled minutes since the epoch>`, the CronJob being
-`<[site-]stage-periodic-N>-<hash>-c<chunk>` (`compile/readiness/periodic.py`), its pods
+`<[site-]stage-periodic-N>-<hash>-c<chunk>` (`engines/readiness/trainer/periodic.py`), its pods
 `<job>-<index>-xxxxx`: placed as the chunk's pack in round 1, the Job's name its run.
 """
 
@@ -29,12 +29,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TypeVar
 
-from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.core.labels import ROUND, STAGE, TEST
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import PACK_PREFIX, Pack, pack_of
 from nvcregen.plan.periodic import PERIODIC_PREFIX
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.results.liveobjects import Obj, labels_of, metadata
 
 T = TypeVar("T")

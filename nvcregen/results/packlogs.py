@@ -2,7 +2,7 @@
 
 With `readiness.packing: packed` a node pack's pod (one per node of a chunk) or a group
 pack's launcher runs a stage's tests one after the other, each test one section of its
-log (`compile/readiness/packed.py`):
+log (`engines/readiness/trainer/packed.py`):
 
     @@nvcregen-pack begin test=<test> [node=<spec.nodeName> pod=<pod>] start=<UTC time>
     ... what the test's own run would print ...

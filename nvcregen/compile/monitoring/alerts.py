@@ -25,10 +25,10 @@ from nvcregen.compile.monitoring.promql import (
     regex_escape,
     whole_minutes,
 )
-from nvcregen.compile.readiness.nvcre import CERTIFICATION_NAME_MAX, WORKLOADRUN_NAME_MAX
 from nvcregen.core import units
 from nvcregen.core.manifest import Obj, hashed_name
 from nvcregen.core.metrics import METRICS, Metric
+from nvcregen.core.nvcre import CERTIFICATION_NAME_MAX, WORKLOADRUN_NAME_MAX
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site, Threshold

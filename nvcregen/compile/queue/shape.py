@@ -24,7 +24,7 @@ from nvcregen.spec.v1alpha1 import Site
 KI = 1024
 GI = KI**3
 # NVCRE 0.7.0's MPI launcher: limits cpu 2, memory 1Gi, which are also its requests
-# (nvcre-api.md §1.4 and §4.8; nvcregen.compile.readiness.preview.LAUNCHER_LIMITS).
+# (nvcre-api.md §1.4 and §4.8; engines/readiness/nvcre/preview.py, LAUNCHER_LIMITS).
 MPI_LAUNCHER_CPU_M = 2000
 MPI_LAUNCHER_MEMORY = 1 * GI
 _MEMORY_UNITS = {"": 1, "Ki": KI, "Mi": KI**2, "Gi": GI, "Ti": KI**4}

@@ -4,10 +4,10 @@ A collective kind (`TestKind.collective`: ranks across nodes, an MPI launcher) s
 its package's `launch` module, as `LAUNCH` (`Launch`), the environment its ranks get
 (the variables pinning the transport a run measures), NVCRE's `framework` block of its
 WorkloadRun, and the launcher's command line in trainer mode (a TrainJob's `args`, a
-pack's line). `nvcre.py`, `trainer.py` and `packed.py` ask it through `launch_of`, and
-`results` reads the transport a run pinned from the same variable (an exported
-TrainJob's, else the plan's); this layer never
-imports a kind (`kindapi/registry.py` finds the module by name).
+pack's line). The readiness engines' packages (NVCRE's `layer.py`, trainer mode's
+`trainjobs.py` and `packed.py`) ask it through `launch_of`, and `results` reads the
+transport a run pinned from the same variable (an exported TrainJob's, else the plan's);
+this layer never imports a kind (`kindapi/registry.py` finds the module by name).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ the TrainJob's `trainer` step), and the `TrainJob`s that reference them. Facts a
 from __future__ import annotations
 
 from nvcregen.compile.templating import render_template
+from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.manifest import Obj
 
 TRAINER_GROUP = "trainer.kubeflow.org"
@@ -22,12 +23,16 @@ ANCESTOR = f"{TRAINER_GROUP}/trainjob-ancestor-step"
 FRAMEWORK = f"{TRAINER_GROUP}/framework"
 NODE = "node"  # the worker job and the container name Trainer looks for in every job
 LAUNCHER = "launcher"
+PACK_CONTAINER = "tests"  # the container of a packed run's pod: its tests, one after another
 SSH_RAW = "/tmp/mpi-ssh-raw"  # as NVCRE's MPI runtimes: keys are copied from here
 SSH_PORT = 22
 DSHM = "dshm"
 GPU = "nvidia.com/gpu"
 GPU_PRESENT = "nvidia.com/gpu.present"
 GPU_PRODUCT = "nvidia.com/gpu.product"
+# JobSet derives pod names <trainjob>-launcher-0-0-xxxxx (at most 63 characters); Jobs
+# use the same cap so every run name reads alike.
+RUN_NAME_MAX = LABEL_MAX - POD_SUFFIX
 # Argo CD applies a runtime before the TrainJobs of the same sync: Trainer's webhook
 # rejects a TrainJob whose runtime does not exist yet.
 RUNTIME_WAVE = {"argocd.argoproj.io/sync-wave": "-1"}

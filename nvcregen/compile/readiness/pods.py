@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from nvcregen.compile.readiness.mpi import GPU
 from nvcregen.core import codes
 from nvcregen.core.errors import Diagnostic, Severity
 from nvcregen.core.manifest import Obj
@@ -35,6 +36,21 @@ def pod_resources(unit: TestUnit, devices: Mapping[str, int]) -> Obj:
     if requests:
         resources = {"requests": requests, **resources}
     return resources
+
+
+def devices(unit: TestUnit) -> dict[str, int]:
+    """The GPUs and RDMA NICs a run's pods hold: every GPU of a node, the unit's NICs.
+
+    A WorkloadRun names them in its own `resources`: NVCRE derives them from `gpusPerNode`,
+    `mlnxPerNode` and `nicResourceName` too, but what it does with the NIC fields on a
+    model it does not know is not documented; resources named there are requested whatever
+    NVCRE derives. A per-node Job of trainer mode holds the same.
+    """
+    found = {GPU: unit.pool.gpus_per_node}
+    if unit.nic_resource is not None:
+        name, count = unit.nic_resource
+        found[name] = count
+    return found
 
 
 def tolerations(pool: Pool) -> list[Obj]:

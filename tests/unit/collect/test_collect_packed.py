@@ -464,9 +464,9 @@ def test_a_packs_runs_and_slots_are_worked_out_once_for_all_its_logs(
     (and once a test for what is expected of it): as many for one round's logs as for 3."""
     from sitefactory import catalog, parse
 
-    from nvcregen.compile.readiness.trainer import node_groups
     from nvcregen.plan.packs import Pack
     from nvcregen.plan.resolve import plan
+    from nvcregen.plan.rungroups import node_groups
     from nvcregen.results import logplace, packlogs
     from nvcregen.results.logrecords import RunLog
     from nvcregen.results.logruns import LogResults, assemble_log_runs

@@ -13,13 +13,13 @@ from nvcregen.check.objectcheck import object_findings
 from nvcregen.compile.gitops.common import LAYERS, layer_path
 from nvcregen.compile.gitops.layer import check_gitops, gitops_manifests
 from nvcregen.compile.postprocess import PRUNE_PROTECTION, postprocess
-from nvcregen.compile.readiness.nvcre import nccl_log_profile, readiness_manifests
 from nvcregen.core.errors import Severity
 from nvcregen.core.manifest import Manifest
 from nvcregen.emit.canonical import dump_yaml
 from nvcregen.emit.naming import manifest_path
 from nvcregen.engines.gitops.argocd.layer import KUEUE_WEBHOOK_START_S, RETRY_LIMIT, retry_span_s
 from nvcregen.engines.gitops.flux.layer import flux_ref
+from nvcregen.engines.readiness.nvcre.layer import nccl_log_profile, readiness_manifests
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema

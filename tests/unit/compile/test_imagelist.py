@@ -16,8 +16,8 @@ from nvcregen.compile.imagelist import (
 )
 from nvcregen.compile.platform.layer import platform_manifests
 from nvcregen.compile.queue import kueue_install
-from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
 
 MANAGER = "ghcr.io/nvidia/cluster-readiness-engine/manager"
 TRAINER = "ghcr.io/kubeflow/trainer/trainer-controller-manager:v2.2.1"

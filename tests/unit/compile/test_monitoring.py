@@ -20,10 +20,10 @@ from nvcregen.compile.monitoring.layer import (
 )
 from nvcregen.compile.monitoring.promql import regex_escape
 from nvcregen.compile.monitoring.rules import RECORDINGS
-from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
 from nvcregen.kubeschema.registry import default_registry
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.parse import parse_model

@@ -15,12 +15,12 @@ from sitefactory import load, parse, site_yaml, units_of
 from trainerfactory import compiled, trainer_text
 
 from nvcregen.compile.readiness.network import MULTUS, check_pod_network
-from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.compile.readiness.preview import certainty, preview_manifests
 from nvcregen.core.errors import Severity
 from nvcregen.core.labels import PREVIEW_ASSUMED, PREVIEW_CERTAIN
 from nvcregen.core.manifest import Manifest, Obj
 from nvcregen.core.podsecurity import pod_specs
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
+from nvcregen.engines.readiness.nvcre.preview import certainty, preview_manifests
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.v1alpha1 import Site
 from nvcregen.validate.schema import validate_schema

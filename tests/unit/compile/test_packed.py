@@ -1,4 +1,4 @@
-"""Tests of trainer mode's packed runs (nvcregen.plan.packs, nvcregen.compile.readiness.packed).
+"""Tests of trainer mode's packed runs (plan/packs.py, trainer/packed.py).
 
 The shipped `sites/h20-3e-trainer.yaml` packs its runs; `tests/fixtures/perrun/` holds its
 per-run copy.
@@ -16,8 +16,8 @@ from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, SHIPPED, compiled, of_kind, pinned_nodes, without_packing
 
 from nvcregen.compile.readiness.nodescript import node_script
-from nvcregen.compile.readiness.packed import node_pack_script
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.readiness.trainer.packed import node_pack_script
 from nvcregen.plan.packs import CHUNK, site_packs
 from nvcregen.plan.resolve import plan
 from tools.fleetsite import fleet_site

@@ -1,4 +1,4 @@
-"""Periodic re-certification compiled (nvcregen.compile.readiness.periodic, issue 37)."""
+"""Periodic re-certification compiled (nvcregen.engines.readiness.trainer.periodic, issue 37)."""
 
 from __future__ import annotations
 
@@ -17,12 +17,12 @@ from nvcregen.cli import main
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
 from nvcregen.compile.queue.workloads import periodic_priority_value, priority_value
-from nvcregen.compile.readiness.packed import node_pack_job
-from nvcregen.compile.readiness.periodic import CRONJOB_NAME_MAX
-from nvcregen.compile.readiness.runs import RUN_NAME_MAX
+from nvcregen.compile.readiness.mpi import RUN_NAME_MAX
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.core.labels import ROUND
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.readiness.trainer.packed import node_pack_job
+from nvcregen.engines.readiness.trainer.periodic import CRONJOB_NAME_MAX
 from nvcregen.plan.periodic import START_SLACK_S, periodic_packs
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.v1alpha1 import Site

@@ -17,11 +17,11 @@ from trainerfactory import compiled, trainer_text
 from nvcregen.check.crossref import Located
 from nvcregen.check.pods import check_pod_security, request_findings
 from nvcregen.compile.layers import site_manifests
-from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.compile.readiness.pods import check_tolerations
-from nvcregen.compile.readiness.preview import preview_manifests
 from nvcregen.core.manifest import Manifest
 from nvcregen.core.podsecurity import ENFORCE, needed_level, pod_specs
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
+from nvcregen.engines.readiness.nvcre.preview import preview_manifests
 from nvcregen.plan.resolve import plan
 from nvcregen.spec.parse import parse_model
 from nvcregen.spec.v1alpha1 import Site

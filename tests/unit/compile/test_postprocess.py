@@ -8,8 +8,8 @@ from typing import Any
 from sitefactory import edit, site, site_yaml, units_of
 
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness.nvcre import readiness_manifests
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
 
 PRUNE = {
     "argocd.argoproj.io/sync-options": "Prune=false,Delete=false",

@@ -26,11 +26,12 @@ from nvcregen.compile.gitops.steps import plan_steps
 from nvcregen.compile.gitops.timing import timed_steps
 from nvcregen.compile.layers import site_manifests
 from nvcregen.compile.postprocess import postprocess
-from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.compile.readiness.preview import COMPONENT, preview_manifests
+from nvcregen.compile.readiness.components import PREVIEW as COMPONENT
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.manifest import Manifest
 from nvcregen.engineapi.registry import gitops_of
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
+from nvcregen.engines.readiness.nvcre.preview import preview_manifests
 
 ROOT = Path(__file__).resolve().parents[3]
 Obj = dict[str, Any]

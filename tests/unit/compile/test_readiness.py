@@ -1,4 +1,5 @@
-"""Tests of nvcregen.compile.readiness.nvcre: Certifications, WorkloadRuns and the LogProfile."""
+"""Tests of NVCRE mode's readiness layer (engines/readiness/nvcre/layer.py): Certifications,
+WorkloadRuns and the LogProfile."""
 
 from __future__ import annotations
 
@@ -10,15 +11,11 @@ from dcgmscript import DOWNWARD, begin_line
 from sitefactory import edit, site, site_yaml, units_of
 
 from nvcregen.catalog.models import TestEntry as Entry
-from nvcregen.compile.readiness import nvcre
-from nvcregen.compile.readiness.nvcre import (
-    CERTIFICATION_NAME_MAX,
-    NCCL_LOG_PROFILE,
-    WORKLOADRUN_NAME_MAX,
-    readiness_manifests,
-)
 from nvcregen.core import units
 from nvcregen.core.manifest import Manifest
+from nvcregen.core.nvcre import CERTIFICATION_NAME_MAX, WORKLOADRUN_NAME_MAX
+from nvcregen.engines.readiness.nvcre import layer as nvcre
+from nvcregen.engines.readiness.nvcre.layer import NCCL_LOG_PROFILE, readiness_manifests
 from nvcregen.kindapi import registry
 
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")

@@ -1,4 +1,4 @@
-"""Tests of trainer mode's TrainingRuntimes and TrainJobs (nvcregen.compile.readiness.trainer).
+"""Tests of trainer mode's TrainingRuntimes and TrainJobs (trainer/trainjobs.py).
 
 The done-means assertions of issue #7 run on the example site `sites/h20-3e-trainer.yaml`
 (two H20-3e nodes, `readiness.engine: trainer`); factory sites cover selector pools.
@@ -29,7 +29,7 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.objectcheck import object_findings
 from nvcregen.check.webhooks import check_runtimes
 from nvcregen.compile.postprocess import PRUNE_PROTECTION
-from nvcregen.compile.readiness.runs import RUN_NAME_MAX
+from nvcregen.compile.readiness.mpi import RUN_NAME_MAX
 from nvcregen.core.manifest import Manifest
 
 RFC1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")

@@ -6,9 +6,9 @@ from fabricfactory import fleet_inventory, fleet_site
 from sitefactory import catalog, edit, site
 
 from nvcregen.compile.queue.objects import queue_manifests
-from nvcregen.compile.readiness.nvcre import readiness_manifests
-from nvcregen.compile.readiness.trainerlayer import trainer_manifests
 from nvcregen.core.manifest import Obj
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
+from nvcregen.engines.readiness.trainer.layer import trainer_manifests
 from nvcregen.plan.resolve import plan
 
 LEAF = "network.topology.nvidia.com/leaf"

@@ -16,7 +16,7 @@ from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.cli import main
 from nvcregen.compile.readiness.nodescript import node_script
-from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import KINDS, kind_of
 from nvcregen.kinds.burnin.judge import Bounds, judge

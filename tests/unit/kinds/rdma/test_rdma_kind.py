@@ -13,7 +13,7 @@ from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, of_kind, without_packing
 
 from nvcregen.compile.readiness.nodescript import node_script
-from nvcregen.compile.readiness.nvcre import readiness_manifests
+from nvcregen.engines.readiness.nvcre.layer import readiness_manifests
 from nvcregen.kindapi.protocol import FixedTime, NodeRun
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdma.kind import KIND as RDMA

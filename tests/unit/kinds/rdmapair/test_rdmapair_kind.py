@@ -12,10 +12,9 @@ from rdmasamples import FAKE_TOOL, SAMPLE
 from sitefactory import catalog, parse
 from trainerfactory import EXAMPLE, compiled, jobs_named, of_kind, pinned_nodes, without_packing
 
-from nvcregen.compile.readiness.pairjobs import pair_scripts
-from nvcregen.compile.readiness.trainer import node_groups
 from nvcregen.compile.templating import render_packaged
 from nvcregen.core import codes
+from nvcregen.engines.readiness.trainer.pairjobs import kind_pair_scripts
 from nvcregen.fabric.groups import paired, plan_groups
 from nvcregen.fabric.placement import Placement
 from nvcregen.kindapi.protocol import FixedTime
@@ -23,6 +22,7 @@ from nvcregen.kindapi.registry import kind_of
 from nvcregen.kinds.rdmapair.kind import KIND as RDMAPAIR
 from nvcregen.kinds.rdmapair.kind import READY_FILE
 from nvcregen.plan.resolve import plan
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.validate.semantic import check_references
 
 TWO_NODE = "tests: [nccl-all-reduce, nccl-all-gather, nccl-alltoall, nccl-all-reduce-tcp]"
@@ -149,7 +149,7 @@ def test_trainer_form_server_worker_ready_when_listening_client_launcher_after_i
 
 def _scripts(tmp_path: Path, speed: str) -> tuple[str, str]:
     site, unit = pair_unit(pair_site().replace("speed: 200Gb/s", f"speed: {speed}"))
-    found = pair_scripts(site, unit)
+    found = kind_pair_scripts(site, unit)
     ready = tmp_path / "ready"
     server_values = {**found.server.values, "ready_file": str(ready),
                      "hcas": ["mlx5_0", "mlx5_1"]}  # fmt: skip

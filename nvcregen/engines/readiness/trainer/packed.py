@@ -28,12 +28,15 @@ from dataclasses import replace
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
+from nvcregen.compile.readiness.components import READINESS as COMPONENT
 from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     GPU,
     LAUNCHER,
     NODE,
+    PACK_CONTAINER,
+    RUN_NAME_MAX,
     RUNTIME_WAVE,
     SSH_RAW,
     dev_shm,
@@ -48,28 +51,26 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import node_env, node_script, outer_deadline_s
-from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
-from nvcregen.compile.readiness.runs import RUN_NAME_MAX, window_seconds
-from nvcregen.compile.readiness.trainer import (
+from nvcregen.compile.templating import render_packaged
+from nvcregen.core.labels import NODES, ROUND, SITE, STAGE, TEST, TESTS
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.readiness.trainer.runs import window_seconds
+from nvcregen.engines.readiness.trainer.trainjobs import (
     RUNTIME_NAME_MAX,
+    TEMPLATES,
     domain_level,
     launcher_container,
-    node_groups,
-    pinned,
+    pinned_patch,
     resources_per_node,
     runtime_placement,
 )
-from nvcregen.compile.templating import render_template
-from nvcregen.core.labels import NODES, ROUND, SITE, STAGE, TEST, TESTS
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.kindapi.protocol import begin_env
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.spec.v1alpha1 import Site
-
-CONTAINER = "tests"
 
 
 def packed_manifests(site: Site, pack: Pack) -> list[Manifest]:
@@ -85,7 +86,7 @@ def pack_labels(site: Site, pack: Pack) -> dict[str, str]:
 
 
 def pack_run_name(site: Site, pack: Pack, digest: str, suffix: str) -> str:
-    """`<site>-<stage>-pack-<n>-<hash><suffix>`, cut as `runs.run_name` cuts a run's name."""
+    """`<site>-<stage>-pack-<n>-<hash><suffix>`, cut as `trainer_run_name` cuts one."""
     limit = RUN_NAME_MAX - len(suffix)
     parts = [site.metadata.name, pack.first.stage.name, pack.name]
     if len("-".join(parts)) + 1 + len(digest) > limit:
@@ -139,7 +140,7 @@ def node_pack_job(
     unit = pack.first
     labels = pack_labels(site, pack) | {ROUND: str(round_)}
     container: Obj = {
-        "name": CONTAINER,
+        "name": PACK_CONTAINER,
         "image": unit.image,
         "command": [
             "/bin/bash",
@@ -197,8 +198,8 @@ def node_pack_job(
 
 def node_pack_script(pack: Pack) -> str:
     """The pod's command: each test of the pack under its deadline, a log section each."""
-    return render_template(
-        "pack-node.sh.j2", stage=pack.first.stage.name, tests=", ".join(pack.tests)
+    return render_packaged(
+        TEMPLATES, "pack-node.sh.j2", stage=pack.first.stage.name, tests=", ".join(pack.tests)
     )
 
 
@@ -333,7 +334,7 @@ def group_pack_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned_patch(unit, nodes)]
     name = pack_run_name(site, pack, content_hash(spec), f"-r{round_}-g{index}")
     labels = pack_labels(site, pack) | {ROUND: str(round_)} | queue_labels(site, unit.stage_index)
     metadata = {"labels": labels, "annotations": _annotations(pack, nodes)}
@@ -344,7 +345,8 @@ def group_pack_job(
 
 def group_pack_script(pack: Pack, unit: TestUnit) -> str:
     """The launcher's command: usable SSH keys, then each test's mpirun in sequence."""
-    return render_template(
+    return render_packaged(
+        TEMPLATES,
         "pack-launcher.sh.j2",
         stage=unit.stage.name,
         tests=", ".join(pack.tests),

@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
+from nvcregen.compile.readiness.components import READINESS as COMPONENT
 from nvcregen.compile.readiness.launch import launch_of
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
@@ -38,22 +39,23 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import outer_deadline_s
-from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources, tolerations
-from nvcregen.compile.readiness.runs import (
+from nvcregen.compile.templating import render_packaged
+from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
-    run_name,
+    trainer_run_name,
     unit_catalog,
     unit_labels,
     unit_source,
     window_seconds,
 )
-from nvcregen.compile.templating import render_template
-from nvcregen.core.labels import EXPECTED_GDRDMA, EXPECTED_TRANSPORT, NODES, PLACEMENT_MANAGER
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.spec.v1alpha1 import Site
 
+TEMPLATES = "nvcregen.engines.readiness.trainer"  # its templates/: the launchers' scripts
 RUNTIME_NAME_MAX = 52
 
 
@@ -73,21 +75,6 @@ def _sized(unit: TestUnit, group: tuple[str, ...]) -> TestUnit:
     if unit.grouping is None or len(group) == unit.nodes_per_job:
         return unit
     return replace(unit, nodes_per_job=len(group))
-
-
-def node_groups(unit: TestUnit) -> list[tuple[str, ...]]:
-    """The node groups a test runs on: fabric groups, `nodesPerJob` named nodes each, or one.
-
-    Fabric groups come from the stage's `groups`; one unnamed group serves a selector pool.
-    Nodes left over after the last full group are not tested, as with NVCRE.
-    """
-    if unit.grouping is not None:
-        return list(unit.grouping.groups)
-    nodes = unit.pool.spec.nodes
-    if nodes is None:
-        return [()]
-    size = unit.nodes_per_job
-    return [tuple(nodes[i : i + size]) for i in range(0, len(nodes) - size + 1, size)]
 
 
 def nccl_runtime(site: Site, unit: TestUnit) -> Manifest:
@@ -187,9 +174,9 @@ def train_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned_patch(unit, nodes)]
     suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
-    name = run_name(site, unit, content_hash(spec), suffix)
+    name = trainer_run_name(site, unit, content_hash(spec), suffix)
     labels = run_labels(site, unit, round_) | queue_labels(site, unit.stage_index)
     metadata = {"labels": labels, "annotations": _expected(unit, nodes)}
     obj = trainjob_object(name, site.spec.nvcre.namespace, metadata, spec)
@@ -199,7 +186,8 @@ def train_job(
 
 def launcher_script(unit: TestUnit) -> str:
     """The launcher's command: usable SSH keys, then mpirun ("$@") under an outer deadline."""
-    return render_template(
+    return render_packaged(
+        TEMPLATES,
         "mpi-launcher.sh.j2",
         test=unit.test.name,
         nodes=unit.nodes_per_job,
@@ -222,7 +210,7 @@ def resources_per_node(unit: TestUnit) -> dict[str, int]:
     return limits
 
 
-def pinned(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
+def pinned_patch(unit: TestUnit, nodes: tuple[str, ...]) -> Obj:
     """A runtime patch keeping every pod of one TrainJob on its node group."""
     affinity = node_affinity(unit.pool.product_labels, nodes)
     names = [LAUNCHER, NODE] if unit.nodes_per_job > 1 else [LAUNCHER]

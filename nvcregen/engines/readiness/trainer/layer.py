@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from nvcregen.compile.readiness.nodejob import node_jobs
-from nvcregen.compile.readiness.packed import packed_manifests
-from nvcregen.compile.readiness.pairjobs import pair_manifests
-from nvcregen.compile.readiness.trainer import nccl_manifests
 from nvcregen.core.manifest import Manifest
+from nvcregen.engines.readiness.trainer.nodejob import node_jobs
+from nvcregen.engines.readiness.trainer.packed import packed_manifests
+from nvcregen.engines.readiness.trainer.pairjobs import pair_manifests
+from nvcregen.engines.readiness.trainer.trainjobs import nccl_manifests
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import site_packs

@@ -1,4 +1,4 @@
-"""Readiness objects: one Certification per stage, WorkloadRuns, and their LogProfiles."""
+"""NVCRE mode's readiness layer: a Certification per stage, WorkloadRuns, their LogProfile."""
 
 from __future__ import annotations
 
@@ -7,25 +7,21 @@ from itertools import groupby
 from typing import Any
 
 from nvcregen.compile.queue.workloads import gang_scheduler, queue_labels
+from nvcregen.compile.readiness.components import READINESS
 from nvcregen.compile.readiness.launch import launch_of
+from nvcregen.compile.readiness.mpi import GPU_PRESENT, GPU_PRODUCT
 from nvcregen.compile.readiness.nodescript import node_env, node_script
-from nvcregen.compile.readiness.pods import pod_resources, taint_selectors
+from nvcregen.compile.readiness.pods import devices, pod_resources, taint_selectors
 from nvcregen.core import units
 from nvcregen.core.labels import SITE, STAGE, TEST
 from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
-from nvcregen.core.nvcre import NVCRE_API
+from nvcregen.core.nvcre import CERTIFICATION_NAME_MAX, NVCRE_API, WORKLOADRUN_NAME_MAX
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import Pool, TestUnit
 from nvcregen.plan.resolve import nvcre_runs_groups
 from nvcregen.spec.v1alpha1 import Site
 
-COMPONENT = "readiness"
 NCCL_LOG_PROFILE = "nccl-bandwidth"  # after `nvcregen-<site>-`: LogProfiles are cluster-scoped
-CERTIFICATION_NAME_MAX = 40
-WORKLOADRUN_NAME_MAX = 52
-GPU = "nvidia.com/gpu"
-GPU_PRESENT = "nvidia.com/gpu.present"
-GPU_PRODUCT = "nvidia.com/gpu.product"
 DIAGNOSE_MIN_GROUP = 2  # a link fault needs two nodes to show; NVCRE's default too
 
 
@@ -36,7 +32,7 @@ def readiness_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Mani
         stage_units = list(group)
         categories = [u for u in stage_units if u.mode == "category"]
         if categories:
-            manifests.append(certification(site, categories))
+            manifests.append(stage_certification(site, categories))
         manifests += [
             run
             for u in stage_units
@@ -48,7 +44,7 @@ def readiness_manifests(site: Site, test_units: Sequence[TestUnit]) -> list[Mani
     return manifests
 
 
-def target(pool: Pool) -> Obj:
+def nvcre_target(pool: Pool) -> Obj:
     """Select a pool's nodes: GPU nodes of the product, named ones, and their taints.
 
     NVCRE gives the pods the tolerations matching `taintSelectors`.
@@ -67,7 +63,7 @@ def target(pool: Pool) -> Obj:
     return spec
 
 
-def counts(unit: TestUnit) -> Obj:
+def node_counts(unit: TestUnit) -> Obj:
     """Every per-node count, written explicitly so NVCRE's 4-GPU/0-NIC fallback never applies."""
     result: Obj = {"gpusPerNode": unit.pool.gpus_per_node, "mlnxPerNode": unit.nics_per_node}
     if unit.nic_resource is not None:
@@ -75,16 +71,16 @@ def counts(unit: TestUnit) -> Obj:
     return result
 
 
-def certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
+def stage_certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
     """One Certification for a stage's tests that NVCRE's catalog knows."""
     first = stage_units[0]
     window = site.spec.readiness.window
     spec: Obj = {
-        "target": target(first.pool),
-        **counts(first),
+        "target": nvcre_target(first.pool),
+        **node_counts(first),
         "maxConcurrent": window.max_concurrent_jobs,
         "repeatCount": site.spec.readiness.rounds,
-        "workloadMetadata": {"labels": workload_labels(site, first)},
+        "workloadMetadata": {"labels": nvcre_workload_labels(site, first)},
         "categories": [_category(u) for u in stage_units],
     }
     if gang := gang_scheduler(site):
@@ -95,7 +91,7 @@ def certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
     obj = _object("Certification", name, site.spec.nvcre.namespace, spec)
     return Manifest(
         obj,
-        COMPONENT,
+        READINESS,
         f"/spec/readiness/stages/{first.stage_index}",
         _catalog_files(stage_units),
         tuple(t.derivation for u in stage_units for t in u.thresholds),
@@ -105,7 +101,7 @@ def certification(site: Site, stage_units: Sequence[TestUnit]) -> Manifest:
 def _category(unit: TestUnit) -> Obj:
     assert unit.test.nvcre is not None
     options: Obj = {
-        **counts(unit),
+        **node_counts(unit),
         "nodesPerJob": unit.nodes_per_job,
         "timeoutPerJob": units.format_duration(unit.timeout_ms),
         "image": unit.image,
@@ -145,13 +141,13 @@ def workload_run(
 ) -> Manifest:
     """A WorkloadRun for a test NVCRE's catalog cannot express as asked (or one fabric group)."""
     window = site.spec.readiness.window
-    selected = target(unit.pool)
+    selected = nvcre_target(unit.pool)
     if group is not None:
         selected["nodeNames"] = list(group[1])
     spec: Obj = {
         "image": unit.image,
         "numNodes": len(group[1]) if group is not None else unit.nodes_per_job,
-        **counts(unit),
+        **node_counts(unit),
         "target": selected,
         "orchestration": {
             "testScale": _test_scale(unit),
@@ -159,7 +155,7 @@ def workload_run(
             "maxConcurrent": 1 if group is not None else window.max_concurrent_jobs,
             "timeoutPerJob": units.format_duration(unit.timeout_ms),
         },
-        "workloadMetadata": {"labels": workload_labels(site, unit)},
+        "workloadMetadata": {"labels": nvcre_workload_labels(site, unit)},
         **_workload(site, unit),
     }
     if unit.pod is not None:
@@ -177,7 +173,7 @@ def workload_run(
         f"/spec/readiness/stages/{unit.stage_index}/tests/{unit.stage.tests.index(unit.test.name)}"
     )
     notes = tuple(t.derivation for t in unit.thresholds)
-    return Manifest(obj, COMPONENT, source, _catalog_files([unit]), notes)
+    return Manifest(obj, READINESS, source, _catalog_files([unit]), notes)
 
 
 def _workload(site: Site, unit: TestUnit) -> Obj:
@@ -202,20 +198,6 @@ def _workload(site: Site, unit: TestUnit) -> Obj:
         command = ["/bin/bash", "-c", node_script(site, unit)]
         return {"framework": {"exec": {"command": command}}, "env": node_env(unit)}
     raise ValueError(f"test {unit.test.name} has no WorkloadRun form")
-
-
-def devices(unit: TestUnit) -> dict[str, int]:
-    """The GPUs and RDMA NICs a WorkloadRun's pods hold, named in its own `resources`.
-
-    NVCRE derives them from `gpusPerNode`, `mlnxPerNode` and `nicResourceName` too, but
-    what it does with the NIC fields on a model it does not know is not documented;
-    resources named here are requested whatever NVCRE derives.
-    """
-    found = {GPU: unit.pool.gpus_per_node}
-    if unit.nic_resource is not None:
-        name, count = unit.nic_resource
-        found[name] = count
-    return found
 
 
 def _test_scale(unit: TestUnit) -> str:
@@ -243,7 +225,7 @@ def _threshold_map(unit: TestUnit) -> dict[str, str]:
     return {key: " && ".join(exprs) for key, exprs in sorted(merged.items())}
 
 
-def workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
+def nvcre_workload_labels(site: Site, unit: TestUnit) -> dict[str, str]:
     """Labels NVCRE copies onto each TrainJob: site and stage, and the site's Kueue queue."""
     found = {SITE: site.metadata.name, STAGE: unit.stage.name}
     if unit.mode == "workloadrun":
@@ -284,7 +266,7 @@ def nccl_log_profile(site: Site) -> Manifest:
         "metadata": {"name": log_profile_name(site)},
         "spec": spec,
     }
-    return Manifest(obj, COMPONENT, "/spec/readiness")
+    return Manifest(obj, READINESS, "/spec/readiness")
 
 
 def _uses_nccl_profile(unit: TestUnit) -> bool:

@@ -19,20 +19,20 @@ from __future__ import annotations
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels, topology_annotations
+from nvcregen.compile.readiness.components import READINESS as COMPONENT
 from nvcregen.compile.readiness.mpi import node_affinity
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import node_container
-from nvcregen.compile.readiness.nvcre import COMPONENT, devices
-from nvcregen.compile.readiness.pods import pod_resources, tolerations
-from nvcregen.compile.readiness.runs import (
+from nvcregen.compile.readiness.pods import devices, pod_resources, tolerations
+from nvcregen.core.labels import NODES
+from nvcregen.core.manifest import Manifest, Obj, content_hash
+from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
-    run_name,
+    trainer_run_name,
     unit_catalog,
     unit_source,
     window_seconds,
 )
-from nvcregen.core.labels import NODES
-from nvcregen.core.manifest import Manifest, Obj, content_hash
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -82,7 +82,7 @@ def node_job(site: Site, unit: TestUnit, round_: int, node: tuple[int, str]) -> 
         "template": {"metadata": template, "spec": pod},
     }
     metadata: Obj = {
-        "name": run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
+        "name": trainer_run_name(site, unit, content_hash(spec), f"-r{round_}-n{index}"),
         "namespace": site.spec.nvcre.namespace,
         "labels": labels | queue_labels(site, unit.stage_index),
         "annotations": {NODES: name},

@@ -38,22 +38,21 @@ from nvcregen.compile.queue.workloads import (
     periodic_priority_value,
     queue_labels,
 )
-from nvcregen.compile.readiness.packed import node_pack_job, pack_run_name
+from nvcregen.compile.readiness.components import PERIODIC as COMPONENT
 from nvcregen.core import units
 from nvcregen.core.kueuekeys import PRIORITY_LABEL
-from nvcregen.core.labels import ROUND
+from nvcregen.core.labels import PERIODIC_LABEL, ROUND
 from nvcregen.core.manifest import Manifest, Obj, content_hash
+from nvcregen.engines.readiness.trainer.packed import node_pack_job, pack_run_name
 from nvcregen.plan.model import TestUnit
 from nvcregen.plan.packs import Pack
 from nvcregen.plan.periodic import job_deadline_s, periodic_packs
 from nvcregen.spec.v1alpha1 import Periodic, Site
 
-COMPONENT = "periodic"
-SOURCE = "/spec/readiness/periodic"
+PERIODIC_SOURCE = "/spec/readiness/periodic"
 CRONJOB_NAME_MAX = 52  # the API's limit: the controller appends `-<minutes>` to its Jobs' names
 HISTORY = 3
 STARTING_DEADLINE_S = 3600
-PERIODIC_LABEL = "nvcregen.io/periodic"
 
 
 def pod_failure_policy() -> Obj:
@@ -146,7 +145,7 @@ def cronjob(
         "a CronJob's Jobs are named per period: Kueue creates their Workloads (no prebuilt "
         "name), at the site's lowest priority",
     )
-    return Manifest(obj, COMPONENT, SOURCE, catalog, notes)
+    return Manifest(obj, COMPONENT, PERIODIC_SOURCE, catalog, notes)
 
 
 def _test_files(pack: Pack) -> set[str]:
@@ -167,4 +166,4 @@ def pod_priority_class(site: Site) -> Manifest:
             "evicted for tenant pods, evicts none"
         ),
     }
-    return Manifest(obj, COMPONENT, SOURCE)
+    return Manifest(obj, COMPONENT, PERIODIC_SOURCE)

@@ -7,16 +7,12 @@ immutable, so a changed spec is a new name, never a rejected update.
 
 from __future__ import annotations
 
+from nvcregen.compile.readiness.mpi import RUN_NAME_MAX
 from nvcregen.core import units
-from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 from nvcregen.core.labels import ROUND, SITE, STAGE, TEST
 from nvcregen.core.manifest import hashed_name
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
-
-# JobSet derives pod names <trainjob>-launcher-0-0-xxxxx (at most 63 characters); Jobs
-# use the same cap so every run name reads alike.
-RUN_NAME_MAX = LABEL_MAX - POD_SUFFIX
 
 
 def window_seconds(site: Site) -> int:
@@ -24,7 +20,7 @@ def window_seconds(site: Site) -> int:
     return units.parse_duration(site.spec.readiness.window.deadline) // 1000
 
 
-def run_name(site: Site, unit: TestUnit, digest: str, suffix: str) -> str:
+def trainer_run_name(site: Site, unit: TestUnit, digest: str, suffix: str) -> str:
     """`<site>-<stage>-<test>-<hash><suffix>`: an RFC 1035 label of at most 44 characters.
 
     When that is too long the site goes first (every object carries it as a label, and a

@@ -23,11 +23,15 @@ placement it applies per Job from the WorkloadRun's target.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from nvcregen.compile.readiness.components import PREVIEW as COMPONENT
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     GPU,
     LAUNCHER,
     NODE,
+    RUN_NAME_MAX,
     SSH_RAW,
     dev_shm,
     mpi_runtime_spec,
@@ -38,11 +42,9 @@ from nvcregen.compile.readiness.mpi import (
     trainjob_object,
     worker_container,
 )
-from nvcregen.compile.readiness.runs import RUN_NAME_MAX
 from nvcregen.core.labels import PREVIEW, PREVIEW_ASSUMED, PREVIEW_CERTAIN
 from nvcregen.core.manifest import Manifest, Obj, hashed_name
 
-COMPONENT = "preview"
 SSH_HOME = "ssh-home"
 SSH_SECRET_VOLUME = "mpi-ssh-auth"  # the volume Trainer's MPI plugin adds for the keys
 LAUNCHER_LIMITS = {"cpu": "2", "memory": "1Gi"}
@@ -53,7 +55,7 @@ FIX_SSH = (
 )
 
 
-def preview_manifests(readiness: list[Manifest]) -> list[Manifest]:
+def preview_manifests(readiness: Sequence[Manifest]) -> list[Manifest]:
     """The TrainingRuntime and TrainJob of every WorkloadRun among `readiness`."""
     return [m for run in readiness if run.kind == "WorkloadRun" for m in preview_of(run)]
 

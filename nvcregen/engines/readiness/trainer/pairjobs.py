@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from nvcregen.compile.queue.prebuilt import with_prebuilt
 from nvcregen.compile.queue.workloads import queue_labels
+from nvcregen.compile.readiness.components import READINESS as COMPONENT
 from nvcregen.compile.readiness.mpi import (
     FRAMEWORK,
     LAUNCHER,
@@ -29,36 +30,35 @@ from nvcregen.compile.readiness.mpi import (
 )
 from nvcregen.compile.readiness.network import pod_network
 from nvcregen.compile.readiness.nodescript import node_run
-from nvcregen.compile.readiness.nvcre import COMPONENT
 from nvcregen.compile.readiness.pods import pod_resources
-from nvcregen.compile.readiness.runs import (
+from nvcregen.compile.templating import render_packaged
+from nvcregen.core.labels import NODES, SERVER_LOG
+from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
+from nvcregen.engines.readiness.trainer.runs import (
     run_labels,
-    run_name,
+    trainer_run_name,
     unit_catalog,
     unit_labels,
     unit_source,
     window_seconds,
 )
-from nvcregen.compile.readiness.trainer import (
+from nvcregen.engines.readiness.trainer.trainjobs import (
     RUNTIME_NAME_MAX,
-    node_groups,
-    pinned,
+    pinned_patch,
     pod_metadata,
     resources_per_node,
     runtime_placement,
 )
-from nvcregen.compile.templating import render_packaged
-from nvcregen.core.labels import NODES, SERVER_LOG
-from nvcregen.core.manifest import Manifest, Obj, content_hash, hashed_name
 from nvcregen.kindapi.protocol import PairScripts
 from nvcregen.kindapi.registry import kind_of
 from nvcregen.plan.model import TestUnit
+from nvcregen.plan.rungroups import node_groups
 from nvcregen.spec.v1alpha1 import Site
 
 
 def pair_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
     """One TrainingRuntime for a pair test, and its TrainJobs per round and pair."""
-    scripts = pair_scripts(site, unit)
+    scripts = kind_pair_scripts(site, unit)
     runtime = pair_runtime(site, unit, scripts)
     jobs = [
         pair_job(site, unit, runtime.name, scripts, (round_, index, pair))
@@ -68,7 +68,7 @@ def pair_manifests(site: Site, unit: TestUnit) -> list[Manifest]:
     return [runtime, *with_prebuilt(site, unit.stage_index, jobs, runtime.obj)]
 
 
-def pair_scripts(site: Site, unit: TestUnit) -> PairScripts:
+def kind_pair_scripts(site: Site, unit: TestUnit) -> PairScripts:
     """The kind's server and client scripts for this unit.
 
     Raises:
@@ -150,9 +150,9 @@ def pair_job(
         },
     }
     if nodes:
-        spec["runtimePatches"] = [pinned(unit, nodes)]
+        spec["runtimePatches"] = [pinned_patch(unit, nodes)]
     suffix = f"-r{round_}" + (f"-g{index}" if nodes else "")
-    name = run_name(site, unit, content_hash(spec), suffix)
+    name = trainer_run_name(site, unit, content_hash(spec), suffix)
     labels = run_labels(site, unit, round_) | queue_labels(site, unit.stage_index)
     annotations = {SERVER_LOG: NODE} | ({NODES: ",".join(nodes)} if nodes else {})
     metadata = {"labels": labels, "annotations": annotations}
