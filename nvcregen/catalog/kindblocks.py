@@ -41,11 +41,14 @@ def entry_model() -> type[TestEntry]:
 @functools.cache
 def _built(blocks: Blocks) -> type[TestEntry]:
     for name, _ in blocks:
-        if name in TestEntry.model_fields or not BLOCK_NAME.match(name):
+        # an attribute of every model (`copy`, `json`, `schema`): a field of that name
+        # would shadow it, and pydantic only warns
+        taken = name in TestEntry.model_fields or hasattr(TestEntry, name)
+        if taken or not BLOCK_NAME.match(name):
             raise TypeError(
                 f"kind {name!r} cannot name a catalog block: a block's name is lowercase"
-                " letters and digits, and none of the fields every test has"
-                f" ({', '.join(TestEntry.model_fields)})"
+                " letters and digits, none of the fields every test has"
+                f" ({', '.join(TestEntry.model_fields)}) and no attribute of a model"
             )
     names = tuple(name for name, _ in blocks)
     # pydantic takes each field as (type, default); types read at run time, as these are,

@@ -184,7 +184,9 @@ def test_the_catalog_schema_lists_a_registered_kinds_block(
     assert package_digest() == extra.before
 
 
-@pytest.mark.parametrize("name", ["notes", "kind", "nvcre", "burn_in", "Storage", "2fio", ""])
+@pytest.mark.parametrize(
+    "name", ["notes", "kind", "nvcre", "burn_in", "Storage", "2fio", "", "copy", "json", "schema"]
+)
 def test_a_kind_whose_name_cannot_be_a_block_is_a_bug_named(
     register: Callable[[str], Extra], name: str
 ) -> None:
