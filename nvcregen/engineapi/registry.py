@@ -122,6 +122,26 @@ def part_of(
     return _family(engine).part_of(engine.name, part, attribute, fits)
 
 
+def required_part(
+    engine: GitOpsEngine | ReadinessEngine,
+    part: str,
+    attribute: str,
+    fits: Callable[[object], TypeGuard[T]],
+    lacking: str,
+) -> T:
+    """`part_of` for a part every registered engine of the family implements.
+
+    Raises:
+        LookupError: The engine's package holds none: "<family> engine <name> <lacking>".
+
+    """
+    found = part_of(engine, part, attribute, fits)
+    if found is None:
+        family = "GitOps" if isinstance(engine, GitOpsEngine) else "readiness"
+        raise LookupError(f"{family} engine {engine.name} {lacking}")
+    return found
+
+
 def parts(
     engines: Mapping[str, GitOpsEngine] | Mapping[str, ReadinessEngine],
     part: str,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engineapi.registry import GITOPS, part_of
+from nvcregen.engineapi.registry import GITOPS, required_part
 from nvcregen.rehearse.health import Health
 from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome, by_waves, whole
 from nvcregen.rehearse.twin import Twin
@@ -95,10 +95,7 @@ def player_of(engine: GitOpsEngine) -> GitOpsPlayer:
         LookupError: The engine's package holds none (every registered engine has one).
 
     """
-    found = part_of(engine, PART, "PLAYER", is_player)
-    if found is None:
-        raise LookupError(f"GitOps engine {engine.name} has no rehearsal player")
-    return found
+    return required_part(engine, PART, "PLAYER", is_player, "has no rehearsal player")
 
 
 def read_order(

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engineapi.registry import GITOPS, part_of
+from nvcregen.engineapi.registry import GITOPS, required_part
 from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.gating import Gating
 from nvcregen.replay.model import Run, TreeObject
@@ -66,10 +66,7 @@ def model_of(engine: GitOpsEngine) -> GitOpsModel:
         LookupError: The engine's package holds none (every registered engine has one).
 
     """
-    found = part_of(engine, "replay", "MODEL", is_model)
-    if found is None:
-        raise LookupError(f"GitOps engine {engine.name} has no replay model")
-    return found
+    return required_part(engine, "replay", "MODEL", is_model, "has no replay model")
 
 
 def models() -> tuple[tuple[GitOpsEngine, GitOpsModel], ...]:

@@ -18,7 +18,7 @@ from nvcregen.compile.gitops.steps import Step
 from nvcregen.core.errors import Diagnostic
 from nvcregen.core.manifest import Manifest
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engineapi.registry import part_of
+from nvcregen.engineapi.registry import required_part
 from nvcregen.spec.positions import Document
 from nvcregen.spec.v1alpha1 import Site
 
@@ -84,7 +84,4 @@ def objects_of(engine: GitOpsEngine) -> GitOpsObjects:
         LookupError: The engine's package holds none (every registered engine has one).
 
     """
-    found = part_of(engine, PART, "OBJECTS", is_objects)
-    if found is None:
-        raise LookupError(f"GitOps engine {engine.name} writes no GitOps objects")
-    return found
+    return required_part(engine, PART, "OBJECTS", is_objects, "writes no GitOps objects")

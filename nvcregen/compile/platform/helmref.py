@@ -15,7 +15,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.core.manifest import Obj
 from nvcregen.engineapi.protocol import GitOpsEngine
-from nvcregen.engineapi.registry import GITOPS, part_of, parts
+from nvcregen.engineapi.registry import GITOPS, parts, required_part
 
 
 @dataclass(frozen=True)
@@ -87,10 +87,9 @@ def chart_reference(engine: GitOpsEngine) -> ChartReference:
         LookupError: The engine's package holds none (every registered engine has one).
 
     """
-    found = part_of(engine, "chartref", "CHART_REF", is_chart_reference)
-    if found is None:
-        raise LookupError(f"GitOps engine {engine.name} writes no chart reference")
-    return found
+    return required_part(
+        engine, "chartref", "CHART_REF", is_chart_reference, "writes no chart reference"
+    )
 
 
 def chart_references() -> tuple[ChartReference, ...]:

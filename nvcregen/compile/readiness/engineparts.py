@@ -13,7 +13,7 @@ from typing import Protocol, TypeGuard, runtime_checkable
 
 from nvcregen.core.manifest import Manifest
 from nvcregen.engineapi.protocol import ReadinessEngine
-from nvcregen.engineapi.registry import part_of
+from nvcregen.engineapi.registry import required_part
 from nvcregen.plan.model import TestUnit
 from nvcregen.spec.v1alpha1 import Site
 
@@ -49,7 +49,4 @@ def readiness_objects(engine: ReadinessEngine) -> ReadinessObjects:
         LookupError: The engine's package holds none (every registered engine has one).
 
     """
-    found = part_of(engine, PART, "OBJECTS", is_objects)
-    if found is None:
-        raise LookupError(f"readiness engine {engine.name} writes no readiness objects")
-    return found
+    return required_part(engine, PART, "OBJECTS", is_objects, "writes no readiness objects")

@@ -7,6 +7,7 @@ import pytest
 
 from nvcregen.compile.platform import helmref
 from nvcregen.compile.platform.helmref import ChartRelease, chart_reference, reference_objects
+from nvcregen.engineapi import registry
 from nvcregen.engineapi.registry import GITOPS
 
 RELEASE = ChartRelease("kueue", "oci://registry.k8s.io/kueue/charts/kueue", "0.19.2", None, "k")
@@ -26,7 +27,7 @@ def test_each_gitops_engine_writes_its_chart_references_in_its_own_package() -> 
 
 
 def test_an_engine_without_chart_references_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(helmref, "part_of", lambda *_: None)
+    monkeypatch.setattr(registry, "part_of", lambda *_: None)
     with pytest.raises(LookupError, match="GitOps engine flux writes no chart reference"):
         chart_reference(GITOPS["flux"])
     assert not helmref.is_chart_reference(object())

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from nvcregen.engineapi import registry
 from nvcregen.engineapi.registry import GITOPS
 from nvcregen.replay import gitopsmodel
 from nvcregen.replay.gating import Gating
@@ -73,6 +74,6 @@ def test_a_tree_without_units_is_gated_by_the_first_engine_that_applies_one(
 
 
 def test_an_engine_without_a_replay_model_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(gitopsmodel, "part_of", lambda *_: None)
+    monkeypatch.setattr(registry, "part_of", lambda *_: None)
     with pytest.raises(LookupError, match="GitOps engine flux has no replay model"):
         gitopsmodel.model_of(GITOPS["flux"])
