@@ -9,9 +9,9 @@ a Kustomization, their API groups) nor the objects NVCRE expands into runs,
 neither a unit nor the objects a GitOps engine installs a chart with (a HelmRelease and
 its OCIRepository).
 Messages and docstrings may still name them. What moved into a GitOps engine's package
-(its objects, shards, step chain, health checks, rehearsal play and project checks) is
-named nowhere outside it: no module elsewhere defines, imports or uses a name those
-modules define.
+(its objects, shards, step chain, health checks, rehearsal play, controllers on the twin
+and project checks) is named nowhere outside it: no module elsewhere defines, imports or
+uses a name those modules define.
 """
 
 from __future__ import annotations
