@@ -2,7 +2,8 @@
 
 `nvcregen/rehearse/` starts the real controllers beside a control plane of their own, on
 fake GPU nodes (`twin.py`: kube-controller-manager, kube-scheduler, kwok, Kueue, JobSet,
-Trainer, Flux; docs/design/0019-twin.md says what each step needs, and why). This module
+Trainer; Flux's controllers as its package starts them, `start_flux`;
+docs/design/0019-twin.md says what each step needs, and why). This module
 uses it as the tests need it: the control plane from tests/kubecontrolplane.py (built when
 absent, with the tests' fixed tokens and `create`), the build's key and folder for the
 build tests, fake nodes named with one set of labels (`start`, `Twin.add_gpu_nodes`),
@@ -23,6 +24,8 @@ from typing import Any
 import kubecontrolplane
 from kubecontrolplane import ControlPlaneError
 
+from nvcregen.engines.gitops.flux.controllers import FLUX_CONTROLLERS, start_flux
+from nvcregen.engines.gitops.flux.layer import FLUX_NAMESPACE
 from nvcregen.rehearse import locate
 from nvcregen.rehearse.gitserver import GitServer
 from nvcregen.rehearse.locate import TWIN_BINARIES, TWIN_MODULES, Builds
@@ -46,8 +49,6 @@ from nvcregen.rehearse.nodes import FakeNode, node_object
 from nvcregen.rehearse.nodes import taints_tolerated as taint_triples
 from nvcregen.rehearse.pki import webhook_certificate
 from nvcregen.rehearse.twin import (
-    FLUX_CONTROLLERS,
-    FLUX_NAMESPACE,
     JOBSET_NAMESPACE,
     KUEUE_API,
     KUEUE_SECRET,
@@ -81,6 +82,7 @@ __all__ = [
     "kustomized_webhooks",
     "kwok_stages",
     "point_webhooks",
+    "start_flux",
     "trainer_crds",
     "webhook_certificate",
     "yaml_documents",

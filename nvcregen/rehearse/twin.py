@@ -21,11 +21,12 @@ own CRDs are installed, from `make twin`'s copy of their manifests):
   certificate Kueue writes into its Secret copied into `certDir` (what a kubelet would
   mount); from a site's rendered Configuration when given.
 
-On demand: more fake nodes, labels added later, Flux's source-controller and
-kustomize-controller with their CRDs (`start_flux`). Every process runs in a process
-group of its own and gets SIGKILL if nvcregen dies (`processes.py`); `Twin.stop()` (also
-run by a finalizer when the Twin is dropped, and at interpreter exit) stops the
-controllers newest first, then the control plane. What each step needs, and why:
+On demand: more fake nodes, labels added later, and controllers that need only their CRDs
+and a namespace (`start_controllers`: a GitOps engine's own, which its package names and
+starts when it plays a site). Every process runs in a process group of its own and gets
+SIGKILL if nvcregen dies (`processes.py`); `Twin.stop()` (also run by a finalizer when the
+Twin is dropped, and at interpreter exit) stops the controllers newest first, then the
+control plane. What each step needs, and why:
 docs/design/0019-twin.md.
 """
 
@@ -63,7 +64,6 @@ from nvcregen.rehearse.manifests import (
     jobset_crds,
     kueue_crds,
     kueue_webhooks,
-    kustomized_crds,
     kustomized_webhooks,
     kwok_stages,
     point_webhooks,
@@ -85,11 +85,27 @@ KUEUE_API = "/apis/kueue.x-k8s.io/v1beta2"
 JOBSET_NAMESPACE = "jobset-system"
 TRAINER_NAMESPACE = "kubeflow-system"
 TRAINER_SERVICE = "kubeflow-trainer-controller-manager"  # Trainer's kustomize patches name it
-FLUX_NAMESPACE = "flux-system"
-FLUX_CONTROLLERS = ("source-controller", "kustomize-controller")
 START_TIMEOUT = 180.0  # seconds for one controller to be ready on a loaded 2-core machine
 TRAINER_FRAMEWORKS = ("batch/job", "trainer.kubeflow.org/trainjob")
 NODE_WRITERS = 8  # threads creating nodes at once
+
+
+@dataclass(frozen=True)
+class Controller:
+    """One controller process the twin starts (`Twin.start_controllers`).
+
+    Attributes:
+        name: Its binary in the build's `bin/`, and its name among the twin's processes.
+        args: Its flags.
+        health: The URL polled until it answers 200.
+        env: Added to its environment.
+
+    """
+
+    name: str
+    args: tuple[str, ...]
+    health: str
+    env: Mapping[str, str] = field(default_factory=dict)
 
 
 def condition(obj: Mapping[str, Any] | None, kind: str) -> bool:
@@ -545,48 +561,28 @@ class Twin:
         self.closers.append(server.stop)
         return server
 
-    def start_flux(self, requeue_dependency_s: float = 30.0) -> None:
-        """Flux's source-controller and kustomize-controller, with their own CRDs.
+    def start_controllers(
+        self,
+        timing: str,
+        namespace: str,
+        crds: list[dict[str, Any]],
+        controllers: Sequence[Controller],
+    ) -> None:
+        """Controllers that need only their CRDs and a namespace: one after another.
 
-        In namespace flux-system, artifacts served on loopback; no leader election, no
-        metrics. `requeue_dependency_s`: how soon a Kustomization whose dependencies are
-        not Ready looks again (kustomize-controller's `--requeue-dependency`, 30 s by
-        default; a rehearsal at speed shortens it as it shortens the pods).
+        The CRDs are installed (and served) and `namespace` created first; then each
+        controller starts, with the admin kubeconfig (`KUBECONFIG`) beside its own `env`,
+        and is healthy before the next starts (`timings[<its name>]`). The whole start is
+        `timings[timing]` (a GitOps engine's controllers: the engine's name).
         """
         began = time.monotonic()
-        manifests = self.builds.manifests
-        crds = [
-            crd
-            for controller in FLUX_CONTROLLERS
-            for crd in kustomized_crds(manifests / controller / "config" / "crd")
-        ]
         install_crds(self.plane, crds)
-        self.plane.namespace(FLUX_NAMESPACE)
-        env = {"KUBECONFIG": str(self.plane.kubeconfig), "RUNTIME_NAMESPACE": FLUX_NAMESPACE}
-        storage, health = free_port(), free_port()
-        (self.folder / "flux-artifacts").mkdir()
-        common = ["--enable-leader-election=false", "--metrics-addr=0", "--log-encoding=console"]
-        self.spawn(
-            "source-controller",
-            [
-                *common,
-                f"--health-addr=127.0.0.1:{health}",
-                f"--storage-path={self.folder / 'flux-artifacts'}",
-                f"--storage-addr=127.0.0.1:{storage}",
-                f"--storage-adv-addr=127.0.0.1:{storage}",
-            ],
-            env=env,
-        )
-        self.wait_healthy("source-controller", f"http://127.0.0.1:{health}/readyz")
-        health = free_port()
-        requeue = f"--requeue-dependency={max(1, round(requeue_dependency_s))}s"
-        self.spawn(
-            "kustomize-controller",
-            [*common, f"--health-addr=127.0.0.1:{health}", "--no-remote-bases=true", requeue],
-            env=env,
-        )
-        self.wait_healthy("kustomize-controller", f"http://127.0.0.1:{health}/readyz")
-        self.timings["flux"] = time.monotonic() - began
+        self.plane.namespace(namespace)
+        for controller in controllers:
+            env = {"KUBECONFIG": str(self.plane.kubeconfig), **controller.env}
+            self.spawn(controller.name, list(controller.args), env=env)
+            self.wait_healthy(controller.name, controller.health)
+        self.timings[timing] = time.monotonic() - began
 
 
 Kind = TypeVar("Kind", bound=Twin)

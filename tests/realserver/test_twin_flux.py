@@ -98,7 +98,7 @@ def kustomization(name: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
 def rehearsal(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twin]:
     started = twin.start(tmp_path_factory.mktemp("twin-flux"), [], {})
     try:
-        started.start_flux()
+        twin.start_flux(started)
         yield started
     finally:
         started.stop()

@@ -34,10 +34,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from nvcregen.engines.gitops.flux.controllers import start_flux
+from nvcregen.engines.gitops.flux.layer import FLUX_NAMESPACE
 from nvcregen.rehearse.apply import Discovery, apply
 from nvcregen.rehearse.gitserver import git_repository
 from nvcregen.rehearse.steps import ApplyStep, Order, StepOutcome
-from nvcregen.rehearse.twin import FLUX_NAMESPACE, Twin
+from nvcregen.rehearse.twin import Twin
 from nvcregen.rehearse.watch import Watch
 from nvcregen.replay.gitopsmodel import model_of
 from nvcregen.replay.model import TreeObject
@@ -158,7 +160,7 @@ def play_flux(
     """Start Flux, hand it the site, and record each step as it goes (module doc)."""
     server = twin.git_server()
     git_repository(server.root, REHEARSAL_REPOSITORY, repository_files(order))
-    twin.start_flux(requeue_dependency_s=max(MIN_REQUEUE_S, requeue_s))
+    start_flux(twin, requeue_dependency_s=max(MIN_REQUEUE_S, requeue_s))
     discovery = Discovery(twin.plane)
     progress = _Progress()
     why = apply(twin.plane, discovery, git_source(server.url(REHEARSAL_REPOSITORY)))
