@@ -16,6 +16,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.podsecurity import pod_specs
 
 CODE = codes.NVC685.code
@@ -63,15 +64,10 @@ def _pods(obj: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     yield from pod_specs(obj)
     if obj.get("kind") != "TrainJob":
         return
-    for p, patch in enumerate((obj.get("spec") or {}).get("runtimePatches") or []):
-        if not isinstance(patch, Mapping):
-            continue
-        runtime = (patch.get("trainingRuntimeSpec") or {}).get("template") or {}
-        for j, job in enumerate((runtime.get("spec") or {}).get("replicatedJobs") or []):
-            if not isinstance(job, Mapping):
-                continue
-            template = ((job.get("template") or {}).get("spec") or {}).get("template") or {}
-            pod = template.get("spec")
-            if isinstance(pod, Mapping):
+    for p, patch in enumerate(list_at(obj, "spec", "runtimePatches")):
+        jobs = list_at(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+        for j, job in enumerate(jobs):
+            pod = mapping_at(job, "template", "spec", "template", "spec")
+            if pod is not None:
                 base = f"/spec/runtimePatches/{p}/trainingRuntimeSpec/template/spec"
                 yield f"{base}/replicatedJobs/{j}/template/spec/template/spec", pod

@@ -1,0 +1,148 @@
+"""`nvcregen check` on a hand-edited tree whose objects hold fields of the wrong type.
+
+A user may edit `out/<site>/` before GitOps syncs it. An object whose `spec` is a list, a
+string, a number or null is reported by the schema check (NVC602); every later check must
+skip what it cannot read, never stop with "internal error" (exit 70).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from nvcregen.check.collisions import SiteObjects, check_collisions
+from nvcregen.check.crossref import Located
+from nvcregen.cli import main
+from nvcregen.core.errors import ExitCode
+from nvcregen.core.fields import list_at, mapping_at
+
+ROOT = Path(__file__).resolve().parents[3]
+WRONG: dict[str, Any] = {"a list": ["x", 1], "a string": "text", "a number": 7, "null": None}
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A copy of the example sites and their rendered trees."""
+    project = tmp_path_factory.mktemp("project")
+    shutil.copytree(ROOT / "sites", project / "sites")
+    shutil.copytree(ROOT / "out", project / "out")
+    return project
+
+
+def check(project: Path, monkeypatch: pytest.MonkeyPatch, tree: str = "out") -> tuple[int, str]:
+    """`nvcregen check TREE` in this process: its exit code, and what it printed.
+
+    An exception is what `cli.entrypoint` reports as an internal error, exit 70.
+    """
+    monkeypatch.chdir(project)
+    done = CliRunner().invoke(main, ["check", tree])
+    if done.exception is not None and not isinstance(done.exception, SystemExit):
+        failed = "".join(traceback.format_exception(done.exception))
+        return ExitCode.INTERNAL, f"internal error: {failed}"
+    return done.exit_code, done.stderr + done.stdout
+
+
+def edit(path: Path, field: str, value: Any) -> str:
+    """Set one top-level field of the object in `path`; return the file's text before."""
+    text = path.read_text()
+    obj = yaml.safe_load(text)
+    obj[field] = value
+    path.write_text(yaml.safe_dump(obj, sort_keys=False))
+    return text
+
+
+def test_the_accessors_read_only_the_shape_expected() -> None:
+    obj = {"spec": {"template": {"spec": {"containers": [1]}}, "list": [2], "text": "x"}}
+    assert mapping_at(obj, "spec", "template") == {"spec": {"containers": [1]}}
+    assert mapping_at(obj) == obj
+    assert mapping_at(obj, "spec", "list") is None
+    assert mapping_at(obj, "spec", "list", "x") is None
+    assert mapping_at(obj, "spec", "text", "x") is None
+    assert mapping_at(obj, "missing") is None
+    assert mapping_at(["spec"], "spec") is None
+    assert mapping_at(None) is None
+    assert list_at(obj, "spec", "template", "spec", "containers") == [1]
+    assert list_at(obj, "spec", "list") == [2]
+    assert list_at(obj, "spec", "text") == []
+    assert list_at(obj, "spec", "text", "x") == []
+    assert list_at(obj, "spec") == []
+    assert list_at([3]) == [3]
+    assert list_at({"spec": [4]}, "spec", "x") == []
+
+
+@pytest.mark.parametrize("value", list(WRONG.values()), ids=list(WRONG))
+def test_a_certification_whose_spec_is_no_mapping_is_reported(
+    project: Path, monkeypatch: pytest.MonkeyPatch, value: Any
+) -> None:
+    """The review's case: NVC602 was printed, then crossref.py stopped with an internal error."""
+    victim = next((project / "out" / "h20-3e-lab" / "readiness").rglob("certification-*.yaml"))
+    text = edit(victim, "spec", value)
+    try:
+        code, output = check(project, monkeypatch)
+    finally:
+        victim.write_text(text)
+    assert "internal error" not in output
+    assert code == 1
+    assert "error[NVC602]" in output
+
+
+def test_the_example_trees_check_clean(project: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """What the systematic test below edits is clean before it is edited."""
+    code, output = check(project, monkeypatch)
+    assert (code, output.strip().splitlines()[-1]) == (0, "nvcregen: no problems; checked out/")
+
+
+@pytest.mark.parametrize("value", list(WRONG.values()), ids=list(WRONG))
+def test_sites_sharing_a_cluster_read_a_release_whose_spec_is_no_mapping(value: Any) -> None:
+    """NVC690 asks each GitOps engine which Helm release an object installs (`helm_release`):
+    a HelmRelease or an Application whose spec is no mapping names its release by its name,
+    or installs none, and the two sites' copies collide as objects."""
+    release = {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease"}
+    release |= {"metadata": {"name": "kueue", "namespace": "kueue-system"}, "spec": value}
+    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}
+    app |= {"metadata": {"name": "lab-kueue", "namespace": "argocd"}, "spec": value}
+    objects = (Located("a.yaml", release), Located("b.yaml", app))
+    sites = [SiteObjects(site, "gpu-prod", objects) for site in ("lab-a", "lab-b")]
+    found = sorted(
+        {(file, f.code, f.message.split(" is ")[0]) for _, file, f in check_collisions(sites)}
+    )
+    assert found == [
+        ("a.yaml", "NVC690", "Helm release kueue (in kueue-system)"),
+        ("a.yaml", "NVC690", "HelmRelease kueue-system/kueue"),
+        ("b.yaml", "NVC690", "Application argocd/lab-kueue"),
+    ]
+
+
+@pytest.mark.slow
+def test_check_end_to_end_reports_a_list_spec_without_an_internal_error(tmp_path: Path) -> None:
+    """The command in a process of its own, on a tree with an Application's spec a list."""
+    shutil.copytree(ROOT / "sites", tmp_path / "sites")
+    shutil.copytree(ROOT / "out" / "h20-3e-lab", tmp_path / "out" / "h20-3e-lab")
+    victim = next((tmp_path / "out" / "h20-3e-lab" / "gitops").glob("application-*.yaml"))
+    edit(victim, "spec", ["a", "list"])
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("NVCREGEN_DEBUG", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "nvcregen", "check", "out"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert "internal error" not in done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 1
+    shown = victim.relative_to(tmp_path).as_posix()
+    assert f"{shown}:" in done.stdout + done.stderr
+    assert "error[NVC602]" in done.stdout + done.stderr
