@@ -12,6 +12,8 @@ import shutil
 import subprocess
 import sys
 import traceback
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +23,18 @@ from click.testing import CliRunner
 
 from nvcregen.check.collisions import SiteObjects, check_collisions
 from nvcregen.check.crossref import Located
+from nvcregen.check.required import REQUIRED, required_findings
 from nvcregen.cli import main
 from nvcregen.core.errors import ExitCode
 from nvcregen.core.fields import list_at, mapping_at
+from nvcregen.core.kube import api_group
 
 ROOT = Path(__file__).resolve().parents[3]
+SITES = ("h20-3e-lab", "h20-3e-trainer", "l20-pool")
+FIELDS = ("spec", "metadata", "status", "data")
 WRONG: dict[str, Any] = {"a list": ["x", 1], "a string": "text", "a number": 7, "null": None}
+# Kubernetes reads these as absent, and each is optional: null is no problem there
+NULL_IS_ABSENT = frozenset({("ConfigMap", "data")})
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +42,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A copy of the example sites and their rendered trees."""
     project = tmp_path_factory.mktemp("project")
     shutil.copytree(ROOT / "sites", project / "sites")
-    shutil.copytree(ROOT / "out", project / "out")
+    for site in SITES:
+        shutil.copytree(ROOT / "out" / site, project / "out" / site)
     return project
 
 
@@ -58,6 +67,23 @@ def edit(path: Path, field: str, value: Any) -> str:
     obj[field] = value
     path.write_text(yaml.safe_dump(obj, sort_keys=False))
     return text
+
+
+def mutations() -> Iterator[tuple[str, Path, str, str]]:
+    """(site, file, kind, field) to edit: each field but metadata of the first object of each
+    kind of each example site; metadata of each site's first object only (metadata of another
+    type makes the file no object at all, whatever its kind: NVC600 before any check reads it).
+    """
+    for site in SITES:
+        seen: set[str] = set()
+        for path in sorted((ROOT / "out" / site).rglob("*.yaml")):
+            obj = yaml.safe_load(path.read_text())
+            kind = str(obj["kind"])
+            if kind in seen:
+                continue
+            fields = [f for f in FIELDS if f in obj and (f != "metadata" or not seen)]
+            seen.add(kind)
+            yield from ((site, path.relative_to(ROOT), kind, field) for field in fields)
 
 
 def test_the_accessors_read_only_the_shape_expected() -> None:
@@ -120,6 +146,80 @@ def test_sites_sharing_a_cluster_read_a_release_whose_spec_is_no_mapping(value: 
         ("a.yaml", "NVC690", "HelmRelease kueue-system/kueue"),
         ("b.yaml", "NVC690", "Application argocd/lab-kueue"),
     ]
+
+
+@pytest.mark.parametrize(("api", "kind"), [(f"{g}/v1" if g else "v1", k) for g, k in REQUIRED])
+def test_a_pod_or_workload_without_a_spec_is_refused_as_the_api_server_would(
+    api: str, kind: str
+) -> None:
+    """NVC366: the schemas let `spec` be null or missing; the API server's validation does not."""
+    obj: dict[str, Any] = {"apiVersion": api, "kind": kind, "metadata": {"name": "x"}}
+    assert [(f.code, f.pointer) for f in required_findings(obj)] == [("NVC366", "/spec")]
+    null = required_findings({**obj, "spec": None})
+    assert [f.message for f in null] == [
+        f"this {kind} has no spec: the API server refuses it ({REQUIRED[(api_group(api), kind)]}:"
+        " Required value)"
+    ]
+    assert required_findings({**obj, "spec": {}}) == []  # the schema names what it lacks
+    assert required_findings({**obj, "spec": ["x"]}) == []  # the schema's NVC602
+    assert required_findings({**obj, "apiVersion": "example.com/v1"}) == []
+
+
+def test_kinds_whose_spec_is_optional_have_none_required() -> None:
+    for obj in (
+        {"apiVersion": "v1", "kind": "Service"},
+        {"apiVersion": "v1", "kind": "ConfigMap", "data": None},
+        {"apiVersion": "trainer.kubeflow.org/v1alpha1", "kind": "TrainJob"},
+        {"apiVersion": "batch/v1", "kind": "Pod"},
+    ):
+        assert required_findings(obj) == []
+
+
+def test_a_job_whose_spec_is_null_is_reported_at_its_line(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one edit of the example trees the schema check let through (trainer mode's Jobs)."""
+    site = project / "out" / "h20-3e-trainer"
+    victim = next((site / "readiness").rglob("job-*.yaml"))
+    text = edit(victim, "spec", None)
+    line = 1 + victim.read_text().splitlines().index("spec: null")
+    try:
+        code, output = check(project, monkeypatch, "out/h20-3e-trainer")
+    finally:
+        victim.write_text(text)
+    assert code == 1
+    assert "error[NVC366]: this Job has no spec: the API server refuses it" in output
+    assert f"{victim.relative_to(project).as_posix()}:{line}:" in output
+
+
+@pytest.mark.slow
+def test_every_kind_with_a_field_of_the_wrong_type_is_reported_never_an_internal_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each kind of each example site, its spec/status/data (and metadata), each wrong type."""
+    failed = []
+    tried = Counter[str]()
+    for site, relative, kind, field in mutations():
+        victim = project / relative
+        for shape, value in WRONG.items():
+            text = edit(victim, field, value)
+            try:
+                code, output = check(project, monkeypatch, f"out/{site}")
+            finally:
+                victim.write_text(text)
+            tried[field] += 1
+            expected = {1}
+            if value is None and (kind, field) in NULL_IS_ABSENT:
+                expected = {0, 1}  # what its absence means to other objects is theirs to say
+            said = "error[NVC600]" if field == "metadata" else "error[NVC602]"
+            if value is None:
+                said = "error[" if expected == {1} else ""
+            if code not in expected or said not in output or "internal error" in output:
+                failed.append(f"{site} {kind} {field} as {shape}: exit {code}\n{output[-600:]}")
+    assert tried["metadata"] == 4 * len(SITES)
+    assert tried["spec"] > 100  # every site's kinds, not a few
+    assert tried["data"]  # ConfigMaps (nvcregen writes no status: none is edited)
+    assert not failed, "\n".join(failed)
 
 
 @pytest.mark.slow
