@@ -29,11 +29,9 @@ def affinity_findings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC685: every node field requirement the API server would refuse in `obj`'s pods."""
     found: list[Finding] = []
     for pointer, pod in _pods(obj):
-        affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(_REQUIRED) or {}
-        for t, term in enumerate(affinity.get("nodeSelectorTerms") or []):
-            if not isinstance(term, Mapping):
-                continue
-            for r, req in enumerate(term.get("matchFields") or []):
+        terms = list_at(pod, "affinity", "nodeAffinity", _REQUIRED, "nodeSelectorTerms")
+        for t, term in enumerate(terms):
+            for r, req in enumerate(list_at(term, "matchFields")):
                 where = f"{pointer}/affinity/nodeAffinity/{_REQUIRED}/nodeSelectorTerms/{t}"
                 found += _refused(f"{where}/matchFields/{r}", req)
     return found
@@ -42,7 +40,7 @@ def affinity_findings(obj: Mapping[str, Any]) -> list[Finding]:
 def _refused(pointer: str, req: Any) -> list[Finding]:
     if not isinstance(req, Mapping):
         return []
-    key, operator, values = req.get("key"), req.get("operator"), req.get("values") or []
+    key, operator, values = req.get("key"), req.get("operator"), list_at(req, "values")
     if key not in FIELDS:
         message = f"node field {key!r} cannot be selected: only metadata.name can"
         return [Finding(pointer, CODE, message, hint="select nodes by a label instead")]

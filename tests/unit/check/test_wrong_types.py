@@ -35,6 +35,8 @@ FIELDS = ("spec", "metadata", "status", "data")
 WRONG: dict[str, Any] = {"a list": ["x", 1], "a string": "text", "a number": 7, "null": None}
 # Kubernetes reads these as absent, and each is optional: null is no problem there
 NULL_IS_ABSENT = frozenset({("ConfigMap", "data")})
+# a chart's values: any JSON, to the schema and the API server alike (Helm reads them)
+FREE_FORM = frozenset({("HelmRelease", ("spec", "values"))})
 
 
 @pytest.fixture(scope="module")
@@ -132,9 +134,9 @@ def test_sites_sharing_a_cluster_read_a_release_whose_spec_is_no_mapping(value: 
     """NVC690 asks each GitOps engine which Helm release an object installs (`helm_release`):
     a HelmRelease or an Application whose spec is no mapping names its release by its name,
     or installs none, and the two sites' copies collide as objects."""
-    release = {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease"}
+    release: dict[str, Any] = {"apiVersion": "helm.toolkit.fluxcd.io/v2", "kind": "HelmRelease"}
     release |= {"metadata": {"name": "kueue", "namespace": "kueue-system"}, "spec": value}
-    app = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}
+    app: dict[str, Any] = {"apiVersion": "argoproj.io/v1alpha1", "kind": "Application"}
     app |= {"metadata": {"name": "lab-kueue", "namespace": "argocd"}, "spec": value}
     objects = (Located("a.yaml", release), Located("b.yaml", app))
     sites = [SiteObjects(site, "gpu-prod", objects) for site in ("lab-a", "lab-b")]
@@ -220,6 +222,58 @@ def test_every_kind_with_a_field_of_the_wrong_type_is_reported_never_an_internal
     assert tried["spec"] > 100  # every site's kinds, not a few
     assert tried["data"]  # ConfigMaps (nvcregen writes no status: none is edited)
     assert not failed, "\n".join(failed)
+
+
+def nested(value: Any, path: tuple[str | int, ...], depth: int) -> Iterator[tuple[str | int, ...]]:
+    """Paths of the mappings and lists below `value`, down to `depth` more steps."""
+    steps: list[tuple[str | int, Any]] = []
+    if isinstance(value, dict):
+        steps = list(value.items())
+    elif isinstance(value, list):
+        steps = list(enumerate(value[:1]))
+    for key, below in steps:
+        if depth and isinstance(below, (dict, list)):
+            yield (*path, key)
+            yield from nested(below, (*path, key), depth - 1)
+
+
+def put(obj: Any, path: tuple[str | int, ...], value: Any) -> None:
+    for key in path[:-1]:
+        obj = obj[key]
+    obj[path[-1]] = value
+
+
+@pytest.mark.slow
+def test_a_nested_field_of_the_wrong_type_is_reported_never_an_internal_error(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each mapping or list up to eight steps below spec (`spec.template.spec`, `spec.target`)
+    of the first object of each kind, once per kind and path over the example sites, made a
+    number: the schema reports it (NVC602), the replay and every other check read it as absent.
+    """
+    failed = []
+    seen: set[tuple[str, tuple[str | int, ...]]] = set()
+    for site, relative, kind, field in mutations():
+        victim = project / relative
+        text = victim.read_text()
+        obj = yaml.safe_load(text)
+        if field != "spec" or not isinstance(obj.get("spec"), dict):
+            continue
+        for path in nested(obj["spec"], ("spec",), 8):
+            if (kind, path) in seen or (kind, path[:2]) in FREE_FORM:
+                continue
+            seen.add((kind, path))
+            edited = yaml.safe_load(text)
+            put(edited, path, 7)
+            victim.write_text(yaml.safe_dump(edited, sort_keys=False))
+            try:
+                code, output = check(project, monkeypatch, f"out/{site}")
+            finally:
+                victim.write_text(text)
+            if code != 1 or "error[NVC602]" not in output or "internal error" in output:
+                failed.append(f"{site} {kind} {path}: exit {code}\n{output[-600:]}")
+    assert not failed, "\n".join(failed)
+    assert len(seen) > 150  # every kind's nested fields, not a few
 
 
 @pytest.mark.slow
