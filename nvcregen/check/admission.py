@@ -23,6 +23,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import QUEUE_LABEL
 
 CODE = codes.NVC625.code
@@ -37,17 +38,16 @@ def admission_findings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC625 when a readiness object that makes pods names no queue; [] otherwise."""
     group = str(obj.get("apiVersion", "")).rpartition("/")[0]
     kind = str(obj.get("kind", ""))
-    if (group, kind) in RUN_KINDS and not _labelled((obj.get("metadata") or {}).get("labels")):
+    if (group, kind) in RUN_KINDS and not _labelled(mapping_at(obj, "metadata", "labels")):
         message = f"{kind} names no Kueue queue: it would start at once, outside admission"
         hint = f"label it {QUEUE_LABEL}: <the site's LocalQueue>"
         return [Finding("/metadata/labels", CODE, message, hint=hint)]
-    if (group, kind) == ("batch", "CronJob"):
-        template = (obj.get("spec") or {}).get("jobTemplate") or {}
-        if not _labelled((template.get("metadata") or {}).get("labels")):
-            message = "the CronJob's Jobs name no Kueue queue: each period would start at once"
-            hint = f"label spec.jobTemplate.metadata {QUEUE_LABEL}: <the site's LocalQueue>"
-            return [Finding("/spec/jobTemplate/metadata/labels", CODE, message, hint=hint)]
-    if (group, kind) in NVCRE_KINDS and not _nvcre_admitted(obj.get("spec") or {}):
+    template_labels = mapping_at(obj, "spec", "jobTemplate", "metadata", "labels")
+    if (group, kind) == ("batch", "CronJob") and not _labelled(template_labels):
+        message = "the CronJob's Jobs name no Kueue queue: each period would start at once"
+        hint = f"label spec.jobTemplate.metadata {QUEUE_LABEL}: <the site's LocalQueue>"
+        return [Finding("/spec/jobTemplate/metadata/labels", CODE, message, hint=hint)]
+    if (group, kind) in NVCRE_KINDS and not _nvcre_admitted(mapping_at(obj, "spec") or {}):
         message = (
             f"{kind} names no queue for the TrainJobs NVCRE makes of it: neither "
             f"workloadMetadata.labels[{QUEUE_LABEL}] nor gangScheduler"
@@ -60,14 +60,14 @@ def admission_findings(obj: Mapping[str, Any]) -> list[Finding]:
 def _nvcre_admitted(spec: Mapping[str, Any]) -> bool:
     if spec.get("gangScheduler") or _labelled(_metadata_labels(spec)):
         return True
-    categories = spec.get("categories") or []
+    categories = list_at(spec, "categories")
     return bool(categories) and all(
-        _labelled(_metadata_labels(c.get("options") or {})) for c in categories
+        _labelled(mapping_at(c, "options", "workloadMetadata", "labels")) for c in categories
     )
 
 
 def _metadata_labels(block: Mapping[str, Any]) -> Any:
-    return (block.get("workloadMetadata") or {}).get("labels")
+    return mapping_at(block, "workloadMetadata", "labels")
 
 
 def _labelled(labels: Any) -> bool:

@@ -16,6 +16,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.podsecurity import pod_specs
 
 CODE = codes.NVC685.code
@@ -28,11 +29,9 @@ def affinity_findings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC685: every node field requirement the API server would refuse in `obj`'s pods."""
     found: list[Finding] = []
     for pointer, pod in _pods(obj):
-        affinity = ((pod.get("affinity") or {}).get("nodeAffinity") or {}).get(_REQUIRED) or {}
-        for t, term in enumerate(affinity.get("nodeSelectorTerms") or []):
-            if not isinstance(term, Mapping):
-                continue
-            for r, req in enumerate(term.get("matchFields") or []):
+        terms = list_at(pod, "affinity", "nodeAffinity", _REQUIRED, "nodeSelectorTerms")
+        for t, term in enumerate(terms):
+            for r, req in enumerate(list_at(term, "matchFields")):
                 where = f"{pointer}/affinity/nodeAffinity/{_REQUIRED}/nodeSelectorTerms/{t}"
                 found += _refused(f"{where}/matchFields/{r}", req)
     return found
@@ -41,7 +40,7 @@ def affinity_findings(obj: Mapping[str, Any]) -> list[Finding]:
 def _refused(pointer: str, req: Any) -> list[Finding]:
     if not isinstance(req, Mapping):
         return []
-    key, operator, values = req.get("key"), req.get("operator"), req.get("values") or []
+    key, operator, values = req.get("key"), req.get("operator"), list_at(req, "values")
     if key not in FIELDS:
         message = f"node field {key!r} cannot be selected: only metadata.name can"
         return [Finding(pointer, CODE, message, hint="select nodes by a label instead")]
@@ -63,15 +62,10 @@ def _pods(obj: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     yield from pod_specs(obj)
     if obj.get("kind") != "TrainJob":
         return
-    for p, patch in enumerate((obj.get("spec") or {}).get("runtimePatches") or []):
-        if not isinstance(patch, Mapping):
-            continue
-        runtime = (patch.get("trainingRuntimeSpec") or {}).get("template") or {}
-        for j, job in enumerate((runtime.get("spec") or {}).get("replicatedJobs") or []):
-            if not isinstance(job, Mapping):
-                continue
-            template = ((job.get("template") or {}).get("spec") or {}).get("template") or {}
-            pod = template.get("spec")
-            if isinstance(pod, Mapping):
+    for p, patch in enumerate(list_at(obj, "spec", "runtimePatches")):
+        jobs = list_at(patch, "trainingRuntimeSpec", "template", "spec", "replicatedJobs")
+        for j, job in enumerate(jobs):
+            pod = mapping_at(job, "template", "spec", "template", "spec")
+            if pod is not None:
                 base = f"/spec/runtimePatches/{p}/trainingRuntimeSpec/template/spec"
                 yield f"{base}/replicatedJobs/{j}/template/spec/template/spec", pod

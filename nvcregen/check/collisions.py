@@ -21,6 +21,7 @@ from typing import Any, Protocol, TypeGuard, runtime_checkable
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
+from nvcregen.core.fields import mapping_at
 from nvcregen.core.kube import api_group
 
 CODE = codes.NVC690.code
@@ -79,7 +80,7 @@ def _cluster_collisions(
 def claims_of(located: Located) -> list[Claim]:
     """The identities one object claims: its own, and the Helm release it installs."""
     obj = located.obj
-    meta = obj.get("metadata") or {}
+    meta = mapping_at(obj, "metadata") or {}
     group = api_group(str(obj.get("apiVersion", "")))
     kind = str(obj.get("kind", ""))
     namespace = str(meta.get("namespace") or "")

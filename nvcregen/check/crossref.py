@@ -10,6 +10,7 @@ from nvcregen.check.findings import Finding
 from nvcregen.check.policy import find_key
 from nvcregen.core import codes
 from nvcregen.core import labels as labels_
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import PREBUILT_LABEL
 from nvcregen.core.nvcre import NVCRE_GROUP
 from nvcregen.spec.positions import pointer
@@ -35,7 +36,7 @@ class Located:
     @property
     def identity(self) -> tuple[str, str, str, str]:
         """(apiVersion group, kind, namespace, name): what the API server keys it by."""
-        meta = self.obj.get("metadata") or {}
+        meta = mapping_at(self.obj, "metadata") or {}
         group = str(self.obj.get("apiVersion", "")).rpartition("/")[0]
         return (
             group,
@@ -64,7 +65,7 @@ def stage_counts(test_units: Iterable[TestUnit]) -> dict[str, PoolCounts]:
 
 def stage_of(obj: Mapping[str, Any]) -> str | None:
     """The plan stage a generated object belongs to, from its `nvcregen.io/stage` label."""
-    found = (obj.get("metadata") or {}).get("labels") or {}
+    found = mapping_at(obj, "metadata", "labels") or {}
     stage = found.get(labels_.STAGE)
     return str(stage) if stage is not None else None
 
@@ -76,7 +77,9 @@ def check_log_profiles(objects: list[Located]) -> Iterator[tuple[str, Finding]]:
     rest (tens of thousands of TrainJobs and Workloads) cost more than the whole check.
     """
     known = BUILTIN_LOG_PROFILES | {
-        str(o.obj["metadata"]["name"]) for o in objects if o.obj.get("kind") == "LogProfile"
+        str((mapping_at(o.obj, "metadata") or {}).get("name"))
+        for o in objects
+        if o.obj.get("kind") == "LogProfile"
     }
     for located in objects:
         if not str(located.obj.get("apiVersion", "")).startswith(f"{NVCRE_GROUP}/"):
@@ -107,10 +110,12 @@ def check_counts(located: Located, pool: PoolCounts) -> Iterator[Finding]:
     """GPU and NIC counts are explicit and match the pool the object's stage runs on."""
     if located.obj.get("kind") not in COUNTED_KINDS:
         return
-    spec = located.obj.get("spec") or {}
+    spec = mapping_at(located.obj, "spec") or {}  # a spec of another type: NVC602
     places: list[tuple[str, Mapping[str, Any]]] = [("/spec", spec)]
-    for index, category in enumerate(spec.get("categories") or []):
-        places.append((f"/spec/categories/{index}/options", category.get("options") or {}))
+    for index, category in enumerate(list_at(spec, "categories")):
+        options = category.get("options") if isinstance(category, Mapping) else []
+        if options is None or isinstance(options, Mapping):  # else NVC602 reports it
+            places.append((f"/spec/categories/{index}/options", options or {}))
     for where, block in places:
         yield from _counts_in(where, block, pool)
 
@@ -143,14 +148,14 @@ def check_prebuilt_workloads(objects: list[Located]) -> Iterator[tuple[str, Find
     its health (docs/design/0006-stage-gating.md).
     """
     workloads = {
-        (str(o.obj["metadata"].get("namespace", "")), str(o.obj["metadata"].get("name"))): o
+        o.identity[2:]: o
         for o in objects
         if o.obj.get("kind") == "Workload"
         and str(o.obj.get("apiVersion", "")).startswith("kueue.x-k8s.io/")
     }
     for located in objects:
-        meta = located.obj.get("metadata") or {}
-        name = (meta.get("labels") or {}).get(PREBUILT_LABEL)
+        meta = mapping_at(located.obj, "metadata") or {}
+        name = (mapping_at(meta, "labels") or {}).get(PREBUILT_LABEL)
         if name is None or located.obj.get("kind") == "Workload":
             continue
         where = pointer(["metadata", "labels", PREBUILT_LABEL])

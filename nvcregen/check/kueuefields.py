@@ -18,6 +18,7 @@ from typing import Any
 
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, QUEUE_LABEL
 
 CODE = codes.NVC684.code
@@ -32,13 +33,9 @@ def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
         return
     if (obj.get("apiVersion"), obj.get("kind")) not in _RUNS:
         return
-    labels = (obj.get("metadata") or {}).get("labels") or {}
-    spec = obj.get("spec") or {}
-    if (
-        not isinstance(labels, Mapping)
-        or QUEUE_LABEL not in labels
-        or not isinstance(spec, Mapping)
-    ):
+    labels = mapping_at(obj, "metadata", "labels") or {}
+    spec = mapping_at(obj, "spec")
+    if QUEUE_LABEL not in labels or spec is None:
         return
     if "suspend" in spec:
         yield _finding(
@@ -47,15 +44,15 @@ def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
             "admitted, and a forced apply of this value would undo that on the next sync",
             "leave spec.suspend out; Kueue sets it",
         )
-    for index, patch in enumerate(spec.get("runtimePatches") or []):
+    for index, patch in enumerate(list_at(spec, "runtimePatches")):
         if isinstance(patch, Mapping) and patch.get("manager") == KUEUE_PATCH:
             yield _finding(
                 f"/spec/runtimePatches/{index}",
                 f"the runtimePatches entry of manager {KUEUE_PATCH} is Kueue's own",
                 "leave Kueue's entry out; it adds it when the TrainJob is created",
             )
-    pod = ((spec.get("template") or {}).get("spec") or {}) if obj.get("kind") == "Job" else {}
-    if isinstance(pod, Mapping) and "nodeSelector" in pod:
+    pod = mapping_at(spec, "template", "spec") if obj.get("kind") == "Job" else None
+    if pod is not None and "nodeSelector" in pod:
         yield _finding(
             "/spec/template/spec/nodeSelector",
             "Kueue merges the flavor's node labels into this nodeSelector at admission, and it "
@@ -67,8 +64,7 @@ def kueue_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
 
 def _workload_fields(obj: Mapping[str, Any]) -> Iterator[Finding]:
     """A prebuilt Workload's `spec.active`: Kueue sets it false to deactivate the run."""
-    spec = obj.get("spec") or {}
-    if isinstance(spec, Mapping) and "active" in spec:
+    if "active" in (mapping_at(obj, "spec") or {}):
         yield _finding(
             "/spec/active",
             "spec.active is Kueue's: it sets it false when it deactivates the run, and a sync "

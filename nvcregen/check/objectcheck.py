@@ -14,6 +14,7 @@ from nvcregen.check.cel import CelResult, reported_rules, uses_old_self
 from nvcregen.check.findings import Finding
 from nvcregen.check.podsets import cel_view, in_containers, moved, probe, split_containers
 from nvcregen.check.policy import check_policies
+from nvcregen.check.required import required_findings
 from nvcregen.check.webhooks import SIZE_CODE, size_findings, webhook_findings
 from nvcregen.core import codes
 from nvcregen.core.errors import Severity
@@ -88,7 +89,8 @@ def _object_findings(
         view = data if cel_view is None else to_json(cel_view)[0]
         cel_data = view if isinstance(view, dict) else data
         findings += [_cel_finding(r) for r in reported_rules(cel_data, old=old)]
-    return findings + webhook_findings(obj) + check_policies(obj, strict=strict)
+    findings += webhook_findings(obj) + required_findings(obj)
+    return findings + check_policies(obj, strict=strict)
 
 
 def _cel_finding(result: CelResult) -> Finding:

@@ -16,6 +16,7 @@ from typing import Any
 from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
+from nvcregen.core.fields import mapping_at
 from nvcregen.core.podsecurity import ENFORCE, containers, needed_level, pod_specs, rank
 
 SECURITY = codes.NVC682.code
@@ -29,8 +30,8 @@ def check_pod_security(objects: Iterable[Located]) -> Iterator[tuple[str, Findin
     levels: dict[str, str | None] = {}
     for located in listed:
         if located.obj.get("kind") == "Namespace" and located.obj.get("apiVersion") == "v1":
-            metadata = located.obj.get("metadata") or {}
-            level = (metadata.get("labels") or {}).get(ENFORCE)
+            metadata = mapping_at(located.obj, "metadata") or {}
+            level = (mapping_at(metadata, "labels") or {}).get(ENFORCE)
             levels[str(metadata.get("name"))] = level
             if level is None:
                 message = f"namespace {metadata.get('name')} names no Pod Security level"
@@ -41,7 +42,7 @@ def check_pod_security(objects: Iterable[Located]) -> Iterator[tuple[str, Findin
 
 
 def _forbidden(located: Located, levels: Mapping[str, str | None]) -> Iterator[tuple[str, Finding]]:
-    namespace = (located.obj.get("metadata") or {}).get("namespace")
+    namespace = (mapping_at(located.obj, "metadata") or {}).get("namespace")
     level = levels.get(str(namespace)) if namespace else None
     needed = needed_level(located.obj)
     if level is None or needed is None or rank(needed[0]) <= rank(level):
@@ -62,9 +63,9 @@ def request_findings(obj: Mapping[str, Any]) -> list[Finding]:
         for pointer, pod in pod_specs(obj)
         for where, container in containers(pod)
     ]
-    spec = obj.get("spec") or {}
+    spec = mapping_at(obj, "spec") or {}
     if obj.get("kind") == "TrainJob":
-        trainer = spec.get("trainer") or {}
+        trainer = mapping_at(spec, "trainer") or {}
         sized.append(
             ("/spec/trainer/resourcesPerNode", "each node", trainer.get("resourcesPerNode"))
         )
@@ -82,7 +83,7 @@ def _missing(resources: Any) -> list[str]:
     given: set[str] = set()
     if isinstance(resources, Mapping):
         for field in ("requests", "limits"):
-            given |= set(resources.get(field) or {})
+            given |= {str(name) for name in mapping_at(resources, field) or {}}
     return [name for name in _SIZED if name not in given]
 
 

@@ -11,6 +11,7 @@ from nvcregen.check.findings import Finding
 from nvcregen.check.kueuefields import kueue_fields
 from nvcregen.core import codes
 from nvcregen.core.errors import Severity
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.labels import UNVERIFIED_TLS
 from nvcregen.core.nvcre import NVCRE_API
 from nvcregen.core.secrets import (
@@ -88,8 +89,7 @@ def check_policies(obj: Mapping[str, Any], *, strict: bool = False) -> list[Find
 
 def _states_why_unverified(obj: Mapping[str, Any]) -> bool:
     """Whether the object says why it skips verification (a self-signed target): no NVC622."""
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
-    return isinstance(annotations, Mapping) and bool(annotations.get(UNVERIFIED_TLS))
+    return bool((mapping_at(obj, "metadata", "annotations") or {}).get(UNVERIFIED_TLS))
 
 
 def _suspects(value: Any, path: tuple[str | int, ...]) -> list[tuple[tuple[str | int, ...], Any]]:
@@ -144,10 +144,10 @@ def _scrape_tls(obj: Mapping[str, Any]) -> Iterator[Finding]:
     field = _ENDPOINTS.get(str(obj.get("kind")))
     if field is None or not str(obj.get("apiVersion", "")).startswith("monitoring.coreos.com/"):
         return
-    for index, endpoint in enumerate((obj.get("spec") or {}).get(field) or []):
+    for index, endpoint in enumerate(list_at(obj, "spec", field)):
         if not isinstance(endpoint, Mapping) or str(endpoint.get("scheme", "")).lower() != "https":
             continue
-        tls = endpoint.get("tlsConfig") or {}
+        tls = mapping_at(endpoint, "tlsConfig") or {}
         if tls.get("insecureSkipVerify") is True or tls.get("ca") or tls.get("caFile"):
             continue
         yield Finding(

@@ -19,6 +19,7 @@ from nvcregen.check.findings import Finding
 from nvcregen.cluster.client import Cluster, ServerUnreachableError, connect
 from nvcregen.cluster.dryrun import DryRunResult, dry_run_apply, serves
 from nvcregen.core import codes
+from nvcregen.core.fields import mapping_at
 from nvcregen.core.labels import REQUIRES
 from nvcregen.spec.positions import pointer
 
@@ -117,7 +118,7 @@ def precondition_findings(objects: list[Located], client: Cluster) -> list[tuple
     """
     found: list[tuple[str, Finding]] = []
     for located in objects:
-        annotations = (located.obj.get("metadata") or {}).get("annotations") or {}
+        annotations = mapping_at(located.obj, "metadata", "annotations") or {}
         for api in filter(None, str(annotations.get(REQUIRES, "")).split(",")):
             api_version, _, kind = api.strip().rpartition("/")
             served = serves(client, api_version, kind)
@@ -207,7 +208,7 @@ def _cause_text(field: str, message: str) -> str:
 
 
 def _describe(obj: Mapping[str, Any]) -> str:
-    meta = obj.get("metadata") or {}
+    meta = mapping_at(obj, "metadata") or {}
     namespace = f"{meta['namespace']}/" if meta.get("namespace") else ""
     return f"{obj.get('kind')} {namespace}{meta.get('name')}"
 

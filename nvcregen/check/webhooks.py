@@ -29,6 +29,7 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes
 from nvcregen.core.errors import Severity
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kube import LABEL_MAX, POD_SUFFIX
 
 TRAINER_GROUP = "trainer.kubeflow.org"
@@ -67,23 +68,13 @@ def check_runtimes(
     objects: list[Located], declared: frozenset[str] = frozenset()
 ) -> Iterator[tuple[str, Finding]]:
     """Each TrainJob's runtime is generated (same namespace if namespaced) or declared."""
-    generated = {
-        (
-            str(o.obj["kind"]),
-            str(o.obj["metadata"].get("namespace", "")),
-            str(o.obj["metadata"]["name"]),
-        ): o.obj
-        for o in objects
-        if o.obj.get("kind") in RUNTIME_KINDS
-    }
+    generated = {o.identity[1:]: o.obj for o in objects if o.obj.get("kind") in RUNTIME_KINDS}
     for located in objects:
         if located.obj.get("kind") != "TrainJob":
             continue
-        ref = (located.obj.get("spec") or {}).get("runtimeRef") or {}
+        ref = mapping_at(located.obj, "spec", "runtimeRef") or {}
         kind = str(ref.get("kind", "ClusterTrainingRuntime"))
-        namespace = (
-            str(located.obj["metadata"].get("namespace", "")) if kind == "TrainingRuntime" else ""
-        )
+        namespace = located.identity[2] if kind == "TrainingRuntime" else ""
         runtime = generated.get((kind, namespace, str(ref.get("name"))))
         if runtime is not None:
             yield from ((located.file, f) for f in _layout(located.obj, runtime))
@@ -100,8 +91,8 @@ def check_runtimes(
 
 
 def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
-    spec = obj.get("spec") or {}
-    kind = (spec.get("runtimeRef") or {}).get("kind", "ClusterTrainingRuntime")
+    spec = mapping_at(obj, "spec") or {}  # a field of another type is read as none
+    kind = (mapping_at(spec, "runtimeRef") or {}).get("kind", "ClusterTrainingRuntime")
     if kind not in RUNTIME_KINDS:
         yield Finding(
             "/spec/runtimeRef/kind",
@@ -109,14 +100,14 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
             f"unsupported runtime kind '{kind}'",
             hint="use TrainingRuntime or ClusterTrainingRuntime",
         )
-    for index, env in enumerate((spec.get("trainer") or {}).get("env") or []):
-        if env.get("name") in RESERVED_TORCH_ENV:
+    for index, env in enumerate(list_at(spec, "trainer", "env")):
+        if str((mapping_at(env) or {}).get("name")) in RESERVED_TORCH_ENV:
             yield Finding(
                 f"/spec/trainer/env/{index}/name",
                 codes.NVC652.code,
                 f"{env['name']} is set by the torch plugin and may not be overridden",
             )
-    name = str((obj.get("metadata") or {}).get("name", ""))
+    name = str((mapping_at(obj, "metadata") or {}).get("name", ""))
     if len(name) + POD_SUFFIX > LABEL_MAX or not _RFC1035.match(name):
         yield Finding(
             "/metadata/name",
@@ -124,8 +115,8 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
             f"TrainJob name '{name}' leaves no room for JobSet's pod names",
             hint=f"use an RFC 1035 label of at most {LABEL_MAX - POD_SUFFIX} characters",
         )
-    for index, patch in enumerate(spec.get("runtimePatches") or []):
-        if not _DOMAIN_PATH.match(str(patch.get("manager", ""))):
+    for index, patch in enumerate(list_at(spec, "runtimePatches")):
+        if not _DOMAIN_PATH.match(str((mapping_at(patch) or {}).get("manager", ""))):
             yield Finding(
                 f"/spec/runtimePatches/{index}/manager",
                 codes.NVC654.code,
@@ -136,11 +127,11 @@ def _trainjob(obj: Mapping[str, Any]) -> Iterator[Finding]:
 
 def _layout(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> Iterator[Finding]:
     """NVC660: a TrainJob fits its runtime's replicated jobs (Trainer's JobSet and MPI plugins)."""
-    spec = trainjob.get("spec") or {}
-    runtime_spec = runtime.get("spec") or {}
+    spec = mapping_at(trainjob, "spec") or {}
+    runtime_spec = mapping_at(runtime, "spec") or {}
     names = {str(j.get("name")) for j in _replicated_jobs(runtime_spec)}
-    for index, patch in enumerate(spec.get("runtimePatches") or []):
-        for j, job in enumerate(_replicated_jobs(patch.get("trainingRuntimeSpec") or {})):
+    for index, patch in enumerate(list_at(spec, "runtimePatches")):
+        for j, job in enumerate(_replicated_jobs(mapping_at(patch, "trainingRuntimeSpec"))):
             if str(job.get("name")) not in names:
                 yield Finding(
                     f"/spec/runtimePatches/{index}/trainingRuntimeSpec/template/spec/"
@@ -149,9 +140,9 @@ def _layout(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> Iterator
                     f"runtime patch names replicated job '{job.get('name')}', "
                     "which the runtime does not have",
                 )
-    mpi = (runtime_spec.get("mlPolicy") or {}).get("mpi") or {}
-    nodes = (spec.get("trainer") or {}).get("numNodes", 1)
-    if mpi.get("runLauncherAsNode") and nodes >= 2 and not {"launcher", "node"} <= names:
+    mpi = mapping_at(runtime_spec, "mlPolicy", "mpi") or {}
+    nodes = (mapping_at(spec, "trainer") or {}).get("numNodes", 1)
+    if mpi.get("runLauncherAsNode") and _number(nodes) >= 2 and not {"launcher", "node"} <= names:
         yield Finding(
             "/spec/trainer/numNodes",
             codes.NVC660.code,
@@ -160,27 +151,40 @@ def _layout(trainjob: Mapping[str, Any], runtime: Mapping[str, Any]) -> Iterator
         )
 
 
-def _replicated_jobs(runtime_spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """`template.spec.replicatedJobs` of a runtime's spec (or a patch's trainingRuntimeSpec)."""
-    template = runtime_spec.get("template") or {}
-    return list((template.get("spec") or {}).get("replicatedJobs") or [])
+def _replicated_jobs(runtime_spec: Mapping[str, Any] | None) -> list[Mapping[str, Any]]:
+    """`template.spec.replicatedJobs` of a runtime's spec (or a patch's trainingRuntimeSpec).
+
+    A job that is no mapping (NVC602) is read as an empty one, keeping the others' indexes.
+    """
+    return _mappings(list_at(runtime_spec, "template", "spec", "replicatedJobs"))
+
+
+def _mappings(items: list[Any]) -> list[Mapping[str, Any]]:
+    return [mapping_at(item) or {} for item in items]
+
+
+def _number(value: Any, default: int = 1) -> int:
+    """A count as an int (a bool or anything else is `default`: the schema reports it)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
 
 
 def _runtime(obj: Mapping[str, Any]) -> Iterator[Finding]:
     """NVC659: each TrainJob step's job has one replica and the container the step needs."""
-    jobs = _replicated_jobs(obj.get("spec") or {})
+    jobs = _replicated_jobs(mapping_at(obj, "spec"))
     base = "/spec/template/spec/replicatedJobs"
     for index, job in enumerate(jobs):
-        template = job.get("template") or {}
-        step = ((template.get("metadata") or {}).get("labels") or {}).get(ANCESTOR)
+        template = mapping_at(job, "template") or {}
+        step = (mapping_at(template, "metadata", "labels") or {}).get(ANCESTOR)
         if step is None:
             continue
         if job.get("replicas", 1) != 1:
             yield Finding(
                 f"{base}/{index}/replicas", codes.NVC659.code, f"the {step} job needs 1 replica"
             )
-        pod = ((template.get("spec") or {}).get("template") or {}).get("spec") or {}
-        containers = {str(c.get("name")) for c in pod.get("containers") or []}
+        pod = mapping_at(template, "spec", "template", "spec") or {}
+        containers = {
+            str(c.get("name")) for c in list_at(pod, "containers") if isinstance(c, Mapping)
+        }
         wanted = STEP_CONTAINERS.get(str(step))
         if wanted is not None and wanted not in containers:
             yield Finding(
@@ -196,7 +200,7 @@ def _depends_on(jobs: list[Mapping[str, Any]], base: str) -> Iterator[Finding]:
     """NVC655: the first job depends on nothing; `dependsOn` names existing jobs."""
     names = [str(job.get("name")) for job in jobs]
     for index, job in enumerate(jobs):
-        depends = [str(d.get("name")) for d in job.get("dependsOn") or []]
+        depends = [str(d.get("name")) for d in list_at(job, "dependsOn") if isinstance(d, Mapping)]
         if depends and index == 0:
             yield Finding(
                 f"{base}/0/dependsOn",
@@ -212,11 +216,11 @@ def _depends_on(jobs: list[Mapping[str, Any]], base: str) -> Iterator[Finding]:
 
 
 def _jobset(obj: Mapping[str, Any]) -> Iterator[Finding]:
-    name = str((obj.get("metadata") or {}).get("name", ""))
-    jobs = (obj.get("spec") or {}).get("replicatedJobs") or []
+    name = str((mapping_at(obj, "metadata") or {}).get("name", ""))
+    jobs = _mappings(list_at(obj, "spec", "replicatedJobs"))
     yield from _depends_on(jobs, "/spec/replicatedJobs")
     for job in jobs:
-        derived = f"{name}-{job.get('name')}-{max(0, int(job.get('replicas', 1)) - 1)}"
+        derived = f"{name}-{job.get('name')}-{max(0, _number(job.get('replicas')) - 1)}"
         if len(derived) > LABEL_MAX or not _RFC1035.match(derived):
             yield Finding(
                 "/metadata/name",
@@ -226,7 +230,7 @@ def _jobset(obj: Mapping[str, Any]) -> Iterator[Finding]:
 
 
 def _sync_wave(obj: Mapping[str, Any]) -> Iterator[Finding]:
-    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    annotations = mapping_at(obj, "metadata", "annotations") or {}
     wave = annotations.get("argocd.argoproj.io/sync-wave")
     if wave is not None and not (isinstance(wave, str) and _SYNC_WAVE.match(wave)):
         yield Finding(
@@ -243,11 +247,8 @@ SIZE_CODE = codes.NVC658.code
 def size_findings(obj: Mapping[str, Any]) -> list[Finding]:
     """NVC658: an object too large for client-side apply's last-applied annotation."""
     size = len(json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode())
-    options = str(
-        ((obj.get("metadata") or {}).get("annotations") or {}).get(
-            "argocd.argoproj.io/sync-options", ""
-        )
-    )
+    annotations = mapping_at(obj, "metadata", "annotations") or {}
+    options = str(annotations.get("argocd.argoproj.io/sync-options", ""))
     if size <= APPLY_ANNOTATION_LIMIT or "ServerSideApply=true" in options:
         return []
     return [

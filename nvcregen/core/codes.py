@@ -220,6 +220,7 @@ NVC364 = _code(
     364, "gangScheduler.queueLabelKey for a WorkloadRun test", ERROR, doc=NOTE_0007_ADMISSION
 )
 NVC365 = _code(365, "an inventory taint the pool does not tolerate", doc=README)
+NVC366 = _code(366, "a Pod or workload object without its spec", ERROR, doc=README)
 NVC370 = _code(
     370, "a CA named for the controller's self-signed metrics certificate", ERROR, doc=README
 )

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.nvcre import NVCRE_GROUP
 
 ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -54,28 +55,27 @@ def rank(level: str) -> int:
 def pod_specs(obj: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every pod spec an object describes, with its JSON pointer."""
     kind = obj.get("kind")
-    spec = obj.get("spec") or {}
+    spec = mapping_at(obj, "spec") or {}  # a field of another type is read as none
     if kind == "Pod":
         yield "/spec", spec
     elif kind in _TEMPLATE_KINDS:
-        yield "/spec/template/spec", (spec.get("template") or {}).get("spec") or {}
+        yield "/spec/template/spec", mapping_at(spec, "template", "spec") or {}
     elif kind == "CronJob":
-        job = (spec.get("jobTemplate") or {}).get("spec") or {}
-        yield "/spec/jobTemplate/spec/template/spec", (job.get("template") or {}).get("spec") or {}
+        pod = mapping_at(spec, "jobTemplate", "spec", "template", "spec") or {}
+        yield "/spec/jobTemplate/spec/template/spec", pod
     elif kind in _RUNTIME_KINDS or kind == "JobSet":
-        base, jobset = ("/spec/template/spec", (spec.get("template") or {}).get("spec") or {})
+        base, jobset = ("/spec/template/spec", mapping_at(spec, "template", "spec") or {})
         if kind == "JobSet":
             base, jobset = "/spec", spec
-        for index, job in enumerate(jobset.get("replicatedJobs") or []):
-            template = ((job.get("template") or {}).get("spec") or {}).get("template") or {}
+        for index, job in enumerate(list_at(jobset, "replicatedJobs")):
             pointer = f"{base}/replicatedJobs/{index}/template/spec/template/spec"
-            yield pointer, template.get("spec") or {}
+            yield pointer, mapping_at(job, "template", "spec", "template", "spec") or {}
 
 
 def containers(pod: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
     """Every container and init container of a pod spec, with its pointer below the spec."""
     for field in ("initContainers", "containers"):
-        for index, container in enumerate(pod.get(field) or []):
+        for index, container in enumerate(list_at(pod, field)):
             if isinstance(container, Mapping):
                 yield f"/{field}/{index}", container
 
@@ -85,18 +85,18 @@ def baseline_violations(pod: Mapping[str, Any]) -> list[str]:
     found = [f"{key}: true" for key in ("hostNetwork", "hostPID", "hostIPC") if pod.get(key)]
     found += [
         f"hostPath volume {v.get('name')}"
-        for v in pod.get("volumes") or []
+        for v in list_at(pod, "volumes")
         if isinstance(v, Mapping) and "hostPath" in v
     ]
     for _, container in containers(pod):
-        context = container.get("securityContext") or {}
+        context = mapping_at(container, "securityContext") or {}
         if context.get("privileged"):
             found.append(f"privileged container {container.get('name')}")
-        added = (context.get("capabilities") or {}).get("add") or []
-        found += [f"capability {c}" for c in added if c not in BASELINE_CAPABILITIES]
+        added = list_at(context, "capabilities", "add")
+        found += [f"capability {c}" for c in added if str(c) not in BASELINE_CAPABILITIES]
         found += [
             f"hostPort {p['hostPort']}"
-            for p in container.get("ports") or []
+            for p in list_at(container, "ports")
             if isinstance(p, Mapping) and p.get("hostPort")
         ]
     return sorted(set(found))

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.model import PODS, TreeObject, Workload
 from nvcregen.replay.selectors import quantity
@@ -113,7 +114,8 @@ def read_queues(objects: Iterable[TreeObject]) -> Queues:
         elif item.kind == "ClusterQueue":
             cluster[item.name] = _cluster_queue(item)
         elif item.kind == "ResourceFlavor":
-            labels = {str(k): str(v) for k, v in (item.spec.get("nodeLabels") or {}).items()}
+            node_labels = mapping_at(item.spec, "nodeLabels") or {}
+            labels = {str(k): str(v) for k, v in node_labels.items()}
             flavors[item.name] = Flavor(item.name, labels, bool(item.spec.get("topologyName")))
         elif item.kind == "WorkloadPriorityClass":
             value = item.obj.get("value")
@@ -123,11 +125,13 @@ def read_queues(objects: Iterable[TreeObject]) -> Queues:
 
 def _cluster_queue(item: TreeObject) -> ClusterQueue:
     groups = []
-    for group in item.spec.get("resourceGroups") or []:
+    for group in list_at(item.spec, "resourceGroups"):
         flavors = []
-        for flavor in group.get("flavors") or []:
+        for flavor in (f for f in list_at(group, "flavors") if isinstance(f, Mapping)):
             quota = {}
-            for resource in flavor.get("resources") or []:
+            for resource in list_at(flavor, "resources"):
+                if not isinstance(resource, Mapping):
+                    continue  # the schema reports it (NVC602)
                 name = str(resource.get("name"))
                 try:
                     quota[name] = quantity(name, resource.get("nominalQuota", 0))
@@ -135,9 +139,9 @@ def _cluster_queue(item: TreeObject) -> ClusterQueue:
                     quota[name] = 0
             flavors.append((str(flavor.get("name")), quota))
         groups.append(
-            Group(frozenset(map(str, group.get("coveredResources") or [])), tuple(flavors))
+            Group(frozenset(map(str, list_at(group, "coveredResources"))), tuple(flavors))
         )
-    selector = (item.spec.get("namespaceSelector") or {}).get("matchLabels") or {}
+    selector = mapping_at(item.spec, "namespaceSelector", "matchLabels") or {}
     namespace = selector.get(NAMESPACE_LABEL)
     return ClusterQueue(
         item.name,

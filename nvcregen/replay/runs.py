@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
 from nvcregen.core import labels
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.engineapi.registry import READINESS
 from nvcregen.plan.facts import PlanFacts, Timing
@@ -102,14 +103,14 @@ def _own_timing(item: TreeObject) -> Timing:
 
 
 def _job_podsets(item: TreeObject) -> tuple[PodSet, ...]:
-    template = (item.spec.get("template") or {}).get("spec") or {}
+    template = mapping_at(item.spec, "template", "spec") or {}
     parallelism = item.spec.get("parallelism", 1)
     count = parallelism if isinstance(parallelism, int) else 1
     return (PodSet("main", count, _pod_requests(template), pod_constraint(template)),)
 
 
 def _pod_requests(pod_spec: Mapping[str, Any]) -> dict[str, int]:
-    containers = pod_spec.get("containers") or []
+    containers = list_at(pod_spec, "containers")
     return add(*(requests_of(c.get("resources")) for c in containers if isinstance(c, dict)))
 
 
@@ -117,13 +118,13 @@ def _trainjob_podsets(
     item: TreeObject, runtimes: Mapping[tuple[str, str, str], TreeObject]
 ) -> tuple[PodSet, ...]:
     """The pods of a TrainJob, as Trainer's MPI plugin would make them from its runtime."""
-    ref = item.spec.get("runtimeRef") or {}
+    ref = mapping_at(item.spec, "runtimeRef") or {}
     kind = str(ref.get("kind", "ClusterTrainingRuntime"))
     namespace = item.namespace if kind == "TrainingRuntime" else ""
     runtime = runtimes.get((kind, namespace, str(ref.get("name", ""))))
     runtime_spec = runtime.spec if runtime is not None else {}
-    trainer = item.spec.get("trainer") or {}
-    policy = runtime_spec.get("mlPolicy") or {}
+    trainer = mapping_at(item.spec, "trainer") or {}
+    policy = mapping_at(runtime_spec, "mlPolicy") or {}
     nodes = trainer.get("numNodes", policy.get("numNodes", 1))
     nodes = nodes if isinstance(nodes, int) else 1
     requests = requests_of(trainer.get("resourcesPerNode"))
@@ -142,7 +143,9 @@ def _trainjob_podsets(
 def _trainjob_rules(item: TreeObject, runtime_spec: Mapping[str, Any]) -> dict[str, Constraint]:
     """Node rules per replicated job: the runtime's, then the TrainJob's runtime patches."""
     rules: dict[str, Constraint] = {}
-    patches = [(p.get("trainingRuntimeSpec") or {}) for p in item.spec.get("runtimePatches") or []]
+    patches = [
+        mapping_at(p, "trainingRuntimeSpec") or {} for p in list_at(item.spec, "runtimePatches")
+    ]
     for source in [runtime_spec, *patches]:
         for name, pod_spec in _replicated_pods(source):
             rules[name] = rules.get(name, Constraint()).also(pod_constraint(pod_spec))
@@ -151,12 +154,9 @@ def _trainjob_rules(item: TreeObject, runtime_spec: Mapping[str, Any]) -> dict[s
 
 def _replicated_pods(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """(replicated job name, pod spec) of a runtime spec or runtime patch."""
-    jobs = ((spec.get("template") or {}).get("spec") or {}).get("replicatedJobs") or []
     found: list[tuple[str, Mapping[str, Any]]] = []
-    for job in jobs:
-        if not isinstance(job, dict):
-            continue
-        pod = ((((job.get("template") or {}).get("spec") or {}).get("template")) or {}).get("spec")
-        if isinstance(pod, dict):
+    for job in list_at(spec, "template", "spec", "replicatedJobs"):
+        pod = mapping_at(job, "template", "spec", "template", "spec")
+        if pod is not None:
             found.append((str(job.get("name", "")), pod))
     return found

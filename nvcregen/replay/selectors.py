@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from typing import Any
 
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.quantity import whole_units
 from nvcregen.plan.facts import Node
 
@@ -97,19 +98,18 @@ class Constraint:
 
 def pod_constraint(pod_spec: Mapping[str, Any]) -> Constraint:
     """The constraint of a pod spec: `nodeSelector` and required node affinity."""
-    selector = pod_spec.get("nodeSelector") or {}
-    affinity = ((pod_spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ) or {}
-    terms = tuple(_term(t) for t in affinity.get("nodeSelectorTerms") or [] if isinstance(t, dict))
+    selector = mapping_at(pod_spec, "nodeSelector") or {}
+    required = ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution")
+    listed = list_at(pod_spec, *required, "nodeSelectorTerms")
+    terms = tuple(_term(t) for t in listed if isinstance(t, dict))
     return Constraint(tuple((str(k), str(v)) for k, v in selector.items()), terms)
 
 
 def target_constraint(target: Mapping[str, Any]) -> Constraint:
     """NVCRE's `target`: nodeSelector AND matchExpressions AND nodeNames (nvcre-api.md 1.1)."""
-    selector = target.get("nodeSelector") or {}
+    selector = mapping_at(target, "nodeSelector") or {}
     expressions = _requirements(target.get("matchExpressions"))
-    names = target.get("nodeNames")
+    names = list_at(target, "nodeNames")
     return Constraint(
         tuple((str(k), str(v)) for k, v in selector.items()),
         (Term(expressions),) if expressions else (),
@@ -124,9 +124,9 @@ def _term(term: Mapping[str, Any]) -> Term:
 def _requirements(items: Any) -> tuple[Requirement, ...]:
     return tuple(
         Requirement(
-            str(i.get("key")), str(i.get("operator")), tuple(map(str, i.get("values") or []))
+            str(i.get("key")), str(i.get("operator")), tuple(map(str, list_at(i, "values")))
         )
-        for i in items or []
+        for i in (items if isinstance(items, list) else [])
         if isinstance(i, dict)
     )
 
@@ -164,8 +164,8 @@ def _amount(millis: bool, text: str) -> int | None:
 
 def requests_of(resources: Mapping[str, Any] | None) -> dict[str, int]:
     """A container's requests (limits stand in where requests are absent, as the API does)."""
-    resources = resources or {}
-    merged = {**(resources.get("limits") or {}), **(resources.get("requests") or {})}
+    limits = mapping_at(resources, "limits") or {}
+    merged = {**limits, **(mapping_at(resources, "requests") or {})}
     found: dict[str, int] = {}
     for name, value in merged.items():
         try:

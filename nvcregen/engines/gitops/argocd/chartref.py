@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nvcregen.compile.platform.helmref import ChartPull, ChartRelease
+from nvcregen.core.fields import mapping_at
 from nvcregen.core.manifest import Obj
 from nvcregen.engines.gitops.argocd.helmsource import (
     DIGEST_ANNOTATION,
@@ -87,7 +88,7 @@ class ArgoCdChartRef:
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         if obj.get("kind") != "Application" or group != ARGO_API.rpartition("/")[0]:
             return None
-        helm = _mapping(_mapping(_mapping(obj.get("spec")).get("source")).get("helm"))
+        helm = mapping_at(obj, "spec", "source", "helm") or {}
         return str(helm.get("releaseName")), helm.get("valuesObject")
 
     def installed_release(self, obj: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -95,20 +96,16 @@ class ArgoCdChartRef:
 
         `check.collisions.InstalledRelease`: NVC690 claims the release once per cluster.
         """
-        spec = obj.get("spec") or {}
+        spec = mapping_at(obj, "spec") or {}
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         if obj.get("kind") != "Application" or group != ARGO_API.rpartition("/")[0]:
             return None
-        source = spec.get("source") or {}
+        source = mapping_at(spec, "source") or {}
         chart = chart_source(source, app_annotations(obj))
         if chart is None:
             return None
-        release = (source.get("helm") or {}).get("releaseName") or chart.chart
-        return str((spec.get("destination") or {}).get("namespace", "")), str(release)
-
-
-def _mapping(value: object) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
+        release = (mapping_at(source, "helm") or {}).get("releaseName") or chart.chart
+        return str((mapping_at(spec, "destination") or {}).get("namespace", "")), str(release)
 
 
 CHART_REF = ArgoCdChartRef()

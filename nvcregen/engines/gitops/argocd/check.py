@@ -22,6 +22,7 @@ from nvcregen.check.crossref import Located
 from nvcregen.check.engineparts import Layered
 from nvcregen.check.findings import Finding
 from nvcregen.core import codes, kube
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.engines.gitops.argocd.helmsource import ChartSource, app_annotations, chart_source
 
 PROJECT_CODE = codes.NVC680.code
@@ -40,21 +41,22 @@ class Project:
         """Whether the project allows objects of this kind (Argo CD's IsGroupKindPermitted)."""
         prefix = "namespace" if namespaced else "cluster"
         allow = self.spec.get(f"{prefix}ResourceWhitelist")
-        deny = self.spec.get(f"{prefix}ResourceBlacklist") or []
+        deny = list_at(self.spec, f"{prefix}ResourceBlacklist")
         # No whitelist allows every namespaced kind and no cluster-scoped one.
-        allowed = namespaced if allow is None else _listed(group_kind, allow)
+        allowed = namespaced if allow is None else _listed(group_kind, list_at(allow))
         return allowed and not _listed(group_kind, deny)
 
     def permits_namespace(self, namespace: str) -> bool:
         """Whether a destination of the project matches the namespace."""
         return any(
             fnmatchcase(namespace, str(d.get("namespace", "")))
-            for d in self.spec.get("destinations") or []
+            for d in list_at(self.spec, "destinations")
+            if isinstance(d, Mapping)
         )
 
     def permits_repo(self, repo: str) -> bool:
         """Whether `sourceRepos` matches the repository."""
-        return any(fnmatchcase(repo, str(p)) for p in self.spec.get("sourceRepos") or [])
+        return any(fnmatchcase(repo, str(p)) for p in list_at(self.spec, "sourceRepos"))
 
 
 def check_projects(
@@ -67,16 +69,15 @@ def check_projects(
     """
     listed = list(objects)
     projects = {
-        str(o.located.obj["metadata"]["name"]): Project(
-            str(o.located.obj["metadata"]["name"]), o.located.obj.get("spec") or {}
-        )
+        o.located.identity[3]: Project(o.located.identity[3], spec)
         for o in listed
         if _is_argo(o.located.obj, "AppProject")
+        and (spec := mapping_at(o.located.obj, "spec")) is not None  # else NVC602 says so
     }
     for app in (o.located for o in listed if _is_argo(o.located.obj, "Application")):
-        spec = app.obj.get("spec") or {}
-        project = projects.get(str(spec.get("project")))
-        if project is not None:
+        spec = mapping_at(app.obj, "spec")
+        project = projects.get(str(spec.get("project"))) if spec is not None else None
+        if spec is not None and project is not None:
             yield from _check_app(app, spec, project, listed, charts)
 
 
@@ -87,8 +88,8 @@ def _check_app(
     objects: list[Layered],
     charts: Mapping[str, ChartEntry],
 ) -> Iterator[tuple[str, Finding]]:
-    name = app.obj["metadata"]["name"]
-    destination = str((spec.get("destination") or {}).get("namespace") or "")
+    name = app.identity[3]
+    destination = str((mapping_at(spec, "destination") or {}).get("namespace") or "")
     if destination and not project.permits_namespace(destination):
         message = f"AppProject {project.name} has no destination for namespace {destination}"
         yield app.file, Finding("/spec/destination/namespace", PROJECT_CODE, message, hint=_HINT)
@@ -111,7 +112,7 @@ def _check_object(
 ) -> Iterator[tuple[str, Finding]]:
     group = kube.api_group(str(obj.obj.get("apiVersion", "")))
     kind = str(obj.obj.get("kind", ""))
-    namespace = (obj.obj.get("metadata") or {}).get("namespace")
+    namespace = (mapping_at(obj.obj, "metadata") or {}).get("namespace")
     namespaced = bool(namespace) or kube.is_namespaced(group, kind)
     shown = show_group_kind((group, kind))
     if not project.permits_kind((group, kind), namespaced=namespaced):
@@ -144,7 +145,7 @@ def _check_chart(
         hint = "add catalog/charts/<chart>-<version>.yaml from the chart's templates"
         yield app.file, Finding(pointer, PROJECT_CODE, message, hint=hint)
         return
-    values = (source.get("helm") or {}).get("valuesObject") or {}
+    values = mapping_at(source, "helm", "valuesObject") or {}
     installed = entry.installs(values)
     for group_kind in sorted(installed.cluster_kinds):
         if not project.permits_kind(group_kind, namespaced=False):
@@ -167,13 +168,14 @@ def _listed(group_kind: GroupKind, entries: Iterable[Mapping[str, Any]]) -> bool
     return any(
         fnmatchcase(group, str(e.get("group", ""))) and fnmatchcase(kind, str(e.get("kind", "")))
         for e in entries
+        if isinstance(e, Mapping)
     )
 
 
 def _sources(spec: Mapping[str, Any]) -> list[tuple[str, Mapping[str, Any]]]:
     """Each source of an Application with its JSON pointer."""
     found = [("/spec/source", spec.get("source"))]
-    found += [(f"/spec/sources/{i}", s) for i, s in enumerate(spec.get("sources") or [])]
+    found += [(f"/spec/sources/{i}", s) for i, s in enumerate(list_at(spec, "sources"))]
     return [(where, s) for where, s in found if isinstance(s, Mapping)]
 
 

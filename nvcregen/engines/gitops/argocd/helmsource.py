@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from nvcregen.core.fields import mapping_at
+
 DIGEST_ANNOTATION = "nvcregen.io/chart-digest"
 VERSION_ANNOTATION = "nvcregen.io/chart-version"
 OCI = "oci://"
@@ -62,8 +64,7 @@ def chart_source(source: Mapping[str, Any], annotations: Mapping[str, Any]) -> C
 
 def app_annotations(obj: Mapping[str, Any]) -> Mapping[str, Any]:
     """An object's annotations (empty when it has none or they are malformed)."""
-    annotations = (obj.get("metadata") or {}).get("annotations")
-    return annotations if isinstance(annotations, Mapping) else {}
+    return mapping_at(obj, "metadata", "annotations") or {}
 
 
 def _text(value: Any) -> str | None:

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
 
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL, QUEUE_LABEL
 from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.gating import Gating, Step, folder, relative, under, wave_of
@@ -31,12 +31,13 @@ def applications(objects: Iterable[TreeObject], root: str) -> list[tuple[TreeObj
     for item in objects:
         if (item.group, item.kind) != _APPLICATION:
             continue
-        source: Mapping[str, Any] = item.spec.get("source") or next(
-            iter(item.spec.get("sources") or []), {}
-        )
+        sources = list_at(item.spec, "sources")
+        first = mapping_at(sources[0]) if sources else None
+        source = mapping_at(item.spec, "source") or first or {}
         base = relative(str(source.get("path", "")), root)
         if base is not None:
-            found.append((item, base, bool((source.get("directory") or {}).get("recurse"))))
+            recurse = (mapping_at(source, "directory") or {}).get("recurse")
+            found.append((item, base, bool(recurse)))
     return found
 
 
@@ -46,8 +47,8 @@ def health_checks(objects: Iterable[TreeObject]) -> frozenset[str]:
     for item in objects:
         if item.kind != "ConfigMap" or item.name != "argocd-cm":
             continue
-        data = item.obj.get("data") or {}
-        keys |= {k.removeprefix(HEALTH_KEY) for k in data if k.startswith(HEALTH_KEY)}
+        data = mapping_at(item.obj, "data") or {}  # else NVC602 reports it
+        keys |= {str(k).removeprefix(HEALTH_KEY) for k in data if str(k).startswith(HEALTH_KEY)}
         for line in str(data.get(_WILDCARD_KEY, "")).splitlines():
             if line and not line.startswith(" ") and line.rstrip().endswith(":"):
                 keys.add(line.rstrip()[:-1].replace("/", "_"))
@@ -78,7 +79,7 @@ def deactivation_seen(
     return frozenset(
         run.source.path
         for run in runs
-        if (run.source.namespace, run.source.meta.get("labels", {}).get(PREBUILT_LABEL))
+        if (run.source.namespace, (mapping_at(run.source.meta, "labels") or {}).get(PREBUILT_LABEL))
         in workloads
     )
 

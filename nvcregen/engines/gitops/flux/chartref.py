@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from nvcregen.compile.platform.helmref import ChartPull, ChartRelease
+from nvcregen.core.fields import mapping_at
 from nvcregen.core.manifest import Obj
 
 FLUX_SOURCE_API = "source.toolkit.fluxcd.io/v1"
@@ -96,8 +97,8 @@ class FluxChartRef:
         group = str(obj.get("apiVersion", "")).rpartition("/")[0]
         if obj.get("kind") != "HelmRelease" or group != FLUX_HELM_API.rpartition("/")[0]:
             return None
-        spec = obj.get("spec") or {}
-        meta = obj.get("metadata") or {}
+        spec = mapping_at(obj, "spec") or {}
+        meta = mapping_at(obj, "metadata") or {}
         namespace = spec.get("targetNamespace") or meta.get("namespace", "")
         return str(namespace), str(spec.get("releaseName") or meta.get("name"))
 

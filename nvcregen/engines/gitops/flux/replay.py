@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from nvcregen.core import units
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import KUEUE_PREFIX, PREBUILT_LABEL
 from nvcregen.plan.facts import PlanFacts
 from nvcregen.replay.gating import Gating, Step, relative, under
@@ -42,7 +43,7 @@ def kustomizations(objects: Sequence[TreeObject], root: str) -> list[tuple[TreeO
     for item in objects:
         if (item.group, item.kind) == (FLUX, "Kustomization"):
             path = str(item.spec.get("path", "")).strip().removeprefix("./")
-            source = item.spec.get("sourceRef") or {}
+            source = mapping_at(item.spec, "sourceRef") or {}
             if source.get("kind") == "ExternalArtifact":
                 inside = artifacts.get(str(source.get("name")))
                 if inside is None:
@@ -60,8 +61,8 @@ def _artifact_folders(objects: Sequence[TreeObject]) -> dict[str, str]:
     for item in objects:
         if (item.group, item.kind) != (SOURCE_WATCHER, "ArtifactGenerator"):
             continue
-        for artifact in item.spec.get("artifacts") or []:
-            copies = artifact.get("copy") or [] if isinstance(artifact, Mapping) else []
+        for artifact in list_at(item.spec, "artifacts"):
+            copies = list_at(artifact, "copy")
             for copy in copies:
                 origin = str(copy.get("from", "")) if isinstance(copy, Mapping) else ""
                 alias, _, inside = origin.removeprefix("@").partition("/")
@@ -106,7 +107,7 @@ def _key(item: TreeObject) -> str:
 def _step(item: TreeObject) -> Step:
     after = tuple(
         f"{d.get('namespace') or item.namespace}/{d.get('name')}"
-        for d in item.spec.get("dependsOn") or []
+        for d in list_at(item.spec, "dependsOn")
         if isinstance(d, dict)
     )
     return Step(_key(item), f"{STEP_LABEL}{item.name}", item.file, after, _timeout(item.spec))
@@ -140,7 +141,7 @@ def _unwaited(owner: TreeObject, run: TreeObject) -> str:
     """Why Flux does not wait for this run ("" when it does)."""
     listed = any(
         isinstance(c, dict) and c.get("kind") == run.kind and c.get("name") == run.name
-        for c in owner.spec.get("healthChecks") or []
+        for c in list_at(owner.spec, "healthChecks")
     )
     if not owner.spec.get("wait") and not listed:
         return (
@@ -148,7 +149,7 @@ def _unwaited(owner: TreeObject, run: TreeObject) -> str:
         )
     if (run.group, run.kind) == ("batch", "Job"):
         return ""  # Flux's own Job reader: `_job_unwaited` says whether it waits
-    for expr in owner.spec.get("healthCheckExprs") or []:
+    for expr in list_at(owner.spec, "healthCheckExprs"):
         if not isinstance(expr, dict):
             continue
         group = str(expr.get("apiVersion", "")).rpartition("/")[0]
@@ -172,7 +173,7 @@ def _job_unwaited(
     can hold the step: applied by the same Kustomization, and checked by an expression
     that is not always true.
     """
-    label = run.meta.get("labels", {}).get(PREBUILT_LABEL)
+    label = (mapping_at(run.meta, "labels") or {}).get(PREBUILT_LABEL)
     path = workloads.get((run.namespace, str(label))) if label else None
     base = next((b for k, b in found if k is owner), None)
     gated = any(
@@ -180,7 +181,7 @@ def _job_unwaited(
         and str(e.get("apiVersion", "")).rpartition("/")[0] == KUEUE_PREFIX.rstrip("/")
         and e.get("kind") == "Workload"
         and str(e.get("current", "true")).strip() != "true"
-        for e in owner.spec.get("healthCheckExprs") or []
+        for e in list_at(owner.spec, "healthCheckExprs")
     )
     if path is not None and base is not None and under(path, base) and gated:
         return ""

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from nvcregen.core import codes, units
+from nvcregen.core.fields import list_at, mapping_at
 from nvcregen.core.kueuekeys import PRIORITY_LABEL, QUEUE_LABEL
 from nvcregen.engines.readiness.nvcre.engine import RUN_OBJECTS
 from nvcregen.plan.facts import GPU, Node, PlanFacts
@@ -34,17 +35,18 @@ def nvcre_run(item: TreeObject, facts: PlanFacts, stage: str) -> Run:
     if item.kind == "Certification":
         parts = [
             (f"/spec/categories/{i}", str(c.get("variant", "")), {**spec, **_options(c)}, c)
-            for i, c in enumerate(spec.get("categories") or [])
+            for i, c in enumerate(list_at(spec, "categories"))
             if isinstance(c, dict)
         ]
         test = ""
     else:
-        options = {**spec, **(spec.get("orchestration") or {}), "nodesPerJob": spec.get("numNodes")}
-        test = str((item.meta.get("labels") or {}).get("nvcregen.io/test", ""))
+        orchestration = mapping_at(spec, "orchestration") or {}
+        options = {**spec, **orchestration, "nodesPerJob": spec.get("numNodes")}
+        test = str((mapping_at(item.meta, "labels") or {}).get("nvcregen.io/test", ""))
         parts = [("/spec", test, options, {"framework": spec.get("framework")})]
     batches: list[Batch] = []
     problems: list[Problem] = []
-    target = target_constraint(spec.get("target") or {})
+    target = target_constraint(mapping_at(spec, "target") or {})
     eligible = sorted((n for n in facts.nodes if target.allows(n)), key=lambda n: n.name)
     for pointer, variant, options, category in parts:
         groups = _groups(eligible, options)
@@ -58,12 +60,12 @@ def nvcre_run(item: TreeObject, facts: PlanFacts, stage: str) -> Run:
 
 def _options(category: Mapping[str, Any]) -> dict[str, Any]:
     """A category's options; its workloadMetadata labels merge into the Certification's."""
-    return dict(category.get("options") or {})
+    return dict(mapping_at(category, "options") or {})
 
 
 def _labels(item: TreeObject, options: Mapping[str, Any]) -> dict[str, Any]:
-    own = ((item.spec.get("workloadMetadata") or {}).get("labels")) or {}
-    extra = ((options.get("workloadMetadata") or {}).get("labels")) or {}
+    own = mapping_at(item.spec, "workloadMetadata", "labels") or {}
+    extra = mapping_at(options, "workloadMetadata", "labels") or {}
     return {**own, **extra}
 
 
@@ -94,7 +96,8 @@ def _workload(
     if nics and options.get("nicResourceName"):
         requests[str(options["nicResourceName"])] = nics
     podsets = [PodSet("node", 1, requests, target)]
-    mpi = category.get("domain") == "communication" or "mpi" in (category.get("framework") or {})
+    framework = mapping_at(category, "framework") or {}
+    mpi = category.get("domain") == "communication" or "mpi" in framework
     if mpi:
         podsets.append(PodSet("launcher", 1, dict(LAUNCHER), Constraint()))
     timing = facts.timing(stage, variant)
