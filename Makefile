@@ -56,11 +56,11 @@ test-twin: $(STAMP) controlplane twin
 test: lint system controlplane kueueparity
 	tools/test.sh
 
-# The inner loop: the suite less the tests marked slow (processes, Git repositories, a
-# second or more each) and controlplane (built binaries); no lint, no system packages.
-# `make test` still runs every test.
+# The inner loop: the suite less the tests marked slow (processes, Git repositories, half
+# a second or more each) and controlplane (built binaries), on every core (pytest-xdist);
+# no lint, no system packages. `make test` still runs every test, in one process.
 test-fast: $(STAMP)
-	$(BIN)/pytest -q -m 'not slow and not controlplane'
+	$(BIN)/pytest -q -n auto -m 'not slow and not controlplane'
 
 fmt: $(STAMP)
 	$(BIN)/ruff format .

@@ -49,6 +49,7 @@ def test_a_bad_export_writes_nothing(project: Path) -> None:
     assert run("inventory").exit_code == 2  # neither --from nor --context
 
 
+@pytest.mark.slow
 def test_plan_states_every_steps_coverage(project: Path) -> None:
     write_project(project, 64, 8)
     result = run("plan", "fleet.yaml", "--format", "json")
@@ -65,6 +66,7 @@ def test_plan_states_every_steps_coverage(project: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_drill_names_a_node_and_a_link(project: Path) -> None:
     write_project(project, 64, 8)
     node = run("drill", "fleet.yaml", "--fail", "gpu-0042")
@@ -142,6 +144,7 @@ def test_a_bad_cabling_map_writes_nothing(project: Path) -> None:
     assert not (project / "i.yaml").exists()
 
 
+@pytest.mark.slow
 def test_drill_injects_a_rail_found_as_its_node_and_named_with_its_switch_port(
     project: Path,
 ) -> None:

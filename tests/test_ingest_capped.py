@@ -170,18 +170,21 @@ def test_ingest_nccl_refuses_a_regular_file_past_its_cap_and_reads_the_rest(
     assert "read 1 of 2 files" in result.stderr
 
 
+@pytest.mark.slow
 def test_ingest_nccl_of_dev_zero_stops_at_the_cap() -> None:
     done = child("ingest", "nccl", "/dev/zero", cap=1 << 20)
     assert done.returncode == 2, done.stderr[-2000:]
     assert "/dev/zero:1:1: error[NVC700]: larger than 1 MiB" in done.stderr
 
 
+@pytest.mark.slow
 def test_ingest_nccl_of_dev_zero_stops_at_the_real_cap() -> None:
     done = child("ingest", "nccl", "/dev/zero")
     assert done.returncode == 2, done.stderr[-2000:]
     assert "/dev/zero:1:1: error[NVC700]: larger than 256 MiB" in done.stderr
 
 
+@pytest.mark.slow
 def test_ingest_nccl_of_stdin_stops_at_the_cap() -> None:
     log = NCCL_LOG.read_bytes()
     assert child("ingest", "nccl", "/dev/stdin", cap=len(log), stdin=log).returncode == 0
@@ -217,6 +220,7 @@ def test_ingest_node_of_dev_zero_stops_at_16_mib() -> None:
     )
 
 
+@pytest.mark.slow
 def test_ingest_node_of_stdin_stops_at_16_mib() -> None:
     done = child("ingest", "node", "/dev/stdin", stdin=b" " * (16 * 1024 * 1024 + 1))
     assert done.returncode == 2, done.stderr[-2000:]

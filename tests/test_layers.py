@@ -74,6 +74,7 @@ def _cycle(graph: dict[str, set[str]]) -> list[str]:
     return next((c for m in sorted(graph) if m not in state and (c := visit(m))), [])
 
 
+@pytest.mark.slow
 def test_no_module_imports_itself_through_others() -> None:
     assert _cycle(_graph()) == []
 

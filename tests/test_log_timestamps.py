@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from oncallfactory import site_text, write_logs
 
@@ -48,11 +49,13 @@ def node_a_single(saved: Path) -> Path:
     return log
 
 
+@pytest.mark.slow
 def test_logs_in_time_order_pass(tmp_path: Path) -> None:
     code, _, verdicts = collected(tmp_path, stamped(write_logs(tmp_path / "saved", site_text())))
     assert (code, verdicts["word"]) == (0, "pass")
 
 
+@pytest.mark.slow
 def test_a_log_whose_times_go_backwards_is_no_evidence(tmp_path: Path) -> None:
     saved = stamped(write_logs(tmp_path / "saved", site_text()))
     log = node_a_single(saved)

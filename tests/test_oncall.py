@@ -71,6 +71,7 @@ def nodes_of(run: Path) -> dict[str, dict[str, object]]:
     return {n["node"]: n for n in verdicts["nodes"]}
 
 
+@pytest.mark.slow
 def test_a_two_node_failure_makes_its_pair_suspect_and_clears_the_rest(pair_failure: Path) -> None:
     nodes = nodes_of(pair_failure)
     assert {n: v["status"] for n, v in nodes.items()} == {
@@ -106,6 +107,7 @@ def test_report_and_summary_name_the_suspects_first(pair_failure: Path) -> None:
     ) in header
 
 
+@pytest.mark.slow
 def test_a_node_that_failed_its_single_node_run_is_failed_not_suspect(tmp_path: Path) -> None:
     run = collect_and_report(tmp_path, node_a_slow_alone_too)
     nodes = nodes_of(run)
@@ -171,6 +173,7 @@ def pinned(trainjob: dict[str, object]) -> list[str]:
     return sorted(dict.fromkeys(found))
 
 
+@pytest.mark.slow
 def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
     run = collect_and_report(tmp_path, node_a_slow_alone_too)
     said = retest(run, tmp_path / "retest.yaml").splitlines()
@@ -181,6 +184,7 @@ def test_a_node_failing_alone_needs_no_retest(tmp_path: Path) -> None:
     assert site["spec"]["nodePools"][0]["nodes"] == ["node-b", "node-c"]
 
 
+@pytest.mark.slow
 def test_control_characters_in_a_reason_reach_the_retest_header_escaped(tmp_path: Path) -> None:
     """A failed node's reason (NVCRE's message, untrusted) with an escape and a CR."""
 
@@ -261,6 +265,7 @@ def test_retest_refuses_a_link_and_a_full_disk(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.yaml"]
 
 
+@pytest.mark.slow
 def test_finished_at_comes_from_kubectl_timestamps(tmp_path: Path) -> None:
     """Logs saved with `kubectl logs --timestamps`: their last time is when the run ended."""
     site = tmp_path / "site.yaml"
@@ -346,6 +351,7 @@ def test_passing_logs_saved_in_the_failing_runs_slots_never_pass(tmp_path: Path)
     )
 
 
+@pytest.mark.slow
 def test_one_nodes_log_for_every_node_clears_only_that_node_at_most(tmp_path: Path) -> None:
     moves = [((SINGLE, r, "g2"), (SINGLE, r, g)) for r in (1, 2, 3) for g in ("g0", "g1", "g3")]
     code, _, verdicts = collect_swapped(tmp_path, healthy, moves)
@@ -364,6 +370,7 @@ def test_one_nodes_log_for_every_node_clears_only_that_node_at_most(tmp_path: Pa
     )
 
 
+@pytest.mark.slow
 def test_round_one_copied_to_rounds_two_and_three_is_incomplete(tmp_path: Path) -> None:
     moves = [((SINGLE, 1, "g3"), (SINGLE, r, "g3")) for r in (2, 3)]
     code, out, verdicts = collect_swapped(tmp_path, healthy, moves)
@@ -375,6 +382,7 @@ def test_round_one_copied_to_rounds_two_and_three_is_incomplete(tmp_path: Path) 
     assert out.splitlines()[1].endswith("byte for byte: a copied round proves nothing")
 
 
+@pytest.mark.slow
 def test_one_dcgm_log_for_every_slot_clears_no_node(tmp_path: Path) -> None:
     """The reviewer's r5: node-b's round-1 DCGM log copied over all 12 slots was a pass.
 
@@ -411,6 +419,7 @@ def test_one_dcgm_log_for_every_slot_clears_no_node(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_healthy_dcgm_logs_of_the_same_length_are_no_copies(tmp_path: Path) -> None:
     """Issue #31's follow-up: every healthy DCGM run of the factory takes 312 s.
 

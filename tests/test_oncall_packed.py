@@ -87,6 +87,7 @@ def both(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return per_run, packed_run
 
 
+@pytest.mark.slow
 def test_packed_and_per_run_logs_of_the_same_outcomes_give_the_same_verdicts(both: Any) -> None:
     per_run, packed_run = both
     assert statuses(packed_run) == statuses(per_run)

@@ -140,6 +140,7 @@ def dry(run_dir: Path, *extra: str) -> Any:
     )
 
 
+@pytest.mark.slow
 def test_dry_run_names_only_failed_nodes_and_writes_nothing(one_failed: Path) -> None:
     result = dry(one_failed, "--format", "json")
     assert result.exit_code == 0, result.output
@@ -194,6 +195,7 @@ def test_a_second_apply_writes_nothing(one_failed: Path, tmp_path: Path, fake: F
     assert [r.method for r in fake.seen] == ["GET"]
 
 
+@pytest.mark.slow
 def test_release_takes_off_exactly_what_it_set(
     retested: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -249,6 +251,7 @@ def test_a_taint_added_between_read_and_apply_is_kept(
     assert fake.nodes["node-a"]["metadata"]["labels"][KEY] == SITE
 
 
+@pytest.mark.slow
 def test_an_api_failing_half_way_stops_and_a_rerun_finishes(
     two_failed: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -337,6 +340,7 @@ def test_names_outside_the_plan_are_refused_before_any_request(
     assert dry(run_dir).exit_code == 1  # a dry run says so too
 
 
+@pytest.mark.slow
 def test_release_refuses_names_outside_the_plan_too(
     one_failed: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -383,6 +387,7 @@ def wrong_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return collected(tmp_path_factory.mktemp("h100"), healthy, model="NVIDIA H100 80GB HBM3")
 
 
+@pytest.mark.slow
 def test_a_pool_failed_whole_on_a_gpu_model_mismatch_is_refused_not_tainted(
     wrong_model: Path, tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -404,6 +409,7 @@ def test_a_pool_failed_whole_on_a_gpu_model_mismatch_is_refused_not_tainted(
     )
 
 
+@pytest.mark.slow
 def test_one_node_on_another_gpu_model_is_still_quarantined(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -685,6 +691,7 @@ def test_patches_stop_at_the_first_node_the_api_cannot_read(
     assert all(line.startswith("# ") for line in text.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "test",
     ["nccl-all-reduce", "dcgm-l1"],  # a launcher log names its ranks' hosts, DCGM its node
@@ -755,6 +762,7 @@ def test_release_without_a_newer_run_refuses_and_names_the_missing_evidence(
     assert [(r["node"], r["status"]) for r in data["refused"]] == [("node-a", "quarantined")]
 
 
+@pytest.mark.slow
 def test_a_newer_run_that_fails_the_node_again_keeps_it_held(
     tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -767,6 +775,7 @@ def test_a_newer_run_that_fails_the_node_again_keeps_it_held(
     assert KEY in fake.nodes["node-a"]["metadata"]["labels"]
 
 
+@pytest.mark.slow
 def test_the_newest_run_decides_and_one_that_does_not_verify_is_no_evidence(
     tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -784,6 +793,7 @@ def test_the_newest_run_decides_and_one_that_does_not_verify_is_no_evidence(
     assert "node-a: released" in released.output
 
 
+@pytest.mark.slow
 def test_release_of_named_nodes_only(tmp_path: Path, fake: FakeNodes) -> None:
     run_dir = fresh(tmp_path, "node-a", "node-c")
     collected_after(run_dir, healthy)
@@ -819,6 +829,7 @@ def collected_elsewhere(run_dir: Path, text: str, busbw: Any = healthy) -> Path:
     return Path(shutil.move(run, run_dir.parent / run.name))
 
 
+@pytest.mark.slow
 def test_a_newer_run_of_another_site_is_no_evidence(tmp_path: Path, fake: FakeNodes) -> None:
     """Review: a verifying run of another site, in this site's folder, cleared node-a."""
     run_dir = fresh(tmp_path, "node-a")
@@ -839,6 +850,7 @@ def test_a_newer_run_of_another_site_is_no_evidence(tmp_path: Path, fake: FakeNo
     assert "node-a: released" in released.output
 
 
+@pytest.mark.slow
 def test_a_newer_run_judged_against_another_site_file_is_no_evidence(
     tmp_path: Path, fake: FakeNodes
 ) -> None:
@@ -862,6 +874,7 @@ def test_a_newer_run_judged_against_another_site_file_is_no_evidence(
     assert newer_runs(run_dir, SITE, mine).verified == ()
 
 
+@pytest.mark.slow
 def test_the_gate_reads_only_a_newer_runs_site_and_verdicts(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -97,6 +97,7 @@ def test_the_readme_shows_nvcregen_commands() -> None:
     assert [output for _, output in readme_commands() if output]  # one with its output
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "output"), readme_commands())
 def test_every_readme_nvcregen_command_works_as_written(
     project: Path, command: str, output: str | None

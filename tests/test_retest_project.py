@@ -73,6 +73,7 @@ def test_retest_in_sites_renders_with_every_site_of_the_project(project: Path) -
     assert queued == {"readiness"}  # the original's LocalQueue
 
 
+@pytest.mark.slow
 def test_a_retest_that_would_break_the_project_is_not_written(project: Path) -> None:
     """A site already named like the retest: NVC503, and the new file is removed again."""
     taken = project / "sites" / "taken.yaml"

@@ -72,6 +72,7 @@ def collected(tmp: Path) -> tuple[Path, Path]:
     return run, site
 
 
+@pytest.mark.slow
 def test_retest_names_the_failing_rail_and_retest_rail_reruns_it_alone(tmp_path: Path) -> None:
     run, site = collected(tmp_path)
     runner = CliRunner()
@@ -149,6 +150,7 @@ def test_retest_rail_of_a_pairs_suspect_and_the_lines_naming_it() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_retest_rail_reads_the_sites_inventory_for_switch_ports_without_planning_the_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -90,6 +90,7 @@ def verify(run: Path, public: Path) -> Result:
     return CliRunner().invoke(main, ["verify", str(run), "--key", str(public)])
 
 
+@pytest.mark.slow
 def test_independent_dsse_check_of_the_envelope(signed: tuple[Path, Path, Path]) -> None:
     run, _, public = signed
     envelope = json.loads((run / ENVELOPE).read_text())
@@ -313,6 +314,7 @@ def test_report_names_the_key_of_a_signed_archive(
     assert said in (tmp_path / "report" / "index.html").read_text()
 
 
+@pytest.mark.slow
 def test_unsigned_archives_are_allowed_and_say_so(
     tmp_path: Path, signed: tuple[Path, Path, Path]
 ) -> None:
@@ -370,6 +372,7 @@ def test_without_cryptography_signing_says_how_to_install_it(
     assert "pip install 'nvcregen[sign]'" in refused.stderr
 
 
+@pytest.mark.slow
 def test_with_source_date_epoch_a_signed_archive_is_the_same_bytes_twice(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signed: tuple[Path, Path, Path]
 ) -> None:

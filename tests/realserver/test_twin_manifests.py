@@ -141,6 +141,7 @@ def test_trainers_webhooks_are_named_and_pointed_as_its_kustomization_says() -> 
 
 
 @BUILT
+@pytest.mark.slow
 def test_jobsets_crd_gets_its_conversion_webhook_and_trainers_none() -> None:
     manifests = twin.cache_dir() / "manifests"
     (jobset,) = twin.jobset_crds(manifests, "jobset-system", 9555, b"CA")

@@ -85,6 +85,7 @@ def test_an_alias_bomb_fails_fast_with_its_line(project: Path) -> None:
     assert "out/x/bomb.yaml:5:6: error[NVC105]: anchor &a is not allowed" in output
 
 
+@pytest.mark.slow
 def test_thousands_of_problems_in_one_file_print_at_most_200(project: Path) -> None:
     (project / "out" / "x").mkdir(parents=True)
     data = "".join(f'  k{i}: "rate_gbps_{i}"\n' for i in range(1000))

@@ -111,6 +111,7 @@ def test_check_server_finds_the_drift_of_rendered_sites(tmp_path: Path) -> None:
     assert tree_drift(tmp_path / "out", tmp_path, connect("ctx", down)) == []  # no site, no call
 
 
+@pytest.mark.slow
 def test_inventory_from_a_context_matches_one_from_the_export(tmp_path: Path) -> None:
     from click.testing import CliRunner
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from trainerlogs import (
     IB_LINES,
@@ -74,6 +75,7 @@ def test_the_planned_logs_bind_and_pass(tmp_path: Path) -> None:
     assert "- GPUs (device lists): NVIDIA H20-3e" in (report / "summary.md").read_text()
 
 
+@pytest.mark.slow
 def test_foreign_hosts_and_h100s_never_pass_and_are_named_first(tmp_path: Path) -> None:
     def foreign(obj: Obj) -> str:  # the untouched OCI capture: two H100 hosts at OCI
         return IB_LINES + OCI.read_text() if is_two_node_all_reduce(obj) else default_log(obj)

@@ -160,6 +160,7 @@ def test_an_expired_continue_token_restarts_the_listing(
         (Fault("configmaps", 403), "read-only RBAC of the platform layer"),
     ],
 )
+@pytest.mark.slow
 def test_a_partial_read_is_never_archived(
     tmp_path: Path, fake: FakeKube, kubeconfig: Path, slept: list[float], fault: Fault, message: str
 ) -> None:

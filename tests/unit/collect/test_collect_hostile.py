@@ -148,6 +148,7 @@ def test_an_alias_bomb_in_an_export_fails_fast_in_bounded_memory(tmp_path: Path)
     assert not (tmp_path / "results").exists()
 
 
+@pytest.mark.slow
 def test_a_retry_after_of_nan_is_ignored_not_an_internal_error(tmp_path: Path) -> None:
     """Item 11: `Retry-After: nan` made time.sleep raise; now the backoff applies."""
     with serve(lab_state()) as fake:

@@ -102,6 +102,7 @@ def test_a_packed_jobs_failed_condition_fails_no_test_by_itself(tmp_path: Path) 
     assert set(statuses(outcome).values()) == {"cleared"}
 
 
+@pytest.mark.slow
 def test_a_section_that_never_ends_is_incomplete_never_cleared(tmp_path: Path) -> None:
     def cut(logs: list[PackLog]) -> None:
         log = pod_log(logs, REDUCE, 3, "node-c")

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 from trainerlogs import (
     IB_LINES,
@@ -84,6 +85,7 @@ def test_collect_from_saved_logs_gives_the_verdicts_of_ingest(tmp_path: Path) ->
     assert tcp["groups"][0]["transport"]["seen"] == ["Socket"]
 
 
+@pytest.mark.slow
 def test_the_archive_holds_every_log_byte_for_byte(tmp_path: Path) -> None:
     folder = write_saved_logs(tmp_path / "saved")
     outcome = run(folder, tmp_path / "results")

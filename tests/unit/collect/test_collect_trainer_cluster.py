@@ -87,6 +87,7 @@ def verdicts(path: Path) -> Any:
     return json.loads((path / "verdicts.json").read_text())
 
 
+@pytest.mark.slow
 def test_cluster_logs_give_the_verdicts_of_the_saved_logs(tmp_path: Path, fake: FakeKube) -> None:
     fake.faults.append(Fault("pods/log", code=503, times=2))  # retried
     outcome = collect(options(tmp_path, fake))

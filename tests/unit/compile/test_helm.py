@@ -102,6 +102,7 @@ def test_rendered_yaml_is_read_as_yaml_1_1_like_kubernetes() -> None:
     assert docs == [{"a": True, "b": 493}, {"c": True, "d": "2024-01-02"}]
 
 
+@pytest.mark.slow
 def test_crds_are_read_from_the_chart_and_unpacked_subcharts_only(tmp_path: Path) -> None:
     texts = archive_crds(package(tmp_path))
     names = sorted(doc["metadata"]["name"] for t in texts for doc in parse_documents(t))
@@ -179,6 +180,7 @@ exit {exit_code}; fi
     return script
 
 
+@pytest.mark.slow
 def test_the_binary_runs_helm_template_without_crds_or_hooks(tmp_path: Path, archive: Path) -> None:
     renderer = BinaryRenderer(str(_fake_helm(tmp_path)))
     rendered = _render(renderer, archive, {"nameOverride": "nvcre"})

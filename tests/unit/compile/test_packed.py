@@ -191,6 +191,7 @@ def test_a_1024_node_copy_fits_the_issue_budget_and_objects_per_node_do_not_grow
     assert per_node[4096] <= per_node[1024]
 
 
+@pytest.mark.slow
 def test_the_node_script_runs_every_test_and_fails_when_one_did(tmp_path: Any) -> None:
     site, _ = parse(SHIPPED.read_text(encoding="utf-8"))
     packs = site_packs(site, plan(site, catalog()))

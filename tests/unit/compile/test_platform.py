@@ -275,6 +275,7 @@ def test_the_archive_renders_with_crds_apart(
     assert_valid(manifests, "1.30")
 
 
+@pytest.mark.slow
 def test_the_charts_own_service_monitor_is_off(tmp_path: Path, renderer: HelmRenderer) -> None:
     """The chart's ServiceMonitor skips TLS verification; the monitoring layer scrapes instead."""
     site = platform_site(

@@ -84,6 +84,7 @@ other = f"see NVC666 {x}"
     assert reported(source) == {"NVC111", "NVC222", "NVC333", "NVC444"}
 
 
+@pytest.mark.slow
 def test_every_code_reported_in_the_package_is_registered() -> None:
     missing = {
         f"{path}: {code}"

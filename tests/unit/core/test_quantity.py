@@ -114,6 +114,7 @@ def test_the_same_values_and_refusals_as_the_cel_library_had(text: str) -> None:
     assert _outcome(parse_quantity, text) == _outcome(old_cel, text)
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(texts, st.booleans())
 def test_every_amount_the_replay_read_reads_the_same(text: str, millis: bool) -> None:
@@ -129,6 +130,7 @@ def test_every_amount_the_replay_read_reads_the_same(text: str, millis: bool) ->
         assert known is None or known[2] not in _SELECTOR_SCALE
 
 
+@pytest.mark.slow
 @PROPERTY
 @given(st.from_regex(r"\A([1-9][0-9]{0,6}m|[0-9]{1,6}(\.[0-9]{1,3})?)\Z"))
 def test_every_site_cpu_reads_as_before(text: str) -> None:

@@ -394,6 +394,7 @@ if HAVE_HYPOTHESIS:
         max_leaves=25,
     )
 
+    @pytest.mark.slow
     @settings(max_examples=400, deadline=None)
     @given(json_like)
     def test_property_round_trip_under_yaml_1_1_and_1_2(data: object) -> None:

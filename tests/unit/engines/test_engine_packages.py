@@ -22,6 +22,8 @@ import ast
 from collections.abc import Iterable
 from pathlib import Path
 
+import pytest
+
 from nvcregen.engineapi.registry import GITOPS, READINESS
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -184,6 +186,7 @@ def moved_names(package: str) -> frozenset[str]:
     return frozenset(found - PART_NAMES)
 
 
+@pytest.mark.slow
 def test_no_module_outside_the_engines_imports_an_engines_package() -> None:
     found = {
         path.relative_to(ROOT).as_posix(): hits
@@ -282,6 +285,7 @@ wave = "argocd.argoproj.io/sync-wave"
     assert engine_imports("from nvcregen.engineapi.registry import part_of\n") == []
 
 
+@pytest.mark.slow
 def test_what_moved_into_an_engines_package_is_named_nowhere_outside_it() -> None:
     found = {}
     for package in ENGINE_MODULES:

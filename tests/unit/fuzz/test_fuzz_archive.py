@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import pytest
 from fuzzing import BUDGET, HOSTILE, hostile_token, mixed
 from hypothesis import given
 from hypothesis import strategies as st
@@ -73,6 +74,7 @@ def hostile_run(draw: st.DrawFn) -> dict[str, str]:
     return files
 
 
+@pytest.mark.slow
 @BUDGET
 @given(hostile_run(), st.sampled_from(["", "extra-line", "crlf"]))
 def test_fuzz_archive_readers(files: dict[str, str], sums: str) -> None:
@@ -101,6 +103,7 @@ def test_fuzz_archive_readers(files: dict[str, str], sums: str) -> None:
 SUM_FRAGMENTS = (f"{'ab' * 32}  ", "summary.json", "objects/", "../", "./", "\n", "\r\n", " ")
 
 
+@pytest.mark.slow
 @BUDGET
 @given(st.one_of(st.binary(max_size=200), mixed(SUM_FRAGMENTS).map(str.encode)))
 def test_fuzz_sha256sums_reader(data: bytes) -> None:

@@ -97,6 +97,7 @@ def test_the_inventory_gives_fabric_labels_and_its_own_taints() -> None:
     assert first.devices == {"nvidia.com/gpu": 8, "rdma/ib": 8}
 
 
+@pytest.mark.slow
 def test_the_inventory_gives_the_driver_and_cuda_labels_it_was_read_from() -> None:
     """GPU feature discovery's labels, as the inventory recorded them: collect's drift
     check (NVC772) reads them back as the same versions, so a rehearsal reports none."""

@@ -45,6 +45,7 @@ def escaped(text: str) -> str:
 # summary.md: bounded, cleared nodes counted as ranges
 
 
+@pytest.mark.slow
 def test_summary_of_1024_nodes_is_short_and_gives_cleared_nodes_as_ranges(
     fleet: ReadArchive,
 ) -> None:
@@ -67,6 +68,7 @@ def test_the_hold_back_line_gives_ranges(fleet: ReadArchive) -> None:
     assert summary_markdown(fleet).splitlines()[2] == f"**{escaped(HOLD_BACK)}**"
 
 
+@pytest.mark.slow
 def test_summary_stays_bounded_when_every_other_node_fails(tmp_path: Path) -> None:
     failed = tuple(f"gpu-{i:04d}" for i in range(1, 1024, 2))
     text = summary_markdown(read_archive(fleet_run(tmp_path, failed_nodes=failed)))
@@ -94,6 +96,7 @@ def test_clip_cuts_a_list_after_a_comma() -> None:
     assert clip("aa, bb, cc", 5) == "aa, … (every name in index.html)"
 
 
+@pytest.mark.slow
 def test_the_written_summary_is_under_the_limit(tmp_path: Path) -> None:
     report = write_report(fleet_run(tmp_path / "results"), tmp_path / "out")
     summary = next(f for f in report.files if f.name == "summary.md")
@@ -157,6 +160,7 @@ def test_failed_nodes_are_the_ones_drawn_in_colour(fleet: ReadArchive) -> None:
     assert loud == {*FLEET_FAILED, "gpu-0512", "gpu-0777"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("failed", "more"), [(48, None), (49, 1)])
 def test_held_back_rows_stop_at_rows_max(tmp_path: Path, failed: int, more: int | None) -> None:
     # failed nodes and the two suspects: 50 rows fit, the 51st is counted instead

@@ -112,6 +112,7 @@ def no_crash_diagnostics(diags: list[Diagnostic]) -> None:
         assert diag.code.startswith("NVC") and diag.message
 
 
+@pytest.mark.slow
 @FUZZ
 @given(raw=mutated(SITES))
 def test_the_site_loader_never_fails_on_any_site(raw: bytes) -> None:

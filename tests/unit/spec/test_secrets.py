@@ -186,6 +186,7 @@ TOKENS = st.sampled_from([text for text, _ in SECRETS.values() if "\n" not in te
 FIELDS = st.sampled_from(["  cluster: h20-3e-lab", "    trigger: manual"])
 
 
+@pytest.mark.slow
 @settings(max_examples=40, deadline=None)
 @given(
     token=TOKENS,

@@ -239,6 +239,7 @@ def _hostile(keyword: str) -> list[str]:
     return [unit * max(1, 30_000 // len(unit)) for unit in units]
 
 
+@pytest.mark.slow
 def test_every_vendored_rule_is_linear_on_hostile_text() -> None:
     """30 kB of each keyword, alone and before runs of the token alphabets: linear
     patterns take milliseconds, quadratic ones (as five of gitleaks' did with their lazy
@@ -252,6 +253,7 @@ def test_every_vendored_rule_is_linear_on_hostile_text() -> None:
                 assert time.perf_counter() - started < 2.0, rule.id
 
 
+@pytest.mark.slow
 def test_no_shipped_site_example_or_golden_object_holds_a_secret() -> None:
     """The corpus raises no false alarm beyond out/ (`test_secrets_hostile`): every
     document of the sites, the examples and the golden trees."""

@@ -184,6 +184,7 @@ def _corpus_sample(pattern: re.Pattern[str]) -> st.SearchStrategy[str]:
 GLUE = st.sampled_from(["", "x", "ci_", "9", "-", "/", "prefix:"])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("pattern", CORPUS, ids=lambda p: p.pattern[:24])
 @settings(max_examples=25, deadline=None)
 @given(data=st.data())
@@ -266,6 +267,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("text", HOSTILE.values(), ids=HOSTILE.keys())
 def test_every_pattern_is_fast_on_hostile_text(text: str) -> None:
     """A megabyte of what each pattern starts with is searched in linear time."""

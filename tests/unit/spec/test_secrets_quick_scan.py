@@ -151,6 +151,7 @@ def test_the_quick_scan_answers_as_the_reference_on_any_text(text: str) -> None:
     assert _matches(text) == _reference_matches(text)
 
 
+@pytest.mark.slow
 def test_the_quick_scan_answers_as_the_reference_on_the_shipped_tree() -> None:
     objects = [
         doc
@@ -217,6 +218,7 @@ _PIECES = st.sampled_from(
 _TEXTS = st.lists(_PIECES, max_size=6).map("".join)
 
 
+@pytest.mark.slow
 @settings(max_examples=400, deadline=None)
 @given(st.dictionaries(_TEXTS, _TEXTS | st.lists(_TEXTS, max_size=3), max_size=4))
 def test_the_gate_never_hides_a_secret_the_closer_look_would_find(obj: dict[str, object]) -> None:
