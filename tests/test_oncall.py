@@ -323,6 +323,7 @@ def statuses(verdicts: dict[str, object]) -> dict[str, str]:
     return {n["node"]: n["status"] for n in nodes}
 
 
+@pytest.mark.slow
 def test_passing_logs_saved_in_the_failing_runs_slots_never_pass(tmp_path: Path) -> None:
     """node-b's logs as node-a's single-node runs, (c, d)'s as (a, b)'s: was pass, all cleared."""
     moves = [((SINGLE, r, "g1"), (SINGLE, r, "g0")) for r in (1, 2, 3)]
@@ -435,6 +436,7 @@ def test_healthy_dcgm_logs_of_the_same_length_are_no_copies(tmp_path: Path) -> N
     assert not [f for f in verdicts["findings"] if f["code"] in {"NVC740", "NVC741", "NVC739"}]  # type: ignore[attr-defined]
 
 
+@pytest.mark.slow
 def test_a_nodes_dcgm_round_copied_to_its_next_rounds_is_incomplete(tmp_path: Path) -> None:
     moves = [((DCGM, 1, "n2"), (DCGM, r, "n2")) for r in (2, 3)]
     code, out, verdicts = collect_swapped(tmp_path, healthy, moves)

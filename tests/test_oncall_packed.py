@@ -129,6 +129,7 @@ def retest(run: Path, out: Path) -> str:
     return result.output.replace(str(out), "OUT")
 
 
+@pytest.mark.slow
 def test_retest_of_a_packed_run_pairs_the_same_nodes_and_stays_packed(
     both: Any, tmp_path: Path
 ) -> None:
@@ -242,6 +243,7 @@ def test_one_section_copied_into_every_nodes_log_leaves_only_that_node_not_faile
     ]
 
 
+@pytest.mark.slow
 def test_round_one_copied_to_rounds_two_and_three_is_incomplete(tmp_path: Path) -> None:
     def copy(logs: list[PackLog]) -> None:
         for r in (2, 3):

@@ -22,6 +22,7 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.mark.parametrize("engine", ["nvcre", "trainer"])
+@pytest.mark.slow
 def test_an_archive_of_each_engine_fits_the_schema(tmp_path: Path, engine: str) -> None:
     if engine == "nvcre":
         folder = write_export(tmp_path / "export", lab_state())

@@ -116,6 +116,7 @@ def test_a_pod_that_is_gone_is_a_note_and_incomplete(tmp_path: Path, fake: FakeK
     assert str(outcome.verdicts.word) == "incomplete"
 
 
+@pytest.mark.slow
 def test_a_log_over_the_cap_is_a_note_never_judged(
     tmp_path: Path, fake: FakeKube, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -114,6 +114,7 @@ def _leading_code(node: ast.JoinedStr) -> str | None:
     return found.group(1) if found else None
 
 
+@pytest.mark.slow
 def test_no_module_writes_a_code_as_a_string() -> None:
     written = {
         path: sorted(found)

@@ -110,6 +110,7 @@ PROPERTY = settings(max_examples=400, deadline=None, derandomize=True)
 
 @PROPERTY
 @given(texts)
+@pytest.mark.slow
 def test_the_same_values_and_refusals_as_the_cel_library_had(text: str) -> None:
     assert _outcome(parse_quantity, text) == _outcome(old_cel, text)
 
@@ -140,6 +141,7 @@ def test_every_site_cpu_reads_as_before(text: str) -> None:
 
 @PROPERTY
 @given(st.from_regex(r"\A[0-9]{1,9}(Ki|Mi|Gi|Ti)?\Z"))
+@pytest.mark.slow
 def test_every_site_memory_reads_as_before(text: str) -> None:
     assert TypeAdapter(Memory).validate_python(text) == text
     # the one change: past 8 EiB (2^63-1 bytes) the API server caps, and so does this now

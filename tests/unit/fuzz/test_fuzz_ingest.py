@@ -148,6 +148,7 @@ def test_the_digit_bound_is_exact() -> None:
 
 @BUDGET
 @given(st.one_of(lines_of(NCCL_FRAGMENTS), mutated(real_logs("nccl-tests"))))
+@pytest.mark.slow
 def test_fuzz_nccl_reader(text: str) -> None:
     try:
         runs = parse_nccl(text, "fuzz.log")
