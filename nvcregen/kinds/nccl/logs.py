@@ -18,7 +18,7 @@ from nvcregen.ingest.models import IngestFormatError
 from nvcregen.kinds.nccl.models import NcclRow
 from nvcregen.kinds.nccl.reader import parse_nccl
 from nvcregen.plan.model import TestUnit
-from nvcregen.results.kindlogs import KindRead, Measured
+from nvcregen.results.kindlogs import KindRead, Measured, capped, kind_record
 from nvcregen.results.logrecords import LogRecord
 from nvcregen.results.models import BandwidthRow, RankRecord
 
@@ -30,16 +30,16 @@ def read_nccl(text: str, base: Mapping[str, Any]) -> KindRead:
     try:
         run = parse_nccl(text, str(base["path"]))[-1]  # a launcher runs one test
     except IngestFormatError as exc:
-        return KindRead(LogRecord(**base, kind=KIND, status="no-data", errors=(str(exc),)))
+        return KindRead(kind_record(KIND, base, "no-data", (str(exc),)))
     record = LogRecord(
         **base,
         kind=KIND,
         status=run.status,
-        errors=run.errors,
+        errors=tuple(capped(run.errors)),  # one per unreadable row: a record stays small
         transports=run.transports,
         gdrdma=run.gdrdma,
         versions=run.nccl_versions,
-        warnings=run.warnings,
+        warnings=tuple(capped(run.warnings)),
         hosts=run.hosts,
         models=tuple(dict.fromkeys(r.model for r in run.ranks if r.model)),
         cuda_driver=run.cuda_driver,

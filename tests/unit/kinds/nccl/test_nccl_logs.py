@@ -52,3 +52,13 @@ def test_a_log_that_is_no_nccl_tests_output_is_no_data_measuring_nothing() -> No
     read = logs.read_nccl("hello\n", BASE)
     assert read.record.status == "no-data" and read.measured is None
     assert read.record.errors and "not nccl-tests output" in read.record.errors[0]
+
+
+def test_a_log_of_thousands_of_unreadable_rows_names_64_and_counts_the_rest() -> None:
+    """As every other kind's record (`kindlogs.capped`): the archive's record stays small."""
+    lines = OCI.read_text().splitlines()
+    at = next(i for i, line in enumerate(lines) if line.strip()[:1].isdigit())
+    bad = [f"  {1000 + i}  {i}  float  sum  -1  x{i}  y  z  0  1  2  3  0" for i in range(5000)]
+    record = logs.read_nccl("\n".join([*lines[:at], *bad, *lines[at:]]), BASE).record
+    assert len(record.errors) == 65 and record.errors[-1] == "and 4936 more"
+    assert record.errors[0].startswith("unreadable row:")
