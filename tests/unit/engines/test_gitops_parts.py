@@ -4,11 +4,11 @@ through `rehearse.gitopsplay.GitOpsPlayer`, both found in the engine's package."
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pluginparts import only_plugin
 from sitefactory import edit, parse, site_yaml
 
 from nvcregen.check.engineparts import PART, is_tree_checks
@@ -44,18 +44,14 @@ ENGINE = Plain()
 @pytest.fixture
 def plain_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A GitOps engine whose package holds nothing but its traits."""
-    folder = tmp_path / "fakegitops" / "plain"
-    folder.mkdir(parents=True)
-    (tmp_path / "fakegitops" / "__init__.py").touch()
-    (folder / "__init__.py").touch()
-    (folder / "engine.py").write_text(ENGINE_SOURCE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "GITOPS_MODULES", ("fakegitops.plain.engine",))
-    registry.GITOPS.reset()
-    yield
-    registry.GITOPS.reset()
-    for name in [m for m in sys.modules if m == "fakegitops" or m.startswith("fakegitops.")]:
-        del sys.modules[name]
+    yield from only_plugin(
+        tmp_path,
+        monkeypatch,
+        "fakegitops.plain.engine",
+        ENGINE_SOURCE,
+        (registry, "GITOPS_MODULES"),
+        registry.GITOPS,
+    )
 
 
 def test_every_registered_gitops_engine_writes_its_objects_from_its_own_package() -> None:

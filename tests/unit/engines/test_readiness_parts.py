@@ -3,12 +3,12 @@ through `compile.readiness.engineparts.ReadinessObjects`, found in the engine's 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from periodicfactory import periodic_text
+from pluginparts import only_plugin
 from sitefactory import catalog, parse, site_yaml
 
 from nvcregen.compile.readiness.components import PERIODIC, PREVIEW, READINESS
@@ -38,18 +38,14 @@ ENGINE = Plain()
 @pytest.fixture
 def plain_engine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """A readiness engine whose package holds nothing but its traits."""
-    folder = tmp_path / "fakereadiness" / "plain"
-    folder.mkdir(parents=True)
-    (tmp_path / "fakereadiness" / "__init__.py").touch()
-    (folder / "__init__.py").touch()
-    (folder / "engine.py").write_text(ENGINE_SOURCE)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(registry, "READINESS_MODULES", ("fakereadiness.plain.engine",))
-    registry.READINESS.reset()
-    yield
-    registry.READINESS.reset()
-    for name in [m for m in sys.modules if m == "fakereadiness" or m.startswith("fakereadiness.")]:
-        del sys.modules[name]
+    yield from only_plugin(
+        tmp_path,
+        monkeypatch,
+        "fakereadiness.plain.engine",
+        ENGINE_SOURCE,
+        (registry, "READINESS_MODULES"),
+        registry.READINESS,
+    )
 
 
 def test_every_registered_readiness_engine_writes_its_objects_from_its_own_package() -> None:
