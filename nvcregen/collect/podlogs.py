@@ -35,6 +35,7 @@ from nvcregen.collect.client import ApiCallError, list_objects, read_text, unser
 from nvcregen.collect.model import CollectError, CollectOptions
 from nvcregen.collect.requests import ListRequest, site_selector
 from nvcregen.compile.readiness.mpi import LAUNCHER, NODE, PACK_CONTAINER
+from nvcregen.core.fields import list_at
 from nvcregen.core.labels import SERVER_LOG, TESTS
 from nvcregen.ingest.limits import MAX_LOG_BYTES
 from nvcregen.kindapi.registry import KINDS as TEST_KINDS
@@ -48,7 +49,6 @@ JOB_NAME = ("batch.kubernetes.io/job-name", "job-name")
 COMPLETION_INDEX = "batch.kubernetes.io/job-completion-index"
 KINDS = ("TrainJob", "Job", "Pod")
 # every per-node kind's container, in the registry's order (`dcgm-diag` first)
-_NODE_CONTAINERS = tuple(k.node_container for k in TEST_KINDS.values() if k.node_container)
 
 
 def read_cluster_logs(site: Site, options: CollectOptions) -> tuple[list[RunLog], Snapshot]:
@@ -197,6 +197,8 @@ def _age(pod: Obj) -> tuple[str, str]:
 
 def _job_container(job: Obj) -> str:
     """The per-node kind's container a Job names (`dcgm-diag`, `node-health`), else DCGM's."""
-    template = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
-    names = {c.get("name") for c in template.get("containers") or [] if isinstance(c, dict)}
-    return next((c for c in _NODE_CONTAINERS if c in names), _NODE_CONTAINERS[0])
+    containers = list_at(job, "spec", "template", "spec", "containers")
+    names = {c.get("name") for c in containers if isinstance(c, dict)}
+    # asked when a Job is read, not at import: the registry loads every kind then
+    known = [k.node_container for k in TEST_KINDS.values() if k.node_container]
+    return next((c for c in known if c in names), known[0])
